@@ -1,0 +1,84 @@
+// @ts-check
+/**
+ * One errors module with stable codes. Whether an error is retryable comes
+ * from its class (`retryable`), never from matching message text.
+ */
+
+export class PrerenderError extends Error {
+  /** @type {string} */ code = 'PRERENDER_ERROR';
+  /** @type {boolean} */ retryable = false;
+  /**
+   * @param {string} message
+   * @param {{ cause?: unknown, code?: string }} [options]
+   */
+  constructor(message, options = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    if (options.code) this.code = options.code;
+  }
+}
+
+/** Bad command line or option value: exit 2. */
+export class UsageError extends PrerenderError {
+  code = 'USAGE';
+}
+
+/** Bad config file (unknown key, wrong type): exit 2. */
+export class ConfigError extends PrerenderError {
+  code = 'CONFIG';
+}
+
+/** A request failed at the network level (refused, reset, DNS). Retryable. */
+export class FetchError extends PrerenderError {
+  code = 'FETCH';
+  retryable = true;
+}
+
+/** The origin answered with an error status. 5xx and 429 are retryable. */
+export class HttpStatusError extends PrerenderError {
+  code = 'HTTP_STATUS';
+  /**
+   * @param {number} status
+   * @param {{ retryAfterMs?: number }} [extra]
+   */
+  constructor(status, extra = {}) {
+    super(`HTTP ${status}`);
+    this.status = status;
+    this.retryAfterMs = extra.retryAfterMs;
+    this.retryable = status >= 500 || status === 429;
+  }
+}
+
+/** No answer within --timeout. Retryable. */
+export class TimeoutError extends PrerenderError {
+  code = 'TIMEOUT';
+  retryable = true;
+}
+
+/** The body is larger than --max-page-bytes. Not retryable. */
+export class PageTooLargeError extends PrerenderError {
+  code = 'PAGE_TOO_LARGE';
+}
+
+/** A name header (or a computed name) that would escape the output directory. */
+export class UnsafeFileNameError extends PrerenderError {
+  code = 'UNSAFE_FILE_NAME';
+}
+
+/** The run was aborted (Ctrl-C or the caller's AbortSignal). */
+export class AbortError extends PrerenderError {
+  code = 'ABORTED';
+}
+
+/** No usable browser for --render. */
+export class BrowserError extends PrerenderError {
+  code = 'BROWSER';
+}
+
+/**
+ * @param {unknown} error
+ * @returns {boolean}
+ */
+export function isRetryable(error) {
+  return error instanceof PrerenderError && error.retryable;
+}
