@@ -1,0 +1,430 @@
+// @ts-check
+import { EventEmitter } from 'node:events';
+import { createHash } from 'node:crypto';
+import { AbortError, PrerenderError } from './errors.js';
+import { createFetcher } from './fetch.js';
+import { Frontier } from './frontier.js';
+import { ManifestWriter } from './manifest.js';
+import { FileRegistry, defaultFileName, headerFileName, isHtmlType, mimeOf } from './naming.js';
+import { resolveCrawlOptions } from './options.js';
+import { discoverLinks, renderDocument } from './page.js';
+import { Scope } from './scope.js';
+import { canonicalKey, parseHttpUrl } from './url.js';
+import { TreeWriter } from './write.js';
+import { detectCharset } from './charset.js';
+
+/**
+ * The crawl: roots -> scope -> frontier -> fetch -> parse -> name -> (stage)
+ * then rewrite -> write -> manifest.
+ *
+ * Phase one fetches every in-scope page, names it and discovers its links;
+ * HTML (and CSS with --assets) is staged on disk, everything else is written
+ * at once. Phase two, when every name is known, rewrites each staged page and
+ * writes it. Memory grows with the URL set only, never with page bodies.
+ *
+ * Events: 'page' (fetched and named), 'redirect', 'retry', 'failure',
+ * 'warning', 'written', 'link' (every link discovered, with its scope decision).
+ *
+ * @typedef {import('./frontier.js').Entry} Entry
+ * @typedef {import('./manifest.js').ManifestPage} ManifestPage
+ * @typedef {{
+ *   out: string, manifest: string, pages: number, failed: number, warnings: number, redirects: number,
+ *   notCrawled: number, interrupted: boolean, durationMs: number,
+ *   failures: { url: string, status?: number, message: string, referrers: string[] }[],
+ * }} CrawlResult
+ */
+
+/** @param {Buffer} body */
+const sha256 = (body) => createHash('sha256').update(body).digest('hex');
+
+/**
+ * @param {Record<string, string | string[] | undefined>} headers
+ * @param {string} name lower case
+ */
+function headerValue(headers, name) {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export class Crawler extends EventEmitter {
+  /** @param {Record<string, any>} options see README, "API" */
+  constructor(options) {
+    super();
+    this.options = resolveCrawlOptions(options);
+    this.stats = { fetched: 0, failed: 0, written: 0, active: 0, queued: 0, startedAt: 0 };
+  }
+
+  /** @returns {Promise<CrawlResult>} */
+  async run() {
+    const o = this.options;
+    const startedAt = performance.now();
+    this.stats.startedAt = Date.now();
+    const controller = new AbortController();
+    const onAbort = () => controller.abort();
+    if (o.signal?.aborted) controller.abort();
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+
+    const scope = new Scope({ roots: o.roots, include: o.include, exclude: o.exclude });
+    const frontier = new Frontier({ maxPages: o.maxPages });
+    const writer = new TreeWriter(o.out);
+    await writer.init();
+    const fetcher = createFetcher({
+      concurrency: o.concurrency,
+      timeout: o.timeout,
+      retries: o.retries,
+      maxPageBytes: o.maxPageBytes,
+      headers: o.headers,
+      retryDelay: o.retryDelay,
+      signal: controller.signal,
+      onRetry: (info) => this.emit('retry', { url: info.url, attempt: info.attempt, delayMs: info.delayMs, message: info.error.message }),
+    });
+    const origins = new Set(o.roots.map((root) => new URL(root).origin));
+    /** @type {RunState} */
+    const run = {
+      scope,
+      frontier,
+      writer,
+      fetcher,
+      registry: new FileRegistry(),
+      multiOrigin: origins.size > 1,
+      staticRoot: origins.size > 1 ? new URL('http://prerender.invalid/') : new URL(`${[...origins][0]}/`),
+      origins,
+      warnings: [],
+      redirects: [],
+      stagedCount: 0,
+      signal: controller.signal,
+    };
+    try {
+      for (const root of o.roots) frontier.add(root);
+      await this.#discoverAll(run);
+      const interrupted = controller.signal.aborted;
+      if (frontier.overLimit > 0) {
+        this.#warn(run, o.roots[0], `--max-pages ${o.maxPages} reached: ${frontier.overLimit} more in-scope URLs were not crawled; links to them stay live`);
+      }
+      await this.#writeAll(run, interrupted);
+      const failures = [...frontier.entries.values()].filter((entry) => entry.state === 'failed').map(toManifestError);
+      return {
+        out: writer.out,
+        manifest: `${writer.out}/prerender-manifest.json`,
+        pages: this.stats.written,
+        failed: failures.length,
+        warnings: run.warnings.length,
+        redirects: run.redirects.length,
+        notCrawled: frontier.overLimit,
+        interrupted,
+        durationMs: Math.round(performance.now() - startedAt),
+        failures,
+      };
+    } finally {
+      o.signal?.removeEventListener('abort', onAbort);
+      await fetcher.close().catch(() => {});
+      await writer.cleanup().catch(() => {});
+    }
+  }
+
+  /** Phase one: fetch everything in scope, with bounded concurrency. */
+  /** @param {RunState} run */
+  #discoverAll(run) {
+    const { frontier, signal } = run;
+    const limit = this.options.concurrency;
+    return new Promise((resolve) => {
+      const pump = () => {
+        if (!signal.aborted) {
+          for (let entry = this.stats.active < limit ? frontier.next() : undefined; entry; entry = this.stats.active < limit ? frontier.next() : undefined) {
+            this.stats.active++;
+            this.#visit(run, entry).finally(() => {
+              this.stats.active--;
+              pump();
+            });
+          }
+        }
+        this.stats.queued = frontier.pending;
+        if (this.stats.active === 0) resolve(undefined);
+      };
+      pump();
+    });
+  }
+
+  /**
+   * @param {RunState} run
+   * @param {Entry} entry
+   */
+  async #visit(run, entry) {
+    try {
+      const response = await run.fetcher.fetchPage(entry.key);
+      if (response.location !== undefined) this.#redirect(run, entry, response.status, response.location);
+      else await this.#accept(run, entry, response);
+    } catch (error) {
+      if (error instanceof AbortError) {
+        run.frontier.requeue(entry);
+        return;
+      }
+      this.#fail(entry, error);
+    }
+  }
+
+  /**
+   * @param {Entry} entry
+   * @param {any} error
+   */
+  #fail(entry, error) {
+    entry.state = 'failed';
+    entry.error = { message: error?.message ?? String(error) };
+    if (error?.status) entry.error.status = error.status;
+    if (error instanceof PrerenderError) entry.error.code = error.code;
+    else if (error?.code) entry.error.code = error.code;
+    entry.meta = undefined;
+    this.stats.failed++;
+    this.emit('failure', { url: entry.key, status: error?.status, message: entry.error.message, code: entry.error.code });
+  }
+
+  /**
+   * @param {RunState} run
+   * @param {Entry} entry
+   * @param {number} status
+   * @param {string} location
+   */
+  #redirect(run, entry, status, location) {
+    const target = parseHttpUrl(location, entry.key);
+    if (!target) {
+      this.#fail(entry, new PrerenderError(`HTTP ${status} redirect to an unusable location ${JSON.stringify(location)}`));
+      return;
+    }
+    const key = canonicalKey(target);
+    entry.state = 'redirect';
+    entry.location = key;
+    entry.referrers = undefined;
+    run.redirects.push({ url: entry.key, location: key, status });
+    const decision = run.scope.decide(key);
+    if (decision.decision === 'crawl') run.frontier.add(key, { referrer: entry.key, kind: entry.kind });
+    this.emit('redirect', { url: entry.key, location: key, status, decision: decision.decision });
+  }
+
+  /**
+   * A page arrived: name it, discover its links, stage or write it.
+   * @param {RunState} run
+   * @param {Entry} entry
+   * @param {import('./fetch.js').FetchedResponse} response
+   */
+  async #accept(run, entry, response) {
+    const o = this.options;
+    const contentType = headerValue(response.headers, 'content-type') ?? 'application/octet-stream';
+    const html = isHtmlType(contentType);
+    const css = mimeOf(contentType) === 'text/css' && o.assets;
+    const url = new URL(entry.key);
+    entry.file = this.#name(run, entry.key, url, contentType, response.headers);
+    /** @type {import('./frontier.js').PageMeta} */
+    const meta = {
+      status: response.status,
+      contentType,
+      type: html ? 'html' : css ? 'css' : 'other',
+    };
+    const etag = headerValue(response.headers, 'etag');
+    const lastModified = headerValue(response.headers, 'last-modified');
+    if (etag) meta.etag = etag;
+    if (lastModified) meta.lastModified = lastModified;
+    if (html || css) {
+      meta.charset = detectCharset(contentType, response.body);
+      this.#discover(run, entry, response.body, html ? 'html' : 'css', meta.charset);
+      const id = ++run.stagedCount;
+      await run.writer.stage(id, response.body);
+      entry.stagedId = id;
+    } else {
+      await run.writer.write(entry.file, response.body);
+      meta.bytes = response.body.length;
+      meta.sha256 = sha256(response.body);
+    }
+    entry.meta = meta;
+    entry.state = 'done';
+    this.stats.fetched++;
+    this.emit('page', { url: entry.key, file: entry.file, status: response.status, contentType, bytes: response.body.length });
+  }
+
+  /**
+   * @param {RunState} run
+   * @param {string} key
+   * @param {URL} url
+   * @param {string} contentType
+   * @param {Record<string, string | string[] | undefined>} headers
+   */
+  #name(run, key, url, contentType, headers) {
+    let wanted;
+    const header = headerValue(headers, 'x-builder-filename') ?? headerValue(headers, 'xbuilder-filename');
+    if (header !== undefined) {
+      try {
+        wanted = headerFileName(header, url, contentType);
+      } catch (error) {
+        this.#warn(run, key, error.message);
+      }
+    }
+    wanted ??= defaultFileName(url, contentType);
+    if (run.multiOrigin) wanted = `${url.hostname}${url.port ? '_' + url.port : ''}/${wanted}`;
+    const { file, collidedWith } = run.registry.claim(wanted, key);
+    if (collidedWith) this.#warn(run, key, `file name collision: "${wanted}" is taken by ${collidedWith}; written as "${file}"`);
+    return file;
+  }
+
+  /**
+   * @param {RunState} run
+   * @param {Entry} entry
+   * @param {Buffer} body
+   * @param {'html' | 'css'} type
+   * @param {string} charset
+   */
+  #discover(run, entry, body, type, charset) {
+    const { links, base } = discoverLinks(body, type, charset);
+    const pageUrl = new URL(entry.key);
+    const docBase = base ? parseHttpUrl(base, pageUrl) ?? pageUrl : pageUrl;
+    const listening = this.listenerCount('link') > 0;
+    const followRequisites = this.options.assets;
+    for (const link of links) {
+      const target = parseHttpUrl(link.value, docBase);
+      if (!target) continue;
+      const key = canonicalKey(target);
+      const decision = run.scope.decide(key);
+      const follow = decision.decision === 'crawl' && (link.kind === 'navigation' || followRequisites);
+      if (follow) run.frontier.add(key, { referrer: entry.key, kind: link.kind });
+      if (listening) this.emit('link', { from: entry.key, url: key, kind: link.kind, followed: follow, ...decision });
+    }
+  }
+
+  /**
+   * Phase two: rewrite and write every staged page, stream the manifest.
+   * @param {RunState} run
+   * @param {boolean} interrupted
+   */
+  async #writeAll(run, interrupted) {
+    const o = this.options;
+    const manifest = new ManifestWriter(run.writer.out, {
+      roots: o.roots,
+      scope: run.scope.toJSON(),
+      placeholderMode: o.placeholders,
+    });
+    try {
+      /** @type {Promise<ManifestPage | null>[]} */
+      const window = [];
+      for (const entry of run.frontier.entries.values()) {
+        if (entry.state !== 'done') continue;
+        window.push(this.#finish(run, entry));
+        if (window.length >= 8) {
+          const page = await window.shift();
+          if (page) await manifest.addPage(page);
+        }
+      }
+      for (const pending of window) {
+        const page = await pending;
+        if (page) await manifest.addPage(page);
+      }
+      const errors = [...run.frontier.entries.values()].filter((entry) => entry.state === 'failed').map(toManifestError);
+      await manifest.finish({ errors, warnings: run.warnings, redirects: run.redirects, interrupted });
+    } catch (error) {
+      await manifest.abort();
+      throw error;
+    }
+  }
+
+  /**
+   * @param {RunState} run
+   * @param {Entry} entry
+   * @returns {Promise<ManifestPage | null>}
+   */
+  async #finish(run, entry) {
+    const o = this.options;
+    const meta = /** @type {import('./frontier.js').PageMeta} */ (entry.meta);
+    const file = /** @type {string} */ (entry.file);
+    let placeholders = /** @type {ManifestPage['placeholders']} */ ([]);
+    try {
+      if (entry.stagedId !== undefined) {
+        const raw = await run.writer.readStaged(entry.stagedId);
+        const result = renderDocument({
+          body: raw,
+          type: meta.type === 'css' ? 'css' : 'html',
+          charset: meta.charset ?? 'utf-8',
+          placeholderMode: o.placeholders,
+          pricePath: o.pricePath,
+          pageUrl: new URL(entry.key),
+          file,
+          targetFile: (key) => {
+            const target = run.frontier.resolve(key);
+            return target?.state === 'done' && target.file ? target.file : null;
+          },
+          staticRoot: run.staticRoot,
+          dynamicBase: o.dynamicBase,
+          crawlOrigins: run.origins,
+        });
+        for (const message of result.warnings) this.#warn(run, entry.key, message);
+        await run.writer.write(file, result.body);
+        await run.writer.dropStaged(entry.stagedId);
+        entry.stagedId = undefined;
+        meta.bytes = result.body.length;
+        meta.sha256 = sha256(result.body);
+        placeholders = result.placeholders;
+      }
+    } catch (error) {
+      this.#fail(entry, error);
+      return null;
+    }
+    entry.meta = undefined;
+    entry.referrers = undefined;
+    this.stats.written++;
+    this.emit('written', { url: entry.key, file, bytes: meta.bytes, placeholders: placeholders.length });
+    /** @type {ManifestPage} */
+    const page = {
+      url: entry.key,
+      file,
+      status: meta.status,
+      contentType: meta.contentType,
+      bytes: /** @type {number} */ (meta.bytes),
+      sha256: /** @type {string} */ (meta.sha256),
+      placeholders,
+    };
+    if (meta.etag) page.etag = meta.etag;
+    if (meta.lastModified) page.lastModified = meta.lastModified;
+    return page;
+  }
+
+  /**
+   * @param {RunState} run
+   * @param {string} url
+   * @param {string} message
+   */
+  #warn(run, url, message) {
+    run.warnings.push({ url, message });
+    this.emit('warning', { url, message });
+  }
+}
+
+/**
+ * @typedef {{
+ *   scope: Scope, frontier: Frontier, writer: TreeWriter, fetcher: ReturnType<typeof createFetcher>,
+ *   registry: FileRegistry, multiOrigin: boolean, staticRoot: URL, origins: Set<string>,
+ *   warnings: { url: string, message: string }[], redirects: { url: string, location: string, status: number }[],
+ *   stagedCount: number, signal: AbortSignal,
+ * }} RunState
+ */
+
+/** @param {Entry} entry */
+function toManifestError(entry) {
+  /** @type {{ url: string, status?: number, message: string, code?: string, referrers: string[] }} */
+  const error = { url: entry.key, message: entry.error?.message ?? 'failed', referrers: entry.referrers ?? [] };
+  if (entry.error?.status) error.status = entry.error.status;
+  if (entry.error?.code) error.code = entry.error.code;
+  return error;
+}
+
+/**
+ * Crawl and write the static tree. Resolves with the summary; page failures
+ * are data (in the result and the manifest), not exceptions.
+ * @param {Record<string, any>} options
+ * @returns {Promise<CrawlResult>}
+ */
+export function crawl(options) {
+  const { onEvent, ...rest } = options;
+  const crawler = new Crawler(rest);
+  if (typeof onEvent === 'function') {
+    for (const name of ['page', 'redirect', 'retry', 'failure', 'warning', 'written']) {
+      crawler.on(name, (data) => onEvent({ type: name, ...data }));
+    }
+  }
+  return crawler.run();
+}

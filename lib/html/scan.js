@@ -1,0 +1,281 @@
+// @ts-check
+import { Tokenizer, QuoteType } from 'htmlparser2';
+import { decodeHTMLAttribute } from 'entities';
+import { scanCss } from '../css.js';
+import { TextDecoder } from 'node:util';
+
+/**
+ * One pass over an HTML page that finds every link and price slot with its
+ * exact source offsets. The page is given as a latin1 string (one char per
+ * byte), so offsets are byte offsets and any ASCII-compatible encoding
+ * (utf-8, windows-1252, iso-8859-*) survives untouched.
+ */
+
+/**
+ * @typedef {'navigation' | 'requisite'} LinkKind
+ * @typedef {{ start: number, end: number, value: string, kind: LinkKind, tag: string, attr: string }} Link
+ *   start/end: byte offsets of the URL text to replace (never includes quotes)
+ *   value: the URL with entities decoded and the page's charset applied
+ * @typedef {{ start: number, end: number, value: string } | null} BaseHref
+ * @typedef {{ start: number, end: number, sku: string | null }} Slot
+ *   start/end: byte offsets of the element's content; sku null: take the page's meta
+ * @typedef {{ links: Link[], base: BaseHref, slots: Slot[], metaSku: string | null, unclosedSlots: number }} ScanResult
+ */
+
+/** Tag -> attribute -> kind. `link` and `meta` are handled apart. */
+const URL_ATTRIBUTES = /** @type {Record<string, Record<string, LinkKind>>} */ ({
+  a: { href: 'navigation' },
+  area: { href: 'navigation' },
+  form: { action: 'navigation' },
+  button: { formaction: 'navigation' },
+  iframe: { src: 'navigation' },
+  frame: { src: 'navigation' },
+  img: { src: 'requisite', srcset: 'requisite' },
+  script: { src: 'requisite' },
+  source: { src: 'requisite', srcset: 'requisite' },
+  embed: { src: 'requisite' },
+  audio: { src: 'requisite' },
+  video: { src: 'requisite', poster: 'requisite' },
+  track: { src: 'requisite' },
+  input: { src: 'requisite', formaction: 'navigation' },
+  object: { data: 'requisite' },
+});
+
+const REQUISITE_RELS = /(^|\s)(stylesheet|icon|shortcut|apple-touch-icon|preload|prefetch|modulepreload|manifest|mask-icon)(\s|$)/i;
+
+const VOID_ELEMENTS = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
+
+/**
+ * @param {string} text the page as latin1
+ * @param {string} [charset] the page's charset, to decode non-ASCII URLs
+ * @returns {ScanResult}
+ */
+export function scanHtml(text, charset = 'utf-8') {
+  /** @type {Link[]} */
+  const links = [];
+  /** @type {Slot[]} */
+  const slots = [];
+  /** @type {BaseHref} */
+  let base = null;
+  /** @type {string | null} */
+  let metaSku = null;
+  let unclosedSlots = 0;
+
+  // The tag being read.
+  let tagName = '';
+  /** @type {{ name: string, start: number, end: number, quote: number }[]} */
+  let attributes = [];
+  let attributeName = '';
+  let dataStart = -1;
+  let dataEnd = -1;
+  let inStyle = false;
+  let styleStart = 0;
+
+  // The open price slot, if any: nesting depth of its tag name.
+  /** @type {{ tag: string, depth: number, start: number, sku: string | null } | null} */
+  let slot = null;
+
+  const decoder = makeDecoder(charset);
+  /** @param {number} start @param {number} end */
+  const valueAt = (start, end) => decoder(text.slice(start, end));
+
+  /** @param {string} name */
+  const attribute = (name) => attributes.find((a) => a.name === name);
+
+  /**
+   * @param {{ start: number, end: number }} attr
+   * @param {LinkKind} kind
+   * @param {string} attrName
+   */
+  const addLink = (attr, kind, attrName) => {
+    const raw = text.slice(attr.start, attr.end);
+    const trimmedStart = attr.start + (raw.length - raw.trimStart().length);
+    const trimmedEnd = attr.end - (raw.length - raw.trimEnd().length);
+    if (trimmedEnd <= trimmedStart) return;
+    links.push({ start: trimmedStart, end: trimmedEnd, value: valueAt(trimmedStart, trimmedEnd), kind, tag: tagName, attr: attrName });
+  };
+
+  const finishOpenTag = () => {
+    const tag = tagName;
+    if (slot && tag === slot.tag && !VOID_ELEMENTS.has(tag)) slot.depth++;
+    const map = URL_ATTRIBUTES[tag];
+    for (const attr of attributes) {
+      if (attr.quote === QuoteType.NoValue) continue;
+      const kind = map?.[attr.name];
+      if (kind) {
+        if (attr.name === 'srcset') addSrcset(attr);
+        else addLink(attr, kind, attr.name);
+      } else if (attr.name === 'background') {
+        addLink(attr, 'requisite', 'background');
+      } else if (attr.name === 'style') {
+        for (const ref of scanCss(text.slice(attr.start, attr.end), attr.start)) {
+          links.push({ ...ref, value: decodeHTMLAttribute(decoder(ref.value)), kind: 'requisite', tag, attr: 'style' });
+        }
+      }
+    }
+    if (tag === 'link') {
+      const href = attribute('href');
+      if (href && href.quote !== QuoteType.NoValue) {
+        const rel = attribute('rel');
+        const relText = rel ? text.slice(rel.start, rel.end) : '';
+        addLink(href, REQUISITE_RELS.test(relText) ? 'requisite' : 'navigation', 'href');
+      }
+    } else if (tag === 'base') {
+      const href = attribute('href');
+      if (href && base === null && href.quote !== QuoteType.NoValue) {
+        base = { start: href.start, end: href.end, value: valueAt(href.start, href.end).trim() };
+      }
+    } else if (tag === 'meta') {
+      handleMeta();
+    }
+    const sku = attribute('data-price-sku');
+    if (sku && !slot && !VOID_ELEMENTS.has(tag)) {
+      const value = sku.quote === QuoteType.NoValue ? '' : valueAt(sku.start, sku.end).trim();
+      slot = { tag, depth: 1, start: -1, sku: value === '' ? null : value };
+    }
+  };
+
+  const handleMeta = () => {
+    const name = attribute('name');
+    const httpEquiv = attribute('http-equiv');
+    const content = attribute('content');
+    if (!content || content.quote === QuoteType.NoValue) return;
+    if (name && text.slice(name.start, name.end).trim().toLowerCase() === 'x-price-sku') {
+      metaSku = valueAt(content.start, content.end).trim() || metaSku;
+    }
+    if (httpEquiv && text.slice(httpEquiv.start, httpEquiv.end).trim().toLowerCase() === 'refresh') {
+      // content="5; url=next.asp" -> the URL part only
+      const raw = text.slice(content.start, content.end);
+      const match = /^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(['"]?)/i.exec(raw);
+      if (!match) return;
+      let start = content.start + match[0].length;
+      let end = content.end;
+      const tail = text.slice(start, end);
+      const quoteEnd = match[1] ? tail.indexOf(match[1]) : -1;
+      if (quoteEnd >= 0) end = start + quoteEnd;
+      if (!/url\s*=|[;,]/i.test(raw.slice(0, match[0].length))) return; // "5" alone: no URL
+      addLink({ start, end }, 'navigation', 'content');
+    }
+  };
+
+  /** @param {{ start: number, end: number }} attr */
+  const addSrcset = (attr) => {
+    for (const [from, to] of srcsetUrls(text.slice(attr.start, attr.end))) {
+      const start = attr.start + from;
+      const end = attr.start + to;
+      links.push({ start, end, value: valueAt(start, end), kind: 'requisite', tag: tagName, attr: 'srcset' });
+    }
+  };
+
+  const tokenizer = new Tokenizer({ decodeEntities: false }, {
+    onopentagname(start, end) {
+      tagName = text.slice(start, end).toLowerCase();
+      attributes = [];
+    },
+    onattribname(start, end) {
+      attributeName = text.slice(start, end).toLowerCase();
+      dataStart = -1;
+    },
+    onattribdata(start, end) {
+      if (dataStart < 0) dataStart = start;
+      dataEnd = end;
+    },
+    onattribentity() {},
+    onattribend(quote, end) {
+      if (dataStart < 0) { dataStart = end; dataEnd = end; }
+      if (quote === QuoteType.NoValue) dataStart = dataEnd = end;
+      attributes.push({ name: attributeName, start: dataStart, end: quote === QuoteType.Unquoted ? end : dataEnd, quote });
+      dataStart = -1;
+    },
+    onopentagend(end) {
+      finishOpenTag();
+      if (slot && slot.start < 0) slot.start = end + 1;
+      if (tagName === 'style') { inStyle = true; styleStart = end + 1; }
+    },
+    onselfclosingtag(end) {
+      finishOpenTag();
+      if (slot && slot.start < 0) { // <span data-price-sku="1"/>: nothing to fill
+        if (slot.tag === tagName) slot = null; else slot.start = end + 1;
+      } else if (slot && slot.tag === tagName) slot.depth--;
+    },
+    onclosetag(start, end) {
+      const name = text.slice(start, end).toLowerCase();
+      if (name === 'style' && inStyle) {
+        inStyle = false;
+        for (const ref of scanCss(text.slice(styleStart, start - 2), styleStart)) {
+          links.push({ ...ref, value: decoder(ref.value), kind: 'requisite', tag: 'style', attr: '' });
+        }
+      }
+      if (slot && name === slot.tag && --slot.depth === 0) {
+        slots.push({ start: slot.start, end: start - 2, sku: slot.sku });
+        slot = null;
+      }
+    },
+    ontext() {},
+    ontextentity() {},
+    oncdata() {},
+    oncomment() {},
+    ondeclaration() {},
+    onprocessinginstruction() {},
+    onend() {},
+  });
+  tokenizer.write(text);
+  tokenizer.end();
+  if (slot) unclosedSlots++;
+  return { links, base, slots, metaSku, unclosedSlots };
+}
+
+/**
+ * A decoder from a latin1 slice to the real text: entities decoded, and
+ * non-ASCII bytes read in the page's charset.
+ * @param {string} charset
+ * @returns {(latin1: string) => string}
+ */
+function makeDecoder(charset) {
+  /** @type {TextDecoder | undefined} */
+  let textDecoder;
+  return (latin1) => {
+    let value = latin1;
+    if (/[^\x00-\x7f]/.test(value)) {
+      try {
+        textDecoder ??= new TextDecoder(charset);
+      } catch {
+        textDecoder = new TextDecoder('windows-1252');
+      }
+      value = textDecoder.decode(Buffer.from(value, 'latin1'));
+    }
+    return value.includes('&') ? decodeHTMLAttribute(value) : value;
+  };
+}
+
+/**
+ * The URL spans of a srcset value, per the HTML spec's parsing loop: a URL runs
+ * to the next white space, trailing commas are not part of it, and a
+ * descriptor runs to the next comma outside parentheses.
+ * @param {string} raw
+ * @returns {[number, number][]}
+ */
+export function srcsetUrls(raw) {
+  /** @type {[number, number][]} */
+  const spans = [];
+  const isSpace = (/** @type {string} */ c) => c === ' ' || c === '\t' || c === '\n' || c === '\r' || c === '\f';
+  let i = 0;
+  while (i < raw.length) {
+    while (i < raw.length && (isSpace(raw[i]) || raw[i] === ',')) i++;
+    if (i >= raw.length) break;
+    const start = i;
+    while (i < raw.length && !isSpace(raw[i])) i++;
+    let end = i;
+    let endedWithComma = false;
+    while (end > start && raw[end - 1] === ',') { end--; endedWithComma = true; }
+    if (end > start) spans.push([start, end]);
+    if (endedWithComma) continue;
+    let depth = 0;
+    while (i < raw.length && !(raw[i] === ',' && depth === 0)) {
+      if (raw[i] === '(') depth++;
+      else if (raw[i] === ')' && depth > 0) depth--;
+      i++;
+    }
+  }
+  return spans;
+}

@@ -1,0 +1,226 @@
+// @ts-check
+import { createHash } from 'node:crypto';
+import { UnsafeFileNameError } from './errors.js';
+
+/**
+ * File naming. Every function here is pure; `FileRegistry` resolves collisions.
+ * Names are relative to the output root, with forward slashes.
+ */
+
+const MAX_SEGMENT_BYTES = 200;
+const HTML_EXTENSION = /\.html?$/i;
+const WINDOWS_UNSAFE = /[<>:"|?*\\\u0000-\u001f\u007f]/g;
+
+/** Extensions for non-HTML pages and assets that have none of their own. */
+const EXTENSION_BY_TYPE = /** @type {Record<string, string>} */ ({
+  'text/css': '.css',
+  'text/javascript': '.js',
+  'application/javascript': '.js',
+  'application/json': '.json',
+  'application/xml': '.xml',
+  'text/xml': '.xml',
+  'text/plain': '.txt',
+  'application/pdf': '.pdf',
+  'image/png': '.png',
+  'image/jpeg': '.jpg',
+  'image/gif': '.gif',
+  'image/svg+xml': '.svg',
+  'image/webp': '.webp',
+  'image/x-icon': '.ico',
+  'image/vnd.microsoft.icon': '.ico',
+  'font/woff': '.woff',
+  'font/woff2': '.woff2',
+});
+
+/** @param {string | undefined} contentType */
+export function mimeOf(contentType) {
+  return (contentType ?? '').split(';')[0].trim().toLowerCase();
+}
+
+/** @param {string | undefined} contentType */
+export function isHtmlType(contentType) {
+  const mime = mimeOf(contentType);
+  return mime === 'text/html' || mime === 'application/xhtml+xml';
+}
+
+/**
+ * Make one decoded URL segment safe as a file name segment.
+ * @param {string} segment
+ */
+function safeSegment(segment) {
+  const cleaned = segment.replace(WINDOWS_UNSAFE, '_');
+  if (cleaned === '.' || cleaned === '..') return cleaned.replace(/\./g, '_');
+  return shorten(cleaned);
+}
+
+/**
+ * Keep a segment under the byte limit of common file systems, deterministically.
+ * @param {string} segment
+ */
+function shorten(segment) {
+  if (Buffer.byteLength(segment) <= MAX_SEGMENT_BYTES) return segment;
+  const hash = createHash('sha1').update(segment).digest('hex').slice(0, 10);
+  const ext = /\.[A-Za-z0-9]{1,5}$/.exec(segment)?.[0] ?? '';
+  let head = segment.slice(0, MAX_SEGMENT_BYTES - 16);
+  while (Buffer.byteLength(head) > MAX_SEGMENT_BYTES - 16) head = head.slice(0, -1);
+  return `${head}-${hash}${ext}`;
+}
+
+/**
+ * Decode a percent-encoded path segment; keep it encoded when decoding fails or
+ * would produce a separator.
+ * @param {string} segment
+ */
+function decodeSegment(segment) {
+  try {
+    const decoded = decodeURIComponent(segment);
+    if (/[/\\\u0000]/.test(decoded)) return segment;
+    return decoded.normalize('NFC');
+  } catch {
+    return segment;
+  }
+}
+
+/**
+ * The directory segments of a URL path, decoded and made safe.
+ * @param {string} pathname
+ * @returns {string[]}
+ */
+export function directorySegments(pathname) {
+  const parts = pathname.split('/').slice(1, -1);
+  return parts.filter((part) => part !== '').map((part) => safeSegment(decodeSegment(part)));
+}
+
+/**
+ * Fold a query string into a file name: "a=1&b=2" -> "@a=1&b=2".
+ * @param {string} search including "?", or ""
+ */
+function foldQuery(search) {
+  if (search === '' || search === '?') return '';
+  return '@' + search.slice(1).replace(/[%/]/g, '_').replace(WINDOWS_UNSAFE, '_');
+}
+
+/**
+ * Add the extension a file needs to be served with the right type.
+ * @param {string} name
+ * @param {string | undefined} contentType
+ */
+function withExtension(name, contentType) {
+  if (isHtmlType(contentType)) return HTML_EXTENSION.test(name) ? name : name + '.html';
+  const wanted = EXTENSION_BY_TYPE[mimeOf(contentType)];
+  if (!wanted) return name;
+  const current = /\.[A-Za-z0-9]{1,5}$/.exec(name)?.[0]?.toLowerCase();
+  if (current === wanted || (wanted === '.jpg' && current === '.jpeg') || (wanted === '.js' && current === '.mjs')) return name;
+  return name + wanted;
+}
+
+/**
+ * The deterministic default name of a page: its URL path, a directory URL
+ * becomes index.html, the query is folded into the name, HTML gets .html.
+ * @param {URL} url
+ * @param {string | undefined} contentType
+ * @returns {string}
+ */
+export function defaultFileName(url, contentType) {
+  const pathname = url.pathname;
+  const last = pathname.slice(pathname.lastIndexOf('/') + 1);
+  const base = last === '' ? 'index' : decodeSegment(last);
+  const folded = base + foldQuery(url.search);
+  const name = safeSegment(withExtension(folded, contentType === undefined && last === '' ? 'text/html' : contentType));
+  return [...directorySegments(pathname), name].join('/');
+}
+
+/**
+ * Turn a name header value into a file name, or throw UnsafeFileNameError.
+ * A bare name goes in the directory of the page's URL path; a value starting
+ * with "/" is relative to the output root.
+ * @param {string} value the header value
+ * @param {URL} url the page's URL
+ * @param {string | undefined} contentType
+ * @returns {string}
+ */
+export function headerFileName(value, url, contentType) {
+  const name = value.trim().normalize('NFC');
+  const refuse = (/** @type {string} */ why) => {
+    throw new UnsafeFileNameError(`unsafe file name ${JSON.stringify(value)} (${why}); using the default name`);
+  };
+  if (name === '') refuse('empty');
+  if (/[\u0000-\u001f\u007f]/.test(name)) refuse('control character');
+  if (name.includes('\\')) refuse('backslash');
+  if (/^[A-Za-z]:/.test(name)) refuse('drive letter');
+  if (name.startsWith('//')) refuse('absolute path');
+  if (/%(2f|5c|2e|00)/i.test(name)) refuse('encoded separator or dot');
+  if (/[<>:"|?*]/.test(name)) refuse('character not allowed in file names');
+  const rooted = name.startsWith('/');
+  const segments = (rooted ? name.slice(1) : name).split('/');
+  if (segments.some((segment) => segment === '..')) refuse('".." segment');
+  if (segments.some((segment) => Buffer.byteLength(segment) > 255)) refuse('segment longer than 255 bytes');
+  const kept = segments.filter((segment) => segment !== '' && segment !== '.');
+  if (kept.length === 0) refuse('no file name');
+  if (name.endsWith('/')) kept.push('index.html');
+  const last = kept.length - 1;
+  kept[last] = withExtension(kept[last], contentType);
+  const dirs = rooted ? [] : directorySegments(url.pathname);
+  return [...dirs, ...kept].join('/');
+}
+
+/** Names nobody may take: the manifest and the staging folder. */
+export const RESERVED_NAMES = new Set(['prerender-manifest.json', '.prerender-tmp', 'sitemap.xml']);
+
+/**
+ * Hands out file names so that two URLs never share a file: a taken name (case
+ * insensitively, so the tree survives case-insensitive file systems), or one
+ * clashing with a directory, gets a "-2", "-3"... suffix before its extension.
+ */
+export class FileRegistry {
+  constructor() {
+    /** @type {Map<string, string>} lower-cased file -> URL that owns it */
+    this.files = new Map();
+    /** @type {Set<string>} lower-cased directories in use */
+    this.dirs = new Set();
+  }
+
+  /**
+   * @param {string} wanted
+   * @param {string} url
+   * @returns {{ file: string, collidedWith?: string }}
+   */
+  claim(wanted, url) {
+    let file = wanted;
+    let collidedWith;
+    for (let n = 2; this.#clash(file); n++) {
+      collidedWith ??= this.files.get(file.toLowerCase()) ?? (this.dirs.has(file.toLowerCase()) ? 'a directory of the tree' : 'a reserved name');
+      file = suffixed(wanted, n);
+    }
+    this.files.set(file.toLowerCase(), url);
+    const parts = file.toLowerCase().split('/');
+    for (let i = 1; i < parts.length; i++) this.dirs.add(parts.slice(0, i).join('/'));
+    return collidedWith === undefined ? { file } : { file, collidedWith };
+  }
+
+  /** @param {string} file */
+  #clash(file) {
+    const lower = file.toLowerCase();
+    if (this.files.has(lower) || this.dirs.has(lower)) return true;
+    if (RESERVED_NAMES.has(lower.split('/')[0]) && !lower.includes('/')) return true;
+    if (lower.startsWith('.prerender-tmp/')) return true;
+    const parts = lower.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      if (this.files.has(parts.slice(0, i).join('/'))) return true;
+    }
+    return false;
+  }
+}
+
+/**
+ * "dir/name.html" + 2 -> "dir/name-2.html"
+ * @param {string} file
+ * @param {number} n
+ */
+function suffixed(file, n) {
+  const slash = file.lastIndexOf('/');
+  const dir = file.slice(0, slash + 1);
+  const name = file.slice(slash + 1);
+  const dot = name.lastIndexOf('.');
+  return dot > 0 ? `${dir}${name.slice(0, dot)}-${n}${name.slice(dot)}` : `${dir}${name}-${n}`;
+}

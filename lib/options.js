@@ -1,0 +1,168 @@
+// @ts-check
+import { ConfigError, UsageError } from './errors.js';
+import { PLACEHOLDER_MODES } from './placeholders.js';
+import { normalizeUrl } from './url.js';
+
+/**
+ * The one table of crawl options: names (camelCase, as in the API and config
+ * files), CLI flags, types, defaults and help. The CLI and the config loader
+ * are both built from it, so a default is written in one place only.
+ *
+ * @typedef {'string' | 'string[]' | 'integer' | 'boolean' | 'url' | 'choice' | 'bytes'} OptionType
+ * @typedef {{
+ *   name: string, flags: string, type: OptionType, description: string,
+ *   default?: unknown, min?: number, max?: number, choices?: readonly string[], cliOnly?: boolean,
+ * }} OptionSpec
+ */
+
+/** @type {OptionSpec[]} */
+export const CRAWL_OPTIONS = [
+  { name: 'out', flags: '-o, --out <dir>', type: 'string', default: './prerendered', description: 'output directory' },
+  { name: 'include', flags: '-i, --include <pattern...>', type: 'string[]', default: [], description: 'scope: URL prefixes to crawl ("/path" on the root\'s origin, or an absolute URL; "*" matches any run of characters). Default: each root\'s directory and below' },
+  { name: 'exclude', flags: '-x, --exclude <pattern...>', type: 'string[]', default: [], description: 'URL prefixes never to crawl (exclude wins over include)' },
+  { name: 'concurrency', flags: '-c, --concurrency <n>', type: 'integer', min: 1, max: 256, default: 8, description: 'requests in flight at once' },
+  { name: 'maxPages', flags: '--max-pages <n>', type: 'integer', min: 1, default: 100_000, description: 'stop admitting new pages after n (guard against crawler traps)' },
+  { name: 'timeout', flags: '--timeout <ms>', type: 'integer', min: 1, default: 30_000, description: 'per-request timeout in milliseconds' },
+  { name: 'retries', flags: '--retries <n>', type: 'integer', min: 0, max: 20, default: 2, description: 'retries for network errors, timeouts, 5xx and 429 (Retry-After honoured), with exponential backoff' },
+  { name: 'dynamicBase', flags: '--dynamic-base <url>', type: 'url', description: 'write out-of-scope links as absolute URLs on this base (when the static tree is served from another host)' },
+  { name: 'assets', flags: '--assets', type: 'boolean', default: false, description: 'also fetch in-scope stylesheets, scripts, images (and CSS url()/@import) and rewrite references to them' },
+  { name: 'maxPageBytes', flags: '--max-page-bytes <n>', type: 'bytes', min: 1, default: 10 * 1024 * 1024, description: 'largest body accepted per page (bytes, or with k/m suffix); larger is a recorded failure' },
+  { name: 'placeholders', flags: '--placeholders <mode>', type: 'choice', choices: PLACEHOLDER_MODES, default: 'filter', description: 'price slot form: filter (prerender serve), ssi (nginx), esi (Varnish/CDN)' },
+  { name: 'pricePath', flags: '--price-path <path>', type: 'string', default: '/price', description: 'price endpoint path used in ssi/esi placeholders' },
+  { name: 'header', flags: '-H, --header <header...>', type: 'string[]', default: [], description: 'extra request header "Name: value" (e.g. a cookie); repeatable' },
+  { name: 'json', flags: '--json', type: 'boolean', default: false, description: 'print a machine-readable summary on stdout', cliOnly: true },
+  { name: 'quiet', flags: '-q, --quiet', type: 'boolean', default: false, description: 'no progress line and no summary (errors still go to stderr)', cliOnly: true },
+];
+
+const BY_NAME = new Map(CRAWL_OPTIONS.map((spec) => [spec.name, spec]));
+
+/**
+ * @typedef {{
+ *   roots: string[], out: string, include: string[], exclude: string[], concurrency: number,
+ *   maxPages: number, timeout: number, retries: number, dynamicBase: URL | null, assets: boolean,
+ *   maxPageBytes: number, placeholders: 'filter' | 'ssi' | 'esi', pricePath: string,
+ *   headers: Record<string, string>, retryDelay: number, signal?: AbortSignal,
+ * }} ResolvedCrawlOptions
+ */
+
+/**
+ * @param {string} message
+ * @param {string | undefined} source where the value came from (a config file), for the message
+ */
+function fail(message, source) {
+  return source ? new ConfigError(`${source}: ${message}`) : new UsageError(message);
+}
+
+/**
+ * Check and convert one value. Strings from the command line are converted;
+ * values from a config file must already have the right JSON type.
+ * @param {OptionSpec} spec
+ * @param {unknown} value
+ * @param {string} [source]
+ */
+export function coerceOption(spec, value, source) {
+  const key = source ? `"${spec.name}"` : spec.flags.split(' ').filter((f) => f.startsWith('--'))[0];
+  const expect = (/** @type {string} */ what) => fail(`${key} must be ${what}, got ${JSON.stringify(value)}`, source);
+  switch (spec.type) {
+    case 'string':
+      if (typeof value !== 'string' || value === '') throw expect('a non-empty string');
+      return value;
+    case 'string[]': {
+      const list = typeof value === 'string' && !source ? [value] : value;
+      if (!Array.isArray(list) || !list.every((item) => typeof item === 'string' && item !== '')) throw expect('a list of non-empty strings');
+      return list;
+    }
+    case 'boolean':
+      if (typeof value !== 'boolean') throw expect('true or false');
+      return value;
+    case 'integer':
+    case 'bytes': {
+      const number = typeof value === 'number' ? value : !source && typeof value === 'string' ? parseNumber(value, spec.type === 'bytes') : NaN;
+      if (!Number.isSafeInteger(number)) throw expect(spec.type === 'bytes' ? 'a whole number of bytes (k/m/g suffix allowed)' : 'a whole number');
+      if (spec.min !== undefined && number < spec.min) throw expect(`at least ${spec.min}`);
+      if (spec.max !== undefined && number > spec.max) throw expect(`at most ${spec.max}`);
+      return number;
+    }
+    case 'url': {
+      const url = typeof value === 'string' ? normalizeUrl(value) : null;
+      if (!url) throw expect('an absolute http(s) URL');
+      return url;
+    }
+    case 'choice':
+      if (typeof value !== 'string' || !spec.choices?.includes(value)) throw expect(`one of ${spec.choices?.join(', ')}`);
+      return value;
+    default:
+      throw new TypeError(`unknown option type ${spec.type}`);
+  }
+}
+
+/**
+ * @param {string} text
+ * @param {boolean} allowSuffix
+ */
+function parseNumber(text, allowSuffix) {
+  const match = /^\s*(\d+)\s*([kmg]i?b?|b)?\s*$/i.exec(text);
+  if (!match || (match[2] && !allowSuffix)) return NaN;
+  const scale = { k: 1024, m: 1024 ** 2, g: 1024 ** 3, b: 1 }[(match[2] ?? 'b')[0].toLowerCase()] ?? 1;
+  return Number(match[1]) * scale;
+}
+
+/**
+ * Parse "Name: value" headers.
+ * @param {string[]} list
+ * @param {string} [source]
+ */
+function parseHeaders(list, source) {
+  /** @type {Record<string, string>} */
+  const headers = {};
+  for (const item of list) {
+    const colon = item.indexOf(':');
+    const name = item.slice(0, colon).trim();
+    if (colon < 1 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw fail(`header must look like "Name: value", got ${JSON.stringify(item)}`, source);
+    headers[name.toLowerCase()] = item.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+/**
+ * Validate and complete the options of a crawl (API or CLI), filling defaults.
+ * @param {Record<string, unknown>} input
+ * @param {{ source?: string }} [context] source: a config file name, for messages
+ * @returns {ResolvedCrawlOptions}
+ */
+export function resolveCrawlOptions(input, context = {}) {
+  const { source } = context;
+  /** @type {Record<string, any>} */
+  const out = {};
+  for (const spec of CRAWL_OPTIONS) {
+    const value = input[spec.name];
+    out[spec.name] = value === undefined ? structuredClone(spec.default) : coerceOption(spec, value, source);
+  }
+  const rootsInput = input.roots;
+  if (!Array.isArray(rootsInput) || rootsInput.length === 0) throw fail('give at least one root URL', source);
+  out.roots = rootsInput.map((root) => {
+    const url = typeof root === 'string' ? normalizeUrl(root) : null;
+    if (!url) throw fail(`root must be an absolute http(s) URL, got ${JSON.stringify(root)}`, source);
+    return url;
+  });
+  out.roots = [...new Set(out.roots)];
+  out.headers = parseHeaders(out.header, source);
+  delete out.header;
+  if (out.dynamicBase) {
+    const base = new URL(out.dynamicBase);
+    if (!base.pathname.endsWith('/')) base.pathname += '/';
+    base.search = '';
+    out.dynamicBase = base;
+  } else {
+    out.dynamicBase = null;
+  }
+  if (!out.pricePath.startsWith('/')) throw fail(`price path must start with "/", got ${JSON.stringify(out.pricePath)}`, source);
+  out.retryDelay = typeof input.retryDelay === 'number' && input.retryDelay >= 0 ? input.retryDelay : 500;
+  if (input.signal !== undefined) out.signal = input.signal;
+  for (const key of Object.keys(input)) {
+    if (!BY_NAME.has(key) && !['roots', 'retryDelay', 'signal', 'onEvent'].includes(key)) {
+      throw fail(`unknown option "${key}"`, source);
+    }
+  }
+  return /** @type {ResolvedCrawlOptions} */ (out);
+}

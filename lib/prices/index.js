@@ -1,0 +1,89 @@
+// @ts-check
+/**
+ * Price sources. A source answers `lookup(sku, zip)` with the price text, or
+ * null for "no price" (the filter then uses the fallback text), either
+ * synchronously or as a promise that never rejects.
+ */
+import { EventEmitter } from 'node:events';
+import { FilePriceSource, priceFileFormat } from './file-source.js';
+import { HttpPriceSource, checkUrlTemplate } from './http-source.js';
+import { buildTable, lookupTable } from './table.js';
+
+export { FilePriceSource, parsePriceFile, priceFileFormat } from './file-source.js';
+export { HttpPriceSource, HTTP_SOURCE_DEFAULTS, checkUrlTemplate } from './http-source.js';
+export { normalizeZip } from './zip.js';
+export { TtlCache } from './lru.js';
+export { DEFAULT_MAX_PRICE_LENGTH } from './table.js';
+
+/**
+ * @typedef {object} PriceSource
+ * @property {(sku: string, zip: string | null) => string | null | Promise<string | null>} lookup
+ * @property {() => Promise<void> | void} [close]
+ * @property {string} [description]
+ * @property {(event: string, listener: (...args: any[]) => void) => unknown} [on]
+ */
+
+/** A source with no prices: every slot gets the fallback. */
+export class EmptyPriceSource extends EventEmitter {
+  description = 'no price source';
+  /** @returns {null} */
+  lookup() {
+    return null;
+  }
+  async close() {}
+}
+
+/** Prices from an object `{ SKU: { ZIP: "text", "*": "default" } }`, fixed. */
+export class TablePriceSource extends EventEmitter {
+  #table;
+  description = 'in-memory price table';
+  /**
+   * @param {Record<string, Record<string, string | number>>} data
+   * @param {{ maxPriceLength?: number }} [options]
+   */
+  constructor(data, options = {}) {
+    super();
+    const rows = [];
+    for (const [sku, byZip] of Object.entries(data)) {
+      for (const [zip, price] of Object.entries(byZip ?? {})) rows.push({ sku, zip, price, where: `SKU ${JSON.stringify(sku)} zip ${JSON.stringify(zip)}` });
+    }
+    const { table, problems } = buildTable(rows, options);
+    if (problems.length) throw new TypeError(problems.join('; '));
+    this.#table = table;
+  }
+  /**
+   * @param {string} sku
+   * @param {string | null} zip
+   */
+  lookup(sku, zip) {
+    return lookupTable(this.#table, sku, zip);
+  }
+  async close() {}
+}
+
+/**
+ * What a `prices` option string means.
+ * @param {string} spec
+ * @returns {{ kind: 'http', template: string } | { kind: 'file', file: string, format: 'json' | 'csv' } | { kind: 'invalid', problem: string }}
+ */
+export function classifyPriceSpec(spec) {
+  if (/^https?:\/\//i.test(spec)) {
+    const problem = checkUrlTemplate(spec);
+    return problem ? { kind: 'invalid', problem } : { kind: 'http', template: spec };
+  }
+  const format = priceFileFormat(spec);
+  if (!format) return { kind: 'invalid', problem: `--prices ${spec}: expected a .json or .csv file, or an http(s) URL template with {sku} (and {zip})` };
+  return { kind: 'file', file: spec, format };
+}
+
+/**
+ * @param {string} spec a .json/.csv path or an http(s) URL template
+ * @param {object} options passed to the source
+ * @returns {PriceSource}
+ */
+export function openPriceSource(spec, options) {
+  const what = classifyPriceSpec(spec);
+  if (what.kind === 'invalid') throw new TypeError(what.problem);
+  if (what.kind === 'http') return new HttpPriceSource(what.template, options);
+  return new FilePriceSource(what.file, options);
+}

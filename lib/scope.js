@@ -1,0 +1,100 @@
+// @ts-check
+import { UsageError } from './errors.js';
+import { normalizeUrl } from './url.js';
+
+/**
+ * @typedef {{ decision: 'crawl' | 'dynamic' | 'excluded', pattern?: string, root?: string }} ScopeDecision
+ * @typedef {{ source: string, absolute: string, regex: RegExp }} CompiledPattern
+ */
+
+/**
+ * Compile one scope pattern. A pattern starting with "/" is a path on each
+ * root's origin; otherwise it is an absolute URL. It matches as a prefix of the
+ * canonical URL (path plus query); "*" matches any run of characters.
+ * @param {string} pattern
+ * @param {string[]} origins
+ * @returns {CompiledPattern[]}
+ */
+function compilePattern(pattern, origins) {
+  if (typeof pattern !== 'string' || pattern.length === 0) {
+    throw new UsageError('scope pattern must be a non-empty string');
+  }
+  const absolutes = pattern.startsWith('/')
+    ? origins.map((origin) => origin + pattern)
+    : [pattern];
+  return absolutes.map((absolute) => {
+    const normalized = normalizeUrl(absolute);
+    if (!normalized) {
+      throw new UsageError(`invalid scope pattern "${pattern}": use a path starting with "/" or an absolute http(s) URL`);
+    }
+    // new URL() adds a "/" to a bare origin; keep the user's text otherwise.
+    const text = absolute.endsWith('/') || new URL(normalized).pathname !== '/' ? normalized : normalized.replace(/\/$/, '');
+    const regex = new RegExp('^' + text.split('*').map(escapeRegExp).join('.*'));
+    return { source: pattern, absolute: text, regex };
+  });
+}
+
+/** @param {string} text */
+function escapeRegExp(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * The default scope of a root: its directory and below.
+ * @param {string} root canonical root URL
+ */
+export function defaultScopeOf(root) {
+  const url = new URL(root);
+  const dir = url.pathname.slice(0, url.pathname.lastIndexOf('/') + 1);
+  return `${url.origin}${dir}`;
+}
+
+/**
+ * Decides, once per URL, whether it is crawled, kept dynamic, or excluded.
+ */
+export class Scope {
+  /**
+   * @param {{ roots: string[], include?: string[], exclude?: string[] }} options roots must be canonical
+   */
+  constructor({ roots, include = [], exclude = [] }) {
+    this.roots = roots;
+    const origins = [...new Set(roots.map((root) => new URL(root).origin))];
+    /** @type {CompiledPattern[]} */
+    this.include = include.length > 0
+      ? include.flatMap((pattern) => compilePattern(pattern, origins))
+      : roots.map((root) => {
+        const absolute = defaultScopeOf(root);
+        return { source: absolute, absolute, regex: new RegExp('^' + escapeRegExp(absolute)) };
+      });
+    this.exclude = exclude.flatMap((pattern) => compilePattern(pattern, origins));
+    this.rootSet = new Set(roots);
+  }
+
+  /**
+   * @param {string} url canonical URL
+   * @returns {ScopeDecision}
+   */
+  decide(url) {
+    for (const pattern of this.exclude) {
+      if (pattern.regex.test(url)) return { decision: 'excluded', pattern: pattern.source };
+    }
+    if (this.rootSet.has(url)) return { decision: 'crawl', root: url, pattern: 'root' };
+    for (const pattern of this.include) {
+      if (pattern.regex.test(url)) return { decision: 'crawl', pattern: pattern.source };
+    }
+    return { decision: 'dynamic' };
+  }
+
+  /** @param {string} url */
+  inScope(url) {
+    return this.decide(url).decision === 'crawl';
+  }
+
+  /** A JSON description for the manifest. */
+  toJSON() {
+    return {
+      include: this.include.map((pattern) => pattern.absolute),
+      exclude: this.exclude.map((pattern) => pattern.absolute),
+    };
+  }
+}

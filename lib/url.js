@@ -1,0 +1,93 @@
+// @ts-check
+/**
+ * URL normalisation: one canonical string per page, so each page is fetched once.
+ * Fragments are dropped, default ports and dot segments removed (WHATWG URL),
+ * percent-encoding made uppercase and unreserved characters decoded.
+ */
+
+const PERCENT = /%([0-9a-fA-F]{2})/g;
+const UNRESERVED = /[A-Za-z0-9\-._~]/;
+
+/**
+ * @param {string} text a path or query
+ * @returns {string}
+ */
+function normalizePercent(text) {
+  if (!text.includes('%')) return text;
+  return text.replace(PERCENT, (match, hex) => {
+    const char = String.fromCharCode(parseInt(hex, 16));
+    return UNRESERVED.test(char) ? char : '%' + hex.toUpperCase();
+  });
+}
+
+/**
+ * Parse `raw` against `base` and return the canonical URL object, or null when
+ * it is not an http(s) URL (mailto:, javascript:, data:, invalid...).
+ * @param {string} raw
+ * @param {string | URL} [base]
+ * @returns {URL | null}
+ */
+export function parseHttpUrl(raw, base) {
+  let url;
+  try {
+    url = new URL(raw, base);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  return url;
+}
+
+/**
+ * The canonical key of an http(s) URL: no fragment, normalised encoding.
+ * @param {URL} url
+ * @returns {string}
+ */
+export function canonicalKey(url) {
+  const pathname = normalizePercent(url.pathname);
+  const search = normalizePercent(url.search);
+  return `${url.protocol}//${url.host}${pathname}${search}`;
+}
+
+/**
+ * Normalise a URL string (absolute, or relative to `base`).
+ * @param {string} raw
+ * @param {string | URL} [base]
+ * @returns {string | null} canonical URL, or null when not http(s)
+ */
+export function normalizeUrl(raw, base) {
+  const url = parseHttpUrl(raw, base);
+  return url ? canonicalKey(url) : null;
+}
+
+/**
+ * Encode a relative file path ("st/product 7.htm") as a URL path, segment by segment.
+ * @param {string} file
+ * @returns {string}
+ */
+export function encodeFilePath(file) {
+  return file
+    .split('/')
+    .map((segment) => encodeURIComponent(segment).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()))
+    .join('/');
+}
+
+/**
+ * The relative URL from the file `from` to the file `to` (both relative to
+ * the output root, forward slashes).
+ * @param {string} from
+ * @param {string} to
+ * @returns {string}
+ */
+export function relativeFileUrl(from, to) {
+  const fromDirs = from.split('/').slice(0, -1);
+  const toParts = to.split('/');
+  let common = 0;
+  while (common < fromDirs.length && common < toParts.length - 1 && fromDirs[common] === toParts[common]) common++;
+  const ups = fromDirs.length - common;
+  const rest = toParts.slice(common);
+  const relative = '../'.repeat(ups) + encodeFilePath(rest.join('/'));
+  // A first segment with a colon would read as a scheme ("a:b.html").
+  if (ups === 0 && /^[^/]*:/.test(rest[0])) return './' + relative;
+  return relative;
+}
