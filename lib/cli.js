@@ -1,0 +1,158 @@
+// @ts-check
+import { Command, CommanderError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import { CRAWL_OPTIONS } from './options.js';
+import { Crawler } from './crawl.js';
+import { UsageError, ConfigError } from './errors.js';
+import { explainError, formatSummary, startProgress } from './report.js';
+
+/**
+ * The command line: a thin shell over the library. `run()` never exits the
+ * process; it resolves with the exit code:
+ *   0 every in-scope page written, 1 some pages failed, 2 usage/config error
+ *   or crash, 130 interrupted (Ctrl-C).
+ */
+
+export const EXIT = Object.freeze({ OK: 0, PAGES_FAILED: 1, USAGE: 2, INTERRUPTED: 130 });
+
+/**
+ * @typedef {{
+ *   stdout: NodeJS.WritableStream & { isTTY?: boolean, columns?: number },
+ *   stderr: NodeJS.WritableStream,
+ *   env?: Record<string, string | undefined>,
+ *   signal?: AbortSignal,
+ *   cwd?: string,
+ * }} Io
+ */
+
+const VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+/**
+ * @param {string[]} argv arguments after the program name
+ * @param {Io} io
+ * @returns {Promise<number>}
+ */
+export async function run(argv, io) {
+  let exitCode = /** @type {number} */ (EXIT.OK);
+  const program = buildProgram(io, (code) => { exitCode = code; });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // commander already printed its message (help, version, unknown option...).
+      return error.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+    }
+    io.stderr.write(`prerender: ${explainError(error)}\n`);
+    return EXIT.USAGE;
+  }
+}
+
+/**
+ * @param {Io} io
+ * @param {(code: number) => void} setExitCode
+ */
+function buildProgram(io, setExitCode) {
+  const program = new Command('prerender')
+    .description('Turn the most-visited pages of a dynamic site into a static tree; keep cart, checkout and per-visitor prices dynamic.')
+    .version(VERSION, '-V, --version')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      outputError: (text, write) => write(`prerender: ${text.replace(/^error: /, '')}`),
+    })
+    .showHelpAfterError('(run with --help for usage)');
+
+  const crawlCommand = program
+    .command('crawl')
+    .description('crawl the roots and write the static tree and prerender-manifest.json')
+    .argument('<root...>', 'root URLs to start from (a site, a directory, or one page)')
+    .addHelpText('after', `
+Scope: a pattern starting with "/" is a path on the root's origin, otherwise an
+absolute URL; it matches as a prefix of the URL (path and query); "*" matches any
+run of characters; --exclude wins. Give roots before variadic options.
+
+Exit status: 0 all pages written; 1 some pages failed (the rest are written and
+the manifest lists the failures); 2 usage error; 130 interrupted (Ctrl-C).
+
+Example (the XBuilder-style catalogue):
+  prerender crawl http://shop/st/dir.asp -i /st/dir.asp /st/product.asp -o out`);
+  for (const spec of CRAWL_OPTIONS) crawlCommand.addOption(optionFromSpec(spec));
+  crawlCommand.action(async (roots, flags) => {
+    setExitCode(await crawlAction(roots, flags, io));
+  });
+
+  program
+    .command('serve')
+    .description('serve a prerendered tree, filling price placeholders per visitor')
+    .argument('<dir>', 'the tree written by "prerender crawl"')
+    .option('-p, --port <port>', 'port to listen on (0 picks a free one) (default: 8080)')
+    .option('--host <host>', 'address to listen on (default: 127.0.0.1)')
+    .option('--prices <source>', 'price source: a .json or .csv file, or an http(s) URL template with {sku} and {zip}')
+    .option('--zip-param <name>', 'query parameter holding the zip code (default: zip)')
+    .option('--zip-cookie <name>', 'cookie holding the zip code (default: zip)')
+    .option('--default-zip <zip>', 'zip code to assume when the visitor gives none')
+    .option('--fallback <text>', 'text shown when no price is known or the price source is down')
+    .action(async (dir, flags) => {
+      const { runServeCommand } = await import('./serve/index.js');
+      const options = { ...flags };
+      if (options.port !== undefined) {
+        const port = Number(options.port);
+        if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, got ${JSON.stringify(options.port)}`);
+        options.port = port;
+      }
+      await runServeCommand(dir, options, { stdout: io.stdout, stderr: io.stderr, signal: io.signal ?? new AbortController().signal });
+      setExitCode(EXIT.OK);
+    });
+
+  return program;
+}
+
+/**
+ * @param {import('./options.js').OptionSpec} spec
+ */
+function optionFromSpec(spec) {
+  const shown = spec.default === undefined || (Array.isArray(spec.default) && spec.default.length === 0) || spec.default === false
+    ? ''
+    : ` (default: ${spec.type === 'bytes' ? `${Number(spec.default) / 1024 / 1024} MiB` : String(spec.default)})`;
+  const option = new Option(spec.flags, spec.description + shown);
+  if (spec.choices) option.choices(/** @type {string[]} */ ([...spec.choices]));
+  return option;
+}
+
+/**
+ * @param {string[]} roots
+ * @param {Record<string, any>} flags
+ * @param {Io} io
+ */
+async function crawlAction(roots, flags, io) {
+  const { json, quiet, ...options } = flags;
+  let crawler;
+  try {
+    crawler = new Crawler({ ...options, roots, signal: io.signal });
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ConfigError) {
+      io.stderr.write(`prerender: ${error.message}\n`);
+      return EXIT.USAGE;
+    }
+    throw error;
+  }
+  /** @type {{ url: string, message: string }[]} */
+  const warnings = [];
+  crawler.on('warning', (warning) => { if (warnings.length < 3) warnings.push(warning); });
+  const progress = io.stdout.isTTY && !quiet && !json ? startProgress(io.stdout, () => crawler.stats) : null;
+  let result;
+  try {
+    result = await crawler.run();
+  } catch (error) {
+    io.stderr.write(`prerender: ${explainError(error)}\n`);
+    return EXIT.USAGE;
+  } finally {
+    progress?.stop();
+  }
+  if (json) io.stdout.write(JSON.stringify(result) + '\n');
+  else if (!quiet) io.stdout.write(formatSummary(result, { warningsList: warnings }));
+  if (result.interrupted) return EXIT.INTERRUPTED;
+  return result.failed > 0 ? EXIT.PAGES_FAILED : EXIT.OK;
+}

@@ -1,0 +1,104 @@
+// @ts-check
+import { PrerenderError, UsageError, ConfigError } from './errors.js';
+
+/**
+ * Everything the CLI shows a person: the live progress line, the summary,
+ * and error messages (what happened, then what to try). Nothing here runs a crawl.
+ */
+
+/** @param {number} ms */
+export function formatDuration(ms) {
+  const seconds = ms / 1000;
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes} min ${Math.round(seconds % 60)} s`;
+}
+
+/** @param {number} n */
+const count = (n) => n.toLocaleString('en-US');
+
+/**
+ * A live progress line on a terminal, redrawn at most 5 times a second.
+ * @param {NodeJS.WritableStream & { isTTY?: boolean, columns?: number }} stream
+ * @param {() => { fetched: number, failed: number, written: number, queued: number, active: number, startedAt: number }} read
+ */
+export function startProgress(stream, read) {
+  let last = '';
+  const draw = () => {
+    const stats = read();
+    const elapsed = (Date.now() - stats.startedAt) / 1000;
+    const rate = elapsed > 0 ? stats.fetched / elapsed : 0;
+    const line = `${count(stats.fetched)} fetched · ${count(stats.queued + stats.active)} queued · ${count(stats.failed)} failed · ${rate.toFixed(0)} pages/s · ${formatDuration(elapsed * 1000)}`;
+    const width = (stream.columns ?? 100) - 1;
+    last = line.slice(0, width);
+    stream.write(`\r${last}\x1b[K`);
+  };
+  const timer = setInterval(draw, 200);
+  timer.unref();
+  return {
+    stop() {
+      clearInterval(timer);
+      if (last) stream.write('\r\x1b[K');
+    },
+  };
+}
+
+/**
+ * @param {import('./crawl.js').CrawlResult} result
+ * @param {{ warningsList?: { url: string, message: string }[] }} [extra]
+ */
+export function formatSummary(result, extra = {}) {
+  const lines = [];
+  const rate = result.durationMs > 0 ? (result.pages / (result.durationMs / 1000)).toFixed(0) : '0';
+  lines.push(`${result.interrupted ? 'Interrupted: wrote' : 'Wrote'} ${count(result.pages)} page${result.pages === 1 ? '' : 's'} to ${result.out} in ${formatDuration(result.durationMs)} (${rate} pages/s)`);
+  if (result.failed > 0) {
+    lines.push(`${count(result.failed)} failed:`);
+    for (const failure of result.failures.slice(0, 5)) {
+      const from = failure.referrers[0] ? ` (linked from ${failure.referrers[0]})` : '';
+      lines.push(`  ${failure.url}  ${failure.message}${from}`);
+    }
+    if (result.failed > 5) lines.push(`  … and ${count(result.failed - 5)} more: see "errors" in the manifest`);
+  }
+  const warnings = extra.warningsList ?? [];
+  if (result.warnings > 0) {
+    lines.push(`${count(result.warnings)} warning${result.warnings === 1 ? '' : 's'}:`);
+    for (const warning of warnings.slice(0, 3)) lines.push(`  ${warning.url}  ${warning.message}`);
+    if (result.warnings > 3) lines.push(`  … and ${count(result.warnings - 3)} more: see "warnings" in the manifest`);
+  }
+  if (result.notCrawled > 0) lines.push(`${count(result.notCrawled)} in-scope URLs not crawled (--max-pages reached)`);
+  lines.push(`Manifest: ${result.manifest}`);
+  return lines.join('\n') + '\n';
+}
+
+const HINTS = /** @type {Record<string, string>} */ ({
+  EACCES: 'permission denied: choose another --out directory or fix its permissions',
+  EPERM: 'operation not permitted: choose another --out directory or fix its permissions',
+  ENOSPC: 'the disk is full: free space or choose another --out directory',
+  EROFS: 'the file system is read-only: choose another --out directory',
+  ENOTDIR: 'a path in --out is a file, not a directory',
+  EEXIST: 'a file is in the way of a directory of the tree',
+  ECONNREFUSED: 'nothing is listening there: is the site running, and is the URL right?',
+  ENOTFOUND: 'the host name does not resolve: check the URL',
+  EADDRINUSE: 'the port is in use: choose another --port (0 picks a free one)',
+});
+
+/**
+ * One line (or two) of human text for an error: what happened, then what to try.
+ * Never a stack trace; secrets in headers are not echoed.
+ * @param {unknown} error
+ */
+export function explainError(error) {
+  if (error instanceof UsageError || error instanceof ConfigError) return error.message;
+  const err = /** @type {any} */ (error);
+  const code = err?.code ?? err?.cause?.code;
+  const hint = typeof code === 'string' ? HINTS[code] : undefined;
+  const message = redact(String(err?.message ?? error));
+  if (hint) return `${message}\n  ${hint}`;
+  if (error instanceof PrerenderError) return message;
+  return `${message}\n  this looks like a bug in prerender; please report it with the command you ran`;
+}
+
+/** @param {string} text */
+export function redact(text) {
+  return text.replace(/\b(cookie|authorization|proxy-authorization)\s*:\s*[^\n]*/gi, '$1: [redacted]');
+}
