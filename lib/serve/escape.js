@@ -1,0 +1,64 @@
+// @ts-check
+/**
+ * Price text -> the bytes inserted into a page. HTML-escaped always
+ * (& < > " '); for pages not labelled UTF-8 every non-ASCII character becomes
+ * a numeric character reference, which reads the same in any ASCII-compatible
+ * charset (windows-1252, ISO-8859-x, Shift_JIS's ASCII range...).
+ */
+
+const HTML_SPECIAL = /[&<>"']/g;
+/** @type {Record<string, string>} */
+const ENTITY = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** @param {string} text */
+export function escapeHtml(text) {
+  return text.replace(HTML_SPECIAL, (c) => ENTITY[c]);
+}
+
+/**
+ * @param {string} text
+ * @param {boolean} asciiOnly
+ * @returns {Buffer}
+ */
+export function encodePriceText(text, asciiOnly) {
+  const escaped = escapeHtml(text);
+  if (!asciiOnly) return Buffer.from(escaped, 'utf8');
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(escaped)) return Buffer.from(escaped, 'latin1');
+  let out = '';
+  for (const ch of escaped) {
+    const cp = /** @type {number} */ (ch.codePointAt(0));
+    out += cp < 0x80 ? ch : `&#${cp};`;
+  }
+  return Buffer.from(out, 'latin1');
+}
+
+/** Is this Content-Type labelled UTF-8? @param {string} contentType */
+export function isUtf8Type(contentType) {
+  return /;\s*charset\s*=\s*"?utf-?8"?\s*(?:;|$)/i.test(contentType);
+}
+
+/** Memoised encodePriceText: prices repeat a lot, escaping them need not. */
+export class PriceEncoder {
+  /** @type {Map<string, Buffer>} */ #utf8 = new Map();
+  /** @type {Map<string, Buffer>} */ #ascii = new Map();
+  #max;
+  /** @param {number} [max] entries per charset before the memo starts over */
+  constructor(max = 20_000) {
+    this.#max = max;
+  }
+  /**
+   * @param {string} text
+   * @param {boolean} asciiOnly
+   */
+  encode(text, asciiOnly) {
+    const memo = asciiOnly ? this.#ascii : this.#utf8;
+    let buf = memo.get(text);
+    if (buf === undefined) {
+      buf = encodePriceText(text, asciiOnly);
+      if (memo.size >= this.#max) memo.clear();
+      memo.set(text, buf);
+    }
+    return buf;
+  }
+}

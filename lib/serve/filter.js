@@ -1,0 +1,323 @@
+// @ts-check
+/**
+ * createPriceFilter(options): a `(req, res, next)` middleware for node:http,
+ * Express and Connect. Pages with price slots are answered from pre-split
+ * Buffers with the visitor's prices spliced in; with `static: true` (the
+ * default) every other file of the tree is served too; anything else goes to
+ * `next()` (or gets a 404 when there is no `next`).
+ *
+ * Per request: parse the path, look the page up, resolve the zip, look the
+ * prices up (synchronously for files and cache hits), write the joined parts.
+ */
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import { UsageError } from '../errors.js';
+import { EmptyPriceSource, openPriceSource, TablePriceSource } from '../prices/index.js';
+import { PriceEncoder } from './escape.js';
+import { gzipFilled } from './gzip.js';
+import { acceptedEncodings, sendError } from './http-util.js';
+import { MANIFEST_NAME } from './manifest.js';
+import { normalizeServeOptions } from './options.js';
+import { PageStore } from './pages.js';
+import { encodePath, parseRequestTarget } from './paths.js';
+import { zipFromRequest } from './request-zip.js';
+import { serveStatic } from './static.js';
+
+/**
+ * @typedef {import('node:http').IncomingMessage} Req
+ * @typedef {import('node:http').ServerResponse} Res
+ * @typedef {(error?: unknown) => void} Next
+ * @typedef {import('./pages.js').PreparedPage} PreparedPage
+ * @typedef {import('../prices/index.js').PriceSource} PriceSource
+ *
+ * @typedef {((req: Req, res: Res, next?: Next) => void) & {
+ *   ready: Promise<void>,
+ *   close: () => Promise<void>,
+ *   events: EventEmitter,
+ *   prices: PriceSource,
+ *   pages: PageStore,
+ *   options: import('./options.js').ServeOptions,
+ * }} PriceFilter
+ */
+
+/**
+ * @param {import('./options.js').ServeOptionsInput} input
+ * @returns {PriceFilter}
+ */
+export function createPriceFilter(input) {
+  const options = normalizeServeOptions(input);
+  const events = new EventEmitter();
+  /** @type {import('./options.js').Logger} */
+  const logger = {
+    warn(message) {
+      options.logger.warn(message);
+      events.emit('warning', message);
+    },
+    info(message) {
+      options.logger.info?.(message);
+    },
+  };
+
+  const prices = openSource(options, logger);
+  /** @type {PageStore} */
+  let pages;
+  try {
+    pages = new PageStore(options.realRoot, { logger, cacheBytes: options.pageCacheBytes });
+  } catch (error) {
+    void prices.close?.();
+    throw new UsageError(`serve: cannot use the manifest: ${/** @type {Error} */ (error).message}`, { cause: error });
+  }
+  for (const name of ['reload', 'reload-error', 'lookup-error']) prices.on?.(name, (arg) => events.emit(`prices-${name}`, arg));
+  for (const name of ['manifest-reload', 'manifest-error', 'stale']) pages.on(name, (arg) => events.emit(name, arg));
+
+  const encoder = new PriceEncoder();
+  const fallback = { utf8: encoder.encode(options.fallback, false), ascii: encoder.encode(options.fallback, true) };
+  const names = { zipParam: options.zipParam, zipCookie: options.zipCookie };
+  const staticOptions = {
+    realRoot: options.realRoot,
+    contentType: (/** @type {string} */ key) => pages.contentType(key),
+    cacheControl: options.staticCacheControl,
+  };
+  /** @type {{ body: Buffer, contentType: string } | null} */
+  let notFoundPage = null;
+  const loadNotFoundPage = () => {
+    try {
+      const body = fs.readFileSync(`${options.realRoot}/404.html`);
+      notFoundPage = { body, contentType: pages.contentType('404.html') };
+    } catch {
+      notFoundPage = null;
+    }
+  };
+  loadNotFoundPage();
+
+  // Manifest hot reload: watch the root for the manifest being replaced.
+  /** @type {fs.FSWatcher | null} */
+  let watcher = null;
+  /** @type {NodeJS.Timeout | null} */
+  let poll = null;
+  /** @type {NodeJS.Timeout | null} */
+  let debounce = null;
+  let closed = false;
+  const recheck = () => {
+    if (closed) return;
+    if (debounce) clearTimeout(debounce);
+    debounce = setTimeout(() => {
+      debounce = null;
+      void pages.reloadManifest().then((changed) => {
+        if (changed && !closed) {
+          loadNotFoundPage();
+          void pages.preload();
+        }
+      });
+    }, 50);
+    debounce.unref();
+  };
+  if (options.watch) {
+    try {
+      watcher = fs.watch(options.realRoot, { persistent: false }, (_e, name) => {
+        if (name === null || name === MANIFEST_NAME) recheck();
+      });
+      watcher.on('error', () => {
+        watcher?.close();
+        watcher = null;
+      });
+    } catch {
+      watcher = null;
+    }
+    poll = setInterval(recheck, options.pollIntervalMs);
+    poll.unref();
+  }
+
+  const ready = pages.preload();
+
+  /**
+   * @param {Req} req
+   * @param {Res} res
+   * @param {Next | undefined} next
+   */
+  function notFound(req, res, next) {
+    if (next) return next();
+    if (notFoundPage) sendError(req, res, 404, notFoundPage);
+    else sendError(req, res, 404);
+  }
+
+  /**
+   * @param {Req} req
+   * @param {Res} res
+   * @param {Next} [next]
+   */
+  function filter(req, res, next) {
+    const method = req.method;
+    if (method !== 'GET' && method !== 'HEAD') {
+      if (next) return next();
+      return sendError(req, res, 405, { headers: { Allow: 'GET, HEAD' } });
+    }
+    const target = parseRequestTarget(req.url);
+    if (target.ok === false) return sendError(req, res, /** @type {import('./paths.js').RejectedTarget} */ (target).status);
+    const key = target.path === '' ? 'index.html' : target.dir ? `${target.path}/index.html` : target.path;
+    const meta = pages.fillable(key);
+    if (meta === undefined) {
+      if (!target.dir && target.path !== '' && pages.fillable(`${target.path}/index.html`)) {
+        res.writeHead(301, { Location: `${encodePath(target.path)}/${target.search}`, 'Content-Length': 0 });
+        res.end();
+        return;
+      }
+      if (key === MANIFEST_NAME) return notFound(req, res, next);
+      if (!options.static) return notFound(req, res, next);
+      serveStatic(req, res, target, staticOptions).then(
+        (outcome) => {
+          if (outcome === 'not-found') notFound(req, res, next);
+        },
+        (error) => fail(req, res, error),
+      );
+      return;
+    }
+    const page = pages.get(meta);
+    if (page instanceof Promise) {
+      page.then(
+        (loaded) => (loaded ? fill(req, res, loaded) : notFound(req, res, next)),
+        (error) => fail(req, res, error),
+      );
+    } else {
+      fill(req, res, page);
+    }
+  }
+
+  /**
+   * @param {Req} req
+   * @param {Res} res
+   * @param {PreparedPage} page
+   */
+  function fill(req, res, page) {
+    const skus = page.skus;
+    const zip = zipFromRequest(req.url, req.headers.cookie, names) ?? options.defaultZip;
+    /** @type {(string | null | Promise<string | null>)[]} */
+    const values = new Array(skus.length);
+    let pending = false;
+    for (let i = 0; i < skus.length; i++) {
+      let value;
+      try {
+        value = prices.lookup(skus[i], zip);
+      } catch (error) {
+        logger.warn(`prices: lookup failed for ${skus[i]}: ${/** @type {Error} */ (error).message}`);
+        value = null;
+      }
+      if (value !== null && typeof value === 'object' && typeof value.then === 'function') pending = true;
+      values[i] = value;
+    }
+    if (!pending) return send(req, res, page, /** @type {(string | null)[]} */ (values));
+    // Never wait longer than the price timeout, whatever the source does.
+    let timer;
+    const deadline = new Promise((resolve) => {
+      timer = setTimeout(resolve, options.priceTimeoutMs + 50, null);
+    });
+    Promise.all(
+      values.map((v) =>
+        Promise.race([Promise.resolve(v), deadline]).then(
+          (x) => (typeof x === 'string' ? x : null),
+          () => null,
+        ),
+      ),
+    ).then((resolved) => {
+      clearTimeout(timer);
+      if (!res.destroyed) send(req, res, page, resolved);
+    });
+  }
+
+  /**
+   * @param {Req} req
+   * @param {Res} res
+   * @param {PreparedPage} page
+   * @param {(string | null)[]} values
+   */
+  function send(req, res, page, values) {
+    const ascii = page.asciiOnly;
+    const parts = page.parts;
+    const encoded = new Array(values.length);
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      encoded[i] = typeof v === 'string' ? encoder.encode(v, ascii) : ascii ? fallback.ascii : fallback.utf8;
+    }
+    let body;
+    let encoding = null;
+    const accept = req.headers['accept-encoding'];
+    if (accept && acceptedEncodings(accept).includes('gzip')) {
+      body = gzipFilled(parts, pages.deflated(page), encoded);
+      encoding = 'gzip';
+    } else {
+      const pieces = new Array(parts.length + encoded.length);
+      for (let i = 0; i < encoded.length; i++) {
+        pieces[2 * i] = parts[i];
+        pieces[2 * i + 1] = encoded[i];
+      }
+      pieces[pieces.length - 1] = parts[parts.length - 1];
+      body = Buffer.concat(pieces);
+    }
+    const headers = [
+      'Content-Type', page.contentType,
+      'Content-Length', String(body.length),
+      'Cache-Control', options.filledCacheControl,
+      'Vary', 'Cookie, Accept-Encoding',
+      'X-Content-Type-Options', 'nosniff',
+    ];
+    if (encoding) headers.push('Content-Encoding', encoding);
+    res.writeHead(200, headers);
+    res.end(req.method === 'HEAD' ? undefined : body);
+  }
+
+  /**
+   * @param {Req} req
+   * @param {Res} res
+   * @param {unknown} error
+   */
+  function fail(req, res, error) {
+    logger.warn(`${req.method} ${String(req.url).slice(0, 200)}: ${/** @type {Error} */ (error)?.message ?? error}`);
+    sendError(req, res, 500);
+  }
+
+  return Object.assign(filter, {
+    ready,
+    events,
+    prices,
+    pages,
+    options,
+    async close() {
+      closed = true;
+      watcher?.close();
+      if (poll) clearInterval(poll);
+      if (debounce) clearTimeout(debounce);
+      await prices.close?.();
+    },
+  });
+}
+
+/**
+ * @param {import('./options.js').ServeOptions} options
+ * @param {import('./options.js').Logger} logger
+ * @returns {PriceSource}
+ */
+function openSource(options, logger) {
+  const spec = options.prices;
+  if (spec === null) {
+    logger.warn(`no price source given: every price slot shows the fallback ${JSON.stringify(options.fallback)}`);
+    return new EmptyPriceSource();
+  }
+  if (typeof spec === 'object' && typeof spec.lookup === 'function') return /** @type {PriceSource} */ (spec);
+  try {
+    if (typeof spec === 'object') return new TablePriceSource(/** @type {Record<string, Record<string, string>>} */ (spec), options);
+    return openPriceSource(spec, {
+      logger,
+      maxPriceLength: options.maxPriceLength,
+      watch: options.watch,
+      pollIntervalMs: options.pollIntervalMs,
+      timeoutMs: options.priceTimeoutMs,
+      ttlMs: options.priceCacheTtlMs,
+      staleMs: options.priceCacheStaleMs,
+      negativeTtlMs: options.priceNegativeTtlMs,
+      cacheSize: options.priceCacheSize,
+      connections: options.priceConnections,
+    });
+  } catch (error) {
+    throw new UsageError(`serve: cannot load prices from ${typeof spec === 'string' ? spec : 'the prices object'}: ${/** @type {Error} */ (error).message}`, { cause: error });
+  }
+}

@@ -1,0 +1,125 @@
+// @ts-check
+/**
+ * Small HTTP helpers shared by the filter and the static handler:
+ * Accept-Encoding negotiation, conditional requests, Range, error pages.
+ */
+
+/**
+ * Which precompressed encodings the client takes, best first (br, gzip).
+ * `q=0` refuses; `*` counts for both.
+ * @param {string | undefined} header
+ * @returns {('br' | 'gzip')[]}
+ */
+export function acceptedEncodings(header) {
+  if (!header) return [];
+  /** @type {Record<string, number>} */
+  const q = {};
+  for (const item of header.split(',')) {
+    const [name, ...params] = item.trim().toLowerCase().split(';');
+    let weight = 1;
+    for (const p of params) {
+      const m = /^\s*q\s*=\s*([0-9.]+)\s*$/.exec(p);
+      if (m) weight = Number(m[1]);
+    }
+    if (name) q[name.trim()] = Number.isFinite(weight) ? weight : 0;
+  }
+  /** @type {('br' | 'gzip')[]} */
+  const out = [];
+  for (const enc of /** @type {const} */ (['br', 'gzip'])) {
+    const w = q[enc] ?? (enc === 'gzip' ? q['x-gzip'] : undefined) ?? q['*'];
+    if (w !== undefined && w > 0) out.push(enc);
+  }
+  return out;
+}
+
+/**
+ * Does the request's validator match (so a 304 is in order)?
+ * If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
+ * @param {import('node:http').IncomingHttpHeaders} headers
+ * @param {string} etag
+ * @param {number} mtimeMs
+ */
+export function isNotModified(headers, etag, mtimeMs) {
+  const inm = headers['if-none-match'];
+  if (inm !== undefined) {
+    if (inm.trim() === '*') return true;
+    const bare = etag.replace(/^W\//, '');
+    return inm.split(',').some((tag) => tag.trim().replace(/^W\//, '') === bare);
+  }
+  const ims = headers['if-modified-since'];
+  if (ims !== undefined) {
+    const since = Date.parse(ims);
+    if (Number.isNaN(since)) return false;
+    return Math.floor(mtimeMs / 1000) * 1000 <= since;
+  }
+  return false;
+}
+
+/**
+ * Parses a single-range `Range: bytes=...` header.
+ * @param {string | undefined} header
+ * @param {number} size
+ * @returns {null | 'unsatisfiable' | { start: number, end: number }} null: serve the whole file
+ */
+export function parseRange(header, size) {
+  if (!header) return null;
+  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
+  if (!m) return null; // multiple ranges or another unit: the whole file is a valid answer
+  const [, a, b] = m;
+  if (a === '' && b === '') return null;
+  let start;
+  let end;
+  if (a === '') {
+    const suffix = Number(b);
+    if (suffix === 0) return 'unsatisfiable';
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(a);
+    end = b === '' ? size - 1 : Math.min(Number(b), size - 1);
+    if (b !== '' && Number(b) < start) return null;
+  }
+  if (!Number.isSafeInteger(start) || start >= size) return 'unsatisfiable';
+  return { start, end };
+}
+
+/**
+ * Is an If-Range precondition met (strong ETag or exact date)?
+ * @param {string | undefined} header
+ * @param {string} etag
+ * @param {number} mtimeMs
+ */
+export function ifRangeMatches(header, etag, mtimeMs) {
+  if (header === undefined) return true;
+  const value = header.trim();
+  if (value.startsWith('"') || value.startsWith('W/')) return !etag.startsWith('W/') && value === etag;
+  const date = Date.parse(value);
+  return !Number.isNaN(date) && Math.floor(mtimeMs / 1000) * 1000 === date;
+}
+
+/** @type {Record<number, string>} */
+const TITLES = { 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+
+/**
+ * A small HTML error page (or the tree's own 404 page).
+ * @param {import('node:http').IncomingMessage} req
+ * @param {import('node:http').ServerResponse} res
+ * @param {number} status
+ * @param {{ body?: Buffer, contentType?: string, headers?: Record<string, string> }} [custom]
+ */
+export function sendError(req, res, status, custom = {}) {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const title = TITLES[status] ?? 'Error';
+  const body = custom.body ?? Buffer.from(`<!DOCTYPE html><html><head><meta charset="utf-8"><title>${status} ${title}</title></head><body><h1>${status} ${title}</h1></body></html>\n`);
+  res.writeHead(status, {
+    'Content-Type': custom.contentType ?? 'text/html; charset=utf-8',
+    'Content-Length': body.length,
+    'Cache-Control': 'no-cache',
+    'X-Content-Type-Options': 'nosniff',
+    ...custom.headers,
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}

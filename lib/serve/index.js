@@ -1,0 +1,7 @@
+// @ts-check
+/**
+ * Public surface of the runtime price filter.
+ */
+export { createPriceFilter } from './filter.js';
+export { createServer, runServeCommand } from './server.js';
+export { SERVE_DEFAULTS } from './options.js';

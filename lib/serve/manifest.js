@@ -1,0 +1,77 @@
+// @ts-check
+/**
+ * Reads OUT/prerender-manifest.json into what the server needs: for every
+ * page, its key (relative file path), content type, and price slots.
+ * Malformed entries are skipped with a warning; a malformed manifest throws.
+ */
+import { PLACEHOLDER_MODES } from '../placeholders.js';
+import { safeContentType } from './mime.js';
+import { normalizeManifestPath } from './paths.js';
+
+export const MANIFEST_NAME = 'prerender-manifest.json';
+
+/**
+ * @typedef {{ sku: string, offset: number, length: number }} Slot
+ * @typedef {{ key: string, contentType: string | null, bytes: number | null, slots: Slot[], slotsValid: boolean }} PageMeta
+ * @typedef {{ mode: import('../placeholders.js').PlaceholderMode, pages: Map<string, PageMeta>, warnings: string[], generatedAt: string | null }} Manifest
+ */
+
+/**
+ * @param {string} text the manifest file's text
+ * @returns {Manifest}
+ */
+export function parseManifest(text) {
+  const data = JSON.parse(text);
+  if (!data || typeof data !== 'object' || Array.isArray(data)) throw new Error('the manifest is not a JSON object');
+  if (data.version !== 1) throw new Error(`unsupported manifest version ${JSON.stringify(data.version)} (this server reads version 1)`);
+  if (!Array.isArray(data.pages)) throw new Error('the manifest has no "pages" array');
+  const mode = data.placeholderMode ?? 'filter';
+  if (!PLACEHOLDER_MODES.includes(mode)) throw new Error(`unknown placeholderMode ${JSON.stringify(mode)}`);
+  /** @type {string[]} */
+  const warnings = [];
+  /** @type {Map<string, PageMeta>} */
+  const pages = new Map();
+  let skipped = 0;
+  for (const page of data.pages) {
+    if (!page || typeof page !== 'object' || page.file === undefined || page.file === null) continue; // failed pages have no file
+    const key = normalizeManifestPath(page.file);
+    if (key === null) {
+      if (++skipped <= 5) warnings.push(`manifest: skipping page with unsafe file ${JSON.stringify(String(page.file)).slice(0, 200)}`);
+      continue;
+    }
+    const contentType = page.contentType === undefined ? null : safeContentType(page.contentType);
+    if (page.contentType !== undefined && contentType === null) {
+      warnings.push(`manifest: ${key}: ignoring unusable contentType ${JSON.stringify(String(page.contentType)).slice(0, 100)}; typing by extension`);
+    }
+    const { slots, valid } = readSlots(page.placeholders);
+    if (!valid) warnings.push(`manifest: ${key}: placeholder list is malformed; the file will be scanned instead`);
+    pages.set(key, {
+      key,
+      contentType,
+      bytes: Number.isSafeInteger(page.bytes) && page.bytes >= 0 ? page.bytes : null,
+      slots,
+      slotsValid: valid,
+    });
+  }
+  if (skipped > 5) warnings.push(`manifest: skipped ${skipped} pages with unsafe file names in all`);
+  return { mode, pages, warnings, generatedAt: typeof data.generatedAt === 'string' ? data.generatedAt : null };
+}
+
+/**
+ * @param {unknown} list
+ * @returns {{ slots: Slot[], valid: boolean }}
+ */
+function readSlots(list) {
+  if (list === undefined || list === null) return { slots: [], valid: true };
+  if (!Array.isArray(list)) return { slots: [], valid: false };
+  /** @type {Slot[]} */
+  const slots = [];
+  let end = 0;
+  for (const item of list) {
+    if (!item || typeof item.sku !== 'string' || !Number.isSafeInteger(item.offset) || !Number.isSafeInteger(item.length)) return { slots: [], valid: false };
+    if (item.offset < end || item.length <= 0) return { slots: [], valid: false };
+    slots.push({ sku: item.sku, offset: item.offset, length: item.length });
+    end = item.offset + item.length;
+  }
+  return { slots, valid: true };
+}

@@ -1,0 +1,125 @@
+// @ts-check
+/**
+ * Options for createPriceFilter / createServer / runServeCommand: the one
+ * place defaults live, and where bad values become UsageErrors that say what
+ * to do.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { UsageError } from '../errors.js';
+import { classifyPriceSpec, DEFAULT_MAX_PRICE_LENGTH, normalizeZip } from '../prices/index.js';
+
+export const SERVE_DEFAULTS = Object.freeze({
+  port: 8080,
+  host: '127.0.0.1',
+  zipParam: 'zip',
+  zipCookie: 'zip',
+  /** @type {string | null} */
+  defaultZip: null,
+  /** Text for a slot with no price (no source, unknown SKU without default, source down). */
+  fallback: '',
+  /** Whether the middleware also serves the files without slots (createServer: always). */
+  static: true,
+  /** Price endpoint: answer within this or use the fallback. */
+  priceTimeoutMs: 300,
+  priceCacheTtlMs: 60_000,
+  priceCacheStaleMs: 60_000,
+  priceNegativeTtlMs: 5_000,
+  priceCacheSize: 50_000,
+  priceConnections: 32,
+  maxPriceLength: DEFAULT_MAX_PRICE_LENGTH,
+  /** Reload the price file and the manifest when they change. */
+  watch: true,
+  pollIntervalMs: 2_000,
+  /** Memory for pre-split pages (bytes). */
+  pageCacheBytes: 512 * 1024 * 1024,
+  /** Cache-Control for files without slots. */
+  staticCacheControl: 'public, max-age=0',
+  /** Cache-Control for filled pages (they vary per visitor). */
+  filledCacheControl: 'private, no-cache',
+  maxHeaderSize: 8 * 1024,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  /** A socket idle this long (e.g. a client that stops reading) is closed. */
+  socketTimeoutMs: 30_000,
+});
+
+/**
+ * @typedef {{ warn(message: string): void, info?(message: string): void }} Logger
+ * @typedef {import('../prices/index.js').PriceSource} PriceSource
+ * @typedef {Omit<typeof SERVE_DEFAULTS, 'defaultZip'> & {
+ *   root: string, realRoot: string, defaultZip: string | null,
+ *   prices: string | PriceSource | Record<string, Record<string, string | number>> | null,
+ *   logger: Logger,
+ * }} ServeOptions
+ * @typedef {Partial<Omit<ServeOptions, 'realRoot'>> & { root: string, port?: number | string }} ServeOptionsInput
+ */
+
+/** @type {Logger} */
+const CONSOLE_LOGGER = { warn: (m) => console.warn(`prerender: ${m}`) };
+
+/**
+ * @param {ServeOptionsInput} input
+ * @returns {ServeOptions}
+ */
+export function normalizeServeOptions(input) {
+  if (!input || typeof input !== 'object') throw new UsageError('serve: options must be an object with at least { root }');
+  const known = new Set([...Object.keys(SERVE_DEFAULTS), 'root', 'prices', 'logger']);
+  for (const key of Object.keys(input)) {
+    if (!known.has(key)) throw new UsageError(`serve: unknown option "${key}" (known: ${[...known].sort().join(', ')})`);
+  }
+  /** @type {any} */
+  const o = { ...SERVE_DEFAULTS };
+  for (const [k, v] of Object.entries(input)) if (v !== undefined) o[k] = v;
+
+  if (typeof o.root !== 'string' || o.root === '') throw new UsageError('serve: give the directory to serve (the crawl output), e.g. prerender serve ./out');
+  o.root = path.resolve(o.root);
+  let st;
+  try {
+    st = fs.statSync(o.root);
+  } catch {
+    throw new UsageError(`serve: ${o.root} does not exist; run prerender crawl first or check the path`);
+  }
+  if (!st.isDirectory()) throw new UsageError(`serve: ${o.root} is not a directory`);
+  o.realRoot = fs.realpathSync(o.root);
+
+  const port = typeof o.port === 'string' && /^\d+$/.test(o.port) ? Number(o.port) : o.port;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`serve: --port must be 0-65535 (0 picks a free port), got ${JSON.stringify(o.port)}`);
+  o.port = port;
+  if (typeof o.host !== 'string' || o.host.trim() === '') throw new UsageError('serve: --host must be a host name or address, e.g. 127.0.0.1 or 0.0.0.0');
+
+  for (const name of ['zipParam', 'zipCookie']) {
+    if (typeof o[name] !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(o[name])) {
+      throw new UsageError(`serve: --${name === 'zipParam' ? 'zip-param' : 'zip-cookie'} must be 1-64 letters, digits, "_", "." or "-", got ${JSON.stringify(o[name])}`);
+    }
+  }
+  if (o.defaultZip !== null && o.defaultZip !== '') {
+    const zip = normalizeZip(o.defaultZip);
+    if (zip === null) throw new UsageError(`serve: --default-zip ${JSON.stringify(o.defaultZip)} is not a plausible zip code (3-10 letters, digits, spaces or hyphens)`);
+    o.defaultZip = zip;
+  } else o.defaultZip = null;
+  if (typeof o.fallback !== 'string') throw new UsageError('serve: --fallback must be text');
+  if (o.fallback.length > o.maxPriceLength) throw new UsageError(`serve: --fallback is longer than ${o.maxPriceLength} characters`);
+
+  for (const name of ['priceTimeoutMs', 'priceCacheTtlMs', 'priceCacheSize', 'priceConnections', 'maxPriceLength', 'pageCacheBytes', 'maxHeaderSize', 'headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'socketTimeoutMs', 'pollIntervalMs']) {
+    if (!Number.isFinite(o[name]) || o[name] <= 0) throw new UsageError(`serve: ${name} must be a positive number, got ${JSON.stringify(o[name])}`);
+  }
+  for (const name of ['priceCacheStaleMs', 'priceNegativeTtlMs']) {
+    if (!Number.isFinite(o[name]) || o[name] < 0) throw new UsageError(`serve: ${name} must be a number >= 0, got ${JSON.stringify(o[name])}`);
+  }
+
+  if (o.prices === undefined || o.prices === '') o.prices = null;
+  if (typeof o.prices === 'string') {
+    const what = classifyPriceSpec(o.prices);
+    if (what.kind === 'invalid') throw new UsageError(`serve: ${what.problem}`);
+    if (what.kind === 'file') {
+      if (!fs.existsSync(what.file)) throw new UsageError(`serve: price file ${what.file} does not exist`);
+    }
+  } else if (o.prices !== null && typeof o.prices !== 'object') {
+    throw new UsageError('serve: prices must be a .json/.csv path, an http(s) URL template, an object { SKU: { ZIP: price } }, or a source with lookup(sku, zip)');
+  }
+  if (!o.logger) o.logger = CONSOLE_LOGGER;
+  if (typeof o.logger.warn !== 'function') throw new UsageError('serve: logger must have a warn(message) method');
+  return o;
+}

@@ -1,0 +1,329 @@
+// @ts-check
+/**
+ * The page store: the manifest's pages with price slots, each split once at
+ * its placeholders into Buffers (and, lazily, into deflated parts for gzip).
+ * Requests only look pages up; no HTML is parsed per request.
+ *
+ * Loading a page checks that the bytes at each recorded offset are the
+ * expected placeholder; a stale manifest or an edited file is scanned once
+ * for placeholder comments instead, with a warning. Prepared pages live in a
+ * byte-bounded LRU; the whole store is rebuilt when the manifest changes.
+ */
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import { renderPlaceholder } from '../placeholders.js';
+import { isUtf8Type } from './escape.js';
+import { deflateParts } from './gzip.js';
+import { MANIFEST_NAME, parseManifest } from './manifest.js';
+import { contentTypeFor } from './mime.js';
+import { joinInside, realInside } from './paths.js';
+
+/**
+ * @typedef {import('./manifest.js').Manifest} Manifest
+ * @typedef {import('./manifest.js').PageMeta} PageMeta
+ * @typedef {import('./manifest.js').Slot} Slot
+ * @typedef {{ warn(message: string): void, info?(message: string): void }} Logger
+ *
+ * @typedef {object} PreparedPage
+ * @property {string} key
+ * @property {Buffer[]} parts  n+1 pieces around n slots
+ * @property {string[]} skus
+ * @property {string} contentType
+ * @property {boolean} asciiOnly  page not labelled UTF-8: prices go in as ASCII
+ * @property {number} bytes
+ * @property {Buffer[] | null} deflated  lazily, see gzip.js
+ */
+
+const FILTER_PLACEHOLDER = /<!--prerender:price sku=([A-Za-z0-9%._~-]*)-->/g;
+
+/**
+ * Finds filter placeholders in a file's bytes (latin1 keeps offsets in bytes).
+ * @param {Buffer} buf
+ * @returns {Slot[]}
+ */
+export function scanPlaceholders(buf) {
+  /** @type {Slot[]} */
+  const slots = [];
+  const text = buf.toString('latin1');
+  for (const m of text.matchAll(FILTER_PLACEHOLDER)) {
+    let sku;
+    try {
+      sku = decodeURIComponent(m[1]);
+    } catch {
+      continue;
+    }
+    slots.push({ sku, offset: /** @type {number} */ (m.index), length: m[0].length });
+  }
+  return slots;
+}
+
+/**
+ * @param {Buffer} buf
+ * @param {PageMeta} meta
+ */
+function slotsMatch(buf, meta) {
+  if (!meta.slotsValid) return false;
+  if (meta.bytes !== null && meta.bytes !== buf.length) return false;
+  for (const slot of meta.slots) {
+    if (slot.offset + slot.length > buf.length) return false;
+    const expected = renderPlaceholder('filter', slot.sku);
+    if (expected.length !== slot.length) return false;
+    if (buf.toString('latin1', slot.offset, slot.offset + slot.length) !== expected) return false;
+  }
+  return true;
+}
+
+/**
+ * @param {Buffer} buf
+ * @param {Slot[]} slots
+ */
+function split(buf, slots) {
+  const parts = [];
+  let at = 0;
+  for (const slot of slots) {
+    parts.push(buf.subarray(at, slot.offset));
+    at = slot.offset + slot.length;
+  }
+  parts.push(buf.subarray(at));
+  return parts;
+}
+
+export class PageStore extends EventEmitter {
+  #root;
+  #logger;
+  #cacheBytes;
+  /** @type {Manifest | null} */
+  manifest = null;
+  /** Pages with slots that this server fills (empty unless placeholderMode is 'filter'). */
+  /** @type {Map<string, PageMeta>} */
+  #fillable = new Map();
+  /** @type {Map<string, PreparedPage>} LRU: oldest first */
+  #cache = new Map();
+  #cachedBytes = 0;
+  /** @type {Map<string, Promise<PreparedPage | null>>} */
+  #loading = new Map();
+  #generation = 0;
+  /** @type {string | null} */
+  #manifestSignature = null;
+
+  /**
+   * Reads the manifest synchronously: a missing manifest means "plain static
+   * tree" (with a warning); a malformed one throws.
+   * @param {string} realRoot
+   * @param {{ logger: Logger, cacheBytes: number }} options
+   */
+  constructor(realRoot, { logger, cacheBytes }) {
+    super();
+    this.#root = realRoot;
+    this.#logger = logger;
+    this.#cacheBytes = cacheBytes;
+    const file = path.join(realRoot, MANIFEST_NAME);
+    let text;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+      this.#manifestSignature = signature(fs.statSync(file));
+    } catch (error) {
+      if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'ENOENT') throw error;
+      this.#manifestSignature = 'missing';
+      logger.warn(`no ${MANIFEST_NAME} in ${realRoot}: serving the files as they are, without price filling`);
+      return;
+    }
+    let manifest;
+    try {
+      manifest = parseManifest(text);
+    } catch (error) {
+      throw new Error(`${file}: ${/** @type {Error} */ (error).message}`, { cause: error });
+    }
+    this.#use(manifest);
+  }
+
+  /** @param {Manifest} manifest */
+  #use(manifest) {
+    this.manifest = manifest;
+    for (const w of manifest.warnings) this.#logger.warn(w);
+    this.#fillable = new Map();
+    if (manifest.mode === 'filter') {
+      for (const [key, meta] of manifest.pages) if (meta.slots.length > 0 || !meta.slotsValid) this.#fillable.set(key, meta);
+    } else {
+      this.#logger.info?.(`manifest placeholderMode is '${manifest.mode}': pages are served as they are (for nginx SSI / ESI in front)`);
+    }
+    this.#cache.clear();
+    this.#cachedBytes = 0;
+    this.#loading.clear();
+    this.#generation++;
+  }
+
+  /** Number of pages this store fills. */
+  get fillableCount() {
+    return this.#fillable.size;
+  }
+
+  /**
+   * @param {string} key
+   * @returns {PageMeta | undefined} set when the page at `key` has price slots
+   */
+  fillable(key) {
+    return this.#fillable.get(key);
+  }
+
+  /**
+   * The content type recorded for a file, else one from its extension.
+   * @param {string} key
+   */
+  contentType(key) {
+    return this.manifest?.pages.get(key)?.contentType ?? contentTypeFor(key);
+  }
+
+  /**
+   * A prepared page: from the cache synchronously, or a promise while it loads.
+   * Resolves null when the file is gone or unsafe.
+   * @param {PageMeta} meta
+   * @returns {PreparedPage | Promise<PreparedPage | null>}
+   */
+  get(meta) {
+    const cached = this.#cache.get(meta.key);
+    if (cached) {
+      // Move to the recent end of the LRU.
+      this.#cache.delete(meta.key);
+      this.#cache.set(meta.key, cached);
+      return cached;
+    }
+    let pending = this.#loading.get(meta.key);
+    if (!pending) {
+      const generation = this.#generation;
+      pending = this.#prepare(meta).then(
+        (page) => {
+          if (page && generation === this.#generation) this.#remember(page);
+          return page;
+        },
+        (error) => {
+          this.#logger.warn(`${meta.key}: cannot load: ${error.message}`);
+          return null;
+        },
+      ).finally(() => {
+        if (generation === this.#generation) this.#loading.delete(meta.key);
+      });
+      this.#loading.set(meta.key, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * Lazily deflated parts (gzip responses), computed on first use.
+   * @param {PreparedPage} page
+   */
+  deflated(page) {
+    if (!page.deflated) {
+      page.deflated = deflateParts(page.parts);
+      const extra = page.deflated.reduce((n, b) => n + b.length, 0);
+      if (this.#cache.get(page.key) === page) this.#cachedBytes += extra;
+      this.#evict();
+    }
+    return page.deflated;
+  }
+
+  /** @param {PreparedPage} page */
+  #remember(page) {
+    this.#cache.set(page.key, page);
+    this.#cachedBytes += page.bytes;
+    this.#evict();
+  }
+
+  #evict() {
+    while (this.#cachedBytes > this.#cacheBytes && this.#cache.size > 1) {
+      const [key, page] = /** @type {[string, PreparedPage]} */ (this.#cache.entries().next().value);
+      this.#cache.delete(key);
+      this.#cachedBytes -= page.bytes + (page.deflated ? page.deflated.reduce((n, b) => n + b.length, 0) : 0);
+    }
+  }
+
+  /**
+   * @param {PageMeta} meta
+   * @returns {Promise<PreparedPage | null>}
+   */
+  async #prepare(meta) {
+    const abs = joinInside(this.#root, meta.key);
+    const real = abs && (await realInside(this.#root, abs));
+    if (!real) {
+      this.#logger.warn(`${meta.key}: missing, or a link leading outside the served directory; not served`);
+      return null;
+    }
+    const buf = await fs.promises.readFile(real);
+    let slots = meta.slots;
+    if (!slotsMatch(buf, meta)) {
+      slots = scanPlaceholders(buf);
+      this.#logger.warn(`${meta.key}: the manifest's placeholder offsets do not match the file (stale manifest or edited file); found ${slots.length} placeholder(s) by scanning it once`);
+      this.emit('stale', meta.key);
+    }
+    const contentType = meta.contentType ?? contentTypeFor(meta.key);
+    return {
+      key: meta.key,
+      parts: split(buf, slots),
+      skus: slots.map((s) => s.sku),
+      contentType,
+      asciiOnly: !isUtf8Type(contentType),
+      bytes: buf.length,
+      deflated: null,
+    };
+  }
+
+  /**
+   * Loads pages into the cache until it is full, a few at a time. Resolves
+   * when done (never rejects).
+   * @param {{ concurrency?: number }} [options]
+   */
+  async preload({ concurrency = 8 } = {}) {
+    const generation = this.#generation;
+    const queue = [...this.#fillable.values()];
+    let budget = this.#cacheBytes;
+    const worker = async () => {
+      while (queue.length > 0 && generation === this.#generation) {
+        const meta = /** @type {PageMeta} */ (queue.shift());
+        if (meta.bytes !== null) {
+          if (budget - meta.bytes < 0) return;
+          budget -= meta.bytes;
+        }
+        await this.get(meta);
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  }
+
+  /**
+   * Re-reads the manifest if it changed. A broken manifest keeps the current
+   * one (with a warning). Resolves true when a new manifest is in use.
+   */
+  async reloadManifest() {
+    const file = path.join(this.#root, MANIFEST_NAME);
+    let st;
+    try {
+      st = await fs.promises.stat(file);
+    } catch {
+      return false;
+    }
+    const sig = signature(st);
+    if (sig === this.#manifestSignature) return false;
+    let manifest;
+    try {
+      const text = await fs.promises.readFile(file, 'utf8');
+      if (signature(await fs.promises.stat(file)) !== sig) return false; // still being written
+      this.#manifestSignature = sig;
+      manifest = parseManifest(text);
+    } catch (error) {
+      this.#manifestSignature = sig;
+      this.#logger.warn(`${MANIFEST_NAME} changed but cannot be used (${/** @type {Error} */ (error).message}); keeping the previous one`);
+      this.emit('manifest-error', error);
+      return false;
+    }
+    this.#use(manifest);
+    this.#logger.info?.(`${MANIFEST_NAME} reloaded: ${this.#fillable.size} pages with price slots`);
+    this.emit('manifest-reload');
+    return true;
+  }
+}
+
+/** @param {fs.Stats} st */
+function signature(st) {
+  return `${st.ino}:${st.size}:${st.mtimeMs}`;
+}

@@ -1,0 +1,117 @@
+// @ts-check
+/**
+ * Request paths -> files, without escaping the served directory.
+ *
+ * `parseRequestTarget` is a pure function (tested with a table of hostile
+ * inputs): it decodes the path exactly once and rejects what no file name in
+ * a static tree needs: absolute-form targets, backslashes, encoded slashes,
+ * NUL and control characters, `..` segments, and hidden (dot) segments other
+ * than `.well-known`. `resolveInside` then checks the joined path, and the
+ * real path after symlinks, against the real root.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * @typedef {{ ok: true, path: string, dir: boolean, search: string }} ParsedTarget
+ *   path: relative, '/'-separated, no empty segments ('' for the root);
+ *   dir: the request path ended in '/'; search: '' or '?...'
+ * @typedef {{ ok: false, status: 400 | 404, reason: string }} RejectedTarget
+ */
+
+const MAX_SEGMENT = 255;
+
+/**
+ * @param {string | undefined} url the request target as received (req.url)
+ * @returns {ParsedTarget | RejectedTarget}
+ */
+export function parseRequestTarget(url) {
+  if (typeof url !== 'string' || url.charCodeAt(0) !== 47 /* / */) {
+    return { ok: false, status: 400, reason: 'request target must be a path (origin-form)' };
+  }
+  let end = url.length;
+  const q = url.indexOf('?');
+  if (q !== -1) end = q;
+  const hash = url.indexOf('#');
+  if (hash !== -1 && hash < end) end = hash;
+  const raw = url.slice(0, end);
+  const search = q === -1 ? '' : url.slice(q, hash > q ? hash : undefined);
+  if (raw.includes('\\')) return { ok: false, status: 400, reason: 'backslash in path' };
+  let decoded = raw;
+  if (raw.includes('%')) {
+    if (/%(?:2f|5c|00)/i.test(raw)) return { ok: false, status: 400, reason: 'encoded slash, backslash or NUL in path' };
+    try {
+      decoded = decodeURIComponent(raw);
+    } catch {
+      return { ok: false, status: 400, reason: 'malformed percent-encoding' };
+    }
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f\\]/.test(decoded)) return { ok: false, status: 400, reason: 'control character or backslash in path' };
+  const segments = [];
+  for (const segment of decoded.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') return { ok: false, status: 400, reason: '".." in path' };
+    if (segment.charCodeAt(0) === 46 /* . */ && segment !== '.well-known') return { ok: false, status: 404, reason: 'hidden file' };
+    if (segment.length > MAX_SEGMENT) return { ok: false, status: 404, reason: 'path segment too long' };
+    segments.push(segment);
+  }
+  const rel = segments.join('/');
+  return { ok: true, path: rel, dir: rel !== '' && decoded.endsWith('/'), search };
+}
+
+/**
+ * Is a manifest `file` value a safe relative path? Returns the normalised
+ * path or null.
+ * @param {unknown} file
+ */
+export function normalizeManifestPath(file) {
+  if (typeof file !== 'string' || file === '' || file.length > 4096) return null;
+  if (file.startsWith('/') || file.includes('\\') || /[\u0000-\u001f\u007f]/.test(file)) return null;
+  const segments = file.split('/');
+  for (const s of segments) {
+    if (s === '' || s === '.' || s === '..') return null;
+  }
+  return segments.join('/');
+}
+
+/**
+ * `/` + the path with each segment percent-encoded: a safe Location value.
+ * @param {string} rel
+ */
+export function encodePath(rel) {
+  return '/' + rel.split('/').map(encodeURIComponent).join('/');
+}
+
+/**
+ * @param {string} realRoot the real path (fs.realpath) of the served directory
+ * @param {string} rel a path from parseRequestTarget or normalizeManifestPath
+ * @returns {string | null} the absolute path when it stays inside the root
+ */
+export function joinInside(realRoot, rel) {
+  const abs = path.join(realRoot, rel);
+  return isInside(realRoot, abs) ? abs : null;
+}
+
+/**
+ * @param {string} realRoot
+ * @param {string} abs
+ */
+export function isInside(realRoot, abs) {
+  return abs === realRoot || abs.startsWith(realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep);
+}
+
+/**
+ * The real path of `abs` if it (after following symlinks) is inside the root.
+ * @param {string} realRoot
+ * @param {string} abs
+ * @returns {Promise<string | null>}
+ */
+export async function realInside(realRoot, abs) {
+  try {
+    const real = await fs.promises.realpath(abs);
+    return isInside(realRoot, real) ? real : null;
+  } catch {
+    return null;
+  }
+}

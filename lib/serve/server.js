@@ -1,0 +1,84 @@
+// @ts-check
+/**
+ * createServer(options): a node:http server around the price filter, with
+ * bounded header sizes and timeouts so a slow client cannot hold a socket.
+ * runServeCommand(dir, opts, io): what `prerender serve` runs.
+ */
+import http from 'node:http';
+import { once } from 'node:events';
+import { createPriceFilter } from './filter.js';
+import { sendError } from './http-util.js';
+
+/**
+ * @typedef {import('./filter.js').PriceFilter} PriceFilter
+ * @typedef {http.Server & { priceFilter: PriceFilter }} PrerenderServer
+ */
+
+/**
+ * @param {import('./options.js').ServeOptionsInput} input
+ * @returns {PrerenderServer}
+ */
+export function createServer(input) {
+  const filter = createPriceFilter({ ...input, static: true });
+  const o = filter.options;
+  const server = http.createServer(
+    {
+      maxHeaderSize: o.maxHeaderSize,
+      headersTimeout: o.headersTimeoutMs,
+      requestTimeout: o.requestTimeoutMs,
+      keepAliveTimeout: o.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, o.headersTimeoutMs),
+    },
+    (req, res) => filter(req, res),
+  );
+  server.setTimeout(o.socketTimeoutMs, (socket) => socket.destroy());
+  server.on('clientError', (error, socket) => {
+    const code = /** @type {{ code?: string }} */ (error).code;
+    if (socket.writable && !socket.destroyed) {
+      const status = code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    }
+    socket.destroy();
+  });
+  server.on('close', () => void filter.close());
+  return Object.assign(server, { priceFilter: filter });
+}
+
+/**
+ * Starts `prerender serve`, prints `listening on http://HOST:PORT`, and
+ * resolves once `io.signal` aborts and the server has closed.
+ * @param {string} dir
+ * @param {Omit<import('./options.js').ServeOptionsInput, 'root'>} opts
+ * @param {{ stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream, signal?: AbortSignal }} io
+ */
+export async function runServeCommand(dir, opts, io) {
+  const logger = {
+    warn: (/** @type {string} */ m) => void io.stderr.write(`prerender serve: ${m}\n`),
+    info: (/** @type {string} */ m) => void io.stderr.write(`prerender serve: ${m}\n`),
+  };
+  const server = createServer({ logger, ...opts, root: dir });
+  const { host, port } = server.priceFilter.options;
+  server.listen(port, host);
+  try {
+    await Promise.race([once(server, 'listening'), once(server, 'error').then(([e]) => Promise.reject(e))]);
+  } catch (error) {
+    await server.priceFilter.close();
+    throw error;
+  }
+  const address = /** @type {import('node:net').AddressInfo} */ (server.address());
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  io.stdout.write(`listening on http://${shown}:${address.port}\n`);
+  await server.priceFilter.ready;
+  if (io.signal) {
+    if (!io.signal.aborted) await once(io.signal, 'abort');
+  } else {
+    await new Promise(() => {}); // serve until the process ends
+  }
+  await new Promise((resolve) => {
+    server.close(() => resolve(undefined));
+    server.closeAllConnections();
+  });
+  await server.priceFilter.close();
+}
+
+export { sendError };
