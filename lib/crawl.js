@@ -12,6 +12,8 @@ import { Scope } from './scope.js';
 import { canonicalKey, parseHttpUrl } from './url.js';
 import { TreeWriter } from './write.js';
 import { detectCharset } from './charset.js';
+import { loadSitemaps, readUrlList } from './sources.js';
+import { SitemapWriter, isSitemapName } from './sitemap-writer.js';
 
 /**
  * The crawl: roots -> scope -> frontier -> fetch -> parse -> name -> (stage)
@@ -28,7 +30,7 @@ import { detectCharset } from './charset.js';
  * @typedef {import('./frontier.js').Entry} Entry
  * @typedef {import('./manifest.js').ManifestPage} ManifestPage
  * @typedef {{
- *   out: string, manifest: string, pages: number, failed: number, warnings: number, redirects: number,
+ *   out: string, manifest: string | null, pages: number, failed: number, warnings: number, redirects: number,
  *   notCrawled: number, interrupted: boolean, durationMs: number,
  *   failures: { url: string, status?: number, message: string, referrers: string[] }[],
  * }} CrawlResult
@@ -64,10 +66,6 @@ export class Crawler extends EventEmitter {
     if (o.signal?.aborted) controller.abort();
     o.signal?.addEventListener('abort', onAbort, { once: true });
 
-    const scope = new Scope({ roots: o.roots, include: o.include, exclude: o.exclude });
-    const frontier = new Frontier({ maxPages: o.maxPages });
-    const writer = new TreeWriter(o.out);
-    await writer.init();
     const fetcher = createFetcher({
       concurrency: o.concurrency,
       timeout: o.timeout,
@@ -78,35 +76,47 @@ export class Crawler extends EventEmitter {
       signal: controller.signal,
       onRetry: (info) => this.emit('retry', { url: info.url, attempt: info.attempt, delayMs: info.delayMs, message: info.error.message }),
     });
-    const origins = new Set(o.roots.map((root) => new URL(root).origin));
-    /** @type {RunState} */
-    const run = {
-      scope,
-      frontier,
-      writer,
-      fetcher,
-      registry: new FileRegistry(),
-      multiOrigin: origins.size > 1,
-      staticRoot: origins.size > 1 ? new URL('http://prerender.invalid/') : new URL(`${[...origins][0]}/`),
-      origins,
-      warnings: [],
-      redirects: [],
-      stagedCount: 0,
-      signal: controller.signal,
-    };
+    const writer = new TreeWriter(o.out);
+    /** @type {{ url: string, message: string }[]} */
+    const warnings = [];
     try {
-      for (const root of o.roots) frontier.add(root);
+      const listed = await this.#loadListedRoots(fetcher, warnings);
+      const scope = new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed });
+      const frontier = new Frontier({ maxPages: o.maxPages });
+      if (!o.dryRun) await writer.init();
+      const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
+      /** @type {RunState} */
+      const run = {
+        scope,
+        frontier,
+        writer,
+        fetcher,
+        registry: new FileRegistry({ reserved: o.writeSitemap ? isSitemapName : undefined }),
+        multiOrigin: origins.size > 1,
+        staticRoot: origins.size > 1 ? new URL('http://prerender.invalid/') : new URL(`${[...origins][0]}/`),
+        origins,
+        warnings,
+        redirects: [],
+        stagedCount: 0,
+        signal: controller.signal,
+        sources: this.#sources(listed.length),
+      };
+      for (const root of [...o.roots, ...listed]) {
+        if (scope.decide(root).decision === 'crawl') frontier.add(root);
+        else this.emit('link', { from: null, url: root, kind: 'navigation', followed: false, ...scope.decide(root) });
+      }
       await this.#discoverAll(run);
       const interrupted = controller.signal.aborted;
+      this.#assignNames(run);
       if (frontier.overLimit > 0) {
-        this.#warn(run, o.roots[0], `--max-pages ${o.maxPages} reached: ${frontier.overLimit} more in-scope URLs were not crawled; links to them stay live`);
+        this.#warn(run, o.roots[0] ?? listed[0], `--max-pages ${o.maxPages} reached: ${frontier.overLimit} more in-scope URLs were not crawled; links to them stay live`);
       }
-      await this.#writeAll(run, interrupted);
+      if (!o.dryRun) await this.#writeAll(run, interrupted);
       const failures = [...frontier.entries.values()].filter((entry) => entry.state === 'failed').map(toManifestError);
       return {
         out: writer.out,
-        manifest: `${writer.out}/prerender-manifest.json`,
-        pages: this.stats.written,
+        manifest: o.dryRun ? null : `${writer.out}/prerender-manifest.json`,
+        pages: o.dryRun ? this.stats.fetched : this.stats.written,
         failed: failures.length,
         warnings: run.warnings.length,
         redirects: run.redirects.length,
@@ -118,8 +128,42 @@ export class Crawler extends EventEmitter {
     } finally {
       o.signal?.removeEventListener('abort', onAbort);
       await fetcher.close().catch(() => {});
-      await writer.cleanup().catch(() => {});
+      if (!o.dryRun) await writer.cleanup().catch(() => {});
     }
+  }
+
+  /**
+   * URLs from --sitemap and --urls.
+   * @param {ReturnType<typeof createFetcher>} fetcher
+   * @param {{ url: string, message: string }[]} warnings
+   */
+  async #loadListedRoots(fetcher, warnings) {
+    const o = this.options;
+    /** @type {string[]} */
+    const listed = [];
+    if (o.sitemap.length > 0) {
+      const fromSitemaps = await loadSitemaps(o.sitemap, {
+        fetchPage: fetcher.fetchPage,
+        onWarning: (url, message) => {
+          warnings.push({ url, message });
+          this.emit('warning', { url, message });
+        },
+      });
+      listed.push(...fromSitemaps);
+    }
+    if (o.urls !== undefined) listed.push(...await readUrlList(o.urls, { stdin: o.stdin }));
+    return [...new Set(listed)];
+  }
+
+  /** @param {number} listedCount */
+  #sources(listedCount) {
+    const o = this.options;
+    /** @type {Record<string, unknown>} */
+    const sources = {};
+    if (o.sitemap.length > 0) sources.sitemaps = o.sitemap;
+    if (o.urls !== undefined) sources.urlList = o.urls === '-' ? 'stdin' : o.urls;
+    if (listedCount > 0) sources.listedUrls = listedCount;
+    return sources;
   }
 
   /** Phase one: fetch everything in scope, with bounded concurrency. */
@@ -201,7 +245,9 @@ export class Crawler extends EventEmitter {
   }
 
   /**
-   * A page arrived: name it, discover its links, stage or write it.
+   * A page arrived: find the name it wants, discover its links, stage it.
+   * Names are handed out after phase one, in URL order, so that collisions
+   * resolve the same way whatever the fetch order.
    * @param {RunState} run
    * @param {Entry} entry
    * @param {import('./fetch.js').FetchedResponse} response
@@ -211,8 +257,7 @@ export class Crawler extends EventEmitter {
     const contentType = headerValue(response.headers, 'content-type') ?? 'application/octet-stream';
     const html = isHtmlType(contentType);
     const css = mimeOf(contentType) === 'text/css' && o.assets;
-    const url = new URL(entry.key);
-    entry.file = this.#name(run, entry.key, url, contentType, response.headers);
+    entry.file = this.#wantedName(run, entry.key, contentType, response.headers);
     /** @type {import('./frontier.js').PageMeta} */
     const meta = {
       status: response.status,
@@ -226,28 +271,30 @@ export class Crawler extends EventEmitter {
     if (html || css) {
       meta.charset = detectCharset(contentType, response.body);
       this.#discover(run, entry, response.body, html ? 'html' : 'css', meta.charset);
+    } else {
+      meta.bytes = response.body.length;
+      meta.sha256 = sha256(response.body);
+    }
+    if (!o.dryRun) {
       const id = ++run.stagedCount;
       await run.writer.stage(id, response.body);
       entry.stagedId = id;
-    } else {
-      await run.writer.write(entry.file, response.body);
-      meta.bytes = response.body.length;
-      meta.sha256 = sha256(response.body);
     }
     entry.meta = meta;
     entry.state = 'done';
     this.stats.fetched++;
-    this.emit('page', { url: entry.key, file: entry.file, status: response.status, contentType, bytes: response.body.length });
+    this.emit('page', { url: entry.key, wantedFile: entry.file, status: response.status, contentType, bytes: response.body.length });
   }
 
   /**
+   * The file a page asks for: its name header, else the default name.
    * @param {RunState} run
    * @param {string} key
-   * @param {URL} url
    * @param {string} contentType
    * @param {Record<string, string | string[] | undefined>} headers
    */
-  #name(run, key, url, contentType, headers) {
+  #wantedName(run, key, contentType, headers) {
+    const url = new URL(key);
     let wanted;
     const header = headerValue(headers, 'x-builder-filename') ?? headerValue(headers, 'xbuilder-filename');
     if (header !== undefined) {
@@ -258,10 +305,25 @@ export class Crawler extends EventEmitter {
       }
     }
     wanted ??= defaultFileName(url, contentType);
-    if (run.multiOrigin) wanted = `${url.hostname}${url.port ? '_' + url.port : ''}/${wanted}`;
-    const { file, collidedWith } = run.registry.claim(wanted, key);
-    if (collidedWith) this.#warn(run, key, `file name collision: "${wanted}" is taken by ${collidedWith}; written as "${file}"`);
-    return file;
+    return run.multiOrigin ? `${url.hostname}${url.port ? '_' + url.port : ''}/${wanted}` : wanted;
+  }
+
+  /**
+   * Give every fetched page its file, in URL order; collisions get a suffix
+   * and a warning.
+   * @param {RunState} run
+   */
+  #assignNames(run) {
+    const fetched = [...run.frontier.entries.values()].filter((entry) => entry.state === 'done');
+    fetched.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const listening = this.listenerCount('named') > 0;
+    for (const entry of fetched) {
+      const wanted = /** @type {string} */ (entry.file);
+      const { file, collidedWith } = run.registry.claim(wanted, entry.key);
+      if (collidedWith) this.#warn(run, entry.key, `file name collision: "${wanted}" is taken by ${collidedWith}; written as "${file}"`);
+      entry.file = file;
+      if (listening) this.emit('named', { url: entry.key, file, wanted, status: entry.meta?.status });
+    }
   }
 
   /**
@@ -299,8 +361,15 @@ export class Crawler extends EventEmitter {
       roots: o.roots,
       scope: run.scope.toJSON(),
       placeholderMode: o.placeholders,
+      sources: run.sources,
     });
+    const sitemap = o.writeSitemap && o.siteUrl ? new SitemapWriter(run.writer.out, o.siteUrl) : null;
     try {
+      /** @param {ManifestPage} page */
+      const record = async (page) => {
+        await manifest.addPage(page);
+        if (sitemap && isHtmlType(page.contentType)) await sitemap.add(page.file);
+      };
       /** @type {Promise<ManifestPage | null>[]} */
       const window = [];
       for (const entry of run.frontier.entries.values()) {
@@ -308,14 +377,15 @@ export class Crawler extends EventEmitter {
         window.push(this.#finish(run, entry));
         if (window.length >= 8) {
           const page = await window.shift();
-          if (page) await manifest.addPage(page);
+          if (page) await record(page);
         }
       }
       for (const pending of window) {
         const page = await pending;
-        if (page) await manifest.addPage(page);
+        if (page) await record(page);
       }
       const errors = [...run.frontier.entries.values()].filter((entry) => entry.state === 'failed').map(toManifestError);
+      if (sitemap) await sitemap.finish();
       await manifest.finish({ errors, warnings: run.warnings, redirects: run.redirects, interrupted });
     } catch (error) {
       await manifest.abort();
@@ -334,8 +404,11 @@ export class Crawler extends EventEmitter {
     const file = /** @type {string} */ (entry.file);
     let placeholders = /** @type {ManifestPage['placeholders']} */ ([]);
     try {
-      if (entry.stagedId !== undefined) {
-        const raw = await run.writer.readStaged(entry.stagedId);
+      if (meta.type === 'other') {
+        await run.writer.promoteStaged(/** @type {number} */ (entry.stagedId), file);
+        entry.stagedId = undefined;
+      } else {
+        const raw = await run.writer.readStaged(/** @type {number} */ (entry.stagedId));
         const result = renderDocument({
           body: raw,
           type: meta.type === 'css' ? 'css' : 'html',
@@ -354,7 +427,7 @@ export class Crawler extends EventEmitter {
         });
         for (const message of result.warnings) this.#warn(run, entry.key, message);
         await run.writer.write(file, result.body);
-        await run.writer.dropStaged(entry.stagedId);
+        await run.writer.dropStaged(/** @type {number} */ (entry.stagedId));
         entry.stagedId = undefined;
         meta.bytes = result.body.length;
         meta.sha256 = sha256(result.body);
@@ -399,7 +472,7 @@ export class Crawler extends EventEmitter {
  *   scope: Scope, frontier: Frontier, writer: TreeWriter, fetcher: ReturnType<typeof createFetcher>,
  *   registry: FileRegistry, multiOrigin: boolean, staticRoot: URL, origins: Set<string>,
  *   warnings: { url: string, message: string }[], redirects: { url: string, location: string, status: number }[],
- *   stagedCount: number, signal: AbortSignal,
+ *   stagedCount: number, signal: AbortSignal, sources: Record<string, unknown>,
  * }} RunState
  */
 

@@ -23,7 +23,7 @@ export const MANIFEST_NAME = 'prerender-manifest.json';
 export class ManifestWriter {
   /**
    * @param {string} out
-   * @param {{ roots: string[], scope: object, placeholderMode: string, generatedAt?: string }} header
+   * @param {{ roots: string[], scope: object, placeholderMode: string, generatedAt?: string, sources?: Record<string, unknown> }} header
    */
   constructor(out, header) {
     this.path = path.join(out, MANIFEST_NAME);
@@ -36,6 +36,7 @@ export class ManifestWriter {
       roots: header.roots,
       scope: header.scope,
       placeholderMode: header.placeholderMode,
+      ...(header.sources && Object.keys(header.sources).length > 0 ? { sources: header.sources } : {}),
     };
     this.stream.write(JSON.stringify(head, null, 2).replace(/\n}$/, ',\n  "pages": ['));
   }

@@ -165,7 +165,7 @@ export function headerFileName(value, url, contentType) {
 }
 
 /** Names nobody may take: the manifest and the staging folder. */
-export const RESERVED_NAMES = new Set(['prerender-manifest.json', '.prerender-tmp', 'sitemap.xml']);
+export const RESERVED_NAMES = ['prerender-manifest.json', '.prerender-tmp'];
 
 /**
  * Hands out file names so that two URLs never share a file: a taken name (case
@@ -173,7 +173,9 @@ export const RESERVED_NAMES = new Set(['prerender-manifest.json', '.prerender-tm
  * clashing with a directory, gets a "-2", "-3"... suffix before its extension.
  */
 export class FileRegistry {
-  constructor() {
+  /** @param {{ reserved?: (name: string) => boolean }} [options] more top-level names to keep free */
+  constructor(options = {}) {
+    this.reserved = options.reserved ?? (() => false);
     /** @type {Map<string, string>} lower-cased file -> URL that owns it */
     this.files = new Map();
     /** @type {Set<string>} lower-cased directories in use */
@@ -202,8 +204,8 @@ export class FileRegistry {
   #clash(file) {
     const lower = file.toLowerCase();
     if (this.files.has(lower) || this.dirs.has(lower)) return true;
-    if (RESERVED_NAMES.has(lower.split('/')[0]) && !lower.includes('/')) return true;
-    if (lower.startsWith('.prerender-tmp/')) return true;
+    const top = lower.split('/')[0];
+    if (RESERVED_NAMES.includes(top) || (!lower.includes('/') && this.reserved(lower))) return true;
     const parts = lower.split('/');
     for (let i = 1; i < parts.length; i++) {
       if (this.files.has(parts.slice(0, i).join('/'))) return true;

@@ -30,11 +30,18 @@ export const CRAWL_OPTIONS = [
   { name: 'placeholders', flags: '--placeholders <mode>', type: 'choice', choices: PLACEHOLDER_MODES, default: 'filter', description: 'price slot form: filter (prerender serve), ssi (nginx), esi (Varnish/CDN)' },
   { name: 'pricePath', flags: '--price-path <path>', type: 'string', default: '/price', description: 'price endpoint path used in ssi/esi placeholders' },
   { name: 'header', flags: '-H, --header <header...>', type: 'string[]', default: [], description: 'extra request header "Name: value" (e.g. a cookie); repeatable' },
+  { name: 'sitemap', flags: '--sitemap <url...>', type: 'string[]', default: [], description: 'add every URL of a sitemap (sitemap.xml, sitemap index, .xml.gz) as a root; in scope unless excluded' },
+  { name: 'urls', flags: '--urls <file>', type: 'string', description: 'add the URLs of a file (one per line, "#" comments; "-" for stdin) as roots; in scope unless excluded' },
+  { name: 'writeSitemap', flags: '--write-sitemap', type: 'boolean', default: false, description: 'write sitemap.xml for the static tree (needs --site-url)' },
+  { name: 'siteUrl', flags: '--site-url <url>', type: 'url', description: 'public base URL of the static tree, for --write-sitemap' },
   { name: 'json', flags: '--json', type: 'boolean', default: false, description: 'print a machine-readable summary on stdout', cliOnly: true },
   { name: 'quiet', flags: '-q, --quiet', type: 'boolean', default: false, description: 'no progress line and no summary (errors still go to stderr)', cliOnly: true },
 ];
 
-const BY_NAME = new Map(CRAWL_OPTIONS.map((spec) => [spec.name, spec]));
+export const OPTION_BY_NAME = new Map(CRAWL_OPTIONS.map((spec) => [spec.name, spec]));
+const BY_NAME = OPTION_BY_NAME;
+/** API-only keys: `roots`, and knobs for tests and embedding. */
+const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'onEvent', 'dryRun', 'stdin'];
 
 /**
  * @typedef {{
@@ -42,6 +49,8 @@ const BY_NAME = new Map(CRAWL_OPTIONS.map((spec) => [spec.name, spec]));
  *   maxPages: number, timeout: number, retries: number, dynamicBase: URL | null, assets: boolean,
  *   maxPageBytes: number, placeholders: 'filter' | 'ssi' | 'esi', pricePath: string,
  *   headers: Record<string, string>, retryDelay: number, signal?: AbortSignal,
+ *   sitemap: string[], urls?: string, writeSitemap: boolean, siteUrl: URL | null, dryRun: boolean,
+ *   stdin?: NodeJS.ReadableStream,
  * }} ResolvedCrawlOptions
  */
 
@@ -138,8 +147,11 @@ export function resolveCrawlOptions(input, context = {}) {
     const value = input[spec.name];
     out[spec.name] = value === undefined ? structuredClone(spec.default) : coerceOption(spec, value, source);
   }
-  const rootsInput = input.roots;
-  if (!Array.isArray(rootsInput) || rootsInput.length === 0) throw fail('give at least one root URL', source);
+  const rootsInput = input.roots ?? [];
+  if (!Array.isArray(rootsInput)) throw fail('"roots" must be a list of absolute http(s) URLs', source);
+  if (rootsInput.length === 0 && out.sitemap.length === 0 && out.urls === undefined) {
+    throw fail('give at least one root URL (or --sitemap / --urls)', source);
+  }
   out.roots = rootsInput.map((root) => {
     const url = typeof root === 'string' ? normalizeUrl(root) : null;
     if (!url) throw fail(`root must be an absolute http(s) URL, got ${JSON.stringify(root)}`, source);
@@ -156,11 +168,27 @@ export function resolveCrawlOptions(input, context = {}) {
   } else {
     out.dynamicBase = null;
   }
+  out.sitemap = out.sitemap.map((/** @type {string} */ url) => {
+    const normalized = normalizeUrl(url);
+    if (!normalized) throw fail(`sitemap must be an absolute http(s) URL, got ${JSON.stringify(url)}`, source);
+    return normalized;
+  });
+  if (out.siteUrl) {
+    const site = new URL(out.siteUrl);
+    if (!site.pathname.endsWith('/')) site.pathname += '/';
+    site.search = '';
+    out.siteUrl = site;
+  } else {
+    out.siteUrl = null;
+  }
+  if (out.writeSitemap && !out.siteUrl) throw fail('--write-sitemap needs --site-url <url>: a sitemap lists absolute URLs', source);
+  out.dryRun = input.dryRun === true;
+  if (input.stdin !== undefined) out.stdin = input.stdin;
   if (!out.pricePath.startsWith('/')) throw fail(`price path must start with "/", got ${JSON.stringify(out.pricePath)}`, source);
   out.retryDelay = typeof input.retryDelay === 'number' && input.retryDelay >= 0 ? input.retryDelay : 500;
   if (input.signal !== undefined) out.signal = input.signal;
   for (const key of Object.keys(input)) {
-    if (!BY_NAME.has(key) && !['roots', 'retryDelay', 'signal', 'onEvent'].includes(key)) {
+    if (!BY_NAME.has(key) && !INTERNAL_KEYS.includes(key)) {
       throw fail(`unknown option "${key}"`, source);
     }
   }

@@ -54,11 +54,14 @@ export function defaultScopeOf(root) {
  */
 export class Scope {
   /**
-   * @param {{ roots: string[], include?: string[], exclude?: string[] }} options roots must be canonical
+   * @param {{ roots: string[], include?: string[], exclude?: string[], listed?: Iterable<string> }} options
+   *   roots: canonical root URLs, each bringing its directory into scope when there is no include;
+   *   listed: canonical URLs from sitemaps or URL lists, in scope themselves unless excluded
    */
-  constructor({ roots, include = [], exclude = [] }) {
+  constructor({ roots, include = [], exclude = [], listed = [] }) {
     this.roots = roots;
-    const origins = [...new Set(roots.map((root) => new URL(root).origin))];
+    this.listed = new Set(listed);
+    const origins = [...new Set([...roots, ...this.listed].map((root) => new URL(root).origin))];
     /** @type {CompiledPattern[]} */
     this.include = include.length > 0
       ? include.flatMap((pattern) => compilePattern(pattern, origins))
@@ -79,6 +82,7 @@ export class Scope {
       if (pattern.regex.test(url)) return { decision: 'excluded', pattern: pattern.source };
     }
     if (this.rootSet.has(url)) return { decision: 'crawl', root: url, pattern: 'root' };
+    if (this.listed.has(url)) return { decision: 'crawl', root: url, pattern: 'listed' };
     for (const pattern of this.include) {
       if (pattern.regex.test(url)) return { decision: 'crawl', pattern: pattern.source };
     }

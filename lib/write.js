@@ -82,6 +82,17 @@ export class TreeWriter {
     return readFile(path.join(this.staging, `s${id}.body`));
   }
 
+  /**
+   * Move a staged body to its place in the tree, unchanged.
+   * @param {number} id
+   * @param {string} file
+   */
+  async promoteStaged(id, file) {
+    const target = this.resolve(file);
+    await this.#ensureDir(path.dirname(target));
+    await rename(path.join(this.staging, `s${id}.body`), target);
+  }
+
   /** @param {number} id */
   dropStaged(id) {
     return unlink(path.join(this.staging, `s${id}.body`)).catch(() => {});
