@@ -17,6 +17,7 @@ process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
 process.exitCode = await run(process.argv.slice(2), {
+  stdin: process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,

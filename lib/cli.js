@@ -4,7 +4,11 @@ import { readFileSync } from 'node:fs';
 import { CRAWL_OPTIONS } from './options.js';
 import { Crawler } from './crawl.js';
 import { UsageError, ConfigError } from './errors.js';
-import { explainError, formatSummary, startProgress } from './report.js';
+import { explainError, formatSummary, startProgress, formatPlanRow, formatPlanTotals, formatWhy } from './report.js';
+import { findConfig, loadConfigFile, CONFIG_FILES } from './config.js';
+import { preview, explainUrl } from './preview.js';
+import { writeFile, readFile } from 'node:fs/promises';
+import path from 'node:path';
 
 /**
  * The command line: a thin shell over the library. `run()` never exits the
@@ -20,6 +24,7 @@ export const EXIT = Object.freeze({ OK: 0, PAGES_FAILED: 1, USAGE: 2, INTERRUPTE
  *   stdout: NodeJS.WritableStream & { isTTY?: boolean, columns?: number },
  *   stderr: NodeJS.WritableStream,
  *   env?: Record<string, string | undefined>,
+ *   stdin?: NodeJS.ReadableStream,
  *   signal?: AbortSignal,
  *   cwd?: string,
  * }} Io
@@ -67,7 +72,7 @@ function buildProgram(io, setExitCode) {
   const crawlCommand = program
     .command('crawl')
     .description('crawl the roots and write the static tree and prerender-manifest.json')
-    .argument('<root...>', 'root URLs to start from (a site, a directory, or one page)')
+    .argument('[root...]', 'root URLs to start from (a site, a directory, or one page); or "roots" in the config file')
     .addHelpText('after', `
 Scope: a pattern starting with "/" is a path on the root's origin, otherwise an
 absolute URL; it matches as a prefix of the URL (path and query); "*" matches any
@@ -79,9 +84,36 @@ the manifest lists the failures); 2 usage error; 130 interrupted (Ctrl-C).
 Example (the XBuilder-style catalogue):
   prerender crawl http://shop/st/dir.asp -i /st/dir.asp /st/product.asp -o out`);
   for (const spec of CRAWL_OPTIONS) crawlCommand.addOption(optionFromSpec(spec));
+  crawlCommand.addOption(configOption());
   crawlCommand.action(async (roots, flags) => {
-    setExitCode(await crawlAction(roots, flags, io));
+    setExitCode(await crawlAction(await withConfig(roots, flags, io), io));
   });
+
+  const previewCommand = program
+    .command('preview')
+    .description('show what a crawl would do (every URL, its decision, its file, and why) without writing anything')
+    .argument('[root...]', 'root URLs, as for crawl')
+    .option('--limit <n>', 'stop after n in-scope pages (a quick look at a big site)')
+    .option('--why <url>', 'explain the decision for one URL (which pattern, which root) and the file it would get')
+    .addHelpText('after', `
+Decisions: crawl (in scope: fetched and written), dynamic (out of scope: the link
+is kept live), excluded (matched an --exclude pattern), failed (in scope, but the
+fetch failed). --json prints one JSON object per line, then a "totals" line.`);
+  for (const spec of CRAWL_OPTIONS) {
+    if (['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'quiet'].includes(spec.name)) continue;
+    previewCommand.addOption(optionFromSpec(spec));
+  }
+  previewCommand.addOption(configOption());
+  previewCommand.action(async (roots, flags) => {
+    setExitCode(await previewAction(await withConfig(roots, flags, io), io));
+  });
+
+  program
+    .command('init')
+    .description(`write a commented starter config (prerender.config.mjs) in the current directory; never overwrites one`)
+    .action(async () => {
+      setExitCode(await initAction(io));
+    });
 
   program
     .command('serve')
@@ -121,16 +153,34 @@ function optionFromSpec(spec) {
   return option;
 }
 
+function configOption() {
+  return new Option('--config <file>', `config file (default: ${CONFIG_FILES.join(', ')} in the current directory, if present)`);
+}
+
 /**
+ * Merge the config file (if any) under the command-line flags.
  * @param {string[]} roots
  * @param {Record<string, any>} flags
  * @param {Io} io
  */
-async function crawlAction(roots, flags, io) {
+async function withConfig(roots, flags, io) {
+  const { config, ...cli } = flags;
+  const file = await findConfig({ cwd: io.cwd ?? process.cwd(), file: config });
+  const fromFile = file ? await loadConfigFile(file) : {};
+  const merged = { ...fromFile, ...cli };
+  if (roots.length > 0) merged.roots = roots;
+  return merged;
+}
+
+/**
+ * @param {Record<string, any>} flags merged options
+ * @param {Io} io
+ */
+async function crawlAction(flags, io) {
   const { json, quiet, ...options } = flags;
   let crawler;
   try {
-    crawler = new Crawler({ ...options, roots, signal: io.signal });
+    crawler = new Crawler({ ...options, signal: io.signal, stdin: io.stdin });
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError) {
       io.stderr.write(`prerender: ${error.message}\n`);
@@ -155,4 +205,52 @@ async function crawlAction(roots, flags, io) {
   else if (!quiet) io.stdout.write(formatSummary(result, { warningsList: warnings }));
   if (result.interrupted) return EXIT.INTERRUPTED;
   return result.failed > 0 ? EXIT.PAGES_FAILED : EXIT.OK;
+}
+
+/**
+ * @param {Record<string, any>} flags merged options
+ * @param {Io} io
+ */
+async function previewAction(flags, io) {
+  const { json, quiet, why, limit, ...options } = flags;
+  const write = (/** @type {string} */ text) => io.stdout.write(text);
+  if (why !== undefined) {
+    const answer = await explainUrl({ ...options, signal: io.signal }, why);
+    write(json ? JSON.stringify(answer) + '\n' : formatWhy(answer));
+    return EXIT.OK;
+  }
+  let limitNumber;
+  if (limit !== undefined) {
+    limitNumber = /^\d+$/.test(String(limit)) ? Number(limit) : NaN;
+    if (!(limitNumber >= 1)) throw new UsageError(`--limit must be a whole number of at least 1, got ${JSON.stringify(limit)}`);
+  }
+  const { totals } = await preview({ ...options, limit: limitNumber, signal: io.signal, stdin: io.stdin }, {
+    onRow: (row) => write(json ? JSON.stringify({ type: 'url', ...row }) + '\n' : formatPlanRow(row)),
+  });
+  write(json ? JSON.stringify({ type: 'totals', ...totals }) + '\n' : formatPlanTotals(totals));
+  if (totals.interrupted) return EXIT.INTERRUPTED;
+  return totals.failed > 0 ? EXIT.PAGES_FAILED : EXIT.OK;
+}
+
+/** @param {Io} io */
+async function initAction(io) {
+  const cwd = io.cwd ?? process.cwd();
+  const existing = await findConfig({ cwd }).catch(() => 'several');
+  if (existing) {
+    io.stderr.write(`prerender: a config file already exists (${existing === 'several' ? 'several' : path.basename(existing)}): not overwritten\n`);
+    return EXIT.USAGE;
+  }
+  const template = await readFile(new URL('../templates/prerender.config.mjs', import.meta.url), 'utf8');
+  const target = path.join(cwd, 'prerender.config.mjs');
+  try {
+    await writeFile(target, template, { flag: 'wx' });
+  } catch (error) {
+    if (error.code === 'EEXIST') {
+      io.stderr.write('prerender: prerender.config.mjs already exists: not overwritten\n');
+      return EXIT.USAGE;
+    }
+    throw error;
+  }
+  io.stdout.write(`wrote ${target}\nedit its roots and scope, then check them with: npx prerender preview\n`);
+  return EXIT.OK;
 }

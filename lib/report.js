@@ -102,3 +102,41 @@ export function explainError(error) {
 export function redact(text) {
   return text.replace(/\b(cookie|authorization|proxy-authorization)\s*:\s*[^\n]*/gi, '$1: [redacted]');
 }
+
+/** @param {import('./preview.js').PlanRow} row */
+export function formatPlanRow(row) {
+  const file = row.file ? `  -> ${row.file}` : '';
+  return `${row.decision.padEnd(8)}  ${row.url}${file}  (${row.reason})\n`;
+}
+
+/** @param {import('./preview.js').PlanTotals} totals */
+export function formatPlanTotals(totals) {
+  const lines = ['', `${totals.interrupted ? 'Interrupted. ' : ''}Plan: ${count(totals.pagesInScope)} page${totals.pagesInScope === 1 ? '' : 's'} in scope would be written; ${count(totals.failed)} failed; ${count(totals.notCrawled)} in scope but not crawled (${formatDuration(totals.durationMs)})`];
+  if (totals.dynamicByPath.length > 0) {
+    lines.push('Dynamic targets (links kept live), by path:');
+    const width = Math.min(60, Math.max(...totals.dynamicByPath.map((group) => group.path.length)));
+    for (const group of totals.dynamicByPath.slice(0, 30)) {
+      lines.push(`  ${group.path.padEnd(width)}  ${count(group.links)} link${group.links === 1 ? '' : 's'} from ${count(group.pages)} page${group.pages === 1 ? '' : 's'}`);
+    }
+    if (totals.dynamicByPath.length > 30) lines.push(`  … and ${count(totals.dynamicByPath.length - 30)} more paths (see --json)`);
+  }
+  if (totals.excludedByPattern.length > 0) {
+    lines.push('Exclusions by pattern:');
+    for (const group of totals.excludedByPattern) lines.push(`  ${group.pattern}  ${count(group.urls)} URL${group.urls === 1 ? '' : 's'}`);
+  }
+  lines.push(`Name collisions: ${count(totals.collisions)}; unsafe names refused: ${count(totals.unsafeNames)}`);
+  lines.push('Nothing was written.');
+  return lines.join('\n') + '\n';
+}
+
+/** @param {Record<string, any>} answer */
+export function formatWhy(answer) {
+  const lines = [answer.url, `  decision  ${answer.decision}`, `  reason    ${answer.reason}`];
+  if (answer.roots?.length) lines.push(`  roots     ${answer.roots.join(', ')}`);
+  if (answer.status !== undefined) lines.push(`  status    ${answer.status}`);
+  if (answer.redirectTo) lines.push(`  redirect  ${answer.redirectTo} (links lead to its file)`);
+  if (answer.file) lines.push(`  file      ${answer.file} (${answer.fileFrom}; a collision found by a full crawl would add a suffix)`);
+  if (answer.fetchError) lines.push(`  fetch     failed: ${answer.fetchError}`);
+  lines.push(`  scope     include ${answer.scope.include.join(', ') || '(none)'}; exclude ${answer.scope.exclude.join(', ') || '(none)'}`);
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,130 @@
+// @ts-check
+import { access, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ConfigError } from './errors.js';
+import { OPTION_BY_NAME, coerceOption } from './options.js';
+
+/**
+ * Config files: prerender.config.js / .mjs / .json in the working directory,
+ * or the file given with --config. Keys are the CLI's option names in
+ * camelCase, plus "roots"; flags given on the command line win.
+ */
+
+export const CONFIG_FILES = ['prerender.config.js', 'prerender.config.mjs', 'prerender.config.json'];
+
+/** @param {string} file */
+const exists = (file) => access(file).then(() => true, () => false);
+
+/**
+ * Find the config file to use: the explicit one, else the one in `cwd`.
+ * @param {{ cwd: string, file?: string }} where
+ * @returns {Promise<string | null>}
+ */
+export async function findConfig({ cwd, file }) {
+  if (file !== undefined) {
+    const absolute = path.resolve(cwd, file);
+    if (!(await exists(absolute))) throw new ConfigError(`config file not found: ${file}`);
+    return absolute;
+  }
+  const found = [];
+  for (const name of CONFIG_FILES) {
+    if (await exists(path.join(cwd, name))) found.push(name);
+  }
+  if (found.length > 1) throw new ConfigError(`several config files in ${cwd} (${found.join(', ')}): keep one, or choose with --config`);
+  return found.length === 1 ? path.join(cwd, found[0]) : null;
+}
+
+/**
+ * Load and check a config file. Unknown keys and wrong types are errors that
+ * name the file, the key and the expected type.
+ * @param {string} file absolute path
+ * @returns {Promise<Record<string, unknown>>}
+ */
+export async function loadConfigFile(file) {
+  const name = path.basename(file);
+  /** @type {unknown} */
+  let value;
+  if (file.endsWith('.json')) {
+    let text;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`${name}: cannot read: ${error.message}`, { cause: error });
+    }
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw new ConfigError(`${name}: not valid JSON: ${error.message}`, { cause: error });
+    }
+  } else {
+    try {
+      const module = await import(pathToFileURL(file).href);
+      value = module.default;
+      if (typeof value === 'function') value = await value();
+    } catch (error) {
+      throw new ConfigError(`${name}: cannot load: ${error.message}`, { cause: error });
+    }
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ConfigError(`${name}: must ${file.endsWith('.json') ? 'hold' : 'export default'} an object of options`);
+  }
+  return checkConfig(/** @type {Record<string, unknown>} */ (value), name);
+}
+
+/**
+ * @param {Record<string, unknown>} values
+ * @param {string} source file name, for messages
+ */
+export function checkConfig(values, source) {
+  /** @type {Record<string, unknown>} */
+  const checked = {};
+  for (const [key, value] of Object.entries(values)) {
+    if (key === 'roots') {
+      if (!Array.isArray(value) || !value.every((root) => typeof root === 'string')) {
+        throw new ConfigError(`${source}: "roots" must be a list of URL strings, got ${JSON.stringify(value)}`);
+      }
+      checked.roots = value;
+      continue;
+    }
+    const spec = OPTION_BY_NAME.get(key);
+    if (!spec) {
+      const hint = closest(key, ['roots', ...OPTION_BY_NAME.keys()]);
+      throw new ConfigError(`${source}: unknown key "${key}"${hint ? ` (did you mean "${hint}"?)` : ''}`);
+    }
+    if (value === undefined) continue;
+    coerceOption(spec, value, source);
+    checked[key] = value;
+  }
+  return checked;
+}
+
+/**
+ * @param {string} word
+ * @param {Iterable<string>} candidates
+ */
+function closest(word, candidates) {
+  let best = null;
+  let bestDistance = 3;
+  for (const candidate of candidates) {
+    const distance = editDistance(word.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** @param {string} a @param {string} b */
+function editDistance(a, b) {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length];
+}

@@ -1,0 +1,205 @@
+// @ts-check
+import { Crawler } from './crawl.js';
+import { createFetcher } from './fetch.js';
+import { defaultFileName, headerFileName } from './naming.js';
+import { resolveCrawlOptions } from './options.js';
+import { Scope } from './scope.js';
+import { normalizeUrl } from './url.js';
+import { UsageError } from './errors.js';
+
+/**
+ * `prerender preview`: the same crawl engine with nothing written. Every URL
+ * discovered gets one row with its decision, the file it would be written to,
+ * and why; totals group dynamic targets by path and exclusions by pattern.
+ *
+ * @typedef {'crawl' | 'dynamic' | 'excluded' | 'failed'} Decision
+ * @typedef {{
+ *   url: string, decision: Decision, file?: string, reason: string,
+ *   pattern?: string, status?: number, redirectTo?: string, from?: string | null,
+ * }} PlanRow
+ * @typedef {{
+ *   pagesInScope: number, failed: number, notCrawled: number,
+ *   dynamicByPath: { path: string, links: number, pages: number }[],
+ *   excludedByPattern: { pattern: string, urls: number }[],
+ *   collisions: number, unsafeNames: number, durationMs: number, interrupted: boolean,
+ * }} PlanTotals
+ */
+
+/**
+ * @param {string | undefined} pattern
+ * @param {string | undefined} root
+ */
+function crawlReason(pattern, root) {
+  if (pattern === 'root') return 'root';
+  if (pattern === 'listed') return 'listed in a sitemap or URL list';
+  return root ? `root ${root}` : `include ${pattern}`;
+}
+
+/**
+ * Run a preview. Rows are handed to `onRow` as they are decided (crawl rows
+ * once names are final, at the end); the totals are returned.
+ * @param {Record<string, any>} options crawl options, plus `limit`
+ * @param {{ onRow?: (row: PlanRow) => void, onProgress?: (crawler: Crawler) => void }} [hooks]
+ * @returns {Promise<{ totals: PlanTotals, crawler: Crawler }>}
+ */
+export async function preview(options, hooks = {}) {
+  const { limit, ...rest } = options;
+  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new UsageError(`--limit must be a whole number of at least 1, got ${JSON.stringify(limit)}`);
+  const crawler = new Crawler({ ...rest, ...(limit !== undefined ? { maxPages: limit } : {}), dryRun: true });
+  const onRow = hooks.onRow ?? (() => {});
+  hooks.onProgress?.(crawler);
+
+  /** @type {Map<string, { pattern?: string, root?: string, from: string | null }>} first sight of each in-scope URL */
+  const inScope = new Map();
+  /** @type {Set<string>} */
+  const reported = new Set();
+  /** @type {Map<string, { links: number, pages: number, lastPage: string | null }>} */
+  const dynamicByPath = new Map();
+  /** @type {Map<string, number>} */
+  const excludedByPattern = new Map();
+  /** @type {Map<string, { status: number, location: string }>} */
+  const redirects = new Map();
+  /** @type {Map<string, { status?: number, message: string }>} */
+  const failures = new Map();
+  let collisions = 0;
+  let unsafeNames = 0;
+
+  crawler.on('link', (link) => {
+    if (link.decision === 'crawl' && link.followed) {
+      if (!inScope.has(link.url)) inScope.set(link.url, { pattern: link.pattern, root: link.root, from: link.from });
+      return;
+    }
+    if (link.decision === 'excluded') {
+      if (!reported.has(link.url)) {
+        reported.add(link.url);
+        excludedByPattern.set(link.pattern, (excludedByPattern.get(link.pattern) ?? 0) + 1);
+        onRow({ url: link.url, decision: 'excluded', pattern: link.pattern, reason: `exclude ${link.pattern}`, from: link.from });
+      }
+      return;
+    }
+    // out of scope, or an in-scope requisite not followed without --assets
+    const path = new URL(link.url).pathname;
+    const group = dynamicByPath.get(path) ?? { links: 0, pages: 0, lastPage: null };
+    group.links++;
+    if (group.lastPage !== link.from) {
+      group.pages++;
+      group.lastPage = link.from;
+    }
+    dynamicByPath.set(path, group);
+    if (!reported.has(link.url)) {
+      reported.add(link.url);
+      const reason = link.decision === 'crawl' ? 'page requisite (fetched with --assets)' : 'out of scope';
+      onRow({ url: link.url, decision: 'dynamic', reason, from: link.from });
+    }
+  });
+  crawler.on('redirect', (event) => redirects.set(event.url, { status: event.status, location: event.location }));
+  crawler.on('failure', (event) => failures.set(event.url, { status: event.status, message: event.message }));
+  crawler.on('warning', (warning) => {
+    if (warning.message.startsWith('file name collision')) collisions++;
+    else if (warning.message.startsWith('unsafe file name')) unsafeNames++;
+  });
+  /** @type {Map<string, string>} */
+  const files = new Map();
+  crawler.on('named', (event) => files.set(event.url, event.file));
+
+  const result = await crawler.run();
+  const pageFile = (/** @type {string} */ url) => {
+    let current = url;
+    for (let hops = 0; redirects.has(current) && hops < 10; hops++) current = /** @type {any} */ (redirects.get(current)).location;
+    return files.get(current);
+  };
+  const roots = new Set(crawler.options.roots);
+  const rowsFor = [...new Set([...crawler.options.roots, ...inScope.keys()])];
+  let notCrawled = 0;
+  for (const url of rowsFor) {
+    const seen = inScope.get(url) ?? { pattern: 'root', from: null };
+    const reason = roots.has(url) ? 'root' : crawlReason(seen.pattern, seen.root);
+    const failure = failures.get(url);
+    const redirect = redirects.get(url);
+    if (failure) {
+      onRow({ url, decision: 'failed', reason: failure.message, status: failure.status, pattern: seen.pattern, from: seen.from });
+    } else if (redirect) {
+      const file = pageFile(url);
+      onRow({ url, decision: 'crawl', reason: `${reason}; HTTP ${redirect.status} to ${redirect.location}`, redirectTo: redirect.location, pattern: seen.pattern, from: seen.from, ...(file ? { file } : {}) });
+    } else if (files.has(url)) {
+      onRow({ url, decision: 'crawl', file: files.get(url), reason, pattern: seen.pattern, from: seen.from });
+    } else {
+      notCrawled++;
+      onRow({ url, decision: 'dynamic', reason: result.interrupted ? 'in scope, not reached (interrupted)' : 'in scope, not crawled: --limit/--max-pages reached', pattern: seen.pattern, from: seen.from });
+    }
+  }
+  return {
+    crawler,
+    totals: {
+      pagesInScope: files.size,
+      failed: failures.size,
+      notCrawled,
+      dynamicByPath: [...dynamicByPath].map(([path, group]) => ({ path, links: group.links, pages: group.pages })).sort((a, b) => b.links - a.links || (a.path < b.path ? -1 : 1)),
+      excludedByPattern: [...excludedByPattern].map(([pattern, urls]) => ({ pattern, urls })),
+      collisions,
+      unsafeNames,
+      durationMs: result.durationMs,
+      interrupted: result.interrupted,
+    },
+  };
+}
+
+/**
+ * `--why <url>`: which root and pattern decide a URL, and (fetching it once)
+ * the file it would be written to.
+ * @param {Record<string, any>} options crawl options
+ * @param {string} target
+ */
+export async function explainUrl(options, target) {
+  const o = resolveCrawlOptions({ ...options, dryRun: true });
+  const url = normalizeUrl(target);
+  if (!url) throw new UsageError(`--why needs an absolute http(s) URL, got ${JSON.stringify(target)}`);
+  const scope = new Scope({ roots: o.roots, include: o.include, exclude: o.exclude });
+  const decision = scope.decide(url);
+  /** @type {Record<string, unknown>} */
+  const answer = { url, decision: decision.decision };
+  if (decision.decision === 'excluded') {
+    answer.reason = `matches exclude pattern ${decision.pattern}`;
+    answer.pattern = decision.pattern;
+  } else if (decision.decision === 'crawl') {
+    answer.pattern = decision.pattern;
+    answer.reason = decision.pattern === 'root' ? 'it is a root' : `matches include pattern ${decision.pattern}`;
+    const roots = o.include.length === 0 ? o.roots.filter((root) => url.startsWith(new URL('.', root).href)) : o.roots.filter((root) => new URL(root).origin === new URL(url).origin);
+    answer.roots = roots;
+  } else {
+    answer.reason = o.include.length > 0
+      ? `matches no include pattern (${scope.toJSON().include.join(', ')})`
+      : `outside every root's directory (${scope.toJSON().include.join(', ')})`;
+  }
+  answer.scope = scope.toJSON();
+  if (decision.decision !== 'crawl') return answer;
+  const fetcher = createFetcher({ concurrency: 1, timeout: o.timeout, retries: o.retries, maxPageBytes: o.maxPageBytes, headers: o.headers, retryDelay: o.retryDelay, signal: o.signal });
+  try {
+    const response = await fetcher.fetchPage(url);
+    answer.status = response.status;
+    if (response.location !== undefined) {
+      answer.redirectTo = normalizeUrl(response.location, url);
+      return answer;
+    }
+    const contentType = String(response.headers['content-type'] ?? 'application/octet-stream');
+    const header = response.headers['x-builder-filename'] ?? response.headers['xbuilder-filename'];
+    const parsed = new URL(url);
+    if (typeof header === 'string') {
+      try {
+        answer.file = headerFileName(header, parsed, contentType);
+        answer.fileFrom = 'name header';
+      } catch (error) {
+        answer.file = defaultFileName(parsed, contentType);
+        answer.fileFrom = `default name (${error.message})`;
+      }
+    } else {
+      answer.file = defaultFileName(parsed, contentType);
+      answer.fileFrom = 'default name';
+    }
+  } catch (error) {
+    answer.fetchError = error.message;
+  } finally {
+    await fetcher.close();
+  }
+  return answer;
+}
