@@ -44,6 +44,18 @@ const BY_NAME = OPTION_BY_NAME;
 const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'onEvent', 'dryRun', 'stdin'];
 
 /**
+ * The options of `crawl()`, `new Crawler()` and `preview()`, as written in a
+ * config file: every key is optional but a root (roots, sitemap or urls).
+ * @typedef {{
+ *   roots?: string[], out?: string, include?: string[], exclude?: string[], concurrency?: number,
+ *   maxPages?: number, timeout?: number, retries?: number, dynamicBase?: string, assets?: boolean,
+ *   maxPageBytes?: number, placeholders?: 'filter' | 'ssi' | 'esi', pricePath?: string, header?: string[],
+ *   sitemap?: string[], urls?: string, writeSitemap?: boolean, siteUrl?: string, json?: boolean, quiet?: boolean,
+ *   signal?: AbortSignal, retryDelay?: number,
+ * }} CrawlOptions
+ */
+
+/**
  * @typedef {{
  *   roots: string[], out: string, include: string[], exclude: string[], concurrency: number,
  *   maxPages: number, timeout: number, retries: number, dynamicBase: URL | null, assets: boolean,
