@@ -1,0 +1,45 @@
+// @ts-check
+import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import * as api from 'prerender';
+
+const root = new URL('..', import.meta.url);
+
+describe('package', () => {
+  it('imports by its own name and exposes the documented API', () => {
+    for (const name of ['crawl', 'Crawler', 'preview', 'explainUrl', 'createServer', 'createPriceFilter', 'runServeCommand', 'findConfig', 'loadConfigFile', 'run', 'PrerenderError', 'UsageError']) {
+      expect(api, name).toHaveProperty(name);
+    }
+    expect(typeof api.crawl).toBe('function');
+  });
+
+  it('README imports only names the package exports', () => {
+    const readme = readFileSync(new URL('README.md', root), 'utf8');
+    const imports = [...readme.matchAll(/import \{([^}]+)\} from 'prerender'/g)];
+    expect(imports.length).toBeGreaterThan(0);
+    for (const match of imports) {
+      for (const name of match[1].split(',').map((part) => part.trim()).filter(Boolean)) {
+        expect(api, `README imports ${name}`).toHaveProperty(name);
+      }
+    }
+  });
+
+  it('README documents every crawl option flag', () => {
+    const readme = readFileSync(new URL('README.md', root), 'utf8');
+    for (const spec of api.CRAWL_OPTIONS) {
+      const long = spec.flags.split(/[ ,]+/).find((flag) => flag.startsWith('--'));
+      expect(readme, `README mentions ${long}`).toContain(`\`${spec.flags.split(' <')[0]}`);
+    }
+  });
+
+  it('packs bin, lib, templates and README, and no tests or fixtures', () => {
+    const output = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const files = JSON.parse(output)[0].files.map((/** @type {{ path: string }} */ file) => file.path);
+    expect(files).toContain('bin/prerender.js');
+    expect(files).toContain('lib/index.js');
+    expect(files).toContain('templates/prerender.config.mjs');
+    expect(files).toContain('README.md');
+    expect(files.some((/** @type {string} */ file) => file.startsWith('test/') || file.startsWith('fixtures/') || file.startsWith('bench/'))).toBe(false);
+  });
+});
