@@ -1,0 +1,280 @@
+// @ts-check
+/**
+ * The edge templates, run for real: crawl the fixture shop with SSI (nginx)
+ * or ESI (Varnish) placeholders, start the server with the template from
+ * templates/, and check the prices it fills per zip.
+ *
+ * nginx: Debian's package, installed by .ci/run. Skipped only outside CI when
+ * nginx is absent; in CI (CI=true) a missing nginx fails.
+ * Varnish: Debian's `varnish` package; skipped when varnishd is absent.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { crawl } from '../lib/crawl.js';
+import { createServer } from '../lib/serve/index.js';
+import { startShop } from '../fixtures/shop.js';
+import { startPriceEndpoint } from '../fixtures/price-endpoint.js';
+import { closeServer, listen, request, waitFor } from '../fixtures/serve/http.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const IN_CI = process.env.CI === 'true';
+
+/** @param {string} name @param {string[]} dirs */
+function findBinary(name, dirs) {
+  for (const dir of [...(process.env.PATH ?? '').split(':'), ...dirs]) {
+    const file = path.join(dir, name);
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      return file;
+    } catch {}
+  }
+  return null;
+}
+const NGINX = findBinary('nginx', ['/usr/sbin', '/usr/local/sbin']);
+const VARNISHD = findBinary('varnishd', ['/usr/sbin', '/usr/local/sbin']);
+
+/** Prices the fixture endpoint knows. SKU-3 has none (404), SKU-4 only a default. */
+const PRICES = {
+  'SKU-1': { '10001': '$10.00', '90210': '$12.50', '1234 AB': '€9,95', '': '$11.00' },
+  'SKU-2': { '10001': '$20.00', '': '$21.00' },
+  'SKU-4': { '': '$40.00' },
+};
+/** @param {string} sku @param {string} zip */
+const priceOf = (sku, zip) => PRICES[/** @type {keyof typeof PRICES} */ (sku)]?.[zip] ?? PRICES[/** @type {keyof typeof PRICES} */ (sku)]?.[''] ?? null;
+
+async function freePort() {
+  const server = net.createServer();
+  const port = await listen(/** @type {any} */ (server));
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * Replaces each `from` exactly once: a template change that breaks the test
+ * setup fails loudly instead of testing something else.
+ * @param {string} text @param {[string, string][]} edits
+ */
+function edit(text, edits) {
+  for (const [from, to] of edits) {
+    const count = text.split(from).length - 1;
+    if (count !== 1) throw new Error(`template: expected "${from}" once, found ${count} times`);
+    text = text.replace(from, to);
+  }
+  return text;
+}
+
+/** The text of the first price slot. @param {string} html */
+function price(html) {
+  return /<span data-price-sku="[^"]*">([^]*?)<\/span>/.exec(html)?.[1];
+}
+
+/**
+ * @param {string} dir
+ * @param {'ssi' | 'esi'} mode
+ */
+async function crawlShop(dir, mode) {
+  const shop = await startShop({ products: 5 });
+  try {
+    const out = path.join(dir, 'out');
+    await crawl({ roots: [shop.url], out, placeholders: mode, include: ['/st/dir.asp', '/st/product.asp'] });
+    return out;
+  } finally {
+    await shop.close();
+  }
+}
+
+/**
+ * @param {import('node:child_process').ChildProcess} child
+ * @param {number} timeoutMs
+ */
+async function stop(child, timeoutMs = 5000) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+describe('nginx SSI template', () => {
+  const skip = !NGINX && !IN_CI;
+  /** @type {string} */ let dir;
+  /** @type {number} */ let port;
+  /** @type {import('node:child_process').ChildProcess | null} */ let nginx = null;
+  /** @type {Awaited<ReturnType<typeof startPriceEndpoint>>} */ let endpoint;
+  let log = '';
+
+  beforeAll(async () => {
+    if (skip) return;
+    if (!NGINX) throw new Error('nginx is not installed; .ci/run installs Debian\'s nginx package');
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prerender-nginx-'));
+    const out = await crawlShop(dir, 'ssi');
+    fs.writeFileSync(path.join(out, 'site.css'), 'body{}\n'.repeat(100));
+    fs.writeFileSync(path.join(out, 'site.css.gz'), zlib.gzipSync('body{}\n'.repeat(100)));
+    endpoint = await startPriceEndpoint({ prices: priceOf });
+    port = await freePort();
+    const site = edit(fs.readFileSync(path.join(ROOT, 'templates/nginx/prerender.conf'), 'utf8'), [
+      ['listen 8080;', `listen 127.0.0.1:${port};`],
+      ['root /srv/prerender;', `root ${out};`],
+      ['server 127.0.0.1:9000;', `server 127.0.0.1:${endpoint.port};`],
+      ['/var/cache/nginx/prerender-prices', path.join(dir, 'price-cache')],
+    ]);
+    fs.writeFileSync(path.join(dir, 'site.conf'), site);
+    const temp = (/** @type {string} */ name) => path.join(dir, name);
+    fs.writeFileSync(path.join(dir, 'nginx.conf'), `
+${process.getuid?.() === 0 ? 'user root;' : ''}
+daemon off;
+worker_processes 1;
+pid ${temp('nginx.pid')};
+error_log ${temp('error.log')} warn;
+events { worker_connections 128; }
+http {
+  include /etc/nginx/mime.types;
+  default_type application/octet-stream;
+  access_log off;
+  client_body_temp_path ${temp('body')};
+  proxy_temp_path ${temp('proxy')};
+  fastcgi_temp_path ${temp('fastcgi')};
+  uwsgi_temp_path ${temp('uwsgi')};
+  scgi_temp_path ${temp('scgi')};
+  include ${temp('site.conf')};
+}
+`);
+    nginx = spawn(/** @type {string} */ (NGINX), ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', temp('error.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    nginx.stdout?.on('data', (c) => (log += c));
+    nginx.stderr?.on('data', (c) => (log += c));
+    await waitFor(
+      async () => {
+        if (nginx?.exitCode !== null) throw new Error(`nginx exited: ${log}${fs.existsSync(temp('error.log')) ? fs.readFileSync(temp('error.log'), 'utf8') : ''}`);
+        return request(port, '/st/dir.asp.html', { timeoutMs: 500 }).then((r) => r.status === 200, () => false);
+      },
+      { timeoutMs: 10_000, what: 'nginx to answer' },
+    );
+  }, 30_000);
+
+  afterAll(async () => {
+    if (nginx) await stop(nginx);
+    await endpoint?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.skipIf(skip)('fills prices per zip from the query and from the cookie', async () => {
+    expect(price((await request(port, '/st/product1.htm?zip=10001')).text)).toBe('$10.00');
+    expect(price((await request(port, '/st/product1.htm', { headers: { cookie: 'a=1; zip=90210' } })).text)).toBe('$12.50');
+    // the query wins over the cookie; encoded spaces pass through
+    expect(price((await request(port, '/st/product1.htm?zip=1234%20AB', { headers: { cookie: 'zip=90210' } })).text)).toBe('€9,95');
+    // no zip, unknown zip, hostile zip: the SKU's default
+    expect(price((await request(port, '/st/product1.htm')).text)).toBe('$11.00');
+    expect(price((await request(port, '/st/product2.htm?zip=55555')).text)).toBe('$21.00');
+    const hostile = await request(port, '/st/product4.htm?zip=%3Cscript%3E', { headers: { cookie: 'zip="><img src=x>' } });
+    expect(price(hostile.text)).toBe('$40.00');
+    expect(endpoint.hits.urls.some((u) => /zip=[^&]*(?:<|%3C|script)/i.test(u))).toBe(false);
+    // no price at all: the fallback
+    expect(price((await request(port, '/st/product3.htm')).text)).toBe('See price in cart');
+  });
+
+  it.skipIf(skip)('marks filled pages private, gzips them, and serves precompressed assets', async () => {
+    const page = await request(port, '/st/product1.htm?zip=10001', { headers: { 'accept-encoding': 'gzip' } });
+    expect(page.headers['content-encoding']).toBe('gzip');
+    expect(price(zlib.gunzipSync(page.body).toString())).toBe('$10.00');
+    expect(page.headers['cache-control']).toBe('private, no-cache');
+    expect(String(page.headers.vary)).toMatch(/Cookie/);
+    const css = await request(port, '/site.css', { headers: { 'accept-encoding': 'gzip' } });
+    expect(css.headers['content-encoding']).toBe('gzip');
+    expect(zlib.gunzipSync(css.body).toString()).toBe('body{}\n'.repeat(100));
+  });
+
+  it.skipIf(skip)('keeps the price location internal and the manifest private', async () => {
+    const before = endpoint.hits.total;
+    const direct = await request(port, '/price?sku=SKU-1&zip=10001');
+    expect(direct.text).not.toContain('$10.00');
+    expect(endpoint.hits.total).toBe(before);
+    expect((await request(port, '/prerender-manifest.json')).status).toBe(404);
+  });
+
+  it.skipIf(skip)('shows the fallback promptly when the endpoint is down, slow or failing', async () => {
+    for (const [mode, zip] of /** @type {const} */ ([['down', '11111'], ['error', '22222'], ['slow', '33333']])) {
+      endpoint.setMode(mode);
+      const res = await request(port, `/st/product2.htm?zip=${zip}`, { timeoutMs: 3000 });
+      expect(res.status).toBe(200);
+      expect(price(res.text)).toBe('See price in cart');
+    }
+    endpoint.setMode('ok');
+    endpoint.releaseHeld();
+  });
+});
+
+describe('Varnish ESI template', () => {
+  const skip = !VARNISHD;
+  /** @type {string} */ let dir;
+  /** @type {number} */ let port;
+  /** @type {import('node:child_process').ChildProcess | null} */ let varnish = null;
+  /** @type {Awaited<ReturnType<typeof startPriceEndpoint>>} */ let endpoint;
+  /** @type {import('node:http').Server} */ let origin;
+  let log = '';
+
+  beforeAll(async () => {
+    if (skip) return;
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prerender-varnish-'));
+    const out = await crawlShop(dir, 'esi');
+    endpoint = await startPriceEndpoint({ prices: priceOf });
+    // The static origin: prerender serve serves an ESI tree as it is.
+    origin = createServer({ root: out, logger: { warn: () => {} } });
+    const originPort = await listen(origin);
+    port = await freePort();
+    const vcl = edit(fs.readFileSync(path.join(ROOT, 'templates/varnish/prerender.vcl'), 'utf8'), [
+      ['.port = "8081";', `.port = "${originPort}";`],
+      ['.port = "9000";', `.port = "${endpoint.port}";`],
+    ]);
+    fs.writeFileSync(path.join(dir, 'prerender.vcl'), vcl);
+    varnish = spawn(/** @type {string} */ (VARNISHD), ['-j', 'none', '-F', '-a', `127.0.0.1:${port}`, '-f', path.join(dir, 'prerender.vcl'), '-n', path.join(dir, 'varnish'), '-s', 'malloc,32m'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    varnish.stdout?.on('data', (c) => (log += c));
+    varnish.stderr?.on('data', (c) => (log += c));
+    await waitFor(
+      async () => {
+        if (varnish?.exitCode !== null) throw new Error(`varnishd exited: ${log}`);
+        return request(port, '/st/dir.asp.html', { timeoutMs: 500 }).then((r) => r.status === 200, () => false);
+      },
+      { timeoutMs: 15_000, what: 'varnish to answer' },
+    );
+  }, 30_000);
+
+  afterAll(async () => {
+    if (varnish) await stop(varnish);
+    await endpoint?.close();
+    if (origin) await closeServer(origin);
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.skipIf(skip)('fills prices per zip from the query and from the cookie', async () => {
+    expect(price((await request(port, '/st/product1.htm?zip=10001')).text)).toBe('$10.00');
+    expect(price((await request(port, '/st/product1.htm', { headers: { cookie: 'a=1; zip=90210' } })).text)).toBe('$12.50');
+    expect(price((await request(port, '/st/product1.htm?zip=1234%20AB', { headers: { cookie: 'zip=90210' } })).text)).toBe('€9,95');
+    expect(price((await request(port, '/st/product1.htm')).text)).toBe('$11.00');
+    expect(price((await request(port, '/st/product4.htm?zip=%3Cscript%3E', { headers: { cookie: 'zip="><img>' } })).text)).toBe('$40.00');
+    expect(price((await request(port, '/st/product3.htm')).text)).toBe('See price in cart');
+    const page = await request(port, '/st/product2.htm?zip=10001');
+    expect(price(page.text)).toBe('$20.00');
+    expect(page.headers['cache-control']).toBe('private, no-cache');
+  });
+
+  it.skipIf(skip)('keeps the price URL internal and falls back when the endpoint fails', async () => {
+    expect((await request(port, '/price?sku=SKU-1')).status).toBe(404);
+    for (const [mode, zip] of /** @type {const} */ ([['down', '11111'], ['error', '22222'], ['slow', '33333']])) {
+      endpoint.setMode(mode);
+      const res = await request(port, `/st/product2.htm?zip=${zip}`, { timeoutMs: 3000 });
+      expect(res.status).toBe(200);
+      expect(price(res.text)).toBe('See price in cart');
+    }
+    endpoint.setMode('ok');
+    endpoint.releaseHeld();
+  });
+});
+
+if (!NGINX && !IN_CI) console.warn('nginx template tests skipped: nginx is not installed (apt-get install nginx); in CI they run');
+if (!VARNISHD) console.warn('Varnish template tests skipped: varnishd is not installed (apt-get install varnish)');
