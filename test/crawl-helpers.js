@@ -1,0 +1,100 @@
+// @ts-check
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * Helpers shared by the crawl tests: one temp directory per test, manifest
+ * reading, attribute extraction from written pages.
+ */
+
+/** Temp directories made by one test file, removed with `cleanup()`. */
+export function tempDirs() {
+  /** @type {string[]} */
+  const made = [];
+  return {
+    /** @param {string} [prefix] */
+    async make(prefix = 'prerender-test-') {
+      const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+      made.push(dir);
+      return dir;
+    },
+    async cleanup() {
+      await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+    },
+  };
+}
+
+/**
+ * @typedef {{ url: string, file: string, status: number, contentType: string, bytes: number, sha256: string,
+ *   etag?: string, lastModified?: string, placeholders: { sku: string, offset: number, length: number }[] }} Page
+ * @typedef {{
+ *   version: number, generatedAt: string, roots: string[], scope: { include: string[], exclude: string[] },
+ *   placeholderMode: string, pages: Page[], errors: { url: string, status?: number, message: string, code?: string, referrers: string[] }[],
+ *   warnings: { url: string, message: string }[], redirects: { url: string, location: string, status: number }[], interrupted: boolean,
+ * }} Manifest
+ */
+
+/**
+ * @param {string} out
+ * @returns {Promise<Manifest>}
+ */
+export async function readManifest(out) {
+  return JSON.parse(await readFile(path.join(out, 'prerender-manifest.json'), 'utf8'));
+}
+
+/**
+ * The manifest page of a URL, or throws (so a missing page fails the test with a clear message).
+ * @param {Manifest} manifest
+ * @param {string} url
+ */
+export function pageOf(manifest, url) {
+  const page = manifest.pages.find((p) => p.url === url);
+  if (!page) throw new Error(`no page for ${url} in the manifest; pages: ${manifest.pages.map((p) => p.url).join(', ')}`);
+  return page;
+}
+
+/**
+ * File of a URL, per the manifest.
+ * @param {Manifest} manifest
+ * @param {string} url
+ */
+export function fileOf(manifest, url) {
+  return pageOf(manifest, url).file;
+}
+
+/**
+ * Every file under dir, relative, forward slashes.
+ * @param {string} dir
+ * @returns {Promise<string[]>}
+ */
+export async function listFiles(dir) {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath ?? entry.path, entry.name)).split(path.sep).join('/'))
+    .sort();
+}
+
+/**
+ * The raw (undecoded) value of attribute `name` on the element with id="id".
+ * @param {string} html
+ * @param {string} id
+ * @param {string} name
+ * @returns {string | undefined}
+ */
+export function attr(html, id, name) {
+  const tag = new RegExp(`<[a-z]+\\b[^>]*\\bid="${id}"[^>]*>`, 'i').exec(html)?.[0];
+  if (!tag) throw new Error(`no element with id="${id}"`);
+  const match = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)'|([^\\s>]+))`, 'i').exec(tag);
+  return match ? (match[1] ?? match[2] ?? match[3]) : undefined;
+}
+
+/**
+ * Replace the value of every URL-bearing attribute with a marker, so two
+ * documents can be compared byte for byte apart from their link values.
+ * @param {string} text latin1 or utf-8 text
+ */
+export function blankUrlValues(text) {
+  return text.replace(/(\s(?:href|src|action|srcset|content|poster|data)\s*=\s*)(?:"[^"]*"|'[^']*'|[^\s>]+)/gi, '$1"#"');
+}

@@ -1,0 +1,212 @@
+// @ts-check
+import { describe, expect, it } from 'vitest';
+import { scanHtml, srcsetUrls } from '../lib/html/scan.js';
+import { scanCss } from '../lib/css.js';
+import { ENC_INDEX } from '../fixtures/site.js';
+
+/**
+ * Scan a document given as a JS string (UTF-8 on the wire) the way the
+ * crawler does: as latin1, so offsets are byte offsets.
+ * @param {string | Buffer} doc
+ * @param {string} [charset]
+ */
+function scan(doc, charset = 'utf-8') {
+  const bytes = Buffer.isBuffer(doc) ? doc : Buffer.from(doc, 'utf8');
+  const text = bytes.toString('latin1');
+  const result = scanHtml(text, charset);
+  return {
+    ...result,
+    bytes,
+    found: result.links.map((link) => ({
+      raw: bytes.subarray(link.start, link.end).toString('utf8'),
+      value: link.value,
+      kind: link.kind,
+      tag: link.tag,
+      attr: link.attr,
+    })),
+  };
+}
+
+describe('scanHtml: every link form, with exact source spans', () => {
+  it.each([
+    // [doc, [{ raw, value, kind, tag, attr }]]
+    ['<a href="page.asp?id=1">x</a>', [{ raw: 'page.asp?id=1', value: 'page.asp?id=1', kind: 'navigation', tag: 'a', attr: 'href' }]],
+    ["<a href='page.asp'>x</a>", [{ raw: 'page.asp', value: 'page.asp', kind: 'navigation', tag: 'a', attr: 'href' }]],
+    ['<a href=page.asp?id=5>x</a>', [{ raw: 'page.asp?id=5', value: 'page.asp?id=5', kind: 'navigation', tag: 'a', attr: 'href' }]],
+    ['<a href=page.asp?id=5 class=x>x</a>', [{ raw: 'page.asp?id=5', value: 'page.asp?id=5', kind: 'navigation', tag: 'a', attr: 'href' }]],
+    ['<A HREF="/Up.asp">x</A>', [{ raw: '/Up.asp', value: '/Up.asp', kind: 'navigation', tag: 'a', attr: 'href' }]],
+    ['<a href = "sp.asp" >x</a>', [{ raw: 'sp.asp', value: 'sp.asp', kind: 'navigation', tag: 'a', attr: 'href' }]],
+    ['<a href="  padded.asp  ">x</a>', [{ raw: 'padded.asp', value: 'padded.asp', kind: 'navigation', tag: 'a', attr: 'href' }]],
+    ['<a href="dir.asp?Start=3&amp;Count=2">n</a>', [{ raw: 'dir.asp?Start=3&amp;Count=2', value: 'dir.asp?Start=3&Count=2', kind: 'navigation', tag: 'a', attr: 'href' }]],
+    ['<a href="x.asp?a=1&#38;b=2&#x26;c=3">n</a>', [{ raw: 'x.asp?a=1&#38;b=2&#x26;c=3', value: 'x.asp?a=1&b=2&c=3', kind: 'navigation', tag: 'a', attr: 'href' }]],
+    // An unterminated named reference followed by "=" stays as written in an attribute (HTML spec).
+    ['<a href="x.asp?id=1&copy=2">n</a>', [{ raw: 'x.asp?id=1&copy=2', value: 'x.asp?id=1&copy=2', kind: 'navigation', tag: 'a', attr: 'href' }]],
+    ['<a href="page.asp#frag">x</a>', [{ raw: 'page.asp#frag', value: 'page.asp#frag', kind: 'navigation', tag: 'a', attr: 'href' }]],
+    ['<a href="//h.example/x">x</a>', [{ raw: '//h.example/x', value: '//h.example/x', kind: 'navigation', tag: 'a', attr: 'href' }]],
+    ['<area href="area.asp" alt="">', [{ raw: 'area.asp', value: 'area.asp', kind: 'navigation', tag: 'area', attr: 'href' }]],
+    ['<link rel="stylesheet" href="s.css">', [{ raw: 's.css', value: 's.css', kind: 'requisite', tag: 'link', attr: 'href' }]],
+    ['<link rel="shortcut icon" href="/f.ico">', [{ raw: '/f.ico', value: '/f.ico', kind: 'requisite', tag: 'link', attr: 'href' }]],
+    ['<link rel="next" href="p2.asp">', [{ raw: 'p2.asp', value: 'p2.asp', kind: 'navigation', tag: 'link', attr: 'href' }]],
+    ['<img src="i.png">', [{ raw: 'i.png', value: 'i.png', kind: 'requisite', tag: 'img', attr: 'src' }]],
+    ['<script src="a.js"></script>', [{ raw: 'a.js', value: 'a.js', kind: 'requisite', tag: 'script', attr: 'src' }]],
+    ['<iframe src="f.asp"></iframe>', [{ raw: 'f.asp', value: 'f.asp', kind: 'navigation', tag: 'iframe', attr: 'src' }]],
+    ['<embed src="m.swf">', [{ raw: 'm.swf', value: 'm.swf', kind: 'requisite', tag: 'embed', attr: 'src' }]],
+    ['<source src="v.mp4">', [{ raw: 'v.mp4', value: 'v.mp4', kind: 'requisite', tag: 'source', attr: 'src' }]],
+    ['<form action="go.asp" method="post"></form>', [{ raw: 'go.asp', value: 'go.asp', kind: 'navigation', tag: 'form', attr: 'action' }]],
+    ['<meta http-equiv="refresh" content="5; url=next.asp">', [{ raw: 'next.asp', value: 'next.asp', kind: 'navigation', tag: 'meta', attr: 'content' }]],
+    ['<META HTTP-EQUIV="Refresh" CONTENT="0;URL=next.asp?a=1&amp;b=2">', [{ raw: 'next.asp?a=1&amp;b=2', value: 'next.asp?a=1&b=2', kind: 'navigation', tag: 'meta', attr: 'content' }]],
+    ["<meta http-equiv=\"refresh\" content=\"0; URL='q.asp'\">", [{ raw: 'q.asp', value: 'q.asp', kind: 'navigation', tag: 'meta', attr: 'content' }]],
+    ['<meta http-equiv="refresh" content="url=only.asp">', [{ raw: 'only.asp', value: 'only.asp', kind: 'navigation', tag: 'meta', attr: 'content' }]],
+    ['<meta http-equiv="refresh" content="30">', []],
+    ['<meta name="description" content="http://not.a/link">', []],
+    ['<a href="">empty</a><a name="x">no href</a><a href>bare</a>', []],
+    ['<!-- <a href="c.asp">x</a> --><script>var s = \'<a href="s.asp">\';</script><textarea><a href="t.asp"></textarea>', []],
+  ])('%s', (doc, expected) => {
+    expect(scan(doc).found).toEqual(expected);
+  });
+
+  it('javascript:, mailto: and data: links are reported with their text (the rewriter leaves them)', () => {
+    const { found } = scan('<a href="mailto:a@b">m</a><a href="javascript:void(0)">j</a><img src="data:image/png;base64,AAAA">');
+    expect(found.map((link) => link.value)).toEqual(['mailto:a@b', 'javascript:void(0)', 'data:image/png;base64,AAAA']);
+  });
+
+  it('srcset: one span per candidate URL', () => {
+    const { found } = scan('<img src="a.png" srcset="a.png 1x, b@2x.png 2x,c.png 3x"><source srcset="\n  w1.png 100w,\n  w2.png   200w\n">');
+    expect(found.map((link) => [link.raw, link.attr, link.kind])).toEqual([
+      ['a.png', 'src', 'requisite'],
+      ['a.png', 'srcset', 'requisite'],
+      ['b@2x.png', 'srcset', 'requisite'],
+      ['c.png', 'srcset', 'requisite'],
+      ['w1.png', 'srcset', 'requisite'],
+      ['w2.png', 'srcset', 'requisite'],
+    ]);
+  });
+
+  it.each([
+    ['a.png', [['a.png']]],
+    ['a.png 1x', [['a.png']]],
+    ['a.png 1x, b.png 2x', [['a.png'], ['b.png']]],
+    ['a.png,b.png', [['a.png,b.png']]], // a URL runs to white space; commas inside belong to it
+    ['a.png, b.png', [['a.png'], ['b.png']]],
+    ['a.png 100w,b.png 200w', [['a.png'], ['b.png']]],
+    ['  , a.png  ,  ', [['a.png']]],
+    ['x.png?a=1,2 1x', [['x.png?a=1,2']]],
+    ['data:image/png;base64,AAA= 1x, y.png 2x', [['data:image/png;base64,AAA='], ['y.png']]],
+    ['', []],
+  ])('srcsetUrls(%j)', (raw, expected) => {
+    expect(srcsetUrls(raw).map(([start, end]) => [raw.slice(start, end)])).toEqual(expected);
+  });
+
+  it('<base href>: the first one, with its span', () => {
+    const doc = '<head><base href=" /base/sub/ "><base href="/second/"></head>';
+    const result = scan(doc);
+    expect(result.base?.value).toBe('/base/sub/');
+    expect(doc.slice(/** @type {any} */ (result.base).start, /** @type {any} */ (result.base).end)).toBe(' /base/sub/ ');
+    expect(scan('<base target="_blank">').base).toBeNull();
+  });
+
+  it('CSS in <style> and style attributes', () => {
+    const doc = '<style>body { background: url(bg.png) } @import "p.css";</style><div style="background:url(\'t.png\')"></div>';
+    expect(scan(doc).found.map((link) => [link.raw, link.value, link.tag, link.kind])).toEqual([
+      ['bg.png', 'bg.png', 'style', 'requisite'],
+      ['p.css', 'p.css', 'style', 'requisite'],
+      ['t.png', 't.png', 'div', 'requisite'],
+    ]);
+  });
+
+  it('offsets are byte offsets in a UTF-8 page with multi-byte text before the links', () => {
+    const doc = '<title>Größe “€”</title><a href="Größe.asp?q=€">x</a>\u{1F600}<img src="b.png">';
+    const result = scan(doc);
+    expect(result.found.map((link) => [link.raw, link.value])).toEqual([
+      ['Größe.asp?q=€', 'Größe.asp?q=€'],
+      ['b.png', 'b.png'],
+    ]);
+    const bytes = Buffer.from(doc, 'utf8');
+    expect(result.links[1].start).toBe(bytes.indexOf('b.png'));
+  });
+
+  it('a windows-1252 page: spans point at the original bytes, values are read in the page charset', () => {
+    const result = scan(ENC_INDEX, 'windows-1252');
+    const byValue = new Map(result.links.map((link) => [link.value, link]));
+    const cafe = byValue.get('café.asp');
+    expect(cafe).toBeDefined();
+    expect(ENC_INDEX.subarray(/** @type {any} */ (cafe).start, /** @type {any} */ (cafe).end)).toEqual(Buffer.from('caf\xe9.asp', 'latin1'));
+    const search = byValue.get('/search.asp?q=café');
+    expect(search).toBeDefined();
+    expect(ENC_INDEX.subarray(/** @type {any} */ (search).start, /** @type {any} */ (search).end)).toEqual(Buffer.from('/search.asp?q=caf\xe9', 'latin1'));
+    expect(result.slots).toHaveLength(1);
+    expect(result.slots[0].sku).toBe('SKU-é');
+    expect(ENC_INDEX.subarray(result.slots[0].start, result.slots[0].end)).toEqual(Buffer.from('\x80 9,99', 'latin1'));
+  });
+
+  it('the same document in UTF-8 and in windows-1252 yields the same values', () => {
+    // (bytes 0x80-0x9F: see test/crawl-bugs.test.js)
+    const text = '<a href="café.asp?q=©ÿ">x</a><a href="/crème brûlée/">y</a>';
+    const utf8 = scan(Buffer.from(text, 'utf8'), 'utf-8');
+    const cp1252 = scan(Buffer.from(text, 'latin1'), 'windows-1252');
+    expect(cp1252.links.map((link) => link.value)).toEqual(utf8.links.map((link) => link.value));
+  });
+});
+
+describe('scanHtml: price slots', () => {
+  /**
+   * @param {string} doc
+   */
+  function slots(doc) {
+    const result = scan(doc);
+    return {
+      slots: result.slots.map((slot) => ({ sku: slot.sku, content: result.bytes.subarray(slot.start, slot.end).toString('utf8') })),
+      metaSku: result.metaSku,
+      unclosedSlots: result.unclosedSlots,
+    };
+  }
+
+  it('the content of an element with data-price-sku', () => {
+    expect(slots('<p>Price: <span class="p" data-price-sku="SKU-1">€ 12,99</span> each</p>').slots).toEqual([{ sku: 'SKU-1', content: '€ 12,99' }]);
+  });
+
+  it('nested elements of the same name close the slot at the right tag', () => {
+    expect(slots('<div data-price-sku="S"><div>€ <b>1</b></div>,49</div><div>after</div>').slots)
+      .toEqual([{ sku: 'S', content: '<div>€ <b>1</b></div>,49' }]);
+  });
+
+  it('an empty value takes the page\'s <meta name="x-price-sku">, wherever the meta is', () => {
+    const before = slots('<meta name="x-price-sku" content="META-1"><b data-price-sku="">$1</b>');
+    expect(before.slots).toEqual([{ sku: null, content: '$1' }]);
+    expect(before.metaSku).toBe('META-1');
+    const after = slots('<b data-price-sku>$1</b><meta name="X-Price-SKU" content=" META-2 ">');
+    expect(after.metaSku).toBe('META-2');
+    expect(after.slots[0].sku).toBeNull();
+  });
+
+  it('entities in the SKU are decoded', () => {
+    expect(slots('<i data-price-sku="A&amp;B">1</i>').slots).toEqual([{ sku: 'A&B', content: '1' }]);
+  });
+
+  it('several slots, an empty one, and an unclosed one', () => {
+    const result = slots('<i data-price-sku="1">a</i><i data-price-sku="2"></i><td data-price-sku="3">c');
+    expect(result.slots).toEqual([{ sku: '1', content: 'a' }, { sku: '2', content: '' }]);
+    expect(result.unclosedSlots).toBe(1);
+  });
+});
+
+describe('scanCss', () => {
+  it('url() in every quoting, @import with and without url(), comments skipped', () => {
+    const css = '@import "a.css";\n@import \'b.css\' screen;\n@import url(c.css);\nx { background: url( "d.png" ) url(\'e.png\') URL(f.png) }\n/* url(no.png) */ y { background: url(data:image/png;base64,AA) }';
+    const refs = scanCss(css);
+    expect(refs.map((ref) => [css.slice(ref.start, ref.end), ref.value])).toEqual([
+      ['a.css', 'a.css'],
+      ['b.css', 'b.css'],
+      ['c.css', 'c.css'],
+      ['d.png', 'd.png'],
+      ['e.png', 'e.png'],
+      ['f.png', 'f.png'],
+      ['data:image/png;base64,AA', 'data:image/png;base64,AA'],
+    ]);
+  });
+
+  it('adds the offset of CSS embedded in HTML', () => {
+    const refs = scanCss('a{background:url(x.png)}', 100);
+    expect(refs[0].start).toBe(100 + 'a{background:url('.length);
+  });
+});

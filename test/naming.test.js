@@ -1,0 +1,224 @@
+// @ts-check
+import { describe, expect, it } from 'vitest';
+import { FileRegistry, defaultFileName, headerFileName } from '../lib/naming.js';
+import { UnsafeFileNameError } from '../lib/errors.js';
+
+const HTML = 'text/html; charset=utf-8';
+
+/**
+ * Whatever the input, a name must stay inside the output directory on every OS.
+ * @param {string} file
+ */
+function expectSafe(file) {
+  expect(file).not.toBe('');
+  expect(file.startsWith('/')).toBe(false);
+  expect(file).not.toMatch(/\\|\u0000/);
+  expect(file).not.toMatch(/^[A-Za-z]:/);
+  for (const segment of file.split('/')) {
+    expect(segment).not.toBe('');
+    expect(segment).not.toBe('.');
+    expect(segment).not.toBe('..');
+    expect(Buffer.byteLength(segment)).toBeLessThanOrEqual(255);
+  }
+}
+
+describe('defaultFileName: a deterministic name from the URL', () => {
+  it.each([
+    // [url, content type, expected]
+    ['http://h/', HTML, 'index.html'],
+    ['http://h/infodir/', HTML, 'infodir/index.html'],
+    ['http://h/infodir/about.asp', HTML, 'infodir/about.asp.html'],
+    ['http://h/st/product.asp?SKUSetID=7', HTML, 'st/product.asp@SKUSetID=7.html'],
+    ['http://h/st/dir.asp?Start=3&Count=2', HTML, 'st/dir.asp@Start=3&Count=2.html'],
+    ['http://h/about.htm', HTML, 'about.htm'],
+    ['http://h/about.html', HTML, 'about.html'],
+    ['http://h/ABOUT.HTM', HTML, 'ABOUT.HTM'],
+    ['http://h/about', HTML, 'about.html'],
+    ['http://h/about.htm?x=1', HTML, 'about.htm@x=1.html'],
+    ['http://h/a/?page=2', HTML, 'a/index@page=2.html'],
+    ['http://h/x', 'application/xhtml+xml', 'x.html'],
+    // % and / in the query become _; so do the characters Windows refuses.
+    ['http://h/s.asp?q=a/b%20c', HTML, 's.asp@q=a_b_20c.html'],
+    ['http://h/s.asp?a=<b>|"c"*:?', HTML, 's.asp@a=_3Cb_3E|_22c_22__?'.replace(/[|?]/g, '_') + '.html'],
+    ['http://h/s.asp?path=..%2F..%2Fetc', HTML, 's.asp@path=.._2F.._2Fetc.html'],
+    ['http://h/a:b/c:d.asp', HTML, 'a_b/c_d.asp.html'],
+    ['http://h/a%2Fb.asp', HTML, 'a%2Fb.asp.html'],
+    ['http://h/a%5Cb.asp', HTML, 'a%5Cb.asp.html'], // a decoded backslash would be a separator on Windows: kept encoded
+    ['http://h/a//b.asp', HTML, 'a/b.asp.html'],
+    ['http://h/a/%2e%2e/b.asp', HTML, 'b.asp.html'],
+    ['http://h/%2e/x.asp', HTML, 'x.asp.html'],
+    ['http://h/caf%C3%A9/cr%C3%A8me.asp', HTML, 'café/crème.asp.html'],
+    ['http://h/cafe%CC%81.asp', HTML, 'café.asp.html'], // NFC
+    ['http://h/%E9t%E9.asp', HTML, '%E9t%E9.asp.html'], // not UTF-8: kept encoded
+    ['http://h/a%01b.asp', HTML, 'a_b.asp.html'],
+    ['http://h/a%00b.asp', HTML, 'a%00b.asp.html'],
+    // Not HTML: the name is kept; an extension comes from the type when missing.
+    ['http://h/img/logo.png', 'image/png', 'img/logo.png'],
+    ['http://h/img/noext', 'image/png', 'img/noext.png'],
+    ['http://h/img/photo.jpeg', 'image/jpeg', 'img/photo.jpeg'],
+    ['http://h/css/site.css', 'text/css; charset=utf-8', 'css/site.css'],
+    ['http://h/css/site', 'text/css', 'css/site.css'],
+    ['http://h/js/app.mjs', 'text/javascript', 'js/app.mjs'],
+    ['http://h/data', 'application/json', 'data.json'],
+    ['http://h/blob.bin', 'application/octet-stream', 'blob.bin'],
+    ['http://h/img/x.png?v=3', 'image/png', 'img/x.png@v=3.png'],
+  ])('%s (%s) -> %s', (url, type, expected) => {
+    const name = defaultFileName(new URL(url), type);
+    expect(name).toBe(expected);
+    expectSafe(name);
+  });
+
+  it('a directory URL is index.html even without a content type', () => {
+    expect(defaultFileName(new URL('http://h/infodir/'), undefined)).toBe('infodir/index.html');
+  });
+
+  it('keeps long names under the file system limit, deterministically and distinctly', () => {
+    const long = 'a'.repeat(300);
+    const one = defaultFileName(new URL(`http://h/d/${long}.asp?x=1`), HTML);
+    const again = defaultFileName(new URL(`http://h/d/${long}.asp?x=1`), HTML);
+    const other = defaultFileName(new URL(`http://h/d/${long}.asp?x=2`), HTML);
+    expect(one).toBe(again);
+    expect(one).not.toBe(other);
+    expect(one.startsWith('d/aaaa')).toBe(true);
+    expect(one.endsWith('.html')).toBe(true);
+    expectSafe(one);
+    const longDir = defaultFileName(new URL(`http://h/${'é'.repeat(200)}/x.asp`), HTML);
+    expectSafe(longDir);
+    expect(longDir.endsWith('/x.asp.html')).toBe(true);
+  });
+
+  it('two URLs differing only in their query get different names', () => {
+    expect(defaultFileName(new URL('http://h/p.asp?id=1'), HTML)).not.toBe(defaultFileName(new URL('http://h/p.asp?id=2'), HTML));
+  });
+});
+
+describe('headerFileName: the X-Builder-FileName value', () => {
+  const page = new URL('http://h/st/product.asp?SKUSetID=7');
+
+  it.each([
+    ['product7.htm', 'st/product7.htm'],
+    ['  product7.htm  ', 'st/product7.htm'],
+    ['./product7.htm', 'st/product7.htm'],
+    ['product7.html', 'st/product7.html'],
+    ['product7', 'st/product7.html'],
+    ['product7.asp', 'st/product7.asp.html'],
+    ['sub/product7.htm', 'st/sub/product7.htm'],
+    ['sub/', 'st/sub/index.html'],
+    ['/product7.htm', 'product7.htm'],
+    ['/catalog/product7.htm', 'catalog/product7.htm'],
+    ['/etc/passwd', 'etc/passwd.html'], // relative to the output root, by design
+    ['produkt-grün.htm', 'st/produkt-grün.htm'],
+    ['...htm', 'st/...htm'],
+  ])('%j -> %j', (value, expected) => {
+    const name = headerFileName(value, page, HTML);
+    expect(name).toBe(expected);
+    expectSafe(name);
+  });
+
+  it('a bare name on a root-level page goes at the output root', () => {
+    expect(headerFileName('home.htm', new URL('http://h/default.asp'), HTML)).toBe('home.htm');
+  });
+
+  it('a non-HTML page keeps an extension matching its type', () => {
+    expect(headerFileName('logo', page, 'image/png')).toBe('st/logo.png');
+    expect(headerFileName('feed.xml', page, 'application/xml')).toBe('st/feed.xml');
+  });
+
+  it.each([
+    ['../x.htm'],
+    ['..'],
+    ['a/../../x.htm'],
+    ['a/..'],
+    ['/../x.htm'],
+    ['/a/../../x.htm'],
+    ['a\\b.htm'],
+    ['..\\x.htm'],
+    ['\\\\server\\share\\x.htm'],
+    ['C:\\x.htm'],
+    ['c:x.htm'],
+    ['C:/x.htm'],
+    ['x\u0000.htm'],
+    ['x\n.htm'],
+    ['x\r\n.htm'],
+    ['%2e%2e/x.htm'],
+    ['%2E%2E%2Fx.htm'],
+    ['..%2Fx.htm'],
+    ['a%5Cb.htm'],
+    ['x%00.htm'],
+    ['//server/x.htm'],
+    ['//etc/passwd'],
+    [''],
+    ['   '],
+    ['/'],
+    ['.'],
+    ['./'],
+    ['x?.htm'],
+    ['x*.htm'],
+    ['a<b>.htm'],
+    ['a|b.htm'],
+    ['"x".htm'],
+    ['a'.repeat(256) + '.htm'],
+  ])('refuses %j', (value) => {
+    let error;
+    try {
+      headerFileName(value, page, HTML);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(UnsafeFileNameError);
+    expect(/** @type {Error} */ (error).message).toMatch(/unsafe file name/);
+    expect(/** @type {UnsafeFileNameError} */ (error).code).toBe('UNSAFE_FILE_NAME');
+  });
+});
+
+describe('FileRegistry: two URLs never share a file', () => {
+  it('hands out the wanted name first, then -2, -3 before the extension', () => {
+    const registry = new FileRegistry();
+    expect(registry.claim('st/same.htm', 'u1')).toEqual({ file: 'st/same.htm' });
+    expect(registry.claim('st/same.htm', 'u2')).toEqual({ file: 'st/same-2.htm', collidedWith: 'u1' });
+    expect(registry.claim('st/same.htm', 'u3')).toEqual({ file: 'st/same-3.htm', collidedWith: 'u1' });
+    expect(registry.claim('st/other.htm', 'u4')).toEqual({ file: 'st/other.htm' });
+  });
+
+  it('compares case-insensitively, so the tree survives case-insensitive file systems', () => {
+    const registry = new FileRegistry();
+    expect(registry.claim('names/Case.htm', 'u1').file).toBe('names/Case.htm');
+    const second = registry.claim('names/CASE.HTM', 'u2');
+    expect(second.file).toBe('names/CASE-2.HTM');
+    expect(second.collidedWith).toBe('u1');
+    expect(registry.claim('NAMES/case.htm', 'u3').file).toBe('NAMES/case-3.htm');
+  });
+
+  it('skips a suffixed name that another URL already owns', () => {
+    const registry = new FileRegistry();
+    registry.claim('a-2.html', 'owner-of-a-2');
+    registry.claim('a.html', 'u1');
+    expect(registry.claim('a.html', 'u2').file).toBe('a-3.html');
+  });
+
+  it('suffixes names without an extension and dot-files sensibly', () => {
+    const registry = new FileRegistry();
+    registry.claim('README', 'u1');
+    expect(registry.claim('README', 'u2').file).toBe('README-2');
+    registry.claim('d/.hidden', 'u3');
+    expect(registry.claim('d/.hidden', 'u4').file).toBe('d/.hidden-2');
+  });
+
+  it('a file may not take the name of a directory already in use', () => {
+    const registry = new FileRegistry();
+    registry.claim('a/b.html', 'u1');
+    const result = registry.claim('a', 'u2');
+    expect(result.file).toBe('a-2');
+    expect(result.collidedWith).toMatch(/directory/);
+    expect(registry.claim('A', 'u3').file).toBe('A-3');
+  });
+
+  it('keeps the manifest name for itself, at the root only', () => {
+    const registry = new FileRegistry();
+    const first = registry.claim('prerender-manifest.json', 'u1');
+    expect(first.file).toBe('prerender-manifest-2.json');
+    expect(first.collidedWith).toMatch(/reserved/);
+    expect(registry.claim('Prerender-Manifest.JSON', 'u2').file).toBe('Prerender-Manifest-3.JSON');
+    expect(registry.claim('sub/prerender-manifest.json', 'u4').file).toBe('sub/prerender-manifest.json');
+  });
+});
