@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * One server of the serve benchmark, in its own process:
+ *   node bench/serve-servers.js sirv DIR
+ *   node bench/serve-servers.js prerender DIR PRICES   (a .json file or an URL template)
+ * Listens on 127.0.0.1, port 0; prints `listening on http://HOST:PORT` (for
+ * prerender: once the pages are pre-split, i.e. ready); SIGTERM stops it.
+ */
+import http from 'node:http';
+import sirv from 'sirv';
+import { createServer } from '../lib/serve/index.js';
+
+const [kind, dir, prices] = process.argv.slice(2);
+
+if (kind === 'sirv') {
+  // sirv in production mode: file headers computed once at start-up.
+  const handler = sirv(dir, { dev: false, etag: true });
+  const server = http.createServer((req, res) => handler(req, res, () => { res.statusCode = 404; res.end(); }));
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+    process.stdout.write(`listening on http://127.0.0.1:${port}\n`);
+  });
+  process.on('SIGTERM', () => process.exit(0));
+} else if (kind === 'prerender') {
+  const server = createServer({ root: dir, prices, logger: { warn: (m) => process.stderr.write(`${m}\n`) } });
+  server.listen(0, '127.0.0.1', async () => {
+    await server.priceFilter.ready;
+    const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+    process.stdout.write(`listening on http://127.0.0.1:${port}\n`);
+  });
+  process.on('SIGTERM', () => process.exit(0));
+} else {
+  process.stderr.write('usage: serve-servers.js sirv DIR | prerender DIR PRICES\n');
+  process.exitCode = 2;
+}
