@@ -1,0 +1,368 @@
+// @ts-check
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { run } from '../lib/cli.js';
+import { startSite } from '../fixtures/site.js';
+import { readManifest, tempDirs } from './crawl-helpers.js';
+
+const BIN = fileURLToPath(new URL('../bin/prerender.js', import.meta.url));
+const STACK = /^\s+at .+:\d+/m;
+
+/** @type {Awaited<ReturnType<typeof startSite>>} */
+let site;
+const dirs = tempDirs();
+
+beforeAll(async () => {
+  site = await startSite();
+});
+afterAll(async () => {
+  await site?.close();
+  await dirs.cleanup();
+});
+beforeEach(() => {
+  site.reset();
+});
+afterEach(() => {
+  vi.useRealTimers();
+  site.openGate();
+});
+
+/**
+ * A writable that keeps what it is given; `isTTY` to pose as a terminal.
+ * @param {{ tty?: boolean }} [options]
+ */
+function capture({ tty = false } = {}) {
+  /** @type {string[]} */
+  const chunks = [];
+  const stream = /** @type {Writable & { isTTY?: boolean, columns?: number }} */ (new Writable({
+    write(chunk, _encoding, callback) {
+      chunks.push(chunk.toString());
+      callback();
+    },
+  }));
+  if (tty) {
+    stream.isTTY = true;
+    stream.columns = 200;
+  }
+  return { stream, text: () => chunks.join(''), chunks };
+}
+
+/**
+ * Run the CLI in-process.
+ * @param {string[]} argv
+ * @param {{ tty?: boolean, signal?: AbortSignal }} [options]
+ */
+async function cli(argv, options = {}) {
+  const stdout = capture({ tty: options.tty });
+  const stderr = capture();
+  const code = await run(argv, { stdout: stdout.stream, stderr: stderr.stream, env: {}, signal: options.signal, cwd: await cwd() });
+  return { code, stdout: stdout.text(), stderr: stderr.text(), stdoutChunks: stdout.chunks };
+}
+
+/** An empty working directory, so that no config file is picked up. */
+let emptyCwd = '';
+async function cwd() {
+  emptyCwd ||= await dirs.make('prerender-cwd-');
+  return emptyCwd;
+}
+
+async function outDir() {
+  return path.join(await dirs.make(), 'out');
+}
+
+/**
+ * Spawn the real bin.
+ * @param {string[]} args
+ * @param {{ onSpawn?: (child: import('node:child_process').ChildProcess) => void }} [options]
+ */
+async function spawnBin(args, options = {}) {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: await cwd() });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => { stdout += chunk; });
+  child.stderr.on('data', (chunk) => { stderr += chunk; });
+  const guard = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  try {
+    options.onSpawn?.(child);
+    const [code, signal] = await once(child, 'close');
+    return { code, signal, stdout, stderr };
+  } finally {
+    clearTimeout(guard);
+  }
+}
+
+describe('exit status and summary', () => {
+  it('0 when every in-scope page succeeded; a summary on stdout', async () => {
+    const out = await outDir();
+    const { code, stdout, stderr } = await cli(['crawl', site.url('/infodir/about.asp'), '-o', out, '--retries', '0']);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/Wrote 5 pages to .* in \d+\.\d s/);
+    expect(stdout).toContain(`Manifest: ${path.join(out, 'prerender-manifest.json')}`);
+    expect(stdout).not.toMatch(/\r|\x1b\[/); // no progress line off a terminal
+    expect((await readManifest(out)).pages).toHaveLength(5);
+  });
+
+  it('1 when a page failed: the rest is written, the summary names the failures and why', async () => {
+    const out = await outDir();
+    const { code, stdout } = await cli(['crawl', site.url('/errors/index.asp'), '-o', out, '--retries', '1']);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^2 failed:$/m);
+    expect(stdout).toContain(`${site.url('/errors/500.asp')}  HTTP 500`);
+    expect(stdout).toContain(`${site.url('/errors/404.asp')}  HTTP 404`);
+    expect(stdout).toContain(`linked from ${site.url('/errors/index.asp')}`);
+    const manifest = await readManifest(out);
+    expect(manifest.errors.map((error) => error.url).sort()).toEqual([site.url('/errors/404.asp'), site.url('/errors/500.asp')]);
+    expect(manifest.pages.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('warnings are counted and the first few shown', async () => {
+    const out = await outDir();
+    const { code, stdout } = await cli(['crawl', site.url('/names/index.asp'), '-o', out, '-x', '/names/nul.asp']);
+    expect(code).toBe(0);
+    const manifest = await readManifest(out);
+    expect(stdout).toContain(`${manifest.warnings.length} warnings:`);
+    expect(stdout).toMatch(/unsafe file name|collision/);
+    expect(stdout).toContain('see "warnings" in the manifest');
+  });
+
+  it('--json: one machine-readable line on stdout, nothing else', async () => {
+    const out = await outDir();
+    const { code, stdout, stderr } = await cli(['crawl', site.url('/errors/ok.asp'), '-o', out, '--json', '--retries', '0'], { tty: true });
+    expect(code).toBe(1);
+    expect(stderr).toBe('');
+    expect(stdout.endsWith('\n')).toBe(true);
+    expect(stdout.trim().split('\n')).toHaveLength(1);
+    const summary = JSON.parse(stdout);
+    expect(summary).toMatchObject({ out, pages: 1, failed: 1, interrupted: false });
+    expect(summary.manifest).toBe(path.join(out, 'prerender-manifest.json'));
+    expect(summary.failures).toEqual([expect.objectContaining({ url: site.url('/errors/500.asp'), status: 500, referrers: [site.url('/errors/ok.asp')] })]);
+  });
+
+  it('--quiet: nothing on stdout, the exit status still tells', async () => {
+    const out = await outDir();
+    const { code, stdout, stderr } = await cli(['crawl', site.url('/errors/ok.asp'), '-o', out, '--quiet', '--retries', '0'], { tty: true });
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toBe('');
+    expect(existsSync(path.join(out, 'prerender-manifest.json'))).toBe(true);
+  });
+
+  it('options reach the crawl: scope, limits, timeout, retries, assets, dynamic base', async () => {
+    const out = await outDir();
+    const { code } = await cli(['crawl', site.url('/infodir/'), '-o', out, '-i', '/infodir/*.asp', '-x', '/infodir/private/', '/*?lang=', '-c', '2', '--quiet']);
+    expect(code).toBe(0);
+    const manifest = await readManifest(out);
+    expect(manifest.scope).toEqual({ include: [site.url('/infodir/*.asp')], exclude: [site.url('/infodir/private/'), site.url('/*?lang=')] });
+    expect(manifest.pages).toHaveLength(3);
+
+    const limited = await outDir();
+    expect((await cli(['crawl', site.url('/trap/cal.asp?d=0'), '-o', limited, '--max-pages', '4', '--quiet', '-c', '1'])).code).toBe(0);
+    expect((await readManifest(limited)).pages).toHaveLength(4);
+
+    site.reset();
+    const hang = await outDir();
+    const timedOut = await cli(['crawl', site.url('/errors/hang.asp'), '-o', hang, '--timeout', '200', '--retries', '0', '--json']);
+    expect(timedOut.code).toBe(1);
+    expect(JSON.parse(timedOut.stdout).failures[0].message).toMatch(/200 ms/);
+    expect(site.count('/errors/hang.asp')).toBe(1);
+
+    const assets = await outDir();
+    expect((await cli(['crawl', site.url('/assets/index.asp'), '-o', assets, '--assets', '--quiet', '--dynamic-base', 'http://dyn.invalid/'])).code).toBe(1); // missing.png
+    const assetManifest = await readManifest(assets);
+    expect(assetManifest.pages.map((page) => page.file)).toContain('assets/css/site.css');
+
+    const dyn = await outDir();
+    await cli(['crawl', site.url('/dyn/index.asp'), '-o', dyn, '--quiet', '--dynamic-base', 'http://dyn.invalid/']);
+    const dynManifest = await readManifest(dyn);
+    const { readFile } = await import('node:fs/promises');
+    const html = await readFile(path.join(dyn, dynManifest.pages.find((page) => page.url.endsWith('/dyn/index.asp'))?.file ?? ''), 'utf8');
+    expect(html).toContain('href="http://dyn.invalid/cart.asp?add=1&amp;qty=2#c"');
+
+    const capped = await outDir();
+    const big = await cli(['crawl', site.url('/errors/chunked-index.asp'), '-o', capped, '--max-page-bytes', '4k', '--json', '--retries', '0']);
+    expect(big.code).toBe(1);
+    expect(JSON.parse(big.stdout).failures.map((/** @type {any} */ f) => f.url).sort()).toEqual([site.url('/errors/500.asp'), site.url('/errors/big-chunked.asp')]);
+  });
+
+  it('--placeholders ssi is passed through', async () => {
+    const out = await outDir();
+    expect((await cli(['crawl', site.url('/prices/item.asp'), '-o', out, '--placeholders', 'ssi', '--quiet'])).code).toBe(0);
+    expect((await readManifest(out)).placeholderMode).toBe('ssi');
+  });
+});
+
+describe('progress line', () => {
+  /**
+   * Crawl /slow/ with its pages held until the test has seen what it wants;
+   * the progress timer is faked so the test decides when it ticks.
+   * @param {string[]} flags
+   * @param {{ tty: boolean }} options
+   */
+  async function slowCrawl(flags, { tty }) {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    site.closeGate();
+    const out = await outDir();
+    const stdout = capture({ tty });
+    const stderr = capture();
+    let seenWhileRunning = '';
+    const onHeld = () => {
+      site.events.off('held', onHeld);
+      vi.advanceTimersByTime(1000); // five ticks of the progress timer, mid-crawl
+      seenWhileRunning = stdout.text();
+      site.openGate();
+    };
+    site.events.on('held', onHeld);
+    const code = await run(['crawl', site.url('/slow/index.asp?n=3'), '-o', out, '-c', '2', ...flags], { stdout: stdout.stream, stderr: stderr.stream, env: {}, cwd: await cwd() });
+    site.events.off('held', onHeld);
+    return { code, seenWhileRunning, stdout: stdout.text(), stderr: stderr.text() };
+  }
+
+  it('on a terminal: a live line with done, queued, failed, pages/s and elapsed, cleared before the summary', async () => {
+    const { code, seenWhileRunning, stdout } = await slowCrawl([], { tty: true });
+    expect(code).toBe(0);
+    expect(seenWhileRunning).toMatch(/\r1 fetched · [1-3] queued · 0 failed · \d+ pages\/s · \d+\.\d s\x1b\[K/);
+    const summaryAt = stdout.indexOf('Wrote 4 pages');
+    expect(summaryAt).toBeGreaterThan(0);
+    expect(stdout.slice(0, summaryAt).endsWith('\r\x1b[K')).toBe(true);
+    expect(stdout.slice(summaryAt)).not.toContain('\r');
+  });
+
+  it('not a terminal: no progress, just the summary', async () => {
+    const { code, seenWhileRunning, stdout } = await slowCrawl([], { tty: false });
+    expect(code).toBe(0);
+    expect(seenWhileRunning).toBe('');
+    expect(stdout).not.toMatch(/\r|\x1b\[/);
+    expect(stdout).toMatch(/^Wrote 4 pages/);
+  });
+
+  it('--quiet on a terminal: nothing at all', async () => {
+    const { code, seenWhileRunning, stdout } = await slowCrawl(['--quiet'], { tty: true });
+    expect(code).toBe(0);
+    expect(seenWhileRunning).toBe('');
+    expect(stdout).toBe('');
+  });
+});
+
+describe('usage errors: exit 2, one line, no stack trace', () => {
+  it.each([
+    [['crawl', 'not a url'], /root must be an absolute http\(s\) URL/],
+    [['crawl', 'ftp://h/x'], /root must be an absolute http\(s\) URL/],
+    [['crawl', 'http://127.0.0.1:9/', '-c', 'abc'], /--concurrency must be a whole number/],
+    [['crawl', 'http://127.0.0.1:9/', '-c', '0'], /--concurrency must be at least 1/],
+    [['crawl', 'http://127.0.0.1:9/', '--max-pages', '1.5'], /--max-pages must be a whole number/],
+    [['crawl', 'http://127.0.0.1:9/', '--timeout', '-5'], /--timeout/],
+    [['crawl', 'http://127.0.0.1:9/', '--retries', 'lots'], /--retries must be a whole number/],
+    [['crawl', 'http://127.0.0.1:9/', '--max-page-bytes', '10x'], /--max-page-bytes/],
+    [['crawl', 'http://127.0.0.1:9/', '--dynamic-base', 'not-a-url'], /--dynamic-base must be an absolute http\(s\) URL/],
+    [['crawl', 'http://127.0.0.1:9/', '-i', 'st/dir.asp'], /invalid scope pattern "st\/dir.asp"/],
+  ])('%j', async (argv, message) => {
+    const out = await outDir();
+    const { code, stdout, stderr } = await cli([...argv, '-o', out]);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/^prerender: /);
+    expect(stderr).toMatch(message);
+    expect(stderr).not.toMatch(STACK);
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(existsSync(out)).toBe(false); // nothing created on a usage error
+    expect(site.log).toEqual([]);
+  });
+
+  it.each([
+    [['crawl', 'http://127.0.0.1:9/', '--bogus'], /unknown option '--bogus'/],
+    [['crawl'], /root/],
+    [['crawl', 'http://127.0.0.1:9/', '--placeholders', 'xml'], /Allowed choices are filter, ssi, esi/],
+    [['frobnicate'], /unknown command/],
+  ])('%j (commander)', async (argv, message) => {
+    const { code, stdout, stderr } = await cli(argv);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.split('\n')[0]).toMatch(/^prerender: /);
+    expect(stderr.split('\n')[0]).toMatch(message);
+    expect(stderr).not.toMatch(STACK);
+  });
+
+  it('an output path that is a file: exit 2, an explanation, no stack trace', async () => {
+    const dir = await dirs.make();
+    const file = path.join(dir, 'not-a-dir');
+    await writeFile(file, 'x');
+    const { code, stderr } = await cli(['crawl', site.url('/infodir/about.asp'), '-o', file]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^prerender: /);
+    expect(stderr).not.toMatch(STACK);
+  });
+
+  it('--help and --version exit 0 and describe the options', async () => {
+    const help = await cli(['crawl', '--help']);
+    expect(help.code).toBe(0);
+    for (const flag of ['--out', '--include', '--exclude', '--concurrency', '--max-pages', '--timeout', '--retries', '--dynamic-base', '--assets', '--json', '--quiet', '--max-page-bytes']) {
+      expect(help.stdout).toContain(flag);
+    }
+    const version = await cli(['--version']);
+    expect(version.code).toBe(0);
+    expect(version.stdout).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});
+
+describe('Ctrl-C', () => {
+  it('in-process: the signal stops the crawl, the manifest is written, exit 130', async () => {
+    site.closeGate();
+    const controller = new AbortController();
+    const onHeld = () => controller.abort();
+    site.events.once('held', onHeld);
+    const out = await outDir();
+    const { code, stdout } = await cli(['crawl', site.url('/slow/index.asp?n=3'), '-o', out, '-c', '1'], { signal: controller.signal });
+    expect(code).toBe(130);
+    expect(stdout).toMatch(/^Interrupted: wrote 1 page/);
+    const manifest = await readManifest(out);
+    expect(manifest.interrupted).toBe(true);
+    expect(manifest.pages.map((page) => page.url)).toEqual([site.url('/slow/index.asp?n=3')]);
+  });
+});
+
+describe('the real bin', () => {
+  it('a usage error: exit 2, one line on stderr, no stack trace', async () => {
+    const { code, stdout, stderr } = await spawnBin(['crawl', 'not a url']);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toBe('prerender: root must be an absolute http(s) URL, got "not a url"\n');
+  });
+
+  it('a crawl with --json: exit 0, the summary, the manifest', async () => {
+    const out = await outDir();
+    const { code, stdout, stderr } = await spawnBin(['crawl', site.url('/infodir/about.asp'), '-o', out, '--json']);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ pages: 5, failed: 0, interrupted: false });
+    expect((await readManifest(out)).pages).toHaveLength(5);
+  });
+
+  it('a crawl with failures: exit 1, quiet', async () => {
+    const out = await outDir();
+    const { code, stdout } = await spawnBin(['crawl', site.url('/errors/ok.asp'), '-o', out, '--quiet', '--retries', '0']);
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect((await readManifest(out)).errors.map((error) => error.url)).toEqual([site.url('/errors/500.asp')]);
+  });
+
+  it('SIGINT: stops cleanly, writes the manifest, exit 130', async () => {
+    site.closeGate();
+    const out = await outDir();
+    const { code, stderr } = await spawnBin(['crawl', site.url('/slow/index.asp?n=3'), '-o', out, '-c', '1', '--quiet'], {
+      onSpawn: (child) => site.events.once('held', () => child.kill('SIGINT')),
+    });
+    expect(code).toBe(130);
+    expect(stderr).toContain('stopping');
+    expect(stderr).not.toMatch(STACK);
+    const manifest = await readManifest(out);
+    expect(manifest.interrupted).toBe(true);
+    expect(manifest.pages).toHaveLength(1);
+  });
+});
