@@ -21,6 +21,7 @@ import { normalizeServeOptions } from './options.js';
 import { PageStore } from './pages.js';
 import { encodePath, parseRequestTarget } from './paths.js';
 import { zipFromRequest } from './request-zip.js';
+import { joinParts } from './splice.js';
 import { serveStatic } from './static.js';
 
 /**
@@ -245,13 +246,7 @@ export function createPriceFilter(input) {
       body = gzipFilled(parts, pages.deflated(page), encoded);
       encoding = 'gzip';
     } else {
-      const pieces = new Array(parts.length + encoded.length);
-      for (let i = 0; i < encoded.length; i++) {
-        pieces[2 * i] = parts[i];
-        pieces[2 * i + 1] = encoded[i];
-      }
-      pieces[pieces.length - 1] = parts[parts.length - 1];
-      body = Buffer.concat(pieces);
+      body = joinParts(parts, encoded);
     }
     const headers = [
       'Content-Type', page.contentType,

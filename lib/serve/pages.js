@@ -18,6 +18,7 @@ import { deflateParts } from './gzip.js';
 import { MANIFEST_NAME, parseManifest } from './manifest.js';
 import { contentTypeFor } from './mime.js';
 import { joinInside, realInside } from './paths.js';
+import { splitAtSlots } from './splice.js';
 
 /**
  * @typedef {import('./manifest.js').Manifest} Manifest
@@ -72,21 +73,6 @@ function slotsMatch(buf, meta) {
     if (buf.toString('latin1', slot.offset, slot.offset + slot.length) !== expected) return false;
   }
   return true;
-}
-
-/**
- * @param {Buffer} buf
- * @param {Slot[]} slots
- */
-function split(buf, slots) {
-  const parts = [];
-  let at = 0;
-  for (const slot of slots) {
-    parts.push(buf.subarray(at, slot.offset));
-    at = slot.offset + slot.length;
-  }
-  parts.push(buf.subarray(at));
-  return parts;
 }
 
 export class PageStore extends EventEmitter {
@@ -259,7 +245,7 @@ export class PageStore extends EventEmitter {
     const contentType = meta.contentType ?? contentTypeFor(meta.key);
     return {
       key: meta.key,
-      parts: split(buf, slots),
+      parts: splitAtSlots(buf, slots),
       skus: slots.map((s) => s.sku),
       contentType,
       asciiOnly: !isUtf8Type(contentType),
