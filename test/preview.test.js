@@ -1,0 +1,503 @@
+// @ts-check
+import { mkdtemp, readdir, readFile, rm, writeFile, access } from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { run } from '../lib/cli.js';
+import { explainUrl, preview } from '../lib/preview.js';
+import { startShop } from '../fixtures/shop.js';
+import { startSitemapSite } from '../fixtures/sitemap-site.js';
+
+/**
+ * `prerender preview` through real local servers: the plan it prints must be
+ * what `crawl` then writes (same files, same decisions), and it must write nothing.
+ */
+
+/** @type {string} */
+let dir;
+/** @type {(() => Promise<unknown>)[]} */
+let cleanups;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-preview-'));
+  cleanups = [];
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** @param {Parameters<typeof startShop>[0]} [options] */
+async function shop(options) {
+  const server = await startShop(options);
+  cleanups.push(server.close);
+  return server;
+}
+
+async function sitemapSite() {
+  const site = await startSitemapSite();
+  cleanups.push(site.close);
+  return site;
+}
+
+function sink() {
+  /** @type {string[]} */
+  const chunks = [];
+  return {
+    chunks,
+    write(/** @type {unknown} */ chunk) {
+      chunks.push(String(chunk));
+      return true;
+    },
+    get text() {
+      return chunks.join('');
+    },
+  };
+}
+
+/**
+ * The CLI in-process, with `cwd` the test's temp dir (so no config file is found by accident).
+ * @param {string[]} argv
+ * @param {{ signal?: AbortSignal, cwd?: string }} [io]
+ */
+async function cli(argv, io = {}) {
+  const stdout = sink();
+  const stderr = sink();
+  const code = await run(argv, { stdout, stderr, env: {}, cwd: io.cwd ?? dir, signal: io.signal });
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+/**
+ * @typedef {{ type: 'url', url: string, decision: string, file?: string, reason: string, pattern?: string,
+ *   status?: number, redirectTo?: string, from?: string | null }} Row
+ * @typedef {import('../lib/preview.js').PlanTotals & { type: 'totals' }} Totals
+ */
+
+/**
+ * `prerender preview ... --json`, parsed.
+ * @param {string[]} argv
+ * @param {{ signal?: AbortSignal, cwd?: string }} [io]
+ */
+async function plan(argv, io) {
+  const result = await cli(['preview', ...argv, '--json'], io);
+  const lines = result.stdout.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  const last = lines.at(-1);
+  expect(last?.type, `last line is the totals; stderr: ${result.stderr}`).toBe('totals');
+  expect(lines.slice(0, -1).every((line) => line.type === 'url')).toBe(true);
+  return { ...result, rows: /** @type {Row[]} */ (lines.slice(0, -1)), totals: /** @type {Totals} */ (last) };
+}
+
+/**
+ * `prerender crawl ... -o <out> -q`, and its manifest.
+ * @param {string[]} argv
+ * @param {string} out
+ */
+async function crawlTo(argv, out) {
+  const result = await cli(['crawl', ...argv, '-o', out, '-q']);
+  const manifest = JSON.parse(await readFile(path.join(out, 'prerender-manifest.json'), 'utf8'));
+  return { ...result, manifest };
+}
+
+/**
+ * Every file under `root`, relative, sorted ([] when it does not exist).
+ * @param {string} root
+ */
+async function listTree(root) {
+  try {
+    const entries = await readdir(root, { recursive: true, withFileTypes: true });
+    return entries
+      .filter((entry) => entry.isFile())
+      .map((entry) => path.relative(root, path.join(entry.parentPath ?? entry.path, entry.name)).split(path.sep).join('/'))
+      .sort();
+  } catch (error) {
+    if (error.code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+/** @param {string} file */
+const exists = (file) => access(file).then(() => true, () => false);
+
+/**
+ * The plan must be what the crawl wrote: every page with the same file, the
+ * same failures, the same redirects, nothing else written.
+ * @param {Row[]} rows
+ * @param {Totals} totals
+ * @param {any} manifest
+ * @param {string} out
+ */
+async function expectPlanMatchesCrawl(rows, totals, manifest, out) {
+  const pages = new Map(manifest.pages.map((/** @type {any} */ page) => [page.url, page.file]));
+  const planned = new Map(rows.filter((row) => row.decision === 'crawl' && !row.redirectTo).map((row) => [row.url, row.file]));
+  expect(planned).toEqual(pages);
+
+  const byUrl = (/** @type {{ url: string }} */ a, /** @type {{ url: string }} */ b) => (a.url < b.url ? -1 : 1);
+  expect(rows.filter((row) => row.decision === 'failed').map((row) => ({ url: row.url, status: row.status, message: row.reason })).sort(byUrl))
+    .toEqual(manifest.errors.map((/** @type {any} */ error) => ({ url: error.url, status: error.status, message: error.message })).sort(byUrl));
+
+  const redirectRows = rows.filter((row) => row.redirectTo);
+  expect(redirectRows.map((row) => ({ url: row.url, location: row.redirectTo })).sort(byUrl))
+    .toEqual(manifest.redirects.map((/** @type {any} */ r) => ({ url: r.url, location: r.location })).sort(byUrl));
+  for (const row of redirectRows) expect(row.file, row.url).toBe(pages.get(/** @type {string} */ (row.redirectTo)));
+
+  for (const row of rows.filter((r) => r.decision === 'dynamic' || r.decision === 'excluded')) {
+    expect(pages.has(row.url), `${row.decision} ${row.url} was written by the crawl`).toBe(false);
+  }
+  expect(totals.pagesInScope).toBe(manifest.pages.length);
+  expect(totals.failed).toBe(manifest.errors.length);
+  expect(totals.collisions).toBe(manifest.warnings.filter((/** @type {any} */ w) => w.message.startsWith('file name collision')).length);
+  expect(totals.unsafeNames).toBe(manifest.warnings.filter((/** @type {any} */ w) => w.message.startsWith('unsafe file name')).length);
+  // Same files on disk: exactly the planned ones, plus the manifest.
+  expect(await listTree(out)).toEqual([...planned.values(), 'prerender-manifest.json'].sort());
+}
+
+/** Request count of the server, all paths. @param {Map<string, number>} hits */
+const totalHits = (hits) => [...hits.values()].reduce((a, b) => a + b, 0);
+
+describe('preview against the fixture shop', () => {
+  const scope = ['-i', '/st/dir.asp', '/st/product.asp', '-x', '/st/product.asp?SKUSetID=2*'];
+
+  it('plans exactly what crawl then writes: same files, same decisions', async () => {
+    const s = await shop({ products: 25, count: 10 });
+    const previewed = await plan([s.url, ...scope, '-c', '1']);
+    expect(previewed.code).toBe(0);
+    const out = path.join(dir, 'out');
+    const crawled = await crawlTo([s.url, ...scope, '-c', '8'], out);
+    expect(crawled.code).toBe(0);
+    await expectPlanMatchesCrawl(previewed.rows, previewed.totals, crawled.manifest, out);
+
+    // What the plan says, concretely: 18 products (2 and 20-25 excluded) and 3 catalogue pages.
+    const crawlRows = previewed.rows.filter((row) => row.decision === 'crawl');
+    expect(crawlRows).toHaveLength(21);
+    expect(crawlRows.find((row) => row.url === `${s.origin}/st/product.asp?SKUSetID=7`)).toMatchObject({ file: 'st/product7.htm', reason: 'include /st/product.asp', pattern: '/st/product.asp' });
+    expect(crawlRows.find((row) => row.url === s.url)).toMatchObject({ file: 'st/dir.asp.html', reason: 'root' });
+    expect(crawlRows.find((row) => row.url === `${s.origin}/st/dir.asp?Start=11&Count=10`)).toMatchObject({ file: 'st/dir.asp@Start=11&Count=10.html', reason: 'include /st/dir.asp' });
+    const excluded = previewed.rows.filter((row) => row.decision === 'excluded');
+    expect(excluded.map((row) => row.url).sort()).toEqual([2, 20, 21, 22, 23, 24, 25].map((n) => `${s.origin}/st/product.asp?SKUSetID=${n}`).sort());
+    for (const row of excluded) expect(row).toMatchObject({ pattern: '/st/product.asp?SKUSetID=2*', reason: 'exclude /st/product.asp?SKUSetID=2*' });
+    const dynamic = previewed.rows.filter((row) => row.decision === 'dynamic');
+    expect(dynamic.map((row) => row.url)).toContain(`${s.origin}/st/cart.asp?add=7&qty=1`);
+    expect(dynamic.map((row) => row.url)).toContain(`${s.origin}/st/checkout.asp`);
+    for (const row of dynamic) expect(row.reason).toBe('out of scope');
+    // One row per URL.
+    expect(new Set(previewed.rows.map((row) => row.url)).size).toBe(previewed.rows.length);
+    // Neither preview nor crawl fetched what is excluded or dynamic.
+    expect([...s.hits.keys()].filter((key) => /SKUSetID=2|cart|checkout|search/.test(key))).toEqual([]);
+  });
+
+  it('groups dynamic targets by path and exclusions by pattern in the totals', async () => {
+    const s = await shop({ products: 25, count: 10 });
+    const { totals } = await plan([s.url, ...scope]);
+    expect(totals).toMatchObject({ pagesInScope: 21, failed: 0, notCrawled: 0, collisions: 0, unsafeNames: 0, interrupted: false });
+    // 21 fetched pages link the cart and the search form, the 18 product pages the checkout.
+    expect(totals.dynamicByPath).toEqual([
+      { path: '/st/cart.asp', links: 21, pages: 21 },
+      { path: '/st/search.asp', links: 21, pages: 21 },
+      { path: '/st/checkout.asp', links: 18, pages: 18 },
+    ]);
+    expect(totals.excludedByPattern).toEqual([{ pattern: '/st/product.asp?SKUSetID=2*', urls: 7 }]);
+    expect(totals.durationMs).toBeGreaterThanOrEqual(0);
+
+    const text = await cli(['preview', s.url, ...scope]);
+    expect(text.code).toBe(0);
+    const lines = text.stdout.split('\n');
+    expect(lines.filter((line) => /^Plan: 21 pages in scope would be written; 0 failed; 0 in scope but not crawled \(\d+\.\d s\)$/.test(line))).toHaveLength(1);
+    expect(lines).toContain('Dynamic targets (links kept live), by path:');
+    expect(lines.some((line) => /^ {2}\/st\/cart\.asp +21 links from 21 pages$/.test(line))).toBe(true);
+    expect(lines.some((line) => /^ {2}\/st\/checkout\.asp +18 links from 18 pages$/.test(line))).toBe(true);
+    expect(lines).toContain('Exclusions by pattern:');
+    expect(lines).toContain('  /st/product.asp?SKUSetID=2*  7 URLs');
+    expect(lines).toContain('Name collisions: 0; unsafe names refused: 0');
+    expect(lines).toContain('Nothing was written.');
+  });
+
+  it('prints the same plan as text and as JSON lines', async () => {
+    const s = await shop({ products: 12, count: 5 });
+    const json = await plan([s.url, ...scope]);
+    const text = await cli(['preview', s.url, ...scope]);
+    expect(text.code).toBe(0);
+    const rowLines = text.stdout.split('\n\n')[0].split('\n');
+    const parsed = rowLines.map((line) => {
+      const match = /^(crawl|dynamic|excluded|failed) +(\S+)(?: {2}-> (.+?))? {2}\((.*)\)$/.exec(line);
+      expect(match, line).not.toBeNull();
+      const [, decision, url, file, reason] = /** @type {RegExpExecArray} */ (match);
+      return { decision, url, file, reason };
+    });
+    const fromJson = json.rows.map((row) => ({ decision: row.decision, url: row.url, file: row.file, reason: row.reason }));
+    const byUrl = (/** @type {{ url: string }} */ a, /** @type {{ url: string }} */ b) => (a.url < b.url ? -1 : 1);
+    expect(parsed.sort(byUrl)).toEqual(fromJson.sort(byUrl));
+    expect(parsed.length).toBeGreaterThan(10);
+  });
+
+  it('writes nothing to disk, even with an output directory configured', async () => {
+    const s = await shop({ products: 8, count: 5 });
+    const out = path.join(dir, 'out');
+    await writeFile(path.join(dir, 'prerender.config.json'), JSON.stringify({ out, roots: [s.url], include: ['/st/dir.asp', '/st/product.asp'] }));
+    const defaultOut = path.resolve('prerendered');
+    const defaultOutExisted = await exists(defaultOut);
+    const before = await listTree(dir);
+
+    const result = await cli(['preview']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`crawl     ${s.origin}/st/product.asp?SKUSetID=8  -> st/product8.htm  (include /st/product.asp)`);
+    expect(totalHits(s.hits)).toBe(10); // it did fetch: 2 catalogue pages + 8 products
+
+    expect(await exists(out)).toBe(false);
+    expect(await listTree(dir)).toEqual(before);
+    expect(await exists(defaultOut)).toBe(defaultOutExisted);
+  });
+
+  it('--limit n stops after n in-scope pages, and the n planned match a crawl with --max-pages n', async () => {
+    const s = await shop({ products: 25, count: 10 });
+    const limited = await plan([s.url, '-i', '/st/dir.asp', '/st/product.asp', '--limit', '5']);
+    expect(limited.code).toBe(0);
+    const crawlRows = limited.rows.filter((row) => row.decision === 'crawl');
+    // The root is fetched first; its first links fill the remaining four places.
+    expect(crawlRows.map((row) => [row.url, row.file])).toEqual([
+      [s.url, 'st/dir.asp.html'],
+      ...[1, 2, 3, 4].map((n) => [`${s.origin}/st/product.asp?SKUSetID=${n}`, `st/product${n}.htm`]),
+    ]);
+    expect([...s.hits.keys()].sort()).toEqual(['/st/dir.asp', ...[1, 2, 3, 4].map((n) => `/st/product.asp?SKUSetID=${n}`)].sort());
+    expect(totalHits(s.hits)).toBe(5);
+    const notCrawled = limited.rows.filter((row) => row.reason === 'in scope, not crawled: --limit/--max-pages reached');
+    expect(notCrawled.map((row) => row.url).sort()).toEqual([
+      ...[5, 6, 7, 8, 9, 10].map((n) => `${s.origin}/st/product.asp?SKUSetID=${n}`),
+      `${s.origin}/st/dir.asp?Start=11&Count=10`,
+    ].sort());
+    for (const row of notCrawled) expect(row.decision).toBe('dynamic');
+    expect(limited.totals).toMatchObject({ pagesInScope: 5, notCrawled: 7, failed: 0 });
+
+    const out = path.join(dir, 'out');
+    const crawled = await crawlTo([s.url, '-i', '/st/dir.asp', '/st/product.asp', '--max-pages', '5'], out);
+    expect(crawled.manifest.pages.map((/** @type {any} */ page) => [page.url, page.file]).sort())
+      .toEqual(crawlRows.map((row) => [row.url, row.file]).sort());
+  });
+
+  it.each([['0'], ['-1'], ['2.5'], ['many']])('--limit %s is a usage error (exit 2) and fetches nothing', async (value) => {
+    const s = await shop();
+    const result = await cli(['preview', s.url, `--limit=${value}`]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--limit must be a whole number of at least 1');
+    expect(result.stdout).toBe('');
+    expect(s.hits.size).toBe(0);
+  });
+});
+
+describe('preview against the sitemap site: collisions, unsafe names, failures, redirects', () => {
+  it('plans the collision suffix, the refused name, the failure and the redirect exactly as crawl writes them', async () => {
+    const site = await sitemapSite();
+    const previewed = await plan([site.catalog, '--retries', '0', '-c', '1']);
+    expect(previewed.code).toBe(1); // product 13 fails
+    const out = path.join(dir, 'out');
+    const crawled = await crawlTo([site.catalog, '--retries', '0', '-c', '8'], out);
+    expect(crawled.code).toBe(1);
+    await expectPlanMatchesCrawl(previewed.rows, previewed.totals, crawled.manifest, out);
+
+    const row = (/** @type {string} */ url) => previewed.rows.find((r) => r.url === url);
+    // legacy.asp?id=3 sorts before product.asp?id=3: it gets the name, the product the suffix.
+    expect(row(`${site.origin}/catalog/legacy.asp?id=3`)).toMatchObject({ decision: 'crawl', file: 'catalog/product3.htm' });
+    expect(row(site.product(3))).toMatchObject({ decision: 'crawl', file: 'catalog/product3-2.htm' });
+    expect(row(site.product(5))).toMatchObject({ decision: 'crawl', file: 'catalog/product 5 (red).htm' });
+    expect(row(`${site.origin}/catalog/unsafe.asp`)).toMatchObject({ decision: 'crawl', file: 'catalog/unsafe.asp.html' });
+    expect(row(site.product(13))).toMatchObject({ decision: 'failed', status: 500, reason: 'HTTP 500' });
+    expect(row(`${site.origin}/catalog/old.asp?id=2`)).toMatchObject({ decision: 'crawl', redirectTo: site.product(2), file: 'catalog/product2.htm' });
+    expect(row(`${site.origin}/catalog/old.asp?id=2`)?.reason).toContain(`HTTP 301 to ${site.product(2)}`);
+    expect(row(`${site.origin}/catalog/spec.pdf`)).toMatchObject({ decision: 'crawl', file: 'catalog/spec.pdf' });
+    expect(row(`${site.origin}/info/about.asp`)).toMatchObject({ decision: 'dynamic', reason: 'out of scope' });
+    expect(previewed.totals).toMatchObject({ pagesInScope: 10, failed: 1, collisions: 1, unsafeNames: 1, notCrawled: 0 });
+
+    const text = await cli(['preview', site.catalog, '--retries', '0']);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain(`failed    ${site.product(13)}  (HTTP 500)\n`);
+    expect(text.stdout).toContain(`crawl     ${site.product(3)}  -> catalog/product3-2.htm  (include ${site.origin}/catalog/)\n`);
+    expect(text.stdout).toContain('Name collisions: 1; unsafe names refused: 1\n');
+  });
+
+  it('gives the same plan whatever the concurrency', async () => {
+    const site = await sitemapSite();
+    const key = (/** @type {Row[]} */ rows) => rows.map((row) => `${row.decision} ${row.url} ${row.file ?? ''}`).sort();
+    const one = await plan([site.catalog, '--retries', '0', '-c', '1']);
+    const many = await plan([site.catalog, '--retries', '0', '-c', '16']);
+    expect(key(many.rows)).toEqual(key(one.rows));
+    expect({ ...many.totals, durationMs: 0 }).toEqual({ ...one.totals, durationMs: 0 });
+  });
+});
+
+describe('preview --why <url>', () => {
+  const scope = ['-i', '/st/dir.asp', '/st/product.asp', '-x', '/st/product.asp?SKUSetID=2*'];
+
+  it('names the include pattern, the root, the status and the file from the name header, fetching only that URL', async () => {
+    const s = await shop();
+    const target = `${s.origin}/st/product.asp?SKUSetID=7`;
+    const json = await cli(['preview', s.url, ...scope, '--why', target, '--json']);
+    expect(json.code).toBe(0);
+    const answer = JSON.parse(json.stdout);
+    expect(answer).toMatchObject({
+      url: target,
+      decision: 'crawl',
+      pattern: '/st/product.asp',
+      reason: 'matches include pattern /st/product.asp',
+      roots: [s.url],
+      status: 200,
+      file: 'st/product7.htm',
+      fileFrom: 'name header',
+    });
+    expect(answer.scope).toEqual({
+      include: [`${s.origin}/st/dir.asp`, `${s.origin}/st/product.asp`],
+      exclude: [`${s.origin}/st/product.asp?SKUSetID=2*`],
+    });
+    expect([...s.hits]).toEqual([['/st/product.asp?SKUSetID=7', 1]]);
+
+    const text = await cli(['preview', s.url, ...scope, '--why', target]);
+    expect(text.code).toBe(0);
+    expect(text.stdout.split('\n')).toEqual([
+      target,
+      '  decision  crawl',
+      '  reason    matches include pattern /st/product.asp',
+      `  roots     ${s.url}`,
+      '  status    200',
+      '  file      st/product7.htm (name header; a collision found by a full crawl would add a suffix)',
+      `  scope     include ${s.origin}/st/dir.asp, ${s.origin}/st/product.asp; exclude ${s.origin}/st/product.asp?SKUSetID=2*`,
+      '',
+    ]);
+  });
+
+  it('names the exclude pattern of an excluded URL and the include patterns a dynamic URL misses, fetching nothing', async () => {
+    const s = await shop();
+    const excluded = JSON.parse((await cli(['preview', s.url, ...scope, '--json', '--why', `${s.origin}/st/product.asp?SKUSetID=21`])).stdout);
+    expect(excluded).toMatchObject({ decision: 'excluded', pattern: '/st/product.asp?SKUSetID=2*', reason: 'matches exclude pattern /st/product.asp?SKUSetID=2*' });
+    expect(excluded.file).toBeUndefined();
+    const dynamic = JSON.parse((await cli(['preview', s.url, ...scope, '--json', '--why', `${s.origin}/st/cart.asp?add=1&qty=1`])).stdout);
+    expect(dynamic).toMatchObject({ decision: 'dynamic', reason: `matches no include pattern (${s.origin}/st/dir.asp, ${s.origin}/st/product.asp)` });
+    expect(dynamic.file).toBeUndefined();
+    expect(s.hits.size).toBe(0);
+  });
+
+  it('names the root whose directory brings a URL into scope, and says when the URL is a root', async () => {
+    const site = await sitemapSite();
+    const roots = [site.catalog, `${site.origin}/info/about.asp`];
+    const why = async (/** @type {string} */ url) => JSON.parse((await cli(['preview', ...roots, '--json', '--why', url])).stdout);
+    expect(await why(site.product(2))).toMatchObject({ decision: 'crawl', pattern: `${site.origin}/catalog/`, roots: [site.catalog], file: 'catalog/product2.htm' });
+    expect(await why(`${site.origin}/info/terms.asp`)).toMatchObject({ decision: 'crawl', pattern: `${site.origin}/info/`, roots: [`${site.origin}/info/about.asp`], file: 'info/terms.asp.html', fileFrom: 'default name' });
+    expect(await why(site.catalog)).toMatchObject({ decision: 'crawl', pattern: 'root', reason: 'it is a root', roots: [site.catalog] });
+    expect(await why(`${site.origin}/cart.asp`)).toMatchObject({ decision: 'dynamic', reason: `outside every root's directory (${site.origin}/catalog/, ${site.origin}/info/)` });
+  });
+
+  it('reports a refused name header, a redirect and a failing fetch', async () => {
+    const site = await sitemapSite();
+    const why = async (/** @type {string} */ url) => {
+      const result = await cli(['preview', site.catalog, '--retries', '0', '--json', '--why', url]);
+      expect(result.stderr).toBe('');
+      return JSON.parse(result.stdout);
+    };
+    const unsafe = await why(`${site.origin}/catalog/unsafe.asp`);
+    expect(unsafe).toMatchObject({ decision: 'crawl', status: 200, file: 'catalog/unsafe.asp.html' });
+    expect(unsafe.fileFrom).toMatch(/^default name \(unsafe file name "\.\.\/\.\.\/etc\/passwd" \(".." segment\)/);
+    expect(await why(`${site.origin}/catalog/old.asp?id=2`)).toMatchObject({ decision: 'crawl', status: 301, redirectTo: site.product(2) });
+    const failed = await why(site.product(13));
+    expect(failed).toMatchObject({ decision: 'crawl', fetchError: 'HTTP 500' });
+    expect(failed.file).toBeUndefined();
+    expect(site.hits.get('/catalog/product.asp?id=13')).toBe(1); // --retries 0 honoured
+
+    const text = await cli(['preview', site.catalog, '--retries', '0', '--why', site.product(13)]);
+    expect(text.stdout).toContain('  fetch     failed: HTTP 500\n');
+  });
+
+  it('agrees with the full plan for every URL the plan lists (API)', async () => {
+    const s = await shop({ products: 12, count: 5 });
+    const options = { roots: [s.url], include: ['/st/dir.asp', '/st/product.asp'], exclude: ['/st/product.asp?SKUSetID=1*'] };
+    /** @type {import('../lib/preview.js').PlanRow[]} */
+    const rows = [];
+    await preview(options, { onRow: (row) => rows.push(row) });
+    expect(rows.length).toBeGreaterThan(15);
+    for (const row of rows) {
+      const answer = await explainUrl(options, row.url);
+      expect(answer.decision, row.url).toBe(row.decision);
+      if (row.decision === 'excluded') expect(answer.pattern, row.url).toBe(row.pattern);
+      if (row.decision === 'crawl') expect(answer.file, row.url).toBe(row.file);
+    }
+  });
+
+  it('is a usage error (exit 2) for a URL that is not absolute http(s)', async () => {
+    const s = await shop();
+    for (const bad of ['st/product.asp', 'ftp://example.com/x', 'mailto:a@b.c']) {
+      const result = await cli(['preview', s.url, '--why', bad]);
+      expect(result.code, bad).toBe(2);
+      expect(result.stderr).toContain('--why needs an absolute http(s) URL');
+    }
+    expect(s.hits.size).toBe(0);
+  });
+});
+
+describe('preview engine', () => {
+  it('fetches with the same bounded concurrency as crawl (-c 4: four requests in flight, never more)', async () => {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    /** @type {(() => void)[]} */
+    let held = [];
+    let released = false;
+    const server = http.createServer((req, res) => {
+      if (req.url === '/') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(Array.from({ length: 12 }, (_, i) => `<a href="/p/${i + 1}">${i + 1}</a>`).join('\n'));
+        return;
+      }
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      const answer = () => {
+        inFlight--;
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<p>product</p>');
+      };
+      // Hold the first requests until four are in flight at once: a preview
+      // that fetched one at a time would never get there (and time out).
+      if (released) return answer();
+      held.push(answer);
+      if (held.length === 4) {
+        released = true;
+        for (const release of held) release();
+        held = [];
+      }
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    cleanups.push(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
+    const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+
+    const { totals } = await preview({ roots: [`http://127.0.0.1:${port}/`], concurrency: 4, timeout: 5000, retries: 0 });
+    expect(totals.failed).toBe(0);
+    expect(totals.pagesInScope).toBe(13);
+    expect(maxInFlight).toBe(4);
+  });
+
+  it('stops on abort (Ctrl-C): exit 130, interrupted totals, nothing written', async () => {
+    const controller = new AbortController();
+    /** @type {http.ServerResponse[]} */
+    const hanging = [];
+    const server = http.createServer((req, res) => {
+      if (req.url === '/') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<a href="/slow">slow</a> <a href="/fast">fast</a>');
+      } else if (req.url === '/slow') {
+        hanging.push(res); // never answered: the abort must end the run
+        controller.abort();
+      } else {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<p>fast</p>');
+      }
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    cleanups.push(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
+    const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+    const before = await listTree(dir);
+
+    const result = await plan([`http://127.0.0.1:${port}/`, '-c', '1'], { signal: controller.signal });
+    expect(result.code).toBe(130);
+    expect(result.totals.interrupted).toBe(true);
+    expect(hanging).toHaveLength(1);
+    const slow = result.rows.find((row) => row.url === `http://127.0.0.1:${port}/slow`);
+    expect(slow).toMatchObject({ decision: 'dynamic', reason: 'in scope, not reached (interrupted)' });
+    expect(result.rows.find((row) => row.url === `http://127.0.0.1:${port}/`)).toMatchObject({ decision: 'crawl', file: 'index.html' });
+    expect(await listTree(dir)).toEqual(before);
+  });
+});
