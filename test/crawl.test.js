@@ -1,7 +1,7 @@
 // @ts-check
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat, symlink } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { crawl } from '../lib/index.js';
@@ -696,6 +696,56 @@ describe('Ctrl-C (an aborted signal)', () => {
     expect(result.interrupted).toBe(true);
     expect(manifest.pages).toEqual([]);
     expect(manifest.interrupted).toBe(true);
+  });
+});
+
+describe('concurrency and safety of writes', () => {
+  it('--concurrency bounds the requests in flight', async () => {
+    site.closeGate();
+    let held = 0;
+    const onHeld = () => {
+      if (++held === 2) site.openGate();
+    };
+    site.events.on('held', onHeld);
+    try {
+      const { result } = await crawlSite('/slow/index.asp?n=8', { concurrency: 2 });
+      expect(result.pages).toBe(9);
+      expect(site.maxInflight()).toBe(2);
+    } finally {
+      site.events.off('held', onHeld);
+    }
+  });
+
+  it('a symlink inside OUT that leads outside is not written through', async () => {
+    const parent = await dirs.make();
+    const out = path.join(parent, 'out');
+    const elsewhere = path.join(parent, 'elsewhere');
+    await mkdir(out);
+    await mkdir(elsewhere);
+    await symlink(elsewhere, path.join(out, 'infodir'), 'dir');
+    const { result, manifest } = await crawlSite('/infodir/about.asp', { out });
+    expect(await listFiles(elsewhere)).toEqual([]); // (empty directories: see test/crawl-bugs.test.js)
+    expect(result.failed).toBe(5);
+    for (const error of manifest.errors) {
+      expect(error.code).toBe('UNSAFE_FILE_NAME');
+      expect(error.message).toMatch(/leaves the output directory/);
+    }
+    expect(manifest.pages).toEqual([]);
+  });
+
+  it('an abort during a retry backoff stops at once', async () => {
+    const controller = new AbortController();
+    const { result, manifest } = await crawlSite('/errors/always503.asp', {
+      retries: 5,
+      retryDelay: 60_000,
+      signal: controller.signal,
+      onEvent: (/** @type {any} */ event) => {
+        if (event.type === 'retry') controller.abort();
+      },
+    });
+    expect(result.interrupted).toBe(true);
+    expect(manifest.interrupted).toBe(true);
+    expect(site.count('/errors/always503.asp')).toBe(1);
   });
 });
 
