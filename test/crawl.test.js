@@ -434,6 +434,16 @@ describe('failures, retries, timeouts, size cap', () => {
     expect(manifest.pages.some((page) => page.url.includes('500.asp'))).toBe(false);
   });
 
+  it('a failure lists up to 5 pages that linked to it', async () => {
+    const { manifest } = await crawlSite('/many/index.asp', { retries: 0 });
+    expect(manifest.errors).toHaveLength(1);
+    const { url, status, referrers } = manifest.errors[0];
+    expect([url, status]).toEqual([site.url('/many/broken.asp'), 500]);
+    expect(referrers).toHaveLength(5);
+    expect(new Set(referrers).size).toBe(5);
+    for (const referrer of referrers) expect(referrer).toMatch(/\/many\/p\d\.asp$/);
+  });
+
   it('Retry-After: 0 is honoured instead of the backoff', async () => {
     const { events, result } = await crawlSite('/errors/retry-after.asp', { retryDelay: 60_000 });
     expect(result.failed).toBe(0);
