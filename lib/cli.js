@@ -1,7 +1,7 @@
 // @ts-check
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { CRAWL_OPTIONS } from './options.js';
+import { CRAWL_OPTIONS, OPTION_BY_NAME } from './options.js';
 import { Crawler } from './crawl.js';
 import { UsageError, ConfigError } from './errors.js';
 import { explainError, formatSummary, startProgress, formatPlanRow, formatPlanTotals, formatWhy } from './report.js';
@@ -83,7 +83,7 @@ the manifest lists the failures); 2 usage error; 130 interrupted (Ctrl-C).
 
 Example (the XBuilder-style catalogue):
   prerender crawl http://shop/st/dir.asp -i /st/dir.asp /st/product.asp -o out`);
-  for (const spec of CRAWL_OPTIONS) crawlCommand.addOption(optionFromSpec(spec));
+  addCrawlOptions(crawlCommand);
   crawlCommand.addOption(configOption());
   crawlCommand.action(async (roots, flags) => {
     setExitCode(await crawlAction(await withConfig(roots, flags, io), io));
@@ -99,10 +99,7 @@ Example (the XBuilder-style catalogue):
 Decisions: crawl (in scope: fetched and written), dynamic (out of scope: the link
 is kept live), excluded (matched an --exclude pattern), failed (in scope, but the
 fetch failed). --json prints one JSON object per line, then a "totals" line.`);
-  for (const spec of CRAWL_OPTIONS) {
-    if (['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'quiet'].includes(spec.name)) continue;
-    previewCommand.addOption(optionFromSpec(spec));
-  }
+  addCrawlOptions(previewCommand, PREVIEW_IGNORES);
   previewCommand.addOption(configOption());
   previewCommand.action(async (roots, flags) => {
     setExitCode(await previewAction(await withConfig(roots, flags, io), io));
@@ -141,6 +138,29 @@ fetch failed). --json prints one JSON object per line, then a "totals" line.`);
   return program;
 }
 
+/** Crawl options that mean nothing to preview: accepted (so a crawl command line can be pasted) and ignored. */
+const PREVIEW_IGNORES = ['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'assets', 'quiet'];
+
+/**
+ * Add the crawl options to a command; a boolean that a config file may turn
+ * on also gets its --no- form. Options in `hidden` are accepted but not shown.
+ * @param {Command} command
+ * @param {string[]} [hidden]
+ */
+function addCrawlOptions(command, hidden = []) {
+  for (const spec of CRAWL_OPTIONS) {
+    const option = optionFromSpec(spec);
+    if (hidden.includes(spec.name) && spec.name !== 'assets') option.hideHelp();
+    command.addOption(option);
+    if (spec.type === 'boolean' && !spec.cliOnly) {
+      const long = /** @type {string} */ (spec.flags.split(/[ ,]+/).find((flag) => flag.startsWith('--')));
+      const negated = new Option(`--no-${long.slice(2)}`, `turn ${long} off (when a config file turns it on)`);
+      if (hidden.includes(spec.name)) negated.hideHelp();
+      command.addOption(negated);
+    }
+  }
+}
+
 /**
  * @param {import('./options.js').OptionSpec} spec
  */
@@ -169,6 +189,10 @@ async function withConfig(roots, flags, io) {
   const fromFile = file ? await loadConfigFile(file) : {};
   const merged = { ...fromFile, ...cli };
   if (roots.length > 0) merged.roots = roots;
+  // Relative paths are relative to the working directory the CLI was given.
+  const cwd = io.cwd ?? process.cwd();
+  merged.out = path.resolve(cwd, typeof merged.out === 'string' ? merged.out : String(OPTION_BY_NAME.get('out')?.default));
+  if (typeof merged.urls === 'string' && merged.urls !== '-') merged.urls = path.resolve(cwd, merged.urls);
   return merged;
 }
 
@@ -214,10 +238,11 @@ async function crawlAction(flags, io) {
 async function previewAction(flags, io) {
   const { json, quiet, why, limit, ...options } = flags;
   const write = (/** @type {string} */ text) => io.stdout.write(text);
+  for (const name of PREVIEW_IGNORES) if (name !== 'assets') delete options[name];
   if (why !== undefined) {
-    const answer = await explainUrl({ ...options, signal: io.signal }, why);
+    const answer = await explainUrl({ ...options, signal: io.signal, stdin: io.stdin }, why);
     write(json ? JSON.stringify(answer) + '\n' : formatWhy(answer));
-    return EXIT.OK;
+    return answer.fetchError ? EXIT.PAGES_FAILED : EXIT.OK;
   }
   let limitNumber;
   if (limit !== undefined) {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from './errors.js';
 import { OPTION_BY_NAME, coerceOption } from './options.js';
+import { normalizeUrl } from './url.js';
 
 /**
  * Config files: prerender.config.js / .mjs / .json in the working directory,
@@ -82,8 +83,10 @@ export function checkConfig(values, source) {
   for (const [key, value] of Object.entries(values)) {
     if (key === 'roots') {
       if (!Array.isArray(value) || !value.every((root) => typeof root === 'string')) {
-        throw new ConfigError(`${source}: "roots" must be a list of URL strings, got ${JSON.stringify(value)}`);
+        throw new ConfigError(`${source}: "roots" must be a list of absolute http(s) URLs, got ${JSON.stringify(value)}`);
       }
+      const bad = value.find((root) => !normalizeUrl(root));
+      if (bad !== undefined) throw new ConfigError(`${source}: "roots" must be a list of absolute http(s) URLs, got ${JSON.stringify(bad)}`);
       checked.roots = value;
       continue;
     }
@@ -93,8 +96,7 @@ export function checkConfig(values, source) {
       throw new ConfigError(`${source}: unknown key "${key}"${hint ? ` (did you mean "${hint}"?)` : ''}`);
     }
     if (value === undefined) continue;
-    coerceOption(spec, value, source);
-    checked[key] = value;
+    checked[key] = coerceOption(spec, value, source);
   }
   return checked;
 }

@@ -5,14 +5,14 @@ import { AbortError, PrerenderError } from './errors.js';
 import { createFetcher } from './fetch.js';
 import { Frontier } from './frontier.js';
 import { ManifestWriter } from './manifest.js';
-import { FileRegistry, defaultFileName, headerFileName, isHtmlType, mimeOf } from './naming.js';
+import { FileRegistry, defaultFileName, headerFileName, hostDirectory, isHtmlType, mimeOf } from './naming.js';
 import { resolveCrawlOptions } from './options.js';
 import { discoverLinks, renderDocument } from './page.js';
 import { Scope } from './scope.js';
 import { canonicalKey, parseHttpUrl } from './url.js';
 import { TreeWriter } from './write.js';
 import { detectCharset } from './charset.js';
-import { loadSitemaps, readUrlList } from './sources.js';
+import { loadListedRoots } from './sources.js';
 import { SitemapWriter, isSitemapName } from './sitemap-writer.js';
 
 /**
@@ -80,7 +80,7 @@ export class Crawler extends EventEmitter {
     /** @type {{ url: string, message: string }[]} */
     const warnings = [];
     try {
-      const listed = await this.#loadListedRoots(fetcher, warnings);
+      const listed = await loadListedRoots(this.options, (url, message) => this.#warnEarly(warnings, url, message));
       const scope = new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed });
       const frontier = new Frontier({ maxPages: o.maxPages });
       if (!o.dryRun) await writer.init();
@@ -102,14 +102,15 @@ export class Crawler extends EventEmitter {
         sources: this.#sources(listed.length),
       };
       for (const root of [...o.roots, ...listed]) {
-        if (scope.decide(root).decision === 'crawl') frontier.add(root);
-        else this.emit('link', { from: null, url: root, kind: 'navigation', followed: false, ...scope.decide(root) });
+        const decision = scope.decide(root);
+        if (decision.decision === 'crawl') this.#admit(run, root, null, 'navigation', decision);
+        else this.emit('link', { from: null, url: root, kind: 'navigation', followed: false, ...decision });
       }
       await this.#discoverAll(run);
       const interrupted = controller.signal.aborted;
       this.#assignNames(run);
       if (frontier.overLimit > 0) {
-        this.#warn(run, o.roots[0] ?? listed[0], `--max-pages ${o.maxPages} reached: ${frontier.overLimit} more in-scope URLs were not crawled; links to them stay live`);
+        this.#warn(run, o.roots[0] ?? listed[0], `--max-pages ${o.maxPages} reached: ${frontier.overLimitSaturated ? 'at least ' : ''}${frontier.overLimit} more in-scope URLs were not crawled; links to them stay live`);
       }
       if (!o.dryRun) await this.#writeAll(run, interrupted);
       const failures = [...frontier.entries.values()].filter((entry) => entry.state === 'failed').map(toManifestError);
@@ -130,29 +131,6 @@ export class Crawler extends EventEmitter {
       await fetcher.close().catch(() => {});
       if (!o.dryRun) await writer.cleanup().catch(() => {});
     }
-  }
-
-  /**
-   * URLs from --sitemap and --urls.
-   * @param {ReturnType<typeof createFetcher>} fetcher
-   * @param {{ url: string, message: string }[]} warnings
-   */
-  async #loadListedRoots(fetcher, warnings) {
-    const o = this.options;
-    /** @type {string[]} */
-    const listed = [];
-    if (o.sitemap.length > 0) {
-      const fromSitemaps = await loadSitemaps(o.sitemap, {
-        fetchPage: fetcher.fetchPage,
-        onWarning: (url, message) => {
-          warnings.push({ url, message });
-          this.emit('warning', { url, message });
-        },
-      });
-      listed.push(...fromSitemaps);
-    }
-    if (o.urls !== undefined) listed.push(...await readUrlList(o.urls, { stdin: o.stdin }));
-    return [...new Set(listed)];
   }
 
   /** @param {number} listedCount */
@@ -240,7 +218,7 @@ export class Crawler extends EventEmitter {
     entry.referrers = undefined;
     run.redirects.push({ url: entry.key, location: key, status });
     const decision = run.scope.decide(key);
-    if (decision.decision === 'crawl') run.frontier.add(key, { referrer: entry.key, kind: entry.kind });
+    if (decision.decision === 'crawl') this.#admit(run, key, entry.key, entry.kind, decision);
     this.emit('redirect', { url: entry.key, location: key, status, decision: decision.decision });
   }
 
@@ -305,7 +283,7 @@ export class Crawler extends EventEmitter {
       }
     }
     wanted ??= defaultFileName(url, contentType);
-    return run.multiOrigin ? `${url.hostname}${url.port ? '_' + url.port : ''}/${wanted}` : wanted;
+    return run.multiOrigin ? `${hostDirectory(url)}/${wanted}` : wanted;
   }
 
   /**
@@ -345,8 +323,23 @@ export class Crawler extends EventEmitter {
       const key = canonicalKey(target);
       const decision = run.scope.decide(key);
       const follow = decision.decision === 'crawl' && (link.kind === 'navigation' || followRequisites);
-      if (follow) run.frontier.add(key, { referrer: entry.key, kind: link.kind });
+      if (follow) this.#admit(run, key, entry.key, link.kind, decision);
       if (listening) this.emit('link', { from: entry.key, url: key, kind: link.kind, followed: follow, ...decision });
+    }
+  }
+
+  /**
+   * Add an in-scope URL to the frontier; tell listeners about each new one.
+   * @param {RunState} run
+   * @param {string} key
+   * @param {string | null} from the page that led here (null for roots)
+   * @param {'navigation' | 'requisite'} kind
+   * @param {import('./scope.js').ScopeDecision} decision
+   */
+  #admit(run, key, from, kind, decision) {
+    const outcome = run.frontier.add(key, from ? { referrer: from, kind } : { kind });
+    if (outcome !== 'known' && this.listenerCount('admit') > 0) {
+      this.emit('admit', { url: key, from, pattern: decision.pattern, root: decision.root, admitted: outcome === 'added' });
     }
   }
 
@@ -454,6 +447,16 @@ export class Crawler extends EventEmitter {
     if (meta.etag) page.etag = meta.etag;
     if (meta.lastModified) page.lastModified = meta.lastModified;
     return page;
+  }
+
+  /**
+   * @param {{ url: string, message: string }[]} warnings
+   * @param {string} url
+   * @param {string} message
+   */
+  #warnEarly(warnings, url, message) {
+    warnings.push({ url, message });
+    this.emit('warning', { url, message });
   }
 
   /**

@@ -30,6 +30,8 @@
  */
 
 const MAX_REFERRERS = 5;
+/** Distinct over-limit URLs remembered for counting; past this the count is a lower bound. */
+const MAX_OVER_LIMIT_TRACKED = 200_000;
 
 export class Frontier {
   /** @param {{ maxPages: number }} options */
@@ -40,8 +42,10 @@ export class Frontier {
     /** @type {string[]} */
     this.queue = [];
     this.head = 0;
-    /** URLs in scope that were not admitted because of maxPages. */
-    this.overLimit = 0;
+    /** @type {Set<string>} distinct in-scope URLs refused because of maxPages */
+    this.refused = new Set();
+    /** true when more URLs were refused than `refused` remembers */
+    this.overLimitSaturated = false;
   }
 
   /**
@@ -59,7 +63,8 @@ export class Frontier {
       return 'known';
     }
     if (this.entries.size >= this.maxPages) {
-      this.overLimit++;
+      if (this.refused.size < MAX_OVER_LIMIT_TRACKED) this.refused.add(key);
+      else if (!this.refused.has(key)) this.overLimitSaturated = true;
       return 'limit';
     }
     this.entries.set(key, { key, state: 'queued', kind: from.kind ?? 'navigation', referrers: from.referrer ? [from.referrer] : [] });
@@ -88,6 +93,11 @@ export class Frontier {
   /** @param {Entry} entry */
   requeue(entry) {
     entry.state = 'queued';
+  }
+
+  /** Distinct in-scope URLs not crawled because of maxPages (a lower bound when saturated). */
+  get overLimit() {
+    return this.refused.size;
   }
 
   get pending() {

@@ -164,6 +164,14 @@ export function headerFileName(value, url, contentType) {
   return [...dirs, ...kept].join('/');
 }
 
+/**
+ * The directory of an origin's files when roots span several origins.
+ * @param {URL} url
+ */
+export function hostDirectory(url) {
+  return `${url.hostname}${url.port ? '_' + url.port : ''}`;
+}
+
 /** Names nobody may take: the manifest and the staging folder. */
 export const RESERVED_NAMES = ['prerender-manifest.json', '.prerender-tmp'];
 
@@ -192,7 +200,10 @@ export class FileRegistry {
     let collidedWith;
     for (let n = 2; this.#clash(file); n++) {
       collidedWith ??= this.files.get(file.toLowerCase()) ?? (this.dirs.has(file.toLowerCase()) ? 'a directory of the tree' : 'a reserved name');
-      file = suffixed(wanted, n);
+      // Numbered suffixes first; past 100 (or a reserved numbered family such
+      // as sitemap-N.xml), a suffix from the URL's hash, which cannot loop.
+      file = n <= 100 ? suffixed(wanted, n) : suffixed(wanted, `h${createHash('sha1').update(url + n).digest('hex').slice(0, 10)}`);
+      if (n > 200) throw new Error(`cannot find a free file name for ${url}`);
     }
     this.files.set(file.toLowerCase(), url);
     const parts = file.toLowerCase().split('/');
@@ -217,7 +228,7 @@ export class FileRegistry {
 /**
  * "dir/name.html" + 2 -> "dir/name-2.html"
  * @param {string} file
- * @param {number} n
+ * @param {number | string} n
  */
 function suffixed(file, n) {
   const slash = file.lastIndexOf('/');

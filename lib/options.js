@@ -12,14 +12,25 @@ import { normalizeUrl } from './url.js';
  * @typedef {{
  *   name: string, flags: string, type: OptionType, description: string,
  *   default?: unknown, min?: number, max?: number, choices?: readonly string[], cliOnly?: boolean,
+ *   check?: (item: string) => string | null,
  * }} OptionSpec
+ *   check: for string and string[] options, a per-item check returning what is wrong, or null
  */
+
+/** @param {string} item */
+const checkPattern = (item) => (item.startsWith('/') || normalizeUrl(item) ? null : 'a path starting with "/" or an absolute http(s) URL');
+/** @param {string} item */
+const checkAbsoluteUrl = (item) => (normalizeUrl(item) ? null : 'an absolute http(s) URL');
+/** @param {string} item */
+const checkHeader = (item) => (/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*:/.test(item) ? null : 'a header like "Name: value"');
+/** @param {string} item */
+const checkPath = (item) => (item.startsWith('/') ? null : 'a path starting with "/"');
 
 /** @type {OptionSpec[]} */
 export const CRAWL_OPTIONS = [
   { name: 'out', flags: '-o, --out <dir>', type: 'string', default: './prerendered', description: 'output directory' },
-  { name: 'include', flags: '-i, --include <pattern...>', type: 'string[]', default: [], description: 'scope: URL prefixes to crawl ("/path" on the root\'s origin, or an absolute URL; "*" matches any run of characters). Default: each root\'s directory and below' },
-  { name: 'exclude', flags: '-x, --exclude <pattern...>', type: 'string[]', default: [], description: 'URL prefixes never to crawl (exclude wins over include)' },
+  { name: 'include', flags: '-i, --include <pattern...>', type: 'string[]', default: [], check: checkPattern, description: 'scope: URL prefixes to crawl ("/path" on the root\'s origin, or an absolute URL; "*" matches any run of characters). Default: each root\'s directory and below' },
+  { name: 'exclude', flags: '-x, --exclude <pattern...>', type: 'string[]', default: [], check: checkPattern, description: 'URL prefixes never to crawl (exclude wins over include)' },
   { name: 'concurrency', flags: '-c, --concurrency <n>', type: 'integer', min: 1, max: 256, default: 8, description: 'requests in flight at once' },
   { name: 'maxPages', flags: '--max-pages <n>', type: 'integer', min: 1, default: 100_000, description: 'stop admitting new pages after n (guard against crawler traps)' },
   { name: 'timeout', flags: '--timeout <ms>', type: 'integer', min: 1, default: 30_000, description: 'per-request timeout in milliseconds' },
@@ -28,9 +39,9 @@ export const CRAWL_OPTIONS = [
   { name: 'assets', flags: '--assets', type: 'boolean', default: false, description: 'also fetch in-scope stylesheets, scripts, images (and CSS url()/@import) and rewrite references to them' },
   { name: 'maxPageBytes', flags: '--max-page-bytes <n>', type: 'bytes', min: 1, default: 10 * 1024 * 1024, description: 'largest body accepted per page (bytes, or with k/m suffix); larger is a recorded failure' },
   { name: 'placeholders', flags: '--placeholders <mode>', type: 'choice', choices: PLACEHOLDER_MODES, default: 'filter', description: 'price slot form: filter (prerender serve), ssi (nginx), esi (Varnish/CDN)' },
-  { name: 'pricePath', flags: '--price-path <path>', type: 'string', default: '/price', description: 'price endpoint path used in ssi/esi placeholders' },
-  { name: 'header', flags: '-H, --header <header...>', type: 'string[]', default: [], description: 'extra request header "Name: value" (e.g. a cookie); repeatable' },
-  { name: 'sitemap', flags: '--sitemap <url...>', type: 'string[]', default: [], description: 'add every URL of a sitemap (sitemap.xml, sitemap index, .xml.gz) as a root; in scope unless excluded' },
+  { name: 'pricePath', flags: '--price-path <path>', type: 'string', default: '/price', check: checkPath, description: 'price endpoint path used in ssi/esi placeholders' },
+  { name: 'header', flags: '-H, --header <header...>', type: 'string[]', default: [], check: checkHeader, description: 'extra request header "Name: value" (e.g. a cookie); repeatable' },
+  { name: 'sitemap', flags: '--sitemap <url...>', type: 'string[]', default: [], check: checkAbsoluteUrl, description: 'add every URL of a sitemap (sitemap.xml, sitemap index, .xml.gz) as a root; in scope unless excluded' },
   { name: 'urls', flags: '--urls <file>', type: 'string', description: 'add the URLs of a file (one per line, "#" comments; "-" for stdin) as roots; in scope unless excluded' },
   { name: 'writeSitemap', flags: '--write-sitemap', type: 'boolean', default: false, description: 'write sitemap.xml for the static tree (needs --site-url)' },
   { name: 'siteUrl', flags: '--site-url <url>', type: 'url', description: 'public base URL of the static tree, for --write-sitemap' },
@@ -87,10 +98,12 @@ export function coerceOption(spec, value, source) {
   switch (spec.type) {
     case 'string':
       if (typeof value !== 'string' || value === '') throw expect('a non-empty string');
+      checkItem(spec, value, key, source);
       return value;
     case 'string[]': {
       const list = typeof value === 'string' && !source ? [value] : value;
       if (!Array.isArray(list) || !list.every((item) => typeof item === 'string' && item !== '')) throw expect('a list of non-empty strings');
+      for (const item of list) checkItem(spec, item, key, source);
       return list;
     }
     case 'boolean':
@@ -98,7 +111,8 @@ export function coerceOption(spec, value, source) {
       return value;
     case 'integer':
     case 'bytes': {
-      const number = typeof value === 'number' ? value : !source && typeof value === 'string' ? parseNumber(value, spec.type === 'bytes') : NaN;
+      const fromText = typeof value === 'string' && (!source || spec.type === 'bytes');
+      const number = typeof value === 'number' ? value : fromText ? parseNumber(value, spec.type === 'bytes') : NaN;
       if (!Number.isSafeInteger(number)) throw expect(spec.type === 'bytes' ? 'a whole number of bytes (k/m/g suffix allowed)' : 'a whole number');
       if (spec.min !== undefined && number < spec.min) throw expect(`at least ${spec.min}`);
       if (spec.max !== undefined && number > spec.max) throw expect(`at most ${spec.max}`);
@@ -115,6 +129,17 @@ export function coerceOption(spec, value, source) {
     default:
       throw new TypeError(`unknown option type ${spec.type}`);
   }
+}
+
+/**
+ * @param {OptionSpec} spec
+ * @param {string} item
+ * @param {string | undefined} key
+ * @param {string | undefined} source
+ */
+function checkItem(spec, item, key, source) {
+  const problem = spec.check?.(item);
+  if (problem) throw fail(`${key} must be ${problem}, got ${JSON.stringify(item)}`, source);
 }
 
 /**

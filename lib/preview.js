@@ -1,7 +1,8 @@
 // @ts-check
 import { Crawler } from './crawl.js';
 import { createFetcher } from './fetch.js';
-import { defaultFileName, headerFileName } from './naming.js';
+import { defaultFileName, headerFileName, hostDirectory } from './naming.js';
+import { loadListedRoots } from './sources.js';
 import { resolveCrawlOptions } from './options.js';
 import { Scope } from './scope.js';
 import { normalizeUrl } from './url.js';
@@ -32,7 +33,7 @@ import { UsageError } from './errors.js';
 function crawlReason(pattern, root) {
   if (pattern === 'root') return 'root';
   if (pattern === 'listed') return 'listed in a sitemap or URL list';
-  return root ? `root ${root}` : `include ${pattern}`;
+  return `include ${pattern ?? root}`;
 }
 
 /**
@@ -64,11 +65,11 @@ export async function preview(options, hooks = {}) {
   let collisions = 0;
   let unsafeNames = 0;
 
+  crawler.on('admit', (event) => {
+    if (!inScope.has(event.url)) inScope.set(event.url, { pattern: event.pattern, root: event.root, from: event.from });
+  });
   crawler.on('link', (link) => {
-    if (link.decision === 'crawl' && link.followed) {
-      if (!inScope.has(link.url)) inScope.set(link.url, { pattern: link.pattern, root: link.root, from: link.from });
-      return;
-    }
+    if (link.decision === 'crawl' && link.followed) return; // reported through 'admit'
     if (link.decision === 'excluded') {
       if (!reported.has(link.url)) {
         reported.add(link.url);
@@ -108,24 +109,24 @@ export async function preview(options, hooks = {}) {
     for (let hops = 0; redirects.has(current) && hops < 10; hops++) current = /** @type {any} */ (redirects.get(current)).location;
     return files.get(current);
   };
-  const roots = new Set(crawler.options.roots);
-  const rowsFor = [...new Set([...crawler.options.roots, ...inScope.keys()])];
   let notCrawled = 0;
-  for (const url of rowsFor) {
-    const seen = inScope.get(url) ?? { pattern: 'root', from: null };
-    const reason = roots.has(url) ? 'root' : crawlReason(seen.pattern, seen.root);
+  for (const [url, seen] of inScope) {
+    const reason = crawlReason(seen.pattern, seen.root);
     const failure = failures.get(url);
     const redirect = redirects.get(url);
+    const base = { url, pattern: seen.pattern, from: seen.from };
     if (failure) {
-      onRow({ url, decision: 'failed', reason: failure.message, status: failure.status, pattern: seen.pattern, from: seen.from });
+      onRow({ ...base, decision: 'failed', reason: failure.message, ...(failure.status ? { status: failure.status } : {}) });
     } else if (redirect) {
       const file = pageFile(url);
-      onRow({ url, decision: 'crawl', reason: `${reason}; HTTP ${redirect.status} to ${redirect.location}`, redirectTo: redirect.location, pattern: seen.pattern, from: seen.from, ...(file ? { file } : {}) });
+      onRow(file
+        ? { ...base, decision: 'crawl', file, reason: `${reason}; HTTP ${redirect.status} to ${redirect.location}`, redirectTo: redirect.location, status: redirect.status }
+        : { ...base, decision: 'dynamic', reason: `HTTP ${redirect.status} to ${redirect.location}, which is not written: links stay live`, redirectTo: redirect.location, status: redirect.status });
     } else if (files.has(url)) {
-      onRow({ url, decision: 'crawl', file: files.get(url), reason, pattern: seen.pattern, from: seen.from });
+      onRow({ ...base, decision: 'crawl', file: files.get(url), reason });
     } else {
       notCrawled++;
-      onRow({ url, decision: 'dynamic', reason: result.interrupted ? 'in scope, not reached (interrupted)' : 'in scope, not crawled: --limit/--max-pages reached', pattern: seen.pattern, from: seen.from });
+      onRow({ ...base, decision: 'dynamic', reason: result.interrupted ? 'in scope, not reached (interrupted)' : 'in scope, not crawled: --limit/--max-pages reached' });
     }
   }
   return {
@@ -154,7 +155,9 @@ export async function explainUrl(options, target) {
   const o = resolveCrawlOptions({ ...options, dryRun: true });
   const url = normalizeUrl(target);
   if (!url) throw new UsageError(`--why needs an absolute http(s) URL, got ${JSON.stringify(target)}`);
-  const scope = new Scope({ roots: o.roots, include: o.include, exclude: o.exclude });
+  const listed = await loadListedRoots(o, () => {});
+  const scope = new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed });
+  const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
   const decision = scope.decide(url);
   /** @type {Record<string, unknown>} */
   const answer = { url, decision: decision.decision };
@@ -163,7 +166,9 @@ export async function explainUrl(options, target) {
     answer.pattern = decision.pattern;
   } else if (decision.decision === 'crawl') {
     answer.pattern = decision.pattern;
-    answer.reason = decision.pattern === 'root' ? 'it is a root' : `matches include pattern ${decision.pattern}`;
+    answer.reason = decision.pattern === 'root' ? 'it is a root'
+      : decision.pattern === 'listed' ? 'it is listed in a sitemap or URL list'
+        : `matches include pattern ${decision.pattern}`;
     const roots = o.include.length === 0 ? o.roots.filter((root) => url.startsWith(new URL('.', root).href)) : o.roots.filter((root) => new URL(root).origin === new URL(url).origin);
     answer.roots = roots;
   } else {
@@ -196,6 +201,7 @@ export async function explainUrl(options, target) {
       answer.file = defaultFileName(parsed, contentType);
       answer.fileFrom = 'default name';
     }
+    if (origins.size > 1) answer.file = `${hostDirectory(parsed)}/${answer.file}`;
   } catch (error) {
     answer.fetchError = error.message;
   } finally {

@@ -5,6 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { decodeXML } from 'entities';
 import { PrerenderError, UsageError } from './errors.js';
 import { normalizeUrl } from './url.js';
+import { createFetcher } from './fetch.js';
 
 /**
  * Roots from outside the site's own links: sitemaps (urlset, sitemap index,
@@ -16,6 +17,8 @@ export class SitemapError extends PrerenderError {
 }
 
 const MAX_SITEMAP_BYTES = 256 * 1024 * 1024; // decompressed; the protocol's own limit is 50 MB
+/** Largest sitemap body fetched (compressed or not): above the protocol's 50 MB. */
+export const MAX_SITEMAP_FETCH_BYTES = 64 * 1024 * 1024;
 const MAX_INDEX_DEPTH = 4;
 
 /**
@@ -26,7 +29,12 @@ const MAX_INDEX_DEPTH = 4;
 export function parseSitemap(xml) {
   const index = /<(?:[\w-]+:)?sitemapindex[\s>]/.test(xml);
   const locs = [];
-  for (const match of xml.matchAll(/<(?:[\w-]+:)?loc>([\s\S]*?)<\/(?:[\w-]+:)?loc>/g)) {
+  // <loc> of the sitemap namespace (unprefixed, or "sm:"-style when the whole
+  // document is prefixed); never <image:loc>, <video:loc>... of extensions.
+  const prefix = /<([\w-]+):(?:urlset|sitemapindex)[\s>]/.exec(xml)?.[1];
+  const tag = prefix ? `${prefix}:loc` : 'loc';
+  const pattern = new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g');
+  for (const match of xml.matchAll(pattern)) {
     let value = match[1].trim();
     const cdata = /^<!\[CDATA\[([\s\S]*)\]\]>$/.exec(value);
     value = cdata ? cdata[1].trim() : decodeXML(value);
@@ -91,6 +99,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {} }
       onWarning(url, message);
       return;
     }
+    if (parsed.locs.length === 0) onWarning(url, `sitemap ${url} lists no URLs (is it a sitemap?)`);
     for (const loc of parsed.locs) {
       const canonical = normalizeUrl(loc, url);
       if (!canonical) {
@@ -133,4 +142,34 @@ export async function readUrlList(file, context = {}) {
     throw new UsageError(`cannot read --urls ${name}: ${error.message}`, { cause: error });
   }
   return [...new Set(urls)];
+}
+
+/**
+ * The URLs of --sitemap and --urls, canonical and deduplicated. Sitemaps are
+ * fetched with their own connection pool and a size cap fit for sitemaps.
+ * @param {import('./options.js').ResolvedCrawlOptions} o
+ * @param {(url: string, message: string) => void} onWarning
+ * @returns {Promise<string[]>}
+ */
+export async function loadListedRoots(o, onWarning) {
+  /** @type {string[]} */
+  const listed = [];
+  if (o.sitemap.length > 0) {
+    const fetcher = createFetcher({
+      concurrency: 2,
+      timeout: o.timeout,
+      retries: o.retries,
+      maxPageBytes: Math.max(o.maxPageBytes, MAX_SITEMAP_FETCH_BYTES),
+      headers: o.headers,
+      retryDelay: o.retryDelay,
+      signal: o.signal,
+    });
+    try {
+      listed.push(...await loadSitemaps(o.sitemap, { fetchPage: fetcher.fetchPage, onWarning }));
+    } finally {
+      await fetcher.close();
+    }
+  }
+  if (o.urls !== undefined) listed.push(...await readUrlList(o.urls, { stdin: o.stdin }));
+  return [...new Set(listed)];
 }

@@ -179,8 +179,8 @@ describe('checking config values', () => {
     [{ siteUrl: 'ftp://static.example/' }, '"siteUrl" must be an absolute http(s) URL, got "ftp://static.example/"'],
     [{ placeholders: 'xml' }, '"placeholders" must be one of filter, ssi, esi, got "xml"'],
     [{ urls: ['a.txt'] }, '"urls" must be a non-empty string, got ["a.txt"]'],
-    [{ roots: 'http://shop.example/' }, '"roots" must be a list of URL strings, got "http://shop.example/"'],
-    [{ roots: [1] }, '"roots" must be a list of URL strings, got [1]'],
+    [{ roots: 'http://shop.example/' }, '"roots" must be a list of absolute http(s) URLs, got "http://shop.example/"'],
+    [{ roots: [1] }, '"roots" must be a list of absolute http(s) URLs, got [1]'],
   ])('%j: %s', (values, message) => {
     let error;
     try {

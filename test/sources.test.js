@@ -369,7 +369,7 @@ describe('crawl --sitemap', () => {
     expect(await exists(out)).toBe(false);
     const bad = await cli(['crawl', '--sitemap', 'sitemap.xml', '-o', out]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toBe('prerender: sitemap must be an absolute http(s) URL, got "sitemap.xml"\n');
+    expect(bad.stderr).toBe('prerender: --sitemap must be an absolute http(s) URL, got "sitemap.xml"\n');
   });
 
   it('preview --sitemap: listed URLs are crawled (reason: listed), what they link but is not listed stays dynamic', async () => {
