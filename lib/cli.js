@@ -65,9 +65,8 @@ function buildProgram(io, setExitCode) {
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
-      outputError: (text, write) => write(`prerender: ${text.replace(/^error: /, '')}`),
-    })
-    .showHelpAfterError('(run with --help for usage)');
+      outputError: (text, write) => write(`prerender: ${text.replace(/^error: /, '').trimEnd()} (see --help)\n`),
+    });
 
   const crawlCommand = program
     .command('crawl')

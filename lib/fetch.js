@@ -92,7 +92,7 @@ export function createFetcher(options) {
       }
       const declared = Number(responseHeaders['content-length']);
       if (declared > maxPageBytes) {
-        response.body.destroy();
+        discard(response.body);
         throw new PageTooLargeError(`body of ${declared} bytes is over --max-page-bytes ${maxPageBytes}`);
       }
       const body = await readCapped(response.body, maxPageBytes);
@@ -131,7 +131,17 @@ export function createFetcher(options) {
 }
 
 /**
- * @param {AsyncIterable<Buffer> & { destroy: () => void }} stream
+ * Stop reading a body we will not use. undici reports the abort as an
+ * 'error' event, which must not become an uncaught exception.
+ * @param {{ on: (event: 'error', listener: () => void) => unknown, destroy: () => void }} body
+ */
+function discard(body) {
+  body.on('error', () => {});
+  body.destroy();
+}
+
+/**
+ * @param {AsyncIterable<Buffer> & { destroy: () => void, on: (event: 'error', listener: () => void) => unknown }} stream
  * @param {number} cap
  */
 async function readCapped(stream, cap) {
@@ -141,7 +151,7 @@ async function readCapped(stream, cap) {
   for await (const chunk of stream) {
     size += chunk.length;
     if (size > cap) {
-      stream.destroy();
+      discard(stream);
       throw new PageTooLargeError(`body is over --max-page-bytes ${cap}`);
     }
     chunks.push(chunk);

@@ -160,6 +160,7 @@ export function headerFileName(value, url, contentType) {
   if (name.endsWith('/')) kept.push('index.html');
   const last = kept.length - 1;
   kept[last] = withExtension(kept[last], contentType);
+  if (Buffer.byteLength(kept[last]) > 255) refuse('name longer than 255 bytes with its extension');
   const dirs = rooted ? [] : directorySegments(url.pathname);
   return [...dirs, ...kept].join('/');
 }
@@ -196,8 +197,10 @@ export class FileRegistry {
    * @returns {{ file: string, collidedWith?: string }}
    */
   claim(wanted, url) {
+    const moved = this.#freeDirectories(wanted);
+    let collidedWith = moved.blockedBy;
+    wanted = moved.file;
     let file = wanted;
-    let collidedWith;
     for (let n = 2; this.#clash(file); n++) {
       collidedWith ??= this.files.get(file.toLowerCase()) ?? (this.dirs.has(file.toLowerCase()) ? 'a directory of the tree' : 'a reserved name');
       // Numbered suffixes first; past 100 (or a reserved numbered family such
@@ -209,6 +212,31 @@ export class FileRegistry {
     const parts = file.toLowerCase().split('/');
     for (let i = 1; i < parts.length; i++) this.dirs.add(parts.slice(0, i).join('/'));
     return collidedWith === undefined ? { file } : { file, collidedWith };
+  }
+
+  /**
+   * A name whose directory is already a file (or a reserved name) moves to a
+   * suffixed directory: "x.html/index.html" with "x.html" taken becomes
+   * "x.html-2/index.html".
+   * @param {string} file
+   * @returns {{ file: string, blockedBy?: string }}
+   */
+  #freeDirectories(file) {
+    const parts = file.split('/');
+    /** @type {string | undefined} */
+    let blockedBy;
+    for (let i = 0; i < parts.length - 1; i++) {
+      const blocked = (/** @type {string} */ segment) => {
+        const dir = [...parts.slice(0, i), segment].join('/').toLowerCase();
+        return this.files.has(dir) || (i === 0 && RESERVED_NAMES.includes(dir));
+      };
+      if (!blocked(parts[i])) continue;
+      blockedBy ??= this.files.get([...parts.slice(0, i + 1)].join('/').toLowerCase()) ?? 'a reserved name';
+      let n = 2;
+      while (blocked(`${parts[i]}-${n}`)) n++;
+      parts[i] = `${parts[i]}-${n}`;
+    }
+    return blockedBy === undefined ? { file } : { file: parts.join('/'), blockedBy };
   }
 
   /** @param {string} file */

@@ -72,7 +72,8 @@ function newLinkText(link, docBase, staticBase, ctx) {
     return safeUrlText(relativeFileUrl(ctx.file, targetFile) + target.hash);
   }
   if (ctx.dynamicBase && ctx.crawlOrigins.has(target.origin)) {
-    const rebased = new URL(target.pathname.slice(1) + target.search + target.hash, ctx.dynamicBase).href;
+    // Concatenate rather than resolve: "/a:b" or "//x" must not read as a scheme or a host.
+    const rebased = new URL(ctx.dynamicBase.origin + ctx.dynamicBase.pathname + target.pathname.slice(1) + target.search + target.hash).href;
     return rebased === link.value ? null : safeUrlText(rebased);
   }
   if (asServed && asServed.href === target.href) return null;

@@ -27,8 +27,9 @@ function compilePattern(pattern, origins) {
     if (!normalized) {
       throw new UsageError(`invalid scope pattern "${pattern}": use a path starting with "/" or an absolute http(s) URL`);
     }
-    // new URL() adds a "/" to a bare origin; keep the user's text otherwise.
-    const text = absolute.endsWith('/') || new URL(normalized).pathname !== '/' ? normalized : normalized.replace(/\/$/, '');
+    // A bare origin ("http://h:8080") keeps the "/" new URL() gives it, so it
+    // cannot match "http://h:80801/" or "http://h:8080.evil.example/".
+    const text = normalized;
     const regex = new RegExp('^' + text.split('*').map(escapeRegExp).join('.*'));
     return { source: pattern, absolute: text, regex };
   });

@@ -1,9 +1,12 @@
 // @ts-check
-import { mkdir, realpath, rename, rm, writeFile, readFile, unlink } from 'node:fs/promises';
+import { mkdir, realpath, rename, rm, stat, writeFile, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { UnsafeFileNameError } from './errors.js';
 
 export const STAGING_DIR = '.prerender-tmp';
+
+/** @param {string} dir */
+const isDirectory = (dir) => stat(dir).then((stats) => stats.isDirectory(), () => false);
 
 /**
  * Writes the output tree: every file atomically (temp file + rename), never
@@ -42,11 +45,15 @@ export class TreeWriter {
     let pending = this.dirs.get(dir);
     if (!pending) {
       pending = (async () => {
-        await mkdir(dir, { recursive: true });
-        const real = await realpath(dir);
+        // Check the deepest directory that exists before creating anything
+        // below it, so nothing is created through a link leaving the tree.
+        let existing = dir;
+        while (existing !== this.out && !(await isDirectory(existing))) existing = path.dirname(existing);
+        const real = await realpath(existing);
         if (real !== this.realOut && !real.startsWith(this.realOut + path.sep)) {
-          throw new UnsafeFileNameError(`refusing to write through a link that leaves the output directory: ${dir}`);
+          throw new UnsafeFileNameError(`refusing to write through a link that leaves the output directory: ${existing}`);
         }
+        await mkdir(dir, { recursive: true });
       })();
       this.dirs.set(dir, pending);
       pending.catch(() => this.dirs.delete(dir));

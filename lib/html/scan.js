@@ -75,7 +75,8 @@ export function scanHtml(text, charset = 'utf-8') {
   /** @type {{ tag: string, depth: number, start: number, sku: string | null } | null} */
   let slot = null;
 
-  const decoder = makeDecoder(charset);
+  const decoder = makeDecoder(charset, true);
+  const rawDecoder = makeDecoder(charset, false); // raw text (<style>): no entities
   /** @param {number} start @param {number} end */
   const valueAt = (start, end) => decoder(text.slice(start, end));
 
@@ -109,7 +110,7 @@ export function scanHtml(text, charset = 'utf-8') {
         addLink(attr, 'requisite', 'background');
       } else if (attr.name === 'style') {
         for (const ref of scanCss(text.slice(attr.start, attr.end), attr.start)) {
-          links.push({ ...ref, value: decodeHTMLAttribute(decoder(ref.value)), kind: 'requisite', tag, attr: 'style' });
+          links.push({ ...ref, value: decoder(ref.value), kind: 'requisite', tag, attr: 'style' });
         }
       }
     }
@@ -203,7 +204,7 @@ export function scanHtml(text, charset = 'utf-8') {
       if (name === 'style' && inStyle) {
         inStyle = false;
         for (const ref of scanCss(text.slice(styleStart, start - 2), styleStart)) {
-          links.push({ ...ref, value: decoder(ref.value), kind: 'requisite', tag: 'style', attr: '' });
+          links.push({ ...ref, value: rawDecoder(ref.value), kind: 'requisite', tag: 'style', attr: '' });
         }
       }
       if (slot && name === slot.tag && --slot.depth === 0) {
@@ -226,26 +227,71 @@ export function scanHtml(text, charset = 'utf-8') {
 }
 
 /**
- * A decoder from a latin1 slice to the real text: entities decoded, and
- * non-ASCII bytes read in the page's charset.
+ * A decoder from a latin1 slice (the page's bytes) to the URL text a browser
+ * would resolve: entities decoded (in attributes), the path read in the page's
+ * charset, and, as browsers do, a query in a legacy charset percent-encoded
+ * in that charset rather than in UTF-8.
  * @param {string} charset
+ * @param {boolean} entities decode HTML entities (attribute values) or not (raw text)
  * @returns {(latin1: string) => string}
  */
-function makeDecoder(charset) {
-  /** @type {TextDecoder | undefined} */
-  let textDecoder;
+function makeDecoder(charset, entities) {
+  const legacy = legacyCharset(charset);
+  /** @type {((bytes: Buffer) => string) | undefined} */
+  let decodeBytes;
   return (latin1) => {
-    let value = latin1;
-    if (/[^\x00-\x7f]/.test(value)) {
-      try {
-        textDecoder ??= new TextDecoder(charset);
-      } catch {
-        textDecoder = new TextDecoder('windows-1252');
-      }
-      value = textDecoder.decode(Buffer.from(value, 'latin1'));
-    }
-    return value.includes('&') ? decodeHTMLAttribute(value) : value;
+    let value = entities && latin1.includes('&') ? decodeHTMLAttribute(latin1) : latin1;
+    if (!/[^\x00-\x7f]/.test(value)) return value;
+    decodeBytes ??= bytesDecoder(charset);
+    if (!legacy) return decodeBytes(Buffer.from(value, 'latin1'));
+    // The query (before any fragment) keeps the page's own bytes, percent-encoded.
+    const queryStart = value.indexOf('?');
+    const hashStart = value.indexOf('#', queryStart < 0 ? 0 : queryStart);
+    if (queryStart < 0) return decodeBytes(Buffer.from(value, 'latin1'));
+    const queryEnd = hashStart < 0 ? value.length : hashStart;
+    const head = decodeBytes(Buffer.from(value.slice(0, queryStart), 'latin1'));
+    const query = value.slice(queryStart, queryEnd).replace(/[^\x00-\x7f]/g, (char) => {
+      const code = char.charCodeAt(0);
+      return code <= 0xff ? '%' + code.toString(16).toUpperCase().padStart(2, '0') : encodeURIComponent(char);
+    });
+    const tail = hashStart < 0 ? '' : decodeBytes(Buffer.from(value.slice(hashStart), 'latin1'));
+    return head + query + tail;
   };
+}
+
+/**
+ * Single-byte legacy charsets, whose bytes are kept in a query as browsers do.
+ * @param {string} charset
+ */
+function legacyCharset(charset) {
+  return /^(windows-125\d|cp125\d|iso-8859-\d+|iso8859-\d+|latin-?1|l1|us-ascii|ascii|koi8-[ru])$/i.test(charset);
+}
+
+/**
+ * windows-1252 bytes 0x80-0x9F (WHATWG: also what "iso-8859-1" and "ascii"
+ * mean). Some Node versions decode them as C1 controls, so map them here.
+ */
+const WINDOWS_1252_HIGH = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
+
+/**
+ * @param {string} charset
+ * @returns {(bytes: Buffer) => string}
+ */
+function bytesDecoder(charset) {
+  if (/^(windows-1252|cp1252|iso-8859-1|iso8859-1|latin-?1|l1|us-ascii|ascii)$/i.test(charset)) {
+    return (bytes) => {
+      let out = '';
+      for (const byte of bytes) out += byte >= 0x80 && byte <= 0x9f ? WINDOWS_1252_HIGH[byte - 0x80] : String.fromCharCode(byte);
+      return out;
+    };
+  }
+  let decoder;
+  try {
+    decoder = new TextDecoder(charset);
+  } catch {
+    decoder = new TextDecoder('utf-8');
+  }
+  return (bytes) => decoder.decode(bytes);
 }
 
 /**
