@@ -306,6 +306,24 @@ describe('HttpPriceSource', () => {
     expect(endpoint.hits.total).toBe(2);
   });
 
+  it('refreshes stale answers in the background at most `connections` at a time', async () => {
+    let now = 0;
+    const endpoint = await startPriceEndpoint({ prices: { A: { '*': '$1' }, B: { '*': '$2' }, C: { '*': '$3' }, D: { '*': '$4' } } });
+    cleanups.push(() => endpoint.close());
+    const source = open(endpoint.template, { ttlMs: 100, staleMs: 10_000, connections: 2, timeoutMs: 5000, now: () => now });
+    for (const sku of ['A', 'B', 'C', 'D']) expect(await source.lookup(sku, null)).toMatch(/^\$/);
+    endpoint.setMode('slow');
+    now += 200;
+    for (const sku of ['A', 'B', 'C', 'D']) expect(source.lookup(sku, null)).toMatch(/^\$/); // stale, served at once
+    expect(source.stats.requests).toBe(6); // 4 first answers + 2 refreshes, not 4
+    await waitFor(() => endpoint.hits.total === 6, { what: 'two refreshes' });
+    expect(source.stats.stale).toBe(4);
+    endpoint.setMode('ok');
+    endpoint.releaseHeld();
+    await waitFor(() => source.lookup('A', null) === '$1' && source.stats.hits > 4, { what: 'a fresh answer' });
+    expect(endpoint.hits.total).toBeLessThanOrEqual(8);
+  });
+
   it('rejects templates without {sku} or with other schemes', () => {
     expect(() => new HttpPriceSource('http://x/p')).toThrow(/\{sku\}/);
     expect(() => new HttpPriceSource('file:///p?{sku}')).toThrow(/http/);

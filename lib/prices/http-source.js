@@ -63,6 +63,8 @@ export class HttpPriceSource extends EventEmitter {
   #lastWarn = 0;
   #suppressed = 0;
   #closed = false;
+  /** Background refreshes of stale answers in flight (bounded by `connections`). */
+  #refreshing = 0;
   /** Counters, for tests and diagnostics. */
   stats = { requests: 0, hits: 0, stale: 0, coalesced: 0, failures: 0, timeouts: 0, shortCircuited: 0 };
 
@@ -106,7 +108,12 @@ export class HttpPriceSource extends EventEmitter {
         return hit.value;
       }
       this.stats.stale++;
-      if (!this.#inflight.has(key)) void this.#start(key, sku, zipPart);
+      // Refresh in the background, but never more at once than the pool has
+      // connections: a burst of expiries must not queue lookups into timeouts.
+      if (!this.#inflight.has(key) && this.#refreshing < this.#options.connections) {
+        this.#refreshing++;
+        void this.#start(key, sku, zipPart).finally(() => this.#refreshing--);
+      }
       return hit.value;
     }
     const pending = this.#inflight.get(key);
@@ -141,7 +148,11 @@ export class HttpPriceSource extends EventEmitter {
         this.#failures = 0;
         this.#breakerUntil = 0;
         if (price === null) this.#cache.set(key, null, this.#options.negativeTtlMs);
-        else this.#cache.set(key, price, this.#options.ttlMs, this.#options.staleMs);
+        else {
+          // Spread expiries (-20%..0) so answers cached together are not all refreshed together.
+          const ttl = this.#options.ttlMs * (0.8 + 0.2 * Math.random());
+          this.#cache.set(key, price, ttl, this.#options.staleMs + this.#options.ttlMs - ttl);
+        }
         return price;
       },
       (error) => {
