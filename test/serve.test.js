@@ -534,6 +534,16 @@ describe('options and command', () => {
     expect(() => createPriceFilter({ root: path.join(dir, 'out'), prices: path.join(dir, 'prices.json'), logger })).toThrow(/cannot load prices/);
   });
 
+  it('runServeCommand turns a port in use into a UsageError', async () => {
+    tree();
+    const other = http.createServer();
+    const port = await listen(other);
+    cleanups.push(() => closeServer(other));
+    const io = { stdout: new PassThrough(), stderr: new PassThrough(), signal: new AbortController().signal };
+    await expect(runServeCommand(path.join(dir, 'out'), { port }, io)).rejects.toThrow(UsageError);
+    await expect(runServeCommand(path.join(dir, 'out'), { port }, io)).rejects.toThrow(/already in use/);
+  });
+
   it('runServeCommand prints the address and stops on abort', async () => {
     tree();
     writePrices(path.join(dir, 'prices.json'), PRICES);

@@ -7,6 +7,7 @@
 import http from 'node:http';
 import { once } from 'node:events';
 import { createPriceFilter } from './filter.js';
+import { UsageError } from '../errors.js';
 import { sendError } from './http-util.js';
 
 /**
@@ -24,7 +25,7 @@ export function createServer(input) {
   const server = http.createServer(
     {
       maxHeaderSize: o.maxHeaderSize,
-      headersTimeout: o.headersTimeoutMs,
+      headersTimeout: Math.min(o.headersTimeoutMs, o.requestTimeoutMs),
       requestTimeout: o.requestTimeoutMs,
       keepAliveTimeout: o.keepAliveTimeoutMs,
       connectionsCheckingInterval: Math.min(1000, o.headersTimeoutMs),
@@ -63,6 +64,10 @@ export async function runServeCommand(dir, opts, io) {
     await Promise.race([once(server, 'listening'), once(server, 'error').then(([e]) => Promise.reject(e))]);
   } catch (error) {
     await server.priceFilter.close();
+    const code = /** @type {NodeJS.ErrnoException} */ (error).code;
+    if (code === 'EADDRINUSE') throw new UsageError(`port ${port} on ${host} is already in use: stop the other server or pick another --port (0 picks a free one)`, { cause: error });
+    if (code === 'EACCES') throw new UsageError(`not allowed to listen on port ${port}: ports below 1024 need privileges; pick another --port`, { cause: error });
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UsageError(`cannot listen on host ${host}: not an address of this machine; try --host 127.0.0.1 or 0.0.0.0`, { cause: error });
     throw error;
   }
   const address = /** @type {import('node:net').AddressInfo} */ (server.address());
