@@ -150,6 +150,25 @@ describe('hostile input', () => {
     expect(firstPrice((await request(port, '/st/product3.htm')).text)).toBe('&lt;b&gt;&quot;fallback&quot;&lt;/b&gt;');
   });
 
+  it('shows the fallback instead of very long or hostile endpoint answers, and escapes the rest', async () => {
+    tree();
+    /** @type {Record<string, string>} */
+    const answers = { 'SKU-1': '9'.repeat(100_000), 'SKU-2': '<img src=x onerror=alert(1)>', 'SKU-2-CASE': '"$5" & more', 'SKU-3': 'x'.repeat(1500) };
+    const endpoint = http.createServer((req, res) => {
+      const sku = new URL(String(req.url), 'http://x').searchParams.get('sku') ?? '';
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(answers[sku] ?? '');
+    });
+    const endpointPort = await listen(endpoint);
+    cleanups.push(() => closeServer(endpoint));
+    const { port } = await serve({ prices: `http://127.0.0.1:${endpointPort}/p?sku={sku}&zip={zip}`, fallback: 'n/a' });
+    expect(firstPrice((await request(port, '/st/product1.htm')).text)).toBe('n/a');
+    expect(firstPrice((await request(port, '/st/product3.htm')).text)).toBe('n/a');
+    const two = await request(port, '/st/product2.htm');
+    expect(firstPrice(two.text)).toBe('&lt;img src=x onerror=alert(1)&gt;');
+    expect(two.text).toContain('With case: <span>&quot;$5&quot; &amp; more</span>');
+  });
+
   it('treats hostile or implausible zips in cookies and queries as absent', async () => {
     tree();
     writePrices(path.join(dir, 'prices.json'), PRICES);
