@@ -79,7 +79,7 @@ async function outDir() {
 /**
  * Spawn the real bin.
  * @param {string[]} args
- * @param {{ onSpawn?: (child: import('node:child_process').ChildProcess) => void }} [options]
+ * @param {{ onSpawn?: (child: import('node:child_process').ChildProcess) => void, limitMs?: number }} [options]
  */
 async function spawnBin(args, options = {}) {
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: await cwd() });
@@ -87,7 +87,7 @@ async function spawnBin(args, options = {}) {
   let stderr = '';
   child.stdout.on('data', (chunk) => { stdout += chunk; });
   child.stderr.on('data', (chunk) => { stderr += chunk; });
-  const guard = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  const guard = setTimeout(() => child.kill('SIGKILL'), options.limitMs ?? 15_000);
   try {
     options.onSpawn?.(child);
     const [code, signal] = await once(child, 'close');
@@ -284,9 +284,10 @@ describe('usage errors: exit 2, one line, no stack trace', () => {
     const { code, stdout, stderr } = await cli(argv);
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr.split('\n')[0]).toMatch(/^prerender: /);
-    expect(stderr.split('\n')[0]).toMatch(message);
+    expect(stderr).toMatch(/^prerender: /);
+    expect(stderr).toMatch(message);
     expect(stderr).not.toMatch(STACK);
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
   });
 
   it('an output path that is a file: exit 2, an explanation, no stack trace', async () => {
@@ -350,6 +351,27 @@ describe('the real bin', () => {
     expect(code).toBe(1);
     expect(stdout).toBe('');
     expect((await readManifest(out)).errors.map((error) => error.url)).toEqual([site.url('/errors/500.asp')]);
+  });
+
+  it('a body whose Content-Length is over --max-page-bytes: a recorded failure, exit 1, no crash', async () => {
+    const out = await outDir();
+    const { code, stderr } = await spawnBin(['crawl', site.url('/errors/big-index.asp'), '-o', out, '--max-page-bytes', '4096', '--retries', '0', '--quiet']);
+    expect(stderr).not.toMatch(STACK);
+    expect(code).toBe(1);
+    expect((await readManifest(out)).errors.map((error) => error.url)).toContain(site.url('/errors/big.asp'));
+  });
+
+  it('a file and a directory of the same name (/loop/setup, /loop/setup/): both written, no hang', async () => {
+    const out = await outDir();
+    const { code, signal, stderr } = await spawnBin(['crawl', site.url('/loop/index.asp'), '-o', out, '--quiet'], { limitMs: 8000 });
+    expect(signal).toBeNull(); // not killed by the guard
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const manifest = await readManifest(out);
+    expect(manifest.pages).toHaveLength(3);
+    expect(manifest.warnings.some((warning) => /collision/.test(warning.message))).toBe(true);
+    const files = manifest.pages.map((page) => page.file.toLowerCase());
+    expect(new Set(files).size).toBe(3);
   });
 
   it('SIGINT: stops cleanly, writes the manifest, exit 130', async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { scanHtml, srcsetUrls } from '../lib/html/scan.js';
 import { scanCss } from '../lib/css.js';
 import { ENC_INDEX } from '../fixtures/site.js';
+import { normalizeUrl } from '../lib/url.js';
 
 /**
  * Scan a document given as a JS string (UTF-8 on the wire) the way the
@@ -114,6 +115,11 @@ describe('scanHtml: every link form, with exact source spans', () => {
     ]);
   });
 
+  it('entities are decoded once in a style attribute, never inside <style> (raw text)', () => {
+    expect(scan('<div style="background:url(bg.png?a=1&amp;amp;b=2)"></div>').links.map((link) => link.value)).toEqual(['bg.png?a=1&amp;b=2']);
+    expect(scan('<style>.a { background: url(a.png?x=1&amp;y=2) }</style>').links.map((link) => link.value)).toEqual(['a.png?x=1&amp;y=2']);
+  });
+
   it('offsets are byte offsets in a UTF-8 page with multi-byte text before the links', () => {
     const doc = '<title>Größe “€”</title><a href="Größe.asp?q=€">x</a>\u{1F600}<img src="b.png">';
     const result = scan(doc);
@@ -127,24 +133,40 @@ describe('scanHtml: every link form, with exact source spans', () => {
 
   it('a windows-1252 page: spans point at the original bytes, values are read in the page charset', () => {
     const result = scan(ENC_INDEX, 'windows-1252');
-    const byValue = new Map(result.links.map((link) => [link.value, link]));
-    const cafe = byValue.get('café.asp');
-    expect(cafe).toBeDefined();
-    expect(ENC_INDEX.subarray(/** @type {any} */ (cafe).start, /** @type {any} */ (cafe).end)).toEqual(Buffer.from('caf\xe9.asp', 'latin1'));
-    const search = byValue.get('/search.asp?q=café');
-    expect(search).toBeDefined();
-    expect(ENC_INDEX.subarray(/** @type {any} */ (search).start, /** @type {any} */ (search).end)).toEqual(Buffer.from('/search.asp?q=caf\xe9', 'latin1'));
+    /** @param {string} raw latin1 */
+    const linkAt = (raw) => {
+      const found = result.links.find((link) => ENC_INDEX.subarray(link.start, link.end).equals(Buffer.from(raw, 'latin1')));
+      if (!found) throw new Error(`no link spanning ${JSON.stringify(raw)}`);
+      return found;
+    };
+    const base = 'http://h.example/enc/index.asp';
+    expect(normalizeUrl(linkAt('caf\xe9.asp').value, base)).toBe('http://h.example/enc/caf%C3%A9.asp');
+    expect(normalizeUrl(linkAt('plain.asp').value, base)).toBe('http://h.example/enc/plain.asp');
+    expect(normalizeUrl(linkAt('/search.asp?q=caf\xe9').value, base)).toBe('http://h.example/search.asp?q=caf%E9');
     expect(result.slots).toHaveLength(1);
     expect(result.slots[0].sku).toBe('SKU-é');
     expect(ENC_INDEX.subarray(result.slots[0].start, result.slots[0].end)).toEqual(Buffer.from('\x80 9,99', 'latin1'));
   });
 
-  it('the same document in UTF-8 and in windows-1252 yields the same values', () => {
-    // (bytes 0x80-0x9F: see test/crawl-bugs.test.js)
-    const text = '<a href="café.asp?q=©ÿ">x</a><a href="/crème brûlée/">y</a>';
-    const utf8 = scan(Buffer.from(text, 'utf8'), 'utf-8');
-    const cp1252 = scan(Buffer.from(text, 'latin1'), 'windows-1252');
-    expect(cp1252.links.map((link) => link.value)).toEqual(utf8.links.map((link) => link.value));
+  it('windows-1252 bytes 0x80-0x9F are read as windows-1252 (not C1 controls), whatever the Node version', () => {
+    const text = Buffer.from('<a href="prix\x80\x93a\x94.asp">x</a>', 'latin1').toString('latin1');
+    expect(normalizeUrl(scanHtml(text, 'windows-1252').links[0].value, 'http://h.example/')).toBe(normalizeUrl('prix€“a”.asp', 'http://h.example/'));
+  });
+
+  it('a query on a windows-1252 page keeps the page\'s bytes, as browsers send them', () => {
+    const text = Buffer.from('<a href="caf\xe9.asp?q=caf\xe9\x80#caf\xe9">x</a>', 'latin1').toString('latin1');
+    expect(normalizeUrl(scanHtml(text, 'windows-1252').links[0].value, 'http://h.example/')).toBe('http://h.example/caf%C3%A9.asp?q=caf%E9%80');
+    const utf8 = Buffer.from('<a href="café.asp?q=café">x</a>', 'utf8').toString('latin1');
+    expect(normalizeUrl(scanHtml(utf8, 'utf-8').links[0].value, 'http://h.example/')).toBe('http://h.example/caf%C3%A9.asp?q=caf%C3%A9');
+  });
+
+  it('the same path in UTF-8 and in windows-1252 leads to the same URL', () => {
+    const text = '<a href="café.asp">x</a><a href="/crème brûlée/ÿ©">y</a>';
+    const base = 'http://h.example/d/';
+    const utf8 = scan(Buffer.from(text, 'utf8'), 'utf-8').links.map((link) => normalizeUrl(link.value, base));
+    const cp1252 = scan(Buffer.from(text, 'latin1'), 'windows-1252').links.map((link) => normalizeUrl(link.value, base));
+    expect(utf8).toEqual(['http://h.example/d/caf%C3%A9.asp', 'http://h.example/cr%C3%A8me%20br%C3%BBl%C3%A9e/%C3%BF%C2%A9']);
+    expect(cp1252).toEqual(utf8);
   });
 });
 

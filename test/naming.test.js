@@ -1,7 +1,40 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
+import { once } from 'node:events';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { FileRegistry, defaultFileName, headerFileName } from '../lib/naming.js';
 import { UnsafeFileNameError } from '../lib/errors.js';
+
+const NAMING = pathToFileURL(fileURLToPath(new URL('../lib/naming.js', import.meta.url))).href;
+
+/**
+ * Claim names in a fresh FileRegistry inside a worker, so that an endless
+ * loop (a past bug) fails the test instead of hanging the suite.
+ * @param {string[]} names
+ * @returns {Promise<{ file: string, collidedWith?: string }[] | 'hung' | { error: string }>}
+ */
+async function claimInWorker(names) {
+  const worker = new Worker(`
+    const { parentPort, workerData } = require('node:worker_threads');
+    import(workerData.naming).then(({ FileRegistry }) => {
+      const registry = new FileRegistry();
+      parentPort.postMessage(workerData.names.map((name, i) => registry.claim(name, 'http://h/' + i)));
+    });
+  `, { eval: true, workerData: { naming: NAMING, names } });
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer;
+  try {
+    return await Promise.race([
+      once(worker, 'message').then(([message]) => message),
+      once(worker, 'error').then(([error]) => ({ error: String(error?.message ?? error) })).catch((error) => ({ error: String(error?.message ?? error) })),
+      new Promise((resolve) => { timer = setTimeout(() => resolve('hung'), 5000); }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    await worker.terminate();
+  }
+}
 
 const HTML = 'text/html; charset=utf-8';
 
@@ -158,6 +191,8 @@ describe('headerFileName: the X-Builder-FileName value', () => {
     ['a|b.htm'],
     ['"x".htm'],
     ['a'.repeat(256) + '.htm'],
+    ['a'.repeat(252)], // 257 bytes once .html is added
+    ['é'.repeat(126) + '.x'], // 254 bytes, 259 with .html
   ])('refuses %j', (value) => {
     let error;
     try {
@@ -211,6 +246,26 @@ describe('FileRegistry: two URLs never share a file', () => {
     expect(result.file).toBe('a-2');
     expect(result.collidedWith).toMatch(/directory/);
     expect(registry.claim('A', 'u3').file).toBe('A-3');
+  });
+
+  it('a name whose directory is already a file moves aside, recorded as a collision', async () => {
+    const result = await claimInWorker(['x.html', 'x.html/index.html', 'X.HTML/a/b.htm']);
+    expect(result).not.toBe('hung');
+    expect(result).not.toHaveProperty('error');
+    const [first, second, third] = /** @type {{ file: string, collidedWith?: string }[]} */ (result);
+    expect(first).toEqual({ file: 'x.html' });
+    expect(second.file.toLowerCase().startsWith('x.html/')).toBe(false);
+    expect(second.file.endsWith('/index.html')).toBe(true);
+    expect(second.collidedWith).toBe('http://h/0');
+    expect(third.file.toLowerCase().startsWith('x.html/')).toBe(false);
+    expect(new Set([first, second, third].map((claim) => claim.file.toLowerCase())).size).toBe(3);
+  });
+
+  it('nothing goes under the staging folder', async () => {
+    const result = await claimInWorker(['.prerender-tmp/x.html', '.Prerender-Tmp/y.html']);
+    expect(result).not.toBe('hung');
+    expect(result).not.toHaveProperty('error');
+    for (const claim of /** @type {{ file: string }[]} */ (result)) expect(claim.file.toLowerCase().startsWith('.prerender-tmp/')).toBe(false);
   });
 
   it('keeps the manifest name for itself, at the root only', () => {

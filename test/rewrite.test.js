@@ -131,6 +131,14 @@ describe('renderDocument: out-of-scope links', () => {
     ]);
   });
 
+  it.each([
+    ['<a href="/Special:Search?q=1">', '<a href="https://dyn.example/app/Special:Search?q=1">'],
+    ['<a href="//shop.example//double/x.asp">', '<a href="https://dyn.example/app//double/x.asp">'],
+    ['<a href="/a:b/c">', '<a href="https://dyn.example/app/a:b/c">'],
+  ])('--dynamic-base never reads a path as a scheme or a host: %s', (body, expected) => {
+    expect(render({ body, url: `${ORIGIN}/p.asp`, file: 'p.asp.html', dynamicBase: 'https://dyn.example/app/' }).html).toBe(expected);
+  });
+
   it('--dynamic-base with a path keeps the origin\'s path under it', () => {
     const { html } = render({ body: '<a href="/cart.asp?x=1">', url: `${ORIGIN}/p.asp`, file: 'p.asp.html', dynamicBase: 'https://dyn.example/app/' });
     expect(html).toBe('<a href="https://dyn.example/app/cart.asp?x=1">');

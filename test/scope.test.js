@@ -128,6 +128,15 @@ describe('Scope with --include and --exclude', () => {
     expect(decision(s, 'http://cdn/shared/1')).toBe('dynamic');
   });
 
+  it('a bare-origin pattern covers that origin only, not a longer host or port', () => {
+    const s = scope({ roots, include: ['http://example.com', 'http://h:8080'] });
+    expect(decision(s, 'http://example.com/x')).toBe('crawl');
+    expect(decision(s, 'http://example.com')).toBe('crawl');
+    expect(decision(s, 'http://example.com.evil.example/x')).toBe('dynamic');
+    expect(decision(s, 'http://h:8080/x')).toBe('crawl');
+    expect(decision(s, 'http://h:80801/x')).toBe('dynamic');
+  });
+
   it('patterns are normalised like URLs', () => {
     const s = scope({ roots, include: ['/st/%7euser/', '/caf%c3%a9/', 'HTTP://Shop:80/upper/', '/frag.asp#ignored'] });
     expect(decision(s, 'http://shop/st/~user/x')).toBe('crawl');
