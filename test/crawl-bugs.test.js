@@ -4,6 +4,7 @@ import path from 'node:path';
 import { crawl } from '../lib/index.js';
 import { scanHtml } from '../lib/html/scan.js';
 import { normalizeUrl } from '../lib/url.js';
+import { parseRetryAfter } from '../lib/fetch.js';
 import { startSite } from '../fixtures/site.js';
 import { tempDirs } from './crawl-helpers.js';
 
@@ -56,5 +57,12 @@ describe('bug (regression in 666ca66): a non-ASCII character written as an entit
     expect(site.count('/entities/r%C3%A9sum%C3%A9.asp?q=%E2%82%AC')).toBe(1);
     expect(site.count('/entities/%E2%82%AC.asp?q=%80')).toBe(1);
     expect(result.failed).toBe(0);
+  });
+});
+
+describe('bug: an invalid Retry-After reads as a date in 2000 and means "retry at once"', () => {
+  // RFC 9110: delay-seconds is 1*DIGIT; anything else that is not an HTTP-date is no hint (use the backoff).
+  it.each(['1.5', '2.5', '0.5', '-3'])('Retry-After: %s is no hint', (value) => {
+    expect(parseRetryAfter(value, Date.parse('2026-01-01T00:00:00Z'))).toBeUndefined();
   });
 });
