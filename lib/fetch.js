@@ -48,6 +48,8 @@ export function retryDelayMs(attempt, { retryDelay, maxRetryAfter, retryAfterMs,
 export function parseRetryAfter(value, now = Date.now()) {
   if (typeof value !== 'string' || value.trim() === '') return undefined;
   if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
+  // Only an HTTP-date (IMF-fixdate, RFC 850 or asctime); "1.5" or "-3" is no hint.
+  if (!/^\s*[A-Za-z]{3},? /.test(value) || !/\d{1,2}:\d{2}:\d{2}/.test(value)) return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

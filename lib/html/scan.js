@@ -239,24 +239,48 @@ function makeDecoder(charset, entities) {
   const legacy = legacyCharset(charset);
   /** @type {((bytes: Buffer) => string) | undefined} */
   let decodeBytes;
-  return (latin1) => {
-    let value = entities && latin1.includes('&') ? decodeHTMLAttribute(latin1) : latin1;
-    if (!/[^\x00-\x7f]/.test(value)) return value;
-    decodeBytes ??= bytesDecoder(charset);
-    if (!legacy) return decodeBytes(Buffer.from(value, 'latin1'));
-    // The query (before any fragment) keeps the page's own bytes, percent-encoded.
-    const queryStart = value.indexOf('?');
-    const hashStart = value.indexOf('#', queryStart < 0 ? 0 : queryStart);
-    if (queryStart < 0) return decodeBytes(Buffer.from(value, 'latin1'));
-    const queryEnd = hashStart < 0 ? value.length : hashStart;
-    const head = decodeBytes(Buffer.from(value.slice(0, queryStart), 'latin1'));
-    const query = value.slice(queryStart, queryEnd).replace(/[^\x00-\x7f]/g, (char) => {
-      const code = char.charCodeAt(0);
-      return code <= 0xff ? '%' + code.toString(16).toUpperCase().padStart(2, '0') : encodeURIComponent(char);
-    });
-    const tail = hashStart < 0 ? '' : decodeBytes(Buffer.from(value.slice(hashStart), 'latin1'));
-    return head + query + tail;
+  /** @type {Map<string, number> | undefined} */
+  let toByte;
+  /** bytes in the page's charset, then entities: the text a browser sees */
+  const read = (/** @type {string} */ raw) => {
+    let text = raw;
+    if (/[^\x00-\x7f]/.test(text)) {
+      decodeBytes ??= bytesDecoder(charset);
+      text = decodeBytes(Buffer.from(text, 'latin1'));
+    }
+    return entities && text.includes('&') ? decodeHTMLAttribute(text) : text;
   };
+  return (latin1) => {
+    if (!legacy) return read(latin1);
+    // A legacy page's query is sent in the page's charset, as browsers do.
+    const queryStart = latin1.indexOf('?');
+    if (queryStart < 0) return read(latin1);
+    const hashStart = latin1.indexOf('#', queryStart);
+    const queryEnd = hashStart < 0 ? latin1.length : hashStart;
+    const query = read(latin1.slice(queryStart, queryEnd));
+    const encoded = !/[^\x00-\x7f]/.test(query) ? query : query.replace(/[^\x00-\x7f]/gu, (char) => {
+      toByte ??= reverseTable(charset);
+      const byte = toByte.get(char);
+      // Not in the charset: browsers send it as a numeric character reference.
+      return byte !== undefined ? '%' + byte.toString(16).toUpperCase() : encodeURIComponent(`&#${char.codePointAt(0)};`);
+    });
+    return read(latin1.slice(0, queryStart)) + encoded + (hashStart < 0 ? '' : read(latin1.slice(hashStart)));
+  };
+}
+
+/**
+ * Character -> byte for a single-byte charset's upper half.
+ * @param {string} charset
+ */
+function reverseTable(charset) {
+  const decode = bytesDecoder(charset);
+  /** @type {Map<string, number>} */
+  const table = new Map();
+  for (let byte = 0x80; byte <= 0xff; byte++) {
+    const char = decode(Buffer.from([byte]));
+    if (char !== '\ufffd' && !table.has(char)) table.set(char, byte);
+  }
+  return table;
 }
 
 /**

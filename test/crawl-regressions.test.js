@@ -60,7 +60,7 @@ describe('bug (regression in 666ca66): a non-ASCII character written as an entit
   });
 });
 
-describe('bug: an invalid Retry-After reads as a date in 2000 and means "retry at once"', () => {
+describe('regression: an invalid Retry-After reads as a date in 2000 and means "retry at once"', () => {
   // RFC 9110: delay-seconds is 1*DIGIT; anything else that is not an HTTP-date is no hint (use the backoff).
   it.each(['1.5', '2.5', '0.5', '-3'])('Retry-After: %s is no hint', (value) => {
     expect(parseRetryAfter(value, Date.parse('2026-01-01T00:00:00Z'))).toBeUndefined();
