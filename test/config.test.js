@@ -1,15 +1,14 @@
 // @ts-check
-import { mkdtemp, mkdir, readFile, readdir, rm, stat, writeFile, access } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { run } from '../lib/cli.js';
+import { describe, expect, it } from 'vitest';
 import { CONFIG_FILES, checkConfig, findConfig, loadConfigFile } from '../lib/config.js';
 import { ConfigError } from '../lib/errors.js';
 import { CRAWL_OPTIONS, OPTION_BY_NAME } from '../lib/options.js';
 import { crawl } from '../lib/crawl.js';
 import { preview } from '../lib/preview.js';
-import { startShop } from '../fixtures/shop.js';
+import { exists, readManifest } from './crawl-helpers.js';
+import { useTestDir } from './helpers/fixtures.js';
 
 /**
  * Config files (prerender.config.js / .mjs / .json, --config), their
@@ -20,57 +19,7 @@ const TEMPLATE = new URL('../templates/prerender.config.mjs', import.meta.url);
 
 /** @type {string} */
 let dir;
-/** @type {(() => Promise<unknown>)[]} */
-let cleanups;
-
-beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-config-'));
-  cleanups = [];
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  await rm(dir, { recursive: true, force: true });
-});
-
-/** @param {Parameters<typeof startShop>[0]} [options] */
-async function shop(options) {
-  const server = await startShop(options);
-  cleanups.push(server.close);
-  return server;
-}
-
-function sink() {
-  /** @type {string[]} */
-  const chunks = [];
-  return {
-    write(/** @type {unknown} */ chunk) {
-      chunks.push(String(chunk));
-      return true;
-    },
-    get text() {
-      return chunks.join('');
-    },
-  };
-}
-
-/**
- * @param {string[]} argv
- * @param {string} [cwd]
- */
-async function cli(argv, cwd = dir) {
-  const stdout = sink();
-  const stderr = sink();
-  const code = await run(argv, { stdout, stderr, env: {}, cwd });
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
-
-/** @param {string} out */
-async function manifestOf(out) {
-  return JSON.parse(await readFile(path.join(out, 'prerender-manifest.json'), 'utf8'));
-}
-
-/** @param {string} file */
-const exists = (file) => access(file).then(() => true, () => false);
+const { cli, shop } = useTestDir('prerender-config-', (made) => { dir = made; });
 
 /**
  * @param {string} name
@@ -257,7 +206,7 @@ describe('precedence: config file under command-line flags', () => {
     });
     const result = await cli(['crawl', '-q']);
     expect(result.code).toBe(0);
-    const manifest = await manifestOf(out);
+    const manifest = await readManifest(out);
     expect(manifest.roots).toEqual([s.url]);
     expect(manifest.placeholderMode).toBe('ssi');
     expect(manifest.scope).toEqual({
@@ -287,7 +236,7 @@ describe('precedence: config file under command-line flags', () => {
     expect(result.code).toBe(0);
     expect(configured.hits.size).toBe(0); // the file's roots were replaced
     expect(await exists(path.join(dir, 'from-config'))).toBe(false);
-    const manifest = await manifestOf(out);
+    const manifest = await readManifest(out);
     expect(manifest.roots).toEqual([given.url]);
     expect(manifest.placeholderMode).toBe('filter');
     expect(manifest.scope.include).toEqual([`${given.origin}/st/dir.asp`, `${given.origin}/st/product.asp`]);
@@ -326,7 +275,7 @@ describe('precedence: config file under command-line flags', () => {
     const viaApi = path.join(dir, 'api');
     const result = await crawl({ ...options, out: viaApi });
     expect(result.failed).toBe(0);
-    const pages = async (/** @type {string} */ out) => (await manifestOf(out)).pages.map((/** @type {any} */ p) => [p.url, p.file, p.sha256]).sort();
+    const pages = async (/** @type {string} */ out) => (await readManifest(out)).pages.map((/** @type {any} */ p) => [p.url, p.file, p.sha256]).sort();
     expect(await pages(viaApi)).toEqual(await pages(viaCli));
 
     /** @type {string[]} */

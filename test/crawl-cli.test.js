@@ -1,33 +1,19 @@
 // @ts-check
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { run } from '../lib/cli.js';
-import { startSite } from '../fixtures/site.js';
-import { readManifest, tempDirs } from './crawl-helpers.js';
+import { readManifest } from './crawl-helpers.js';
+import { BIN, runNode } from './helpers/cli.js';
+import { useFixtureSite } from './helpers/fixtures.js';
 
-const BIN = fileURLToPath(new URL('../bin/prerender.js', import.meta.url));
 const STACK = /^\s+at .+:\d+/m;
 
-/** @type {Awaited<ReturnType<typeof startSite>>} */
+/** @type {import('./helpers/fixtures.js').FixtureSite} */
 let site;
-const dirs = tempDirs();
-
-beforeAll(async () => {
-  site = await startSite();
-});
-afterAll(async () => {
-  await site?.close();
-  await dirs.cleanup();
-});
-beforeEach(() => {
-  site.reset();
-});
+const dirs = useFixtureSite((started) => { site = started; });
 afterEach(() => {
   vi.useRealTimers();
   site.openGate();
@@ -77,24 +63,12 @@ async function outDir() {
 }
 
 /**
- * Spawn the real bin.
+ * Spawn the real bin in the empty working directory; killed after `limitMs` (15 s by default).
  * @param {string[]} args
  * @param {{ onSpawn?: (child: import('node:child_process').ChildProcess) => void, limitMs?: number }} [options]
  */
 async function spawnBin(args, options = {}) {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: await cwd() });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => { stdout += chunk; });
-  child.stderr.on('data', (chunk) => { stderr += chunk; });
-  const guard = setTimeout(() => child.kill('SIGKILL'), options.limitMs ?? 15_000);
-  try {
-    options.onSpawn?.(child);
-    const [code, signal] = await once(child, 'close');
-    return { code, signal, stdout, stderr };
-  } finally {
-    clearTimeout(guard);
-  }
+  return runNode([BIN, ...args], { cwd: await cwd(), ...options });
 }
 
 describe('exit status and summary', () => {

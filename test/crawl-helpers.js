@@ -1,11 +1,11 @@
 // @ts-check
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { access, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
 /**
- * Helpers shared by the crawl tests: one temp directory per test, manifest
- * reading, attribute extraction from written pages.
+ * Helpers shared by the tests that crawl: temp directories, manifest reading,
+ * listing the written tree, attribute extraction from written pages.
  */
 
 /** Temp directories made by one test file, removed with `cleanup()`. */
@@ -30,6 +30,7 @@ export function tempDirs() {
  *   etag?: string, lastModified?: string, placeholders: { sku: string, offset: number, length: number }[] }} Page
  * @typedef {{
  *   version: number, generatedAt: string, roots: string[], scope: { include: string[], exclude: string[] },
+ *   sources?: { sitemaps?: string[], urlList?: string, listedUrls?: number },
  *   placeholderMode: string, pages: Page[], errors: { url: string, status?: number, message: string, code?: string, referrers: string[] }[],
  *   warnings: { url: string, message: string }[], redirects: { url: string, location: string, status: number }[], interrupted: boolean,
  * }} Manifest
@@ -74,6 +75,29 @@ export async function listFiles(dir) {
     .filter((entry) => entry.isFile())
     .map((entry) => path.relative(dir, path.join(entry.parentPath ?? entry.path, entry.name)).split(path.sep).join('/'))
     .sort();
+}
+
+/**
+ * Every file under dir, as listFiles, or [] when dir does not exist.
+ * @param {string} dir
+ * @returns {Promise<string[]>}
+ */
+export async function listFilesIfAny(dir) {
+  try {
+    return await listFiles(dir);
+  } catch (error) {
+    if (error.code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+/**
+ * Whether a file (or directory) exists.
+ * @param {string} file
+ * @returns {Promise<boolean>}
+ */
+export function exists(file) {
+  return access(file).then(() => true, () => false);
 }
 
 /**

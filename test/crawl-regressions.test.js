@@ -1,12 +1,11 @@
 // @ts-check
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { crawl } from '../lib/index.js';
 import { scanHtml } from '../lib/html/scan.js';
 import { normalizeUrl } from '../lib/url.js';
 import { parseRetryAfter } from '../lib/fetch.js';
-import { startSite } from '../fixtures/site.js';
-import { tempDirs } from './crawl-helpers.js';
+import { useFixtureSite } from './helpers/fixtures.js';
 
 /**
  * Failing tests for bugs found in lib/ (see the report). Each test states the
@@ -14,20 +13,9 @@ import { tempDirs } from './crawl-helpers.js';
  * (The first round of bugs was fixed in 666ca66 and moved to the main files.)
  */
 
-/** @type {Awaited<ReturnType<typeof startSite>>} */
+/** @type {import('./helpers/fixtures.js').FixtureSite} */
 let site;
-const dirs = tempDirs();
-
-beforeAll(async () => {
-  site = await startSite();
-});
-afterAll(async () => {
-  await site?.close();
-  await dirs.cleanup();
-});
-beforeEach(() => {
-  site.reset();
-});
+const dirs = useFixtureSite((started) => { site = started; });
 
 /**
  * @param {string} doc as a JS string; encoded as UTF-8 or latin1 bytes

@@ -1,5 +1,5 @@
 // @ts-check
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, readdir, stat, symlink } from 'node:fs/promises';
 import net from 'node:net';
@@ -7,22 +7,12 @@ import path from 'node:path';
 import { crawl } from '../lib/index.js';
 import { renderPlaceholder } from '../lib/placeholders.js';
 import { ENC_INDEX, PNG, UNSAFE_NAMES, startSite } from '../fixtures/site.js';
-import { attr, blankUrlValues, fileOf, listFiles, pageOf, readManifest, tempDirs } from './crawl-helpers.js';
+import { attr, blankUrlValues, fileOf, listFiles, pageOf, readManifest } from './crawl-helpers.js';
+import { useFixtureSite } from './helpers/fixtures.js';
 
-/** @type {Awaited<ReturnType<typeof startSite>>} */
+/** @type {import('./helpers/fixtures.js').FixtureSite} */
 let site;
-const dirs = tempDirs();
-
-beforeAll(async () => {
-  site = await startSite();
-});
-afterAll(async () => {
-  await site?.close();
-  await dirs.cleanup();
-});
-beforeEach(() => {
-  site.reset();
-});
+const dirs = useFixtureSite((started) => { site = started; });
 
 /**
  * Crawl the fixture site into a fresh temp directory.

@@ -1,19 +1,15 @@
 // @ts-check
-import { spawn } from 'node:child_process';
-import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import http from 'node:http';
-import os from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { run } from '../lib/cli.js';
+import { describe, expect, it } from 'vitest';
 import { checkConfig } from '../lib/config.js';
 import { crawl } from '../lib/crawl.js';
 import { preview } from '../lib/preview.js';
 import { parseSitemap } from '../lib/sources.js';
-import { startShop } from '../fixtures/shop.js';
-import { startSitemapSite } from '../fixtures/sitemap-site.js';
+import { exists, readManifest } from './crawl-helpers.js';
+import { BIN, runNode } from './helpers/cli.js';
+import { useTestDir } from './helpers/fixtures.js';
 
 /**
  * Bugs found while testing issue 4 (preview, config files, sitemaps). Each
@@ -21,68 +17,11 @@ import { startSitemapSite } from '../fixtures/sitemap-site.js';
  * See the report for the diagnosis of each.
  */
 
-const BIN = fileURLToPath(new URL('../bin/prerender.js', import.meta.url));
 const LIB_CLI = new URL('../lib/cli.js', import.meta.url).href;
 
 /** @type {string} */
 let dir;
-/** @type {(() => Promise<unknown>)[]} */
-let cleanups;
-
-beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-bugs-'));
-  cleanups = [];
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function sitemapSite() {
-  const site = await startSitemapSite();
-  cleanups.push(site.close);
-  return site;
-}
-
-/** @param {Parameters<typeof startShop>[0]} [options] */
-async function shop(options) {
-  const server = await startShop(options);
-  cleanups.push(server.close);
-  return server;
-}
-
-/** @param {http.RequestListener} handler */
-async function serve(handler) {
-  const server = http.createServer(handler);
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-  cleanups.push(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
-  return `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`;
-}
-
-function sink() {
-  /** @type {string[]} */
-  const chunks = [];
-  return {
-    write(/** @type {unknown} */ chunk) {
-      chunks.push(String(chunk));
-      return true;
-    },
-    get text() {
-      return chunks.join('');
-    },
-  };
-}
-
-/**
- * @param {string[]} argv
- * @param {{ stdin?: NodeJS.ReadableStream }} [io]
- */
-async function cli(argv, io = {}) {
-  const stdout = sink();
-  const stderr = sink();
-  const code = await run(argv, { stdout, stderr, env: {}, cwd: dir, stdin: io.stdin });
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const { cli, shop, sitemapSite, serve } = useTestDir('prerender-bugs-', (made) => { dir = made; });
 
 /** @param {string[]} argv */
 async function planRows(argv) {
@@ -91,41 +30,13 @@ async function planRows(argv) {
   return { code: result.code, rows: lines.filter((line) => line.type === 'url'), totals: lines.find((line) => line.type === 'totals') };
 }
 
-/**
- * Run `node <args>` in `cwd`; killed after `ms`.
- * @param {string[]} args
- * @param {string} cwd
- * @param {number} ms
- * @returns {Promise<{ code: number | null, signal: NodeJS.Signals | null, timedOut: boolean, stderr: string }>}
- */
-function runNode(args, cwd, ms) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    let timedOut = false;
-    child.stderr.on('data', (chunk) => { stderr += chunk; });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, ms);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, timedOut, stderr });
-    });
-  });
-}
-
-/** @param {string} file */
-const exists = (file) => access(file).then(() => true, () => false);
-
 describe('preview: the plan misses URLs the crawl writes', () => {
   it('lists a sitemap URL that no crawled page links to', async () => {
     const site = await sitemapSite();
     const { rows, totals } = await planRows(['--sitemap', site.url, '--retries', '0']);
     const out = path.join(dir, 'out');
     await cli(['crawl', '--sitemap', site.url, '--retries', '0', '-o', out, '-q']);
-    const manifest = JSON.parse(await readFile(path.join(out, 'prerender-manifest.json'), 'utf8'));
+    const manifest = await readManifest(out);
     const written = manifest.pages.map((/** @type {any} */ p) => p.url).sort();
     expect(written).toContain(`${site.origin}/info/privacy.asp`);
     expect(totals.pagesInScope).toBe(written.length);
@@ -150,7 +61,7 @@ describe('preview: the plan misses URLs the crawl writes', () => {
     const { rows, totals } = await planRows([root]);
     const out = path.join(dir, 'out');
     await cli(['crawl', root, '-o', out, '-q']);
-    const manifest = JSON.parse(await readFile(path.join(out, 'prerender-manifest.json'), 'utf8'));
+    const manifest = await readManifest(out);
     expect(manifest.pages.map((/** @type {any} */ p) => [p.url, p.file])).toContainEqual([`${site.origin}/info/terms.asp`, 'info/terms.asp.html']);
     expect(totals.pagesInScope).toBe(2);
     expect(rows.find((row) => row.url === `${site.origin}/info/terms.asp`)).toMatchObject({ decision: 'crawl', file: 'info/terms.asp.html' });
@@ -213,10 +124,10 @@ describe('--write-sitemap', () => {
       }
     });
     // A child process: the hang is a synchronous loop that no in-process timeout could stop.
-    const result = await runNode([BIN, 'crawl', `${origin}/`, '--write-sitemap', '--site-url', 'https://static.example/', '-o', 'out', '-q'], dir, 5000);
+    const result = await runNode([BIN, 'crawl', `${origin}/`, '--write-sitemap', '--site-url', 'https://static.example/', '-o', 'out', '-q'], { cwd: dir, limitMs: 5000 });
     expect(result.timedOut, 'prerender crawl was still running after 5 s').toBe(false);
     expect(result.code).toBe(0);
-    const manifest = JSON.parse(await readFile(path.join(dir, 'out', 'prerender-manifest.json'), 'utf8'));
+    const manifest = await readManifest(path.join(dir, 'out'));
     const page = manifest.pages.find((/** @type {any} */ p) => p.url === `${origin}/sitemap.xml`);
     expect(page.file).not.toMatch(/^sitemap(-\d+)?\.xml$/);
   });
@@ -295,7 +206,7 @@ describe('config files', () => {
     const script = `import { run } from ${JSON.stringify(LIB_CLI)};
 const io = { stdout: process.stdout, stderr: process.stderr, env: {}, cwd: ${JSON.stringify(project)} };
 process.exitCode = await run(['crawl', '-q'], io);`;
-    const result = await runNode(['--input-type=module', '-e', script], elsewhere, 10_000);
+    const result = await runNode(['--input-type=module', '-e', script], { cwd: elsewhere, limitMs: 10_000 });
     expect(result.code).toBe(0);
     expect(await exists(path.join(elsewhere, 'site'))).toBe(false);
     expect(await exists(path.join(project, 'site', 'prerender-manifest.json'))).toBe(true);

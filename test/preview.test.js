@@ -1,13 +1,11 @@
 // @ts-check
-import { mkdtemp, readdir, readFile, rm, writeFile, access } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { run } from '../lib/cli.js';
+import { describe, expect, it } from 'vitest';
 import { explainUrl, preview } from '../lib/preview.js';
-import { startShop } from '../fixtures/shop.js';
-import { startSitemapSite } from '../fixtures/sitemap-site.js';
+import { exists, listFilesIfAny, readManifest } from './crawl-helpers.js';
+import { useTestDir } from './helpers/fixtures.js';
 
 /**
  * `prerender preview` through real local servers: the plan it prints must be
@@ -16,57 +14,8 @@ import { startSitemapSite } from '../fixtures/sitemap-site.js';
 
 /** @type {string} */
 let dir;
-/** @type {(() => Promise<unknown>)[]} */
-let cleanups;
-
-beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-preview-'));
-  cleanups = [];
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  await rm(dir, { recursive: true, force: true });
-});
-
-/** @param {Parameters<typeof startShop>[0]} [options] */
-async function shop(options) {
-  const server = await startShop(options);
-  cleanups.push(server.close);
-  return server;
-}
-
-async function sitemapSite() {
-  const site = await startSitemapSite();
-  cleanups.push(site.close);
-  return site;
-}
-
-function sink() {
-  /** @type {string[]} */
-  const chunks = [];
-  return {
-    chunks,
-    write(/** @type {unknown} */ chunk) {
-      chunks.push(String(chunk));
-      return true;
-    },
-    get text() {
-      return chunks.join('');
-    },
-  };
-}
-
-/**
- * The CLI in-process, with `cwd` the test's temp dir (so no config file is found by accident).
- * @param {string[]} argv
- * @param {{ signal?: AbortSignal, cwd?: string }} [io]
- */
-async function cli(argv, io = {}) {
-  const stdout = sink();
-  const stderr = sink();
-  const code = await run(argv, { stdout, stderr, env: {}, cwd: io.cwd ?? dir, signal: io.signal });
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+// cli() runs in the test's temp dir, so no config file is found by accident.
+const { cli, shop, sitemapSite, serve } = useTestDir('prerender-preview-', (made) => { dir = made; });
 
 /**
  * @typedef {{ type: 'url', url: string, decision: string, file?: string, reason: string, pattern?: string,
@@ -95,29 +44,9 @@ async function plan(argv, io) {
  */
 async function crawlTo(argv, out) {
   const result = await cli(['crawl', ...argv, '-o', out, '-q']);
-  const manifest = JSON.parse(await readFile(path.join(out, 'prerender-manifest.json'), 'utf8'));
+  const manifest = await readManifest(out);
   return { ...result, manifest };
 }
-
-/**
- * Every file under `root`, relative, sorted ([] when it does not exist).
- * @param {string} root
- */
-async function listTree(root) {
-  try {
-    const entries = await readdir(root, { recursive: true, withFileTypes: true });
-    return entries
-      .filter((entry) => entry.isFile())
-      .map((entry) => path.relative(root, path.join(entry.parentPath ?? entry.path, entry.name)).split(path.sep).join('/'))
-      .sort();
-  } catch (error) {
-    if (error.code === 'ENOENT') return [];
-    throw error;
-  }
-}
-
-/** @param {string} file */
-const exists = (file) => access(file).then(() => true, () => false);
 
 /**
  * The plan must be what the crawl wrote: every page with the same file, the
@@ -149,7 +78,7 @@ async function expectPlanMatchesCrawl(rows, totals, manifest, out) {
   expect(totals.collisions).toBe(manifest.warnings.filter((/** @type {any} */ w) => w.message.startsWith('file name collision')).length);
   expect(totals.unsafeNames).toBe(manifest.warnings.filter((/** @type {any} */ w) => w.message.startsWith('unsafe file name')).length);
   // Same files on disk: exactly the planned ones, plus the manifest.
-  expect(await listTree(out)).toEqual([...planned.values(), 'prerender-manifest.json'].sort());
+  expect(await listFilesIfAny(out)).toEqual([...planned.values(), 'prerender-manifest.json'].sort());
 }
 
 /** Request count of the server, all paths. @param {Map<string, number>} hits */
@@ -236,7 +165,7 @@ describe('preview against the fixture shop', () => {
     await writeFile(path.join(dir, 'prerender.config.json'), JSON.stringify({ out, roots: [s.url], include: ['/st/dir.asp', '/st/product.asp'] }));
     const defaultOut = path.resolve('prerendered');
     const defaultOutExisted = await exists(defaultOut);
-    const before = await listTree(dir);
+    const before = await listFilesIfAny(dir);
 
     const result = await cli(['preview']);
     expect(result.code).toBe(0);
@@ -244,7 +173,7 @@ describe('preview against the fixture shop', () => {
     expect(totalHits(s.hits)).toBe(10); // it did fetch: 2 catalogue pages + 8 products
 
     expect(await exists(out)).toBe(false);
-    expect(await listTree(dir)).toEqual(before);
+    expect(await listFilesIfAny(dir)).toEqual(before);
     expect(await exists(defaultOut)).toBe(defaultOutExisted);
   });
 
@@ -437,7 +366,7 @@ describe('preview engine', () => {
     /** @type {(() => void)[]} */
     let held = [];
     let released = false;
-    const server = http.createServer((req, res) => {
+    const origin = await serve((req, res) => {
       if (req.url === '/') {
         res.writeHead(200, { 'content-type': 'text/html' });
         res.end(Array.from({ length: 12 }, (_, i) => `<a href="/p/${i + 1}">${i + 1}</a>`).join('\n'));
@@ -460,11 +389,8 @@ describe('preview engine', () => {
         held = [];
       }
     });
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-    cleanups.push(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
-    const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
 
-    const { totals } = await preview({ roots: [`http://127.0.0.1:${port}/`], concurrency: 4, timeout: 5000, retries: 0 });
+    const { totals } = await preview({ roots: [`${origin}/`], concurrency: 4, timeout: 5000, retries: 0 });
     expect(totals.failed).toBe(0);
     expect(totals.pagesInScope).toBe(13);
     expect(maxInFlight).toBe(4);
@@ -474,7 +400,7 @@ describe('preview engine', () => {
     const controller = new AbortController();
     /** @type {http.ServerResponse[]} */
     const hanging = [];
-    const server = http.createServer((req, res) => {
+    const origin = await serve((req, res) => {
       if (req.url === '/') {
         res.writeHead(200, { 'content-type': 'text/html' });
         res.end('<a href="/slow">slow</a> <a href="/fast">fast</a>');
@@ -486,18 +412,15 @@ describe('preview engine', () => {
         res.end('<p>fast</p>');
       }
     });
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-    cleanups.push(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
-    const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
-    const before = await listTree(dir);
+    const before = await listFilesIfAny(dir);
 
-    const result = await plan([`http://127.0.0.1:${port}/`, '-c', '1'], { signal: controller.signal });
+    const result = await plan([`${origin}/`, '-c', '1'], { signal: controller.signal });
     expect(result.code).toBe(130);
     expect(result.totals.interrupted).toBe(true);
     expect(hanging).toHaveLength(1);
-    const slow = result.rows.find((row) => row.url === `http://127.0.0.1:${port}/slow`);
+    const slow = result.rows.find((row) => row.url === `${origin}/slow`);
     expect(slow).toMatchObject({ decision: 'dynamic', reason: 'in scope, not reached (interrupted)' });
-    expect(result.rows.find((row) => row.url === `http://127.0.0.1:${port}/`)).toMatchObject({ decision: 'crawl', file: 'index.html' });
-    expect(await listTree(dir)).toEqual(before);
+    expect(result.rows.find((row) => row.url === `${origin}/`)).toMatchObject({ decision: 'crawl', file: 'index.html' });
+    expect(await listFilesIfAny(dir)).toEqual(before);
   });
 });

@@ -1,112 +1,35 @@
 // @ts-check
-import { spawn } from 'node:child_process';
-import { access, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { run } from '../lib/cli.js';
+import { describe, expect, it } from 'vitest';
 import { UsageError } from '../lib/errors.js';
 import { createFetcher } from '../lib/fetch.js';
 import { SitemapWriter } from '../lib/sitemap-writer.js';
 import { SitemapError, loadSitemaps, parseSitemap, readUrlList } from '../lib/sources.js';
-import { startSitemapSite } from '../fixtures/sitemap-site.js';
+import { exists, listFiles, readManifest } from './crawl-helpers.js';
+import { BIN, runNode } from './helpers/cli.js';
+import { useTestDir } from './helpers/fixtures.js';
 
 /**
  * Roots from sitemaps (index, plain and gzipped children) and URL lists (file
  * or stdin), and `crawl --write-sitemap`.
  */
 
-const BIN = fileURLToPath(new URL('../bin/prerender.js', import.meta.url));
-
 /** @type {string} */
 let dir;
-/** @type {(() => Promise<unknown>)[]} */
-let cleanups;
-
-beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-sources-'));
-  cleanups = [];
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function sitemapSite() {
-  const site = await startSitemapSite();
-  cleanups.push(site.close);
-  return site;
-}
-
-function sink() {
-  /** @type {string[]} */
-  const chunks = [];
-  return {
-    write(/** @type {unknown} */ chunk) {
-      chunks.push(String(chunk));
-      return true;
-    },
-    get text() {
-      return chunks.join('');
-    },
-  };
-}
+const { cli, defer, sitemapSite } = useTestDir('prerender-sources-', (made) => { dir = made; });
 
 /**
- * @param {string[]} argv
- * @param {{ stdin?: NodeJS.ReadableStream }} [io]
- */
-async function cli(argv, io = {}) {
-  const stdout = sink();
-  const stderr = sink();
-  const code = await run(argv, { stdout, stderr, env: {}, cwd: dir, stdin: io.stdin });
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
-
-/**
- * The real bin, with `input` on its stdin; killed (and the test failed) after 15 s.
+ * The real bin in the test's dir, with `input` on its stdin; the test fails if it runs over 15 s.
  * @param {string[]} args
  * @param {string} input
- * @returns {Promise<{ code: number | null, stdout: string, stderr: string }>}
  */
-function spawnBin(args, input) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => { stdout += chunk; });
-    child.stderr.on('data', (chunk) => { stderr += chunk; });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`prerender ${args.join(' ')} did not finish within 15 s; stderr: ${stderr}`));
-    }, 15_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(input);
-  });
-}
-
-/** @param {string} out */
-async function manifestOf(out) {
-  return JSON.parse(await readFile(path.join(out, 'prerender-manifest.json'), 'utf8'));
-}
-
-/** @param {string} file */
-const exists = (file) => access(file).then(() => true, () => false);
-
-/** @param {string} root */
-async function listTree(root) {
-  const entries = await readdir(root, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => path.relative(root, path.join(entry.parentPath ?? entry.path, entry.name)).split(path.sep).join('/'))
-    .sort();
+async function spawnBin(args, input) {
+  const result = await runNode([BIN, ...args], { cwd: dir, input });
+  if (result.timedOut) throw new Error(`prerender ${args.join(' ')} did not finish within 15 s; stderr: ${result.stderr}`);
+  return result;
 }
 
 /**
@@ -171,7 +94,7 @@ describe('loadSitemaps', () => {
   it('follows a sitemap index to a plain and a gzipped child, through a real server', async () => {
     const site = await sitemapSite();
     const fetcher = createFetcher({ concurrency: 2, timeout: 5000, retries: 0, maxPageBytes: 1024 * 1024 });
-    cleanups.push(() => fetcher.close());
+    defer(() => fetcher.close());
     /** @type {string[]} */
     const warnings = [];
     const urls = await loadSitemaps([site.url], { fetchPage: fetcher.fetchPage, onWarning: (_url, message) => warnings.push(message) });
@@ -209,7 +132,7 @@ describe('loadSitemaps', () => {
   it('reads each sitemap once when an index lists itself', async () => {
     const site = await sitemapSite();
     const fetcher = createFetcher({ concurrency: 1, timeout: 5000, retries: 0, maxPageBytes: 1024 * 1024 });
-    cleanups.push(() => fetcher.close());
+    defer(() => fetcher.close());
     const urls = await loadSitemaps([`${site.origin}/sitemap-loop.xml`], { fetchPage: fetcher.fetchPage });
     expect(urls.sort()).toEqual(site.listed.filter((url) => /\/(catalog\/index|info\/)/.test(url)).sort());
     expect(site.hits.get('/sitemap-loop.xml')).toBe(1);
@@ -218,7 +141,7 @@ describe('loadSitemaps', () => {
   it('warns about a child that fails and reads the others; a failing top-level sitemap is an error', async () => {
     const site = await sitemapSite();
     const fetcher = createFetcher({ concurrency: 1, timeout: 5000, retries: 0, maxPageBytes: 1024 * 1024 });
-    cleanups.push(() => fetcher.close());
+    defer(() => fetcher.close());
     /** @type {[string, string][]} */
     const warnings = [];
     const urls = await loadSitemaps([`${site.origin}/sitemap-broken.xml`], { fetchPage: fetcher.fetchPage, onWarning: (url, message) => warnings.push([url, message]) });
@@ -305,7 +228,7 @@ describe('crawl --sitemap', () => {
     const out = path.join(dir, 'out');
     const result = await cli(['crawl', '--sitemap', site.url, '--retries', '0', '-o', out, '-q']);
     expect(result.code).toBe(1); // product 13 fails
-    const manifest = await manifestOf(out);
+    const manifest = await readManifest(out);
     expect(manifest.roots).toEqual([]);
     expect(manifest.sources).toEqual({ sitemaps: [site.url], listedUrls: site.listed.length });
     expect(Object.fromEntries(manifest.pages.map((/** @type {any} */ p) => [p.url.slice(site.origin.length), p.file]))).toEqual({
@@ -338,7 +261,7 @@ describe('crawl --sitemap', () => {
     const out = path.join(dir, 'out');
     const result = await cli(['crawl', `${site.origin}/info/about.asp`, '--sitemap', site.url, '-x', '/catalog/product.asp?id=4', '/catalog/product.asp?id=13', '-o', out, '-q']);
     expect(result.code).toBe(0);
-    const manifest = await manifestOf(out);
+    const manifest = await readManifest(out);
     const urls = manifest.pages.map((/** @type {any} */ p) => p.url);
     expect(urls).not.toContain(site.product(4));
     expect(site.hits.has('/catalog/product.asp?id=4')).toBe(false);
@@ -355,7 +278,7 @@ describe('crawl --sitemap', () => {
     const out = path.join(dir, 'out');
     const result = await cli(['crawl', '--sitemap', `${site.origin}/sitemap-broken.xml`, '-o', out, '-q']);
     expect(result.code).toBe(0);
-    const manifest = await manifestOf(out);
+    const manifest = await readManifest(out);
     expect(manifest.warnings).toContainEqual({ url: `${site.origin}/sitemaps/missing.xml`, message: `cannot fetch sitemap ${site.origin}/sitemaps/missing.xml: HTTP 404` });
     expect(manifest.pages.map((/** @type {any} */ p) => p.file).sort()).toEqual(['catalog/index.asp.html', 'info/about.asp.html', 'info/privacy.asp.html']);
   });
@@ -391,7 +314,7 @@ describe('crawl --urls', () => {
     const result = await spawnBin(['crawl', '--urls', '-', '--retries', '0', '-o', 'out', '-q'], input);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(1);
-    const manifest = await manifestOf(path.join(dir, 'out'));
+    const manifest = await readManifest(path.join(dir, 'out'));
     expect(manifest.sources).toEqual({ urlList: 'stdin', listedUrls: 3 });
     expect(manifest.pages.map((/** @type {any} */ p) => [p.url, p.file])).toEqual([
       [site.product(1), 'catalog/product1.htm'],
@@ -417,7 +340,7 @@ describe('crawl --urls', () => {
     await writeFile(file, `${site.product(3)}\n${site.catalog}\n`);
     const out = path.join(dir, 'from-file');
     expect((await cli(['crawl', '--urls', file, '-o', out, '-q'])).code).toBe(0);
-    const fromFile = await manifestOf(out);
+    const fromFile = await readManifest(out);
     expect(fromFile.sources).toEqual({ urlList: file, listedUrls: 2 });
     expect(fromFile.pages.map((/** @type {any} */ p) => p.file).sort()).toEqual(['catalog/index.asp.html', 'catalog/product3.htm']);
 
@@ -425,7 +348,7 @@ describe('crawl --urls', () => {
     stdin.end(`${site.product(6)}\n`);
     const out2 = path.join(dir, 'from-stdin');
     expect((await cli(['crawl', '--urls', '-', '-o', out2, '-q'], { stdin })).code).toBe(0);
-    expect((await manifestOf(out2)).pages.map((/** @type {any} */ p) => p.url)).toEqual([site.product(6)]);
+    expect((await readManifest(out2)).pages.map((/** @type {any} */ p) => p.url)).toEqual([site.product(6)]);
   });
 
   it('exits 2, fetching nothing, on a line that is not a URL', async () => {
@@ -447,7 +370,7 @@ describe('crawl --write-sitemap', () => {
     const out = path.join(dir, 'out');
     const result = await cli(['crawl', site.catalog, '--retries', '0', '-o', out, '-q', '--write-sitemap', '--site-url', 'https://static.example/shop']);
     expect(result.code).toBe(1);
-    const manifest = await manifestOf(out);
+    const manifest = await readManifest(out);
     const xml = await readFile(path.join(out, 'sitemap.xml'), 'utf8');
     expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n')).toBe(true);
     const { index, locs } = parseSitemap(xml);
@@ -461,7 +384,7 @@ describe('crawl --write-sitemap', () => {
     expect(locs.some((loc) => loc.includes('product.asp'))).toBe(false); // the failed page
     // The sitemap is not a page, and no temp file is left.
     expect(manifest.pages.map((/** @type {any} */ p) => p.file)).not.toContain('sitemap.xml');
-    expect(await listTree(out)).toEqual([...manifest.pages.map((/** @type {any} */ p) => p.file), 'prerender-manifest.json', 'sitemap.xml'].sort());
+    expect(await listFiles(out)).toEqual([...manifest.pages.map((/** @type {any} */ p) => p.file), 'prerender-manifest.json', 'sitemap.xml'].sort());
   });
 
   it('is a usage error (exit 2) without --site-url, or with one that is not a URL; nothing is fetched or written', async () => {
@@ -498,7 +421,7 @@ describe('SitemapWriter', () => {
     /** @type {Record<string, { index: boolean, locs: string[] }>} */
     const parsed = {};
     for (const name of written) parsed[name] = parseSitemap(await readFile(path.join(dir, name), 'utf8'));
-    return { written, parsed, tree: await listTree(dir) };
+    return { written, parsed, tree: await listFiles(dir) };
   }
 
   it('splits past the limit into sitemap-N.xml parts with sitemap.xml as their index', async () => {
