@@ -8,7 +8,6 @@ import http from 'node:http';
 import { once } from 'node:events';
 import { createPriceFilter } from './filter.js';
 import { UsageError } from '../errors.js';
-import { sendError } from './http-util.js';
 
 /**
  * @typedef {import('./filter.js').PriceFilter} PriceFilter
@@ -86,4 +85,3 @@ export async function runServeCommand(dir, opts, io) {
   await server.priceFilter.close();
 }
 
-export { sendError };
