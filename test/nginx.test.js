@@ -82,6 +82,9 @@ async function crawlShop(dir, mode) {
   try {
     const out = path.join(dir, 'out');
     await crawl({ roots: [shop.url], out, placeholders: mode, include: ['/st/dir.asp', '/st/product.asp'] });
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, 'prerender-manifest.json'), 'utf8'));
+    expect(manifest.placeholderMode).toBe(mode);
+    expect(manifest.pages.find((/** @type {{ file: string }} */ p) => p.file === 'st/product1.htm')?.placeholders).toHaveLength(1);
     return out;
   } finally {
     await shop.close();
@@ -151,7 +154,7 @@ http {
     await waitFor(
       async () => {
         if (nginx?.exitCode !== null) throw new Error(`nginx exited: ${log}${fs.existsSync(temp('error.log')) ? fs.readFileSync(temp('error.log'), 'utf8') : ''}`);
-        return request(port, '/st/dir.asp.html', { timeoutMs: 500 }).then((r) => r.status === 200, () => false);
+        return request(port, '/st/product5.htm', { timeoutMs: 500 }).then((r) => r.status === 200, () => false);
       },
       { timeoutMs: 10_000, what: 'nginx to answer' },
     );
@@ -238,7 +241,7 @@ describe('Varnish ESI template', () => {
     await waitFor(
       async () => {
         if (varnish?.exitCode !== null) throw new Error(`varnishd exited: ${log}`);
-        return request(port, '/st/dir.asp.html', { timeoutMs: 500 }).then((r) => r.status === 200, () => false);
+        return request(port, '/st/product5.htm', { timeoutMs: 500 }).then((r) => r.status === 200, () => false);
       },
       { timeoutMs: 15_000, what: 'varnish to answer' },
     );
