@@ -7,7 +7,7 @@ let interrupts = 0;
 const onSignal = () => {
   interrupts++;
   if (interrupts === 1) {
-    process.stderr.write('\nprerender: stopping: finishing the pages already fetched and writing the manifest (Ctrl-C again to quit at once)\n');
+    process.stderr.write('\nprerender: stopping cleanly (Ctrl-C again to quit at once)\n');
     controller.abort();
   } else {
     process.exit(130);

@@ -215,6 +215,9 @@ async function crawlAction(flags, io) {
   const warnings = [];
   crawler.on('warning', (warning) => { if (warnings.length < 3) warnings.push(warning); });
   const progress = io.stdout.isTTY && !quiet && !json ? startProgress(io.stdout, () => crawler.stats) : null;
+  io.signal?.addEventListener('abort', () => {
+    if (!quiet) io.stderr.write('prerender: writing the pages already fetched and the manifest\n');
+  }, { once: true });
   let result;
   try {
     result = await crawler.run();

@@ -4,9 +4,15 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as serve from '../lib/serve/index.js';
 
-const DOC = fs.readFileSync(path.resolve(import.meta.dirname, '../docs/serve.md'), 'utf8');
+const README = fs.readFileSync(path.resolve(import.meta.dirname, '../README.md'), 'utf8');
+// The serving section of the README (kept between markers).
+const DOC = README.slice(README.indexOf('<!-- serve-docs:start -->'), README.indexOf('<!-- serve-docs:end -->'));
 
-describe('docs/serve.md', () => {
+describe('README: serving section', () => {
+  it('is there', () => {
+    expect(DOC.length).toBeGreaterThan(1000);
+  });
+
   it('lists every option with its real default, and no others', () => {
     const rows = [...DOC.matchAll(/^\| `(\w+)` \| ([^|]+) \|/gm)].map((m) => [m[1], m[2].trim()]);
     const documented = new Map(rows);
