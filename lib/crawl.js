@@ -7,7 +7,7 @@ import { Frontier } from './frontier.js';
 import { ManifestWriter } from './manifest.js';
 import { FileRegistry, defaultFileName, headerFileName, hostDirectory, isHtmlType, mimeOf } from './naming.js';
 import { resolveCrawlOptions } from './options.js';
-import { discoverLinks, renderDocument } from './page.js';
+import { decodeScan, encodeScan, renderDocument, resolveLinks, scanDocument } from './page.js';
 import { Scope } from './scope.js';
 import { canonicalKey, parseHttpUrl } from './url.js';
 import { TreeWriter } from './write.js';
@@ -35,6 +35,20 @@ import { SitemapWriter, isSitemapName } from './sitemap-writer.js';
  *   failures: { url: string, status?: number, message: string, referrers: string[] }[],
  * }} CrawlResult
  */
+
+/**
+ * One copy of each content type and charset string for the whole run.
+ * @param {{ interned: Map<string, string> }} run
+ * @param {string} text
+ */
+function intern(run, text) {
+  let kept = run.interned.get(text);
+  if (kept === undefined) {
+    kept = text;
+    if (run.interned.size < 1000) run.interned.set(text, text);
+  }
+  return kept;
+}
 
 /** @param {Buffer} body */
 const sha256 = (body) => createHash('sha256').update(body).digest('hex');
@@ -97,7 +111,7 @@ export class Crawler extends EventEmitter {
         origins,
         warnings,
         redirects: [],
-        stagedCount: 0,
+        interned: new Map(),
         signal: controller.signal,
         sources: this.#sources(listed.length),
       };
@@ -232,32 +246,37 @@ export class Crawler extends EventEmitter {
    */
   async #accept(run, entry, response) {
     const o = this.options;
-    const contentType = headerValue(response.headers, 'content-type') ?? 'application/octet-stream';
+    const contentType = intern(run, headerValue(response.headers, 'content-type') ?? 'application/octet-stream');
     const html = isHtmlType(contentType);
     const css = mimeOf(contentType) === 'text/css' && o.assets;
     entry.file = this.#wantedName(run, entry.key, contentType, response.headers);
-    /** @type {import('./frontier.js').PageMeta} */
+    /** @type {import('./frontier.js').PageMeta} every field declared: one object shape */
     const meta = {
       status: response.status,
       contentType,
       type: html ? 'html' : css ? 'css' : 'other',
+      etag: headerValue(response.headers, 'etag'),
+      lastModified: headerValue(response.headers, 'last-modified'),
+      charset: undefined,
+      bytes: undefined,
+      sha256: undefined,
     };
-    const etag = headerValue(response.headers, 'etag');
-    const lastModified = headerValue(response.headers, 'last-modified');
-    if (etag) meta.etag = etag;
-    if (lastModified) meta.lastModified = lastModified;
+    /** @type {Buffer[]} */
+    let staged = [response.body];
     if (html || css) {
-      meta.charset = detectCharset(contentType, response.body);
-      this.#discover(run, entry, response.body, html ? 'html' : 'css', meta.charset);
+      meta.charset = intern(run, detectCharset(contentType, response.body));
+      const scan = this.#discover(run, entry, response.body, html ? 'html' : 'css', meta.charset);
+      if (!o.dryRun) staged = [response.body, encodeScan(scan)];
     } else {
       meta.bytes = response.body.length;
       meta.sha256 = sha256(response.body);
     }
     if (!o.dryRun) {
-      const id = ++run.stagedCount;
-      await run.writer.stage(id, response.body);
-      entry.stagedId = id;
+      entry.stagedAt = await run.writer.stage(staged);
+      entry.stagedBody = staged[0].length;
+      entry.stagedScan = staged.length > 1 ? staged[1].length : 0;
     }
+    entry.referrers = undefined; // only failures need them
     entry.meta = meta;
     entry.state = 'done';
     this.stats.fetched++;
@@ -312,20 +331,19 @@ export class Crawler extends EventEmitter {
    * @param {string} charset
    */
   #discover(run, entry, body, type, charset) {
-    const { links, base } = discoverLinks(body, type, charset);
-    const pageUrl = new URL(entry.key);
-    const docBase = base ? parseHttpUrl(base, pageUrl) ?? pageUrl : pageUrl;
+    const scan = scanDocument(body, type, charset);
+    resolveLinks(scan, new URL(entry.key));
     const listening = this.listenerCount('link') > 0;
     const followRequisites = this.options.assets;
-    for (const link of links) {
-      const target = parseHttpUrl(link.value, docBase);
-      if (!target) continue;
-      const key = canonicalKey(target);
+    for (const link of scan.links) {
+      const key = link.key;
+      if (!key) continue;
       const decision = run.scope.decide(key);
       const follow = decision.decision === 'crawl' && (link.kind === 'navigation' || followRequisites);
       if (follow) this.#admit(run, key, entry.key, link.kind, decision);
       if (listening) this.emit('link', { from: entry.key, url: key, kind: link.kind, followed: follow, ...decision });
     }
+    return scan;
   }
 
   /**
@@ -397,13 +415,16 @@ export class Crawler extends EventEmitter {
     const file = /** @type {string} */ (entry.file);
     let placeholders = /** @type {ManifestPage['placeholders']} */ ([]);
     try {
+      const stagedBody = /** @type {number} */ (entry.stagedBody);
+      const stagedScan = /** @type {number} */ (entry.stagedScan);
+      const staged = await run.writer.readStaged(/** @type {number} */ (entry.stagedAt), stagedBody + stagedScan);
       if (meta.type === 'other') {
-        await run.writer.promoteStaged(/** @type {number} */ (entry.stagedId), file);
-        entry.stagedId = undefined;
+        await run.writer.write(file, staged);
       } else {
-        const raw = await run.writer.readStaged(/** @type {number} */ (entry.stagedId));
+        const raw = staged.subarray(0, stagedBody);
         const result = renderDocument({
           body: raw,
+          scan: decodeScan(staged.subarray(stagedBody)),
           type: meta.type === 'css' ? 'css' : 'html',
           charset: meta.charset ?? 'utf-8',
           placeholderMode: o.placeholders,
@@ -420,8 +441,6 @@ export class Crawler extends EventEmitter {
         });
         for (const message of result.warnings) this.#warn(run, entry.key, message);
         await run.writer.write(file, result.body);
-        await run.writer.dropStaged(/** @type {number} */ (entry.stagedId));
-        entry.stagedId = undefined;
         meta.bytes = result.body.length;
         meta.sha256 = sha256(result.body);
         placeholders = result.placeholders;
@@ -475,7 +494,7 @@ export class Crawler extends EventEmitter {
  *   scope: Scope, frontier: Frontier, writer: TreeWriter, fetcher: ReturnType<typeof createFetcher>,
  *   registry: FileRegistry, multiOrigin: boolean, staticRoot: URL, origins: Set<string>,
  *   warnings: { url: string, message: string }[], redirects: { url: string, location: string, status: number }[],
- *   stagedCount: number, signal: AbortSignal, sources: Record<string, unknown>,
+ *   interned: Map<string, string>, signal: AbortSignal, sources: Record<string, unknown>,
  * }} RunState
  */
 

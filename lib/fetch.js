@@ -76,8 +76,16 @@ export function createFetcher(options) {
    * @returns {Promise<FetchedResponse>}
    */
   async function fetchOnce(url) {
-    const timeoutSignal = AbortSignal.timeout(timeout);
-    const requestSignal = signal ? AbortSignal.any([signal, timeoutSignal]) : timeoutSignal;
+    // One controller per request; its timer and its listener on the run's
+    // signal go when the request ends. (AbortSignal.timeout() would keep every
+    // request's objects alive for the whole timeout, and AbortSignal.any()
+    // with the long-lived run signal leaks a WeakRef per call on Node 20.)
+    const controller = new AbortController();
+    const timeoutSignal = controller.signal;
+    const timer = setTimeout(() => controller.abort(), timeout);
+    const onAbort = () => controller.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const requestSignal = controller.signal;
     try {
       const response = await request(url, { dispatcher: agent, method: 'GET', headers, signal: requestSignal });
       const { statusCode: status } = response;
@@ -101,6 +109,9 @@ export function createFetcher(options) {
       return { url, status, headers: responseHeaders, body };
     } catch (error) {
       throw classify(error, { signal, timeoutSignal, timeout });
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
     }
   }
 

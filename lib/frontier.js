@@ -13,7 +13,9 @@
  *   file?: string,
  *   location?: string,
  *   referrers?: string[],
- *   stagedId?: number,
+ *   stagedAt?: number,
+ *   stagedBody?: number,
+ *   stagedScan?: number,
  *   meta?: PageMeta,
  *   error?: { status?: number, message: string, code?: string },
  * }} Entry
@@ -57,7 +59,7 @@ export class Frontier {
     const existing = this.entries.get(key);
     if (existing) {
       if (from.referrer && existing.referrers && existing.referrers.length < MAX_REFERRERS && !existing.referrers.includes(from.referrer)) {
-        existing.referrers.push(from.referrer);
+        existing.referrers = existing.referrers.concat(from.referrer); // exact size, unlike push
       }
       if (from.kind === 'navigation') existing.kind = 'navigation';
       return 'known';
@@ -67,7 +69,20 @@ export class Frontier {
       else if (!this.refused.has(key)) this.overLimitSaturated = true;
       return 'limit';
     }
-    this.entries.set(key, { key, state: 'queued', kind: from.kind ?? 'navigation', referrers: from.referrer ? [from.referrer] : [] });
+    // Every field declared up front keeps entries small and of one shape.
+    this.entries.set(key, {
+      key,
+      state: 'queued',
+      kind: from.kind ?? 'navigation',
+      referrers: from.referrer ? [from.referrer] : [],
+      file: undefined,
+      location: undefined,
+      stagedAt: undefined,
+      stagedBody: undefined,
+      stagedScan: undefined,
+      meta: undefined,
+      error: undefined,
+    });
     this.queue.push(key);
     return 'added';
   }

@@ -3,33 +3,97 @@ import { scanHtml } from './html/scan.js';
 import { scanCss } from './css.js';
 import { applyEdits, planLinkEdits } from './rewrite.js';
 import { renderPlaceholder } from './placeholders.js';
+import { canonicalKey, parseHttpUrl } from './url.js';
 
 /**
- * Phase two for one document: rewrite its links and turn its price slots
- * into placeholders. Pure: bytes in, bytes out.
+ * One document (HTML, or CSS with --assets) through both phases. Phase one
+ * scans it once (`scanDocument`) and resolves every link once
+ * (`resolveLinks`); the scan is kept beside the staged body
+ * (`encodeScan`/`decodeScan`) so phase two (`renderDocument`) neither
+ * tokenises nor parses the links again.
  *
  * @typedef {import('./rewrite.js').LinkContext} LinkContext
+ * @typedef {import('./rewrite.js').LinkRef} LinkRef
+ * @typedef {import('./html/scan.js').Slot} Slot
  * @typedef {{
- *   body: Buffer, type: 'html' | 'css', charset: string,
+ *   links: LinkRef[], base: { start: number, end: number, value: string } | null,
+ *   slots: Slot[], metaSku: string | null, unclosedSlots: number,
+ * }} DocumentScan
+ * @typedef {{
+ *   body: Buffer, type: 'html' | 'css', charset: string, scan?: DocumentScan,
  *   placeholderMode: import('./placeholders.js').PlaceholderMode, pricePath: string,
  * } & Omit<LinkContext, 'links' | 'base'>} RenderInput
  */
 
 /**
+ * @param {Buffer} body
+ * @param {'html' | 'css'} type
+ * @param {string} charset
+ * @returns {DocumentScan}
+ */
+export function scanDocument(body, type, charset) {
+  const text = body.toString('latin1');
+  if (type === 'css') {
+    const links = scanCss(text).map((ref) => ({ ...ref, kind: /** @type {const} */ ('requisite') }));
+    return { links, base: null, slots: [], metaSku: null, unclosedSlots: 0 };
+  }
+  return scanHtml(text, charset);
+}
+
+/**
+ * Resolve every link of a scan against the document, once: sets `key` (the
+ * canonical target, or null when not http(s)) and `hash` on each link.
+ * @param {DocumentScan} scan
+ * @param {URL} pageUrl
+ */
+export function resolveLinks(scan, pageUrl) {
+  const docBase = scan.base ? parseHttpUrl(scan.base.value, pageUrl) ?? pageUrl : pageUrl;
+  for (const link of scan.links) {
+    const target = parseHttpUrl(link.value, docBase);
+    link.key = target ? canonicalKey(target) : null;
+    link.hash = target ? target.hash : '';
+  }
+}
+
+/**
+ * A compact JSON form of a resolved scan, to stage beside the body.
+ * @param {DocumentScan} scan
+ */
+export function encodeScan(scan) {
+  return Buffer.from(JSON.stringify([
+    scan.links.map((link) => [link.start, link.end, link.kind === 'navigation' ? 0 : 1, link.attr ? 1 : 0, link.value, link.key ?? null, link.hash ?? '']),
+    scan.base,
+    scan.slots.map((slot) => [slot.start, slot.end, slot.sku]),
+    scan.metaSku,
+    scan.unclosedSlots,
+  ]));
+}
+
+/**
+ * @param {Buffer} buffer from encodeScan
+ * @returns {DocumentScan}
+ */
+export function decodeScan(buffer) {
+  const [links, base, slots, metaSku, unclosedSlots] = JSON.parse(buffer.toString('utf8'));
+  return {
+    links: links.map((/** @type {any[]} */ l) => ({ start: l[0], end: l[1], kind: l[2] === 0 ? 'navigation' : 'requisite', attr: l[3] ? 'attr' : '', value: l[4], key: l[5], hash: l[6] })),
+    base,
+    slots: slots.map((/** @type {any[]} */ s) => ({ start: s[0], end: s[1], sku: s[2] })),
+    metaSku,
+    unclosedSlots,
+  };
+}
+
+/**
+ * Phase two for one document: rewrite its links and turn its price slots
+ * into placeholders. Pure: bytes in, bytes out.
  * @param {RenderInput} input
  * @returns {{ body: Buffer, placeholders: { sku: string, offset: number, length: number }[], warnings: string[] }}
  */
 export function renderDocument(input) {
-  const text = input.body.toString('latin1');
+  const scan = input.scan ?? scanDocument(input.body, input.type, input.charset);
   /** @type {string[]} */
   const warnings = [];
-  if (input.type === 'css') {
-    const links = scanCss(text).map((ref) => ({ ...ref, kind: /** @type {const} */ ('requisite') }));
-    const edits = planLinkEdits({ ...input, links, base: null });
-    if (edits.length === 0) return { body: input.body, placeholders: [], warnings };
-    return { ...applyEdits(text, edits), warnings };
-  }
-  const scan = scanHtml(text, input.charset);
   const edits = planLinkEdits({ ...input, links: scan.links, base: scan.base });
   for (const slot of scan.slots) {
     const sku = slot.sku ?? scan.metaSku;
@@ -42,19 +106,5 @@ export function renderDocument(input) {
   }
   if (scan.unclosedSlots > 0) warnings.push('price slot element is never closed: left as it is');
   if (edits.length === 0) return { body: input.body, placeholders: [], warnings };
-  return { ...applyEdits(text, edits), warnings };
-}
-
-/**
- * The links of a document, for discovery in phase one.
- * @param {Buffer} body
- * @param {'html' | 'css'} type
- * @param {string} charset
- * @returns {{ links: { value: string, kind: 'navigation' | 'requisite' }[], base: string | null }}
- */
-export function discoverLinks(body, type, charset) {
-  const text = body.toString('latin1');
-  if (type === 'css') return { links: scanCss(text).map((ref) => ({ value: ref.value, kind: 'requisite' })), base: null };
-  const scan = scanHtml(text, charset);
-  return { links: scan.links, base: scan.base?.value ?? null };
+  return { ...applyEdits(input.body.toString('latin1'), edits), warnings };
 }

@@ -12,7 +12,12 @@ import { canonicalKey, encodeFilePath, parseHttpUrl, relativeFileUrl } from './u
 
 /**
  * @typedef {{ start: number, end: number, text: string, placeholder?: { sku: string } }} Edit
- * @typedef {{ start: number, end: number, value: string, kind: 'navigation' | 'requisite', attr?: string }} LinkRef
+ * @typedef {{
+ *   start: number, end: number, value: string, kind: 'navigation' | 'requisite', attr?: string,
+ *   key?: string | null, hash?: string,
+ * }} LinkRef
+ *   key/hash: the target's canonical URL and fragment when already resolved
+ *   (phase one resolves every link once); key null: not an http(s) URL
  * @typedef {{
  *   pageUrl: URL,
  *   file: string,
@@ -46,36 +51,70 @@ export function planLinkEdits(ctx) {
       edits.push({ start: base.start, end: base.end, text: encodeFilePath(file.slice(file.lastIndexOf('/') + 1)) });
     }
   }
+  /** @type {Resolution} */
+  const resolution = {
+    docBase,
+    staticBase,
+    // Relative references other than "", "?…" and "#…" resolve alike when the
+    // live and the static base share origin and directory: then a link that
+    // stays live needs no rewrite and no parsing.
+    sameLayout: sameDirectory(docBase, staticBase),
+    noBase: !base,
+  };
   for (const link of links) {
-    const text = newLinkText(link, docBase, staticBase, ctx);
+    const text = newLinkText(link, resolution, ctx);
     if (text !== null) edits.push({ start: link.start, end: link.end, text: link.attr ? escapeAttribute(text) : text });
   }
   return edits;
 }
 
 /**
+ * @typedef {{ docBase: URL, staticBase: URL, sameLayout: boolean, noBase: boolean }} Resolution
+ */
+
+/**
  * @param {LinkRef} link
- * @param {URL} docBase how the link resolved on the live site
- * @param {URL} staticBase how it resolves in the static tree
+ * @param {Resolution} resolution
  * @param {LinkContext} ctx
  * @returns {string | null} the new URL text, or null to leave it untouched
  */
-function newLinkText(link, docBase, staticBase, ctx) {
-  const target = parseHttpUrl(link.value, docBase);
-  if (!target) return null; // mailto:, javascript:, data:, tel:, invalid
-  const asServed = parseHttpUrl(link.value, staticBase);
-  const targetFile = ctx.targetFile(canonicalKey(target), link.kind);
+function newLinkText(link, resolution, ctx) {
+  const value = link.value;
+  let key = link.key;
+  let hash = link.hash ?? '';
+  /** @type {URL | null} */
+  let target = null;
+  if (key === undefined) {
+    target = parseHttpUrl(value, resolution.docBase);
+    key = target ? canonicalKey(target) : null;
+    hash = target?.hash ?? '';
+  }
+  if (key === null) return null; // mailto:, javascript:, data:, tel:, invalid
+  const targetFile = ctx.targetFile(key, link.kind);
+  const local = value === '' || value[0] === '?' || value[0] === '#';
   if (targetFile !== null) {
+    const text = safeUrlText(relativeFileUrl(ctx.file, targetFile) + hash);
+    if (text === value) return null;
+    if (targetFile === ctx.file && resolution.noBase && (value === '' || value[0] === '#')) return null;
+    // Could the link already reach that file, written another way? Only if it names it.
+    const name = text.slice(text.lastIndexOf('/') + 1).split('#')[0];
+    if (!value.includes(name) && !local) return text;
+    const asServed = parseHttpUrl(value, resolution.staticBase);
     const wanted = new URL(encodeFilePath(targetFile), ctx.staticRoot);
-    wanted.hash = target.hash;
-    if (asServed && asServed.href === wanted.href) return null;
-    return safeUrlText(relativeFileUrl(ctx.file, targetFile) + target.hash);
+    wanted.hash = hash;
+    return asServed && asServed.href === wanted.href ? null : text;
   }
-  if (ctx.dynamicBase && ctx.crawlOrigins.has(target.origin)) {
-    // Concatenate rather than resolve: "/a:b" or "//x" must not read as a scheme or a host.
-    const rebased = new URL(ctx.dynamicBase.origin + ctx.dynamicBase.pathname + target.pathname.slice(1) + target.search + target.hash).href;
-    return rebased === link.value ? null : safeUrlText(rebased);
+  if (ctx.dynamicBase) {
+    target ??= new URL(key + hash);
+    if (ctx.crawlOrigins.has(target.origin)) {
+      // Concatenate rather than resolve: "/a:b" or "//x" must not read as a scheme or a host.
+      const rebased = new URL(ctx.dynamicBase.origin + ctx.dynamicBase.pathname + target.pathname.slice(1) + target.search + target.hash).href;
+      return rebased === value ? null : safeUrlText(rebased);
+    }
   }
+  if (resolution.sameLayout && !local) return null;
+  target ??= parseHttpUrl(value, resolution.docBase) ?? new URL(key + hash);
+  const asServed = parseHttpUrl(value, resolution.staticBase);
   if (asServed && asServed.href === target.href) return null;
   const text = target.origin === ctx.staticRoot.origin ? target.pathname + target.search + target.hash : target.href;
   return safeUrlText(text);

@@ -1,5 +1,5 @@
 // @ts-check
-import { mkdir, realpath, rename, rm, stat, writeFile, readFile, unlink } from 'node:fs/promises';
+import { mkdir, open, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UnsafeFileNameError } from './errors.js';
 
@@ -21,11 +21,15 @@ export class TreeWriter {
     this.dirs = new Map();
     this.counter = 0;
     this.realOut = this.out;
+    /** @type {import('node:fs/promises').FileHandle | null} staged bodies, one after another */
+    this.log = null;
+    this.logSize = 0;
   }
 
   async init() {
     await mkdir(this.staging, { recursive: true });
     this.realOut = await realpath(this.out);
+    this.log = await open(path.join(this.staging, 'staged.log'), 'w+');
   }
 
   /**
@@ -79,33 +83,66 @@ export class TreeWriter {
     }
   }
 
-  /** @param {number} id @param {Buffer} data */
-  stage(id, data) {
-    return writeFile(path.join(this.staging, `s${id}.body`), data);
-  }
-
-  /** @param {number} id */
-  readStaged(id) {
-    return readFile(path.join(this.staging, `s${id}.body`));
+  /**
+   * Keep buffers on disk until phase two: appended to one log file (one file
+   * for the whole run, not one per page), at a position reserved at once so
+   * concurrent calls never overlap.
+   * @param {Buffer[]} buffers
+   * @returns {Promise<number>} where they start in the log
+   */
+  async stage(buffers) {
+    const log = /** @type {import('node:fs/promises').FileHandle} */ (this.log);
+    const at = this.logSize;
+    let end = at;
+    for (const buffer of buffers) end += buffer.length;
+    this.logSize = end;
+    let position = at;
+    while (position < end) {
+      const { bytesWritten } = await log.writev(buffers, position);
+      if (bytesWritten === 0) throw new Error('could not write the staging log');
+      position += bytesWritten;
+      if (position < end) buffers = remainingAfter(buffers, bytesWritten);
+    }
+    return at;
   }
 
   /**
-   * Move a staged body to its place in the tree, unchanged.
-   * @param {number} id
-   * @param {string} file
+   * @param {number} at
+   * @param {number} length
    */
-  async promoteStaged(id, file) {
-    const target = this.resolve(file);
-    await this.#ensureDir(path.dirname(target));
-    await rename(path.join(this.staging, `s${id}.body`), target);
-  }
-
-  /** @param {number} id */
-  dropStaged(id) {
-    return unlink(path.join(this.staging, `s${id}.body`)).catch(() => {});
+  async readStaged(at, length) {
+    const log = /** @type {import('node:fs/promises').FileHandle} */ (this.log);
+    const buffer = Buffer.allocUnsafe(length);
+    let done = 0;
+    while (done < length) {
+      const { bytesRead } = await log.read(buffer, done, length - done, at + done);
+      if (bytesRead === 0) throw new Error('staged body is shorter than recorded');
+      done += bytesRead;
+    }
+    return buffer;
   }
 
   async cleanup() {
+    await this.log?.close().catch(() => {});
+    this.log = null;
     await rm(this.staging, { recursive: true, force: true });
   }
+}
+
+/**
+ * The part of `buffers` after the first `written` bytes (a short writev).
+ * @param {Buffer[]} buffers
+ * @param {number} written
+ */
+function remainingAfter(buffers, written) {
+  const rest = [];
+  for (const buffer of buffers) {
+    if (written >= buffer.length) {
+      written -= buffer.length;
+    } else {
+      rest.push(written > 0 ? buffer.subarray(written) : buffer);
+      written = 0;
+    }
+  }
+  return rest;
 }
