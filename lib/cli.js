@@ -246,11 +246,8 @@ async function previewAction(flags, io) {
     write(json ? JSON.stringify(answer) + '\n' : formatWhy(answer));
     return answer.fetchError ? EXIT.PAGES_FAILED : EXIT.OK;
   }
-  let limitNumber;
-  if (limit !== undefined) {
-    limitNumber = /^\d+$/.test(String(limit)) ? Number(limit) : NaN;
-    if (!(limitNumber >= 1)) throw new UsageError(`--limit must be a whole number of at least 1, got ${JSON.stringify(limit)}`);
-  }
+  // preview() checks the number and says what is wrong with it.
+  const limitNumber = limit === undefined ? undefined : /^\d+$/.test(String(limit)) ? Number(limit) : limit;
   const { totals } = await preview({ ...options, limit: limitNumber, signal: io.signal, stdin: io.stdin }, {
     onRow: (row) => write(json ? JSON.stringify({ type: 'url', ...row }) + '\n' : formatPlanRow(row)),
   });

@@ -249,7 +249,8 @@ export class Crawler extends EventEmitter {
     const contentType = intern(run, headerValue(response.headers, 'content-type') ?? 'application/octet-stream');
     const html = isHtmlType(contentType);
     const css = mimeOf(contentType) === 'text/css' && o.assets;
-    entry.file = this.#wantedName(run, entry.key, contentType, response.headers);
+    const url = new URL(entry.key);
+    entry.file = this.#wantedName(run, entry.key, url, contentType, response.headers);
     /** @type {import('./frontier.js').PageMeta} every field declared: one object shape */
     const meta = {
       status: response.status,
@@ -265,7 +266,7 @@ export class Crawler extends EventEmitter {
     let staged = [response.body];
     if (html || css) {
       meta.charset = intern(run, detectCharset(contentType, response.body));
-      const scan = this.#discover(run, entry, response.body, html ? 'html' : 'css', meta.charset);
+      const scan = this.#discover(run, entry, url, response.body, html ? 'html' : 'css', meta.charset);
       if (!o.dryRun) staged = [response.body, encodeScan(scan)];
     } else {
       meta.bytes = response.body.length;
@@ -286,12 +287,12 @@ export class Crawler extends EventEmitter {
   /**
    * The file a page asks for: its name header, else the default name.
    * @param {RunState} run
-   * @param {string} key
+   * @param {string} key the page's canonical URL
+   * @param {URL} url the same, parsed
    * @param {string} contentType
    * @param {Record<string, string | string[] | undefined>} headers
    */
-  #wantedName(run, key, contentType, headers) {
-    const url = new URL(key);
+  #wantedName(run, key, url, contentType, headers) {
     let wanted;
     const header = headerValue(headers, 'x-builder-filename') ?? headerValue(headers, 'xbuilder-filename');
     if (header !== undefined) {
@@ -326,13 +327,14 @@ export class Crawler extends EventEmitter {
   /**
    * @param {RunState} run
    * @param {Entry} entry
+   * @param {URL} url the page's canonical URL
    * @param {Buffer} body
    * @param {'html' | 'css'} type
    * @param {string} charset
    */
-  #discover(run, entry, body, type, charset) {
+  #discover(run, entry, url, body, type, charset) {
     const scan = scanDocument(body, type, charset);
-    resolveLinks(scan, new URL(entry.key));
+    resolveLinks(scan, url);
     const listening = this.listenerCount('link') > 0;
     const followRequisites = this.options.assets;
     for (const link of scan.links) {
