@@ -1,0 +1,94 @@
+// @ts-check
+import { PassThrough } from 'node:stream';
+import { once } from 'node:events';
+import { MANIFEST_NAME, MANIFEST_VERSION } from './schema.js';
+
+/**
+ * Writes prerender-manifest.json: the header, then one page per line, then
+ * errors, warnings and redirects. `createManifestWriter` streams it into an
+ * output target (pages are never all in memory); `formatManifest` gives the
+ * same text for a whole object (fixtures, small tools). One format, one place.
+ *
+ * @typedef {import('./schema.js').ManifestHeader} ManifestHeader
+ * @typedef {import('./schema.js').ManifestPage} ManifestPage
+ * @typedef {{
+ *   errors: import('./schema.js').ManifestError[], warnings: import('./schema.js').ManifestWarning[],
+ *   redirects: import('./schema.js').ManifestRedirect[], interrupted: boolean,
+ * }} ManifestTail
+ */
+
+/** @param {Omit<ManifestHeader, 'version'> & { version?: number }} header */
+function headText(header) {
+  const head = {
+    version: MANIFEST_VERSION,
+    generatedAt: header.generatedAt,
+    roots: header.roots,
+    scope: header.scope,
+    placeholderMode: header.placeholderMode,
+    ...(header.sources && Object.keys(header.sources).length > 0 ? { sources: header.sources } : {}),
+  };
+  return JSON.stringify(head, null, 2).replace(/\n}$/, ',\n  "pages": [');
+}
+
+/**
+ * @param {ManifestPage} page
+ * @param {number} index
+ */
+const pageText = (page, index) => (index === 0 ? '\n    ' : ',\n    ') + JSON.stringify(page);
+
+/**
+ * @param {number} pageCount
+ * @param {ManifestTail} tail
+ */
+function tailText(pageCount, tail) {
+  const list = (/** @type {unknown[]} */ items) => (items.length === 0 ? '[]' : '[\n    ' + items.map((item) => JSON.stringify(item)).join(',\n    ') + '\n  ]');
+  return (pageCount > 0 ? '\n  ],\n' : '],\n')
+    + `  "errors": ${list(tail.errors)},\n`
+    + `  "warnings": ${list(tail.warnings)},\n`
+    + `  "redirects": ${list(tail.redirects)},\n`
+    + `  "interrupted": ${tail.interrupted}\n}\n`;
+}
+
+/**
+ * The whole manifest as text.
+ * @param {Omit<ManifestHeader, 'generatedAt' | 'version'> & { generatedAt?: string, pages: ManifestPage[] } & Partial<ManifestTail>} manifest
+ */
+export function formatManifest(manifest) {
+  let text = headText({ ...manifest, generatedAt: manifest.generatedAt ?? new Date().toISOString() });
+  manifest.pages.forEach((page, index) => { text += pageText(page, index); });
+  return text + tailText(manifest.pages.length, {
+    errors: manifest.errors ?? [], warnings: manifest.warnings ?? [], redirects: manifest.redirects ?? [], interrupted: manifest.interrupted ?? false,
+  });
+}
+
+/**
+ * Stream the manifest into an output target: pages as they come (the caller
+ * adds them in URL order), the tail at `finish()`.
+ * @param {import('../output/target.js').OutputTarget} target
+ * @param {Omit<ManifestHeader, 'generatedAt' | 'version'> & { generatedAt?: string }} header
+ */
+export function createManifestWriter(target, header) {
+  const stream = new PassThrough();
+  const written = target.write(MANIFEST_NAME, stream);
+  written.catch(() => {}); // awaited in finish(); an early failure must not go unhandled
+  let count = 0;
+  stream.write(headText({ ...header, generatedAt: header.generatedAt ?? new Date().toISOString() }));
+  return {
+    /** @param {ManifestPage} page */
+    async addPage(page) {
+      if (!stream.write(pageText(page, count++))) await Promise.race([once(stream, 'drain'), written]);
+    },
+    /** @param {ManifestTail} tail */
+    async finish(tail) {
+      stream.end(tailText(count, tail));
+      await written;
+    },
+    /** @param {Error} [reason] */
+    abort(reason = new Error('manifest aborted')) {
+      stream.destroy(reason);
+      return written.then(() => {}, () => {});
+    },
+  };
+}
+
+export { MANIFEST_NAME };

@@ -1,0 +1,137 @@
+// @ts-check
+import { mkdir, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+/** @typedef {import('./target.js').OutputTarget} OutputTarget */
+import pLimit from 'p-limit';
+import { UnsafeFileNameError } from '../errors.js';
+import { MANIFEST_NAME } from '../manifest/schema.js';
+
+/** The tool's own directory in OUT: crawl state and temp files; never a page. */
+export const STATE_DIR = '.prerender';
+
+/** @param {string} dir */
+const isDirectory = (dir) => stat(dir).then((stats) => stats.isDirectory(), () => false);
+
+/**
+ * The output tree on a local (or mounted) file system. Each write goes to a
+ * temp file of this run under OUT/.prerender/; `commit()` renames them into
+ * place, pages first and the manifest last. Nothing is ever written outside
+ * OUT: names are checked, and no directory is created through a link that
+ * leaves it.
+ * @implements {OutputTarget}
+ */
+export class LocalTree {
+  /** @param {string} out */
+  constructor(out) {
+    this.out = path.resolve(out);
+    this.location = this.out;
+    this.realOut = this.out;
+    this.temp = path.join(this.out, STATE_DIR, `tmp-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`);
+    /** @type {Map<string, number>} file -> number of its pending temp file */
+    this.pending = new Map();
+    /** @type {Set<string>} */
+    this.removals = new Set();
+    /** @type {Map<string, Promise<void>>} */
+    this.dirs = new Map();
+    this.counter = 0;
+  }
+
+  async init() {
+    await mkdir(this.temp, { recursive: true });
+    this.realOut = await realpath(this.out);
+  }
+
+  /**
+   * The absolute path of a tree file, refused if it would leave the tree.
+   * @param {string} file relative, forward slashes
+   */
+  resolve(file) {
+    const absolute = path.resolve(this.out, ...file.split('/'));
+    if (!absolute.startsWith(this.out + path.sep)) {
+      throw new UnsafeFileNameError(`refusing to write outside the output directory: ${file}`);
+    }
+    return absolute;
+  }
+
+  /** @param {string} dir absolute */
+  #ensureDir(dir) {
+    let pending = this.dirs.get(dir);
+    if (!pending) {
+      pending = (async () => {
+        // Check the deepest directory that exists before creating anything
+        // below it, so nothing is created through a link leaving the tree.
+        let existing = dir;
+        while (existing !== this.out && !(await isDirectory(existing))) existing = path.dirname(existing);
+        const real = await realpath(existing);
+        if (real !== this.realOut && !real.startsWith(this.realOut + path.sep)) {
+          throw new UnsafeFileNameError(`refusing to write through a link that leaves the output directory: ${existing}`);
+        }
+        await mkdir(dir, { recursive: true });
+      })();
+      this.dirs.set(dir, pending);
+      pending.catch(() => this.dirs.delete(dir));
+    }
+    return pending;
+  }
+
+  /** @param {number} n */
+  #tempPath(n) {
+    return path.join(this.temp, `${n}.tmp`);
+  }
+
+  /**
+   * @param {string} file
+   * @param {import('./target.js').OutputData} data
+   */
+  async write(file, data) {
+    const target = this.resolve(file);
+    await this.#ensureDir(path.dirname(target));
+    const n = ++this.counter;
+    const temp = this.#tempPath(n);
+    try {
+      await writeFile(temp, data);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+    const previous = this.pending.get(file);
+    this.pending.set(file, n);
+    this.removals.delete(file);
+    if (previous !== undefined) await rm(this.#tempPath(previous), { force: true });
+  }
+
+  /** @param {string} file */
+  async remove(file) {
+    this.resolve(file);
+    const previous = this.pending.get(file);
+    if (previous !== undefined) {
+      this.pending.delete(file);
+      await rm(this.#tempPath(previous), { force: true });
+    }
+    this.removals.add(file);
+  }
+
+  async commit() {
+    const limit = pLimit(16);
+    const manifest = this.pending.get(MANIFEST_NAME);
+    this.pending.delete(MANIFEST_NAME);
+    await Promise.all([...this.pending].map(([file, n]) => limit(() => rename(this.#tempPath(n), this.resolve(file)))));
+    await Promise.all([...this.removals].map((file) => limit(() => rm(this.resolve(file), { force: true }))));
+    if (manifest !== undefined) await rename(this.#tempPath(manifest), this.resolve(MANIFEST_NAME));
+    this.pending.clear();
+    this.removals.clear();
+    await this.#dropTemp();
+  }
+
+  async abort() {
+    this.pending.clear();
+    this.removals.clear();
+    await this.#dropTemp();
+  }
+
+  async #dropTemp() {
+    await rm(this.temp, { recursive: true, force: true });
+    // The state directory goes too when nothing else lives in it.
+    await rmdir(path.dirname(this.temp)).catch(() => {});
+  }
+}

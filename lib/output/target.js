@@ -1,0 +1,25 @@
+// @ts-check
+/**
+ * Where a crawl's output goes. Pages, the manifest and the sitemap all reach
+ * the output through this one interface; the local tree (`local.js`) is the
+ * default, and a remote or in-memory target implements the same five calls.
+ *
+ * - `write(file, data)` stores a file under its relative name (forward
+ *   slashes). Nothing is visible under that name before `commit()`; writing
+ *   the same name again replaces the pending content.
+ * - `remove(file)` schedules a removal, carried out by `commit()`.
+ * - `commit()` makes every pending write and removal visible, the manifest
+ *   last, so a reader never sees a manifest that lists a file not yet there.
+ * - `abort()` drops what is pending; what was committed before stays.
+ *
+ * @typedef {Buffer | Uint8Array | string | AsyncIterable<Uint8Array | string>} OutputData
+ * @typedef {{
+ *   readonly location: string,
+ *   init(): Promise<void>,
+ *   write(file: string, data: OutputData): Promise<void>,
+ *   remove(file: string): Promise<void>,
+ *   commit(): Promise<void>,
+ *   abort(): Promise<void>,
+ * }} OutputTarget
+ */
+export {};
