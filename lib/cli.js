@@ -2,7 +2,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { CRAWL_OPTIONS, OPTION_BY_NAME } from './options.js';
-import { Crawler } from './crawl.js';
+import { Crawler } from './crawl/index.js';
 import { UsageError, ConfigError } from './errors.js';
 import { explainError, formatSummary, startProgress, formatPlanRow, formatPlanTotals, formatWhy } from './report.js';
 import { findConfig, loadConfigFile, CONFIG_FILES } from './config.js';

@@ -173,8 +173,8 @@ export function hostDirectory(url) {
   return `${url.hostname}${url.port ? '_' + url.port : ''}`;
 }
 
-/** Names nobody may take: the manifest and the staging folder. */
-export const RESERVED_NAMES = ['prerender-manifest.json', '.prerender-tmp'];
+/** Names nobody may take: the manifest and the tool's own directory (state, temp files). */
+export const RESERVED_NAMES = ['prerender-manifest.json', '.prerender'];
 
 /**
  * Hands out file names so that two URLs never share a file: a taken name (case

@@ -1,6 +1,6 @@
 // @ts-check
 import { ConfigError, UsageError } from './errors.js';
-import { PLACEHOLDER_MODES } from './placeholders.js';
+import { PLACEHOLDER_MODES, renderPlaceholder } from './placeholders.js';
 import { normalizeUrl } from './url.js';
 
 /**
@@ -52,7 +52,7 @@ export const CRAWL_OPTIONS = [
 export const OPTION_BY_NAME = new Map(CRAWL_OPTIONS.map((spec) => [spec.name, spec]));
 const BY_NAME = OPTION_BY_NAME;
 /** API-only keys: `roots`, and knobs for tests and embedding. */
-const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'onEvent', 'dryRun', 'stdin'];
+const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin'];
 
 /**
  * The options of `crawl()`, `new Crawler()` and `preview()`, as written in a
@@ -219,6 +219,14 @@ export function resolveCrawlOptions(input, context = {}) {
   out.dryRun = input.dryRun === true;
   if (input.stdin !== undefined) out.stdin = input.stdin;
   if (!out.pricePath.startsWith('/')) throw fail(`price path must start with "/", got ${JSON.stringify(out.pricePath)}`, source);
+  if (out.placeholders !== 'filter') {
+    // Checked once, here: an unusable path would otherwise fail every page with a slot after the whole crawl.
+    try {
+      renderPlaceholder(out.placeholders, 'SKU', { pricePath: out.pricePath });
+    } catch (error) {
+      throw fail(`${source ? '"pricePath"' : '--price-path'} cannot be used with ${source ? '"placeholders"' : '--placeholders'} ${out.placeholders}: ${/** @type {Error} */ (error).message}`, source);
+    }
+  }
   out.retryDelay = typeof input.retryDelay === 'number' && input.retryDelay >= 0 ? input.retryDelay : 500;
   if (input.signal !== undefined) out.signal = input.signal;
   for (const key of Object.keys(input)) {

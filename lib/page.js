@@ -61,7 +61,7 @@ export function resolveLinks(scan, pageUrl) {
  */
 export function encodeScan(scan) {
   return Buffer.from(JSON.stringify([
-    scan.links.map((link) => [link.start, link.end, link.kind === 'navigation' ? 0 : 1, link.attr ? 1 : 0, link.value, link.key ?? null, link.hash ?? '']),
+    scan.links.map((link) => [link.start, link.end, link.kind === 'navigation' ? 0 : 1, link.attr ?? '', link.value, link.key ?? null, link.hash ?? '']),
     scan.base,
     scan.slots.map((slot) => [slot.start, slot.end, slot.sku]),
     scan.metaSku,
@@ -76,7 +76,7 @@ export function encodeScan(scan) {
 export function decodeScan(buffer) {
   const [links, base, slots, metaSku, unclosedSlots] = JSON.parse(buffer.toString('utf8'));
   return {
-    links: links.map((/** @type {any[]} */ l) => ({ start: l[0], end: l[1], kind: l[2] === 0 ? 'navigation' : 'requisite', attr: l[3] ? 'attr' : '', value: l[4], key: l[5], hash: l[6] })),
+    links: links.map((/** @type {any[]} */ l) => ({ start: l[0], end: l[1], kind: l[2] === 0 ? 'navigation' : 'requisite', attr: l[3], value: l[4], key: l[5], hash: l[6] })),
     base,
     slots: slots.map((/** @type {any[]} */ s) => ({ start: s[0], end: s[1], sku: s[2] })),
     metaSku,
@@ -88,23 +88,23 @@ export function decodeScan(buffer) {
  * Phase two for one document: rewrite its links and turn its price slots
  * into placeholders. Pure: bytes in, bytes out.
  * @param {RenderInput} input
- * @returns {{ body: Buffer, placeholders: { sku: string, offset: number, length: number }[], warnings: string[] }}
+ * @returns {{ body: Buffer, placeholders: { sku: string, offset: number, length: number }[], warnings: { code: import('./warnings.js').WarningCode, message: string }[] }}
  */
 export function renderDocument(input) {
   const scan = input.scan ?? scanDocument(input.body, input.type, input.charset);
-  /** @type {string[]} */
+  /** @type {{ code: import('./warnings.js').WarningCode, message: string }[]} */
   const warnings = [];
   const edits = planLinkEdits({ ...input, links: scan.links, base: scan.base });
   for (const slot of scan.slots) {
     const sku = slot.sku ?? scan.metaSku;
     if (sku === null) {
-      warnings.push('price slot with an empty data-price-sku and no <meta name="x-price-sku">: left as it is');
+      warnings.push({ code: 'SLOT_NO_SKU', message: 'price slot with an empty data-price-sku and no <meta name="x-price-sku">: left as it is' });
       continue;
     }
     const text = renderPlaceholder(input.placeholderMode, sku, { pricePath: input.pricePath });
     edits.push({ start: slot.start, end: slot.end, text, placeholder: { sku } });
   }
-  if (scan.unclosedSlots > 0) warnings.push('price slot element is never closed: left as it is');
+  if (scan.unclosedSlots > 0) warnings.push({ code: 'SLOT_UNCLOSED', message: 'price slot element is never closed: left as it is' });
   if (edits.length === 0) return { body: input.body, placeholders: [], warnings };
   return { ...applyEdits(input.body.toString('latin1'), edits), warnings };
 }

@@ -1,6 +1,6 @@
 // @ts-check
-import { Crawler } from './crawl.js';
-import { createFetcher } from './fetch.js';
+import { Crawler } from './crawl/index.js';
+import { defaultLoader } from './load/index.js';
 import { defaultFileName, headerFileName, hostDirectory } from './naming.js';
 import { loadListedRoots } from './sources.js';
 import { resolveCrawlOptions } from './options.js';
@@ -96,8 +96,8 @@ export async function preview(options, hooks = {}) {
   crawler.on('redirect', (event) => redirects.set(event.url, { status: event.status, location: event.location }));
   crawler.on('failure', (event) => failures.set(event.url, { status: event.status, message: event.message }));
   crawler.on('warning', (warning) => {
-    if (warning.message.startsWith('file name collision')) collisions++;
-    else if (warning.message.startsWith('unsafe file name')) unsafeNames++;
+    if (warning.code === 'NAME_COLLISION') collisions++;
+    else if (warning.code === 'UNSAFE_NAME') unsafeNames++;
   });
   /** @type {Map<string, string>} */
   const files = new Map();
@@ -178,9 +178,9 @@ export async function explainUrl(options, target) {
   }
   answer.scope = scope.toJSON();
   if (decision.decision !== 'crawl') return answer;
-  const fetcher = createFetcher({ concurrency: 1, timeout: o.timeout, retries: o.retries, maxPageBytes: o.maxPageBytes, headers: o.headers, retryDelay: o.retryDelay, signal: o.signal });
+  const loader = defaultLoader({ concurrency: 1, timeout: o.timeout, retries: o.retries, maxPageBytes: o.maxPageBytes, headers: o.headers, retryDelay: o.retryDelay });
   try {
-    const response = await fetcher.fetchPage(url);
+    const response = await loader.load(url, { signal: o.signal });
     answer.status = response.status;
     if (response.location !== undefined) {
       answer.redirectTo = normalizeUrl(response.location, url);
@@ -205,7 +205,7 @@ export async function explainUrl(options, target) {
   } catch (error) {
     answer.fetchError = error.message;
   } finally {
-    await fetcher.close();
+    await loader.close();
   }
   return answer;
 }

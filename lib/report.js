@@ -44,7 +44,7 @@ export function startProgress(stream, read) {
 }
 
 /**
- * @param {import('./crawl.js').CrawlResult} result
+ * @param {import('./crawl/index.js').CrawlResult} result
  * @param {{ warningsList?: { url: string, message: string }[] }} [extra]
  */
 export function formatSummary(result, extra = {}) {

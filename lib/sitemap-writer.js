@@ -1,14 +1,11 @@
 // @ts-check
-import { createWriteStream } from 'node:fs';
-import { once } from 'node:events';
-import { rename, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { encodeFilePath } from './url.js';
 
 /**
- * Streams sitemap.xml for the static tree. Past 50,000 URLs (the protocol's
- * limit) it writes sitemap-1.xml, sitemap-2.xml... and makes sitemap.xml
- * their index. Every file is written to a temp name and renamed.
+ * Writes sitemap.xml for the static tree, through the output target. Past
+ * 50,000 URLs (the protocol's limit) it writes sitemap-1.xml,
+ * sitemap-2.xml... and makes sitemap.xml their index. One part at most is
+ * held in memory (about 4 MB at the limit).
  */
 
 export const SITEMAP_LIMIT = 50_000;
@@ -19,22 +16,23 @@ export const isSitemapName = (name) => name === 'sitemap.xml' || /^sitemap-\d+\.
 /** @param {string} text */
 const xmlEscape = (text) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 
+const URLSET_HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n';
+const URLSET_TAIL = '</urlset>\n';
+
 export class SitemapWriter {
   /**
-   * @param {string} out
+   * @param {import('./output/target.js').OutputTarget} target
    * @param {URL} siteUrl base URL of the tree, ending in "/"
    * @param {{ limit?: number }} [options]
    */
-  constructor(out, siteUrl, options = {}) {
-    this.out = out;
+  constructor(target, siteUrl, options = {}) {
+    this.target = target;
     this.siteUrl = siteUrl;
     this.limit = options.limit ?? SITEMAP_LIMIT;
+    /** parts already written */
     this.parts = 0;
-    this.inPart = 0;
-    /** @type {import('node:fs').WriteStream | null} */
-    this.stream = null;
-    /** @type {Promise<void>[]} */
-    this.closing = [];
+    /** @type {string[]} <url> lines of the part being filled */
+    this.lines = [];
   }
 
   /** @param {number} n */
@@ -44,50 +42,32 @@ export class SitemapWriter {
 
   /** @param {string} file page file, relative to the tree */
   async add(file) {
-    if (!this.stream || this.inPart >= this.limit) {
-      this.#closePart();
-      this.parts++;
-      this.inPart = 0;
-      this.stream = createWriteStream(path.join(this.out, `.${this.#partName(this.parts)}.tmp`));
-      this.stream.write('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n');
+    if (this.lines.length >= this.limit) {
+      await this.target.write(this.#partName(++this.parts), URLSET_HEAD + this.lines.join('') + URLSET_TAIL);
+      this.lines = [];
     }
-    this.inPart++;
     const loc = new URL(encodeFilePath(file), this.siteUrl).href;
-    if (!this.stream.write(`  <url><loc>${xmlEscape(loc)}</loc></url>\n`)) await once(this.stream, 'drain');
-  }
-
-  #closePart() {
-    const stream = this.stream;
-    if (!stream) return;
-    stream.end('</urlset>\n');
-    this.closing.push(once(stream, 'finish').then(() => undefined));
-    this.stream = null;
+    this.lines.push(`  <url><loc>${xmlEscape(loc)}</loc></url>\n`);
   }
 
   /** @returns {Promise<string[]>} the files written, relative to the tree */
   async finish() {
+    const text = URLSET_HEAD + this.lines.join('') + URLSET_TAIL;
+    this.lines = [];
     if (this.parts === 0) {
-      this.parts = 1;
-      this.stream = createWriteStream(path.join(this.out, `.${this.#partName(1)}.tmp`));
-      this.stream.write('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n');
-    }
-    this.#closePart();
-    await Promise.all(this.closing);
-    if (this.parts === 1) {
-      await rename(path.join(this.out, `.${this.#partName(1)}.tmp`), path.join(this.out, 'sitemap.xml'));
+      await this.target.write('sitemap.xml', text);
       return ['sitemap.xml'];
     }
+    await this.target.write(this.#partName(++this.parts), text);
     const written = [];
     let index = '<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n';
     for (let n = 1; n <= this.parts; n++) {
       const name = this.#partName(n);
-      await rename(path.join(this.out, `.${name}.tmp`), path.join(this.out, name));
       written.push(name);
       index += `  <sitemap><loc>${xmlEscape(new URL(name, this.siteUrl).href)}</loc></sitemap>\n`;
     }
     index += '</sitemapindex>\n';
-    await writeFile(path.join(this.out, '.sitemap.xml.tmp'), index);
-    await rename(path.join(this.out, '.sitemap.xml.tmp'), path.join(this.out, 'sitemap.xml'));
+    await this.target.write('sitemap.xml', index);
     return ['sitemap.xml', ...written];
   }
 }

@@ -5,7 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { decodeXML } from 'entities';
 import { PrerenderError, UsageError } from './errors.js';
 import { normalizeUrl } from './url.js';
-import { createFetcher } from './fetch.js';
+import { defaultLoader } from './load/index.js';
 
 /**
  * Roots from outside the site's own links: sitemaps (urlset, sitemap index,
@@ -57,7 +57,7 @@ function sitemapText(body) {
  * Fetch sitemaps (following sitemap indexes) and return their page URLs, canonical and deduplicated.
  * @param {string[]} sitemaps
  * @param {{
- *   fetchPage: (url: string) => Promise<import('./fetch.js').FetchedResponse>,
+ *   fetchPage: (url: string) => Promise<import('./load/http.js').LoadResult>,
  *   onWarning?: (url: string, message: string) => void,
  * }} context
  * @returns {Promise<string[]>}
@@ -155,19 +155,18 @@ export async function loadListedRoots(o, onWarning) {
   /** @type {string[]} */
   const listed = [];
   if (o.sitemap.length > 0) {
-    const fetcher = createFetcher({
+    const loader = defaultLoader({
       concurrency: 2,
       timeout: o.timeout,
       retries: o.retries,
       maxPageBytes: Math.max(o.maxPageBytes, MAX_SITEMAP_FETCH_BYTES),
       headers: o.headers,
       retryDelay: o.retryDelay,
-      signal: o.signal,
     });
     try {
-      listed.push(...await loadSitemaps(o.sitemap, { fetchPage: fetcher.fetchPage, onWarning }));
+      listed.push(...await loadSitemaps(o.sitemap, { fetchPage: (url) => loader.load(url, { signal: o.signal }), onWarning }));
     } finally {
-      await fetcher.close();
+      await loader.close();
     }
   }
   if (o.urls !== undefined) listed.push(...await readUrlList(o.urls, { stdin: o.stdin }));

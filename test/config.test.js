@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CONFIG_FILES, checkConfig, findConfig, loadConfigFile } from '../lib/config.js';
 import { ConfigError } from '../lib/errors.js';
 import { CRAWL_OPTIONS, OPTION_BY_NAME } from '../lib/options.js';
-import { crawl } from '../lib/crawl.js';
+import { crawl } from '../lib/crawl/index.js';
 import { preview } from '../lib/preview.js';
 import { exists, readManifest } from './crawl-helpers.js';
 import { useTestDir } from './helpers/fixtures.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { crawl } from '../lib/index.js';
 import { scanHtml } from '../lib/html/scan.js';
 import { normalizeUrl } from '../lib/url.js';
-import { parseRetryAfter } from '../lib/fetch.js';
+import { parseRetryAfter } from '../lib/load/retry.js';
 import { useFixtureSite } from './helpers/fixtures.js';
 
 /**

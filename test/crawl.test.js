@@ -691,7 +691,7 @@ describe('Ctrl-C (an aborted signal)', () => {
     expect(result.pages).toBe(3);
     for (const page of manifest.pages) expect((await stat(path.join(out, page.file))).size).toBe(page.bytes);
     const files = await listFiles(out);
-    expect(files.filter((f) => f.includes('.tmp') || f.startsWith('.prerender-tmp'))).toEqual([]);
+    expect(files.filter((f) => f.includes('.tmp') || f.startsWith('.prerender'))).toEqual([]);
     expect(files).toHaveLength(4); // three pages and the manifest
   });
 

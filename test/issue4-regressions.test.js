@@ -4,7 +4,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { checkConfig } from '../lib/config.js';
-import { crawl } from '../lib/crawl.js';
+import { crawl } from '../lib/crawl/index.js';
 import { preview } from '../lib/preview.js';
 import { parseSitemap } from '../lib/sources.js';
 import { exists, readManifest } from './crawl-helpers.js';

@@ -262,10 +262,10 @@ describe('FileRegistry: two URLs never share a file', () => {
   });
 
   it('nothing goes under the staging folder', async () => {
-    const result = await claimInWorker(['.prerender-tmp/x.html', '.Prerender-Tmp/y.html']);
+    const result = await claimInWorker(['.prerender/x.html', '.Prerender/y.html']);
     expect(result).not.toBe('hung');
     expect(result).not.toHaveProperty('error');
-    for (const claim of /** @type {{ file: string }[]} */ (result)) expect(claim.file.toLowerCase().startsWith('.prerender-tmp/')).toBe(false);
+    for (const claim of /** @type {{ file: string }[]} */ (result)) expect(claim.file.toLowerCase().startsWith('.prerender/')).toBe(false);
   });
 
   it('keeps the manifest name for itself, at the root only', () => {

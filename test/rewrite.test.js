@@ -177,7 +177,8 @@ describe('renderDocument: price slots and byte fidelity', () => {
     const result = render({ body, url: `${ORIGIN}/p.asp`, file: 'p.asp.html' });
     expect(result.html).toBe(body);
     expect(result.placeholders).toEqual([]);
-    expect(result.warnings.join()).toMatch(/price slot/);
+    expect(result.warnings.map((w) => w.message).join()).toMatch(/price slot/);
+    expect(result.warnings.map((w) => w.code)).toEqual(['SLOT_NO_SKU']);
   });
 
   it('a windows-1252 page keeps every byte outside the edits', () => {

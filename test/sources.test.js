@@ -5,7 +5,8 @@ import { PassThrough, Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../lib/errors.js';
-import { createFetcher } from '../lib/fetch.js';
+import { createHttpLoader } from '../lib/load/index.js';
+import { LocalTree } from '../lib/output/local.js';
 import { SitemapWriter } from '../lib/sitemap-writer.js';
 import { SitemapError, loadSitemaps, parseSitemap, readUrlList } from '../lib/sources.js';
 import { exists, listFiles, readManifest } from './crawl-helpers.js';
@@ -93,11 +94,11 @@ describe('parseSitemap', () => {
 describe('loadSitemaps', () => {
   it('follows a sitemap index to a plain and a gzipped child, through a real server', async () => {
     const site = await sitemapSite();
-    const fetcher = createFetcher({ concurrency: 2, timeout: 5000, retries: 0, maxPageBytes: 1024 * 1024 });
+    const fetcher = createHttpLoader({ concurrency: 2, timeout: 5000, retries: 0, maxPageBytes: 1024 * 1024 });
     defer(() => fetcher.close());
     /** @type {string[]} */
     const warnings = [];
-    const urls = await loadSitemaps([site.url], { fetchPage: fetcher.fetchPage, onWarning: (_url, message) => warnings.push(message) });
+    const urls = await loadSitemaps([site.url], { fetchPage: (url) => fetcher.load(url), onWarning: (_url, message) => warnings.push(message) });
     expect(warnings).toEqual([]);
     expect(urls.sort()).toEqual([...site.listed].sort());
     expect(urls).toContain(site.product(6)); // only in the gzipped child
@@ -131,24 +132,24 @@ describe('loadSitemaps', () => {
 
   it('reads each sitemap once when an index lists itself', async () => {
     const site = await sitemapSite();
-    const fetcher = createFetcher({ concurrency: 1, timeout: 5000, retries: 0, maxPageBytes: 1024 * 1024 });
+    const fetcher = createHttpLoader({ concurrency: 1, timeout: 5000, retries: 0, maxPageBytes: 1024 * 1024 });
     defer(() => fetcher.close());
-    const urls = await loadSitemaps([`${site.origin}/sitemap-loop.xml`], { fetchPage: fetcher.fetchPage });
+    const urls = await loadSitemaps([`${site.origin}/sitemap-loop.xml`], { fetchPage: (url) => fetcher.load(url) });
     expect(urls.sort()).toEqual(site.listed.filter((url) => /\/(catalog\/index|info\/)/.test(url)).sort());
     expect(site.hits.get('/sitemap-loop.xml')).toBe(1);
   });
 
   it('warns about a child that fails and reads the others; a failing top-level sitemap is an error', async () => {
     const site = await sitemapSite();
-    const fetcher = createFetcher({ concurrency: 1, timeout: 5000, retries: 0, maxPageBytes: 1024 * 1024 });
+    const fetcher = createHttpLoader({ concurrency: 1, timeout: 5000, retries: 0, maxPageBytes: 1024 * 1024 });
     defer(() => fetcher.close());
     /** @type {[string, string][]} */
     const warnings = [];
-    const urls = await loadSitemaps([`${site.origin}/sitemap-broken.xml`], { fetchPage: fetcher.fetchPage, onWarning: (url, message) => warnings.push([url, message]) });
+    const urls = await loadSitemaps([`${site.origin}/sitemap-broken.xml`], { fetchPage: (url) => fetcher.load(url), onWarning: (url, message) => warnings.push([url, message]) });
     expect(urls).toHaveLength(4);
     expect(warnings).toEqual([[`${site.origin}/sitemaps/missing.xml`, `cannot fetch sitemap ${site.origin}/sitemaps/missing.xml: HTTP 404`]]);
 
-    const error = await loadSitemaps([`${site.origin}/no-sitemap-here.xml`], { fetchPage: fetcher.fetchPage }).catch((e) => e);
+    const error = await loadSitemaps([`${site.origin}/no-sitemap-here.xml`], { fetchPage: (url) => fetcher.load(url) }).catch((e) => e);
     expect(error).toBeInstanceOf(SitemapError);
     expect(error.code).toBe('SITEMAP');
     expect(error.message).toBe(`cannot fetch sitemap ${site.origin}/no-sitemap-here.xml: HTTP 404`);
@@ -279,7 +280,7 @@ describe('crawl --sitemap', () => {
     const result = await cli(['crawl', '--sitemap', `${site.origin}/sitemap-broken.xml`, '-o', out, '-q']);
     expect(result.code).toBe(0);
     const manifest = await readManifest(out);
-    expect(manifest.warnings).toContainEqual({ url: `${site.origin}/sitemaps/missing.xml`, message: `cannot fetch sitemap ${site.origin}/sitemaps/missing.xml: HTTP 404` });
+    expect(manifest.warnings).toContainEqual({ code: 'SITEMAP', url: `${site.origin}/sitemaps/missing.xml`, message: `cannot fetch sitemap ${site.origin}/sitemaps/missing.xml: HTTP 404` });
     expect(manifest.pages.map((/** @type {any} */ p) => p.file).sort()).toEqual(['catalog/index.asp.html', 'info/about.asp.html', 'info/privacy.asp.html']);
   });
 
@@ -415,9 +416,12 @@ describe('SitemapWriter', () => {
    * @param {number} limit
    */
   async function writeSitemap(files, limit) {
-    const writer = new SitemapWriter(dir, new URL('https://static.example/'), { limit });
+    const target = new LocalTree(dir);
+    await target.init();
+    const writer = new SitemapWriter(target, new URL('https://static.example/'), { limit });
     for (const file of files) await writer.add(file);
     const written = await writer.finish();
+    await target.commit();
     /** @type {Record<string, { index: boolean, locs: string[] }>} */
     const parsed = {};
     for (const name of written) parsed[name] = parseSitemap(await readFile(path.join(dir, name), 'utf8'));

@@ -1,0 +1,309 @@
+// @ts-check
+import { AbortError, PrerenderError, UnsafeFileNameError } from '../errors.js';
+import { defaultFileName, headerFileName, hostDirectory, isHtmlType, mimeOf } from '../naming.js';
+import { encodeScan, resolveLinks, scanDocument } from '../page.js';
+import { detectCharset } from '../charset.js';
+import { canonicalKey, parseHttpUrl } from '../url.js';
+import { createStepRunner } from './steps.js';
+import { intern, warn } from './context.js';
+
+/**
+ * Phase one: every in-scope URL goes load → transforms → classify → scan and
+ * resolve → decide links → stage, through the step runner, while the pump
+ * keeps `--concurrency` pages in flight. Nothing is written to the tree here;
+ * bodies and scans go to the blob store, what is learnt to the record store.
+ *
+ * @typedef {import('./context.js').CrawlRun} CrawlRun
+ * @typedef {import('./records.js').PageRecord} PageRecord
+ * @typedef {import('./frontier.js').FrontierItem} FrontierItem
+ * @typedef {{
+ *   key: string,
+ *   record: PageRecord,
+ *   result: import('../load/http.js').LoadResult | undefined,
+ *   url: URL | undefined,
+ *   scan: import('../page.js').DocumentScan | null,
+ *   finished: boolean,
+ * }} PageInFlight
+ */
+
+/** @param {Record<string, string | string[] | undefined>} headers @param {string} name lower case */
+function headerValue(headers, name) {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** @param {import('../load/http.js').LoadResult | undefined} result */
+function loaded(result) {
+  if (!result) throw new Error('no load result');
+  return result;
+}
+
+/**
+ * Admit the roots, then crawl until the frontier is empty or the run is aborted.
+ * @param {CrawlRun} run
+ * @param {string[]} roots
+ */
+export async function discover(run, roots) {
+  const rootItems = [];
+  for (const root of roots) {
+    const decision = run.scope.decide(root);
+    if (decision.decision === 'crawl') rootItems.push({ key: root, kind: /** @type {const} */ ('navigation'), referrer: null, decision });
+    else run.emit('link', { from: null, url: root, kind: 'navigation', followed: false, ...decision });
+  }
+  await admit(run, rootItems);
+  await pump(run);
+}
+
+/**
+ * @param {CrawlRun} run
+ */
+function pump(run) {
+  const { frontier, signal, stats } = run;
+  const capacity = run.options.concurrency;
+  const runPage = createStepRunner(/** @type {import('./steps.js').Step<PageInFlight>[]} */ ([
+    { name: 'load', concurrency: capacity, run: (page) => load(run, page) },
+    ...run.transforms.map((transform) => ({ name: transform.name, concurrency: transform.concurrency, run: (/** @type {PageInFlight} */ page) => transform.run(page, run) })),
+    { name: 'classify', run: (page) => classify(run, page) },
+    { name: 'scan', run: (page) => scan(run, page) },
+    { name: 'links', run: (page) => links(run, page) },
+    { name: 'stage', run: (page) => stage(run, page) },
+  ]));
+
+  /** @param {string} key */
+  const visit = async (key) => {
+    const record = await run.records.get(key);
+    if (!record) throw new Error(`no record for ${key}`);
+    /** @type {PageInFlight} */
+    const page = { key, record, result: undefined, url: undefined, scan: null, finished: false };
+    try {
+      await runPage(page);
+    } catch (error) {
+      if (error instanceof AbortError) {
+        await frontier.retry(key);
+        return;
+      }
+      await fail(run, record, error);
+    }
+    const promoted = await frontier.done(key, { page: record.state === 'done' });
+    if (promoted.length > 0) await admitted(run, promoted, promoted.map(() => 'added'));
+  };
+
+  return new Promise((resolve, reject) => {
+    let active = 0;
+    /** @type {(() => void) | null} */
+    let wake = null;
+    const loop = async () => {
+      for (;;) {
+        if (!signal.aborted && active < capacity) {
+          const keys = await frontier.take(capacity - active);
+          for (const key of keys) {
+            active++;
+            visit(key).then(() => {
+              active--;
+              wake?.();
+            }, reject);
+          }
+        }
+        const counts = frontier.counts();
+        stats.active = active;
+        stats.queued = counts.queued;
+        if (active === 0 && (signal.aborted || counts.queued === 0)) return;
+        if (active > 0 && (active >= capacity || counts.queued === 0 || signal.aborted)) {
+          await new Promise((/** @type {(value?: unknown) => void} */ done) => { wake = done; });
+          wake = null;
+        }
+      }
+    };
+    loop().then(resolve, reject);
+  });
+}
+
+/**
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ */
+async function load(run, page) {
+  page.result = await run.loader.load(page.key, { signal: run.signal });
+}
+
+/**
+ * A redirect ends here (its target is admitted); a 304 without an earlier
+ * copy is a failure; a page gets its type, validators and wanted file name.
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ */
+async function classify(run, page) {
+  const result = loaded(page.result);
+  const record = page.record;
+  if (result.location !== undefined) {
+    await redirect(run, page, result.status, result.location);
+    page.finished = true;
+    return;
+  }
+  if (result.notModified) {
+    throw new PrerenderError('HTTP 304 Not Modified, and there is no earlier copy of this page to keep', { code: 'NOT_MODIFIED' });
+  }
+  const contentType = intern(run, headerValue(result.headers, 'content-type') ?? 'application/octet-stream');
+  const html = isHtmlType(contentType);
+  const css = !html && run.options.assets && mimeOf(contentType) === 'text/css';
+  page.url = new URL(page.key);
+  record.status = result.status;
+  record.contentType = contentType;
+  record.type = html ? 'html' : css ? 'css' : 'other';
+  record.etag = headerValue(result.headers, 'etag');
+  record.lastModified = headerValue(result.headers, 'last-modified');
+  record.wanted = wantedName(run, page.key, page.url, contentType, result.headers);
+}
+
+/**
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ * @param {number} status
+ * @param {string} location
+ */
+async function redirect(run, page, status, location) {
+  const record = page.record;
+  const target = parseHttpUrl(location, page.key);
+  if (!target) throw new PrerenderError(`HTTP ${status} redirect to an unusable location ${JSON.stringify(location)}`, { code: 'BAD_REDIRECT' });
+  const key = canonicalKey(target);
+  record.state = 'redirect';
+  record.status = status;
+  record.location = key;
+  record.referrers = undefined;
+  await run.records.put(record);
+  run.redirects.push({ url: page.key, location: key, status });
+  const decision = run.scope.decide(key);
+  if (decision.decision === 'crawl') await admit(run, [{ key, kind: record.kind, referrer: page.key, decision }]);
+  run.emit('redirect', { url: page.key, location: key, status, decision: decision.decision });
+}
+
+/**
+ * The file a page asks for: its name header, else the default name. Only an
+ * unsafe name is a warning; any other error fails the page.
+ * @param {CrawlRun} run
+ * @param {string} key
+ * @param {URL} url
+ * @param {string} contentType
+ * @param {Record<string, string | string[] | undefined>} headers
+ */
+function wantedName(run, key, url, contentType, headers) {
+  let wanted;
+  const header = headerValue(headers, 'x-builder-filename') ?? headerValue(headers, 'xbuilder-filename');
+  if (header !== undefined) {
+    try {
+      wanted = headerFileName(header, url, contentType);
+    } catch (error) {
+      if (!(error instanceof UnsafeFileNameError)) throw error;
+      warn(run, key, 'UNSAFE_NAME', error.message);
+    }
+  }
+  wanted ??= defaultFileName(url, contentType);
+  return run.multiOrigin ? `${hostDirectory(url)}/${wanted}` : wanted;
+}
+
+/**
+ * Tokenise an HTML (or, with --assets, CSS) document once and resolve its links.
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ */
+function scan(run, page) {
+  const record = page.record;
+  if (record.type === 'other') return;
+  const body = loaded(page.result).body;
+  record.charset = intern(run, detectCharset(/** @type {string} */ (record.contentType), body));
+  page.scan = scanDocument(body, record.type === 'css' ? 'css' : 'html', record.charset);
+  resolveLinks(page.scan, /** @type {URL} */ (page.url));
+}
+
+/**
+ * Decide every link once: in scope and followed (navigation, or a requisite
+ * with --assets) goes to the frontier.
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ */
+async function links(run, page) {
+  if (!page.scan) return;
+  const listening = run.listening('link');
+  const followRequisites = run.options.assets;
+  /** @type {(FrontierItem & { decision: import('../scope.js').ScopeDecision })[]} */
+  const follow = [];
+  for (const link of page.scan.links) {
+    const key = link.key;
+    if (!key) continue;
+    const decision = run.scope.decide(key);
+    const followed = decision.decision === 'crawl' && (link.kind === 'navigation' || followRequisites);
+    if (followed) follow.push({ key, kind: link.kind, referrer: page.key, decision });
+    if (listening) run.emit('link', { from: page.key, url: key, kind: link.kind, followed, ...decision });
+  }
+  await admit(run, follow);
+}
+
+/**
+ * Add in-scope URLs to the frontier and the record store.
+ * @param {CrawlRun} run
+ * @param {(FrontierItem & { decision?: import('../scope.js').ScopeDecision })[]} items
+ */
+async function admit(run, items) {
+  if (items.length === 0) return;
+  const outcomes = await run.frontier.add(items.map(({ key, kind, referrer }) => ({ key, kind, referrer })));
+  await admitted(run, items, outcomes);
+}
+
+/**
+ * @param {CrawlRun} run
+ * @param {(FrontierItem & { decision?: import('../scope.js').ScopeDecision })[]} items
+ * @param {import('./frontier.js').AddOutcome[]} outcomes
+ */
+async function admitted(run, items, outcomes) {
+  await run.records.admit(items, outcomes);
+  if (!run.listening('admit')) return;
+  items.forEach((item, i) => {
+    if (outcomes[i] === 'known') return;
+    const decision = item.decision ?? run.scope.decide(item.key);
+    run.emit('admit', { url: item.key, from: item.referrer, pattern: decision.pattern, root: decision.root, admitted: outcomes[i] === 'added' });
+  });
+}
+
+/**
+ * Keep the body (and its scan) for phase two; record the page as fetched.
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ */
+async function stage(run, page) {
+  const record = page.record;
+  const body = loaded(page.result).body;
+  if (run.blobs) {
+    record.body = await run.blobs.put(body);
+    if (page.scan) record.scan = await run.blobs.put(encodeScan(page.scan));
+  }
+  if (record.type === 'other') {
+    record.bytes = body.length;
+    record.sha256 = record.body;
+  }
+  record.referrers = undefined; // only failures need them
+  record.state = 'done';
+  await run.records.put(record);
+  run.stats.fetched++;
+  run.emit('page', { url: page.key, wantedFile: record.wanted, status: record.status, contentType: record.contentType, bytes: body.length });
+}
+
+/**
+ * A page failure is data: recorded with its error; the crawl goes on.
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ * @param {unknown} error
+ */
+export async function fail(run, record, error) {
+  const err = /** @type {any} */ (error);
+  record.state = 'failed';
+  /** @type {NonNullable<PageRecord['error']>} */
+  const info = { message: err?.message ?? String(error) };
+  if (err?.status) info.status = err.status;
+  if (typeof err?.code === 'string') info.code = err.code;
+  record.error = info;
+  record.file = undefined;
+  record.scan = undefined;
+  await run.records.put(record);
+  run.stats.failed++;
+  run.emit('failure', { url: record.key, status: info.status, message: info.message, code: info.code });
+}

@@ -1,0 +1,189 @@
+// @ts-check
+import { EventEmitter } from 'node:events';
+import { rmdir } from 'node:fs/promises';
+import path from 'node:path';
+import { defaultLoader, withRetry } from '../load/index.js';
+import { LocalTree, STATE_DIR } from '../output/local.js';
+import { resolveCrawlOptions } from '../options.js';
+import { Scope } from '../scope.js';
+import { loadListedRoots } from '../sources.js';
+import { warn } from './context.js';
+import { discover } from './discover.js';
+import { finalize, toManifestError } from './finalize.js';
+import { MemoryFrontier } from './frontier.js';
+import { assignNames } from './names.js';
+import { MemoryRecordStore } from './records.js';
+import { LogBlobStore } from './blobs.js';
+
+/**
+ * The crawl engine. Data flows one way:
+ *   roots → scope → frontier → load → (transforms) → scan → stage   (discover.js)
+ *   → name → rewrite → write → manifest, sitemap → commit            (names.js, finalize.js)
+ * through seams that can be replaced: the loader (HTTP with retry by default),
+ * the frontier and the record store (in memory by default), the blob store
+ * for staged bodies (a log under OUT/.prerender/), and the output target
+ * (the local tree by default).
+ *
+ * Events: 'page' (fetched), 'redirect', 'retry', 'failure', 'warning',
+ * 'named', 'written', 'link' (every link with its scope decision), 'admit'.
+ *
+ * @typedef {import('./context.js').CrawlRun} CrawlRun
+ * @typedef {import('./context.js').CrawlStats} CrawlStats
+ * @typedef {import('../options.js').CrawlOptions & {
+ *   onEvent?: (event: { type: string } & Record<string, unknown>) => void,
+ *   loader?: import('../load/http.js').Loader,
+ *   transforms?: import('./context.js').Transform[],
+ *   target?: import('../output/target.js').OutputTarget,
+ *   dryRun?: boolean,
+ *   stdin?: NodeJS.ReadableStream,
+ * }} CrawlerOptions
+ *   loader: replaces HTTP (retries still wrap it; the caller closes it);
+ *   target: replaces the local tree as the output.
+ * @typedef {{
+ *   out: string, manifest: string | null, pages: number, failed: number, warnings: number, redirects: number,
+ *   notCrawled: number, interrupted: boolean, durationMs: number,
+ *   failures: import('../manifest/schema.js').ManifestError[],
+ * }} CrawlResult
+ */
+
+/** The events `onEvent` receives. */
+const ON_EVENT = ['page', 'redirect', 'retry', 'failure', 'warning', 'written'];
+
+/** @returns {CrawlStats} */
+const freshStats = () => ({ fetched: 0, failed: 0, written: 0, active: 0, queued: 0, startedAt: Date.now(), phase: 'discover' });
+
+export class Crawler extends EventEmitter {
+  /** @type {import('../load/http.js').Loader | undefined} */
+  #loader;
+  /** @type {import('./context.js').Transform[]} */
+  #transforms;
+  /** @type {import('../output/target.js').OutputTarget | undefined} */
+  #target;
+
+  /** @param {CrawlerOptions} options see README, "API" */
+  constructor(options) {
+    super();
+    const { onEvent, loader, transforms, target, ...rest } = options;
+    this.options = resolveCrawlOptions(rest);
+    this.#loader = loader;
+    this.#transforms = transforms ?? [];
+    this.#target = target;
+    /** The counters of the current (or last) run. */
+    this.stats = freshStats();
+    if (typeof onEvent === 'function') {
+      for (const name of ON_EVENT) this.on(name, (data) => onEvent({ type: name, ...data }));
+    }
+  }
+
+  /** @returns {Promise<CrawlResult>} */
+  async run() {
+    const o = this.options;
+    const startedAt = performance.now();
+    const stats = freshStats();
+    this.stats = stats;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort();
+    if (o.signal?.aborted) controller.abort();
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+
+    const retryOptions = {
+      retries: o.retries,
+      retryDelay: o.retryDelay,
+      onRetry: (/** @type {{ url: string, attempt: number, delayMs: number, error: Error }} */ info) => this.emit('retry', { url: info.url, attempt: info.attempt, delayMs: info.delayMs, message: info.error.message }),
+    };
+    const loader = this.#loader
+      ? withRetry({ load: this.#loader.load.bind(this.#loader), close: async () => {} }, retryOptions)
+      : defaultLoader({ concurrency: o.concurrency, timeout: o.timeout, maxPageBytes: o.maxPageBytes, headers: o.headers, ...retryOptions });
+    const target = o.dryRun ? null : this.#target ?? new LocalTree(o.out);
+    const blobs = o.dryRun ? null : new LogBlobStore(path.join(path.resolve(o.out), STATE_DIR, `run-${process.pid}-${Date.now().toString(36)}`));
+    /** @type {import('../warnings.js').Warning[]} */
+    const warnings = [];
+    const emit = (/** @type {string} */ event, /** @type {object} */ data) => { this.emit(event, data); };
+    let committed = false;
+    try {
+      const listed = await loadListedRoots(o, (url, message) => warn({ warnings, emit }, url, 'SITEMAP', message));
+      const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
+      if (target) await target.init();
+      if (blobs) await blobs.init();
+      /** @type {CrawlRun} */
+      const run = {
+        options: o,
+        emit,
+        listening: (event) => this.listenerCount(event) > 0,
+        stats,
+        signal: controller.signal,
+        scope: new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed }),
+        loader,
+        frontier: new MemoryFrontier({ maxPages: o.maxPages }),
+        records: new MemoryRecordStore(),
+        blobs,
+        target,
+        transforms: this.#transforms,
+        multiOrigin: origins.size > 1,
+        staticRoot: origins.size > 1 ? new URL('http://prerender.invalid/') : new URL(`${[...origins][0]}/`),
+        origins,
+        warnings,
+        redirects: [],
+        interned: new Map(),
+        sources: sources(o, listed.length),
+      };
+      await discover(run, [...o.roots, ...listed]);
+      const interrupted = controller.signal.aborted;
+      const pages = await assignNames(run);
+      const { overLimit, overLimitSaturated } = run.frontier.counts();
+      if (overLimit > 0) {
+        warn(run, o.roots[0] ?? listed[0], 'MAX_PAGES', `--max-pages ${o.maxPages} reached: ${overLimitSaturated ? 'at least ' : ''}${overLimit} more in-scope URLs were not crawled; links to them stay live`);
+      }
+      /** @type {import('../warnings.js').Warning[]} */
+      let writeWarnings = [];
+      if (target) {
+        writeWarnings = await finalize(run, pages, { interrupted });
+        committed = true;
+      }
+      const failures = (await run.records.list('failed')).sort((a, b) => (a.key < b.key ? -1 : 1)).map(toManifestError);
+      return {
+        out: path.resolve(o.out),
+        manifest: o.dryRun ? null : path.join(path.resolve(o.out), 'prerender-manifest.json'),
+        pages: o.dryRun ? stats.fetched : stats.written,
+        failed: failures.length,
+        warnings: warnings.length + writeWarnings.length,
+        redirects: run.redirects.length,
+        notCrawled: overLimit,
+        interrupted,
+        durationMs: Math.round(performance.now() - startedAt),
+        failures,
+      };
+    } finally {
+      o.signal?.removeEventListener('abort', onAbort);
+      await loader.close().catch(() => {});
+      await blobs?.close().catch(() => {});
+      if (target && !committed) await target.abort().catch(() => {});
+      // The state directory goes when nothing is left in it.
+      if (!o.dryRun) await rmdir(path.join(path.resolve(o.out), STATE_DIR)).catch(() => {});
+    }
+  }
+}
+
+/**
+ * Where the roots came from, for the manifest.
+ * @param {import('../options.js').ResolvedCrawlOptions} o
+ * @param {number} listedCount
+ */
+function sources(o, listedCount) {
+  /** @type {Record<string, unknown>} */
+  const found = {};
+  if (o.sitemap.length > 0) found.sitemaps = o.sitemap;
+  if (o.urls !== undefined) found.urlList = o.urls === '-' ? 'stdin' : o.urls;
+  if (listedCount > 0) found.listedUrls = listedCount;
+  return found;
+}
+
+/**
+ * Crawl and write the static tree. Resolves with the summary; page failures
+ * are data (in the result and the manifest), not exceptions.
+ * @param {CrawlerOptions} options
+ * @returns {Promise<CrawlResult>}
+ */
+export function crawl(options) {
+  return new Crawler(options).run();
+}

@@ -1,0 +1,28 @@
+// @ts-check
+import pLimit from 'p-limit';
+
+/**
+ * The per-page step runner: a page goes through the steps in order; each
+ * step may have its own concurrency limit (a render step with fewer tabs than
+ * HTTP connections; a CPU-heavy step that later moves to worker threads).
+ * A step ends the page early by setting `page.finished`.
+ *
+ * @template {{ finished?: boolean }} P
+ * @typedef {{ name: string, concurrency?: number, run: (page: P) => unknown }} Step
+ */
+
+/**
+ * @template {{ finished?: boolean }} P
+ * @param {Step<P>[]} steps
+ * @returns {(page: P) => Promise<void>}
+ */
+export function createStepRunner(steps) {
+  const limits = steps.map((step) => (step.concurrency ? pLimit(step.concurrency) : null));
+  return async (page) => {
+    for (let i = 0; i < steps.length && !page.finished; i++) {
+      const limit = limits[i];
+      if (limit) await limit(() => steps[i].run(page));
+      else await steps[i].run(page);
+    }
+  };
+}

@@ -1,0 +1,74 @@
+// @ts-check
+import { setTimeout as delay } from 'node:timers/promises';
+import { AbortError, isRetryable } from '../errors.js';
+
+/**
+ * Retry with backoff, as a wrapper around any loader: network errors,
+ * timeouts, 5xx and 429 (whatever the error class says is retryable), with
+ * exponential backoff and jitter, or the server's Retry-After.
+ *
+ * @typedef {import('./http.js').Loader} Loader
+ * @typedef {{
+ *   retries: number, retryDelay?: number, maxRetryAfter?: number,
+ *   onRetry?: (info: { url: string, attempt: number, delayMs: number, error: Error }) => void,
+ *   random?: () => number,
+ * }} RetryOptions
+ */
+
+/**
+ * The delay before retry number `attempt` (1-based): exponential backoff with
+ * jitter, or the server's Retry-After when it gave one (capped).
+ * @param {number} attempt
+ * @param {{ retryDelay: number, maxRetryAfter: number, retryAfterMs?: number, random?: () => number }} options
+ */
+export function retryDelayMs(attempt, { retryDelay, maxRetryAfter, retryAfterMs, random = Math.random }) {
+  if (retryAfterMs !== undefined) return Math.min(retryAfterMs, maxRetryAfter);
+  const exponential = retryDelay * 2 ** (attempt - 1);
+  return Math.min(exponential + random() * retryDelay, 30_000);
+}
+
+/**
+ * Retry-After: seconds, or an HTTP date.
+ * @param {string | string[] | undefined} value
+ * @param {number} [now]
+ * @returns {number | undefined} milliseconds
+ */
+export function parseRetryAfter(value, now = Date.now()) {
+  if (typeof value !== 'string' || value.trim() === '') return undefined;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
+  // Only an HTTP-date (IMF-fixdate, RFC 850 or asctime); "1.5" or "-3" is no hint.
+  if (!/^\s*[A-Za-z]{3},? /.test(value) || !/\d{1,2}:\d{2}:\d{2}/.test(value)) return undefined;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * @param {Loader} loader
+ * @param {RetryOptions} options
+ * @returns {Loader}
+ */
+export function withRetry(loader, options) {
+  const { retries, onRetry, random } = options;
+  const retryDelay = options.retryDelay ?? 500;
+  const maxRetryAfter = options.maxRetryAfter ?? 60_000;
+  return {
+    async load(url, callOptions = {}) {
+      const { signal } = callOptions;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await loader.load(url, callOptions);
+        } catch (error) {
+          if (!isRetryable(error) || attempt > retries || signal?.aborted) throw error;
+          const delayMs = retryDelayMs(attempt, { retryDelay, maxRetryAfter, retryAfterMs: /** @type {any} */ (error).retryAfterMs, random });
+          onRetry?.({ url, attempt, delayMs, error: /** @type {Error} */ (error) });
+          try {
+            await delay(delayMs, undefined, { signal });
+          } catch {
+            throw new AbortError('crawl interrupted');
+          }
+        }
+      }
+    },
+    close: () => loader.close(),
+  };
+}
