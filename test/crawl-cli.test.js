@@ -172,6 +172,17 @@ describe('exit status and summary', () => {
   });
 });
 
+describe('options checked before the crawl', () => {
+  it('an SSI price path that cannot be used stops the run before any request', async () => {
+    const out = await outDir();
+    const { code, stderr } = await cli(['crawl', site.url('/infodir/about.asp'), '-o', out, '--placeholders', 'ssi', '--price-path', '/price.asp?x=1']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--price-path/);
+    expect(site.log).toEqual([]);
+    expect(existsSync(path.join(out, 'prerender-manifest.json'))).toBe(false);
+  });
+});
+
 describe('progress line', () => {
   /**
    * Crawl /slow/ with its pages held until the test has seen what it wants;
@@ -236,6 +247,8 @@ describe('usage errors: exit 2, one line, no stack trace', () => {
     [['crawl', 'http://127.0.0.1:9/', '--max-page-bytes', '10x'], /--max-page-bytes/],
     [['crawl', 'http://127.0.0.1:9/', '--dynamic-base', 'not-a-url'], /--dynamic-base must be an absolute http\(s\) URL/],
     [['crawl', 'http://127.0.0.1:9/', '-i', 'st/dir.asp'], /"st\/dir\.asp"/],
+    [['crawl', 'http://127.0.0.1:9/', '--placeholders', 'ssi', '--price-path', '/price.asp?x=1'], /--price-path cannot be used with --placeholders ssi/],
+    [['crawl', 'http://127.0.0.1:9/', '--placeholders', 'esi', '--price-path', '/a b'], /--price-path cannot be used with --placeholders esi/],
   ])('%j', async (argv, message) => {
     const out = await outDir();
     const { code, stdout, stderr } = await cli([...argv, '-o', out]);

@@ -1,7 +1,8 @@
 // @ts-check
-import { access, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { access, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { readManifest as readManifestOf } from '../lib/manifest/read.js';
 
 /**
  * Helpers shared by the tests that crawl: temp directories, manifest reading,
@@ -26,22 +27,17 @@ export function tempDirs() {
 }
 
 /**
- * @typedef {{ url: string, file: string, status: number, contentType: string, bytes: number, sha256: string,
- *   etag?: string, lastModified?: string, placeholders: { sku: string, offset: number, length: number }[] }} Page
- * @typedef {{
- *   version: number, generatedAt: string, roots: string[], scope: { include: string[], exclude: string[] },
- *   sources?: { sitemaps?: string[], urlList?: string, listedUrls?: number },
- *   placeholderMode: string, pages: Page[], errors: { url: string, status?: number, message: string, code?: string, referrers: string[] }[],
- *   warnings: { url: string, message: string }[], redirects: { url: string, location: string, status: number }[], interrupted: boolean,
- * }} Manifest
+ * @typedef {import('../lib/manifest/schema.js').ManifestPage} Page
+ * @typedef {import('../lib/manifest/schema.js').Manifest} Manifest
  */
 
 /**
+ * The manifest of a tree, read and checked by the manifest module.
  * @param {string} out
  * @returns {Promise<Manifest>}
  */
-export async function readManifest(out) {
-  return JSON.parse(await readFile(path.join(out, 'prerender-manifest.json'), 'utf8'));
+export function readManifest(out) {
+  return readManifestOf(out);
 }
 
 /**
