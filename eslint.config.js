@@ -13,7 +13,7 @@ export default [
     },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
-      'no-unused-vars': ['error', { args: 'after-used', argsIgnorePattern: '^_', caughtErrors: 'none' }],
+      'no-unused-vars': ['error', { args: 'after-used', argsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
       'no-empty': ['error', { allowEmptyCatch: false }],
       eqeqeq: ['error', 'always', { null: 'ignore' }],
       'no-var': 'error',

@@ -269,7 +269,7 @@ async function initAction(io) {
   try {
     await writeFile(target, template, { flag: 'wx' });
   } catch (error) {
-    if (error.code === 'EEXIST') {
+    if (/** @type {NodeJS.ErrnoException} */ (error).code === 'EEXIST') {
       io.stderr.write('prerender: prerender.config.mjs already exists: not overwritten\n');
       return EXIT.USAGE;
     }

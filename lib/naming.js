@@ -173,6 +173,32 @@ export function hostDirectory(url) {
   return `${url.hostname}${url.port ? '_' + url.port : ''}`;
 }
 
+/**
+ * The file a page asks for: its name header (X-Builder-FileName) when the
+ * header is safe, else its default name; in a crawl of several origins,
+ * under the host's directory. Only an unsafe name is refused quietly (and
+ * returned, for a warning); any other error is thrown.
+ * @param {URL} url
+ * @param {string} contentType
+ * @param {string | undefined} header the name header's value, if any
+ * @param {boolean} multiOrigin
+ * @returns {{ file: string, from: 'name header' | 'default name', refused?: UnsafeFileNameError }}
+ */
+export function wantedFileName(url, contentType, header, multiOrigin) {
+  /** @type {ReturnType<typeof wantedFileName>} */
+  let wanted;
+  try {
+    wanted = header === undefined
+      ? { file: defaultFileName(url, contentType), from: 'default name' }
+      : { file: headerFileName(header, url, contentType), from: 'name header' };
+  } catch (error) {
+    if (!(error instanceof UnsafeFileNameError)) throw error;
+    wanted = { file: defaultFileName(url, contentType), from: 'default name', refused: error };
+  }
+  if (multiOrigin) wanted.file = `${hostDirectory(url)}/${wanted.file}`;
+  return wanted;
+}
+
 /** Names nobody may take: the manifest and the tool's own directory (state, temp files). */
 export const RESERVED_NAMES = ['prerender-manifest.json', '.prerender'];
 

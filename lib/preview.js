@@ -1,7 +1,7 @@
 // @ts-check
 import { Crawler } from './crawl/index.js';
 import { defaultLoader } from './load/index.js';
-import { defaultFileName, headerFileName, hostDirectory } from './naming.js';
+import { wantedFileName } from './naming.js';
 import { loadListedRoots } from './sources.js';
 import { resolveCrawlOptions } from './options.js';
 import { Scope } from './scope.js';
@@ -188,22 +188,11 @@ export async function explainUrl(options, target) {
     }
     const contentType = String(response.headers['content-type'] ?? 'application/octet-stream');
     const header = response.headers['x-builder-filename'] ?? response.headers['xbuilder-filename'];
-    const parsed = new URL(url);
-    if (typeof header === 'string') {
-      try {
-        answer.file = headerFileName(header, parsed, contentType);
-        answer.fileFrom = 'name header';
-      } catch (error) {
-        answer.file = defaultFileName(parsed, contentType);
-        answer.fileFrom = `default name (${error.message})`;
-      }
-    } else {
-      answer.file = defaultFileName(parsed, contentType);
-      answer.fileFrom = 'default name';
-    }
-    if (origins.size > 1) answer.file = `${hostDirectory(parsed)}/${answer.file}`;
+    const wanted = wantedFileName(new URL(url), contentType, Array.isArray(header) ? header[0] : header, origins.size > 1);
+    answer.file = wanted.file;
+    answer.fileFrom = wanted.refused ? `default name (${wanted.refused.message})` : wanted.from;
   } catch (error) {
-    answer.fetchError = error.message;
+    answer.fetchError = /** @type {Error} */ (error).message;
   } finally {
     await loader.close();
   }

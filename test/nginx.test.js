@@ -31,7 +31,9 @@ function findBinary(name, dirs) {
     try {
       fs.accessSync(file, fs.constants.X_OK);
       return file;
-    } catch {}
+    } catch {
+      // not in this directory: try the next
+    }
   }
   return null;
 }

@@ -1,6 +1,5 @@
 // @ts-check
 import { writeFile } from 'node:fs/promises';
-import http from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { explainUrl, preview } from '../lib/preview.js';

@@ -132,6 +132,6 @@ export function startSampler(pid, intervalMs) {
  */
 export function machineBusyMs() {
   const line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
   return ((user + nice + system + irq + softirq + steal) * 1000) / clockTicks();
 }

@@ -1,6 +1,6 @@
 // @ts-check
-import { AbortError, PrerenderError, UnsafeFileNameError } from '../errors.js';
-import { defaultFileName, headerFileName, hostDirectory, isHtmlType, mimeOf } from '../naming.js';
+import { AbortError, PrerenderError } from '../errors.js';
+import { isHtmlType, mimeOf, wantedFileName } from '../naming.js';
 import { encodeScan, resolveLinks, scanDocument } from '../page.js';
 import { detectCharset } from '../charset.js';
 import { canonicalKey, parseHttpUrl } from '../url.js';
@@ -178,8 +178,7 @@ async function redirect(run, page, status, location) {
 }
 
 /**
- * The file a page asks for: its name header, else the default name. Only an
- * unsafe name is a warning; any other error fails the page.
+ * The file a page asks for; an unsafe name header is a warning.
  * @param {CrawlRun} run
  * @param {string} key
  * @param {URL} url
@@ -187,18 +186,10 @@ async function redirect(run, page, status, location) {
  * @param {Record<string, string | string[] | undefined>} headers
  */
 function wantedName(run, key, url, contentType, headers) {
-  let wanted;
   const header = headerValue(headers, 'x-builder-filename') ?? headerValue(headers, 'xbuilder-filename');
-  if (header !== undefined) {
-    try {
-      wanted = headerFileName(header, url, contentType);
-    } catch (error) {
-      if (!(error instanceof UnsafeFileNameError)) throw error;
-      warn(run, key, 'UNSAFE_NAME', error.message);
-    }
-  }
-  wanted ??= defaultFileName(url, contentType);
-  return run.multiOrigin ? `${hostDirectory(url)}/${wanted}` : wanted;
+  const wanted = wantedFileName(url, contentType, header, run.multiOrigin);
+  if (wanted.refused) warn(run, key, 'UNSAFE_NAME', wanted.refused.message);
+  return wanted.file;
 }
 
 /**

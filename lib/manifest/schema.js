@@ -53,5 +53,5 @@ export function checkManifest(data) {
   for (const list of ['errors', 'warnings', 'redirects']) {
     if (manifest[list] !== undefined && !Array.isArray(manifest[list])) throw new ManifestFormatError(`the manifest's "${list}" is not an array`);
   }
-  return /** @type {Manifest} */ ({ errors: [], warnings: [], redirects: [], interrupted: false, ...manifest, placeholderMode: mode });
+  return /** @type {Manifest} */ (/** @type {unknown} */ ({ errors: [], warnings: [], redirects: [], interrupted: false, ...manifest, placeholderMode: mode }));
 }
