@@ -5,15 +5,16 @@ import path from 'node:path';
 
 /**
  * Staged bodies (and scans), addressed by content hash: `put` returns the
- * sha256 of what it stored, `get` gives it back. Identical bodies are stored
- * once. `LogBlobStore` appends every blob to one file (one file per run, not
- * one per page), each framed by its length and hash so the log can be read
- * back without its index; an object store or a shared directory can
- * implement the same three calls.
+ * sha256 of each blob it stored, `get` gives them back. Identical blobs are
+ * stored once. Both take several blobs at once, so a page's body and scan
+ * cost one write and, read back together, one read. `LogBlobStore` appends
+ * every blob to one file (one file per run, not one per page), each framed by
+ * its length and hash so the log can be read back without its index; an
+ * object store or a shared directory can implement the same three calls.
  *
  * @typedef {{
- *   put(data: Buffer): Promise<string>,
- *   get(id: string): Promise<Buffer>,
+ *   put(blobs: Buffer[]): Promise<string[]>,
+ *   get(ids: string[]): Promise<Buffer[]>,
  *   close(): Promise<void>,
  * }} BlobStore
  */
@@ -42,21 +43,31 @@ export class LogBlobStore {
     this.log = await open(this.file, 'w+');
   }
 
-  /** @param {Buffer} data */
-  async put(data) {
-    const id = sha256(data);
-    if (this.index.has(id)) return id;
+  /** @param {Buffer[]} blobs */
+  async put(blobs) {
     const log = /** @type {import('node:fs/promises').FileHandle} */ (this.log);
-    const header = Buffer.allocUnsafe(HEADER);
-    header.writeUIntBE(data.length, 0, 6);
-    header.write(id, 6, 'hex');
+    /** @type {string[]} */
+    const ids = [];
+    /** @type {Buffer[]} */
+    let buffers = [];
+    /** @type {string[]} */
+    const added = [];
     // Reserve the place at once, so concurrent puts never overlap.
     const at = this.size;
-    this.size += HEADER + data.length;
-    this.index.set(id, { at: at + HEADER, length: data.length });
-    let buffers = [header, data];
+    for (const data of blobs) {
+      const id = sha256(data);
+      ids.push(id);
+      if (this.index.has(id)) continue;
+      const header = Buffer.allocUnsafe(HEADER);
+      header.writeUIntBE(data.length, 0, 6);
+      header.write(id, 6, 'hex');
+      this.index.set(id, { at: this.size + HEADER, length: data.length });
+      this.size += HEADER + data.length;
+      buffers.push(header, data);
+      added.push(id);
+    }
+    const end = this.size;
     let position = at;
-    const end = at + HEADER + data.length;
     try {
       while (position < end) {
         const { bytesWritten } = await log.writev(buffers, position);
@@ -65,21 +76,40 @@ export class LogBlobStore {
         if (position < end) buffers = remainingAfter(buffers, bytesWritten);
       }
     } catch (error) {
-      this.index.delete(id);
+      for (const id of added) this.index.delete(id);
       throw error;
     }
-    return id;
+    return ids;
   }
 
-  /** @param {string} id */
-  async get(id) {
-    const where = this.index.get(id);
-    if (!where) throw new Error(`no staged blob ${id}`);
+  /** @param {string[]} ids */
+  async get(ids) {
+    const places = ids.map((id) => {
+      const where = this.index.get(id);
+      if (!where) throw new Error(`no staged blob ${id}`);
+      return where;
+    });
+    // Blobs stored together lie one after the other: one read for the run.
+    const first = places[0];
+    const last = places[places.length - 1];
+    const adjacent = places.every((where, i) => i === 0 || where.at === places[i - 1].at + places[i - 1].length + HEADER);
+    if (adjacent && places.length > 1) {
+      const span = await this.#read(first.at, last.at + last.length - first.at);
+      return places.map((where) => span.subarray(where.at - first.at, where.at - first.at + where.length));
+    }
+    return Promise.all(places.map((where) => this.#read(where.at, where.length)));
+  }
+
+  /**
+   * @param {number} at
+   * @param {number} length
+   */
+  async #read(at, length) {
     const log = /** @type {import('node:fs/promises').FileHandle} */ (this.log);
-    const buffer = Buffer.allocUnsafe(where.length);
+    const buffer = Buffer.allocUnsafe(length);
     let done = 0;
-    while (done < where.length) {
-      const { bytesRead } = await log.read(buffer, done, where.length - done, where.at + done);
+    while (done < length) {
+      const { bytesRead } = await log.read(buffer, done, length - done, at + done);
       if (bytesRead === 0) throw new Error('staged blob is shorter than recorded');
       done += bytesRead;
     }
@@ -90,7 +120,7 @@ export class LogBlobStore {
     await this.log?.close().catch(() => {});
     this.log = null;
     this.index.clear();
-    await rm(this.file, { force: true });
+    await rm(this.dir, { recursive: true, force: true });
   }
 }
 

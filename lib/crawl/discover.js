@@ -264,8 +264,9 @@ async function stage(run, page) {
   const record = page.record;
   const body = loaded(page.result).body;
   if (run.blobs) {
-    record.body = await run.blobs.put(body);
-    if (page.scan) record.scan = await run.blobs.put(encodeScan(page.scan));
+    const ids = await run.blobs.put(page.scan ? [body, encodeScan(page.scan)] : [body]);
+    record.body = ids[0];
+    record.scan = ids[1];
   }
   if (record.type === 'other') {
     record.bytes = body.length;

@@ -129,15 +129,17 @@ async function writePage(run, record, names, failed) {
   /** @type {ManifestPage['placeholders']} */
   let placeholders = [];
   try {
-    const raw = await blobs.get(/** @type {string} */ (record.body));
-    if (record.type === 'other' || record.scan === undefined) {
+    const ids = [/** @type {string} */ (record.body)];
+    if (record.type !== 'other' && record.scan !== undefined) ids.push(record.scan);
+    const [raw, scan] = await blobs.get(ids);
+    if (scan === undefined) {
       await target.write(file, raw);
       record.bytes = raw.length;
       record.sha256 = record.body;
     } else {
       const result = renderDocument({
         body: raw,
-        scan: decodeScan(await blobs.get(record.scan)),
+        scan: decodeScan(scan),
         type: record.type === 'css' ? 'css' : 'html',
         charset: record.charset ?? 'utf-8',
         placeholderMode: o.placeholders,

@@ -72,15 +72,21 @@ export function createManifestWriter(target, header) {
   const written = target.write(MANIFEST_NAME, stream);
   written.catch(() => {}); // awaited in finish(); an early failure must not go unhandled
   let count = 0;
-  stream.write(headText({ ...header, generatedAt: header.generatedAt ?? new Date().toISOString() }));
+  // Lines go out in chunks of about 64 KiB: one write per chunk, not per page.
+  let pendingText = headText({ ...header, generatedAt: header.generatedAt ?? new Date().toISOString() });
   return {
     /** @param {ManifestPage} page */
     async addPage(page) {
-      if (!stream.write(pageText(page, count++))) await Promise.race([once(stream, 'drain'), written]);
+      pendingText += pageText(page, count++);
+      if (pendingText.length < 65_536) return;
+      const chunk = pendingText;
+      pendingText = '';
+      if (!stream.write(chunk)) await Promise.race([once(stream, 'drain'), written]);
     },
     /** @param {ManifestTail} tail */
     async finish(tail) {
-      stream.end(tailText(count, tail));
+      stream.end(pendingText + tailText(count, tail));
+      pendingText = '';
       await written;
     },
     /** @param {Error} [reason] */
