@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { CRAWL_OPTIONS, OPTION_BY_NAME } from './options.js';
 import { Crawler } from './crawl/index.js';
 import { UsageError, ConfigError } from './errors.js';
-import { explainError, formatSummary, startProgress, formatPlanRow, formatPlanTotals, formatWhy } from './report.js';
+import { explainError, formatSummary, startProgress, formatPlanRow, formatPlanTotals, formatWhy, redact } from './report.js';
 import { findConfig, loadConfigFile, CONFIG_FILES } from './config.js';
 import { preview, explainUrl } from './preview.js';
 import { writeFile, readFile } from 'node:fs/promises';
@@ -223,6 +223,10 @@ async function crawlAction(flags, io) {
     result = await crawler.run();
   } catch (error) {
     io.stderr.write(`prerender: ${explainError(error)}\n`);
+    if (json) {
+      const err = /** @type {{ code?: string, message?: string, cause?: { code?: string } }} */ (error);
+      io.stdout.write(JSON.stringify({ error: { code: err?.code ?? 'ERROR', cause: err?.cause?.code, message: redact(String(err?.message ?? error)) }, stats: crawler.stats }) + '\n');
+    }
     return EXIT.USAGE;
   } finally {
     progress?.stop();

@@ -82,3 +82,17 @@ export class BrowserError extends PrerenderError {
 export function isRetryable(error) {
   return error instanceof PrerenderError && error.retryable;
 }
+
+/**
+ * The output directory (or the tool's state under it) cannot be used: disk
+ * full, read-only, no permission, a link leading out of it, another crawl
+ * holding it. Ends the run (exit 2): no page could be written reliably.
+ */
+export class OutputError extends PrerenderError {
+  code = 'OUTPUT';
+}
+
+/** Another crawl holds the output directory's lock. */
+export class LockedError extends OutputError {
+  code = 'LOCKED';
+}

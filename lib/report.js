@@ -91,7 +91,8 @@ export function explainError(error) {
   if (error instanceof UsageError || error instanceof ConfigError) return error.message;
   const err = /** @type {any} */ (error);
   const code = err?.code ?? err?.cause?.code;
-  const hint = typeof code === 'string' ? HINTS[code] : undefined;
+  const causeCode = err?.cause?.code;
+  const hint = (typeof code === 'string' ? HINTS[code] : undefined) ?? (typeof causeCode === 'string' ? HINTS[causeCode] : undefined);
   const message = redact(String(err?.message ?? error));
   if (hint) return `${message}\n  ${hint}`;
   if (error instanceof PrerenderError) return message;

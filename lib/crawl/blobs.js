@@ -2,6 +2,7 @@
 import { mkdir, open, rm } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { outputFailure } from '../output/outdir.js';
 
 /**
  * Staged bodies (and scans), addressed by content hash: `put` returns the
@@ -39,8 +40,12 @@ export class LogBlobStore {
   }
 
   async init() {
-    await mkdir(this.dir, { recursive: true });
-    this.log = await open(this.file, 'w+');
+    try {
+      await mkdir(this.dir, { recursive: true });
+      this.log = await open(this.file, 'wx+');
+    } catch (error) {
+      throw outputFailure(error, 'create the staging log', this.file);
+    }
   }
 
   /** @param {Buffer[]} blobs */
@@ -77,7 +82,7 @@ export class LogBlobStore {
       }
     } catch (error) {
       for (const id of added) this.index.delete(id);
-      throw error;
+      throw outputFailure(error, 'write the staging log', this.file);
     }
     return ids;
   }

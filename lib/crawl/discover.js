@@ -1,5 +1,5 @@
 // @ts-check
-import { AbortError, PrerenderError } from '../errors.js';
+import { AbortError, OutputError, PrerenderError } from '../errors.js';
 import { isHtmlType, mimeOf, wantedFileName } from '../naming.js';
 import { encodeScan, resolveLinks, scanDocument } from '../page.js';
 import { detectCharset } from '../charset.js';
@@ -82,6 +82,7 @@ function pump(run) {
         await frontier.retry(key);
         return;
       }
+      if (error instanceof OutputError) throw error; // the run cannot go on
       await fail(run, record, error);
     }
     const promoted = await frontier.done(key, { page: record.state === 'done' });

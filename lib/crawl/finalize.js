@@ -1,5 +1,7 @@
 // @ts-check
 import pLimit from 'p-limit';
+import { OutputError } from '../errors.js';
+import { outputFailure } from '../output/outdir.js';
 import { isHtmlType } from '../naming.js';
 import { decodeScan, renderDocument } from '../page.js';
 import { createManifestWriter } from '../manifest/write.js';
@@ -78,8 +80,8 @@ async function writePass(run, pages, names, dropped, interrupted) {
   /** @type {PageRecord[]} */
   const failed = [];
   run.stats.written = 0;
+  const limit = pLimit(WRITE_CONCURRENCY);
   try {
-    const limit = pLimit(WRITE_CONCURRENCY);
     /** @type {Promise<ManifestPage | null>[]} in URL order */
     const window = [];
     const drain = async () => {
@@ -90,7 +92,9 @@ async function writePass(run, pages, names, dropped, interrupted) {
     };
     for (const record of pages) {
       if (dropped.has(record.key)) continue;
-      window.push(limit(() => writePage(pass, record, names, failed)));
+      const written = limit(() => writePage(pass, record, names, failed));
+      written.catch(() => {}); // awaited in order by drain(); a later one may fail first
+      window.push(written);
       if (window.length >= WRITE_CONCURRENCY * 2) await drain();
     }
     while (window.length > 0) await drain();
@@ -108,6 +112,7 @@ async function writePass(run, pages, names, dropped, interrupted) {
     });
     return { failed, warnings };
   } catch (error) {
+    limit.clearQueue();
     await manifest.abort();
     throw error;
   }
@@ -162,6 +167,8 @@ async function writePage(run, record, names, failed) {
       placeholders = result.placeholders;
     }
   } catch (error) {
+    const fatal = outputFailure(error, 'write', `${file} in ${target.location}`);
+    if (fatal instanceof OutputError) throw fatal; // disk full, read-only...: the run cannot go on
     await fail(run, record, error);
     failed.push(record);
     return null;

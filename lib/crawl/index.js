@@ -3,7 +3,9 @@ import { EventEmitter } from 'node:events';
 import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { defaultLoader, withRetry } from '../load/index.js';
-import { LocalTree, STATE_DIR } from '../output/local.js';
+import { LocalTree } from '../output/local.js';
+import { STATE_DIR, prepareOutDir } from '../output/outdir.js';
+import { acquireLock } from '../output/lock.js';
 import { resolveCrawlOptions } from '../options.js';
 import { Scope } from '../scope.js';
 import { loadListedRoots } from '../sources.js';
@@ -100,7 +102,17 @@ export class Crawler extends EventEmitter {
     const warnings = [];
     const emit = (/** @type {string} */ event, /** @type {object} */ data) => { this.emit(event, data); };
     let committed = false;
+    /** @type {{ release(): Promise<void> } | null} */
+    let lock = null;
+    /** @type {string[]} directories this run made */
+    let created = [];
     try {
+      // OUT is checked and locked before anything is fetched.
+      if (!o.dryRun) {
+        const prepared = await prepareOutDir(o.out);
+        created = prepared.created;
+        lock = await acquireLock(prepared.stateDir, prepared.out);
+      }
       const listed = await loadListedRoots(o, (url, message) => warn({ warnings, emit }, url, 'SITEMAP', message));
       const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
       if (target) await target.init();
@@ -153,13 +165,19 @@ export class Crawler extends EventEmitter {
         durationMs: Math.round(performance.now() - startedAt),
         failures,
       };
+    } catch (error) {
+      controller.abort(); // requests in flight are not waited for
+      throw error;
     } finally {
       o.signal?.removeEventListener('abort', onAbort);
       await loader.close().catch(() => {});
       await blobs?.close().catch(() => {});
       if (target && !committed) await target.abort().catch(() => {});
+      await lock?.release().catch(() => {});
       // The state directory goes when nothing is left in it.
-      if (!o.dryRun) await rmdir(path.join(path.resolve(o.out), STATE_DIR)).catch(() => {});
+      if (lock) await rmdir(path.join(path.resolve(o.out), STATE_DIR)).catch(() => {});
+      // A run that wrote nothing leaves no directory it made.
+      if (!committed) for (const dir of [...created].reverse()) await rmdir(dir).catch(() => {});
     }
   }
 }

@@ -1,13 +1,17 @@
 // @ts-check
+import { constants } from 'node:fs';
 import { mkdir, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 /** @typedef {import('./target.js').OutputTarget} OutputTarget */
 import pLimit from 'p-limit';
 import { UnsafeFileNameError } from '../errors.js';
 import { MANIFEST_NAME } from '../manifest/schema.js';
+import { STATE_DIR, outputFailure, prepareOutDir } from './outdir.js';
 
-/** The tool's own directory in OUT: crawl state and temp files; never a page. */
-export const STATE_DIR = '.prerender';
+export { STATE_DIR };
+
+/** New temp files: created, never opened through an existing file or link. */
+const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 
 /** @param {string} dir */
 const isDirectory = (dir) => stat(dir).then((stats) => stats.isDirectory(), () => false);
@@ -37,8 +41,8 @@ export class LocalTree {
   }
 
   async init() {
-    await mkdir(this.temp, { recursive: true });
-    this.realOut = await realpath(this.out);
+    this.realOut = (await prepareOutDir(this.out)).realOut;
+    await mkdir(this.temp).catch((error) => { throw outputFailure(error, 'create', this.temp); });
   }
 
   /**
@@ -66,7 +70,7 @@ export class LocalTree {
         if (real !== this.realOut && !real.startsWith(this.realOut + path.sep)) {
           throw new UnsafeFileNameError(`refusing to write through a link that leaves the output directory: ${existing}`);
         }
-        await mkdir(dir, { recursive: true });
+        await mkdir(dir, { recursive: true }).catch((error) => { throw outputFailure(error, 'create', dir); });
       })();
       this.dirs.set(dir, pending);
       pending.catch(() => this.dirs.delete(dir));
@@ -89,10 +93,10 @@ export class LocalTree {
     const n = ++this.counter;
     const temp = this.#tempPath(n);
     try {
-      await writeFile(temp, data);
+      await writeFile(temp, data, { flag: CREATE });
     } catch (error) {
       await rm(temp, { force: true });
-      throw error;
+      throw outputFailure(error, 'write', temp);
     }
     const previous = this.pending.get(file);
     this.pending.set(file, n);
@@ -115,9 +119,12 @@ export class LocalTree {
     const limit = pLimit(16);
     const manifest = this.pending.get(MANIFEST_NAME);
     this.pending.delete(MANIFEST_NAME);
-    await Promise.all([...this.pending].map(([file, n]) => limit(() => rename(this.#tempPath(n), this.resolve(file)))));
+    const move = (/** @type {number} */ n, /** @type {string} */ file) => rename(this.#tempPath(n), this.resolve(file)).catch((error) => {
+      throw outputFailure(error, 'rename a file into', this.resolve(file));
+    });
+    await Promise.all([...this.pending].map(([file, n]) => limit(() => move(n, file))));
     await Promise.all([...this.removals].map((file) => limit(() => rm(this.resolve(file), { force: true }))));
-    if (manifest !== undefined) await rename(this.#tempPath(manifest), this.resolve(MANIFEST_NAME));
+    if (manifest !== undefined) await move(manifest, MANIFEST_NAME);
     this.pending.clear();
     this.removals.clear();
     await this.#dropTemp();

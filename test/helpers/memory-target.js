@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * An output target in memory, for tests of the engine's seams: what is
- * committed is in `files`; `failOn` makes writes of matching names fail.
+ * committed is in `files`; `failOn` makes writes of matching names fail
+ * (ENAMETOOLONG: a failure of that one file, not of the disk).
  * @param {{ failOn?: (file: string) => boolean }} [options]
  */
 export function memoryTarget(options = {}) {
@@ -35,7 +36,7 @@ export function memoryTarget(options = {}) {
       } else {
         for await (const chunk of data) chunks.push(Buffer.from(chunk));
       }
-      if (options.failOn?.(file)) throw Object.assign(new Error(`EIO: i/o error, write '${file}'`), { code: 'EIO' });
+      if (options.failOn?.(file)) throw Object.assign(new Error(`ENAMETOOLONG: name too long, open '${file}'`), { code: 'ENAMETOOLONG' });
       pending.set(file, Buffer.concat(chunks));
       removals.delete(file);
     },

@@ -231,7 +231,7 @@ describe('names and failures', () => {
     }
     expect([...target.files.keys()].sort()).toEqual(['a.html', 'index.html', MANIFEST_NAME]);
     const manifest = manifestOf(target);
-    expect(manifest.errors).toEqual([expect.objectContaining({ url: `${ORIGIN}/z`, code: 'EIO' })]);
+    expect(manifest.errors).toEqual([expect.objectContaining({ url: `${ORIGIN}/z`, code: 'ENAMETOOLONG' })]);
     expect(target.commits).toBe(1);
   });
 

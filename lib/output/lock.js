@@ -1,0 +1,96 @@
+// @ts-check
+import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { LockedError } from '../errors.js';
+import { outputError } from './outdir.js';
+
+/**
+ * One crawl at a time on an output directory: a lock file in its state
+ * directory, created atomically (O_EXCL), holding the pid and host of its
+ * owner. A lock whose owner is gone (same host, no such pid) is taken over.
+ *
+ * @typedef {{ pid: number, host: string, startedAt: string }} LockOwner
+ */
+
+const LOCK_NAME = 'lock';
+/** A lock file that cannot be read is taken as being written when younger than this. */
+const UNREADABLE_GRACE_MS = 10_000;
+
+/** @param {LockOwner} owner */
+function isAlive(owner) {
+  if (owner.host !== os.hostname()) return true; // cannot tell: keep off
+  if (owner.pid === process.pid) return true;
+  try {
+    process.kill(owner.pid, 0);
+    return true;
+  } catch (error) {
+    return /** @type {NodeJS.ErrnoException} */ (error).code === 'EPERM';
+  }
+}
+
+/**
+ * @param {string} file
+ * @returns {Promise<{ owner: LockOwner | null, text: string, ageMs: number } | null>} null: no lock file
+ */
+async function readLock(file) {
+  try {
+    const [text, info] = await Promise.all([readFile(file, 'utf8'), stat(file)]);
+    /** @type {LockOwner | null} */
+    let owner = null;
+    try {
+      const parsed = JSON.parse(text);
+      if (Number.isSafeInteger(parsed?.pid) && typeof parsed.host === 'string') owner = parsed;
+    } catch {
+      owner = null;
+    }
+    return { owner, text, ageMs: Date.now() - info.mtimeMs };
+  } catch (error) {
+    if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/**
+ * @param {string} stateDir OUT/.prerender
+ * @param {string} out for messages
+ * @returns {Promise<{ release(): Promise<void> }>}
+ */
+export async function acquireLock(stateDir, out) {
+  const file = path.join(stateDir, LOCK_NAME);
+  const text = JSON.stringify({ pid: process.pid, host: os.hostname(), startedAt: new Date().toISOString() });
+  const release = async () => {
+    const current = await readLock(file).catch(() => null);
+    if (current?.text === text) await rm(file, { force: true });
+  };
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      await writeFile(file, text, { flag: 'wx' });
+      return { release };
+    } catch (error) {
+      if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EEXIST') throw outputError(error, 'create the lock', file);
+    }
+    const held = await readLock(file);
+    if (!held) continue; // released meanwhile
+    if (held.owner ? isAlive(held.owner) : held.ageMs < UNREADABLE_GRACE_MS) {
+      const who = held.owner ? `pid ${held.owner.pid} on ${held.owner.host}, since ${held.owner.startedAt}` : 'a process that is starting';
+      throw new LockedError(`another prerender crawl (${who}) is writing to ${out}; wait for it to end or choose another --out${held.owner && held.owner.host !== os.hostname() ? ` (if it is gone, remove ${file})` : ''}`);
+    }
+    // The owner is gone: move its lock aside (only one taker can), then check we moved that one.
+    const aside = `${file}.stale-${process.pid}`;
+    try {
+      await rename(file, aside);
+    } catch (error) {
+      if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ENOENT') continue;
+      throw outputError(error, 'take over the lock', file);
+    }
+    const moved = await readLock(aside);
+    await rm(aside, { force: true });
+    if (moved && moved.text !== held.text) {
+      // A live crawl took the lock between our read and our move: give it back.
+      await writeFile(file, moved.text, { flag: 'wx' }).catch(() => {});
+      throw new LockedError(`another prerender crawl started on ${out} at the same moment; wait for it to end or choose another --out`);
+    }
+  }
+  throw new LockedError(`could not take the lock ${file}: it keeps changing hands`);
+}

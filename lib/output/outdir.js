@@ -1,0 +1,105 @@
+// @ts-check
+import { lstat, mkdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { OutputError } from '../errors.js';
+
+/** The tool's own directory in OUT: crawl state, lock and temp files; never a page. */
+export const STATE_DIR = '.prerender';
+
+/** What each file-system error means for OUT, and what to try. */
+const REASONS = /** @type {Record<string, string>} */ ({
+  ENOSPC: 'the disk is full',
+  EDQUOT: 'the disk quota is used up',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EIO: 'an input/output error',
+  ENOTDIR: 'a path component is a file, not a directory',
+  ENOENT: 'the path cannot be created there',
+  ENAMETOOLONG: 'the path is too long',
+  ELOOP: 'too many symbolic links',
+  EMFILE: 'too many open files',
+});
+
+/** Codes that end the run: no page can be written reliably after them. */
+const FATAL = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO', 'EMFILE', 'ENFILE']);
+
+/**
+ * The error a failed file operation under OUT becomes: disk full, read-only,
+ * no permission... end the run with an OutputError that says what and
+ * where; anything else (a name too long, a file in the way) stays a failure
+ * of that one file.
+ * @param {unknown} error
+ * @param {string} doing "write", "create", "rename"...
+ * @param {string} where the path
+ */
+export function outputFailure(error, doing, where) {
+  const code = /** @type {NodeJS.ErrnoException} */ (error)?.code;
+  if (error instanceof OutputError || !code || !FATAL.has(code)) return error;
+  return outputError(error, doing, where);
+}
+
+/**
+ * @param {unknown} error
+ * @param {string} doing
+ * @param {string} where
+ */
+export function outputError(error, doing, where) {
+  const code = /** @type {NodeJS.ErrnoException} */ (error)?.code;
+  const reason = (code && REASONS[code]) ?? /** @type {Error} */ (error)?.message ?? String(error);
+  return new OutputError(`cannot ${doing} ${where}: ${reason}${code ? ` (${code})` : ''}`, { cause: error });
+}
+
+/**
+ * Make OUT usable before anything is fetched: create it (walking up a
+ * bounded number of levels, never a recursive mkdir that can loop on a
+ * pseudo file system), check that the state directory is a real directory
+ * inside it, and write and remove a probe file.
+ * @param {string} out
+ * @returns {Promise<{ out: string, realOut: string, stateDir: string, created: string[] }>}
+ *   created: the directories made (outermost first), for a caller that must leave no trace
+ */
+export async function prepareOutDir(out) {
+  const absolute = path.resolve(out);
+  /** @type {string[]} */
+  const missing = [];
+  let dir = absolute;
+  for (let depth = 0; depth < 4096; depth++) {
+    try {
+      const found = await stat(dir);
+      if (!found.isDirectory()) throw new OutputError(`cannot use ${absolute} as the output directory: ${dir} is a file, not a directory`);
+      break;
+    } catch (error) {
+      if (error instanceof OutputError) throw error;
+      if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'ENOENT') throw outputError(error, 'use', dir);
+      missing.push(dir);
+      const parent = path.dirname(dir);
+      if (parent === dir) break;
+      dir = parent;
+    }
+  }
+  missing.reverse();
+  for (const level of missing) {
+    await mkdir(level).catch((error) => {
+      if (error.code !== 'EEXIST') throw outputError(error, 'create the output directory', level);
+    });
+  }
+  const realOut = await realpath(absolute).catch((error) => { throw outputError(error, 'use', absolute); });
+  const stateDir = path.join(absolute, STATE_DIR);
+  const found = await lstat(stateDir).catch((error) => {
+    if (error.code === 'ENOENT') return null;
+    throw outputError(error, 'use', stateDir);
+  });
+  if (found && !found.isDirectory()) {
+    throw new OutputError(`refusing to use ${stateDir}: it is ${found.isSymbolicLink() ? 'a symbolic link' : 'not a directory'} (prerender keeps its own files there; remove it)`);
+  }
+  if (!found) {
+    await mkdir(stateDir).catch((error) => {
+      if (error.code !== 'EEXIST') throw outputError(error, 'create', stateDir);
+    });
+  }
+  const probe = path.join(stateDir, `probe-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+  await writeFile(probe, 'probe', { flag: 'wx' }).catch((error) => { throw outputError(error, 'write in', absolute); });
+  await rm(probe, { force: true });
+  return { out: absolute, realOut, stateDir, created: missing };
+}
