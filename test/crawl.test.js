@@ -393,12 +393,36 @@ describe('redirects', () => {
     ]));
     expect(result.redirects).toBe(manifest.redirects.length);
     expect(manifest.pages.some((page) => page.url.includes('a301'))).toBe(false);
-    expect(manifest.errors.map((error) => error.url)).toEqual([site.url('/redir/noloc.asp')]);
+    expect(manifest.errors.map((error) => error.url)).toEqual([site.url('/redir/loop-a.asp'), site.url('/redir/loop-b.asp'), site.url('/redir/noloc.asp')]);
+    const loop = manifest.errors.filter((error) => error.code === 'REDIRECT_LOOP');
+    expect(loop).toHaveLength(2);
+    expect(loop[0].message).toBe(`redirect loop: ${site.url('/redir/loop-b.asp')} → ${site.url('/redir/loop-a.asp')} → ${site.url('/redir/loop-b.asp')}`);
+    expect(result.failed).toBe(3);
+  });
+
+  it('a chain past --max-redirects is a recorded failure with the chain, and no hop beyond the cap is fetched', async () => {
+    const { manifest, text, file, result } = await crawlSite('/redir/longs.asp', { maxRedirects: 10 });
+    expect(result.failures).toEqual([expect.objectContaining({ url: site.url('/redir/long.asp?n=30'), code: 'TOO_MANY_REDIRECTS' })]);
+    const message = result.failures[0].message;
+    expect(message).toMatch(/^more than --max-redirects 10 redirects: /);
+    expect(message.split(' → ')).toHaveLength(12);
+    for (let n = 30; n >= 20; n--) expect(site.count(`/redir/long.asp?n=${n}`)).toBe(1);
+    expect(site.count('/redir/long.asp?n=19')).toBe(0);
+    expect(attr(await text(file('/redir/longs.asp')), 'long', 'href')).toBe('long.asp?n=30');
+    expect(manifest.pages.map((page) => page.url)).toEqual([site.url('/redir/longs.asp')]);
+  });
+
+  it('a long chain within --max-redirects leads to its end\'s file', async () => {
+    const { text, file, result } = await crawlSite('/redir/longs.asp', { maxRedirects: 30 });
+    expect(result.failed).toBe(0);
+    const index = file('/redir/longs.asp');
+    expect(linkTarget(index, /** @type {string} */ (attr(await text(index), 'long', 'href')))).toBe(file('/redir/long.asp?n=0'));
   });
 
   it('a root that redirects is written under its target', async () => {
     const { manifest, result } = await crawlSite('/redir/a301.asp');
-    expect(result.failures.map((failure) => failure.url)).toEqual([site.url('/redir/noloc.asp')]); // reached through target1 -> index
+    // reached through target1 -> index
+    expect(result.failures.map((failure) => failure.url)).toEqual([site.url('/redir/loop-a.asp'), site.url('/redir/loop-b.asp'), site.url('/redir/noloc.asp')]);
     expect(manifest.pages.map((page) => page.url)).toContain(site.url('/redir/target1.asp'));
     expect(fileOf(manifest, site.url('/redir/target1.asp'))).toBe('redir/target1.asp.html');
   });

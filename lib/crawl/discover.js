@@ -157,6 +157,9 @@ async function classify(run, page) {
 }
 
 /**
+ * A redirect is a result: its target is admitted, unless it closes a loop or
+ * goes past --max-redirects; then the chain is a recorded failure and no hop
+ * beyond the cap is fetched.
  * @param {CrawlRun} run
  * @param {PageInFlight} page
  * @param {number} status
@@ -170,12 +173,79 @@ async function redirect(run, page, status, location) {
   record.state = 'redirect';
   record.status = status;
   record.location = key;
-  record.referrers = undefined;
   await run.records.put(record);
   run.redirects.push({ url: page.key, location: key, status });
   const decision = run.scope.decide(key);
-  if (decision.decision === 'crawl') await admit(run, [{ key, kind: record.kind, referrer: page.key, decision }]);
   run.emit('redirect', { url: page.key, location: key, status, decision: decision.decision });
+  if (decision.decision !== 'crawl') {
+    record.referrers = undefined;
+    return;
+  }
+  const max = run.options.maxRedirects;
+  const loop = await loopThrough(run, key, page.key, max);
+  if (loop) {
+    const message = `redirect loop: ${[...loop, loop[0]].join(' → ')}`;
+    for (const member of loop) {
+      const looped = await run.records.get(member);
+      if (looped && looped.state === 'redirect') await fail(run, looped, new PrerenderError(message, { code: 'REDIRECT_LOOP' }));
+    }
+    return;
+  }
+  if (record.hops + 1 > max) {
+    const chain = await chainTo(run, record, max);
+    const start = await run.records.get(chain[0]);
+    const message = `more than --max-redirects ${max} redirects: ${[...chain, key].join(' → ')}`;
+    if (start) await fail(run, start, new PrerenderError(message, { code: 'TOO_MANY_REDIRECTS' }));
+    return;
+  }
+  const [outcome] = await admit(run, [{ key, kind: record.kind, referrer: page.key, decision }]);
+  if (outcome === 'added') {
+    const next = await run.records.get(key);
+    if (next) {
+      next.via = page.key;
+      next.hops = record.hops + 1;
+    }
+  }
+  record.referrers = undefined;
+}
+
+/**
+ * The URLs of a loop when following redirects from `key` comes back to `from`.
+ * @param {CrawlRun} run
+ * @param {string} key
+ * @param {string} from
+ * @param {number} max
+ * @returns {Promise<string[] | null>} from, then the hops back to it
+ */
+async function loopThrough(run, key, from, max) {
+  const loop = [from];
+  let current = key;
+  for (let hop = 0; hop <= max; hop++) {
+    if (current === from) return loop;
+    const record = await run.records.get(current);
+    if (!record || record.state !== 'redirect' || !record.location) return null;
+    loop.push(current);
+    current = record.location;
+  }
+  return null;
+}
+
+/**
+ * The chain of redirects that led to a record, from its start.
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ * @param {number} max
+ */
+async function chainTo(run, record, max) {
+  const chain = [record.key];
+  let current = record;
+  for (let hop = 0; hop <= max && current.via; hop++) {
+    const previous = await run.records.get(current.via);
+    if (!previous) break;
+    chain.unshift(previous.key);
+    current = previous;
+  }
+  return chain;
 }
 
 /**
@@ -234,11 +304,13 @@ async function links(run, page) {
  * Add in-scope URLs to the frontier and the record store.
  * @param {CrawlRun} run
  * @param {(FrontierItem & { decision?: import('../scope.js').ScopeDecision })[]} items
+ * @returns {Promise<import('./frontier.js').AddOutcome[]>}
  */
 async function admit(run, items) {
-  if (items.length === 0) return;
+  if (items.length === 0) return [];
   const outcomes = await run.frontier.add(items.map(({ key, kind, referrer }) => ({ key, kind, referrer })));
   await admitted(run, items, outcomes);
+  return outcomes;
 }
 
 /**

@@ -37,7 +37,7 @@ const MAX_PASSES = 10;
  */
 export async function finalize(run, pages, { interrupted }) {
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
-  const names = createNameTable(pages, await run.records.list('redirect'));
+  const names = createNameTable(pages, await run.records.list('redirect'), run.options.maxRedirects);
   /** @type {Set<string>} pages that failed in a pass: skipped, and links to them stay live */
   const dropped = new Set();
   run.stats.phase = 'write';

@@ -37,8 +37,9 @@ export async function assignNames(run) {
  * The read-only name table of phase two.
  * @param {PageRecord[]} pages named pages
  * @param {PageRecord[]} redirects redirect records
+ * @param {number} [maxHops] redirects followed at most
  */
-export function createNameTable(pages, redirects) {
+export function createNameTable(pages, redirects, maxHops = 10) {
   /** @type {Map<string, string>} */
   const files = new Map();
   for (const record of pages) if (record.file) files.set(record.key, record.file);
@@ -47,12 +48,12 @@ export function createNameTable(pages, redirects) {
   for (const record of redirects) if (record.location) moved.set(record.key, record.location);
   return {
     /**
-     * The file a URL's link leads to (following up to 10 redirects), or null.
+     * The file a URL's link leads to (following redirects), or null.
      * @param {string} key
      */
     fileOf(key) {
       let current = key;
-      for (let hops = 0; hops < 10; hops++) {
+      for (let hops = 0; hops <= maxHops; hops++) {
         const file = files.get(current);
         if (file !== undefined) return file;
         const next = moved.get(current);

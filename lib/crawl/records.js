@@ -22,6 +22,8 @@
  *   etag: string | undefined,
  *   lastModified: string | undefined,
  *   location: string | undefined,
+ *   via: string | undefined,
+ *   hops: number,
  *   wanted: string | undefined,
  *   file: string | undefined,
  *   body: string | undefined,
@@ -32,7 +34,9 @@
  * }} PageRecord
  *   body: the staged raw body's blob id (its sha256); scan: the blob id of
  *   its scan (links with offsets and resolved targets: the outlinks);
- *   bytes/sha256: of the file as written.
+ *   bytes/sha256: of the file as written. via/hops: for a URL first reached
+ *   through a redirect, the URL that redirected to it and the number of
+ *   redirects that led here.
  * @typedef {{
  *   admit(items: FrontierItem[], outcomes: AddOutcome[]): Promise<void>,
  *   get(key: string): Promise<PageRecord | undefined>,
@@ -55,7 +59,7 @@ export function newRecord(key, kind, referrer) {
   return {
     key, kind, state: 'queued', referrers: referrer ? [referrer] : [],
     status: undefined, contentType: undefined, type: undefined, charset: undefined, etag: undefined, lastModified: undefined,
-    location: undefined, wanted: undefined, file: undefined, body: undefined, scan: undefined, bytes: undefined, sha256: undefined,
+    location: undefined, via: undefined, hops: 0, wanted: undefined, file: undefined, body: undefined, scan: undefined, bytes: undefined, sha256: undefined,
     error: undefined,
   };
 }
