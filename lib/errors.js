@@ -60,6 +60,11 @@ export class PageTooLargeError extends PrerenderError {
   code = 'PAGE_TOO_LARGE';
 }
 
+/** A body in a Content-Encoding prerender cannot decode, or that does not decode: never written as if it were text. */
+export class ContentEncodingError extends PrerenderError {
+  code = 'CONTENT_ENCODING';
+}
+
 /** A name header (or a computed name) that would escape the output directory. */
 export class UnsafeFileNameError extends PrerenderError {
   code = 'UNSAFE_FILE_NAME';

@@ -1,6 +1,8 @@
 // @ts-check
 import { Agent, request } from 'undici';
-import { FetchError, HttpStatusError, PageTooLargeError, TimeoutError, AbortError } from '../errors.js';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { ContentEncodingError, FetchError, HttpStatusError, PageTooLargeError, TimeoutError, AbortError } from '../errors.js';
 import { parseRetryAfter } from './retry.js';
 
 /**
@@ -114,7 +116,9 @@ export function createHttpLoader(options) {
         discard(response.body);
         throw new PageTooLargeError(`body of ${declared} bytes is over --max-page-bytes ${maxPageBytes}`);
       }
-      const body = await readCapped(response.body, maxPageBytes);
+      const encodings = contentEncodings(responseHeaders['content-encoding']);
+      const raw = await readCapped(response.body, maxPageBytes);
+      const body = encodings.length === 0 ? raw : await decode(raw, encodings, maxPageBytes);
       return { url, status, headers: responseHeaders, body };
     } catch (error) {
       throw classify(error, { signal, timedOut: controller.signal.aborted && !signal?.aborted, timeout });
@@ -157,12 +161,56 @@ async function readCapped(stream, cap) {
 }
 
 /**
+ * The codings of a Content-Encoding header, in the order they were applied.
+ * @param {string | string[] | undefined} header
+ */
+function contentEncodings(header) {
+  if (header === undefined) return [];
+  const text = Array.isArray(header) ? header.join(',') : header;
+  return text.split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '' && coding !== 'identity');
+}
+
+const gunzip = promisify(zlib.gunzip);
+const inflate = promisify(zlib.inflate);
+const inflateRaw = promisify(zlib.inflateRaw);
+const brotli = promisify(zlib.brotliDecompress);
+
+/**
+ * Decode a body the origin compressed although we asked for identity: gzip,
+ * deflate (zlib or raw, as browsers accept) and br. The decoded size is
+ * capped too, so a compression bomb stops at --max-page-bytes with bounded
+ * memory.
+ * @param {Buffer} body
+ * @param {string[]} encodings
+ * @param {number} cap
+ */
+async function decode(body, encodings, cap) {
+  let data = body;
+  for (const coding of [...encodings].reverse()) {
+    const options = { maxOutputLength: cap };
+    try {
+      if (coding === 'gzip' || coding === 'x-gzip') data = await gunzip(data, options);
+      else if (coding === 'br') data = await brotli(data, options);
+      else if (coding === 'deflate') data = await inflate(data, options).catch(() => inflateRaw(data, options));
+      else throw new ContentEncodingError(`the body is in Content-Encoding "${coding}", which prerender cannot decode`);
+    } catch (error) {
+      if (error instanceof ContentEncodingError) throw error;
+      if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ERR_BUFFER_TOO_LARGE') {
+        throw new PageTooLargeError(`the ${coding}-decoded body is over --max-page-bytes ${cap}`);
+      }
+      throw new ContentEncodingError(`cannot decode the ${coding} body: ${/** @type {Error} */ (error).message}`, { cause: error });
+    }
+  }
+  return data;
+}
+
+/**
  * Map whatever undici threw to one of our typed errors.
  * @param {any} error
  * @param {{ signal?: AbortSignal, timedOut: boolean, timeout: number }} context
  */
 function classify(error, { signal, timedOut, timeout }) {
-  if (error instanceof HttpStatusError || error instanceof PageTooLargeError) return error;
+  if (error instanceof HttpStatusError || error instanceof PageTooLargeError || error instanceof ContentEncodingError) return error;
   if (signal?.aborted) return new AbortError('crawl interrupted', { cause: error });
   const code = error?.code ?? error?.cause?.code;
   if (timedOut || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
