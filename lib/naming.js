@@ -8,6 +8,8 @@ import { UnsafeFileNameError } from './errors.js';
  */
 
 const MAX_SEGMENT_BYTES = 200;
+/** A file's whole path (relative to OUT) stays under this, so no page fails with ENAMETOOLONG. */
+export const MAX_PATH_BYTES = 1024;
 const HTML_EXTENSION = /\.html?$/i;
 const WINDOWS_UNSAFE = /[<>:"|?*\\\u0000-\u001f\u007f]/g;
 
@@ -196,25 +198,57 @@ export function wantedFileName(url, contentType, header, multiOrigin) {
     wanted = { file: defaultFileName(url, contentType), from: 'default name', refused: error };
   }
   if (multiOrigin) wanted.file = `${hostDirectory(url)}/${wanted.file}`;
+  wanted.file = capPath(wanted.file);
   return wanted;
+}
+
+/**
+ * Keep a file's path under MAX_PATH_BYTES: past it, the directories that do
+ * not fit are replaced by one segment named from their hash (deterministic,
+ * so the same URL always gets the same file).
+ * @param {string} file
+ */
+export function capPath(file) {
+  if (Buffer.byteLength(file) <= MAX_PATH_BYTES) return file;
+  const parts = file.split('/');
+  const name = /** @type {string} */ (parts.pop());
+  const budget = MAX_PATH_BYTES - Buffer.byteLength(name) - 24;
+  const kept = [];
+  let used = 0;
+  for (const part of parts) {
+    const size = Buffer.byteLength(part) + 1;
+    if (used + size > budget) break;
+    kept.push(part);
+    used += size;
+  }
+  const rest = parts.slice(kept.length).join('/');
+  return [...kept, `_${createHash('sha1').update(rest).digest('hex').slice(0, 20)}`, name].join('/');
 }
 
 /** Names nobody may take: the manifest and the tool's own directory (state, temp files). */
 export const RESERVED_NAMES = ['prerender-manifest.json', '.prerender'];
 
 /**
+ * @typedef {{ children: Map<string, TreeNode> | null, owner: string | undefined }} TreeNode
+ *   one lower-cased path segment of the tree; `owner` is the URL of the file
+ *   that ends here, a node with children is a directory
+ */
+
+/** @returns {TreeNode} */
+const treeNode = () => ({ children: null, owner: undefined });
+
+/**
  * Hands out file names so that two URLs never share a file: a taken name (case
  * insensitively, so the tree survives case-insensitive file systems), or one
  * clashing with a directory, gets a "-2", "-3"... suffix before its extension.
+ * The names given are kept in a tree of segments, so a claim costs a walk of
+ * its path, whatever the depth or the number of files.
  */
 export class FileRegistry {
   /** @param {{ reserved?: (name: string) => boolean }} [options] more top-level names to keep free */
   constructor(options = {}) {
     this.reserved = options.reserved ?? (() => false);
-    /** @type {Map<string, string>} lower-cased file -> URL that owns it */
-    this.files = new Map();
-    /** @type {Set<string>} lower-cased directories in use */
-    this.dirs = new Set();
+    this.root = treeNode();
   }
 
   /**
@@ -223,59 +257,68 @@ export class FileRegistry {
    * @returns {{ file: string, collidedWith?: string }}
    */
   claim(wanted, url) {
-    const moved = this.#freeDirectories(wanted);
-    let collidedWith = moved.blockedBy;
-    wanted = moved.file;
-    let file = wanted;
-    for (let n = 2; this.#clash(file); n++) {
-      collidedWith ??= this.files.get(file.toLowerCase()) ?? (this.dirs.has(file.toLowerCase()) ? 'a directory of the tree' : 'a reserved name');
+    const parts = wanted.split('/');
+    /** @type {string | undefined} */
+    let collidedWith;
+    // Directories: one whose name is already a file (or a reserved name) moves
+    // to a suffixed directory: "x.html/index.html" with "x.html" taken becomes
+    // "x.html-2/index.html".
+    /** @type {TreeNode | undefined} the existing node of the directory walked so far */
+    let node = this.root;
+    for (let i = 0; i < parts.length - 1; i++) {
+      const here = node;
+      const blocked = (/** @type {string} */ segment) => {
+        const lower = segment.toLowerCase();
+        return here?.children?.get(lower)?.owner !== undefined || (i === 0 && RESERVED_NAMES.includes(lower));
+      };
+      if (blocked(parts[i])) {
+        collidedWith ??= here?.children?.get(parts[i].toLowerCase())?.owner ?? 'a reserved name';
+        let n = 2;
+        while (blocked(`${parts[i]}-${n}`)) n++;
+        parts[i] = `${parts[i]}-${n}`;
+      }
+      node = here?.children?.get(parts[i].toLowerCase());
+    }
+    const base = parts.join('/');
+    const parent = node;
+    const top = parts.length === 1;
+    const clash = (/** @type {string} */ name) => {
+      const lower = name.toLowerCase();
+      const existing = parent?.children?.get(lower);
+      if (existing && (existing.owner !== undefined || existing.children !== null)) {
+        return existing.owner ?? 'a directory of the tree';
+      }
+      if (top && (RESERVED_NAMES.includes(lower) || this.reserved(lower))) return 'a reserved name';
+      return undefined;
+    };
+    let file = base;
+    const last = parts[parts.length - 1];
+    let name = last;
+    for (let n = 2; ; n++) {
+      const taken = clash(name);
+      if (taken === undefined) break;
+      collidedWith ??= taken;
       // Numbered suffixes first; past 100 (or a reserved numbered family such
       // as sitemap-N.xml), a suffix from the URL's hash, which cannot loop.
-      file = n <= 100 ? suffixed(wanted, n) : suffixed(wanted, `h${createHash('sha1').update(url + n).digest('hex').slice(0, 10)}`);
+      file = n <= 100 ? suffixed(base, n) : suffixed(base, `h${createHash('sha1').update(url + n).digest('hex').slice(0, 10)}`);
+      name = file.slice(file.lastIndexOf('/') + 1);
       if (n > 200) throw new Error(`cannot find a free file name for ${url}`);
     }
-    this.files.set(file.toLowerCase(), url);
-    const parts = file.toLowerCase().split('/');
-    for (let i = 1; i < parts.length; i++) this.dirs.add(parts.slice(0, i).join('/'));
+    // Record the name: walk (and grow) the tree along its segments.
+    let at = this.root;
+    const segments = file.split('/');
+    for (const segment of segments) {
+      at.children ??= new Map();
+      const lower = segment.toLowerCase();
+      let next = at.children.get(lower);
+      if (!next) {
+        next = treeNode();
+        at.children.set(lower, next);
+      }
+      at = next;
+    }
+    at.owner = url;
     return collidedWith === undefined ? { file } : { file, collidedWith };
-  }
-
-  /**
-   * A name whose directory is already a file (or a reserved name) moves to a
-   * suffixed directory: "x.html/index.html" with "x.html" taken becomes
-   * "x.html-2/index.html".
-   * @param {string} file
-   * @returns {{ file: string, blockedBy?: string }}
-   */
-  #freeDirectories(file) {
-    const parts = file.split('/');
-    /** @type {string | undefined} */
-    let blockedBy;
-    for (let i = 0; i < parts.length - 1; i++) {
-      const blocked = (/** @type {string} */ segment) => {
-        const dir = [...parts.slice(0, i), segment].join('/').toLowerCase();
-        return this.files.has(dir) || (i === 0 && RESERVED_NAMES.includes(dir));
-      };
-      if (!blocked(parts[i])) continue;
-      blockedBy ??= this.files.get([...parts.slice(0, i + 1)].join('/').toLowerCase()) ?? 'a reserved name';
-      let n = 2;
-      while (blocked(`${parts[i]}-${n}`)) n++;
-      parts[i] = `${parts[i]}-${n}`;
-    }
-    return blockedBy === undefined ? { file } : { file: parts.join('/'), blockedBy };
-  }
-
-  /** @param {string} file */
-  #clash(file) {
-    const lower = file.toLowerCase();
-    if (this.files.has(lower) || this.dirs.has(lower)) return true;
-    const top = lower.split('/')[0];
-    if (RESERVED_NAMES.includes(top) || (!lower.includes('/') && this.reserved(lower))) return true;
-    const parts = lower.split('/');
-    for (let i = 1; i < parts.length; i++) {
-      if (this.files.has(parts.slice(0, i).join('/'))) return true;
-    }
-    return false;
   }
 }
 

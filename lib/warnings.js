@@ -7,6 +7,7 @@ export const WARNING_CODES = Object.freeze({
   NAME_COLLISION: 'two URLs want the same file name; the later one in URL order gets a suffix',
   UNSAFE_NAME: 'a name header was refused as unsafe; the page gets its default name',
   MAX_PAGES: '--max-pages was reached; links to the in-scope URLs not crawled stay live',
+  MAX_DEPTH: 'in-scope URLs deeper than --max-depth were not crawled; links to them stay live',
   SLOT_NO_SKU: 'a price slot has an empty data-price-sku and the page has no x-price-sku meta: left as it is',
   SLOT_UNCLOSED: 'a price slot element is never closed: left as it is',
   SITEMAP: 'a sitemap (or one listed in an index) could not be read, lists nothing, or lists unusable entries',

@@ -277,3 +277,19 @@ describe('FileRegistry: two URLs never share a file', () => {
     expect(registry.claim('sub/prerender-manifest.json', 'u4').file).toBe('sub/prerender-manifest.json');
   });
 });
+
+describe('capPath: a whole path stays under 1,024 bytes', () => {
+  it('leaves short paths alone and hashes the directories that do not fit', async () => {
+    const { capPath, MAX_PATH_BYTES } = await import('../lib/naming.js');
+    expect(capPath('a/b/c.html')).toBe('a/b/c.html');
+    const deep = `${'dir/'.repeat(400)}page.html`;
+    const capped = capPath(deep);
+    expect(Buffer.byteLength(capped)).toBeLessThanOrEqual(MAX_PATH_BYTES);
+    expect(capped.endsWith('/page.html')).toBe(true);
+    expect(capped).toMatch(/^(dir\/)+_[0-9a-f]{20}\/page\.html$/);
+    expect(capPath(deep)).toBe(capped);
+    expect(capPath(`${'dir/'.repeat(401)}page.html`)).not.toBe(capped);
+    const wide = `${'é'.repeat(100)}/`.repeat(12) + 'x.html';
+    expect(Buffer.byteLength(capPath(wide))).toBeLessThanOrEqual(MAX_PATH_BYTES);
+  });
+});

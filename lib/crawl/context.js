@@ -33,6 +33,7 @@
  *   warnings: Warning[],
  *   redirects: import('../manifest/schema.js').ManifestRedirect[],
  *   interned: Map<string, string>,
+ *   depth: { rootDepth: Map<string, number>, tooDeep: Set<string> },
  *   sources: Record<string, unknown>,
  * }} CrawlRun
  */

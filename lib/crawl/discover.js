@@ -293,11 +293,36 @@ async function links(run, page) {
     const key = link.key;
     if (!key) continue;
     const decision = run.scope.decide(key);
-    const followed = decision.decision === 'crawl' && (link.kind === 'navigation' || followRequisites);
+    let followed = decision.decision === 'crawl' && (link.kind === 'navigation' || followRequisites);
+    if (followed && tooDeep(run, key)) followed = false;
     if (followed) follow.push({ key, kind: link.kind, referrer: page.key, decision });
     if (listening) run.emit('link', { from: page.key, url: key, kind: link.kind, followed, ...decision });
   }
   await admit(run, follow);
+}
+
+/** Distinct too-deep URLs remembered for the count. */
+const MAX_TOO_DEEP_TRACKED = 200_000;
+
+/**
+ * Path segments of a canonical URL below the directory of the shallowest
+ * root on its origin; over --max-depth it is not crawled (and counted).
+ * @param {CrawlRun} run
+ * @param {string} key
+ */
+function tooDeep(run, key) {
+  const pathStart = key.indexOf('/', key.indexOf('//') + 2);
+  if (pathStart < 0) return false;
+  let segments = 0;
+  for (let i = pathStart + 1; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (c === 63 /* ? */ || c === 35 /* # */) break;
+    if (c === 47 /* / */) segments++;
+  }
+  const base = run.depth.rootDepth.get(key.slice(0, pathStart)) ?? 0;
+  if (segments - base <= run.options.maxDepth) return false;
+  if (run.depth.tooDeep.size < MAX_TOO_DEEP_TRACKED) run.depth.tooDeep.add(key);
+  return true;
 }
 
 /**

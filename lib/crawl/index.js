@@ -137,6 +137,7 @@ export class Crawler extends EventEmitter {
         warnings,
         redirects: [],
         interned: new Map(),
+        depth: { rootDepth: rootDepths([...o.roots, ...listed]), tooDeep: new Set() },
         sources: sources(o, listed.length),
       };
       await discover(run, [...o.roots, ...listed]);
@@ -145,6 +146,9 @@ export class Crawler extends EventEmitter {
       const { overLimit, overLimitSaturated } = run.frontier.counts();
       if (overLimit > 0) {
         warn(run, o.roots[0] ?? listed[0], 'MAX_PAGES', `--max-pages ${o.maxPages} reached: ${overLimitSaturated ? 'at least ' : ''}${overLimit} more in-scope URLs were not crawled; links to them stay live`);
+      }
+      if (run.depth.tooDeep.size > 0) {
+        warn(run, o.roots[0] ?? listed[0], 'MAX_DEPTH', `--max-depth ${o.maxDepth} reached: ${run.depth.tooDeep.size} in-scope URLs deeper than that were not crawled; links to them stay live`);
       }
       /** @type {import('../warnings.js').Warning[]} */
       let writeWarnings = [];
@@ -180,6 +184,22 @@ export class Crawler extends EventEmitter {
       if (!committed) for (const dir of [...created].reverse()) await rmdir(dir).catch(() => {});
     }
   }
+}
+
+/**
+ * For each origin, the directory depth (slashes in the path) of its
+ * shallowest root: --max-depth counts segments below it.
+ * @param {string[]} roots
+ */
+function rootDepths(roots) {
+  /** @type {Map<string, number>} */
+  const depths = new Map();
+  for (const root of roots) {
+    const url = new URL(root);
+    const depth = url.pathname.split('/').length - 2;
+    depths.set(url.origin, Math.min(depths.get(url.origin) ?? Infinity, depth));
+  }
+  return depths;
 }
 
 /**

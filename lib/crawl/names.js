@@ -23,7 +23,10 @@ export async function assignNames(run) {
   const pages = (await run.records.list('done')).sort(byKey);
   const registry = new FileRegistry({ reserved: run.options.writeSitemap ? isSitemapName : undefined });
   const listening = run.listening('named');
+  let count = 0;
   for (const record of pages) {
+    // Let signals and timers in now and then: naming 200,000 pages takes a while.
+    if (++count % 2000 === 0) await new Promise((resolve) => setImmediate(resolve));
     const wanted = /** @type {string} */ (record.wanted);
     const { file, collidedWith } = registry.claim(wanted, record.key);
     if (collidedWith) warn(run, record.key, 'NAME_COLLISION', `file name collision: "${wanted}" is taken by ${collidedWith}; written as "${file}"`);

@@ -1,6 +1,6 @@
 // @ts-check
 import { constants } from 'node:fs';
-import { mkdir, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 /** @typedef {import('./target.js').OutputTarget} OutputTarget */
 import pLimit from 'p-limit';
@@ -12,9 +12,6 @@ export { STATE_DIR };
 
 /** New temp files: created, never opened through an existing file or link. */
 const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
-
-/** @param {string} dir */
-const isDirectory = (dir) => stat(dir).then((stats) => stats.isDirectory(), () => false);
 
 /**
  * The output tree on a local (or mounted) file system. Each write goes to a
@@ -57,20 +54,33 @@ export class LocalTree {
     return absolute;
   }
 
-  /** @param {string} dir absolute */
+  /**
+   * Make a directory of the tree, its parents first. Each level is checked
+   * once: one made by us is a real directory inside OUT; one that existed is
+   * looked at (lstat), and a link is followed only to check that it stays
+   * inside OUT. So a new level costs one mkdir, whatever the depth.
+   * @param {string} dir absolute
+   * @returns {Promise<void>}
+   */
   #ensureDir(dir) {
+    if (dir === this.out) return Promise.resolve();
     let pending = this.dirs.get(dir);
     if (!pending) {
       pending = (async () => {
-        // Check the deepest directory that exists before creating anything
-        // below it, so nothing is created through a link leaving the tree.
-        let existing = dir;
-        while (existing !== this.out && !(await isDirectory(existing))) existing = path.dirname(existing);
-        const real = await realpath(existing);
-        if (real !== this.realOut && !real.startsWith(this.realOut + path.sep)) {
-          throw new UnsafeFileNameError(`refusing to write through a link that leaves the output directory: ${existing}`);
+        await this.#ensureDir(path.dirname(dir));
+        try {
+          await mkdir(dir);
+          return;
+        } catch (error) {
+          if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EEXIST') throw outputFailure(error, 'create', dir);
         }
-        await mkdir(dir, { recursive: true }).catch((error) => { throw outputFailure(error, 'create', dir); });
+        const found = await lstat(dir);
+        if (found.isDirectory()) return;
+        if (!found.isSymbolicLink()) throw Object.assign(new Error(`a file is in the way of the directory ${dir}`), { code: 'EEXIST' });
+        const real = await realpath(dir).catch(() => '');
+        if (!real.startsWith(this.realOut + path.sep) || !(await stat(real)).isDirectory()) {
+          throw new UnsafeFileNameError(`refusing to write through a link that leaves the output directory: ${dir}`);
+        }
       })();
       this.dirs.set(dir, pending);
       pending.catch(() => this.dirs.delete(dir));

@@ -49,3 +49,29 @@ describe('bodies compressed although identity was asked for', () => {
     for (const name of ['bomb', 'corrupt', 'zstd']) expect(manifest.pages.some((p) => p.url.endsWith(`/${name}.html`))).toBe(false);
   });
 });
+
+describe('a deep-path trap (every page links "a/", one level deeper)', () => {
+  it('stops at --max-depth (64 by default) with a warning, quickly', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    const result = await crawl({ roots: [origin.url('/deep/')], out, retries: 0 });
+    expect(result.pages).toBe(65);
+    expect(result.failed).toBe(0);
+    const manifest = await readManifest(out);
+    expect(manifest.warnings).toEqual([expect.objectContaining({ code: 'MAX_DEPTH' })]);
+    expect(origin.count(`/deep/${'a/'.repeat(65)}`)).toBe(0);
+  });
+
+  it('past --max-depth raised, every page is written: paths are capped under 1,024 bytes, names stay unique', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    const result = await crawl({ roots: [origin.url('/deep/')], out, retries: 0, maxDepth: 5000, maxPages: 1200 });
+    expect(result.failed).toBe(0);
+    expect(result.pages).toBe(1200);
+    const manifest = await readManifest(out);
+    const files = manifest.pages.map((page) => page.file);
+    expect(new Set(files).size).toBe(1200);
+    expect(Math.max(...files.map((file) => Buffer.byteLength(file)))).toBeLessThanOrEqual(1024);
+    const deepest = manifest.pages.find((page) => page.url === origin.url(`/deep/${'a/'.repeat(1199)}`));
+    expect(deepest?.file).toMatch(/^deep\/(a\/)+_[0-9a-f]{20}\/index\.html$/);
+    expect((await readFile(path.join(out, /** @type {string} */ (deepest?.file)), 'utf8'))).toContain('deeper');
+  }, 30_000);
+});
