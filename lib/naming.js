@@ -45,14 +45,51 @@ export function isHtmlType(contentType) {
   return mime === 'text/html' || mime === 'application/xhtml+xml';
 }
 
+/** Names Windows keeps for devices, with or without an extension. */
+const DEVICE_NAME = /^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])(\.|$)/i;
+/** Files a web server obeys instead of serving (.htaccess, .htpasswd, .htgroups...). */
+const SERVER_FILE = /^\.ht/i;
+/** A name ending in a dot or a space: Windows drops them, so two names become one. */
+const TRAILING_DOT_OR_SPACE = /[. ]+$/;
+
 /**
- * Make one decoded URL segment safe as a file name segment.
+ * What makes a segment unusable on some file system or web server, or null.
+ * @param {string} segment
+ */
+function unportable(segment) {
+  if (DEVICE_NAME.test(segment)) return 'a Windows device name';
+  if (SERVER_FILE.test(segment)) return 'a file web servers obey (.htaccess, .htpasswd...)';
+  if (TRAILING_DOT_OR_SPACE.test(segment)) return 'a name ending in a dot or a space';
+  return null;
+}
+
+/**
+ * Make one decoded URL segment safe as a file name segment on every file
+ * system: no reserved characters, no device names, no trailing dot or space,
+ * nothing a web server would obey.
  * @param {string} segment
  */
 function safeSegment(segment) {
-  const cleaned = segment.replace(WINDOWS_UNSAFE, '_');
+  let cleaned = segment.replace(WINDOWS_UNSAFE, '_');
   if (cleaned === '.' || cleaned === '..') return cleaned.replace(/\./g, '_');
+  if (DEVICE_NAME.test(cleaned) || SERVER_FILE.test(cleaned)) cleaned = `_${cleaned}`;
+  cleaned = cleaned.replace(TRAILING_DOT_OR_SPACE, (tail) => '_'.repeat(tail.length));
   return shorten(cleaned);
+}
+
+/**
+ * A name header's value as the origin meant it: header bytes reach us one
+ * byte per character; when they are valid UTF-8 (café.htm sent as UTF-8),
+ * read them as UTF-8.
+ * @param {string} value
+ */
+export function decodeNameHeader(value) {
+  if (!/[\u0080-\u00ff]/.test(value) || /[^\u0000-\u00ff]/.test(value)) return value;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(value, 'latin1'));
+  } catch {
+    return value;
+  }
 }
 
 /**
@@ -162,6 +199,10 @@ export function headerFileName(value, url, contentType) {
   if (name.endsWith('/')) kept.push('index.html');
   const last = kept.length - 1;
   kept[last] = withExtension(kept[last], contentType);
+  for (const segment of kept) {
+    const why = unportable(segment);
+    if (why) refuse(why);
+  }
   if (Buffer.byteLength(kept[last]) > 255) refuse('name longer than 255 bytes with its extension');
   const dirs = rooted ? [] : directorySegments(url.pathname);
   return [...dirs, ...kept].join('/');
@@ -192,7 +233,7 @@ export function wantedFileName(url, contentType, header, multiOrigin) {
   try {
     wanted = header === undefined
       ? { file: defaultFileName(url, contentType), from: 'default name' }
-      : { file: headerFileName(header, url, contentType), from: 'name header' };
+      : { file: headerFileName(decodeNameHeader(header), url, contentType), from: 'name header' };
   } catch (error) {
     if (!(error instanceof UnsafeFileNameError)) throw error;
     wanted = { file: defaultFileName(url, contentType), from: 'default name', refused: error };

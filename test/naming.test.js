@@ -293,3 +293,38 @@ describe('capPath: a whole path stays under 1,024 bytes', () => {
     expect(Buffer.byteLength(capPath(wide))).toBeLessThanOrEqual(MAX_PATH_BYTES);
   });
 });
+
+describe('decodeNameHeader: header bytes read as UTF-8 when they are UTF-8', () => {
+  it.each([
+    ['caf\u00c3\u00a9.htm', 'café.htm'],
+    ['caf\u00e9.htm', 'caf\u00e9.htm'],
+    ['plain.htm', 'plain.htm'],
+    ['\u00e2\u0082\u00ac.htm', '€.htm'],
+    ['caf\u00c3.htm', 'caf\u00c3.htm'],
+  ])('%j -> %j', async (raw, expected) => {
+    const { decodeNameHeader } = await import('../lib/naming.js');
+    expect(decodeNameHeader(raw)).toBe(expected);
+  });
+});
+
+describe('names every file system can take', () => {
+  it.each([
+    ['http://h/CON', 'text/html', '_CON.html'],
+    ['http://h/aux.asp', 'text/html', '_aux.asp.html'],
+    ['http://h/com1.txt', 'text/plain', '_com1.txt'],
+    ['http://h/console.asp', 'text/html', 'console.asp.html'],
+    ['http://h/.htaccess', 'text/plain', '_.htaccess.txt'],
+    ['http://h/.well-known/x.txt', 'text/plain', '.well-known/x.txt'],
+    ['http://h/dir./x.txt', 'text/plain', 'dir_/x.txt'],
+    ['http://h/dir%20/x.txt', 'text/plain', 'dir_/x.txt'],
+    ['http://h/nul/x.txt', 'text/plain', '_nul/x.txt'],
+  ])('default name of %s (%s) is %s', async (url, type, expected) => {
+    const { defaultFileName } = await import('../lib/naming.js');
+    expect(defaultFileName(new URL(url), type)).toBe(expected);
+  });
+
+  it.each(['CON.htm', 'con', 'Lpt9.html', 'dir./x.htm', 'dir /x.htm', '.htaccess', 'sub/.HTpasswd', 'nul/x.htm'])('refuses the name header %j', async (value) => {
+    const { headerFileName } = await import('../lib/naming.js');
+    expect(() => headerFileName(value, new URL('http://h/p'), 'text/html')).toThrow(/unsafe file name/);
+  });
+});

@@ -75,3 +75,36 @@ describe('a deep-path trap (every page links "a/", one level deeper)', () => {
     expect((await readFile(path.join(out, /** @type {string} */ (deepest?.file)), 'utf8'))).toContain('deeper');
   }, 30_000);
 });
+
+describe('names that must survive every file system', () => {
+  it('device names, .htaccess and trailing dots are refused as header names and made safe as URL names; UTF-8 header bytes are read as UTF-8', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    const result = await crawl({ roots: [origin.url('/names/index.html')], out, retries: 0 });
+    expect(result.failed).toBe(0);
+    const manifest = await readManifest(out);
+    const file = (/** @type {string} */ name) => manifest.pages.find((page) => page.url === origin.url(`/names/${name}`))?.file;
+    expect(file('utf8.asp')).toBe('names/café.htm');
+    expect(file('ok.asp')).toBe('names/fine.htm');
+    expect(file('con.asp')).toBe('names/_con.asp.html');
+    expect(file('htaccess.asp')).toBe('names/htaccess.asp.html');
+    expect(file('dotdir.asp')).toBe('names/dotdir.asp.html');
+    expect(file('aux')).toBe('names/_aux.html');
+    expect(file('LPT1.txt')).toBe('names/_LPT1.txt.html');
+    expect(file('.htpasswd')).toBe('names/_.htpasswd.html');
+    expect(file('trail.')).toBe('names/trail..html');
+    const refused = manifest.warnings.filter((warning) => warning.code === 'UNSAFE_NAME').map((warning) => warning.url.replace(origin.origin, '')).sort();
+    expect(refused).toEqual(['/names/con.asp', '/names/dotdir.asp', '/names/htaccess.asp']);
+    for (const page of manifest.pages) {
+      for (const segment of page.file.split('/')) {
+        expect(segment).not.toMatch(/^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/i);
+        expect(segment).not.toMatch(/^\.ht|[. ]$/i);
+      }
+    }
+  });
+
+  it('a byte order mark decides the encoding over a <meta charset> that disagrees', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl({ roots: [origin.url('/bom.html')], out, retries: 0, include: ['/'] });
+    expect(origin.count('/caf%C3%A9.html')).toBe(1);
+  });
+});
