@@ -4,7 +4,7 @@ import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { defaultLoader, withRetry } from '../load/index.js';
 import { LocalTree } from '../output/local.js';
-import { STATE_DIR, prepareOutDir } from '../output/outdir.js';
+import { STATE_DIR, clearLeftovers, prepareOutDir } from '../output/outdir.js';
 import { acquireLock } from '../output/lock.js';
 import { resolveCrawlOptions } from '../options.js';
 import { Scope } from '../scope.js';
@@ -112,6 +112,7 @@ export class Crawler extends EventEmitter {
         const prepared = await prepareOutDir(o.out);
         created = prepared.created;
         lock = await acquireLock(prepared.stateDir, prepared.out);
+        await clearLeftovers(prepared.stateDir); // a killed run's temp files and staging
       }
       const listed = await loadListedRoots(o, (url, message) => warn({ warnings, emit }, url, 'SITEMAP', message));
       const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));

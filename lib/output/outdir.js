@@ -1,5 +1,5 @@
 // @ts-check
-import { lstat, mkdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { OutputError } from '../errors.js';
 
@@ -102,4 +102,22 @@ export async function prepareOutDir(out) {
   await writeFile(probe, 'probe', { flag: 'wx' }).catch((error) => { throw outputError(error, 'write in', absolute); });
   await rm(probe, { force: true });
   return { out: absolute, realOut, stateDir, created: missing };
+}
+
+/**
+ * Remove what killed runs left in the state directory (temp files, staging
+ * logs, probes). Call it only while holding the lock: then no other run is
+ * using them.
+ * @param {string} stateDir
+ * @returns {Promise<number>} entries removed
+ */
+export async function clearLeftovers(stateDir) {
+  const entries = await readdir(stateDir).catch(() => /** @type {string[]} */ ([]));
+  let removed = 0;
+  for (const entry of entries) {
+    if (!/^(tmp-|run-|probe-|lock\.stale-)/.test(entry)) continue;
+    await rm(path.join(stateDir, entry), { recursive: true, force: true }).catch((error) => { throw outputError(error, 'remove the leftover', path.join(stateDir, entry)); });
+    removed++;
+  }
+  return removed;
 }

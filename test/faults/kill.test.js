@@ -1,0 +1,59 @@
+// @ts-check
+import { describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { listFilesIfAny } from '../crawl-helpers.js';
+import { BIN, runNode } from '../helpers/cli.js';
+import { useFixtureSite } from '../helpers/fixtures.js';
+
+/**
+ * SIGKILL at several points of a crawl, then the same crawl again: the user
+ * gets exit 0 and the tree a clean run gives, byte for byte, with nothing of
+ * the killed run left in OUT.
+ */
+
+const KILL = fileURLToPath(new URL('../../fixtures/kill-crawl.js', import.meta.url));
+
+/** @type {import('../helpers/fixtures.js').FixtureSite} */
+let site;
+const dirs = useFixtureSite((started) => { site = started; });
+
+/**
+ * Every file of a tree with its bytes; the manifest without its date.
+ * @param {string} out
+ */
+async function snapshot(out) {
+  /** @type {Record<string, string>} */
+  const files = {};
+  for (const file of await listFilesIfAny(out)) {
+    const bytes = await readFile(path.join(out, file));
+    files[file] = file === 'prerender-manifest.json' ? bytes.toString().replace(/"generatedAt": "[^"]*"/, '') : bytes.toString('base64');
+  }
+  return files;
+}
+
+/** @param {string} out */
+async function crawlWithBin(out) {
+  return runNode([BIN, 'crawl', site.url('/big/index.asp?n=30&kb=2'), '-i', '/', '-o', out, '-q', '--retries', '0', '-c', '2'], { cwd: path.dirname(out), limitMs: 20_000 });
+}
+
+describe('SIGKILL, then the same crawl again', () => {
+  it.each([
+    ['page', 10, 'while fetching'],
+    ['written', 10, 'while writing pages'],
+    ['commit', 10, 'while moving files into place'],
+  ])('killed at %s %d (%s): the re-run gives the clean tree', async (when, count) => {
+    const clean = path.join(await dirs.make(), 'clean');
+    expect((await crawlWithBin(clean)).code).toBe(0);
+    const out = path.join(await dirs.make(), 'out');
+    const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, String(when), String(count)], { cwd: path.dirname(out), limitMs: 20_000 });
+    expect(killed.signal).toBe('SIGKILL');
+    expect(await listFilesIfAny(path.join(out, '.prerender'))).not.toEqual([]);
+    const again = await crawlWithBin(out);
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(0);
+    expect(await snapshot(out)).toEqual(await snapshot(clean));
+    expect(await listFilesIfAny(path.join(out, '.prerender'))).toEqual([]);
+  });
+});
