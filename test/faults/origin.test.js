@@ -108,3 +108,39 @@ describe('names that must survive every file system', () => {
     expect(origin.count('/caf%C3%A9.html')).toBe(1);
   });
 });
+
+describe('slow, broken and huge answers', () => {
+  it('a drip that never ends fails on --timeout; a reset mid-body and a 50 MiB page are recorded failures; the rest is written', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    const result = await crawl({ roots: [origin.url('/drip.html'), origin.url('/reset.html'), origin.url('/huge.html'), origin.url('/gzip/gzip.html')], include: ['/'], out, retries: 0, timeout: 600 });
+    const manifest = await readManifest(out);
+    const errors = Object.fromEntries(manifest.errors.map((error) => [error.url.replace(origin.origin, ''), error]));
+    expect(errors['/drip.html']).toMatchObject({ code: 'TIMEOUT' });
+    expect(errors['/reset.html']).toMatchObject({ code: 'FETCH' });
+    expect(errors['/huge.html']).toMatchObject({ code: 'PAGE_TOO_LARGE' });
+    expect(result.failed).toBe(3);
+    expect(manifest.pages.map((page) => page.url)).toContain(origin.url('/gzip/gzip.html'));
+  });
+});
+
+describe('pages that stress the parser', () => {
+  it('a page with 200,000 links is scanned and written, every out-of-scope link kept as written', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    const result = await crawl({ roots: [origin.url('/many/links.html')], out, retries: 0 });
+    expect(result.failed).toBe(0);
+    const text = await readFile(path.join(out, 'many/links.html'), 'utf8');
+    expect(text.match(/href="\/elsewhere\/\d+"/g)).toHaveLength(200_000);
+    expect(text).toContain('href="malformed.html"');
+  }, 30_000);
+
+  it('malformed HTML (100,000 open tags, invalid UTF-8, broken tags) keeps every byte but the one link it must change', async () => {
+    const { MALFORMED } = await import('../../fixtures/hostile.js');
+    const out = path.join(await dirs.make(), 'out');
+    await crawl({ roots: [origin.url('/many/malformed.html')], out, retries: 0 });
+    const written = await readFile(path.join(out, 'many/malformed.html'));
+    // broken.asp is written as broken.asp.html: only that attribute value changes.
+    const expected = Buffer.from(MALFORMED.toString('latin1').replace("href='broken.asp'", "href='broken.asp.html'"), 'latin1');
+    expect(expected.equals(MALFORMED)).toBe(false);
+    expect(written.equals(expected)).toBe(true);
+  }, 30_000);
+});
