@@ -138,7 +138,7 @@ fetch failed). --json prints one JSON object per line, then a "totals" line.`);
 }
 
 /** Crawl options that mean nothing to preview: accepted (so a crawl command line can be pasted) and ignored. */
-const PREVIEW_IGNORES = ['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'assets', 'quiet'];
+const PREVIEW_IGNORES = ['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'assets', 'quiet', 'full', 'pruneMax', 'force'];
 
 /**
  * Add the crawl options to a command; a boolean that a config file may turn
@@ -234,7 +234,7 @@ async function crawlAction(flags, io) {
   if (json) io.stdout.write(JSON.stringify(result) + '\n');
   else if (!quiet) io.stdout.write(formatSummary(result, { warningsList: warnings }));
   if (result.interrupted) return EXIT.INTERRUPTED;
-  return result.failed > 0 ? EXIT.PAGES_FAILED : EXIT.OK;
+  return result.failed > 0 || result.stale > 0 || result.pruneRefused ? EXIT.PAGES_FAILED : EXIT.OK;
 }
 
 /**

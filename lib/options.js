@@ -47,6 +47,9 @@ export const CRAWL_OPTIONS = [
   { name: 'urls', flags: '--urls <file>', type: 'string', description: 'add the URLs of a file (one per line, "#" comments; "-" for stdin) as roots; in scope unless excluded' },
   { name: 'writeSitemap', flags: '--write-sitemap', type: 'boolean', default: false, description: 'write sitemap.xml for the static tree (needs --site-url)' },
   { name: 'siteUrl', flags: '--site-url <url>', type: 'url', description: 'public base URL of the static tree, for --write-sitemap' },
+  { name: 'full', flags: '--full', type: 'boolean', default: false, description: 'fetch and write every page again, ignoring what the last crawl into OUT left (its state is still updated, and files of pages gone are still removed)' },
+  { name: 'pruneMax', flags: '--prune-max <n|n%>', type: 'string', default: '10%', check: (item) => (/^\d+(\.\d+)?%?$/.test(item) ? null : 'a number of files or a percentage such as "10%"'), description: 'refuse to remove more files of pages gone than this (a number, or a percentage of the last crawl\'s pages)' },
+  { name: 'force', flags: '--force', type: 'boolean', default: false, description: 'remove the files of pages gone even past --prune-max' },
   { name: 'json', flags: '--json', type: 'boolean', default: false, description: 'print a machine-readable summary on stdout', cliOnly: true },
   { name: 'quiet', flags: '-q, --quiet', type: 'boolean', default: false, description: 'no progress line and no summary (errors still go to stderr)', cliOnly: true },
 ];
@@ -64,6 +67,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin'];
  *   maxPages?: number, maxDepth?: number, timeout?: number, retries?: number, maxRedirects?: number, dynamicBase?: string, assets?: boolean,
  *   maxPageBytes?: number, placeholders?: 'filter' | 'ssi' | 'esi', pricePath?: string, header?: string[],
  *   sitemap?: string[], urls?: string, writeSitemap?: boolean, siteUrl?: string, json?: boolean, quiet?: boolean,
+ *   full?: boolean, pruneMax?: string, force?: boolean,
  *   signal?: AbortSignal, retryDelay?: number,
  * }} CrawlOptions
  */
@@ -75,6 +79,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin'];
  *   maxPageBytes: number, placeholders: 'filter' | 'ssi' | 'esi', pricePath: string,
  *   headers: Record<string, string>, retryDelay: number, signal?: AbortSignal,
  *   sitemap: string[], urls?: string, writeSitemap: boolean, siteUrl: URL | null, dryRun: boolean,
+ *   full: boolean, pruneMax: string, force: boolean,
  *   stdin?: NodeJS.ReadableStream,
  * }} ResolvedCrawlOptions
  */

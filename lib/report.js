@@ -17,6 +17,13 @@ export function formatDuration(ms) {
 /** @param {number} n */
 const count = (n) => n.toLocaleString('en-US');
 
+/** @param {number} bytes */
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
 /**
  * A live progress line on a terminal, redrawn at most 5 times a second.
  * @param {NodeJS.WritableStream & { isTTY?: boolean, columns?: number }} stream
@@ -66,6 +73,11 @@ export function formatSummary(result, extra = {}) {
     if (result.warnings > 3) lines.push(`  … and ${count(result.warnings - 3)} more: see "warnings" in the manifest`);
   }
   if (result.notCrawled > 0) lines.push(`${count(result.notCrawled)} in-scope URLs not crawled (--max-pages reached)`);
+  const churn = result.churn;
+  if (churn && (churn.notModified + churn.sameBytes + churn.changed + churn.removed + churn.stale > 0)) {
+    lines.push(`Changes since the last crawl: ${count(churn.new)} new, ${count(churn.changed)} changed, ${count(churn.notModified)} unchanged (304), ${count(churn.sameBytes)} unchanged (same bytes), ${count(churn.removed)} removed, ${count(churn.stale)} stale (last good copy kept), ${count(churn.failed)} failed; ${count(churn.filesWritten)} files written (${formatBytes(churn.bytesWritten)})`);
+  }
+  if (result.pruneRefused) lines.push('Pages gone from the site were not removed: more than --prune-max (see the warning); run again with --force to remove them');
   lines.push(`Manifest: ${result.manifest}`);
   return lines.join('\n') + '\n';
 }

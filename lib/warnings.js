@@ -10,6 +10,8 @@ export const WARNING_CODES = Object.freeze({
   MAX_DEPTH: 'in-scope URLs deeper than --max-depth were not crawled; links to them stay live',
   SLOT_NO_SKU: 'a price slot has an empty data-price-sku and the page has no x-price-sku meta: left as it is',
   SLOT_UNCLOSED: 'a price slot element is never closed: left as it is',
+  PRUNE_REFUSED: 'more pages of the last crawl are gone than --prune-max allows: no file was removed',
+  STALE: 'a page failed this time (server error, timeout...): its file from the last crawl is kept, marked stale',
   SITEMAP: 'a sitemap (or one listed in an index) could not be read, lists nothing, or lists unusable entries',
 });
 

@@ -61,7 +61,8 @@ export function fileOf(manifest, url) {
 }
 
 /**
- * Every file under dir, relative, forward slashes.
+ * Every file under dir, relative, forward slashes; not prerender's own
+ * directory (.prerender/: the state a crawl keeps for the next one).
  * @param {string} dir
  * @returns {Promise<string[]>}
  */
@@ -70,7 +71,19 @@ export async function listFiles(dir) {
   return entries
     .filter((entry) => entry.isFile())
     .map((entry) => path.relative(dir, path.join(entry.parentPath ?? entry.path, entry.name)).split(path.sep).join('/'))
+    .filter((file) => !file.startsWith('.prerender/'))
     .sort();
+}
+
+/**
+ * What a run left in OUT/.prerender/ besides the state for the next run:
+ * temp files, staging, locks, probes. A run that ended (or the run after a
+ * killed one) leaves none.
+ * @param {string} out
+ */
+export async function leftovers(out) {
+  const entries = await readdir(path.join(out, '.prerender')).catch(() => /** @type {string[]} */ ([]));
+  return entries.filter((entry) => !['state.ndjson', 'blobs.log', 'blobs.idx'].includes(entry));
 }
 
 /**

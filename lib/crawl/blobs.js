@@ -1,5 +1,5 @@
 // @ts-check
-import { mkdir, open, rm } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { outputFailure } from '../output/outdir.js';
@@ -16,8 +16,10 @@ import { outputFailure } from '../output/outdir.js';
  * @typedef {{
  *   put(blobs: Buffer[]): Promise<string[]>,
  *   get(ids: string[]): Promise<Buffer[]>,
+ *   has(id: string): boolean,
  *   close(): Promise<void>,
  * }} BlobStore
+ *   close() keeps what was stored, for the next run.
  */
 
 /** @param {Buffer} data */
@@ -26,12 +28,16 @@ export const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 /** Frame header: 6-byte length, then the 32-byte sha256. */
 const HEADER = 38;
 
+/** Index entry on disk: 32-byte hash, 6-byte position, 6-byte length. */
+const INDEX_ENTRY = 44;
+
 /** @implements {BlobStore} */
 export class LogBlobStore {
   /** @param {string} dir where the log lives (created) */
   constructor(dir) {
     this.dir = dir;
     this.file = path.join(dir, 'blobs.log');
+    this.indexFile = path.join(dir, 'blobs.idx');
     /** @type {import('node:fs/promises').FileHandle | null} */
     this.log = null;
     this.size = 0;
@@ -39,12 +45,57 @@ export class LogBlobStore {
     this.index = new Map();
   }
 
-  async init() {
+  /**
+   * Open the log: a new, empty one, or (keep) the one a previous run left,
+   * with its index read back (or rebuilt from the frames when the index is
+   * missing or stale, as after a kill; a torn last frame is cut off).
+   * @param {{ keep?: boolean }} [options]
+   */
+  async init({ keep = false } = {}) {
     try {
       await mkdir(this.dir, { recursive: true });
-      this.log = await open(this.file, 'wx+');
+      if (keep) {
+        this.log = await open(this.file, 'r+').catch((error) => {
+          if (error.code === 'ENOENT') return open(this.file, 'wx+');
+          throw error;
+        });
+        this.size = (await this.log.stat()).size;
+        if (this.size > 0 && !(await this.#readIndex())) await this.#rebuildIndex();
+      } else {
+        this.log = await open(this.file, 'w+');
+      }
+      await rm(this.indexFile, { force: true }); // stale from now on, until close()
     } catch (error) {
-      throw outputFailure(error, 'create the staging log', this.file);
+      throw outputFailure(error, 'open the staging log', this.file);
+    }
+  }
+
+  /** @returns {Promise<boolean>} whether a usable index was read */
+  async #readIndex() {
+    const data = await readFile(this.indexFile).catch(() => null);
+    if (!data || data.length < 6 || (data.length - 6) % INDEX_ENTRY !== 0) return false;
+    if (data.readUIntBE(data.length - 6, 6) !== this.size) return false;
+    for (let at = 0; at < data.length - 6; at += INDEX_ENTRY) {
+      this.index.set(data.toString('hex', at, at + 32), { at: data.readUIntBE(at + 32, 6), length: data.readUIntBE(at + 38, 6) });
+    }
+    return true;
+  }
+
+  async #rebuildIndex() {
+    const log = /** @type {import('node:fs/promises').FileHandle} */ (this.log);
+    const header = Buffer.allocUnsafe(HEADER);
+    let at = 0;
+    while (at + HEADER <= this.size) {
+      const { bytesRead } = await log.read(header, 0, HEADER, at);
+      if (bytesRead < HEADER) break;
+      const length = header.readUIntBE(0, 6);
+      if (at + HEADER + length > this.size) break;
+      this.index.set(header.toString('hex', 6, 38), { at: at + HEADER, length });
+      at += HEADER + length;
+    }
+    if (at < this.size) {
+      await log.truncate(at);
+      this.size = at;
     }
   }
 
@@ -87,6 +138,11 @@ export class LogBlobStore {
     return ids;
   }
 
+  /** @param {string} id */
+  has(id) {
+    return this.index.has(id);
+  }
+
   /** @param {string[]} ids */
   async get(ids) {
     const places = ids.map((id) => {
@@ -121,11 +177,56 @@ export class LogBlobStore {
     return buffer;
   }
 
+  /**
+   * Keep only the blobs still referenced, when the dead ones take more than
+   * half of the log: the live ones are copied to a new log, which replaces it.
+   * @param {Set<string>} live
+   */
+  async compact(live) {
+    let liveBytes = 0;
+    for (const id of live) liveBytes += (this.index.get(id)?.length ?? 0) + HEADER;
+    if (this.size <= 2 * liveBytes + 1024 * 1024) return;
+    const next = new LogBlobStore(path.join(this.dir, `tmp-compacting-${process.pid}`));
+    await next.init();
+    for (const id of live) {
+      if (!this.index.has(id)) continue;
+      await next.put(await this.get([id]));
+    }
+    await next.log?.close();
+    await this.log?.close();
+    await rename(next.file, this.file);
+    await rm(next.dir, { recursive: true, force: true });
+    this.index = next.index;
+    this.size = next.size;
+    this.log = await open(this.file, 'r+');
+  }
+
+  /** Keep the log for the next run: write its index and close it. */
   async close() {
+    if (!this.log) return;
+    const entries = Buffer.allocUnsafe(this.index.size * INDEX_ENTRY + 6);
+    let at = 0;
+    for (const [id, where] of this.index) {
+      entries.write(id, at, 'hex');
+      entries.writeUIntBE(where.at, at + 32, 6);
+      entries.writeUIntBE(where.length, at + 38, 6);
+      at += INDEX_ENTRY;
+    }
+    entries.writeUIntBE(this.size, at, 6);
+    await this.log.close().catch(() => {});
+    this.log = null;
+    const temp = path.join(this.dir, `tmp-blobs-${process.pid}.idx`);
+    await writeFile(temp, entries);
+    await rename(temp, this.indexFile);
+  }
+
+  /** Close and remove the log and its index. */
+  async destroy() {
     await this.log?.close().catch(() => {});
     this.log = null;
     this.index.clear();
-    await rm(this.dir, { recursive: true, force: true });
+    await rm(this.file, { force: true });
+    await rm(this.indexFile, { force: true });
   }
 }
 

@@ -34,6 +34,8 @@
  *   redirects: import('../manifest/schema.js').ManifestRedirect[],
  *   interned: Map<string, string>,
  *   depth: { rootDepth: Map<string, number>, tooDeep: Set<string> },
+ *   prior: import('./recrawl.js').Prior | null,
+ *   stateDir: string | null,
  *   sources: Record<string, unknown>,
  * }} CrawlRun
  */

@@ -1,11 +1,12 @@
 // @ts-check
 import { AbortError, OutputError, PrerenderError } from '../errors.js';
 import { isHtmlType, mimeOf, wantedFileName } from '../naming.js';
-import { encodeScan, resolveLinks, scanDocument } from '../page.js';
+import { decodeScan, encodeScan, resolveLinks, scanDocument } from '../page.js';
 import { detectCharset } from '../charset.js';
 import { canonicalKey, parseHttpUrl } from '../url.js';
 import { createStepRunner } from './steps.js';
 import { intern, warn } from './context.js';
+import { conditionalHeaders, fromStored, isGone, isTransient, reusable } from './recrawl.js';
 
 /**
  * Phase one: every in-scope URL goes load → transforms → classify → scan and
@@ -83,7 +84,7 @@ function pump(run) {
         return;
       }
       if (error instanceof OutputError) throw error; // the run cannot go on
-      await fail(run, record, error);
+      await failOrKeep(run, page, error);
     }
     const promoted = await frontier.done(key, { page: record.state === 'done' });
     if (promoted.length > 0) await admitted(run, promoted, promoted.map(() => 'added'));
@@ -124,7 +125,7 @@ function pump(run) {
  * @param {PageInFlight} page
  */
 async function load(run, page) {
-  page.result = await run.loader.load(page.key, { signal: run.signal });
+  page.result = await run.loader.load(page.key, { signal: run.signal, headers: conditionalHeaders(run.prior, page.key) });
 }
 
 /**
@@ -142,7 +143,13 @@ async function classify(run, page) {
     return;
   }
   if (result.notModified) {
-    throw new PrerenderError('HTTP 304 Not Modified, and there is no earlier copy of this page to keep', { code: 'NOT_MODIFIED' });
+    const stored = reusable(run.prior, page.key, run.blobs);
+    if (!stored) throw new PrerenderError('HTTP 304 Not Modified, and there is no earlier copy of this page to keep', { code: 'NOT_MODIFIED' });
+    await keepStored(run, page, stored, 'not-modified');
+    // A 304 may carry the name header: a page renamed without a new body.
+    const header = headerValue(result.headers, 'x-builder-filename') ?? headerValue(result.headers, 'xbuilder-filename');
+    if (header !== undefined) page.record.wanted = wantedName(run, page.key, page.url ?? new URL(page.key), /** @type {string} */ (page.record.contentType), result.headers);
+    return;
   }
   const contentType = intern(run, headerValue(result.headers, 'content-type') ?? 'application/octet-stream');
   const html = isHtmlType(contentType);
@@ -270,7 +277,7 @@ function wantedName(run, key, url, contentType, headers) {
  */
 function scan(run, page) {
   const record = page.record;
-  if (record.type === 'other') return;
+  if (record.type === 'other' || page.scan) return;
   const body = loaded(page.result).body;
   record.charset = intern(run, detectCharset(/** @type {string} */ (record.contentType), body));
   page.scan = scanDocument(body, record.type === 'css' ? 'css' : 'html', record.charset);
@@ -361,12 +368,14 @@ async function admitted(run, items, outcomes) {
 async function stage(run, page) {
   const record = page.record;
   const body = loaded(page.result).body;
-  if (run.blobs) {
+  if (run.blobs && record.change !== 'not-modified') {
     const ids = await run.blobs.put(page.scan ? [body, encodeScan(page.scan)] : [body]);
+    const before = run.prior?.pages.get(page.key);
+    record.change = !before || before.state !== 'done' ? 'new' : before.body === ids[0] ? 'same-bytes' : 'changed';
     record.body = ids[0];
     record.scan = ids[1];
   }
-  if (record.type === 'other') {
+  if (record.type === 'other' && record.change !== 'not-modified') {
     record.bytes = body.length;
     record.sha256 = record.body;
   }
@@ -375,6 +384,60 @@ async function stage(run, page) {
   await run.records.put(record);
   run.stats.fetched++;
   run.emit('page', { url: page.key, wantedFile: record.wanted, status: record.status, contentType: record.contentType, bytes: body.length });
+}
+
+/**
+ * Carry on with the stored copy of a page: its links are followed as if it
+ * had been fetched, and its file is left as it is unless what it links to moved.
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ * @param {import('./state.js').StoredPage} stored
+ * @param {import('./records.js').Change} change
+ */
+async function keepStored(run, page, stored, change) {
+  const record = page.record;
+  fromStored(record, stored);
+  record.change = change;
+  record.wanted = stored.file;
+  page.url ??= new URL(page.key);
+  page.result = { url: page.key, status: stored.status, headers: {}, body: Buffer.alloc(0) };
+  if (record.scan) {
+    const [scanned] = await /** @type {import('./blobs.js').BlobStore} */ (run.blobs).get([record.scan]);
+    page.scan = decodeScan(scanned);
+  }
+}
+
+/**
+ * A failure on a page the previous crawl wrote: a transient one keeps the
+ * previous file (the page is marked stale); a 404/410 means the page is gone.
+ * Anything else, or a page never written before, is a recorded failure.
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ * @param {unknown} error
+ */
+async function failOrKeep(run, page, error) {
+  const stored = isTransient(error) ? reusable(run.prior, page.key, run.blobs) : null;
+  if (stored) {
+    await keepStored(run, page, stored, 'not-modified');
+    page.record.stale = true;
+    page.record.error = { message: /** @type {Error} */ (error)?.message ?? String(error) };
+    await links(run, page);
+    page.record.state = 'done';
+    page.record.referrers = undefined;
+    await run.records.put(page.record);
+    run.stats.fetched++;
+    warn(run, page.key, 'STALE', `${page.record.error.message}: the file of the last crawl is kept`);
+    return;
+  }
+  if (isGone(error) && run.prior?.pages.get(page.key)?.state === 'done') {
+    page.record.state = 'gone';
+    page.record.status = /** @type {import('../errors.js').HttpStatusError} */ (error).status;
+    page.record.referrers = undefined;
+    await run.records.put(page.record);
+    run.emit('gone', { url: page.key, status: page.record.status });
+    return;
+  }
+  await fail(run, page.record, error);
 }
 
 /**

@@ -1,27 +1,34 @@
 // @ts-check
 import pLimit from 'p-limit';
 import { OutputError } from '../errors.js';
-import { outputFailure } from '../output/outdir.js';
 import { isHtmlType } from '../naming.js';
 import { decodeScan, renderDocument } from '../page.js';
 import { createManifestWriter } from '../manifest/write.js';
+import { outputFailure } from '../output/outdir.js';
 import { SitemapWriter } from '../sitemap-writer.js';
 import { sha256 } from './blobs.js';
+import { warn } from './context.js';
 import { fail } from './discover.js';
 import { createNameTable } from './names.js';
+import { priorFiles, pruneLimit } from './recrawl.js';
+import { createStateWriter } from './state.js';
 
 /**
  * Phase two, once every name is known: rewrite each staged page, write it
- * through the output target, and stream the manifest (and sitemap) in URL
- * order; then commit. A page that cannot be written may already be linked
- * from pages written before it, so a pass with a new failure is done again
- * without it: links never point at a file that was not written.
+ * through the output target, and stream the manifest (and sitemap, and the
+ * state for the next run) in URL order; remove the files of pages gone; then
+ * commit. A page whose output is byte for byte the file already there is not
+ * written again. A page that cannot be written may already be linked from
+ * pages written before it, so a pass with a new failure is done again without
+ * it: links never point at a file that was not written.
  *
  * @typedef {import('./context.js').CrawlRun} CrawlRun
  * @typedef {import('./records.js').PageRecord} PageRecord
  * @typedef {import('../manifest/schema.js').ManifestPage} ManifestPage
  * @typedef {import('../warnings.js').Warning} Warning
  * @typedef {ReturnType<typeof createNameTable>} NameTable
+ * @typedef {{ filesWritten: number, bytesWritten: number, removed: number, pruneRefused: boolean }} WriteOutcome
+ * @typedef {import('./state.js').StoredPage} StoredPage
  */
 
 /** Pages rewritten and written at once. */
@@ -32,23 +39,32 @@ const MAX_PASSES = 10;
 /**
  * @param {CrawlRun} run
  * @param {PageRecord[]} pages named pages, in URL order
- * @param {{ interrupted: boolean }} state
- * @returns {Promise<Warning[]>} warnings found while writing
+ * @param {{ interrupted: boolean, complete: boolean }} state complete: every in-scope URL reached, none failed
+ * @returns {Promise<{ warnings: Warning[] } & WriteOutcome>}
  */
-export async function finalize(run, pages, { interrupted }) {
+export async function finalize(run, pages, { interrupted, complete }) {
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   const names = createNameTable(pages, await run.records.list('redirect'), run.options.maxRedirects);
   /** @type {Set<string>} pages that failed in a pass: skipped, and links to them stay live */
   const dropped = new Set();
   run.stats.phase = 'write';
+  const removal = planRemoval(run, pages, complete);
   for (let pass = 1; ; pass++) {
-    const { failed, warnings } = await writePass(run, pages, names, dropped, interrupted);
-    if (failed.length === 0) {
+    const outcome = await writePass(run, pages, names, dropped, interrupted, complete);
+    if (outcome.failed.length === 0) {
+      for (const stored of [...removal.remove, ...removal.moved]) {
+        const file = /** @type {string} */ (stored.file);
+        for (const name of [file, `${file}.gz`, `${file}.br`]) await target.remove(name);
+        run.emit('removed', { url: stored.url, file });
+      }
+      await outcome.state?.finish(removal.carried);
       await target.commit();
-      return warnings;
+      await outcome.state?.commit();
+      return { warnings: outcome.warnings, filesWritten: outcome.filesWritten, bytesWritten: outcome.bytesWritten, removed: removal.remove.length, pruneRefused: removal.refused };
     }
+    await outcome.state?.abort();
     if (pass >= MAX_PASSES) throw new Error(`pages kept failing in ${MAX_PASSES} write passes; nothing was committed`);
-    for (const record of failed) {
+    for (const record of outcome.failed) {
       dropped.add(record.key);
       names.drop(record.key);
     }
@@ -56,19 +72,21 @@ export async function finalize(run, pages, { interrupted }) {
 }
 
 /**
- * One pass over every page: write it, add it to the manifest and sitemap.
+ * One pass over every page: write it, add it to the manifest, sitemap and state.
  * @param {CrawlRun} run
  * @param {PageRecord[]} pages
  * @param {NameTable} names
  * @param {Set<string>} dropped
  * @param {boolean} interrupted
- * @returns {Promise<{ failed: PageRecord[], warnings: Warning[] }>}
+ * @param {boolean} complete
  */
-async function writePass(run, pages, names, dropped, interrupted) {
+async function writePass(run, pages, names, dropped, interrupted, complete) {
   const o = run.options;
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   /** @type {Warning[]} */
   const warnings = [];
+  const counters = { filesWritten: 0, bytesWritten: 0 };
+  const previous = run.prior?.reuseOutput ? priorFiles(run.prior, o.maxRedirects) : null;
   const pass = { ...run, warnings };
   const manifest = createManifestWriter(target, {
     roots: o.roots,
@@ -77,22 +95,24 @@ async function writePass(run, pages, names, dropped, interrupted) {
     sources: run.sources,
   });
   const sitemap = o.writeSitemap && o.siteUrl ? new SitemapWriter(target, o.siteUrl) : null;
+  const state = run.stateDir ? stateFor(run, complete) : null;
   /** @type {PageRecord[]} */
   const failed = [];
   run.stats.written = 0;
   const limit = pLimit(WRITE_CONCURRENCY);
   try {
-    /** @type {Promise<ManifestPage | null>[]} in URL order */
+    /** @type {Promise<{ page: ManifestPage, record: PageRecord } | null>[]} in URL order */
     const window = [];
     const drain = async () => {
-      const page = await window.shift();
-      if (!page) return;
-      await manifest.addPage(page);
-      if (sitemap && isHtmlType(page.contentType)) await sitemap.add(page.file);
+      const done = await window.shift();
+      if (!done) return;
+      await manifest.addPage(done.page);
+      if (sitemap && isHtmlType(done.page.contentType)) await sitemap.add(done.page.file);
+      await state?.addPage(done.record, done.page);
     };
     for (const record of pages) {
       if (dropped.has(record.key)) continue;
-      const written = limit(() => writePage(pass, record, names, failed));
+      const written = limit(() => writePage(pass, record, names, previous, failed, counters));
       written.catch(() => {}); // awaited in order by drain(); a later one may fail first
       window.push(written);
       if (window.length >= WRITE_CONCURRENCY * 2) await drain();
@@ -100,7 +120,7 @@ async function writePass(run, pages, names, dropped, interrupted) {
     while (window.length > 0) await drain();
     if (failed.length > 0) {
       await manifest.abort();
-      return { failed, warnings };
+      return { failed, warnings, state, ...counters };
     }
     if (sitemap) await sitemap.finish();
     const errors = (await run.records.list('failed')).sort((a, b) => (a.key < b.key ? -1 : 1)).map(toManifestError);
@@ -110,41 +130,56 @@ async function writePass(run, pages, names, dropped, interrupted) {
       redirects: [...run.redirects].sort((a, b) => (a.url < b.url ? -1 : 1)),
       interrupted,
     });
-    return { failed, warnings };
+    return { failed, warnings, state, ...counters };
   } catch (error) {
     limit.clearQueue();
     await manifest.abort();
+    await state?.abort();
     throw error;
   }
 }
 
 /**
- * Rewrite (HTML, CSS) and write one page.
+ * Rewrite (HTML, CSS) and write one page, unless the file already there is
+ * what it would write.
  * @param {CrawlRun} run
  * @param {PageRecord} record
  * @param {NameTable} names
+ * @param {ReturnType<typeof priorFiles> | null} previous where links led in the last run
  * @param {PageRecord[]} failed
- * @returns {Promise<ManifestPage | null>}
+ * @param {{ filesWritten: number, bytesWritten: number }} counters
+ * @returns {Promise<{ page: ManifestPage, record: PageRecord } | null>}
  */
-async function writePage(run, record, names, failed) {
+async function writePage(run, record, names, previous, failed, counters) {
   const o = run.options;
   const blobs = /** @type {import('./blobs.js').BlobStore} */ (run.blobs);
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   const file = /** @type {string} */ (record.file);
+  const stored = previous ? run.prior?.pages.get(record.key) : undefined;
+  const sameFile = stored?.state === 'done' && stored.file === file && stored.sha256 !== undefined
+    && (await target.existing?.(file)) === stored.bytes;
   /** @type {ManifestPage['placeholders']} */
   let placeholders = [];
   try {
     const ids = [/** @type {string} */ (record.body)];
     if (record.type !== 'other' && record.scan !== undefined) ids.push(record.scan);
-    const [raw, scan] = await blobs.get(ids);
-    if (scan === undefined) {
-      await target.write(file, raw);
+    const unchangedInput = record.change === 'not-modified' || record.change === 'same-bytes';
+    if (sameFile && unchangedInput && record.type === 'other') {
+      return keep(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
+    }
+    const [raw, scanned] = await blobs.get(ids);
+    if (scanned === undefined) {
+      if (!(sameFile && stored?.sha256 === record.body)) await writeFile(target, file, raw, counters);
       record.bytes = raw.length;
       record.sha256 = record.body;
     } else {
+      const scan = decodeScan(scanned);
+      if (sameFile && unchangedInput && previous && scan.links.every((link) => !link.key || names.fileOf(link.key) === previous.fileOf(link.key))) {
+        return keep(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
+      }
       const result = renderDocument({
         body: raw,
-        scan: decodeScan(scan),
+        scan,
         type: record.type === 'css' ? 'css' : 'html',
         charset: record.charset ?? 'utf-8',
         placeholderMode: o.placeholders,
@@ -156,14 +191,10 @@ async function writePage(run, record, names, failed) {
         dynamicBase: o.dynamicBase,
         crawlOrigins: run.origins,
       });
-      for (const warning of result.warnings) {
-        const entry = { url: record.key, ...warning };
-        run.warnings.push(entry);
-        run.emit('warning', entry);
-      }
-      await target.write(file, result.body);
+      for (const warning of result.warnings) warn(run, record.key, warning.code, warning.message);
       record.bytes = result.body.length;
       record.sha256 = result.body === raw ? record.body : sha256(result.body);
+      if (!(sameFile && stored?.sha256 === record.sha256)) await writeFile(target, file, result.body, counters);
       placeholders = result.placeholders;
     }
   } catch (error) {
@@ -174,12 +205,46 @@ async function writePage(run, record, names, failed) {
     return null;
   }
   await run.records.put(record);
+  return { page: pageEntry(run, record, placeholders), record };
+}
+
+/**
+ * @param {import('../output/target.js').OutputTarget} target
+ * @param {string} file
+ * @param {Buffer} data
+ * @param {{ filesWritten: number, bytesWritten: number }} counters
+ */
+async function writeFile(target, file, data, counters) {
+  await target.write(file, data);
+  counters.filesWritten++;
+  counters.bytesWritten += data.length;
+}
+
+/**
+ * The page stays as the last run wrote it.
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ * @param {import('./state.js').StoredPage} stored
+ */
+function keep(run, record, stored) {
+  record.bytes = stored.bytes;
+  record.sha256 = stored.sha256;
+  return { page: pageEntry(run, record, stored.placeholders ?? []), record };
+}
+
+/**
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ * @param {ManifestPage['placeholders']} placeholders
+ * @returns {ManifestPage}
+ */
+function pageEntry(run, record, placeholders) {
   run.stats.written++;
-  run.emit('written', { url: record.key, file, bytes: record.bytes, placeholders: placeholders.length });
+  run.emit('written', { url: record.key, file: record.file, bytes: record.bytes, placeholders: placeholders.length });
   /** @type {ManifestPage} */
   const page = {
     url: record.key,
-    file,
+    file: /** @type {string} */ (record.file),
     status: /** @type {number} */ (record.status),
     contentType: /** @type {string} */ (record.contentType),
     bytes: /** @type {number} */ (record.bytes),
@@ -188,7 +253,100 @@ async function writePage(run, record, names, failed) {
   };
   if (record.etag) page.etag = record.etag;
   if (record.lastModified) page.lastModified = record.lastModified;
+  if (record.stale) page.stale = true;
   return page;
+}
+
+/**
+ * The state writer of a pass: pages as they are written, then redirects,
+ * then (when the run did not reach everything) the pages of the last run it
+ * did not see, so that their files are still known to the next one.
+ * @param {CrawlRun} run
+ * @param {boolean} complete
+ */
+function stateFor(run, complete) {
+  const writer = createStateWriter(/** @type {string} */ (run.stateDir), { complete, roots: run.options.roots, output: outputKey(run) });
+  return {
+    /**
+     * @param {PageRecord} record
+     * @param {ManifestPage} page
+     */
+    async addPage(record, page) {
+      await writer.add({
+        url: record.key, state: 'done', status: page.status, contentType: page.contentType, type: record.type, charset: record.charset,
+        etag: record.etag, lastModified: record.lastModified, file: page.file, body: record.body, scan: record.scan,
+        bytes: page.bytes, sha256: page.sha256, placeholders: page.placeholders.length > 0 ? page.placeholders : undefined,
+      });
+    },
+    /** @param {import('./state.js').StoredPage[]} carried */
+    async finish(carried) {
+      for (const record of await run.records.list('redirect')) {
+        await writer.add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location });
+      }
+      for (const stored of carried) await writer.add(stored);
+    },
+    commit: () => writer.finish(),
+    abort: () => writer.abort(),
+  };
+}
+
+/**
+ * What, besides a page's bytes and its links' targets, decides the bytes
+ * written: when it changes, no file is kept as it is.
+ * @param {CrawlRun} run
+ */
+export function outputKey(run) {
+  const o = run.options;
+  return JSON.stringify([o.placeholders, o.pricePath, o.dynamicBase?.href ?? null, run.staticRoot.href, [...run.origins].sort()]);
+}
+
+/**
+ * Files of the last run's pages that this run did not write: removed after a
+ * complete crawl (with their .gz/.br siblings), within --prune-max unless
+ * --force; otherwise kept, and carried into the new state so that a later
+ * complete crawl removes them. Decided before writing, so that a refusal is
+ * in the manifest's warnings.
+ * @param {CrawlRun} run
+ * @param {PageRecord[]} pages
+ * @param {boolean} complete
+ * @returns {{ remove: StoredPage[], moved: StoredPage[], carried: StoredPage[], refused: boolean }}
+ *   remove: files of pages gone; moved: old files of pages that now have another
+ */
+function planRemoval(run, pages, complete) {
+  const o = run.options;
+  const prior = run.prior;
+  /** @type {{ remove: StoredPage[], moved: StoredPage[], carried: StoredPage[], refused: boolean }} */
+  const plan = { remove: [], moved: [], carried: [], refused: false };
+  if (!prior) return plan;
+  /** @type {Map<string, string>} */
+  const fileNow = new Map(pages.map((record) => [record.key, /** @type {string} */ (record.file)]));
+  const files = new Set(pages.map((record) => /** @type {string} */ (record.file).toLowerCase()));
+  /** @type {StoredPage[]} */
+  const gone = [];
+  let previousPages = 0;
+  for (const stored of prior.pages.values()) {
+    if (stored.state !== 'done' || !stored.file) continue;
+    previousPages++;
+    const now = fileNow.get(stored.url);
+    if (now === stored.file || files.has(stored.file.toLowerCase())) continue; // still there, or its file is another page's now
+    if (now === undefined) gone.push(stored);
+    else plan.moved.push(stored);
+  }
+  // Pages not reached may still link to any of these files: only a complete crawl removes them.
+  if (!complete) {
+    plan.carried = gone;
+    plan.moved = [];
+    return plan;
+  }
+  const max = pruneLimit(o.pruneMax, previousPages);
+  if (gone.length > max && !o.force) {
+    warn(run, o.roots[0] ?? gone[0].url, 'PRUNE_REFUSED', `${gone.length} pages of the last crawl are gone, more than --prune-max ${o.pruneMax} allows (${max}): no file was removed; check the site, then run again with --force`);
+    plan.carried = gone;
+    plan.refused = true;
+    return plan;
+  }
+  plan.remove = gone;
+  return plan;
 }
 
 /**

@@ -11,7 +11,8 @@ import { Scope } from '../scope.js';
 import { loadListedRoots } from '../sources.js';
 import { warn } from './context.js';
 import { discover } from './discover.js';
-import { finalize, toManifestError } from './finalize.js';
+import { finalize, outputKey, toManifestError } from './finalize.js';
+import { loadPrior } from './recrawl.js';
 import { MemoryFrontier } from './frontier.js';
 import { assignNames } from './names.js';
 import { MemoryRecordStore } from './records.js';
@@ -45,7 +46,14 @@ import { LogBlobStore } from './blobs.js';
  *   out: string, manifest: string | null, pages: number, failed: number, warnings: number, redirects: number,
  *   notCrawled: number, interrupted: boolean, durationMs: number,
  *   failures: import('../manifest/schema.js').ManifestError[],
+ *   stale: number, pruneRefused: boolean,
+ *   churn: {
+ *     new: number, changed: number, notModified: number, sameBytes: number, removed: number, stale: number, failed: number,
+ *     filesWritten: number, bytesWritten: number,
+ *   },
  * }} CrawlResult
+ *   churn: URLs new / changed / unchanged (304) / unchanged (same bytes) / removed / stale / failed,
+ *   and the files and bytes actually written
  */
 
 /** The events `onEvent` receives. */
@@ -97,7 +105,8 @@ export class Crawler extends EventEmitter {
       ? withRetry({ load: this.#loader.load.bind(this.#loader), close: async () => {} }, retryOptions)
       : defaultLoader({ concurrency: o.concurrency, timeout: o.timeout, maxPageBytes: o.maxPageBytes, headers: o.headers, ...retryOptions });
     const target = o.dryRun ? null : this.#target ?? new LocalTree(o.out);
-    const blobs = o.dryRun ? null : new LogBlobStore(path.join(path.resolve(o.out), STATE_DIR, `run-${process.pid}-${Date.now().toString(36)}`));
+    const stateDir = o.dryRun ? null : path.join(path.resolve(o.out), STATE_DIR);
+    const blobs = stateDir ? new LogBlobStore(stateDir) : null;
     /** @type {import('../warnings.js').Warning[]} */
     const warnings = [];
     const emit = (/** @type {string} */ event, /** @type {object} */ data) => { this.emit(event, data); };
@@ -106,18 +115,21 @@ export class Crawler extends EventEmitter {
     let lock = null;
     /** @type {string[]} directories this run made */
     let created = [];
+    /** @type {import('./recrawl.js').Prior | null} */
+    let prior = null;
     try {
       // OUT is checked and locked before anything is fetched.
-      if (!o.dryRun) {
+      if (stateDir) {
         const prepared = await prepareOutDir(o.out);
         created = prepared.created;
         lock = await acquireLock(prepared.stateDir, prepared.out);
         await clearLeftovers(prepared.stateDir); // a killed run's temp files and staging
+        prior = await loadPrior(prepared.stateDir, { full: o.full });
       }
       const listed = await loadListedRoots(o, (url, message) => warn({ warnings, emit }, url, 'SITEMAP', message));
       const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
       if (target) await target.init();
-      if (blobs) await blobs.init();
+      if (blobs) await blobs.init({ keep: prior !== null && prior.reuse });
       /** @type {CrawlRun} */
       const run = {
         options: o,
@@ -139,8 +151,11 @@ export class Crawler extends EventEmitter {
         redirects: [],
         interned: new Map(),
         depth: { rootDepth: rootDepths([...o.roots, ...listed]), tooDeep: new Set() },
+        prior,
+        stateDir,
         sources: sources(o, listed.length),
       };
+      if (prior) prior.reuseOutput = prior.reuse && prior.output === outputKey(run);
       await discover(run, [...o.roots, ...listed]);
       const interrupted = controller.signal.aborted;
       const pages = await assignNames(run);
@@ -151,24 +166,43 @@ export class Crawler extends EventEmitter {
       if (run.depth.tooDeep.size > 0) {
         warn(run, o.roots[0] ?? listed[0], 'MAX_DEPTH', `--max-depth ${o.maxDepth} reached: ${run.depth.tooDeep.size} in-scope URLs deeper than that were not crawled; links to them stay live`);
       }
-      /** @type {import('../warnings.js').Warning[]} */
-      let writeWarnings = [];
+      const stale = pages.filter((record) => record.stale).length;
+      const complete = !interrupted && overLimit === 0 && run.depth.tooDeep.size === 0 && stale === 0
+        && (await run.records.list('failed')).length === 0;
+      /** @type {import('./finalize.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] }} */
+      let outcome = { warnings: [], filesWritten: 0, bytesWritten: 0, removed: 0, pruneRefused: false };
       if (target) {
-        writeWarnings = await finalize(run, pages, { interrupted });
+        outcome = await finalize(run, pages, { interrupted, complete });
         committed = true;
+        if (complete && blobs) await blobs.compact(liveBlobs(pages));
       }
       const failures = (await run.records.list('failed')).sort((a, b) => (a.key < b.key ? -1 : 1)).map(toManifestError);
+      /** @param {import('./records.js').Change} change */
+      const count = (change) => pages.filter((record) => record.change === change && !record.stale).length;
       return {
         out: path.resolve(o.out),
         manifest: o.dryRun ? null : path.join(path.resolve(o.out), 'prerender-manifest.json'),
         pages: o.dryRun ? stats.fetched : stats.written,
         failed: failures.length,
-        warnings: warnings.length + writeWarnings.length,
+        warnings: warnings.length + outcome.warnings.length,
         redirects: run.redirects.length,
         notCrawled: overLimit,
         interrupted,
         durationMs: Math.round(performance.now() - startedAt),
         failures,
+        stale,
+        pruneRefused: outcome.pruneRefused,
+        churn: {
+          new: count('new'),
+          changed: count('changed'),
+          notModified: count('not-modified'),
+          sameBytes: count('same-bytes'),
+          removed: outcome.removed,
+          stale,
+          failed: failures.length,
+          filesWritten: outcome.filesWritten,
+          bytesWritten: outcome.bytesWritten,
+        },
       };
     } catch (error) {
       controller.abort(); // requests in flight are not waited for
@@ -176,7 +210,9 @@ export class Crawler extends EventEmitter {
     } finally {
       o.signal?.removeEventListener('abort', onAbort);
       await loader.close().catch(() => {});
-      await blobs?.close().catch(() => {});
+      // The staged blobs stay for the next run once a state refers to them.
+      if (committed || prior) await blobs?.close().catch(() => {});
+      else await blobs?.destroy().catch(() => {});
       if (target && !committed) await target.abort().catch(() => {});
       await lock?.release().catch(() => {});
       // The state directory goes when nothing is left in it.
@@ -185,6 +221,20 @@ export class Crawler extends EventEmitter {
       if (!committed) for (const dir of [...created].reverse()) await rmdir(dir).catch(() => {});
     }
   }
+}
+
+/**
+ * The blobs the new state refers to.
+ * @param {import('./records.js').PageRecord[]} pages
+ */
+function liveBlobs(pages) {
+  /** @type {Set<string>} */
+  const live = new Set();
+  for (const record of pages) {
+    if (record.body) live.add(record.body);
+    if (record.scan) live.add(record.scan);
+  }
+  return live;
 }
 
 /**

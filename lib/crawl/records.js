@@ -9,7 +9,9 @@
  *
  * @typedef {import('./frontier.js').FrontierItem} FrontierItem
  * @typedef {import('./frontier.js').AddOutcome} AddOutcome
- * @typedef {'queued' | 'done' | 'failed' | 'redirect'} RecordState
+ * @typedef {'queued' | 'done' | 'failed' | 'redirect' | 'gone'} RecordState
+ *   gone: a page of the previous crawl that now answers 404 or 410
+ * @typedef {'new' | 'changed' | 'not-modified' | 'same-bytes'} Change
  * @typedef {{
  *   key: string,
  *   kind: import('./frontier.js').LinkKind,
@@ -31,6 +33,8 @@
  *   bytes: number | undefined,
  *   sha256: string | undefined,
  *   error: { status?: number, message: string, code?: string } | undefined,
+ *   change: Change | undefined,
+ *   stale: boolean,
  * }} PageRecord
  *   body: the staged raw body's blob id (its sha256); scan: the blob id of
  *   its scan (links with offsets and resolved targets: the outlinks);
@@ -60,7 +64,7 @@ export function newRecord(key, kind, referrer) {
     key, kind, state: 'queued', referrers: referrer ? [referrer] : [],
     status: undefined, contentType: undefined, type: undefined, charset: undefined, etag: undefined, lastModified: undefined,
     location: undefined, via: undefined, hops: 0, wanted: undefined, file: undefined, body: undefined, scan: undefined, bytes: undefined, sha256: undefined,
-    error: undefined,
+    error: undefined, change: undefined, stale: false,
   };
 }
 

@@ -7,8 +7,9 @@
  * @typedef {{ sku: string, offset: number, length: number }} ManifestSlot
  * @typedef {{
  *   url: string, file: string, status: number, contentType: string, bytes: number, sha256: string,
- *   etag?: string, lastModified?: string, placeholders: ManifestSlot[],
+ *   etag?: string, lastModified?: string, placeholders: ManifestSlot[], stale?: boolean,
  * }} ManifestPage
+ *   stale: the page failed this time (server error, timeout...); its file is the last good copy
  * @typedef {{ url: string, status?: number, message: string, code?: string, referrers: string[] }} ManifestError
  * @typedef {{ url: string, code: string, message: string }} ManifestWarning
  * @typedef {{ url: string, location: string, status: number }} ManifestRedirect

@@ -114,6 +114,19 @@ export class LocalTree {
     if (previous !== undefined) await rm(this.#tempPath(previous), { force: true });
   }
 
+  /**
+   * The size of a committed file of the tree, or null.
+   * @param {string} file
+   */
+  async existing(file) {
+    try {
+      const found = await lstat(this.resolve(file));
+      return found.isFile() ? found.size : null;
+    } catch {
+      return null;
+    }
+  }
+
   /** @param {string} file */
   async remove(file) {
     this.resolve(file);

@@ -20,6 +20,9 @@
  *   remove(file: string): Promise<void>,
  *   commit(): Promise<void>,
  *   abort(): Promise<void>,
+ *   existing?(file: string): Promise<number | null>,
  * }} OutputTarget
+ *   existing (optional): the size of a committed file, or null; lets a
+ *   re-crawl leave a file as it is when it would write the same bytes.
  */
 export {};

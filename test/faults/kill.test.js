@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { listFilesIfAny } from '../crawl-helpers.js';
+import { leftovers, listFilesIfAny } from '../crawl-helpers.js';
 import { BIN, runNode } from '../helpers/cli.js';
 import { useFixtureSite } from '../helpers/fixtures.js';
 
@@ -49,11 +49,11 @@ describe('SIGKILL, then the same crawl again', () => {
     const out = path.join(await dirs.make(), 'out');
     const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, String(when), String(count)], { cwd: path.dirname(out), limitMs: 20_000 });
     expect(killed.signal).toBe('SIGKILL');
-    expect(await listFilesIfAny(path.join(out, '.prerender'))).not.toEqual([]);
+    expect(await leftovers(out)).not.toEqual([]);
     const again = await crawlWithBin(out);
     expect(again.stderr).toBe('');
     expect(again.code).toBe(0);
     expect(await snapshot(out)).toEqual(await snapshot(clean));
-    expect(await listFilesIfAny(path.join(out, '.prerender'))).toEqual([]);
+    expect(await leftovers(out)).toEqual([]);
   });
 });

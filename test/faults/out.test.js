@@ -8,7 +8,7 @@ import { crawl } from '../../lib/index.js';
 import { LockedError, OutputError } from '../../lib/errors.js';
 import { MANIFEST_NAME } from '../../lib/manifest/schema.js';
 import { parseManifest } from '../../lib/manifest/read.js';
-import { listFilesIfAny, readManifest } from '../crawl-helpers.js';
+import { leftovers, listFilesIfAny, readManifest } from '../crawl-helpers.js';
 import { BIN, runCli, runNode } from '../helpers/cli.js';
 import { useFixtureSite } from '../helpers/fixtures.js';
 import { memoryTarget } from '../helpers/memory-target.js';
@@ -83,7 +83,7 @@ describe('two crawls on one OUT', () => {
     const manifest = await readManifest(out);
     expect(manifest.pages.map((page) => page.url)).toContain(site.url('/slow/index.asp?n=3'));
     for (const page of manifest.pages) expect((await readFile(path.join(out, page.file))).length).toBe(page.bytes);
-    expect(await listFilesIfAny(path.join(out, '.prerender'))).toEqual([]);
+    expect(await leftovers(out)).toEqual([]);
   });
 
   it('takes over a lock whose process is gone', async () => {
@@ -95,7 +95,7 @@ describe('two crawls on one OUT', () => {
     const { code } = await cli(['crawl', site.url('/infodir/about.asp'), '-o', out, '--retries', '0', '-q']);
     expect(code).toBe(0);
     expect((await readManifest(out)).pages.length).toBeGreaterThan(0);
-    expect(await listFilesIfAny(path.join(out, '.prerender'))).toEqual([]);
+    expect(await leftovers(out)).toEqual([]);
   });
 
   it('keeps off a lock held on another host, and says how to clear it', async () => {

@@ -1,0 +1,142 @@
+// @ts-check
+import { HttpStatusError, PageTooLargeError, isRetryable } from '../errors.js';
+import { StateVersionError, readState } from './state.js';
+
+/**
+ * What a re-crawl knows from the run before it (OUT/.prerender/state.ndjson):
+ * validators for conditional requests, the blobs of unchanged pages, the
+ * files it wrote (to leave alone when nothing changed, and to remove when
+ * their page is gone).
+ *
+ * @typedef {import('./state.js').StoredPage} StoredPage
+ * @typedef {import('./records.js').PageRecord} PageRecord
+ * @typedef {{
+ *   complete: boolean,
+ *   pages: Map<string, StoredPage>,
+ *   reuse: boolean,
+ *   output: string,
+ *   reuseOutput: boolean,
+ * }} Prior
+ *   reuse: false with --full (fetch and write everything; the prior state
+ *   still says which files to remove). output: what decided the bytes written
+ *   last time (placeholder mode, bases...); reuseOutput: the same now, so a
+ *   file may be left as it is.
+ */
+
+/**
+ * @param {string} stateDir
+ * @param {{ full: boolean }} options
+ * @returns {Promise<Prior | null>}
+ */
+export async function loadPrior(stateDir, { full }) {
+  let state;
+  try {
+    state = await readState(stateDir);
+  } catch (error) {
+    if (full && error instanceof StateVersionError) return null; // --full starts over
+    throw error;
+  }
+  if (!state) return null;
+  return { complete: state.header.complete, pages: state.pages, reuse: !full, output: state.header.output ?? '', reuseOutput: false };
+}
+
+/**
+ * If-None-Match / If-Modified-Since for a URL fetched before.
+ * @param {Prior | null} prior
+ * @param {string} key
+ * @returns {Record<string, string> | undefined}
+ */
+export function conditionalHeaders(prior, key) {
+  if (!prior?.reuse) return undefined;
+  const stored = prior.pages.get(key);
+  if (!stored || stored.state !== 'done' || !stored.file) return undefined;
+  /** @type {Record<string, string>} */
+  const headers = {};
+  if (stored.etag) headers['if-none-match'] = stored.etag;
+  if (stored.lastModified) headers['if-modified-since'] = stored.lastModified;
+  return stored.etag || stored.lastModified ? headers : undefined;
+}
+
+/**
+ * A failure that says nothing about the page itself (server error, timeout,
+ * reset, truncated or oversized body): the previous copy stays.
+ * @param {unknown} error
+ */
+export function isTransient(error) {
+  return isRetryable(error) || error instanceof PageTooLargeError;
+}
+
+/**
+ * The page is gone from the site (404 or 410).
+ * @param {unknown} error
+ */
+export function isGone(error) {
+  return error instanceof HttpStatusError && (error.status === 404 || error.status === 410);
+}
+
+/**
+ * The stored copy of a page, when its blobs are still there to be reused.
+ * @param {Prior | null} prior
+ * @param {string} key
+ * @param {{ has(id: string): boolean } | null} blobs
+ */
+export function reusable(prior, key, blobs) {
+  const stored = prior?.pages.get(key);
+  if (!stored || stored.state !== 'done' || !stored.file || !stored.body || !blobs?.has(stored.body)) return null;
+  if (stored.type !== 'other' && (!stored.scan || !blobs.has(stored.scan))) return null;
+  return stored;
+}
+
+/**
+ * Fill a record from its stored copy (a 304, or a transient failure that
+ * keeps the previous file).
+ * @param {PageRecord} record
+ * @param {StoredPage} stored
+ */
+export function fromStored(record, stored) {
+  record.status = stored.status;
+  record.contentType = stored.contentType;
+  record.type = stored.type;
+  record.charset = stored.charset;
+  record.etag ??= stored.etag;
+  record.lastModified ??= stored.lastModified;
+  record.body = stored.body;
+  record.scan = stored.type === 'other' ? undefined : stored.scan;
+  if (stored.type === 'other') {
+    record.bytes = stored.bytes;
+    record.sha256 = stored.sha256;
+  }
+}
+
+/**
+ * The file each URL led to in the previous run, following its redirects.
+ * @param {Prior} prior
+ * @param {number} maxHops
+ */
+export function priorFiles(prior, maxHops) {
+  return {
+    /** @param {string} key */
+    fileOf(key) {
+      let current = key;
+      for (let hops = 0; hops <= maxHops; hops++) {
+        const stored = prior.pages.get(current);
+        if (!stored) return null;
+        if (stored.state === 'done') return stored.file ?? null;
+        if (!stored.location) return null;
+        current = stored.location;
+      }
+      return null;
+    },
+  };
+}
+
+/**
+ * --prune-max: "n" files or "n%" of the previous run's pages.
+ * @param {string} limit
+ * @param {number} previousPages
+ */
+export function pruneLimit(limit, previousPages) {
+  const match = /^(\d+(?:\.\d+)?)(%?)$/.exec(limit.trim());
+  if (!match) return 0;
+  return match[2] ? Math.floor((Number(match[1]) / 100) * previousPages) : Number(match[1]);
+}

@@ -1,0 +1,121 @@
+// @ts-check
+import { createReadStream, createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { PrerenderError } from '../errors.js';
+
+/**
+ * The state a crawl leaves in OUT/.prerender/ for the next one:
+ * `state.ndjson`, one JSON object per line, written at the end of a run
+ * (temp file + rename) and read back line by line, never whole.
+ *
+ *   {"format":"prerender-state","version":1,"complete":true,"roots":[...],"finishedAt":"..."}
+ *   {"url":"http://shop/st/p.asp?id=7","state":"done","status":200,"contentType":"text/html",
+ *    "type":"html","charset":"utf-8","etag":"\"x\"","lastModified":"...","file":"st/p7.htm",
+ *    "body":"<sha256 of the raw body>","scan":"<sha256 of its scan>","bytes":15234,
+ *    "sha256":"<sha256 of the written file>","placeholders":[{"sku":"A","offset":10,"length":32}]}
+ *   {"url":"http://shop/old.asp","state":"redirect","status":301,"location":"http://shop/new.asp"}
+ *
+ * `body` and `scan` name blobs in OUT/.prerender/blobs.log: the raw body and
+ * its links, kept so that an unchanged page (304, or the same bytes) can be
+ * re-rendered when the files it links to move, and its links followed
+ * without fetching it again. `complete` says whether the run reached every
+ * in-scope URL: only then may the next run remove files of pages gone.
+ *
+ * @typedef {{
+ *   url: string, state: 'done' | 'redirect', status: number, contentType?: string, type?: 'html' | 'css' | 'other',
+ *   charset?: string, etag?: string, lastModified?: string, location?: string, file?: string,
+ *   body?: string, scan?: string, bytes?: number, sha256?: string,
+ *   placeholders?: import('../manifest/schema.js').ManifestSlot[],
+ * }} StoredPage
+ * @typedef {{ format: 'prerender-state', version: number, complete: boolean, roots: string[], output: string, finishedAt: string }} StateHeader
+ */
+
+export const STATE_FILE = 'state.ndjson';
+export const STATE_VERSION = 1;
+
+/** The state directory holds a state this version cannot read. */
+export class StateVersionError extends PrerenderError {
+  code = 'STATE_VERSION';
+}
+
+/**
+ * Read the previous run's state, or null when there is none.
+ * @param {string} stateDir
+ * @returns {Promise<{ header: StateHeader, pages: Map<string, StoredPage> } | null>}
+ */
+export async function readState(stateDir) {
+  const file = path.join(stateDir, STATE_FILE);
+  const input = createReadStream(file);
+  /** @type {StateHeader | null} */
+  let header = null;
+  /** @type {Map<string, StoredPage>} */
+  const pages = new Map();
+  try {
+    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+      if (line === '') continue;
+      const value = JSON.parse(line);
+      if (!header) {
+        if (value?.format !== 'prerender-state') throw new StateVersionError(`${file} is not a prerender state file; remove it, or crawl with --full`);
+        if (value.version !== STATE_VERSION) {
+          throw new StateVersionError(`${file} is state version ${JSON.stringify(value.version)}; this prerender reads version ${STATE_VERSION}: crawl with --full to start over`);
+        }
+        header = value;
+        continue;
+      }
+      if (typeof value?.url === 'string') pages.set(value.url, value);
+    }
+  } catch (error) {
+    if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ENOENT') return null;
+    if (error instanceof StateVersionError) throw error;
+    throw new StateVersionError(`${file} cannot be read (${/** @type {Error} */ (error).message}); crawl with --full to start over`, { cause: error });
+  }
+  return header ? { header, pages } : null;
+}
+
+/**
+ * Write a new state: lines streamed to a temp file, renamed over the old one
+ * by `finish()`.
+ * @param {string} stateDir
+ * @param {Omit<StateHeader, 'format' | 'version' | 'finishedAt'>} header complete: known before the pages are written
+ */
+export function createStateWriter(stateDir, header) {
+  const file = path.join(stateDir, STATE_FILE);
+  const temp = path.join(stateDir, `tmp-state-${process.pid}.ndjson`);
+  const stream = createWriteStream(temp, { flags: 'w' });
+  /** @type {Error | null} */
+  let failed = null;
+  stream.on('error', (error) => { failed = error; });
+  let pending = '';
+  /** @param {string} text */
+  const push = async (text) => {
+    pending += text;
+    if (pending.length < 65_536) return;
+    const chunk = pending;
+    pending = '';
+    if (!stream.write(chunk)) await once(stream, 'drain');
+  };
+  /** @type {Promise<void>} */
+  let started = push(JSON.stringify({ format: 'prerender-state', version: STATE_VERSION, ...header, finishedAt: new Date().toISOString() }) + '\n');
+  return {
+    /** @param {StoredPage} page */
+    async add(page) {
+      await started;
+      started = push(JSON.stringify(page) + '\n');
+      await started;
+    },
+    async finish() {
+      await started;
+      stream.end(pending);
+      await once(stream, 'close');
+      if (failed) throw failed;
+      await rename(temp, file);
+    },
+    async abort() {
+      stream.destroy();
+      await rm(temp, { force: true });
+    },
+  };
+}

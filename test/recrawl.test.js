@@ -1,0 +1,206 @@
+// @ts-check
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { startChangingSite } from '../fixtures/changing-site.js';
+import { listFiles, readManifest, tempDirs } from './crawl-helpers.js';
+import { runCli } from './helpers/cli.js';
+
+/**
+ * Re-crawling into the same OUT: what a second run fetches, writes, keeps and
+ * removes, counted at the origin and on disk.
+ */
+
+/** @type {Awaited<ReturnType<typeof startChangingSite>>} */
+let site;
+const dirs = tempDirs();
+beforeAll(async () => { site = await startChangingSite({ products: 20 }); });
+afterAll(async () => {
+  await site.close();
+  await dirs.cleanup();
+});
+/** Every test gets a fresh site. */
+afterEach(async () => {
+  await site.close();
+  site = await startChangingSite({ products: 20 });
+});
+
+/**
+ * @param {string} out
+ * @param {string[]} [extra]
+ */
+async function crawl(out, extra = []) {
+  const result = await runCli(['crawl', site.root, '-x', '/cart.asp', '-o', out, '--json', '--retries', '0', ...extra], { cwd: path.dirname(out) });
+  return { ...result, summary: result.stdout ? JSON.parse(result.stdout) : null };
+}
+
+/**
+ * mtime and inode of every file of the tree: a file written again gets a new inode (temp + rename).
+ * @param {string} out
+ */
+async function fileIds(out) {
+  /** @type {Record<string, string>} */
+  const ids = {};
+  for (const file of await listFiles(out)) {
+    const info = await stat(path.join(out, file));
+    ids[file] = `${info.ino}:${info.mtimeMs}`;
+  }
+  return ids;
+}
+
+/**
+ * The files whose identity changed between two snapshots.
+ * @param {Record<string, string>} before
+ * @param {Record<string, string>} after
+ */
+const rewritten = (before, after) => Object.keys(after).filter((file) => before[file] !== undefined && before[file] !== after[file]).sort();
+
+describe('a second crawl at 0% churn', () => {
+  it('makes only conditional requests and writes no file', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    const first = await crawl(out);
+    expect(first.code).toBe(0);
+    expect(first.summary.churn).toMatchObject({ new: 21, filesWritten: 21 });
+    const before = await fileIds(out);
+    site.resetCounters();
+    const second = await crawl(out);
+    expect(second.code).toBe(0);
+    expect(site.counters.requests).toBe(21);
+    expect(site.counters.conditional).toBe(21);
+    expect(site.counters.notModified).toBe(21);
+    expect(second.summary.churn).toMatchObject({ new: 0, changed: 0, notModified: 21, sameBytes: 0, removed: 0, stale: 0, failed: 0, filesWritten: 0, bytesWritten: 0 });
+    const after = await fileIds(out);
+    expect(rewritten(before, after).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
+    expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
+    expect((await readManifest(out)).pages).toHaveLength(21);
+  });
+
+  it('an origin without validators: every page fetched in full, no file written', async () => {
+    site.setValidators('none');
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    const before = await fileIds(out);
+    site.resetCounters();
+    const second = await crawl(out);
+    expect(site.counters.conditional).toBe(0);
+    expect(second.summary.churn).toMatchObject({ notModified: 0, sameBytes: 21, filesWritten: 0 });
+    expect(rewritten(before, await fileIds(out)).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
+  });
+
+  it('Last-Modified alone is enough for conditional requests', async () => {
+    site.setValidators('last-modified');
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    site.resetCounters();
+    const second = await crawl(out);
+    expect(site.counters.notModified).toBe(21);
+    expect(second.summary.churn.filesWritten).toBe(0);
+  });
+});
+
+describe('a second crawl with changes', () => {
+  it('rewrites exactly the changed pages, and the pages whose links now lead elsewhere', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    const before = await fileIds(out);
+    site.change(3);
+    site.change(7);
+    site.rename(12, 'renamed-12.htm'); // product 11 and the home link to it
+    const second = await crawl(out);
+    expect(second.code).toBe(0);
+    const after = await fileIds(out);
+    expect(rewritten(before, after)).toEqual(['index.html', 'p/p11.htm', 'p/p3.htm', 'p/p7.htm', 'prerender-manifest.json']);
+    expect(Object.keys(after)).toContain('p/renamed-12.htm');
+    expect(Object.keys(after)).not.toContain('p/p12.htm');
+    expect(second.summary.churn).toMatchObject({ changed: 2, sameBytes: 1, notModified: 18, removed: 0, filesWritten: 5 });
+    expect(await readFile(path.join(out, 'p/p11.htm'), 'utf8')).toContain('href="renamed-12.htm"');
+  });
+
+  it('a page gone (404 or 410) is removed after a complete crawl; a new page is added', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    await writeFile(path.join(out, 'robots.txt'), 'User-agent: *\n');
+    site.remove(5);
+    site.gone(6);
+    site.add(21);
+    const second = await crawl(out);
+    expect(second.code).toBe(0);
+    const files = await listFiles(out);
+    expect(files).not.toContain('p/p5.htm');
+    expect(files).not.toContain('p/p6.htm');
+    expect(files).toContain('p/p21.htm');
+    expect(files).toContain('robots.txt');
+    expect(second.summary.churn).toMatchObject({ new: 1, removed: 2, failed: 0 });
+    const manifest = await readManifest(out);
+    expect(manifest.pages.map((page) => page.url)).not.toContain(site.product(5));
+  });
+
+  it('nothing is removed after an incomplete crawl, and the summary says why', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    site.remove(5);
+    const second = await crawl(out, ['--max-pages', '10']);
+    expect(await listFiles(out)).toContain('p/p5.htm');
+    expect(second.summary.churn.removed).toBe(0);
+    // The next complete crawl removes it.
+    const third = await crawl(out);
+    expect(third.summary.churn.removed).toBe(1);
+    expect(await listFiles(out)).not.toContain('p/p5.htm');
+  });
+
+  it('--prune-max refuses a larger removal (exit 1, nothing removed); --force removes', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    for (const n of [2, 4, 6, 8, 10]) site.remove(n);
+    const refused = await crawl(out);
+    expect(refused.code).toBe(1);
+    expect(refused.summary.pruneRefused).toBe(true);
+    expect(await listFiles(out)).toContain('p/p2.htm');
+    expect((await readManifest(out)).warnings.map((warning) => warning.code)).toContain('PRUNE_REFUSED');
+    const forced = await crawl(out, ['--force']);
+    expect(forced.code).toBe(0);
+    expect(forced.summary.churn.removed).toBe(5);
+    expect(await listFiles(out)).not.toContain('p/p2.htm');
+  });
+
+  it('a server error keeps the last good file, marked stale; exit 1; nothing removed', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    const good = await readFile(path.join(out, 'p/p9.htm'));
+    site.fail(9, 500);
+    site.remove(15);
+    const second = await crawl(out);
+    expect(second.code).toBe(1);
+    expect(second.summary.churn).toMatchObject({ stale: 1, removed: 0 });
+    expect(await readFile(path.join(out, 'p/p9.htm'))).toEqual(good);
+    const manifest = await readManifest(out);
+    expect(manifest.pages.find((page) => page.url === site.product(9))).toMatchObject({ file: 'p/p9.htm', stale: true });
+    expect(manifest.warnings.map((warning) => warning.code)).toContain('STALE');
+    expect(await listFiles(out)).toContain('p/p15.htm');
+  });
+
+  it('--full fetches and writes everything again', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    const before = await fileIds(out);
+    site.resetCounters();
+    const second = await crawl(out, ['--full']);
+    expect(site.counters.conditional).toBe(0);
+    expect(second.summary.churn.filesWritten).toBe(21);
+    expect(rewritten(before, await fileIds(out))).toHaveLength(22);
+  });
+});
+
+describe('the state file', () => {
+  it('a state of another version is refused with exit 2; --full starts over', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    await writeFile(path.join(out, '.prerender', 'state.ndjson'), '{"format":"prerender-state","version":99}\n');
+    const refused = await crawl(out);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/state version 99; this prerender reads version 1: crawl with --full/);
+    const full = await crawl(out, ['--full']);
+    expect(full.code).toBe(0);
+    expect((await crawl(out)).summary.churn.notModified).toBe(21);
+  });
+});
