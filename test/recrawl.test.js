@@ -191,6 +191,37 @@ describe('a second crawl with changes', () => {
   });
 });
 
+describe('--ignore', () => {
+  it('a page that differs only in an ignored span counts as unchanged and is not written again', async () => {
+    site.setValidators('none');
+    site.setStamping(true);
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out, ['--ignore', '<!-- generated at request \\d+ -->']);
+    const before = await fileIds(out);
+    const second = await crawl(out, ['--ignore', '<!-- generated at request \\d+ -->']);
+    expect(second.summary.churn).toMatchObject({ sameBytes: 21, filesWritten: 0 });
+    expect(rewritten(before, await fileIds(out)).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
+    site.change(4);
+    const third = await crawl(out, ['--ignore', '<!-- generated at request \\d+ -->']);
+    expect(third.summary.churn).toMatchObject({ changed: 1, filesWritten: 1 });
+  });
+
+  it('without it, the same pages are all written again', async () => {
+    site.setValidators('none');
+    site.setStamping(true);
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    const second = await crawl(out);
+    expect(second.summary.churn).toMatchObject({ changed: 20, filesWritten: 20 });
+  });
+
+  it('a pattern that is not a regular expression is a usage error', async () => {
+    const result = await crawl(path.join(await dirs.make(), 'out'), ['--ignore', '(unclosed']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--ignore must be a regular expression/);
+  });
+});
+
 describe('the state file', () => {
   it('a state of another version is refused with exit 2; --full starts over', async () => {
     const out = path.join(await dirs.make(), 'out');

@@ -35,6 +35,7 @@
  *   interned: Map<string, string>,
  *   depth: { rootDepth: Map<string, number>, tooDeep: Set<string> },
  *   prior: import('./recrawl.js').Prior | null,
+ *   ignore: RegExp | null,
  *   stateDir: string | null,
  *   sources: Record<string, unknown>,
  * }} CrawlRun

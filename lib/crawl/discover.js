@@ -5,6 +5,7 @@ import { decodeScan, encodeScan, resolveLinks, scanDocument } from '../page.js';
 import { detectCharset } from '../charset.js';
 import { canonicalKey, parseHttpUrl } from '../url.js';
 import { createStepRunner } from './steps.js';
+import { sha256 } from './blobs.js';
 import { intern, warn } from './context.js';
 import { conditionalHeaders, fromStored, isGone, isTransient, reusable } from './recrawl.js';
 
@@ -371,7 +372,9 @@ async function stage(run, page) {
   if (run.blobs && record.change !== 'not-modified') {
     const ids = await run.blobs.put(page.scan ? [body, encodeScan(page.scan)] : [body]);
     const before = run.prior?.pages.get(page.key);
-    record.change = !before || before.state !== 'done' ? 'new' : before.body === ids[0] ? 'same-bytes' : 'changed';
+    record.compare = run.ignore ? sha256(Buffer.from(body.toString('latin1').replace(run.ignore, ''), 'latin1')) : undefined;
+    const same = record.compare !== undefined ? before?.compare === record.compare : before?.body === ids[0];
+    record.change = !before || before.state !== 'done' ? 'new' : same ? 'same-bytes' : 'changed';
     record.body = ids[0];
     record.scan = ids[1];
   }

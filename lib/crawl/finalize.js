@@ -275,7 +275,7 @@ function stateFor(run, complete) {
       await writer.add({
         url: record.key, state: 'done', status: page.status, contentType: page.contentType, type: record.type, charset: record.charset,
         etag: record.etag, lastModified: record.lastModified, file: page.file, body: record.body, scan: record.scan,
-        bytes: page.bytes, sha256: page.sha256, placeholders: page.placeholders.length > 0 ? page.placeholders : undefined,
+        bytes: page.bytes, sha256: page.sha256, compare: record.compare, placeholders: page.placeholders.length > 0 ? page.placeholders : undefined,
       });
     },
     /** @param {import('./state.js').StoredPage[]} carried */
@@ -297,7 +297,7 @@ function stateFor(run, complete) {
  */
 export function outputKey(run) {
   const o = run.options;
-  return JSON.stringify([o.placeholders, o.pricePath, o.dynamicBase?.href ?? null, run.staticRoot.href, [...run.origins].sort()]);
+  return JSON.stringify([o.placeholders, o.pricePath, o.dynamicBase?.href ?? null, run.staticRoot.href, [...run.origins].sort(), o.ignore]);
 }
 
 /**

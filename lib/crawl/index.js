@@ -152,6 +152,7 @@ export class Crawler extends EventEmitter {
         interned: new Map(),
         depth: { rootDepth: rootDepths([...o.roots, ...listed]), tooDeep: new Set() },
         prior,
+        ignore: o.ignore.length > 0 ? new RegExp(o.ignore.map((source) => `(?:${source})`).join('|'), 'g') : null,
         stateDir,
         sources: sources(o, listed.length),
       };

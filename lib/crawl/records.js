@@ -34,13 +34,15 @@
  *   sha256: string | undefined,
  *   error: { status?: number, message: string, code?: string } | undefined,
  *   change: Change | undefined,
+ *   compare: string | undefined,
  *   stale: boolean,
  * }} PageRecord
  *   body: the staged raw body's blob id (its sha256); scan: the blob id of
  *   its scan (links with offsets and resolved targets: the outlinks);
  *   bytes/sha256: of the file as written. via/hops: for a URL first reached
  *   through a redirect, the URL that redirected to it and the number of
- *   redirects that led here.
+ *   redirects that led here. compare: with --ignore, the sha256 of the body
+ *   without the ignored spans, which tells whether it changed.
  * @typedef {{
  *   admit(items: FrontierItem[], outcomes: AddOutcome[]): Promise<void>,
  *   get(key: string): Promise<PageRecord | undefined>,
@@ -64,7 +66,7 @@ export function newRecord(key, kind, referrer) {
     key, kind, state: 'queued', referrers: referrer ? [referrer] : [],
     status: undefined, contentType: undefined, type: undefined, charset: undefined, etag: undefined, lastModified: undefined,
     location: undefined, via: undefined, hops: 0, wanted: undefined, file: undefined, body: undefined, scan: undefined, bytes: undefined, sha256: undefined,
-    error: undefined, change: undefined, stale: false,
+    error: undefined, change: undefined, compare: undefined, stale: false,
   };
 }
 

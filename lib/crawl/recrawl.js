@@ -101,6 +101,7 @@ export function fromStored(record, stored) {
   record.etag ??= stored.etag;
   record.lastModified ??= stored.lastModified;
   record.body = stored.body;
+  record.compare = stored.compare;
   record.scan = stored.type === 'other' ? undefined : stored.scan;
   if (stored.type === 'other') {
     record.bytes = stored.bytes;
