@@ -8,7 +8,7 @@
  * @typedef {import('../options.js').ResolvedCrawlOptions} ResolvedCrawlOptions
  * @typedef {import('../warnings.js').Warning} Warning
  * @typedef {import('../warnings.js').WarningCode} WarningCode
- * @typedef {{ fetched: number, failed: number, written: number, active: number, queued: number, startedAt: number, phase: 'discover' | 'write' }} CrawlStats
+ * @typedef {{ fetched: number, failed: number, written: number, active: number, queued: number, resumed: number, startedAt: number, phase: 'discover' | 'write' }} CrawlStats
  * @typedef {{
  *   name: string, concurrency?: number,
  *   run: (page: import('./discover.js').PageInFlight, run: CrawlRun) => unknown,
@@ -36,6 +36,8 @@
  *   depth: { rootDepth: Map<string, number>, tooDeep: Set<string> },
  *   prior: import('./recrawl.js').Prior | null,
  *   ignore: RegExp | null,
+ *   resumed: Map<string, import('./journal.js').JournalEntry> | null,
+ *   journal: ReturnType<typeof import('./journal.js').createJournal> | null,
  *   stateDir: string | null,
  *   sources: Record<string, unknown>,
  * }} CrawlRun

@@ -78,7 +78,9 @@ function pump(run) {
     /** @type {PageInFlight} */
     const page = { key, record, result: undefined, url: undefined, scan: null, finished: false };
     try {
-      await runPage(page);
+      const entry = run.resumed?.get(key);
+      if (entry && resumable(run, entry)) await resumeFrom(run, page, entry);
+      else await runPage(page);
     } catch (error) {
       if (error instanceof AbortError) {
         await frontier.retry(key);
@@ -182,6 +184,7 @@ async function redirect(run, page, status, location) {
   record.status = status;
   record.location = key;
   await run.records.put(record);
+  journal(run, record);
   run.redirects.push({ url: page.key, location: key, status });
   const decision = run.scope.decide(key);
   run.emit('redirect', { url: page.key, location: key, status, decision: decision.decision });
@@ -385,8 +388,74 @@ async function stage(run, page) {
   record.referrers = undefined; // only failures need them
   record.state = 'done';
   await run.records.put(record);
+  journal(run, record);
   run.stats.fetched++;
   run.emit('page', { url: page.key, wantedFile: record.wanted, status: record.status, contentType: record.contentType, bytes: body.length });
+}
+
+/**
+ * Note a page done in the journal, so that a killed run is resumed without
+ * fetching it again.
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ */
+function journal(run, record) {
+  if (!run.journal) return;
+  if (record.state === 'redirect') {
+    run.journal.add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location });
+    return;
+  }
+  run.journal.add({
+    url: record.key, state: 'done', status: /** @type {number} */ (record.status), contentType: record.contentType, type: record.type,
+    charset: record.charset, etag: record.etag, lastModified: record.lastModified, wanted: record.wanted, body: record.body,
+    scan: record.scan, bytes: record.type === 'other' ? record.bytes : undefined, sha256: record.type === 'other' ? record.sha256 : undefined,
+    compare: record.compare, change: record.change, stale: record.stale || undefined,
+  });
+}
+
+/**
+ * A journal entry can be used when what it refers to is still in the blob store.
+ * @param {CrawlRun} run
+ * @param {import('./journal.js').JournalEntry} entry
+ */
+function resumable(run, entry) {
+  if (entry.state === 'redirect') return typeof entry.location === 'string';
+  if (!entry.body || !run.blobs?.has(entry.body)) return false;
+  return entry.type === 'other' || (entry.scan !== undefined && run.blobs.has(entry.scan));
+}
+
+/**
+ * A page the killed run had done: taken from the journal, not fetched again.
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ * @param {import('./journal.js').JournalEntry} entry
+ */
+async function resumeFrom(run, page, entry) {
+  const record = page.record;
+  if (entry.state === 'redirect') {
+    await redirect(run, page, entry.status, /** @type {string} */ (entry.location));
+    return;
+  }
+  fromStored(record, entry);
+  record.wanted = entry.wanted;
+  record.change = entry.change;
+  record.stale = entry.stale === true;
+  if (record.type === 'other') {
+    record.bytes = entry.bytes;
+    record.sha256 = entry.sha256;
+  }
+  page.url = new URL(page.key);
+  if (record.scan) {
+    const [scanned] = await /** @type {import('./blobs.js').BlobStore} */ (run.blobs).get([record.scan]);
+    page.scan = decodeScan(scanned);
+  }
+  await links(run, page);
+  record.state = 'done';
+  record.referrers = undefined;
+  await run.records.put(record);
+  run.stats.fetched++;
+  run.stats.resumed++;
+  run.emit('page', { url: page.key, wantedFile: record.wanted, status: record.status, contentType: record.contentType, bytes: 0, resumed: true });
 }
 
 /**
@@ -428,6 +497,7 @@ async function failOrKeep(run, page, error) {
     page.record.state = 'done';
     page.record.referrers = undefined;
     await run.records.put(page.record);
+    journal(run, page.record);
     run.stats.fetched++;
     warn(run, page.key, 'STALE', `${page.record.error.message}: the file of the last crawl is kept`);
     return;

@@ -13,6 +13,7 @@ import { warn } from './context.js';
 import { discover } from './discover.js';
 import { finalize, outputKey, toManifestError } from './finalize.js';
 import { loadPrior } from './recrawl.js';
+import { createJournal, readJournal } from './journal.js';
 import { MemoryFrontier } from './frontier.js';
 import { assignNames } from './names.js';
 import { MemoryRecordStore } from './records.js';
@@ -46,7 +47,7 @@ import { LogBlobStore } from './blobs.js';
  *   out: string, manifest: string | null, pages: number, failed: number, warnings: number, redirects: number,
  *   notCrawled: number, interrupted: boolean, durationMs: number,
  *   failures: import('../manifest/schema.js').ManifestError[],
- *   stale: number, pruneRefused: boolean,
+ *   stale: number, resumed: number, pruneRefused: boolean,
  *   churn: {
  *     new: number, changed: number, notModified: number, sameBytes: number, removed: number, stale: number, failed: number,
  *     filesWritten: number, bytesWritten: number,
@@ -60,7 +61,7 @@ import { LogBlobStore } from './blobs.js';
 const ON_EVENT = ['page', 'redirect', 'retry', 'failure', 'warning', 'written'];
 
 /** @returns {CrawlStats} */
-const freshStats = () => ({ fetched: 0, failed: 0, written: 0, active: 0, queued: 0, startedAt: Date.now(), phase: 'discover' });
+const freshStats = () => ({ fetched: 0, failed: 0, written: 0, active: 0, queued: 0, resumed: 0, startedAt: Date.now(), phase: 'discover' });
 
 export class Crawler extends EventEmitter {
   /** @type {import('../load/http.js').Loader | undefined} */
@@ -117,6 +118,11 @@ export class Crawler extends EventEmitter {
     let created = [];
     /** @type {import('./recrawl.js').Prior | null} */
     let prior = null;
+    /** @type {Awaited<ReturnType<typeof readJournal>>} */
+    let resumed = null;
+    /** @type {ReturnType<typeof createJournal> | null} */
+    let journal = null;
+    let complete = false;
     try {
       // OUT is checked and locked before anything is fetched.
       if (stateDir) {
@@ -125,11 +131,13 @@ export class Crawler extends EventEmitter {
         lock = await acquireLock(prepared.stateDir, prepared.out);
         await clearLeftovers(prepared.stateDir); // a killed run's temp files and staging
         prior = await loadPrior(prepared.stateDir, { full: o.full });
+        if (o.resume && !o.full) resumed = await readJournal(prepared.stateDir, journalKey(o));
       }
       const listed = await loadListedRoots(o, (url, message) => warn({ warnings, emit }, url, 'SITEMAP', message));
       const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
       if (target) await target.init();
-      if (blobs) await blobs.init({ keep: prior !== null && prior.reuse });
+      if (blobs) await blobs.init({ keep: (prior !== null && prior.reuse) || resumed !== null });
+      if (stateDir) journal = createJournal(stateDir, journalKey(o), { append: resumed !== null });
       /** @type {CrawlRun} */
       const run = {
         options: o,
@@ -153,6 +161,8 @@ export class Crawler extends EventEmitter {
         depth: { rootDepth: rootDepths([...o.roots, ...listed]), tooDeep: new Set() },
         prior,
         ignore: o.ignore.length > 0 ? new RegExp(o.ignore.map((source) => `(?:${source})`).join('|'), 'g') : null,
+        resumed: resumed?.entries ?? null,
+        journal,
         stateDir,
         sources: sources(o, listed.length),
       };
@@ -168,7 +178,7 @@ export class Crawler extends EventEmitter {
         warn(run, o.roots[0] ?? listed[0], 'MAX_DEPTH', `--max-depth ${o.maxDepth} reached: ${run.depth.tooDeep.size} in-scope URLs deeper than that were not crawled; links to them stay live`);
       }
       const stale = pages.filter((record) => record.stale).length;
-      const complete = !interrupted && overLimit === 0 && run.depth.tooDeep.size === 0 && stale === 0
+      complete = !interrupted && overLimit === 0 && run.depth.tooDeep.size === 0 && stale === 0
         && (await run.records.list('failed')).length === 0;
       /** @type {import('./finalize.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] }} */
       let outcome = { warnings: [], filesWritten: 0, bytesWritten: 0, removed: 0, pruneRefused: false };
@@ -192,6 +202,7 @@ export class Crawler extends EventEmitter {
         durationMs: Math.round(performance.now() - startedAt),
         failures,
         stale,
+        resumed: stats.resumed,
         pruneRefused: outcome.pruneRefused,
         churn: {
           new: count('new'),
@@ -211,8 +222,10 @@ export class Crawler extends EventEmitter {
     } finally {
       o.signal?.removeEventListener('abort', onAbort);
       await loader.close().catch(() => {});
+      // A complete run needs no journal; any other keeps it to be resumed.
+      if (journal) await (committed && complete ? journal.remove() : journal.close()).catch(() => {});
       // The staged blobs stay for the next run once a state refers to them.
-      if (committed || prior) await blobs?.close().catch(() => {});
+      if (committed || prior || journal) await blobs?.close().catch(() => {});
       else await blobs?.destroy().catch(() => {});
       if (target && !committed) await target.abort().catch(() => {});
       await lock?.release().catch(() => {});
@@ -222,6 +235,15 @@ export class Crawler extends EventEmitter {
       if (!committed) for (const dir of [...created].reverse()) await rmdir(dir).catch(() => {});
     }
   }
+}
+
+/**
+ * What a journal must match to be resumed: the roots and what decides the
+ * set of URLs crawled.
+ * @param {import('../options.js').ResolvedCrawlOptions} o
+ */
+function journalKey(o) {
+  return JSON.stringify([o.roots, o.sitemap, o.urls ?? null, o.include, o.exclude, o.assets, o.maxDepth, o.maxRedirects, o.headers]);
 }
 
 /**

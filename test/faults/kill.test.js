@@ -10,7 +10,8 @@ import { useFixtureSite } from '../helpers/fixtures.js';
 /**
  * SIGKILL at several points of a crawl, then the same crawl again: the user
  * gets exit 0 and the tree a clean run gives, byte for byte, with nothing of
- * the killed run left in OUT.
+ * the killed run left in OUT; the second run resumes from the journal, so no
+ * page is fetched twice but those in flight at the kill.
  */
 
 const KILL = fileURLToPath(new URL('../../fixtures/kill-crawl.js', import.meta.url));
@@ -33,9 +34,12 @@ async function snapshot(out) {
   return files;
 }
 
-/** @param {string} out */
-async function crawlWithBin(out) {
-  return runNode([BIN, 'crawl', site.url('/big/index.asp?n=30&kb=2'), '-i', '/', '-o', out, '-q', '--retries', '0', '-c', '2'], { cwd: path.dirname(out), limitMs: 20_000 });
+/**
+ * @param {string} out
+ * @param {string[]} [extra]
+ */
+async function crawlWithBin(out, extra = []) {
+  return runNode([BIN, 'crawl', site.url('/big/index.asp?n=30&kb=2'), '-i', '/', '-o', out, '-q', '--retries', '0', '-c', '2', ...extra], { cwd: path.dirname(out), limitMs: 20_000 });
 }
 
 describe('SIGKILL, then the same crawl again', () => {
@@ -46,6 +50,7 @@ describe('SIGKILL, then the same crawl again', () => {
   ])('killed at %s %d (%s): the re-run gives the clean tree', async (when, count) => {
     const clean = path.join(await dirs.make(), 'clean');
     expect((await crawlWithBin(clean)).code).toBe(0);
+    site.reset();
     const out = path.join(await dirs.make(), 'out');
     const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, String(when), String(count)], { cwd: path.dirname(out), limitMs: 20_000 });
     expect(killed.signal).toBe('SIGKILL');
@@ -55,5 +60,23 @@ describe('SIGKILL, then the same crawl again', () => {
     expect(again.code).toBe(0);
     expect(await snapshot(out)).toEqual(await snapshot(clean));
     expect(await leftovers(out)).toEqual([]);
+    // Resumed: across both runs no page was fetched twice, but those in flight at the kill (-c 2).
+    const fetches = site.log.filter((target) => target.startsWith('/big/'));
+    expect(fetches.length).toBeLessThanOrEqual(31 + 2);
+    expect(new Set(fetches).size).toBe(31);
+  });
+});
+
+describe('--no-resume', () => {
+  it('starts over: every page fetched again, the same clean tree', async () => {
+    const clean = path.join(await dirs.make(), 'clean');
+    expect((await crawlWithBin(clean)).code).toBe(0);
+    const out = path.join(await dirs.make(), 'out');
+    const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, 'page', '10'], { cwd: path.dirname(out), limitMs: 20_000 });
+    expect(killed.signal).toBe('SIGKILL');
+    site.reset();
+    expect((await crawlWithBin(out, ['--no-resume'])).code).toBe(0);
+    expect(site.log.filter((target) => target.startsWith('/big/'))).toHaveLength(31);
+    expect(await snapshot(out)).toEqual(await snapshot(clean));
   });
 });

@@ -1,0 +1,112 @@
+// @ts-check
+import { createReadStream, createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+
+/**
+ * The journal of a run in progress, OUT/.prerender/journal.ndjson: one line
+ * per URL done (a page fetched and staged, or a redirect), appended while
+ * crawling: the lines of one turn of the event loop go to the OS together,
+ * right after it (a SIGKILL loses at most the pages that were being staged).
+ * A run that was killed
+ * (or interrupted) leaves it; the next run with the same roots and scope
+ * resumes from it: the pages it lists are not fetched again (their bodies
+ * and links are in blobs.log), and the crawl goes on from their links. A
+ * complete run removes it.
+ *
+ *   {"format":"prerender-journal","version":1,"key":"<roots and scope>","startedAt":"..."}
+ *   {"url":"...","state":"done","status":200,"contentType":"text/html","type":"html","wanted":"a.html","body":"<sha256>","scan":"<sha256>","change":"new"}
+ *   {"url":"...","state":"redirect","status":301,"location":"..."}
+ *
+ * @typedef {import('./state.js').StoredPage & {
+ *   wanted?: string, change?: import('./records.js').Change, stale?: boolean,
+ * }} JournalEntry
+ */
+
+export const JOURNAL_FILE = 'journal.ndjson';
+const JOURNAL_VERSION = 1;
+
+/**
+ * The entries of the journal a killed run left, if it was written for the
+ * same key (roots and scope); null otherwise.
+ * @param {string} stateDir
+ * @param {string} key
+ * @returns {Promise<{ startedAt: string, entries: Map<string, JournalEntry> } | null>}
+ */
+export async function readJournal(stateDir, key) {
+  const input = createReadStream(path.join(stateDir, JOURNAL_FILE));
+  /** @type {Map<string, JournalEntry>} */
+  const entries = new Map();
+  let startedAt = '';
+  let first = true;
+  try {
+    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+      if (line === '') continue;
+      let value;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        continue; // a line torn by the kill
+      }
+      if (first) {
+        first = false;
+        if (value?.format !== 'prerender-journal' || value.version !== JOURNAL_VERSION || value.key !== key) return null;
+        startedAt = value.startedAt;
+        continue;
+      }
+      if (typeof value?.url === 'string') entries.set(value.url, value);
+    }
+  } catch (error) {
+    if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ENOENT') return null;
+    throw error;
+  } finally {
+    input.destroy();
+  }
+  return first ? null : { startedAt, entries };
+}
+
+/**
+ * @param {string} stateDir
+ * @param {string} key roots and scope: a journal is resumed only by a run with the same
+ * @param {{ append: boolean }} options append: go on with the journal being resumed
+ */
+export function createJournal(stateDir, key, { append }) {
+  const file = path.join(stateDir, JOURNAL_FILE);
+  const stream = createWriteStream(file, { flags: append ? 'a' : 'w' });
+  /** @type {Error | null} */
+  let failed = null;
+  stream.on('error', (error) => { failed = error; });
+  // Appending after a kill: the last line may be torn, so start on a new one.
+  let pending = append ? '\n' : JSON.stringify({ format: 'prerender-journal', version: JOURNAL_VERSION, key, startedAt: new Date().toISOString() }) + '\n';
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (pending === '' || failed) return;
+    stream.write(pending);
+    pending = '';
+  };
+  flush();
+  return {
+    /** @param {JournalEntry} entry */
+    add(entry) {
+      pending += JSON.stringify(entry) + '\n';
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    /** Hand what is pending to the OS and close (the journal stays). */
+    async close() {
+      flush();
+      stream.end();
+      await once(stream, 'close').catch(() => {});
+    },
+    /** The run is complete: no journal to resume from. */
+    async remove() {
+      stream.destroy();
+      await rm(file, { force: true });
+    },
+  };
+}
