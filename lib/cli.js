@@ -138,7 +138,7 @@ fetch failed). --json prints one JSON object per line, then a "totals" line.`);
 }
 
 /** Crawl options that mean nothing to preview: accepted (so a crawl command line can be pasted) and ignored. */
-const PREVIEW_IGNORES = ['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'assets', 'quiet', 'full', 'pruneMax', 'force', 'ignore', 'resume'];
+const PREVIEW_IGNORES = ['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'assets', 'quiet', 'full', 'pruneMax', 'force', 'ignore', 'resume', 'precompress'];
 
 /**
  * Add the crawl options to a command; a boolean that a config file may turn

@@ -57,6 +57,7 @@ export const CRAWL_OPTIONS = [
   { name: 'writeSitemap', flags: '--write-sitemap', type: 'boolean', default: false, description: 'write sitemap.xml for the static tree (needs --site-url)' },
   { name: 'siteUrl', flags: '--site-url <url>', type: 'url', description: 'public base URL of the static tree, for --write-sitemap' },
   { name: 'full', flags: '--full', type: 'boolean', default: false, description: 'fetch and write every page again, ignoring what the last crawl into OUT left (its state is still updated, and files of pages gone are still removed)' },
+  { name: 'precompress', flags: '--precompress <formats>', type: 'string', check: (item) => (/^(gzip|br)(,(gzip|br))*$/.test(item) ? null : 'gzip, br or gzip,br'), description: 'write FILE.gz and/or FILE.br beside each HTML, CSS, JS, SVG, JSON, XML and text file of at least 1 KiB they make at least 10% smaller (never a page with price slots), for nginx gzip_static/brotli_static and prerender serve' },
   { name: 'resume', flags: '--resume', type: 'boolean', default: true, description: 'go on from where a killed or interrupted crawl into OUT stopped, without fetching again the pages it had (on by default; --no-resume starts over)' },
   { name: 'ignore', flags: '--ignore <regex...>', type: 'string[]', default: [], check: checkRegex, description: 'spans of a page to ignore when telling whether it changed since the last crawl (a "generated at" time, a session id): a page that differs only there is not written again' },
   { name: 'pruneMax', flags: '--prune-max <n|n%>', type: 'string', default: '10%', check: (item) => (/^\d+(\.\d+)?%?$/.test(item) ? null : 'a number of files or a percentage such as "10%"'), description: 'refuse to remove more files of pages gone than this (a number, or a percentage of the last crawl\'s pages)' },
@@ -78,7 +79,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin'];
  *   maxPages?: number, maxDepth?: number, timeout?: number, retries?: number, maxRedirects?: number, dynamicBase?: string, assets?: boolean,
  *   maxPageBytes?: number, placeholders?: 'filter' | 'ssi' | 'esi', pricePath?: string, header?: string[],
  *   sitemap?: string[], urls?: string, writeSitemap?: boolean, siteUrl?: string, json?: boolean, quiet?: boolean,
- *   full?: boolean, pruneMax?: string, force?: boolean, ignore?: string[], resume?: boolean,
+ *   full?: boolean, pruneMax?: string, force?: boolean, ignore?: string[], resume?: boolean, precompress?: string,
  *   signal?: AbortSignal, retryDelay?: number,
  * }} CrawlOptions
  */
@@ -90,7 +91,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin'];
  *   maxPageBytes: number, placeholders: 'filter' | 'ssi' | 'esi', pricePath: string,
  *   headers: Record<string, string>, retryDelay: number, signal?: AbortSignal,
  *   sitemap: string[], urls?: string, writeSitemap: boolean, siteUrl: URL | null, dryRun: boolean,
- *   full: boolean, pruneMax: string, force: boolean, ignore: string[], resume: boolean,
+ *   full: boolean, pruneMax: string, force: boolean, ignore: string[], resume: boolean, precompress: ('gzip' | 'br')[],
  *   stdin?: NodeJS.ReadableStream,
  * }} ResolvedCrawlOptions
  */
@@ -234,6 +235,7 @@ export function resolveCrawlOptions(input, context = {}) {
     out.siteUrl = null;
   }
   if (out.writeSitemap && !out.siteUrl) throw fail('--write-sitemap needs --site-url <url>: a sitemap lists absolute URLs', source);
+  out.precompress = out.precompress ? [...new Set(out.precompress.split(','))] : [];
   out.dryRun = input.dryRun === true;
   if (input.stdin !== undefined) out.stdin = input.stdin;
   if (!out.pricePath.startsWith('/')) throw fail(`price path must start with "/", got ${JSON.stringify(out.pricePath)}`, source);

@@ -235,3 +235,38 @@ describe('the state file', () => {
     expect((await crawl(out)).summary.churn.notModified).toBe(21);
   });
 });
+
+describe('--precompress', () => {
+  it('writes .gz and .br beside files worth it, with their mtime; never for pages with price slots; refreshed and removed with their source', async () => {
+    const { gunzipSync, brotliDecompressSync } = await import('node:zlib');
+    await site.close();
+    site = await startChangingSite({ products: 3, about: true });
+    const out = path.join(await dirs.make(), 'out');
+    const first = await crawl(out, ['--precompress', 'gzip,br']);
+    expect(first.code).toBe(0);
+    const about = await readFile(path.join(out, 'about.asp.html'));
+    expect(gunzipSync(await readFile(path.join(out, 'about.asp.html.gz')))).toEqual(about);
+    expect(brotliDecompressSync(await readFile(path.join(out, 'about.asp.html.br')))).toEqual(about);
+    const times = async (/** @type {string} */ file) => Math.floor((await stat(path.join(out, file))).mtimeMs);
+    expect(await times('about.asp.html.gz')).toBe(await times('about.asp.html'));
+    expect(await times('about.asp.html.br')).toBe(await times('about.asp.html'));
+    const files = await listFiles(out);
+    expect(files.filter((file) => file.startsWith('p/') && /\.(gz|br)$/.test(file))).toEqual([]); // price slots: bytes change per request
+    expect(files).not.toContain('index.html.gz'); // under 1 KiB
+
+    const before = await fileIds(out);
+    const unchanged = await crawl(out, ['--precompress', 'gzip,br']);
+    expect(unchanged.summary.churn.filesWritten).toBe(0);
+    expect(rewritten(before, await fileIds(out)).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
+
+    site.changeAbout();
+    const changed = await crawl(out, ['--precompress', 'gzip,br']);
+    expect(changed.summary.churn.filesWritten).toBe(3);
+    expect(gunzipSync(await readFile(path.join(out, 'about.asp.html.gz'))).toString()).toContain('About us (2)');
+
+    site.removeAbout();
+    const removed = await crawl(out, ['--precompress', 'gzip,br', '--prune-max', '1']);
+    expect(removed.summary.churn.removed).toBe(1);
+    expect((await listFiles(out)).filter((file) => file.startsWith('about'))).toEqual([]);
+  });
+});

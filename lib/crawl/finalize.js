@@ -1,7 +1,9 @@
 // @ts-check
 import pLimit from 'p-limit';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import { OutputError } from '../errors.js';
-import { isHtmlType } from '../naming.js';
+import { isHtmlType, mimeOf } from '../naming.js';
 import { decodeScan, renderDocument } from '../page.js';
 import { createManifestWriter } from '../manifest/write.js';
 import { outputFailure } from '../output/outdir.js';
@@ -168,8 +170,12 @@ async function writePage(run, record, names, previous, failed, counters) {
       return keep(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
     }
     const [raw, scanned] = await blobs.get(ids);
+    /** @type {Buffer} */
+    let output = raw;
+    let written = false;
     if (scanned === undefined) {
-      if (!(sameFile && stored?.sha256 === record.body)) await writeFile(target, file, raw, counters);
+      written = !(sameFile && stored?.sha256 === record.body);
+      if (written) await writeFile(target, file, raw, counters);
       record.bytes = raw.length;
       record.sha256 = record.body;
     } else {
@@ -194,9 +200,12 @@ async function writePage(run, record, names, previous, failed, counters) {
       for (const warning of result.warnings) warn(run, record.key, warning.code, warning.message);
       record.bytes = result.body.length;
       record.sha256 = result.body === raw ? record.body : sha256(result.body);
-      if (!(sameFile && stored?.sha256 === record.sha256)) await writeFile(target, file, result.body, counters);
+      written = !(sameFile && stored?.sha256 === record.sha256);
+      if (written) await writeFile(target, file, result.body, counters);
       placeholders = result.placeholders;
+      output = result.body;
     }
+    if (o.precompress.length > 0) await precompress(run, record, output, placeholders, written ? undefined : stored, counters);
   } catch (error) {
     const fatal = outputFailure(error, 'write', `${file} in ${target.location}`);
     if (fatal instanceof OutputError) throw fatal; // disk full, read-only...: the run cannot go on
@@ -206,6 +215,52 @@ async function writePage(run, record, names, previous, failed, counters) {
   }
   await run.records.put(record);
   return { page: pageEntry(run, record, placeholders), record };
+}
+
+/** Types worth compressing ahead of time. */
+const COMPRESSIBLE = /^(text\/(html|css|javascript|plain|xml)|application\/(javascript|json|xml|xhtml\+xml|[\w.+-]+\+xml|[\w.+-]+\+json)|image\/svg\+xml)$/;
+const SIBLING = /** @type {const} */ ({ gzip: '.gz', br: '.br' });
+const gzip = promisify(zlib.gzip);
+const brotli = promisify(zlib.brotliCompress);
+
+/**
+ * --precompress: FILE.gz and FILE.br beside a file worth it (a compressible
+ * type, at least 1 KiB, at least 10% smaller; never a page with price slots,
+ * whose bytes change per request), for nginx gzip_static/brotli_static and
+ * prerender serve. Made again only when the file was written; otherwise the
+ * siblings of the last run stay.
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ * @param {Buffer} output the file's bytes
+ * @param {ManifestPage['placeholders']} placeholders
+ * @param {import('./state.js').StoredPage | undefined} unchanged the last run's copy, when the file was not written again
+ * @param {{ filesWritten: number, bytesWritten: number }} counters
+ */
+async function precompress(run, record, output, placeholders, unchanged, counters) {
+  const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
+  const file = /** @type {string} */ (record.file);
+  const eligible = placeholders.length === 0 && output.length >= 1024 && COMPRESSIBLE.test(mimeOf(record.contentType));
+  /** @type {string[]} */
+  const made = [];
+  for (const format of run.options.precompress) {
+    const sibling = file + SIBLING[/** @type {'gzip' | 'br'} */ (format)];
+    if (unchanged && (unchanged.compressed ?? []).includes(format) && eligible) {
+      made.push(format);
+      continue;
+    }
+    const data = eligible
+      ? await (format === 'gzip' ? gzip(output, { level: 9 }) : brotli(output, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: output.length } }))
+      : null;
+    if (data && data.length <= output.length * 0.9) {
+      await target.write(sibling, data, { sameTimeAs: file });
+      counters.filesWritten++;
+      counters.bytesWritten += data.length;
+      made.push(format);
+    } else if ((unchanged?.compressed ?? run.prior?.pages.get(record.key)?.compressed ?? []).includes(format)) {
+      await target.remove(sibling);
+    }
+  }
+  record.compressed = made.length > 0 ? made : undefined;
 }
 
 /**
@@ -229,6 +284,7 @@ async function writeFile(target, file, data, counters) {
 function keep(run, record, stored) {
   record.bytes = stored.bytes;
   record.sha256 = stored.sha256;
+  record.compressed = stored.compressed;
   return { page: pageEntry(run, record, stored.placeholders ?? []), record };
 }
 
@@ -275,7 +331,8 @@ function stateFor(run, complete) {
       await writer.add({
         url: record.key, state: 'done', status: page.status, contentType: page.contentType, type: record.type, charset: record.charset,
         etag: record.etag, lastModified: record.lastModified, file: page.file, body: record.body, scan: record.scan,
-        bytes: page.bytes, sha256: page.sha256, compare: record.compare, placeholders: page.placeholders.length > 0 ? page.placeholders : undefined,
+        bytes: page.bytes, sha256: page.sha256, compare: record.compare, compressed: record.compressed,
+        placeholders: page.placeholders.length > 0 ? page.placeholders : undefined,
       });
     },
     /** @param {import('./state.js').StoredPage[]} carried */
@@ -297,7 +354,7 @@ function stateFor(run, complete) {
  */
 export function outputKey(run) {
   const o = run.options;
-  return JSON.stringify([o.placeholders, o.pricePath, o.dynamicBase?.href ?? null, run.staticRoot.href, [...run.origins].sort(), o.ignore]);
+  return JSON.stringify([o.placeholders, o.pricePath, o.dynamicBase?.href ?? null, run.staticRoot.href, [...run.origins].sort(), o.ignore, o.precompress]);
 }
 
 /**

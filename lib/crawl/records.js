@@ -35,6 +35,7 @@
  *   error: { status?: number, message: string, code?: string } | undefined,
  *   change: Change | undefined,
  *   compare: string | undefined,
+ *   compressed: string[] | undefined,
  *   stale: boolean,
  * }} PageRecord
  *   body: the staged raw body's blob id (its sha256); scan: the blob id of
@@ -66,7 +67,7 @@ export function newRecord(key, kind, referrer) {
     key, kind, state: 'queued', referrers: referrer ? [referrer] : [],
     status: undefined, contentType: undefined, type: undefined, charset: undefined, etag: undefined, lastModified: undefined,
     location: undefined, via: undefined, hops: 0, wanted: undefined, file: undefined, body: undefined, scan: undefined, bytes: undefined, sha256: undefined,
-    error: undefined, change: undefined, compare: undefined, stale: false,
+    error: undefined, change: undefined, compare: undefined, compressed: undefined, stale: false,
   };
 }
 

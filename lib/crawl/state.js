@@ -27,7 +27,7 @@ import { PrerenderError } from '../errors.js';
  * @typedef {{
  *   url: string, state: 'done' | 'redirect', status: number, contentType?: string, type?: 'html' | 'css' | 'other',
  *   charset?: string, etag?: string, lastModified?: string, location?: string, file?: string,
- *   body?: string, scan?: string, bytes?: number, sha256?: string, compare?: string,
+ *   body?: string, scan?: string, bytes?: number, sha256?: string, compare?: string, compressed?: string[],
  *   placeholders?: import('../manifest/schema.js').ManifestSlot[],
  * }} StoredPage
  * @typedef {{ format: 'prerender-state', version: number, complete: boolean, roots: string[], output: string, finishedAt: string }} StateHeader

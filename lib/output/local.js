@@ -1,6 +1,6 @@
 // @ts-check
 import { constants } from 'node:fs';
-import { lstat, mkdir, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, realpath, rename, rm, rmdir, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 /** @typedef {import('./target.js').OutputTarget} OutputTarget */
 import pLimit from 'p-limit';
@@ -32,6 +32,8 @@ export class LocalTree {
     this.pending = new Map();
     /** @type {Set<string>} */
     this.removals = new Set();
+    /** @type {Map<string, string>} file -> the file whose modification time it takes at commit */
+    this.sameTime = new Map();
     /** @type {Map<string, Promise<void>>} */
     this.dirs = new Map();
     this.counter = 0;
@@ -96,8 +98,9 @@ export class LocalTree {
   /**
    * @param {string} file
    * @param {import('./target.js').OutputData} data
+   * @param {{ sameTimeAs?: string }} [options]
    */
-  async write(file, data) {
+  async write(file, data, options = {}) {
     const target = this.resolve(file);
     await this.#ensureDir(path.dirname(target));
     const n = ++this.counter;
@@ -111,6 +114,7 @@ export class LocalTree {
     const previous = this.pending.get(file);
     this.pending.set(file, n);
     this.removals.delete(file);
+    if (options.sameTimeAs !== undefined) this.sameTime.set(file, options.sameTimeAs);
     if (previous !== undefined) await rm(this.#tempPath(previous), { force: true });
   }
 
@@ -147,9 +151,14 @@ export class LocalTree {
     });
     await Promise.all([...this.pending].map(([file, n]) => limit(() => move(n, file))));
     await Promise.all([...this.removals].map((file) => limit(() => rm(this.resolve(file), { force: true }))));
+    await Promise.all([...this.sameTime].map(([file, source]) => limit(async () => {
+      const times = await stat(this.resolve(source));
+      await utimes(this.resolve(file), times.atimeMs / 1000, times.mtimeMs / 1000);
+    })));
     if (manifest !== undefined) await move(manifest, MANIFEST_NAME);
     this.pending.clear();
     this.removals.clear();
+    this.sameTime.clear();
     await this.#dropTemp();
   }
 

@@ -16,12 +16,14 @@
  * @typedef {{
  *   readonly location: string,
  *   init(): Promise<void>,
- *   write(file: string, data: OutputData): Promise<void>,
+ *   write(file: string, data: OutputData, options?: { sameTimeAs?: string }): Promise<void>,
  *   remove(file: string): Promise<void>,
  *   commit(): Promise<void>,
  *   abort(): Promise<void>,
  *   existing?(file: string): Promise<number | null>,
  * }} OutputTarget
+ *   write's sameTimeAs: give the file the modification time of that other
+ *   file once both are committed (precompressed siblings: FILE.gz beside FILE).
  *   existing (optional): the size of a committed file, or null; lets a
  *   re-crawl leave a file as it is when it would write the same bytes.
  */
