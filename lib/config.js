@@ -51,12 +51,12 @@ export async function loadConfigFile(file) {
     try {
       text = await readFile(file, 'utf8');
     } catch (error) {
-      throw new ConfigError(`${name}: cannot read: ${error.message}`, { cause: error });
+      throw new ConfigError(`${name}: cannot read: ${/** @type {Error} */ (error).message}`, { cause: error });
     }
     try {
       value = JSON.parse(text);
     } catch (error) {
-      throw new ConfigError(`${name}: not valid JSON: ${error.message}`, { cause: error });
+      throw new ConfigError(`${name}: not valid JSON: ${/** @type {Error} */ (error).message}`, { cause: error });
     }
   } else {
     try {
@@ -64,7 +64,7 @@ export async function loadConfigFile(file) {
       value = module.default;
       if (typeof value === 'function') value = await value();
     } catch (error) {
-      throw new ConfigError(`${name}: cannot load: ${error.message}`, { cause: error });
+      throw new ConfigError(`${name}: cannot load: ${/** @type {Error} */ (error).message}`, { cause: error });
     }
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {

@@ -307,6 +307,7 @@ export class FileRegistry {
     /** @type {TreeNode | undefined} the existing node of the directory walked so far */
     let node = this.root;
     for (let i = 0; i < parts.length - 1; i++) {
+      /** @type {TreeNode | undefined} */
       const here = node;
       const blocked = (/** @type {string} */ segment) => {
         const lower = segment.toLowerCase();

@@ -26,7 +26,7 @@ export const PLACEHOLDER_MODES = /** @type {const} */ (['filter', 'ssi', 'esi'])
 /** @typedef {typeof PLACEHOLDER_MODES[number]} PlaceholderMode */
 
 /** A price path that is safe inside an SSI/ESI attribute value. */
-const SAFE_PRICE_PATH = /^\/[A-Za-z0-9._~\/-]*$/;
+const SAFE_PRICE_PATH = /^\/[A-Za-z0-9._~/-]*$/;
 
 /**
  * The SKU as it may appear inside the placeholder: percent-encoded, so that

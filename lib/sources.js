@@ -2,7 +2,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { gunzipSync } from 'node:zlib';
-import { decodeXML } from 'entities';
+import { Parser } from 'htmlparser2';
 import { PrerenderError, UsageError } from './errors.js';
 import { normalizeUrl } from './url.js';
 import { defaultLoader } from './load/index.js';
@@ -22,24 +22,52 @@ export const MAX_SITEMAP_FETCH_BYTES = 64 * 1024 * 1024;
 const MAX_INDEX_DEPTH = 4;
 
 /**
- * The <loc> values of a sitemap document, and whether it is an index.
+ * The <loc> values of a sitemap document, and whether it is an index: read
+ * with htmlparser2 in XML mode (CDATA sections and XML entities decoded).
+ * Only the <loc> of the sitemap namespace counts: unprefixed, or with the
+ * prefix of the document's own root ("sm:loc" under "sm:urlset"); never
+ * <image:loc>, <video:loc>... of extensions.
  * @param {string} xml
  * @returns {{ index: boolean, locs: string[] }}
  */
 export function parseSitemap(xml) {
-  const index = /<(?:[\w-]+:)?sitemapindex[\s>]/.test(xml);
+  let index = false;
+  /** @type {string | null} the root element's prefix ("" for none), once seen */
+  let prefix = null;
+  let locTag = 'loc';
+  /** @type {string[]} */
   const locs = [];
-  // <loc> of the sitemap namespace (unprefixed, or "sm:"-style when the whole
-  // document is prefixed); never <image:loc>, <video:loc>... of extensions.
-  const prefix = /<([\w-]+):(?:urlset|sitemapindex)[\s>]/.exec(xml)?.[1];
-  const tag = prefix ? `${prefix}:loc` : 'loc';
-  const pattern = new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g');
-  for (const match of xml.matchAll(pattern)) {
-    let value = match[1].trim();
-    const cdata = /^<!\[CDATA\[([\s\S]*)\]\]>$/.exec(value);
-    value = cdata ? cdata[1].trim() : decodeXML(value);
-    if (value) locs.push(value);
-  }
+  let depth = 0;
+  let text = '';
+  const parser = new Parser({
+    onopentag(name) {
+      if (prefix === null) {
+        const colon = name.indexOf(':');
+        const local = name.slice(colon + 1);
+        prefix = colon < 0 ? '' : name.slice(0, colon);
+        if (local === 'urlset' || local === 'sitemapindex') {
+          index = local === 'sitemapindex';
+          locTag = prefix ? `${prefix}:loc` : 'loc';
+        }
+      }
+      if (name === locTag) {
+        if (depth === 0) text = '';
+        depth++;
+      }
+    },
+    ontext(chunk) {
+      if (depth > 0) text += chunk;
+    },
+    onclosetag(name) {
+      if (name !== locTag || depth === 0) return;
+      depth--;
+      if (depth > 0) return;
+      const value = text.trim();
+      if (value) locs.push(value);
+    },
+  }, { xmlMode: true, decodeEntities: true, recognizeCDATA: true });
+  parser.write(xml);
+  parser.end();
   return { index, locs };
 }
 
@@ -85,7 +113,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {} }
       if (response.location !== undefined) throw new Error('too many redirects');
       body = response.body;
     } catch (error) {
-      const message = `cannot fetch sitemap ${url}: ${error.message}`;
+      const message = `cannot fetch sitemap ${url}: ${/** @type {Error} */ (error).message}`;
       if (top) throw new SitemapError(message, { cause: error });
       onWarning(url, message);
       return;
@@ -94,7 +122,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {} }
     try {
       parsed = parseSitemap(sitemapText(body));
     } catch (error) {
-      const message = `cannot read sitemap ${url}: ${error.message}`;
+      const message = `cannot read sitemap ${url}: ${/** @type {Error} */ (error).message}`;
       if (top) throw new SitemapError(message, { cause: error });
       onWarning(url, message);
       return;
@@ -139,7 +167,7 @@ export async function readUrlList(file, context = {}) {
     }
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new UsageError(`cannot read --urls ${name}: ${error.message}`, { cause: error });
+    throw new UsageError(`cannot read --urls ${name}: ${/** @type {Error} */ (error).message}`, { cause: error });
   }
   return [...new Set(urls)];
 }

@@ -450,3 +450,20 @@ describe('SitemapWriter', () => {
     expect(none.tree).toEqual(['sitemap.xml']);
   });
 });
+
+describe('parseSitemap reads XML as XML', () => {
+  it.each([
+    ['CDATA and entities', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc><![CDATA[http://a/x?b=1&c=2]]></loc></url><url><loc>http://a/y?b=1&amp;c=&#50;</loc></url></urlset>', ['http://a/x?b=1&c=2', 'http://a/y?b=1&c=2']],
+    ['a <loc> inside a comment is no entry', '<urlset><!-- <loc>http://a/hidden</loc> --><url><loc> http://a/shown </loc></url></urlset>', ['http://a/shown']],
+    ['extensions are not pages', '<urlset xmlns:image="x" xmlns:video="y"><url><loc>http://a/p</loc><image:image><image:loc>http://a/i.png</image:loc></image:image><video:video><video:loc>http://a/v</video:loc></video:video></url></urlset>', ['http://a/p']],
+    ['a prefixed document uses its own prefix', '<?xml version="1.0"?><sm:urlset xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="x"><sm:url><sm:loc>http://a/1</sm:loc><image:loc>http://a/i.png</image:loc><loc>http://a/not-sm</loc></sm:url></sm:urlset>', ['http://a/1']],
+    ['an empty <loc> is skipped', '<urlset><url><loc>  </loc></url><url><loc>http://a/2</loc></url></urlset>', ['http://a/2']],
+  ])('%s', (_name, xml, locs) => {
+    expect(parseSitemap(xml)).toEqual({ index: false, locs });
+  });
+
+  it('tells an index by its root element, prefixed or not', () => {
+    expect(parseSitemap('<sitemapindex><sitemap><loc>http://a/s1.xml</loc></sitemap></sitemapindex>')).toEqual({ index: true, locs: ['http://a/s1.xml'] });
+    expect(parseSitemap('<x:sitemapindex xmlns:x="s"><x:sitemap><x:loc>http://a/s2.xml</x:loc></x:sitemap></x:sitemapindex>')).toEqual({ index: true, locs: ['http://a/s2.xml'] });
+  });
+});

@@ -149,7 +149,7 @@ export function scanHtml(text, charset = 'utf-8') {
       const raw = text.slice(content.start, content.end);
       const match = /^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(['"]?)/i.exec(raw);
       if (!match) return;
-      let start = content.start + match[0].length;
+      const start = content.start + match[0].length;
       let end = content.end;
       const tail = text.slice(start, end);
       const quoteEnd = match[1] ? tail.indexOf(match[1]) : -1;

@@ -23,7 +23,6 @@ export function escapeHtml(text) {
 export function encodePriceText(text, asciiOnly) {
   const escaped = escapeHtml(text);
   if (!asciiOnly) return Buffer.from(escaped, 'utf8');
-  // eslint-disable-next-line no-control-regex
   if (/^[\x00-\x7f]*$/.test(escaped)) return Buffer.from(escaped, 'latin1');
   let out = '';
   for (const ch of escaped) {

@@ -208,6 +208,7 @@ export function createPriceFilter(input) {
     }
     if (!pending) return send(req, res, page, /** @type {(string | null)[]} */ (values));
     // Never wait longer than the price timeout, whatever the source does.
+    /** @type {NodeJS.Timeout | undefined} */
     let timer;
     const deadline = new Promise((resolve) => {
       timer = setTimeout(resolve, options.priceTimeoutMs + 50, null);

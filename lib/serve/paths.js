@@ -46,7 +46,6 @@ export function parseRequestTarget(url) {
       return { ok: false, status: 400, reason: 'malformed percent-encoding' };
     }
   }
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f\\]/.test(decoded)) return { ok: false, status: 400, reason: 'control character or backslash in path' };
   const segments = [];
   for (const segment of decoded.split('/')) {

@@ -47,7 +47,7 @@ export async function serveStatic(req, res, target, options) {
   if (st.isDirectory()) {
     key = key === '' ? 'index.html' : `${key}/index.html`;
     abs = joinInside(realRoot, key);
-    st = abs && (await statOrNull(abs));
+    st = abs ? await statOrNull(abs) : null;
     if (!abs || !st || !st.isFile()) return 'not-found'; // no directory listings
     if (target.path !== '' && !target.dir) {
       res.writeHead(301, { Location: encodePath(target.path) + '/' + target.search, 'Content-Length': 0 });
