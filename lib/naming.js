@@ -1,6 +1,7 @@
 // @ts-check
 import { createHash } from 'node:crypto';
 import { UnsafeFileNameError } from './errors.js';
+import { extensionFits, extensionForType, isHtmlType } from './mime.js';
 
 /**
  * File naming. Every function here is pure; `FileRegistry` resolves collisions.
@@ -13,37 +14,7 @@ export const MAX_PATH_BYTES = 1024;
 const HTML_EXTENSION = /\.html?$/i;
 const WINDOWS_UNSAFE = /[<>:"|?*\\\u0000-\u001f\u007f]/g;
 
-/** Extensions for non-HTML pages and assets that have none of their own. */
-const EXTENSION_BY_TYPE = /** @type {Record<string, string>} */ ({
-  'text/css': '.css',
-  'text/javascript': '.js',
-  'application/javascript': '.js',
-  'application/json': '.json',
-  'application/xml': '.xml',
-  'text/xml': '.xml',
-  'text/plain': '.txt',
-  'application/pdf': '.pdf',
-  'image/png': '.png',
-  'image/jpeg': '.jpg',
-  'image/gif': '.gif',
-  'image/svg+xml': '.svg',
-  'image/webp': '.webp',
-  'image/x-icon': '.ico',
-  'image/vnd.microsoft.icon': '.ico',
-  'font/woff': '.woff',
-  'font/woff2': '.woff2',
-});
-
-/** @param {string | undefined} contentType */
-export function mimeOf(contentType) {
-  return (contentType ?? '').split(';')[0].trim().toLowerCase();
-}
-
-/** @param {string | undefined} contentType */
-export function isHtmlType(contentType) {
-  const mime = mimeOf(contentType);
-  return mime === 'text/html' || mime === 'application/xhtml+xml';
-}
+export { mimeOf, isHtmlType } from './mime.js';
 
 /** Names Windows keeps for devices, with or without an extension. */
 const DEVICE_NAME = /^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])(\.|$)/i;
@@ -146,10 +117,8 @@ function foldQuery(search) {
  */
 function withExtension(name, contentType) {
   if (isHtmlType(contentType)) return HTML_EXTENSION.test(name) ? name : name + '.html';
-  const wanted = EXTENSION_BY_TYPE[mimeOf(contentType)];
-  if (!wanted) return name;
-  const current = /\.[A-Za-z0-9]{1,5}$/.exec(name)?.[0]?.toLowerCase();
-  if (current === wanted || (wanted === '.jpg' && current === '.jpeg') || (wanted === '.js' && current === '.mjs')) return name;
+  const wanted = extensionForType(contentType);
+  if (!wanted || extensionFits(name, contentType)) return name;
   return name + wanted;
 }
 

@@ -1,25 +1,27 @@
 // @ts-check
+import { LRUCache } from 'lru-cache';
+
 /**
- * A bounded LRU cache whose entries expire. Insertion order of a Map is the
- * recency order: a hit moves the key to the end, eviction takes the first.
+ * A bounded LRU cache (lru-cache) whose entries are fresh for a while, then
+ * stale but still served for a bounded while (stale-while-revalidate), then
+ * gone. The clock is injectable, for tests.
  * @template V
  */
 export class TtlCache {
-  /** @type {Map<string, { value: V, freshUntil: number, staleUntil: number }>} */
-  #map = new Map();
-  #max;
+  /** @type {LRUCache<string, { value: V, freshUntil: number, staleUntil: number }>} */
+  #lru;
   #now;
 
   /**
    * @param {{ max: number, now?: () => number }} options
    */
   constructor({ max, now = Date.now }) {
-    this.#max = Math.max(1, max);
+    this.#lru = new LRUCache({ max: Math.max(1, max) });
     this.#now = now;
   }
 
   get size() {
-    return this.#map.size;
+    return this.#lru.size;
   }
 
   /**
@@ -27,15 +29,13 @@ export class TtlCache {
    * @returns {{ value: V, stale: boolean } | undefined} undefined when absent or past its stale limit
    */
   get(key) {
-    const entry = this.#map.get(key);
+    const entry = this.#lru.get(key);
     if (!entry) return undefined;
     const now = this.#now();
     if (now >= entry.staleUntil) {
-      this.#map.delete(key);
+      this.#lru.delete(key);
       return undefined;
     }
-    this.#map.delete(key);
-    this.#map.set(key, entry);
     return { value: entry.value, stale: now >= entry.freshUntil };
   }
 
@@ -47,15 +47,10 @@ export class TtlCache {
    */
   set(key, value, ttlMs, staleMs = 0) {
     const now = this.#now();
-    this.#map.delete(key);
-    this.#map.set(key, { value, freshUntil: now + ttlMs, staleUntil: now + ttlMs + staleMs });
-    while (this.#map.size > this.#max) {
-      const oldest = this.#map.keys().next().value;
-      this.#map.delete(/** @type {string} */ (oldest));
-    }
+    this.#lru.set(key, { value, freshUntil: now + ttlMs, staleUntil: now + ttlMs + staleMs });
   }
 
   clear() {
-    this.#map.clear();
+    this.#lru.clear();
   }
 }

@@ -10,6 +10,8 @@
  * byte-bounded LRU; the whole store is rebuilt when the manifest changes.
  */
 import { EventEmitter } from 'node:events';
+import { LRUCache } from 'lru-cache';
+import pLimit from 'p-limit';
 import fs from 'node:fs';
 import path from 'node:path';
 import { renderPlaceholder } from '../placeholders.js';
@@ -35,6 +37,12 @@ import { splitAtSlots } from './splice.js';
  * @property {number} bytes
  * @property {Buffer[] | null} deflated  lazily, see gzip.js
  */
+
+/**
+ * What a prepared page costs in the cache: its parts, and its deflated parts once made.
+ * @param {PreparedPage} page
+ */
+const pageBytes = (page) => Math.max(1, page.bytes + (page.deflated ? page.deflated.reduce((n, b) => n + b.length, 0) : 0));
 
 const FILTER_PLACEHOLDER = /<!--prerender:price sku=([A-Za-z0-9%._~-]*)-->/g;
 
@@ -85,8 +93,8 @@ export class PageStore extends EventEmitter {
   /** @type {Map<string, PageMeta>} */
   #fillable = new Map();
   /** @type {Map<string, PreparedPage>} LRU: oldest first */
-  #cache = new Map();
-  #cachedBytes = 0;
+  /** @type {LRUCache<string, PreparedPage>} prepared pages, bounded by their bytes (deflated parts included) */
+  #cache;
   /** @type {Map<string, Promise<PreparedPage | null>>} */
   #loading = new Map();
   #generation = 0;
@@ -104,6 +112,7 @@ export class PageStore extends EventEmitter {
     this.#root = realRoot;
     this.#logger = logger;
     this.#cacheBytes = cacheBytes;
+    this.#cache = new LRUCache({ maxSize: Math.max(1, cacheBytes), sizeCalculation: pageBytes });
     const file = path.join(realRoot, MANIFEST_NAME);
     let text;
     try {
@@ -135,7 +144,6 @@ export class PageStore extends EventEmitter {
       this.#logger.info?.(`manifest placeholderMode is '${manifest.mode}': pages are served as they are (for nginx SSI / ESI in front)`);
     }
     this.#cache.clear();
-    this.#cachedBytes = 0;
     this.#loading.clear();
     this.#generation++;
   }
@@ -169,12 +177,7 @@ export class PageStore extends EventEmitter {
    */
   get(meta) {
     const cached = this.#cache.get(meta.key);
-    if (cached) {
-      // Move to the recent end of the LRU.
-      this.#cache.delete(meta.key);
-      this.#cache.set(meta.key, cached);
-      return cached;
-    }
+    if (cached) return cached;
     let pending = this.#loading.get(meta.key);
     if (!pending) {
       const generation = this.#generation;
@@ -202,9 +205,8 @@ export class PageStore extends EventEmitter {
   deflated(page) {
     if (!page.deflated) {
       page.deflated = deflateParts(page.parts);
-      const extra = page.deflated.reduce((n, b) => n + b.length, 0);
-      if (this.#cache.get(page.key) === page) this.#cachedBytes += extra;
-      this.#evict();
+      // Set again so the cache counts the deflated parts too.
+      if (this.#cache.peek(page.key) === page) this.#cache.set(page.key, page);
     }
     return page.deflated;
   }
@@ -212,16 +214,6 @@ export class PageStore extends EventEmitter {
   /** @param {PreparedPage} page */
   #remember(page) {
     this.#cache.set(page.key, page);
-    this.#cachedBytes += page.bytes;
-    this.#evict();
-  }
-
-  #evict() {
-    while (this.#cachedBytes > this.#cacheBytes && this.#cache.size > 1) {
-      const [key, page] = /** @type {[string, PreparedPage]} */ (this.#cache.entries().next().value);
-      this.#cache.delete(key);
-      this.#cachedBytes -= page.bytes + (page.deflated ? page.deflated.reduce((n, b) => n + b.length, 0) : 0);
-    }
   }
 
   /**
@@ -261,19 +253,21 @@ export class PageStore extends EventEmitter {
    */
   async preload({ concurrency = 8 } = {}) {
     const generation = this.#generation;
-    const queue = [...this.#fillable.values()];
+    // The pages that fit the cache's budget, in manifest order.
+    /** @type {PageMeta[]} */
+    const wanted = [];
     let budget = this.#cacheBytes;
-    const worker = async () => {
-      while (queue.length > 0 && generation === this.#generation) {
-        const meta = /** @type {PageMeta} */ (queue.shift());
-        if (meta.bytes !== null) {
-          if (budget - meta.bytes < 0) return;
-          budget -= meta.bytes;
-        }
-        await this.get(meta);
+    for (const meta of this.#fillable.values()) {
+      if (meta.bytes !== null) {
+        if (budget - meta.bytes < 0) break;
+        budget -= meta.bytes;
       }
-    };
-    await Promise.all(Array.from({ length: concurrency }, worker));
+      wanted.push(meta);
+    }
+    const limit = pLimit(concurrency);
+    await Promise.all(wanted.map((meta) => limit(async () => {
+      if (generation === this.#generation) await this.get(meta);
+    })));
   }
 
   /**
