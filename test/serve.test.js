@@ -424,6 +424,22 @@ describe('static files', () => {
     expect((await request(port, '/prerender-manifest.json')).status).toBe(404);
   });
 
+  it('a 404.html that is a link leading out of the tree is not served: the built-in 404 page is', async () => {
+    const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'prerender-outside-'));
+    try {
+      fs.writeFileSync(path.join(outside, 'secret.html'), 'SECRET OUTSIDE THE TREE');
+      fs.rmSync(path.join(dir, 'out', '404.html'), { force: true });
+      fs.symlinkSync(path.join(outside, 'secret.html'), path.join(dir, 'out', '404.html'));
+      const { port } = await serve();
+      const missing = await request(port, '/nope.html');
+      expect(missing.status).toBe(404);
+      expect(missing.text).not.toContain('SECRET');
+      expect(missing.text).toContain('Not Found');
+    } finally {
+      fs.rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
   it('answers conditional requests with 304 (ETag and Last-Modified)', async () => {
     const { port } = await serve();
     const first = await request(port, '/infodir/index.html');

@@ -19,7 +19,7 @@ import { acceptedEncodings, sendError } from './http-util.js';
 import { MANIFEST_NAME } from './manifest.js';
 import { normalizeServeOptions } from './options.js';
 import { PageStore } from './pages.js';
-import { encodePath, parseRequestTarget } from './paths.js';
+import { encodePath, isInside, parseRequestTarget } from './paths.js';
 import { zipFromRequest } from './request-zip.js';
 import { joinParts } from './splice.js';
 import { serveStatic } from './static.js';
@@ -83,7 +83,10 @@ export function createPriceFilter(input) {
   let notFoundPage = null;
   const loadNotFoundPage = () => {
     try {
-      const body = fs.readFileSync(`${options.realRoot}/404.html`);
+      // The same check as for every other file: a link leading out of the tree is not followed.
+      const real = fs.realpathSync(`${options.realRoot}/404.html`);
+      if (!isInside(options.realRoot, real) || !fs.statSync(real).isFile()) throw new Error('404.html leads out of the tree');
+      const body = fs.readFileSync(real);
       notFoundPage = { body, contentType: pages.contentType('404.html') };
     } catch {
       notFoundPage = null;
