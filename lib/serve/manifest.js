@@ -4,11 +4,11 @@
  * page, its key (relative file path), content type, and price slots.
  * Malformed entries are skipped with a warning; a malformed manifest throws.
  */
-import { PLACEHOLDER_MODES } from '../placeholders.js';
+import { MANIFEST_NAME, checkManifest } from '../manifest/schema.js';
 import { safeContentType } from './mime.js';
 import { normalizeManifestPath } from './paths.js';
 
-export const MANIFEST_NAME = 'prerender-manifest.json';
+export { MANIFEST_NAME };
 
 /**
  * @typedef {{ sku: string, offset: number, length: number }} Slot
@@ -21,12 +21,9 @@ export const MANIFEST_NAME = 'prerender-manifest.json';
  * @returns {Manifest}
  */
 export function parseManifest(text) {
-  const data = JSON.parse(text);
-  if (!data || typeof data !== 'object' || Array.isArray(data)) throw new Error('the manifest is not a JSON object');
-  if (data.version !== 1) throw new Error(`unsupported manifest version ${JSON.stringify(data.version)} (this server reads version 1)`);
-  if (!Array.isArray(data.pages)) throw new Error('the manifest has no "pages" array');
-  const mode = data.placeholderMode ?? 'filter';
-  if (!PLACEHOLDER_MODES.includes(mode)) throw new Error(`unknown placeholderMode ${JSON.stringify(mode)}`);
+  // The top level is checked by the manifest module; pages one by one, leniently, below.
+  const data = /** @type {import('../manifest/schema.js').Manifest & { pages: any[] }} */ (checkManifest(JSON.parse(text)));
+  const mode = data.placeholderMode;
   /** @type {string[]} */
   const warnings = [];
   /** @type {Map<string, PageMeta>} */
