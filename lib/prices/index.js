@@ -26,6 +26,9 @@ export { DEFAULT_MAX_PRICE_LENGTH } from './table.js';
 /** A source with no prices: every slot gets the fallback. */
 export class EmptyPriceSource extends EventEmitter {
   description = 'no price source';
+  constructor() {
+    super();
+  }
   /** @returns {null} */
   lookup() {
     return null;
