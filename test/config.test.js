@@ -8,7 +8,10 @@ import { CRAWL_OPTIONS, OPTION_BY_NAME } from '../lib/options.js';
 import { crawl } from '../lib/crawl/index.js';
 import { preview } from '../lib/preview.js';
 import { exists, readManifest } from './crawl-helpers.js';
+import { runNode } from './helpers/cli.js';
 import { useTestDir } from './helpers/fixtures.js';
+
+const LIB_CLI = new URL('../lib/cli.js', import.meta.url).href;
 
 /**
  * Config files (prerender.config.js / .mjs / .json, --config), their
@@ -19,7 +22,7 @@ const TEMPLATE = new URL('../templates/prerender.config.mjs', import.meta.url);
 
 /** @type {string} */
 let dir;
-const { cli, shop } = useTestDir('prerender-config-', (made) => { dir = made; });
+const { cli, shop, sitemapSite } = useTestDir('prerender-config-', (made) => { dir = made; });
 
 /**
  * @param {string} name
@@ -359,5 +362,50 @@ describe('prerender init', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('prerender: a config file already exists (several): not overwritten\n');
     expect((await readdir(dir)).sort()).toEqual(['prerender.config.js', 'prerender.config.json']);
+  });
+});
+
+describe('config file values and paths', () => {
+  it('accepts maxPageBytes with the k/m/g suffix its own error message offers', () => {
+    expect(() => checkConfig({ maxPageBytes: '10m' }, 'prerender.config.json')).not.toThrow();
+  });
+
+  it.each([
+    ['roots', ['shop.example/st/dir.asp']],
+    ['sitemap', ['sitemap.xml']],
+    ['header', ['Cookie preview=1']],
+    ['pricePath', 'price'],
+    ['include', ['st/product.asp']],
+  ])('names the file and the key of a bad "%s" value', async (key, value) => {
+    await writeFile(path.join(dir, 'prerender.config.json'), JSON.stringify({ roots: ['http://127.0.0.1:9/st/dir.asp'], [key]: value }));
+    const result = await cli(['crawl', '-o', path.join(dir, 'out')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('prerender.config.json');
+    expect(result.stderr).toContain(`"${key}"`);
+  });
+
+  it('reads a relative "urls" of the config file from the working directory given to run()', async () => {
+    const site = await sitemapSite();
+    await writeFile(path.join(dir, 'urls.txt'), `${site.product(1)}\n`);
+    await writeFile(path.join(dir, 'prerender.config.json'), JSON.stringify({ urls: 'urls.txt', out: path.join(dir, 'out') }));
+    const result = await cli(['crawl', '-q']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+  });
+
+  it('writes a relative "out" of the config file under the working directory given to run()', async () => {
+    const site = await sitemapSite();
+    const project = path.join(dir, 'project');
+    const elsewhere = path.join(dir, 'elsewhere');
+    await Promise.all([project, elsewhere].map((d) => mkdir(d)));
+    await writeFile(path.join(project, 'prerender.config.json'), JSON.stringify({ roots: [`${site.origin}/info/privacy.asp`], out: 'site' }));
+    // run() embedded in a process whose own cwd is another directory.
+    const script = `import { run } from ${JSON.stringify(LIB_CLI)};
+const io = { stdout: process.stdout, stderr: process.stderr, env: {}, cwd: ${JSON.stringify(project)} };
+process.exitCode = await run(['crawl', '-q'], io);`;
+    const result = await runNode(['--input-type=module', '-e', script], { cwd: elsewhere, limitMs: 10_000 });
+    expect(result.code).toBe(0);
+    expect(await exists(path.join(elsewhere, 'site'))).toBe(false);
+    expect(await exists(path.join(project, 'site', 'prerender-manifest.json'))).toBe(true);
   });
 });

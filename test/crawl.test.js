@@ -5,6 +5,8 @@ import { mkdir, readFile, readdir, stat, symlink } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { crawl } from '../lib/index.js';
+import { scanHtml } from '../lib/html/scan.js';
+import { normalizeUrl } from '../lib/url.js';
 import { renderPlaceholder } from '../lib/placeholders.js';
 import { ENC_INDEX, PNG, UNSAFE_NAMES, startSite } from '../fixtures/site.js';
 import { attr, blankUrlValues, fileOf, listFiles, pageOf, readManifest } from './crawl-helpers.js';
@@ -849,3 +851,34 @@ async function closedPort() {
   await new Promise((resolve) => server.close(() => resolve(undefined)));
   return port;
 }
+
+/**
+ * @param {string} doc as a JS string; encoded as UTF-8 or latin1 bytes
+ * @param {string} charset
+ */
+function resolved(doc, charset) {
+  const bytes = Buffer.from(doc, charset === 'utf-8' ? 'utf8' : 'latin1');
+  return scanHtml(bytes.toString('latin1'), charset).links.map((link) => normalizeUrl(link.value, 'http://h.example/d/'));
+}
+
+describe('a non-ASCII character written as an entity in a URL is requested as a browser would', () => {
+  it.each([
+    // [document, charset, where a browser goes]
+    ['<a href="caf&eacute;.asp">', 'utf-8', 'http://h.example/d/caf%C3%A9.asp'],
+    ['<a href="r&#233;sum&#xE9;.asp">', 'utf-8', 'http://h.example/d/r%C3%A9sum%C3%A9.asp'],
+    ['<a href="x.asp?q=&euro;">', 'utf-8', 'http://h.example/d/x.asp?q=%E2%82%AC'],
+    ['<a href="&#8364;.asp">', 'windows-1252', 'http://h.example/d/%E2%82%AC.asp'],
+    ['<a href="x.asp?q=&euro;&eacute;">', 'windows-1252', 'http://h.example/d/x.asp?q=%80%E9'],
+  ])('%s (%s) -> %s', (doc, charset, expected) => {
+    expect(resolved(doc, charset)).toEqual([expected]);
+  });
+
+  it('end to end: the crawler requests what a browser would', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    const result = await crawl({ roots: [site.url('/entities/index.asp'), site.url('/entities/w1252.asp')], out, retryDelay: 1, retries: 0 });
+    expect(site.count('/entities/caf%C3%A9.asp')).toBe(1);
+    expect(site.count('/entities/r%C3%A9sum%C3%A9.asp?q=%E2%82%AC')).toBe(1);
+    expect(site.count('/entities/%E2%82%AC.asp?q=%80')).toBe(1);
+    expect(result.failed).toBe(0);
+  });
+});

@@ -1,7 +1,9 @@
 // @ts-check
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { crawl } from '../lib/crawl/index.js';
 import { explainUrl, preview } from '../lib/preview.js';
 import { exists, listFilesIfAny, readManifest } from './crawl-helpers.js';
 import { useTestDir } from './helpers/fixtures.js';
@@ -421,5 +423,94 @@ describe('preview engine', () => {
     expect(slow).toMatchObject({ decision: 'dynamic', reason: 'in scope, not reached (interrupted)' });
     expect(result.rows.find((row) => row.url === `${origin}/`)).toMatchObject({ decision: 'crawl', file: 'index.html' });
     expect(await listFilesIfAny(dir)).toEqual(before);
+  });
+});
+
+/** @param {string[]} argv */
+async function planRows(argv) {
+  const result = await cli(['preview', ...argv, '--json']);
+  const lines = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
+  return { code: result.code, rows: lines.filter((line) => line.type === 'url'), totals: lines.find((line) => line.type === 'totals') };
+}
+
+describe('preview lists every URL the crawl writes', () => {
+  it('lists a sitemap URL that no crawled page links to', async () => {
+    const site = await sitemapSite();
+    const { rows, totals } = await planRows(['--sitemap', site.url, '--retries', '0']);
+    const out = path.join(dir, 'out');
+    await cli(['crawl', '--sitemap', site.url, '--retries', '0', '-o', out, '-q']);
+    const manifest = await readManifest(out);
+    const written = manifest.pages.map((/** @type {any} */ p) => p.url).sort();
+    expect(written).toContain(`${site.origin}/info/privacy.asp`);
+    expect(totals.pagesInScope).toBe(written.length);
+    // Every page the crawl writes has its own crawl row in the plan.
+    expect(rows.filter((row) => row.decision === 'crawl' && !row.redirectTo).map((row) => row.url).sort()).toEqual(written);
+    expect(rows.find((row) => row.url === `${site.origin}/info/privacy.asp`)).toMatchObject({ decision: 'crawl', file: 'info/privacy.asp.html', reason: 'listed in a sitemap or URL list' });
+  });
+
+  it('lists the URLs of a URL list read from stdin', async () => {
+    const site = await sitemapSite();
+    const stdin = new PassThrough();
+    stdin.end(`${site.product(4)}\n${site.product(5)}\n`);
+    const result = await cli(['preview', '--urls', '-', '--json'], { stdin });
+    const rows = result.stdout.trim().split('\n').map((line) => JSON.parse(line)).filter((line) => line.type === 'url');
+    expect(rows.find((row) => row.url === site.product(4))).toMatchObject({ decision: 'crawl', file: 'catalog/product4.htm' });
+    expect(rows.find((row) => row.url === site.product(5))).toMatchObject({ decision: 'crawl', file: 'catalog/product 5 (red).htm' });
+  });
+
+  it('lists an in-scope page reached only through a redirect', async () => {
+    const site = await sitemapSite();
+    const root = `${site.origin}/info/about.asp`; // links old-terms.asp, which redirects to terms.asp
+    const { rows, totals } = await planRows([root]);
+    const out = path.join(dir, 'out');
+    await cli(['crawl', root, '-o', out, '-q']);
+    const manifest = await readManifest(out);
+    expect(manifest.pages.map((/** @type {any} */ p) => [p.url, p.file])).toContainEqual([`${site.origin}/info/terms.asp`, 'info/terms.asp.html']);
+    expect(totals.pagesInScope).toBe(2);
+    expect(rows.find((row) => row.url === `${site.origin}/info/terms.asp`)).toMatchObject({ decision: 'crawl', file: 'info/terms.asp.html' });
+  });
+});
+
+describe('preview rows and totals match the crawl', () => {
+  it('gives an excluded root one row, "excluded", and does not count it as not crawled', async () => {
+    const site = await sitemapSite();
+    const { rows, totals } = await planRows([site.catalog, '-x', '/catalog/index.asp']);
+    expect(rows.filter((row) => row.url === site.catalog)).toEqual([
+      { type: 'url', url: site.catalog, decision: 'excluded', pattern: '/catalog/index.asp', reason: 'exclude /catalog/index.asp', from: null },
+    ]);
+    expect(totals.notCrawled).toBe(0);
+  });
+
+  it('counts the in-scope URLs left out by --limit / --max-pages the same way as crawl (each URL once)', async () => {
+    const s = await shop({ products: 25, count: 10 });
+    const options = { roots: [s.url], include: ['/st/dir.asp', '/st/product.asp'] };
+    const { totals } = await preview({ ...options, limit: 5 });
+    expect(totals.notCrawled).toBe(7); // products 5-10 and dir.asp?Start=11
+    const result = await crawl({ ...options, maxPages: 5, out: path.join(dir, 'out') });
+    // product 5 is linked from dir.asp and from product 4: still one URL.
+    expect(result.notCrawled).toBe(totals.notCrawled);
+  });
+});
+
+describe('preview --why knows what crawl knows', () => {
+  it('knows that a URL listed in a --sitemap is in scope, as the plan does', async () => {
+    const site = await sitemapSite();
+    const { rows } = await planRows(['--sitemap', site.url, '--retries', '0']);
+    expect(rows.find((row) => row.url === site.product(2))).toMatchObject({ decision: 'crawl', pattern: 'listed' });
+    const why = await cli(['preview', '--sitemap', site.url, '--json', '--why', site.product(2)]);
+    expect(why.code).toBe(0);
+    expect(JSON.parse(why.stdout)).toMatchObject({ decision: 'crawl', pattern: 'listed', file: 'catalog/product2.htm' });
+  });
+
+  it('gives the file the crawl writes when the roots span several origins', async () => {
+    const a = await shop({ products: 3 });
+    const b = await sitemapSite();
+    const args = [a.url, b.catalog, '-i', '/st/dir.asp', '/st/product.asp', '/catalog/', '--retries', '0'];
+    const target = `${a.origin}/st/product.asp?SKUSetID=2`;
+    const { rows } = await planRows(args);
+    const planned = rows.find((row) => row.url === target);
+    expect(planned.file).toBe(`127.0.0.1_${new URL(a.origin).port}/st/product2.htm`);
+    const why = JSON.parse((await cli(['preview', ...args, '--json', '--why', target])).stdout);
+    expect(why.file).toBe(planned.file);
   });
 });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { preview } from '../lib/preview.js';
 import { UsageError } from '../lib/errors.js';
 import { createHttpLoader } from '../lib/load/index.js';
 import { LocalTree } from '../lib/output/local.js';
@@ -20,7 +21,7 @@ import { useTestDir } from './helpers/fixtures.js';
 
 /** @type {string} */
 let dir;
-const { cli, defer, sitemapSite } = useTestDir('prerender-sources-', (made) => { dir = made; });
+const { cli, defer, sitemapSite, serve } = useTestDir('prerender-sources-', (made) => { dir = made; });
 
 /**
  * The real bin in the test's dir, with `input` on its stdin; the test fails if it runs over 15 s.
@@ -465,5 +466,61 @@ describe('parseSitemap reads XML as XML', () => {
   it('tells an index by its root element, prefixed or not', () => {
     expect(parseSitemap('<sitemapindex><sitemap><loc>http://a/s1.xml</loc></sitemap></sitemapindex>')).toEqual({ index: true, locs: ['http://a/s1.xml'] });
     expect(parseSitemap('<x:sitemapindex xmlns:x="s"><x:sitemap><x:loc>http://a/s2.xml</x:loc></x:sitemap></x:sitemapindex>')).toEqual({ index: true, locs: ['http://a/s2.xml'] });
+  });
+});
+
+describe('--write-sitemap with the site\'s own sitemap in scope', () => {
+  it('finishes when the site has its own /sitemap.xml in scope (the name is taken, so the page gets another)', async () => {
+    const origin = await serve((req, res) => {
+      if (req.url === '/sitemap.xml') {
+        res.writeHead(200, { 'content-type': 'application/xml' });
+        res.end('<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>');
+      } else {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<a href="/sitemap.xml">sitemap</a>');
+      }
+    });
+    // A child process: the hang is a synchronous loop that no in-process timeout could stop.
+    const result = await runNode([BIN, 'crawl', `${origin}/`, '--write-sitemap', '--site-url', 'https://static.example/', '-o', 'out', '-q'], { cwd: dir, limitMs: 5000 });
+    expect(result.timedOut, 'prerender crawl was still running after 5 s').toBe(false);
+    expect(result.code).toBe(0);
+    const manifest = await readManifest(path.join(dir, 'out'));
+    const page = manifest.pages.find((/** @type {any} */ p) => p.url === `${origin}/sitemap.xml`);
+    expect(page.file).not.toMatch(/^sitemap(-\d+)?\.xml$/);
+  });
+});
+
+describe('sitemaps as they come', () => {
+  it('takes only the page <loc> of a sitemap with the Google image extension, not <image:loc>', () => {
+    const xml = `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">
+  <url>
+    <loc>https://shop.example/st/product.asp?SKUSetID=1</loc>
+    <image:image><image:loc>https://shop.example/img/product1.jpg</image:loc></image:image>
+  </url>
+</urlset>`;
+    expect(parseSitemap(xml).locs).toEqual(['https://shop.example/st/product.asp?SKUSetID=1']);
+  });
+
+  it('reads a valid uncompressed sitemap of 50,000 URLs (over 10 MiB) with the default options', async () => {
+    let origin = '';
+    let body = '';
+    origin = await serve((req, res) => {
+      if (req.url === '/sitemap.xml') {
+        res.writeHead(200, { 'content-type': 'application/xml' });
+        res.end(body);
+      } else {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<p>product</p>');
+      }
+    });
+    const entries = [];
+    for (let n = 0; n < 50_000; n++) {
+      entries.push(`<url><loc>${origin}/catalogue/garden-and-outdoor/furniture/product-with-a-long-descriptive-slug-${n}.html</loc><lastmod>2024-01-01T00:00:00+00:00</lastmod><changefreq>weekly</changefreq><priority>0.5</priority></url>`);
+    }
+    body = `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${entries.join('\n')}\n</urlset>\n`;
+    expect(Buffer.byteLength(body)).toBeGreaterThan(10 * 1024 * 1024); // protocol limit: 50,000 URLs and 50 MB
+    const { totals } = await preview({ sitemap: [`${origin}/sitemap.xml`], limit: 1, retries: 0 });
+    expect(totals.pagesInScope).toBe(1);
   });
 });

@@ -1,8 +1,8 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { Scope, defaultScopeOf } from '../lib/scope.js';
-import { UsageError } from '../lib/errors.js';
-import { normalizeUrl } from '../lib/url.js';
+import { Scope, defaultScopeOf } from '../../lib/scope.js';
+import { UsageError } from '../../lib/errors.js';
+import { normalizeUrl } from '../../lib/url.js';
 
 /**
  * @param {{ roots: string[], include?: string[], exclude?: string[] }} options roots as typed by a user

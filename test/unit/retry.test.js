@@ -1,7 +1,7 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter, retryDelayMs } from '../lib/load/retry.js';
-import { FetchError, HttpStatusError, PageTooLargeError, TimeoutError, UsageError, isRetryable } from '../lib/errors.js';
+import { parseRetryAfter, retryDelayMs } from '../../lib/load/retry.js';
+import { FetchError, HttpStatusError, PageTooLargeError, TimeoutError, UsageError, isRetryable } from '../../lib/errors.js';
 
 describe('parseRetryAfter', () => {
   const now = Date.parse('2026-01-01T00:00:00Z');
@@ -60,5 +60,12 @@ describe('what is retried comes from the error class', () => {
     [new Error('HTTP 500'), false],
   ])('%s', (error, expected) => {
     expect(isRetryable(error)).toBe(expected);
+  });
+});
+
+describe('an invalid Retry-After is no hint (not a date in 2000, not "retry at once")', () => {
+  // RFC 9110: delay-seconds is 1*DIGIT; anything else that is not an HTTP-date is no hint (use the backoff).
+  it.each(['1.5', '2.5', '0.5', '-3'])('Retry-After: %s is no hint', (value) => {
+    expect(parseRetryAfter(value, Date.parse('2026-01-01T00:00:00Z'))).toBeUndefined();
   });
 });

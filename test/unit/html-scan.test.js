@@ -1,9 +1,9 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { scanHtml, srcsetUrls } from '../lib/html/scan.js';
-import { scanCss } from '../lib/css.js';
-import { ENC_INDEX } from '../fixtures/site.js';
-import { normalizeUrl } from '../lib/url.js';
+import { scanHtml, srcsetUrls } from '../../lib/html/scan.js';
+import { scanCss } from '../../lib/css.js';
+import { ENC_INDEX } from '../../fixtures/site.js';
+import { normalizeUrl } from '../../lib/url.js';
 
 /**
  * Scan a document given as a JS string (UTF-8 on the wire) the way the

@@ -1,11 +1,11 @@
 // @ts-check
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { renderPlaceholder } from '../lib/placeholders.js';
-import { deflateParts, gzipFilled } from '../lib/serve/gzip.js';
-import { scanPlaceholders } from '../lib/serve/pages.js';
-import { joinParts, splitAtSlots } from '../lib/serve/splice.js';
-import { renderPieces } from '../fixtures/serve/tree.js';
+import { renderPlaceholder } from '../../lib/placeholders.js';
+import { deflateParts, gzipFilled } from '../../lib/serve/gzip.js';
+import { scanPlaceholders } from '../../lib/serve/pages.js';
+import { joinParts, splitAtSlots } from '../../lib/serve/splice.js';
+import { renderPieces } from '../../fixtures/serve/tree.js';
 
 /** A small deterministic PRNG, so failures reproduce. @param {number} seed */
 function random(seed) {

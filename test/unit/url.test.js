@@ -1,6 +1,6 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { canonicalKey, encodeFilePath, normalizeUrl, parseHttpUrl, relativeFileUrl } from '../lib/url.js';
+import { canonicalKey, encodeFilePath, normalizeUrl, parseHttpUrl, relativeFileUrl } from '../../lib/url.js';
 
 describe('normalizeUrl: one canonical string per page', () => {
   it.each([
