@@ -78,12 +78,14 @@ function price(html) {
 /**
  * @param {string} dir
  * @param {'ssi' | 'esi'} mode
+ * @param {{ precompress?: string }} [extra]
+ * @param {{ products?: number, count?: number }} [shopOptions]
  */
-async function crawlShop(dir, mode) {
-  const shop = await startShop({ products: 5 });
+async function crawlShop(dir, mode, extra = {}, shopOptions = { products: 5 }) {
+  const shop = await startShop(shopOptions);
   try {
     const out = path.join(dir, 'out');
-    await crawl({ roots: [shop.url], out, placeholders: mode, include: ['/st/dir.asp', '/st/product.asp'] });
+    await crawl({ roots: [shop.url], out, placeholders: mode, include: ['/st/dir.asp', '/st/product.asp'], ...extra });
     const manifest = JSON.parse(fs.readFileSync(path.join(out, 'prerender-manifest.json'), 'utf8'));
     expect(manifest.placeholderMode).toBe(mode);
     expect(manifest.pages.find((/** @type {{ file: string }} */ p) => p.file === 'st/product1.htm')?.placeholders).toHaveLength(1);
@@ -118,7 +120,7 @@ describe('nginx SSI template', () => {
     if (skip) return;
     if (!NGINX) throw new Error('nginx is not installed; .ci/run installs Debian\'s nginx package');
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prerender-nginx-'));
-    const out = await crawlShop(dir, 'ssi');
+    const out = await crawlShop(dir, 'ssi', { precompress: 'gzip' }, { products: 30, count: 30 }); // a catalogue page over 1 KiB
     fs.writeFileSync(path.join(out, 'site.css'), 'body{}\n'.repeat(100));
     fs.writeFileSync(path.join(out, 'site.css.gz'), zlib.gzipSync('body{}\n'.repeat(100)));
     endpoint = await startPriceEndpoint({ prices: priceOf });
@@ -192,6 +194,20 @@ http {
     const css = await request(port, '/site.css', { headers: { 'accept-encoding': 'gzip' } });
     expect(css.headers['content-encoding']).toBe('gzip');
     expect(zlib.gunzipSync(css.body).toString()).toBe('body{}\n'.repeat(100));
+  });
+
+  it.skipIf(skip)('serves the .gz that crawl --precompress wrote beside a page without price slots; never made for pages with slots', async () => {
+    const out = path.join(dir, 'out');
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, 'prerender-manifest.json'), 'utf8'));
+    const plain = manifest.pages.find((/** @type {{ placeholders: unknown[], bytes: number }} */ p) => p.placeholders.length === 0 && p.bytes >= 1024);
+    expect(plain, 'a page without price slots of at least 1 KiB').toBeDefined();
+    const precompressed = fs.readFileSync(path.join(out, `${plain.file}.gz`));
+    const answer = await request(port, `/${plain.file}`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-encoding']).toBe('gzip');
+    expect(answer.body).toEqual(precompressed);
+    expect(zlib.gunzipSync(answer.body)).toEqual(fs.readFileSync(path.join(out, plain.file)));
+    expect(fs.existsSync(path.join(out, 'st/product1.htm.gz'))).toBe(false);
   });
 
   it.skipIf(skip)('keeps the price location internal and the manifest private', async () => {

@@ -3,7 +3,6 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, realpath, rename, rm, rmdir, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 /** @typedef {import('./target.js').OutputTarget} OutputTarget */
-import pLimit from 'p-limit';
 import { UnsafeFileNameError } from '../errors.js';
 import { MANIFEST_NAME } from '../manifest/schema.js';
 import { STATE_DIR, outputFailure, prepareOutDir } from './outdir.js';
@@ -12,6 +11,21 @@ export { STATE_DIR };
 
 /** New temp files: created, never opened through an existing file or link. */
 const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+
+/**
+ * Run `task` on every item, `limit` at a time.
+ * @template T
+ * @param {Iterable<T>} items
+ * @param {number} limit
+ * @param {(item: T) => Promise<unknown>} task
+ */
+async function eachLimited(items, limit, task) {
+  const iterator = items[Symbol.iterator]();
+  const worker = async () => {
+    for (let next = iterator.next(); !next.done; next = iterator.next()) await task(next.value);
+  };
+  await Promise.all(Array.from({ length: limit }, worker));
+}
 
 /**
  * The output tree on a local (or mounted) file system. Each write goes to a
@@ -143,18 +157,18 @@ export class LocalTree {
   }
 
   async commit() {
-    const limit = pLimit(16);
     const manifest = this.pending.get(MANIFEST_NAME);
     this.pending.delete(MANIFEST_NAME);
     const move = (/** @type {number} */ n, /** @type {string} */ file) => rename(this.#tempPath(n), this.resolve(file)).catch((error) => {
       throw outputFailure(error, 'rename a file into', this.resolve(file));
     });
-    await Promise.all([...this.pending].map(([file, n]) => limit(() => move(n, file))));
-    await Promise.all([...this.removals].map((file) => limit(() => rm(this.resolve(file), { force: true }))));
-    await Promise.all([...this.sameTime].map(([file, source]) => limit(async () => {
+    // A few at a time, over an iterator: no promise per file held at once.
+    await eachLimited(this.pending, 16, ([file, n]) => move(n, file));
+    await eachLimited(this.removals, 16, (file) => rm(this.resolve(file), { force: true }));
+    await eachLimited(this.sameTime, 16, async ([file, source]) => {
       const times = await stat(this.resolve(source));
       await utimes(this.resolve(file), times.atimeMs / 1000, times.mtimeMs / 1000);
-    })));
+    });
     if (manifest !== undefined) await move(manifest, MANIFEST_NAME);
     this.pending.clear();
     this.removals.clear();
