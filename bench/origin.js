@@ -273,9 +273,15 @@ ${next}</body></html>
 
 /**
  * The origin's request handler.
- * @param {{ products: number, count: number }} options
+ * @param {{ products: number, count: number, changed?: number, etag?: boolean }} options
+ *   changed: the percentage of products whose page differs from the default
+ *   (a marker at its end; which products, deterministic from their number),
+ *   to measure re-crawls at a given churn; etag: send ETags and answer a
+ *   matching If-None-Match with 304
  */
-export function createHandler({ products, count }) {
+export function createHandler({ products, count, changed = 0, etag = false }) {
+  const isChanged = (/** @type {number} */ n) => ((Math.imul(n, 2654435761) >>> 0) % 100) < changed;
+  const CHANGED = Buffer.from(`<!-- changed since the first crawl (${changed}% churn) -->\n`);
   /** @type {Map<string, Buffer>} */
   const dirCache = new Map();
   const small = (/** @type {string} */ path) => Buffer.from(`<!DOCTYPE html><html><head><title>Acme Outdoor</title></head><body><p>dynamic page ${path.replace(/[<&]/g, '')}</p><a href="/">Home</a></body></html>\n`);
@@ -285,11 +291,13 @@ export function createHandler({ products, count }) {
    * @param {number} status
    * @param {Buffer} body
    * @param {string} [fileName]
+   * @param {string} [tag] an ETag
    */
-  const send = (res, status, body, fileName) => {
+  const send = (res, status, body, fileName, tag) => {
     /** @type {Record<string, string | number>} */
     const headers = { 'content-type': 'text/html; charset=utf-8', 'content-length': body.length };
     if (fileName) headers['xbuilder-filename'] = fileName;
+    if (tag) headers.etag = tag;
     res.writeHead(status, headers);
     res.end(body);
   };
@@ -314,7 +322,14 @@ export function createHandler({ products, count }) {
       case '/st/product.asp': {
         const n = Number(param(query, 'skusetid'));
         if (!Number.isInteger(n) || n < 1 || n > products) return send(res, 404, small('no such product'));
-        return send(res, 200, productPage(n, products, count), `product${n}.htm`);
+        const different = changed > 0 && isChanged(n);
+        const tag = etag ? `"p${n}-${different ? changed : 0}"` : undefined;
+        if (tag && req.headers['if-none-match'] === tag) {
+          res.writeHead(304, { etag: tag, 'xbuilder-filename': `product${n}.htm` });
+          return res.end();
+        }
+        const page = productPage(n, products, count);
+        return send(res, 200, different ? Buffer.concat([page, CHANGED]) : page, `product${n}.htm`, tag);
       }
       case '/st/dir.asp': {
         const start = Number(param(query, 'start') ?? 1);
@@ -335,11 +350,11 @@ export function createHandler({ products, count }) {
 }
 
 /**
- * @param {{ products: number, count: number, port: number, host: string }} options
+ * @param {{ products: number, count: number, port: number, host: string, changed?: number, etag?: boolean }} options
  * @returns {Promise<http.Server>}
  */
-export function startOrigin({ products, count, port, host }) {
-  const server = http.createServer({ keepAliveTimeout: 30_000 }, createHandler({ products, count }));
+export function startOrigin({ products, count, port, host, changed = 0, etag = false }) {
+  const server = http.createServer({ keepAliveTimeout: 30_000 }, createHandler({ products, count, changed, etag }));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve(server));
@@ -354,6 +369,8 @@ async function main() {
       port: { type: 'string', default: '0' },
       host: { type: 'string', default: '127.0.0.1' },
       workers: { type: 'string', default: '1' },
+      changed: { type: 'string', default: '0' },
+      etag: { type: 'boolean', default: false },
     },
   });
   const products = Number(values.products);
@@ -367,7 +384,7 @@ async function main() {
       return;
     }
   }
-  const options = { products, count, port, host: /** @type {string} */ (values.host) };
+  const options = { products, count, port, host: /** @type {string} */ (values.host), changed: Number(values.changed), etag: values.etag === true };
 
   if (workers === 1) {
     const server = await startOrigin(options);

@@ -89,7 +89,10 @@ async function writePass(run, pages, names, dropped, interrupted, complete) {
   const warnings = [];
   const counters = { filesWritten: 0, bytesWritten: 0 };
   const previous = run.prior?.reuseOutput ? priorFiles(run.prior, o.maxRedirects) : null;
-  const pass = { ...run, warnings };
+  // When every URL leads to the same file as last time, no page's links changed:
+  // unchanged pages are kept without reading their scans.
+  const sameNames = previous !== null && namesAsBefore(run, pages, names, dropped);
+  const pass = { ...run, warnings, sameNames };
   const manifest = createManifestWriter(target, {
     roots: o.roots,
     scope: run.scope.toJSON(),
@@ -167,6 +170,9 @@ async function writePage(run, record, names, previous, failed, counters) {
     if (record.type !== 'other' && record.scan !== undefined) ids.push(record.scan);
     const unchangedInput = record.change === 'not-modified' || record.change === 'same-bytes';
     if (sameFile && unchangedInput && record.type === 'other') {
+      return keep(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
+    }
+    if (sameFile && unchangedInput && /** @type {{ sameNames?: boolean }} */ (run).sameNames) {
       return keep(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
     }
     const [raw, scanned] = await blobs.get(ids);
@@ -261,6 +267,32 @@ async function precompress(run, record, output, placeholders, unchanged, counter
     }
   }
   record.compressed = made.length > 0 ? made : undefined;
+}
+
+/**
+ * Whether the name table is the last run's: the same pages with the same
+ * files, and the same redirects. Then every link leads where it led.
+ * @param {CrawlRun} run
+ * @param {PageRecord[]} pages
+ * @param {NameTable} names
+ * @param {Set<string>} dropped
+ */
+function namesAsBefore(run, pages, names, dropped) {
+  const prior = /** @type {import('./recrawl.js').Prior} */ (run.prior);
+  let count = 0;
+  for (const record of pages) {
+    if (dropped.has(record.key)) return false;
+    const stored = prior.pages.get(record.key);
+    if (!stored || stored.state !== 'done' || stored.file !== names.fileOf(record.key)) return false;
+    count++;
+  }
+  for (const redirect of run.redirects) {
+    const stored = prior.pages.get(redirect.url);
+    if (!stored || stored.state !== 'redirect' || stored.location !== redirect.location) return false;
+    count++;
+  }
+  // Nothing the last run had is missing (a page gone changes where links lead).
+  return count === prior.pages.size;
 }
 
 /**
