@@ -42,14 +42,25 @@ async function crawlWithBin(out, extra = []) {
   return runNode([BIN, 'crawl', site.url('/big/index.asp?n=30&kb=2'), '-i', '/', '-o', out, '-q', '--retries', '0', '-c', '2', ...extra], { cwd: path.dirname(out), limitMs: 20_000 });
 }
 
+/** The tree of a clean run, made once for the file. */
+/** @type {Promise<Record<string, string>> | null} */
+let cleanTree = null;
+async function clean() {
+  cleanTree ??= (async () => {
+    const dir = path.join(await dirs.make(), 'clean');
+    expect((await crawlWithBin(dir)).code).toBe(0);
+    return snapshot(dir);
+  })();
+  return cleanTree;
+}
+
 describe('SIGKILL, then the same crawl again', () => {
   it.each([
     ['page', 10, 'while fetching'],
     ['written', 10, 'while writing pages'],
     ['commit', 10, 'while moving files into place'],
   ])('killed at %s %d (%s): the re-run gives the clean tree', async (when, count) => {
-    const clean = path.join(await dirs.make(), 'clean');
-    expect((await crawlWithBin(clean)).code).toBe(0);
+    const cleanSnapshot = await clean();
     site.reset();
     const out = path.join(await dirs.make(), 'out');
     const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, String(when), String(count)], { cwd: path.dirname(out), limitMs: 20_000 });
@@ -58,7 +69,7 @@ describe('SIGKILL, then the same crawl again', () => {
     const again = await crawlWithBin(out);
     expect(again.stderr).toBe('');
     expect(again.code).toBe(0);
-    expect(await snapshot(out)).toEqual(await snapshot(clean));
+    expect(await snapshot(out)).toEqual(cleanSnapshot);
     expect(await leftovers(out)).toEqual([]);
     // Resumed: across both runs no page was fetched twice, but those in flight at the kill (-c 2).
     const fetches = site.log.filter((target) => target.startsWith('/big/'));
@@ -69,14 +80,13 @@ describe('SIGKILL, then the same crawl again', () => {
 
 describe('--no-resume', () => {
   it('starts over: every page fetched again, the same clean tree', async () => {
-    const clean = path.join(await dirs.make(), 'clean');
-    expect((await crawlWithBin(clean)).code).toBe(0);
+    const cleanSnapshot = await clean();
     const out = path.join(await dirs.make(), 'out');
     const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, 'page', '10'], { cwd: path.dirname(out), limitMs: 20_000 });
     expect(killed.signal).toBe('SIGKILL');
     site.reset();
     expect((await crawlWithBin(out, ['--no-resume'])).code).toBe(0);
     expect(site.log.filter((target) => target.startsWith('/big/'))).toHaveLength(31);
-    expect(await snapshot(out)).toEqual(await snapshot(clean));
+    expect(await snapshot(out)).toEqual(cleanSnapshot);
   });
 });
