@@ -15,6 +15,7 @@
 import { EventEmitter } from 'node:events';
 import { Agent, request } from 'undici';
 import { TimeoutError, HttpStatusError, FetchError } from '../errors.js';
+import { LRUCache } from 'lru-cache';
 import { TtlCache } from './lru.js';
 import { DEFAULT_MAX_PRICE_LENGTH } from './table.js';
 
@@ -54,8 +55,13 @@ export class HttpPriceSource extends EventEmitter {
   #options;
   /** @type {TtlCache<string | null>} */
   #cache;
-  /** @type {Map<string, Promise<string | null>>} */
-  #inflight = new Map();
+  /**
+   * Lookups in flight, by SKU and zip: identical lookups share one request.
+   * Bounded (lru-cache): under overload the oldest entries drop out of the
+   * table (those lookups still complete; later ones just do not join them).
+   * @type {LRUCache<string, Promise<string | null>>}
+   */
+  #inflight = new LRUCache({ max: 10_000 });
   #agent;
   #failures = 0;
   #breakerUntil = 0;
@@ -167,7 +173,7 @@ export class HttpPriceSource extends EventEmitter {
         return null;
       },
     ).finally(() => {
-      this.#inflight.delete(key);
+      if (this.#inflight.peek(key) === promise) this.#inflight.delete(key);
       if (probe) this.#probing = false;
     });
     this.#inflight.set(key, promise);
