@@ -223,6 +223,20 @@ describe('--ignore', () => {
 });
 
 describe('the state file', () => {
+  it('without the stored bodies (blobs.log lost), pages are fetched in full, never answered 304 with nothing to keep', async () => {
+    const { rm } = await import('node:fs/promises');
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    await rm(path.join(out, '.prerender', 'blobs.log'));
+    await rm(path.join(out, '.prerender', 'blobs.idx'));
+    site.resetCounters();
+    const second = await crawl(out);
+    expect(second.code).toBe(0);
+    expect(site.counters.conditional).toBe(0);
+    expect(second.summary.failed).toBe(0);
+    expect(second.summary.churn.filesWritten).toBe(0); // same bytes: nothing written all the same
+  });
+
   it('a state of another version is refused with exit 2; --full starts over', async () => {
     const out = path.join(await dirs.make(), 'out');
     await crawl(out);

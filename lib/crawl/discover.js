@@ -128,7 +128,7 @@ function pump(run) {
  * @param {PageInFlight} page
  */
 async function load(run, page) {
-  page.result = await run.loader.load(page.key, { signal: run.signal, headers: conditionalHeaders(run.prior, page.key) });
+  page.result = await run.loader.load(page.key, { signal: run.signal, headers: conditionalHeaders(run.prior, page.key, run.blobs) });
 }
 
 /**

@@ -41,15 +41,17 @@ export async function loadPrior(stateDir, { full }) {
 }
 
 /**
- * If-None-Match / If-Modified-Since for a URL fetched before.
+ * If-None-Match / If-Modified-Since for a URL fetched before, when its stored
+ * copy can still be used (a 304 needs it).
  * @param {Prior | null} prior
  * @param {string} key
+ * @param {{ has(id: string): boolean } | null} blobs
  * @returns {Record<string, string> | undefined}
  */
-export function conditionalHeaders(prior, key) {
+export function conditionalHeaders(prior, key, blobs) {
   if (!prior?.reuse) return undefined;
-  const stored = prior.pages.get(key);
-  if (!stored || stored.state !== 'done' || !stored.file) return undefined;
+  const stored = reusable(prior, key, blobs);
+  if (!stored) return undefined;
   /** @type {Record<string, string>} */
   const headers = {};
   if (stored.etag) headers['if-none-match'] = stored.etag;
