@@ -78,7 +78,13 @@ absolute URL; it matches as a prefix of the URL (path and query); "*" matches an
 run of characters; --exclude wins. Give roots before variadic options.
 
 Exit status: 0 all pages written; 1 some pages failed (the rest are written and
-the manifest lists the failures); 2 usage error; 130 interrupted (Ctrl-C).
+the manifest lists the failures), kept their last good copy (stale), or pages
+gone were not removed (--prune-max); 2 usage error, or the output cannot be
+written (disk full, read-only, another crawl holds OUT); 130 interrupted.
+
+Re-crawls: a crawl into an OUT that holds a previous crawl's state
+(OUT/.prerender/) sends conditional requests, writes only what changed,
+removes pages gone after a complete crawl, and resumes a killed crawl.
 
 Example (the XBuilder-style catalogue):
   prerender crawl http://shop/st/dir.asp -i /st/dir.asp /st/product.asp -o out`);
