@@ -159,7 +159,7 @@ function addCrawlOptions(command, hidden = []) {
     command.addOption(option);
     if (spec.type === 'boolean' && !spec.cliOnly) {
       const long = /** @type {string} */ (spec.flags.split(/[ ,]+/).find((flag) => flag.startsWith('--')));
-      const negated = new Option(`--no-${long.slice(2)}`, `turn ${long} off (when a config file turns it on)`);
+      const negated = new Option(`--no-${long.slice(2)}`, spec.default === true ? `turn ${long} off` : `turn ${long} off (when a config file turns it on)`);
       if (hidden.includes(spec.name)) negated.hideHelp();
       command.addOption(negated);
     }
