@@ -1,13 +1,14 @@
 // @ts-check
 import { AbortError, OutputError, PrerenderError } from '../errors.js';
 import { isHtmlType, mimeOf, wantedFileName } from '../naming.js';
-import { decodeScan, encodeScan, resolveLinks, scanDocument } from '../page.js';
+import { encodeScan, resolveLinks, scanDocument } from '../page.js';
 import { detectCharset } from '../charset.js';
 import { canonicalKey, parseHttpUrl } from '../url.js';
 import { createStepRunner } from './steps.js';
 import { sha256 } from './blobs.js';
 import { intern, warn } from './context.js';
-import { conditionalHeaders, fromStored, isGone, isTransient, reusable } from './recrawl.js';
+import { conditionalHeaders, reusable } from './recrawl.js';
+import { failOrKeep, journal, keepStored, resumable, resumeFrom } from './carry.js';
 
 /**
  * Phase one: every in-scope URL goes load → transforms → classify → scan and
@@ -175,7 +176,7 @@ async function classify(run, page) {
  * @param {number} status
  * @param {string} location
  */
-async function redirect(run, page, status, location) {
+export async function redirect(run, page, status, location) {
   const record = page.record;
   const target = parseHttpUrl(location, page.key);
   if (!target) throw new PrerenderError(`HTTP ${status} redirect to an unusable location ${JSON.stringify(location)}`, { code: 'BAD_REDIRECT' });
@@ -294,7 +295,7 @@ function scan(run, page) {
  * @param {CrawlRun} run
  * @param {PageInFlight} page
  */
-async function links(run, page) {
+export async function links(run, page) {
   if (!page.scan) return;
   const listening = run.listening('link');
   const followRequisites = run.options.assets;
@@ -393,125 +394,10 @@ async function stage(run, page) {
   run.emit('page', { url: page.key, wantedFile: record.wanted, status: record.status, contentType: record.contentType, bytes: body.length });
 }
 
-/**
- * Note a page done in the journal, so that a killed run is resumed without
- * fetching it again.
- * @param {CrawlRun} run
- * @param {PageRecord} record
- */
-function journal(run, record) {
-  if (!run.journal) return;
-  if (record.state === 'redirect') {
-    run.journal.add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location });
-    return;
-  }
-  run.journal.add({
-    url: record.key, state: 'done', status: /** @type {number} */ (record.status), contentType: record.contentType, type: record.type,
-    charset: record.charset, etag: record.etag, lastModified: record.lastModified, wanted: record.wanted, body: record.body,
-    scan: record.scan, bytes: record.type === 'other' ? record.bytes : undefined, sha256: record.type === 'other' ? record.sha256 : undefined,
-    compare: record.compare, change: record.change, stale: record.stale || undefined,
-  });
-}
 
-/**
- * A journal entry can be used when what it refers to is still in the blob store.
- * @param {CrawlRun} run
- * @param {import('./journal.js').JournalEntry} entry
- */
-function resumable(run, entry) {
-  if (entry.state === 'redirect') return typeof entry.location === 'string';
-  if (!entry.body || !run.blobs?.has(entry.body)) return false;
-  return entry.type === 'other' || (entry.scan !== undefined && run.blobs.has(entry.scan));
-}
 
-/**
- * A page the killed run had done: taken from the journal, not fetched again.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- * @param {import('./journal.js').JournalEntry} entry
- */
-async function resumeFrom(run, page, entry) {
-  const record = page.record;
-  if (entry.state === 'redirect') {
-    await redirect(run, page, entry.status, /** @type {string} */ (entry.location));
-    return;
-  }
-  fromStored(record, entry);
-  record.wanted = entry.wanted;
-  record.change = entry.change;
-  record.stale = entry.stale === true;
-  if (record.type === 'other') {
-    record.bytes = entry.bytes;
-    record.sha256 = entry.sha256;
-  }
-  page.url = new URL(page.key);
-  if (record.scan) {
-    const [scanned] = await /** @type {import('./blobs.js').BlobStore} */ (run.blobs).get([record.scan]);
-    page.scan = decodeScan(scanned);
-  }
-  await links(run, page);
-  record.state = 'done';
-  record.referrers = undefined;
-  await run.records.put(record);
-  run.stats.fetched++;
-  run.stats.resumed++;
-  run.emit('page', { url: page.key, wantedFile: record.wanted, status: record.status, contentType: record.contentType, bytes: 0, resumed: true });
-}
 
-/**
- * Carry on with the stored copy of a page: its links are followed as if it
- * had been fetched, and its file is left as it is unless what it links to moved.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- * @param {import('./state.js').StoredPage} stored
- * @param {import('./records.js').Change} change
- */
-async function keepStored(run, page, stored, change) {
-  const record = page.record;
-  fromStored(record, stored);
-  record.change = change;
-  record.wanted = stored.file;
-  page.url ??= new URL(page.key);
-  page.result = { url: page.key, status: stored.status, headers: {}, body: Buffer.alloc(0) };
-  if (record.scan) {
-    const [scanned] = await /** @type {import('./blobs.js').BlobStore} */ (run.blobs).get([record.scan]);
-    page.scan = decodeScan(scanned);
-  }
-}
 
-/**
- * A failure on a page the previous crawl wrote: a transient one keeps the
- * previous file (the page is marked stale); a 404/410 means the page is gone.
- * Anything else, or a page never written before, is a recorded failure.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- * @param {unknown} error
- */
-async function failOrKeep(run, page, error) {
-  const stored = isTransient(error) ? reusable(run.prior, page.key, run.blobs) : null;
-  if (stored) {
-    await keepStored(run, page, stored, 'not-modified');
-    page.record.stale = true;
-    page.record.error = { message: /** @type {Error} */ (error)?.message ?? String(error) };
-    await links(run, page);
-    page.record.state = 'done';
-    page.record.referrers = undefined;
-    await run.records.put(page.record);
-    journal(run, page.record);
-    run.stats.fetched++;
-    warn(run, page.key, 'STALE', `${page.record.error.message}: the file of the last crawl is kept`);
-    return;
-  }
-  if (isGone(error) && run.prior?.pages.get(page.key)?.state === 'done') {
-    page.record.state = 'gone';
-    page.record.status = /** @type {import('../errors.js').HttpStatusError} */ (error).status;
-    page.record.referrers = undefined;
-    await run.records.put(page.record);
-    run.emit('gone', { url: page.key, status: page.record.status });
-    return;
-  }
-  await fail(run, page.record, error);
-}
 
 /**
  * A page failure is data: recorded with its error; the crawl goes on.

@@ -1,0 +1,56 @@
+// @ts-check
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { mimeOf } from '../naming.js';
+
+/**
+ * @typedef {import('./context.js').CrawlRun} CrawlRun
+ * @typedef {import('./records.js').PageRecord} PageRecord
+ * @typedef {import('../manifest/schema.js').ManifestPage} ManifestPage
+ */
+
+/** Types worth compressing ahead of time. */
+const COMPRESSIBLE = /^(text\/(html|css|javascript|plain|xml)|application\/(javascript|json|xml|xhtml\+xml|[\w.+-]+\+xml|[\w.+-]+\+json)|image\/svg\+xml)$/;
+const SIBLING = /** @type {const} */ ({ gzip: '.gz', br: '.br' });
+const gzip = promisify(zlib.gzip);
+const brotli = promisify(zlib.brotliCompress);
+
+/**
+ * --precompress: FILE.gz and FILE.br beside a file worth it (a compressible
+ * type, at least 1 KiB, at least 10% smaller; never a page with price slots,
+ * whose bytes change per request), for nginx gzip_static/brotli_static and
+ * prerender serve. Made again only when the file was written; otherwise the
+ * siblings of the last run stay.
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ * @param {Buffer} output the file's bytes
+ * @param {ManifestPage['placeholders']} placeholders
+ * @param {import('./state.js').StoredPage | undefined} unchanged the last run's copy, when the file was not written again
+ * @param {{ filesWritten: number, bytesWritten: number }} counters
+ */
+export async function precompress(run, record, output, placeholders, unchanged, counters) {
+  const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
+  const file = /** @type {string} */ (record.file);
+  const eligible = placeholders.length === 0 && output.length >= 1024 && COMPRESSIBLE.test(mimeOf(record.contentType));
+  /** @type {string[]} */
+  const made = [];
+  for (const format of run.options.precompress) {
+    const sibling = file + SIBLING[/** @type {'gzip' | 'br'} */ (format)];
+    if (unchanged && (unchanged.compressed ?? []).includes(format) && eligible) {
+      made.push(format);
+      continue;
+    }
+    const data = eligible
+      ? await (format === 'gzip' ? gzip(output, { level: 9 }) : brotli(output, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: output.length } }))
+      : null;
+    if (data && data.length <= output.length * 0.9) {
+      await target.write(sibling, data, { sameTimeAs: file });
+      counters.filesWritten++;
+      counters.bytesWritten += data.length;
+      made.push(format);
+    } else if ((unchanged?.compressed ?? run.prior?.pages.get(record.key)?.compressed ?? []).includes(format)) {
+      await target.remove(sibling);
+    }
+  }
+  record.compressed = made.length > 0 ? made : undefined;
+}
