@@ -22,7 +22,7 @@ export const EXIT = Object.freeze({ OK: 0, PAGES_FAILED: 1, USAGE: 2, INTERRUPTE
 /**
  * @typedef {{
  *   stdout: NodeJS.WritableStream & { isTTY?: boolean, columns?: number },
- *   stderr: NodeJS.WritableStream,
+ *   stderr: NodeJS.WritableStream & { isTTY?: boolean, columns?: number },
  *   env?: Record<string, string | undefined>,
  *   stdin?: NodeJS.ReadableStream,
  *   signal?: AbortSignal,
@@ -197,8 +197,26 @@ async function withConfig(roots, flags, io) {
   // Relative paths are relative to the working directory the CLI was given.
   const cwd = io.cwd ?? process.cwd();
   merged.out = path.resolve(cwd, typeof merged.out === 'string' ? merged.out : String(OPTION_BY_NAME.get('out')?.default));
+  if (merged.roots === undefined && merged.sitemap === undefined && merged.urls === undefined) swallowedRoot(cli);
   if (typeof merged.urls === 'string' && merged.urls !== '-') merged.urls = path.resolve(cwd, merged.urls);
   return merged;
+}
+
+/**
+ * No root given, but the last value of a variadic option (-i /a /b http://h/)
+ * is a URL: commander gave the root to the option. Say so, and how to fix it.
+ * @param {Record<string, any>} cli the command-line flags
+ */
+function swallowedRoot(cli) {
+  for (const spec of CRAWL_OPTIONS) {
+    const values = cli[spec.name];
+    if (spec.type !== 'string[]' || !Array.isArray(values) || values.length === 0) continue;
+    const last = String(values[values.length - 1]);
+    if (!/^https?:\/\//i.test(last)) continue;
+    const flag = spec.flags.split(/[ ,]+/).find((f) => f.startsWith('--'));
+    throw new UsageError(`no root URL: "${last}" was read as one more value of ${flag}, which takes every argument after it; `
+      + `give the roots first (prerender crawl ${last} ${flag} ...) or end the option's values with "--" (${flag} ... -- ${last})`);
+  }
 }
 
 /**
@@ -220,7 +238,8 @@ async function crawlAction(flags, io) {
   /** @type {{ url: string, message: string }[]} */
   const warnings = [];
   crawler.on('warning', (warning) => { if (warnings.length < 3) warnings.push(warning); });
-  const progress = io.stdout.isTTY && !quiet && !json ? startProgress(io.stdout, () => crawler.stats) : null;
+  // Progress goes to stderr, so that `crawl --json > summary.json` still shows it on a terminal.
+  const progress = io.stderr.isTTY && !quiet ? startProgress(io.stderr, () => crawler.stats) : null;
   io.signal?.addEventListener('abort', () => {
     if (!quiet) io.stderr.write('prerender: writing the pages already fetched and the manifest\n');
   }, { once: true });
@@ -240,7 +259,8 @@ async function crawlAction(flags, io) {
   if (json) io.stdout.write(JSON.stringify(result) + '\n');
   else if (!quiet) io.stdout.write(formatSummary(result, { warningsList: warnings }));
   if (result.interrupted) return EXIT.INTERRUPTED;
-  return result.failed > 0 || result.stale > 0 || result.pruneRefused ? EXIT.PAGES_FAILED : EXIT.OK;
+  // --max-pages reached: in-scope pages were not written.
+  return result.failed > 0 || result.stale > 0 || result.pruneRefused || result.notCrawled > 0 ? EXIT.PAGES_FAILED : EXIT.OK;
 }
 
 /**
@@ -258,9 +278,18 @@ async function previewAction(flags, io) {
   }
   // preview() checks the number and says what is wrong with it.
   const limitNumber = limit === undefined ? undefined : /^\d+$/.test(String(limit)) ? Number(limit) : limit;
+  /** @type {{ stop(): void } | null} */
+  let progress = null;
   const { totals } = await preview({ ...options, limit: limitNumber, signal: io.signal, stdin: io.stdin }, {
-    onRow: (row) => write(json ? JSON.stringify({ type: 'url', ...row }) + '\n' : formatPlanRow(row)),
-  });
+    onRow: (row) => {
+      progress?.stop(); // rows come at the end (names are final then): the line gives way to them
+      progress = null;
+      write(json ? JSON.stringify({ type: 'url', ...row }) + '\n' : formatPlanRow(row));
+    },
+    onProgress: (crawler) => {
+      if (io.stderr.isTTY && !quiet) progress = startProgress(io.stderr, () => crawler.stats);
+    },
+  }).finally(() => /** @type {{ stop(): void } | null} */ (progress)?.stop());
   write(json ? JSON.stringify({ type: 'totals', ...totals }) + '\n' : formatPlanTotals(totals));
   if (totals.interrupted) return EXIT.INTERRUPTED;
   return totals.failed > 0 ? EXIT.PAGES_FAILED : EXIT.OK;

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { UnsafeFileNameError } from './errors.js';
 import { extensionFits, extensionForType, isHtmlType } from './mime.js';
+import { expandTemplate } from './name-rules.js';
 
 /**
  * File naming. Every function here is pure; `FileRegistry` resolves collisions.
@@ -187,25 +188,30 @@ export function hostDirectory(url) {
 
 /**
  * The file a page asks for: its name header (X-Builder-FileName) when the
- * header is safe, else its default name; in a crawl of several origins,
- * under the host's directory. Only an unsafe name is refused quietly (and
- * returned, for a warning); any other error is thrown.
+ * header is safe, else the name a --name rule's template gives it when that
+ * is safe, else its default name; in a crawl of several origins (or for a
+ * requisite of another origin, `hostDirectory`), under the host's directory.
+ * Only an unsafe name is refused quietly (and returned, for a warning); any
+ * other error is thrown.
  * @param {URL} url
  * @param {string} contentType
  * @param {string | undefined} header the name header's value, if any
  * @param {boolean} multiOrigin
- * @returns {{ file: string, from: 'name header' | 'default name', refused?: UnsafeFileNameError }}
+ * @param {{ template?: string | null }} [options] template: of the first --name rule matching the URL
+ * @returns {{ file: string, from: 'name header' | 'name rule' | 'default name', refused?: UnsafeFileNameError, refusedFrom?: 'name header' | 'name rule' }}
  */
-export function wantedFileName(url, contentType, header, multiOrigin) {
+export function wantedFileName(url, contentType, header, multiOrigin, options = {}) {
   /** @type {ReturnType<typeof wantedFileName>} */
   let wanted;
+  const template = options.template ?? null;
+  const from = header !== undefined ? 'name header' : template !== null ? 'name rule' : 'default name';
   try {
-    wanted = header === undefined
-      ? { file: defaultFileName(url, contentType), from: 'default name' }
-      : { file: headerFileName(decodeNameHeader(header), url, contentType), from: 'name header' };
+    wanted = from === 'name header' ? { file: headerFileName(decodeNameHeader(/** @type {string} */ (header)), url, contentType), from }
+      : from === 'name rule' ? { file: headerFileName(expandTemplate(/** @type {string} */ (template), url), url, contentType), from }
+        : { file: defaultFileName(url, contentType), from };
   } catch (error) {
     if (!(error instanceof UnsafeFileNameError)) throw error;
-    wanted = { file: defaultFileName(url, contentType), from: 'default name', refused: error };
+    wanted = { file: defaultFileName(url, contentType), from: 'default name', refused: error, refusedFrom: /** @type {'name header' | 'name rule'} */ (from) };
   }
   if (multiOrigin) wanted.file = `${hostDirectory(url)}/${wanted.file}`;
   wanted.file = capPath(wanted.file);

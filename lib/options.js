@@ -2,13 +2,14 @@
 import { ConfigError, UsageError } from './errors.js';
 import { PLACEHOLDER_MODES, renderPlaceholder } from './placeholders.js';
 import { normalizeUrl } from './url.js';
+import { parseNameRules } from './name-rules.js';
 
 /**
  * The one table of crawl options: names (camelCase, as in the API and config
  * files), CLI flags, types, defaults and help. The CLI and the config loader
  * are both built from it, so a default is written in one place only.
  *
- * @typedef {'string' | 'string[]' | 'integer' | 'boolean' | 'url' | 'choice' | 'bytes'} OptionType
+ * @typedef {'string' | 'string[]' | 'integer' | 'number' | 'boolean' | 'url' | 'choice' | 'bytes' | 'name-rules'} OptionType
  * @typedef {{
  *   name: string, flags: string, type: OptionType, description: string,
  *   default?: unknown, min?: number, max?: number, choices?: readonly string[], cliOnly?: boolean,
@@ -47,7 +48,13 @@ export const CRAWL_OPTIONS = [
   { name: 'maxDepth', flags: '--max-depth <n>', type: 'integer', min: 1, max: 10_000, default: 64, description: 'follow links at most n path segments below the root\'s directory (guard against deep-path traps); deeper URLs stay live' },
   { name: 'maxRedirects', flags: '--max-redirects <n>', type: 'integer', min: 0, max: 100, default: 10, description: 'redirects followed from a link; a longer chain, or a loop, is a recorded failure with the chain in its message' },
   { name: 'dynamicBase', flags: '--dynamic-base <url>', type: 'url', description: 'write out-of-scope links as absolute URLs on this base (when the static tree is served from another host)' },
-  { name: 'assets', flags: '--assets', type: 'boolean', default: false, description: 'also fetch in-scope stylesheets, scripts, images (and CSS url()/@import) and rewrite references to them' },
+  { name: 'assets', flags: '--assets', type: 'boolean', default: false, description: 'also fetch page requisites (stylesheets, scripts, images, fonts, CSS url()/@import) on the roots\' origins, even outside the page scope (as wget -p does; --exclude still wins), and rewrite references to them' },
+  { name: 'assetsOrigins', flags: '--assets-origins <origin...>', type: 'string[]', default: [], check: checkAbsoluteUrl, description: 'with --assets, also fetch requisites from these origins (a CDN: https://cdn.example.com); written under a directory named after the host' },
+  { name: 'relativeLinks', flags: '--relative-links', type: 'boolean', default: true, description: 'write every link to a written file relative to the page, root-relative and absolute ones too, so the tree works under any path (https://host/docs/) and from file:// (on by default; --no-relative-links keeps links that already reach the right file at the site\'s root as written)' },
+  { name: 'name', flags: '--name <rule...>', type: 'name-rules', default: [], description: 'a pattern (as for --include) then a template: URLs matching it get the name the template gives, e.g. --name "/doku.php?id=*" "{query.id}.html"; placeholders {path} {dir} {base} {ext} {query.NAME}; repeatable; the name header still wins' },
+  { name: 'rate', flags: '--rate <n>', type: 'number', min: 0.001, description: 'at most n requests per second across the run (a decimal is fine: 0.5 is one every 2 s), for crawling a production site' },
+  { name: 'delay', flags: '--delay <ms>', type: 'integer', min: 0, max: 3_600_000, default: 0, description: 'wait ms between the end of a request and the start of the next on the same connection (-c connections)' },
+  { name: 'robots', flags: '--robots', type: 'boolean', default: false, description: 'honour robots.txt (user agent "prerender", else "*") and <meta name="robots" content="nofollow">; off by default: prerender is a tool for the site\'s owner' },
   { name: 'maxPageBytes', flags: '--max-page-bytes <n>', type: 'bytes', min: 1, default: 10 * 1024 * 1024, description: 'largest body accepted per page (bytes, or with k/m suffix); larger is a recorded failure' },
   { name: 'placeholders', flags: '--placeholders <mode>', type: 'choice', choices: PLACEHOLDER_MODES, default: 'filter', description: 'price slot form: filter (prerender serve), ssi (nginx), esi (Varnish/CDN)' },
   { name: 'pricePath', flags: '--price-path <path>', type: 'string', default: '/price', check: checkPath, description: 'price endpoint path used in ssi/esi placeholders' },
@@ -80,6 +87,8 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin'];
  *   maxPageBytes?: number, placeholders?: 'filter' | 'ssi' | 'esi', pricePath?: string, header?: string[],
  *   sitemap?: string[], urls?: string, writeSitemap?: boolean, siteUrl?: string, json?: boolean, quiet?: boolean,
  *   full?: boolean, pruneMax?: string, force?: boolean, ignore?: string[], resume?: boolean, precompress?: string,
+ *   assetsOrigins?: string[], relativeLinks?: boolean, name?: ([string, string] | { pattern: string, template: string } | string)[],
+ *   rate?: number, delay?: number, robots?: boolean,
  *   signal?: AbortSignal, retryDelay?: number,
  * }} CrawlOptions
  */
@@ -92,8 +101,11 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin'];
  *   headers: Record<string, string>, retryDelay: number, signal?: AbortSignal,
  *   sitemap: string[], urls?: string, writeSitemap: boolean, siteUrl: URL | null, dryRun: boolean,
  *   full: boolean, pruneMax: string, force: boolean, ignore: string[], resume: boolean, precompress: ('gzip' | 'br')[],
+ *   assetsOrigins: string[], relativeLinks: boolean, name: import('./name-rules.js').NameRule[],
+ *   rate: number | undefined, delay: number, robots: boolean,
  *   stdin?: NodeJS.ReadableStream,
  * }} ResolvedCrawlOptions
+ *   assetsOrigins: origins (scheme://host:port)
  */
 
 /**
@@ -128,6 +140,15 @@ export function coerceOption(spec, value, source) {
     case 'boolean':
       if (typeof value !== 'boolean') throw expect('true or false');
       return value;
+    case 'number': {
+      const number = typeof value === 'number' ? value : typeof value === 'string' && !source && /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : NaN;
+      if (!Number.isFinite(number)) throw expect('a number');
+      if (spec.min !== undefined && number < spec.min) throw expect(`at least ${spec.min}`);
+      if (spec.max !== undefined && number > spec.max) throw expect(`at most ${spec.max}`);
+      return number;
+    }
+    case 'name-rules':
+      return parseNameRules(value, (message) => fail(source ? message.replace(/--name/g, '"name"') : message, source));
     case 'integer':
     case 'bytes': {
       const fromText = typeof value === 'string' && (!source || spec.type === 'bytes');
@@ -236,6 +257,7 @@ export function resolveCrawlOptions(input, context = {}) {
   }
   if (out.writeSitemap && !out.siteUrl) throw fail('--write-sitemap needs --site-url <url>: a sitemap lists absolute URLs', source);
   out.precompress = out.precompress ? [...new Set(out.precompress.split(','))] : [];
+  out.assetsOrigins = [...new Set(out.assetsOrigins.map((/** @type {string} */ url) => new URL(url).origin))];
   out.dryRun = input.dryRun === true;
   if (input.stdin !== undefined) out.stdin = input.stdin;
   if (!out.pricePath.startsWith('/')) throw fail(`price path must start with "/", got ${JSON.stringify(out.pricePath)}`, source);

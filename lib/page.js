@@ -17,7 +17,7 @@ import { canonicalKey, parseHttpUrl } from './url.js';
  * @typedef {import('./html/scan.js').Slot} Slot
  * @typedef {{
  *   links: LinkRef[], base: { start: number, end: number, value: string } | null,
- *   slots: Slot[], metaSku: string | null, unclosedSlots: number,
+ *   slots: Slot[], metaSku: string | null, unclosedSlots: number, nofollow?: boolean,
  * }} DocumentScan
  * @typedef {{
  *   body: Buffer, type: 'html' | 'css', charset: string, scan?: DocumentScan,
@@ -35,7 +35,7 @@ export function scanDocument(body, type, charset) {
   const text = body.toString('latin1');
   if (type === 'css') {
     const links = scanCss(text).map((ref) => ({ ...ref, kind: /** @type {const} */ ('requisite') }));
-    return { links, base: null, slots: [], metaSku: null, unclosedSlots: 0 };
+    return { links, base: null, slots: [], metaSku: null, unclosedSlots: 0, nofollow: false };
   }
   return scanHtml(text, charset);
 }
@@ -55,17 +55,21 @@ export function resolveLinks(scan, pageUrl) {
   }
 }
 
+/** Link kinds as numbers in a staged scan (0 and 1 as in scans staged before forms and canonicals were told apart). */
+const KIND_CODES = /** @type {const} */ (['navigation', 'requisite', 'form', 'canonical']);
+
 /**
  * A compact JSON form of a resolved scan, to stage beside the body.
  * @param {DocumentScan} scan
  */
 export function encodeScan(scan) {
   return Buffer.from(JSON.stringify([
-    scan.links.map((link) => [link.start, link.end, link.kind === 'navigation' ? 0 : 1, link.attr ?? '', link.value, link.key ?? null, link.hash ?? '']),
+    scan.links.map((link) => [link.start, link.end, KIND_CODES.indexOf(link.kind), link.attr ?? '', link.value, link.key ?? null, link.hash ?? '']),
     scan.base,
     scan.slots.map((slot) => [slot.start, slot.end, slot.sku]),
     scan.metaSku,
     scan.unclosedSlots,
+    scan.nofollow ? 1 : 0,
   ]));
 }
 
@@ -74,13 +78,14 @@ export function encodeScan(scan) {
  * @returns {DocumentScan}
  */
 export function decodeScan(buffer) {
-  const [links, base, slots, metaSku, unclosedSlots] = JSON.parse(buffer.toString('utf8'));
+  const [links, base, slots, metaSku, unclosedSlots, nofollow] = JSON.parse(buffer.toString('utf8'));
   return {
-    links: links.map((/** @type {any[]} */ l) => ({ start: l[0], end: l[1], kind: l[2] === 0 ? 'navigation' : 'requisite', attr: l[3], value: l[4], key: l[5], hash: l[6] })),
+    links: links.map((/** @type {any[]} */ l) => ({ start: l[0], end: l[1], kind: KIND_CODES[l[2]] ?? 'navigation', attr: l[3], value: l[4], key: l[5], hash: l[6] })),
     base,
     slots: slots.map((/** @type {any[]} */ s) => ({ start: s[0], end: s[1], sku: s[2] })),
     metaSku,
     unclosedSlots,
+    nofollow: nofollow === 1,
   };
 }
 

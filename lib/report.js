@@ -27,7 +27,7 @@ function formatBytes(bytes) {
 /**
  * A live progress line on a terminal, redrawn at most 5 times a second.
  * @param {NodeJS.WritableStream & { isTTY?: boolean, columns?: number }} stream
- * @param {() => { fetched: number, failed: number, written: number, queued: number, active: number, startedAt: number }} read
+ * @param {() => { fetched: number, failed: number, written: number, queued: number, active: number, startedAt: number, phase?: string }} read
  */
 export function startProgress(stream, read) {
   let last = '';
@@ -35,7 +35,9 @@ export function startProgress(stream, read) {
     const stats = read();
     const elapsed = (Date.now() - stats.startedAt) / 1000;
     const rate = elapsed > 0 ? stats.fetched / elapsed : 0;
-    const line = `${count(stats.fetched)} fetched · ${count(stats.queued + stats.active)} queued · ${count(stats.failed)} failed · ${rate.toFixed(0)} pages/s · ${formatDuration(elapsed * 1000)}`;
+    const line = stats.phase === 'write'
+      ? `writing · ${count(stats.written)} of ${count(stats.fetched)} written · ${count(stats.failed)} failed · ${formatDuration(elapsed * 1000)}`
+      : `${count(stats.fetched)} fetched · ${count(stats.queued + stats.active)} queued · ${count(stats.failed)} failed · ${rate.toFixed(0)} pages/s · ${formatDuration(elapsed * 1000)}`;
     const width = (stream.columns ?? 100) - 1;
     last = line.slice(0, width);
     stream.write(`\r${last}\x1b[K`);
@@ -72,7 +74,7 @@ export function formatSummary(result, extra = {}) {
     for (const warning of warnings.slice(0, 3)) lines.push(`  ${warning.url}  ${warning.message}`);
     if (result.warnings > 3) lines.push(`  … and ${count(result.warnings - 3)} more: see "warnings" in the manifest`);
   }
-  if (result.notCrawled > 0) lines.push(`${count(result.notCrawled)} in-scope URLs not crawled (--max-pages reached)`);
+  if (result.notCrawled > 0) lines.push(`${result.notCrawledSaturated ? 'At least ' : ''}${count(result.notCrawled)} in-scope URLs were not crawled: --max-pages ${count(result.maxPages)} reached; raise --max-pages to crawl them (links to them stay live)`);
   const churn = result.churn;
   if (churn && (churn.notModified + churn.sameBytes + churn.changed + churn.removed + churn.stale > 0)) {
     lines.push(`Changes since the last crawl: ${count(churn.new)} new, ${count(churn.changed)} changed, ${count(churn.notModified)} unchanged (304), ${count(churn.sameBytes)} unchanged (same bytes), ${count(churn.removed)} removed, ${count(churn.stale)} stale (last good copy kept), ${count(churn.failed)} failed; ${count(churn.filesWritten)} files written (${formatBytes(churn.bytesWritten)})`);

@@ -13,7 +13,7 @@ import { canonicalKey, encodeFilePath, parseHttpUrl, relativeFileUrl } from './u
 /**
  * @typedef {{ start: number, end: number, text: string, placeholder?: { sku: string } }} Edit
  * @typedef {{
- *   start: number, end: number, value: string, kind: 'navigation' | 'requisite', attr?: string,
+ *   start: number, end: number, value: string, kind: import('./html/scan.js').LinkKind, attr?: string,
  *   key?: string | null, hash?: string,
  * }} LinkRef
  *   key/hash: the target's canonical URL and fragment when already resolved
@@ -23,12 +23,27 @@ import { canonicalKey, encodeFilePath, parseHttpUrl, relativeFileUrl } from './u
  *   file: string,
  *   links: LinkRef[],
  *   base?: { start: number, end: number, value: string } | null,
- *   targetFile: (key: string, kind: 'navigation' | 'requisite') => string | null,
+ *   targetFile: (key: string, kind: import('./html/scan.js').LinkKind) => string | null,
  *   staticRoot: URL,
  *   dynamicBase?: URL | null,
  *   crawlOrigins: Set<string>,
+ *   relativeLinks?: boolean,
+ *   siteUrl?: URL | null,
  * }} LinkContext
+ *   relativeLinks: every link to a written file is written relative to the
+ *   page (root-relative and absolute ones too), so the tree works under any
+ *   path and from file://; siteUrl: the tree's public base URL, on which
+ *   canonical links (rel=canonical, og:url) are made absolute
  */
+
+/**
+ * A value that names its target relative to the document's path ("a.html",
+ * "../b/", "?q", "#f", ""): neither absolute, protocol-relative nor root-relative.
+ * @param {string} value
+ */
+export function isPathRelative(value) {
+  return !/^([a-z][a-z0-9+.-]*:|[/\\])/i.test(value);
+}
 
 /**
  * @param {LinkContext} ctx
@@ -44,7 +59,7 @@ export function planLinkEdits(ctx) {
   if (base) {
     docBase = parseHttpUrl(base.value, pageUrl) ?? pageUrl;
     const baseInStatic = parseHttpUrl(base.value, staticDoc);
-    if (baseInStatic && sameDirectory(baseInStatic, staticDoc)) {
+    if (baseInStatic && sameDirectory(baseInStatic, staticDoc) && !(ctx.relativeLinks && !isPathRelative(base.value))) {
       staticBase = baseInStatic;
     } else {
       // The base would send our relative links elsewhere: point it at the file itself.
@@ -90,12 +105,15 @@ function newLinkText(link, resolution, ctx) {
     hash = target?.hash ?? '';
   }
   if (key === null) return null; // mailto:, javascript:, data:, tel:, invalid
-  const targetFile = ctx.targetFile(key, link.kind);
+  if (link.kind === 'canonical') return canonicalText(value, key, hash, ctx);
+  // A form's action is never a static file: the form stays live, like an out-of-scope link.
+  const targetFile = link.kind === 'form' ? null : ctx.targetFile(key, link.kind);
   const local = value === '' || value[0] === '?' || value[0] === '#';
   if (targetFile !== null) {
     const text = safeUrlText(relativeFileUrl(ctx.file, targetFile) + hash);
     if (text === value) return null;
     if (targetFile === ctx.file && resolution.noBase && (value === '' || value[0] === '#')) return null;
+    if (ctx.relativeLinks && !isPathRelative(value)) return text;
     // Could the link already reach that file, written another way? Only if it names it.
     const name = text.slice(text.lastIndexOf('/') + 1).split('#')[0];
     if (!value.includes(name) && !local) return text;
@@ -118,6 +136,23 @@ function newLinkText(link, resolution, ctx) {
   if (asServed && asServed.href === target.href) return null;
   const text = target.origin === ctx.staticRoot.origin ? target.pathname + target.search + target.hash : target.href;
   return safeUrlText(text);
+}
+
+/**
+ * A canonical link names the page's public URL: left as written, or, with
+ * --site-url, made absolute there (the static file's URL when the target is
+ * written, else the live URL). Never a relative static path.
+ * @param {string} value
+ * @param {string} key
+ * @param {string} hash
+ * @param {LinkContext} ctx
+ * @returns {string | null}
+ */
+function canonicalText(value, key, hash, ctx) {
+  if (!ctx.siteUrl) return null;
+  const targetFile = ctx.targetFile(key, 'canonical');
+  const text = targetFile !== null ? new URL(encodeFilePath(targetFile), ctx.siteUrl).href + hash : key + hash;
+  return text === value ? null : safeUrlText(text);
 }
 
 /** @param {URL} a @param {URL} b */

@@ -60,15 +60,20 @@ export function normalizeUrl(raw, base) {
   return url ? canonicalKey(url) : null;
 }
 
+/** What a URL path segment may hold as it is (RFC 3986 pchar): the rest is percent-encoded. */
+const NOT_PCHAR = /[^A-Za-z0-9\-._~!$&+,;=:@]+/gu;
+
 /**
- * Encode a relative file path ("st/product 7.htm") as a URL path, segment by segment.
+ * Encode a relative file path ("st/product 7.htm", "doku.php@id=start.html")
+ * as a URL path, segment by segment, encoding only what a path must encode
+ * (space, %, ?, #, quotes and parentheses, non-ASCII...), so links stay readable: doku.php@id=start.html.
  * @param {string} file
  * @returns {string}
  */
 export function encodeFilePath(file) {
   return file
     .split('/')
-    .map((segment) => encodeURIComponent(segment).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()))
+    .map((segment) => segment.replace(NOT_PCHAR, (run) => encodeURIComponent(run).replace(/['()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())))
     .join('/');
 }
 

@@ -12,6 +12,8 @@ export const WARNING_CODES = Object.freeze({
   SLOT_UNCLOSED: 'a price slot element is never closed: left as it is',
   PRUNE_REFUSED: 'more pages of the last crawl are gone than --prune-max allows: no file was removed',
   STALE: 'a page failed this time (server error, timeout...): its file from the last crawl is kept, marked stale',
+  NAME_RULE: 'a --name rule gave an unsafe or empty name for a URL; the page gets its default name',
+  ROBOTS: 'robots.txt disallows a root (with --robots): it is not crawled',
   SITEMAP: 'a sitemap (or one listed in an index) could not be read, lists nothing, or lists unusable entries',
 });
 

@@ -137,7 +137,10 @@ describe('exit status and summary', () => {
     expect(manifest.pages).toHaveLength(3);
 
     const limited = await outDir();
-    expect((await cli(['crawl', site.url('/trap/cal.asp?d=0'), '-o', limited, '--max-pages', '4', '--quiet', '-c', '1'])).code).toBe(0);
+    // --max-pages reached: in-scope pages were not written, so exit 1, and the summary says which option to raise.
+    const maxed = await cli(['crawl', site.url('/trap/cal.asp?d=0'), '-o', limited, '--max-pages', '4', '-c', '1']);
+    expect(maxed.code).toBe(1);
+    expect(maxed.stdout).toMatch(/in-scope URLs were not crawled: --max-pages 4 reached; raise --max-pages to crawl them/);
     expect((await readManifest(limited)).pages).toHaveLength(4);
 
     site.reset();
@@ -194,13 +197,13 @@ describe('progress line', () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     site.closeGate();
     const out = await outDir();
-    const stdout = capture({ tty });
-    const stderr = capture();
+    const stdout = capture();
+    const stderr = capture({ tty }); // progress goes to stderr when it is a terminal
     let seenWhileRunning = '';
     const onHeld = () => {
       site.events.off('held', onHeld);
       vi.advanceTimersByTime(1000); // five ticks of the progress timer, mid-crawl
-      seenWhileRunning = stdout.text();
+      seenWhileRunning = stderr.text();
       site.openGate();
     };
     site.events.on('held', onHeld);
@@ -209,14 +212,20 @@ describe('progress line', () => {
     return { code, seenWhileRunning, stdout: stdout.text(), stderr: stderr.text() };
   }
 
-  it('on a terminal: a live line with done, queued, failed, pages/s and elapsed, cleared before the summary', async () => {
-    const { code, seenWhileRunning, stdout } = await slowCrawl([], { tty: true });
+  it('stderr a terminal: a live line on stderr with done, queued, failed, pages/s and elapsed, cleared at the end; stdout keeps only the summary', async () => {
+    const { code, seenWhileRunning, stdout, stderr } = await slowCrawl([], { tty: true });
     expect(code).toBe(0);
     expect(seenWhileRunning).toMatch(/\r1 fetched · [1-3] queued · 0 failed · \d+ pages\/s · \d+\.\d s\x1b\[K/);
-    const summaryAt = stdout.indexOf('Wrote 4 pages');
-    expect(summaryAt).toBeGreaterThan(0);
-    expect(stdout.slice(0, summaryAt).endsWith('\r\x1b[K')).toBe(true);
-    expect(stdout.slice(summaryAt)).not.toContain('\r');
+    expect(stderr.endsWith('\r\x1b[K')).toBe(true);
+    expect(stdout).toMatch(/^Wrote 4 pages/);
+    expect(stdout).not.toMatch(/\r|\x1b\[/);
+  });
+
+  it('--json with stderr a terminal: the progress still shows on stderr, stdout is the JSON alone', async () => {
+    const { code, seenWhileRunning, stdout } = await slowCrawl(['--json'], { tty: true });
+    expect(code).toBe(0);
+    expect(seenWhileRunning).toMatch(/\r1 fetched/);
+    expect(JSON.parse(stdout)).toMatchObject({ pages: 4, failed: 0 });
   });
 
   it('not a terminal: no progress, just the summary', async () => {
@@ -249,6 +258,11 @@ describe('usage errors: exit 2, one line, no stack trace', () => {
     [['crawl', 'http://127.0.0.1:9/', '-i', 'st/dir.asp'], /"st\/dir\.asp"/],
     [['crawl', 'http://127.0.0.1:9/', '--placeholders', 'ssi', '--price-path', '/price.asp?x=1'], /--price-path cannot be used with --placeholders ssi/],
     [['crawl', 'http://127.0.0.1:9/', '--placeholders', 'esi', '--price-path', '/a b'], /--price-path cannot be used with --placeholders esi/],
+    [['crawl', '-i', '/a', '/b', 'http://127.0.0.1:9/'], /no root URL: "http:\/\/127\.0\.0\.1:9\/" was read as one more value of --include.*give the roots first.*"--"/],
+    [['crawl', 'http://127.0.0.1:9/', '--name', '/a?id=*'], /--name takes a pattern and a template each time/],
+    [['crawl', 'http://127.0.0.1:9/', '--name', '/a?id=*', '{query}.html'], /unknown placeholder \{query\}/],
+    [['crawl', 'http://127.0.0.1:9/', '--rate', 'fast'], /--rate must be a number/],
+    [['crawl', 'http://127.0.0.1:9/', '--assets-origins', 'cdn.example'], /--assets-origins must be an absolute http\(s\) URL/],
   ])('%j', async (argv, message) => {
     const out = await outDir();
     const { code, stdout, stderr } = await cli([...argv, '-o', out]);

@@ -436,7 +436,7 @@ describe('SitemapWriter', () => {
     expect(tree).toEqual(['sitemap-1.xml', 'sitemap-2.xml', 'sitemap-3.xml', 'sitemap.xml']);
     expect(parsed['sitemap.xml']).toEqual({ index: true, locs: ['https://static.example/sitemap-1.xml', 'https://static.example/sitemap-2.xml', 'https://static.example/sitemap-3.xml'] });
     expect(parsed['sitemap-1.xml'].locs).toEqual(['https://static.example/a.html', 'https://static.example/b/c.html']);
-    expect(parsed['sitemap-2.xml'].locs).toEqual(['https://static.example/d%20e.htm', 'https://static.example/f%40x%3D1%26y%3D2.html']);
+    expect(parsed['sitemap-2.xml'].locs).toEqual(['https://static.example/d%20e.htm', 'https://static.example/f@x=1&y=2.html']);
     expect(parsed['sitemap-3.xml'].locs).toEqual(['https://static.example/g.html']);
   });
 

@@ -40,7 +40,13 @@
  *   journal: ReturnType<typeof import('./journal.js').createJournal> | null,
  *   stateDir: string | null,
  *   sources: Record<string, unknown>,
+ *   assetOrigins: Set<string>,
+ *   robots: import('../load/robots.js').Robots | null,
+ *   nameRules: import('../name-rules.js').NameRules,
+ *   counts: { requisitesNotFetched: number },
  * }} CrawlRun
+ *   assetOrigins: origins whose page requisites --assets fetches outside the
+ *   page scope (the roots' and --assets-origins); robots: with --robots
  */
 
 /**

@@ -187,7 +187,7 @@ export async function redirect(run, page, status, location) {
   await run.records.put(record);
   journal(run, record);
   run.redirects.push({ url: page.key, location: key, status });
-  const decision = run.scope.decide(key);
+  const decision = decideLink(run, key, record.kind);
   run.emit('redirect', { url: page.key, location: key, status, decision: decision.decision });
   if (decision.decision !== 'crawl') {
     record.referrers = undefined;
@@ -270,8 +270,13 @@ async function chainTo(run, record, max) {
  */
 function wantedName(run, key, url, contentType, headers) {
   const header = headerValue(headers, 'x-builder-filename') ?? headerValue(headers, 'xbuilder-filename');
-  const wanted = wantedFileName(url, contentType, header, run.multiOrigin);
-  if (wanted.refused) warn(run, key, 'UNSAFE_NAME', wanted.refused.message);
+  // A requisite of another origin (--assets-origins) goes under its host's directory.
+  const hostDir = run.multiOrigin || !run.origins.has(url.origin);
+  const wanted = wantedFileName(url, contentType, header, hostDir, { template: run.nameRules.templateFor(key) });
+  if (wanted.refused) {
+    if (wanted.refusedFrom === 'name rule') warn(run, key, 'NAME_RULE', wanted.refused.message.replace('unsafe file name', 'unsafe name from --name rule'));
+    else warn(run, key, 'UNSAFE_NAME', wanted.refused.message);
+  }
   return wanted.file;
 }
 
@@ -299,18 +304,44 @@ export async function links(run, page) {
   if (!page.scan) return;
   const listening = run.listening('link');
   const followRequisites = run.options.assets;
+  // <meta name="robots" content="nofollow">, with --robots: links are rewritten, not followed.
+  const nofollow = run.robots !== null && page.scan.nofollow === true;
   /** @type {(FrontierItem & { decision: import('../scope.js').ScopeDecision })[]} */
   const follow = [];
   for (const link of page.scan.links) {
     const key = link.key;
     if (!key) continue;
-    const decision = run.scope.decide(key);
-    let followed = decision.decision === 'crawl' && (link.kind === 'navigation' || followRequisites);
+    const decision = decideLink(run, key, link.kind);
+    let followed = decision.decision === 'crawl' && link.kind !== 'form' && (link.kind !== 'requisite' || followRequisites) && !nofollow;
     if (followed && tooDeep(run, key)) followed = false;
-    if (followed) follow.push({ key, kind: link.kind, referrer: page.key, decision });
-    if (listening) run.emit('link', { from: page.key, url: key, kind: link.kind, followed, ...decision });
+    if (followed) follow.push({ key, kind: link.kind === 'requisite' ? 'requisite' : 'navigation', referrer: page.key, decision });
+    else if (link.kind === 'requisite' && !followRequisites && run.origins.has(originOf(key))) run.counts.requisitesNotFetched++;
+    if (listening) run.emit('link', { from: page.key, url: key, kind: link.kind, followed, nofollow, ...decision });
   }
   await admit(run, follow);
+}
+
+/**
+ * The scope decision for a link: the scope's, except that with --assets a
+ * page requisite on a root's origin (or an --assets-origins origin) is
+ * fetched even outside the page scope, as wget -p does, unless excluded.
+ * @param {CrawlRun} run
+ * @param {string} key
+ * @param {import('../html/scan.js').LinkKind} kind
+ * @returns {import('../scope.js').ScopeDecision}
+ */
+export function decideLink(run, key, kind) {
+  const decision = run.scope.decide(key);
+  if (decision.decision === 'dynamic' && kind === 'requisite' && run.options.assets && run.assetOrigins.has(originOf(key))) {
+    return { decision: 'crawl', pattern: 'requisite' };
+  }
+  return decision;
+}
+
+/** @param {string} key a canonical URL */
+function originOf(key) {
+  const pathStart = key.indexOf('/', key.indexOf('//') + 2);
+  return pathStart < 0 ? key : key.slice(0, pathStart);
 }
 
 /** Distinct too-deep URLs remembered for the count. */
@@ -344,10 +375,33 @@ function tooDeep(run, key) {
  * @returns {Promise<import('./frontier.js').AddOutcome[]>}
  */
 async function admit(run, items) {
+  if (run.robots !== null && items.length > 0) items = await allowedByRobots(run, items);
   if (items.length === 0) return [];
   const outcomes = await run.frontier.add(items.map(({ key, kind, referrer }) => ({ key, kind, referrer })));
   await admitted(run, items, outcomes);
   return outcomes;
+}
+
+/**
+ * With --robots, the items robots.txt allows; the others are told to
+ * listeners as excluded by robots.txt.
+ * @template {FrontierItem} T
+ * @param {CrawlRun} run
+ * @param {T[]} items
+ * @returns {Promise<T[]>}
+ */
+async function allowedByRobots(run, items) {
+  const robots = /** @type {NonNullable<CrawlRun['robots']>} */ (run.robots);
+  const allowed = [];
+  for (const item of items) {
+    if (await robots.allowed(item.key, run.signal)) {
+      allowed.push(item);
+      continue;
+    }
+    run.emit('link', { from: item.referrer, url: item.key, kind: item.kind, followed: false, decision: 'excluded', pattern: 'robots.txt' });
+    if (item.referrer === null) warn(run, item.key, 'ROBOTS', 'robots.txt disallows this root: not crawled (--robots)');
+  }
+  return allowed;
 }
 
 /**

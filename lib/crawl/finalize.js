@@ -201,6 +201,8 @@ async function writePage(run, record, names, previous, failed, counters) {
         staticRoot: run.staticRoot,
         dynamicBase: o.dynamicBase,
         crawlOrigins: run.origins,
+        relativeLinks: o.relativeLinks,
+        siteUrl: o.siteUrl,
       });
       for (const warning of result.warnings) warn(run, record.key, warning.code, warning.message);
       record.bytes = result.body.length;
@@ -339,7 +341,7 @@ function stateFor(run, complete) {
  */
 export function outputKey(run) {
   const o = run.options;
-  return JSON.stringify([o.placeholders, o.pricePath, o.dynamicBase?.href ?? null, run.staticRoot.href, [...run.origins].sort(), o.ignore, o.precompress]);
+  return JSON.stringify([o.placeholders, o.pricePath, o.dynamicBase?.href ?? null, run.staticRoot.href, [...run.origins].sort(), o.ignore, o.precompress, o.relativeLinks, o.siteUrl?.href ?? null]);
 }
 
 /**

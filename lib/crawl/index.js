@@ -3,6 +3,9 @@ import { EventEmitter } from 'node:events';
 import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { defaultLoader, withRetry } from '../load/index.js';
+import { withPoliteness } from '../load/polite.js';
+import { createRobots } from '../load/robots.js';
+import { compileNameRules } from '../name-rules.js';
 import { LocalTree } from '../output/local.js';
 import { STATE_DIR, clearLeftovers, prepareOutDir } from '../output/outdir.js';
 import { acquireLock } from '../output/lock.js';
@@ -44,8 +47,9 @@ import { LogBlobStore } from './blobs.js';
  *   loader: replaces HTTP (retries still wrap it; the caller closes it);
  *   target: replaces the local tree as the output.
  * @typedef {{
- *   out: string, manifest: string | null, pages: number, failed: number, warnings: number, redirects: number,
- *   notCrawled: number, interrupted: boolean, durationMs: number,
+ *   out: string, manifest: string | null, pages: number, assets: number, failed: number, warnings: number, redirects: number,
+ *   notCrawled: number, notCrawledSaturated: boolean, maxPages: number, requisitesNotFetched: number,
+ *   interrupted: boolean, durationMs: number,
  *   failures: import('../manifest/schema.js').ManifestError[],
  *   stale: number, resumed: number, pruneRefused: boolean,
  *   churn: {
@@ -102,9 +106,10 @@ export class Crawler extends EventEmitter {
       retryDelay: o.retryDelay,
       onRetry: (/** @type {{ url: string, attempt: number, delayMs: number, error: Error }} */ info) => this.emit('retry', { url: info.url, attempt: info.attempt, delayMs: info.delayMs, message: info.error.message }),
     };
+    const politeness = { rate: o.rate, delay: o.delay, concurrency: o.concurrency };
     const loader = this.#loader
-      ? withRetry({ load: this.#loader.load.bind(this.#loader), close: async () => {} }, retryOptions)
-      : defaultLoader({ concurrency: o.concurrency, timeout: o.timeout, maxPageBytes: o.maxPageBytes, headers: o.headers, ...retryOptions });
+      ? withRetry(withPoliteness({ load: this.#loader.load.bind(this.#loader), close: async () => {} }, politeness), retryOptions)
+      : defaultLoader({ timeout: o.timeout, maxPageBytes: o.maxPageBytes, headers: o.headers, ...retryOptions, ...politeness });
     const target = o.dryRun ? null : this.#target ?? new LocalTree(o.out);
     const stateDir = o.dryRun ? null : path.join(path.resolve(o.out), STATE_DIR);
     const blobs = stateDir ? new LogBlobStore(stateDir) : null;
@@ -165,6 +170,10 @@ export class Crawler extends EventEmitter {
         journal,
         stateDir,
         sources: sources(o, listed.length),
+        assetOrigins: new Set([...origins, ...o.assetsOrigins]),
+        robots: o.robots ? createRobots(loader) : null,
+        nameRules: compileNameRules(o.name, [...origins]),
+        counts: { requisitesNotFetched: 0 },
       };
       if (prior) prior.reuseOutput = prior.reuse && prior.output === outputKey(run);
       await discover(run, [...o.roots, ...listed]);
@@ -187,17 +196,24 @@ export class Crawler extends EventEmitter {
         committed = true;
         if (complete && blobs) await blobs.compact(liveBlobs(pages));
       }
+      // Pages are HTML documents; requisites (--assets) are counted apart.
+      const written = { pages: 0, assets: 0 };
+      for (const record of pages) if (record.state === 'done') written[record.type === 'html' ? 'pages' : 'assets']++;
       const failures = (await run.records.list('failed')).sort((a, b) => (a.key < b.key ? -1 : 1)).map(toManifestError);
       /** @param {import('./records.js').Change} change */
       const count = (change) => pages.filter((record) => record.change === change && !record.stale).length;
       return {
         out: path.resolve(o.out),
         manifest: o.dryRun ? null : path.join(path.resolve(o.out), 'prerender-manifest.json'),
-        pages: o.dryRun ? stats.fetched : stats.written,
+        pages: written.pages,
+        assets: written.assets,
         failed: failures.length,
         warnings: warnings.length + outcome.warnings.length,
         redirects: run.redirects.length,
         notCrawled: overLimit,
+        notCrawledSaturated: overLimitSaturated,
+        maxPages: o.maxPages,
+        requisitesNotFetched: run.counts.requisitesNotFetched,
         interrupted,
         durationMs: Math.round(performance.now() - startedAt),
         failures,

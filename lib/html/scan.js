@@ -12,22 +12,29 @@ import { TextDecoder } from 'node:util';
  */
 
 /**
- * @typedef {'navigation' | 'requisite'} LinkKind
+ * @typedef {'navigation' | 'requisite' | 'form' | 'canonical'} LinkKind
+ *   navigation: a link to follow (a, area, iframe, link, meta refresh);
+ *   requisite: what a page needs to display (img, script, stylesheet, CSS url());
+ *   form: a form's action (form action, formaction): never crawled, never
+ *   pointed at a static file, since a form replaces the query with its fields;
+ *   canonical: the page's public URL (link rel=canonical, meta og:url): never
+ *   made a relative static path
  * @typedef {{ start: number, end: number, value: string, kind: LinkKind, tag: string, attr: string }} Link
  *   start/end: byte offsets of the URL text to replace (never includes quotes)
  *   value: the URL with entities decoded and the page's charset applied
  * @typedef {{ start: number, end: number, value: string } | null} BaseHref
  * @typedef {{ start: number, end: number, sku: string | null }} Slot
  *   start/end: byte offsets of the element's content; sku null: take the page's meta
- * @typedef {{ links: Link[], base: BaseHref, slots: Slot[], metaSku: string | null, unclosedSlots: number }} ScanResult
+ * @typedef {{ links: Link[], base: BaseHref, slots: Slot[], metaSku: string | null, unclosedSlots: number, nofollow: boolean }} ScanResult
+ *   nofollow: a <meta name="robots"> says nofollow
  */
 
 /** Tag -> attribute -> kind. `link` and `meta` are handled apart. */
 const URL_ATTRIBUTES = /** @type {Record<string, Record<string, LinkKind>>} */ ({
   a: { href: 'navigation' },
   area: { href: 'navigation' },
-  form: { action: 'navigation' },
-  button: { formaction: 'navigation' },
+  form: { action: 'form' },
+  button: { formaction: 'form' },
   iframe: { src: 'navigation' },
   frame: { src: 'navigation' },
   img: { src: 'requisite', srcset: 'requisite' },
@@ -37,11 +44,13 @@ const URL_ATTRIBUTES = /** @type {Record<string, Record<string, LinkKind>>} */ (
   audio: { src: 'requisite' },
   video: { src: 'requisite', poster: 'requisite' },
   track: { src: 'requisite' },
-  input: { src: 'requisite', formaction: 'navigation' },
+  input: { src: 'requisite', formaction: 'form' },
   object: { data: 'requisite' },
 });
 
 const REQUISITE_RELS = /(^|\s)(stylesheet|icon|shortcut|apple-touch-icon|preload|prefetch|modulepreload|manifest|mask-icon)(\s|$)/i;
+
+const CANONICAL_REL = /(^|\s)canonical(\s|$)/i;
 
 const VOID_ELEMENTS = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
 
@@ -60,6 +69,7 @@ export function scanHtml(text, charset = 'utf-8') {
   /** @type {string | null} */
   let metaSku = null;
   let unclosedSlots = 0;
+  let nofollow = false;
 
   // The tag being read.
   let tagName = '';
@@ -119,7 +129,7 @@ export function scanHtml(text, charset = 'utf-8') {
       if (href && href.quote !== QuoteType.NoValue) {
         const rel = attribute('rel');
         const relText = rel ? text.slice(rel.start, rel.end) : '';
-        addLink(href, REQUISITE_RELS.test(relText) ? 'requisite' : 'navigation', 'href');
+        addLink(href, REQUISITE_RELS.test(relText) ? 'requisite' : CANONICAL_REL.test(relText) ? 'canonical' : 'navigation', 'href');
       }
     } else if (tag === 'base') {
       const href = attribute('href');
@@ -139,10 +149,17 @@ export function scanHtml(text, charset = 'utf-8') {
   const handleMeta = () => {
     const name = attribute('name');
     const httpEquiv = attribute('http-equiv');
+    const property = attribute('property');
     const content = attribute('content');
     if (!content || content.quote === QuoteType.NoValue) return;
-    if (name && text.slice(name.start, name.end).trim().toLowerCase() === 'x-price-sku') {
+    const metaName = name ? text.slice(name.start, name.end).trim().toLowerCase() : '';
+    if (metaName === 'x-price-sku') {
       metaSku = valueAt(content.start, content.end).trim() || metaSku;
+    } else if (metaName === 'robots' && /(^|[\s,])(nofollow|none)([\s,]|$)/i.test(text.slice(content.start, content.end))) {
+      nofollow = true;
+    }
+    if (property && text.slice(property.start, property.end).trim().toLowerCase() === 'og:url') {
+      addLink(content, 'canonical', 'content');
     }
     if (httpEquiv && text.slice(httpEquiv.start, httpEquiv.end).trim().toLowerCase() === 'refresh') {
       // content="5; url=next.asp" -> the URL part only
@@ -223,7 +240,7 @@ export function scanHtml(text, charset = 'utf-8') {
   tokenizer.write(text);
   tokenizer.end();
   if (slot) unclosedSlots++;
-  return { links, base, slots, metaSku, unclosedSlots };
+  return { links, base, slots, metaSku, unclosedSlots, nofollow };
 }
 
 /**

@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { ContentEncodingError, FetchError, HttpStatusError, PageTooLargeError, TimeoutError, AbortError } from '../errors.js';
 import { parseRetryAfter } from './retry.js';
+import { fanout } from './abort.js';
 
 /**
  * The HTTP loader: one undici pool per run, closed with `close()`.
@@ -28,39 +29,6 @@ import { parseRetryAfter } from './retry.js';
 export const USER_AGENT = 'prerender/0.1 (+static pre-rendering; https://www.npmjs.com/package/prerender)';
 
 /**
- * Aborts request controllers when a long-lived signal (the run's) aborts,
- * with one listener per signal however many requests are in flight (a
- * listener per request warns past ten and costs memory per request).
- */
-class AbortFanout {
-  /** @type {WeakMap<AbortSignal, Set<AbortController>>} */
-  #bySignal = new WeakMap();
-
-  /**
-   * @param {AbortSignal | undefined} signal
-   * @param {AbortController} controller
-   * @returns {() => void} unlink
-   */
-  link(signal, controller) {
-    if (!signal) return () => {};
-    if (signal.aborted) {
-      controller.abort();
-      return () => {};
-    }
-    let set = this.#bySignal.get(signal);
-    if (!set) {
-      const created = new Set();
-      set = created;
-      this.#bySignal.set(signal, created);
-      signal.addEventListener('abort', () => { for (const c of created) c.abort(); created.clear(); }, { once: true });
-    }
-    set.add(controller);
-    const owned = set;
-    return () => { owned.delete(controller); };
-  }
-}
-
-/**
  * @param {{
  *   concurrency: number, timeout: number, maxPageBytes: number,
  *   headers?: Record<string, string>,
@@ -77,7 +45,6 @@ export function createHttpLoader(options) {
     keepAliveTimeout: 10_000,
   });
   const baseHeaders = { 'user-agent': USER_AGENT, accept: 'text/html,application/xhtml+xml,*/*;q=0.8', 'accept-encoding': 'identity', ...options.headers };
-  const fanout = new AbortFanout();
 
   /**
    * @param {string} url
@@ -91,7 +58,7 @@ export function createHttpLoader(options) {
     // the whole timeout, and AbortSignal.any() leaks a WeakRef per call on Node 20.)
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeout);
-    const unlink = fanout.link(signal, controller);
+    const unlink = fanout.link(signal, () => controller.abort());
     const headers = callOptions.headers ? { ...baseHeaders, ...callOptions.headers } : baseHeaders;
     try {
       const response = await request(url, { dispatcher: agent, method: 'GET', headers, signal: controller.signal });

@@ -6,14 +6,16 @@
  */
 import { createHttpLoader } from './http.js';
 import { withRetry } from './retry.js';
+import { withPoliteness } from './polite.js';
 
 export { createHttpLoader, USER_AGENT } from './http.js';
 export { withRetry, retryDelayMs, parseRetryAfter } from './retry.js';
 
 /**
- * HTTP with retries: the loader a run uses unless it is given one.
- * @param {Parameters<typeof createHttpLoader>[0] & import('./retry.js').RetryOptions} options
+ * HTTP with politeness (--rate, --delay) and retries: the loader a run uses
+ * unless it is given one. Every attempt is paced, retries included.
+ * @param {Parameters<typeof createHttpLoader>[0] & import('./retry.js').RetryOptions & { rate?: number, delay?: number }} options
  */
 export function defaultLoader(options) {
-  return withRetry(createHttpLoader(options), options);
+  return withRetry(withPoliteness(createHttpLoader(options), options), options);
 }

@@ -1,6 +1,6 @@
 // @ts-check
-import { setTimeout as delay } from 'node:timers/promises';
-import { AbortError, isRetryable } from '../errors.js';
+import { isRetryable } from '../errors.js';
+import { sleep } from './abort.js';
 
 /**
  * Retry with backoff, as a wrapper around any loader: network errors,
@@ -61,11 +61,7 @@ export function withRetry(loader, options) {
           if (!isRetryable(error) || attempt > retries || signal?.aborted) throw error;
           const delayMs = retryDelayMs(attempt, { retryDelay, maxRetryAfter, retryAfterMs: /** @type {any} */ (error).retryAfterMs, random });
           onRetry?.({ url, attempt, delayMs, error: /** @type {Error} */ (error) });
-          try {
-            await delay(delayMs, undefined, { signal });
-          } catch {
-            throw new AbortError('crawl interrupted');
-          }
+          await sleep(delayMs, signal);
         }
       }
     },

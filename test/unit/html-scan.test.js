@@ -53,7 +53,7 @@ describe('scanHtml: every link form, with exact source spans', () => {
     ['<iframe src="f.asp"></iframe>', [{ raw: 'f.asp', value: 'f.asp', kind: 'navigation', tag: 'iframe', attr: 'src' }]],
     ['<embed src="m.swf">', [{ raw: 'm.swf', value: 'm.swf', kind: 'requisite', tag: 'embed', attr: 'src' }]],
     ['<source src="v.mp4">', [{ raw: 'v.mp4', value: 'v.mp4', kind: 'requisite', tag: 'source', attr: 'src' }]],
-    ['<form action="go.asp" method="post"></form>', [{ raw: 'go.asp', value: 'go.asp', kind: 'navigation', tag: 'form', attr: 'action' }]],
+    ['<form action="go.asp" method="post"></form>', [{ raw: 'go.asp', value: 'go.asp', kind: 'form', tag: 'form', attr: 'action' }]],
     ['<meta http-equiv="refresh" content="5; url=next.asp">', [{ raw: 'next.asp', value: 'next.asp', kind: 'navigation', tag: 'meta', attr: 'content' }]],
     ['<META HTTP-EQUIV="Refresh" CONTENT="0;URL=next.asp?a=1&amp;b=2">', [{ raw: 'next.asp?a=1&amp;b=2', value: 'next.asp?a=1&b=2', kind: 'navigation', tag: 'meta', attr: 'content' }]],
     ["<meta http-equiv=\"refresh\" content=\"0; URL='q.asp'\">", [{ raw: 'q.asp', value: 'q.asp', kind: 'navigation', tag: 'meta', attr: 'content' }]],

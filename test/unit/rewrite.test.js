@@ -46,14 +46,14 @@ describe('renderDocument: in-scope links', () => {
     ['<a href="//shop.example/st/product.asp?SKUSetID=1">', '<a href="product1.htm">'],
     ['<a href=product.asp?SKUSetID=1>', '<a href=product1.htm>'],
     ["<a href='./product.asp?SKUSetID=1'>", "<a href='product1.htm'>"],
-    ['<a href="dir.asp?Start=3&amp;Count=2">', '<a href="dir.asp%40Start%3D3%26Count%3D2.html">'],
+    ['<a href="dir.asp?Start=3&amp;Count=2">', '<a href="dir.asp@Start=3&amp;Count=2.html">'],
     ['<a href="../about.html">', '<a href="../about.html">'],
     ['<a href="sub/">', '<a href="sub/index.html">'],
     ['<a href="#top">', '<a href="#top">'],
-    ['<a href="?Start=1#top">', '<a href="dir.asp%40Start%3D1.html#top">'],
+    ['<a href="?Start=1#top">', '<a href="dir.asp@Start=1.html#top">'],
     ['<img src="x.png" srcset="product.asp?SKUSetID=1 1x, /st/dir.asp 2x">', '<img src="x.png" srcset="product1.htm 1x, dir.asp.html 2x">'],
     ['<meta http-equiv="refresh" content="0; url=dir.asp">', '<meta http-equiv="refresh" content="0; url=dir.asp.html">'],
-    ['<form action="dir.asp">', '<form action="dir.asp.html">'],
+    ['<form action="dir.asp">', '<form action="dir.asp">'],
   ])('%s', (link, expected) => {
     const { html } = render({ body: `<p>${link}</p>`, url: `${ORIGIN}/st/dir.asp?Start=1`, file: 'st/dir.asp@Start=1.html', files });
     expect(html).toBe(`<p>${expected}</p>`);

@@ -1,0 +1,65 @@
+// @ts-check
+import robotsParserModule from 'robots-parser';
+
+/** @typedef {{ isAllowed(url: string, ua?: string): boolean | undefined }} RobotsTxt */
+/** (the package's own declaration file does not type its default export) */
+const robotsParser = /** @type {(url: string, text: string) => RobotsTxt} */ (/** @type {unknown} */ (robotsParserModule));
+
+/**
+ * --robots: robots.txt of each origin, read once (through the run's loader,
+ * so politeness and retries apply) and asked before a URL is admitted. The
+ * user agent token is "prerender"; a group for "*" applies otherwise. A
+ * robots.txt that is missing (4xx) or cannot be read allows everything, as
+ * wget does. `<meta name="robots" content="nofollow">` is the scanner's part.
+ *
+ * @typedef {{ allowed(url: string, signal?: AbortSignal): Promise<boolean> }} Robots
+ */
+
+export const ROBOTS_AGENT = 'prerender';
+/** Redirects followed to reach a robots.txt. */
+const MAX_HOPS = 5;
+/** A robots.txt larger than this is read up to here (Google reads 500 KiB). */
+const MAX_BYTES = 512 * 1024;
+
+/**
+ * @param {import('./http.js').Loader} loader
+ * @returns {Robots}
+ */
+export function createRobots(loader) {
+  /** @type {Map<string, Promise<RobotsTxt | null>>} */
+  const byOrigin = new Map();
+
+  /**
+   * @param {string} origin
+   * @param {AbortSignal | undefined} signal
+   */
+  async function read(origin, signal) {
+    let url = `${origin}/robots.txt`;
+    try {
+      for (let hop = 0; hop <= MAX_HOPS; hop++) {
+        const result = await loader.load(url, { signal });
+        if (result.location === undefined) {
+          const text = result.body.subarray(0, MAX_BYTES).toString('utf8');
+          return robotsParser(`${origin}/robots.txt`, text);
+        }
+        url = new URL(result.location, url).href;
+      }
+    } catch {
+      // missing or unreadable: everything is allowed
+    }
+    return null;
+  }
+
+  return {
+    async allowed(url, signal) {
+      const origin = new URL(url).origin;
+      let rules = byOrigin.get(origin);
+      if (!rules) {
+        rules = read(origin, signal);
+        byOrigin.set(origin, rules);
+      }
+      const parsed = await rules;
+      return parsed === null || parsed.isAllowed(url, ROBOTS_AGENT) !== false;
+    },
+  };
+}
