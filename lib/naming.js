@@ -268,6 +268,21 @@ export class FileRegistry {
   }
 
   /**
+   * The URL that holds exactly this file (case insensitively), if any.
+   * @param {string} file
+   * @returns {string | undefined}
+   */
+  ownerOf(file) {
+    /** @type {TreeNode | undefined} */
+    let node = this.root;
+    for (const segment of file.split('/')) {
+      node = node?.children?.get(segment.toLowerCase());
+      if (!node) return undefined;
+    }
+    return node.owner;
+  }
+
+  /**
    * @param {string} wanted
    * @param {string} url
    * @returns {{ file: string, collidedWith?: string }}

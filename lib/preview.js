@@ -1,7 +1,9 @@
 // @ts-check
 import { Crawler } from './crawl/index.js';
 import { defaultLoader } from './load/index.js';
-import { wantedFileName } from './naming.js';
+import { mimeOf, wantedFileName } from './naming.js';
+import { compileNameRules } from './name-rules.js';
+import { createRobots } from './load/robots.js';
 import { loadListedRoots } from './sources.js';
 import { resolveCrawlOptions } from './options.js';
 import { Scope } from './scope.js';
@@ -36,6 +38,23 @@ function crawlReason(pattern, root) {
   return `include ${pattern ?? root}`;
 }
 
+/** Why the plan shows a link as kept live. */
+const FORM_REASON = 'form action: a form submits its fields to the live site, so it is never crawled nor pointed at a static file';
+
+/**
+ * @param {{ kind: string, decision: string, nofollow?: boolean }} link
+ */
+function notFollowedReason(link) {
+  if (link.kind === 'form') return FORM_REASON;
+  if (link.decision !== 'crawl') return 'out of scope';
+  if (link.nofollow) return 'linked only from pages with <meta name="robots" content="nofollow"> (--robots)';
+  if (link.kind === 'requisite') return 'page requisite: fetched only with --assets; references to it stay live';
+  return 'in scope, deeper than --max-depth: links to it stay live';
+}
+
+/** Media types of page requisites: what --assets fetches (and --why judges by). */
+const REQUISITE_TYPE = /^(text\/css|text\/javascript|application\/(x-)?javascript|application\/json|image\/|font\/|audio\/|video\/|application\/(font-|x-font|vnd\.ms-fontobject|wasm))/;
+
 /**
  * Run a preview. Rows are handed to `onRow` as they are decided (crawl rows
  * once names are final, at the end); the totals are returned.
@@ -68,18 +87,23 @@ export async function preview(options, hooks = {}) {
   crawler.on('admit', (event) => {
     if (!inScope.has(event.url)) inScope.set(event.url, { pattern: event.pattern, root: event.root, from: event.from });
   });
+  const crawlOrigins = new Set(crawler.options.roots.map((root) => new URL(root).origin));
+  /** @type {Map<string, PlanRow>} links to in-scope URLs that were not followed: a row only if the URL is not crawled after all */
+  const notFollowed = new Map();
   crawler.on('link', (link) => {
     if (link.decision === 'crawl' && link.followed) return; // reported through 'admit'
     if (link.decision === 'excluded') {
       if (!reported.has(link.url)) {
         reported.add(link.url);
         excludedByPattern.set(link.pattern, (excludedByPattern.get(link.pattern) ?? 0) + 1);
-        onRow({ url: link.url, decision: 'excluded', pattern: link.pattern, reason: `exclude ${link.pattern}`, from: link.from });
+        const reason = link.pattern === 'robots.txt' ? 'disallowed by robots.txt (--robots)' : `exclude ${link.pattern}`;
+        onRow({ url: link.url, decision: 'excluded', pattern: link.pattern, reason, from: link.from });
       }
       return;
     }
-    // out of scope, or an in-scope requisite not followed without --assets
-    const path = new URL(link.url).pathname;
+    // out of scope, a form's action, or an in-scope URL not followed (a requisite without --assets, nofollow, too deep)
+    const url = new URL(link.url);
+    const path = crawlOrigins.has(url.origin) ? url.pathname : `${url.host}${url.pathname}`;
     const group = dynamicByPath.get(path) ?? { links: 0, pages: 0, lastPage: null };
     group.links++;
     if (group.lastPage !== link.from) {
@@ -87,10 +111,14 @@ export async function preview(options, hooks = {}) {
       group.lastPage = link.from;
     }
     dynamicByPath.set(path, group);
-    if (!reported.has(link.url)) {
+    if (reported.has(link.url) || notFollowed.has(link.url)) return;
+    /** @type {PlanRow} */
+    const row = { url: link.url, decision: 'dynamic', reason: notFollowedReason(link), from: link.from };
+    if (link.decision === 'crawl') {
+      notFollowed.set(link.url, row);
+    } else {
       reported.add(link.url);
-      const reason = link.decision === 'crawl' ? 'page requisite (fetched with --assets)' : 'out of scope';
-      onRow({ url: link.url, decision: 'dynamic', reason, from: link.from });
+      onRow(row);
     }
   });
   crawler.on('redirect', (event) => redirects.set(event.url, { status: event.status, location: event.location }));
@@ -109,6 +137,7 @@ export async function preview(options, hooks = {}) {
     for (let hops = 0; redirects.has(current) && hops < 10; hops++) current = /** @type {any} */ (redirects.get(current)).location;
     return files.get(current);
   };
+  for (const [url, row] of notFollowed) if (!inScope.has(url)) onRow(row);
   let notCrawled = 0;
   for (const [url, seen] of inScope) {
     const reason = crawlReason(seen.pattern, seen.root);
@@ -158,9 +187,13 @@ export async function explainUrl(options, target) {
   const listed = await loadListedRoots(o, () => {});
   const scope = new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed });
   const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
+  const origin = new URL(url).origin;
   const decision = scope.decide(url);
   /** @type {Record<string, unknown>} */
   const answer = { url, decision: decision.decision };
+  answer.asFormAction = 'never crawled: a form submits its fields to the live site, so its action stays live';
+  // With --assets, a requisite on a root's origin (or --assets-origins) is fetched outside the page scope.
+  const assetOrigin = o.assets && (origins.has(origin) || o.assetsOrigins.includes(origin));
   if (decision.decision === 'excluded') {
     answer.reason = `matches exclude pattern ${decision.pattern}`;
     answer.pattern = decision.pattern;
@@ -169,7 +202,7 @@ export async function explainUrl(options, target) {
     answer.reason = decision.pattern === 'root' ? 'it is a root'
       : decision.pattern === 'listed' ? 'it is listed in a sitemap or URL list'
         : `matches include pattern ${decision.pattern}`;
-    const roots = o.include.length === 0 ? o.roots.filter((root) => url.startsWith(new URL('.', root).href)) : o.roots.filter((root) => new URL(root).origin === new URL(url).origin);
+    const roots = o.include.length === 0 ? o.roots.filter((root) => url.startsWith(new URL('.', root).href)) : o.roots.filter((root) => new URL(root).origin === origin);
     answer.roots = roots;
   } else {
     answer.reason = o.include.length > 0
@@ -177,9 +210,12 @@ export async function explainUrl(options, target) {
       : `outside every root's directory (${scope.toJSON().include.join(', ')})`;
   }
   answer.scope = scope.toJSON();
-  if (decision.decision !== 'crawl') return answer;
+  if (decision.decision === 'excluded' || (decision.decision === 'dynamic' && !assetOrigin)) return answer;
   const loader = defaultLoader({ concurrency: 1, timeout: o.timeout, retries: o.retries, maxPageBytes: o.maxPageBytes, headers: o.headers, retryDelay: o.retryDelay });
   try {
+    if (o.robots && !(await createRobots(loader).allowed(url, o.signal))) {
+      return { ...answer, decision: 'excluded', pattern: 'robots.txt', reason: 'disallowed by robots.txt (--robots)' };
+    }
     const response = await loader.load(url, { signal: o.signal });
     answer.status = response.status;
     if (response.location !== undefined) {
@@ -187,8 +223,26 @@ export async function explainUrl(options, target) {
       return answer;
     }
     const contentType = String(response.headers['content-type'] ?? 'application/octet-stream');
+    // Requisites as the crawl treats them: fetched only with --assets, and then even outside the page scope.
+    if (REQUISITE_TYPE.test(mimeOf(contentType))) {
+      const type = mimeOf(contentType);
+      if (!o.assets) {
+        answer.decision = 'dynamic';
+        answer.reason = `a page requisite (${type}): fetched only with --assets; references to it stay live`;
+        return answer;
+      }
+      if (decision.decision === 'dynamic') {
+        answer.decision = 'crawl';
+        answer.reason = `a page requisite (${type}) on ${origin}: --assets fetches it outside the page scope`;
+      } else {
+        answer.reason = `${answer.reason}; a page requisite (${type}), fetched with --assets`;
+      }
+    } else if (decision.decision === 'dynamic') {
+      return answer; // an out-of-scope page: links to it stay live
+    }
     const header = response.headers['x-builder-filename'] ?? response.headers['xbuilder-filename'];
-    const wanted = wantedFileName(new URL(url), contentType, Array.isArray(header) ? header[0] : header, origins.size > 1);
+    const rules = compileNameRules(o.name, [...origins]);
+    const wanted = wantedFileName(new URL(url), contentType, Array.isArray(header) ? header[0] : header, origins.size > 1 || !origins.has(origin), { template: rules.templateFor(url) });
     answer.file = wanted.file;
     answer.fileFrom = wanted.refused ? `default name (${wanted.refused.message})` : wanted.from;
   } catch (error) {

@@ -59,7 +59,8 @@ export function startProgress(stream, read) {
 export function formatSummary(result, extra = {}) {
   const lines = [];
   const rate = result.durationMs > 0 ? (result.pages / (result.durationMs / 1000)).toFixed(0) : '0';
-  lines.push(`${result.interrupted ? 'Interrupted: wrote' : 'Wrote'} ${count(result.pages)} page${result.pages === 1 ? '' : 's'} to ${result.out} in ${formatDuration(result.durationMs)} (${rate} pages/s)`);
+  const assets = result.assets > 0 ? ` and ${count(result.assets)} asset${result.assets === 1 ? '' : 's'}` : '';
+  lines.push(`${result.interrupted ? 'Interrupted: wrote' : 'Wrote'} ${count(result.pages)} page${result.pages === 1 ? '' : 's'}${assets} to ${result.out} in ${formatDuration(result.durationMs)} (${rate} pages/s)`);
   if (result.failed > 0) {
     lines.push(`${count(result.failed)} failed:`);
     for (const failure of result.failures.slice(0, 5)) {
@@ -73,6 +74,9 @@ export function formatSummary(result, extra = {}) {
     lines.push(`${count(result.warnings)} warning${result.warnings === 1 ? '' : 's'}:`);
     for (const warning of warnings.slice(0, 3)) lines.push(`  ${warning.url}  ${warning.message}`);
     if (result.warnings > 3) lines.push(`  … and ${count(result.warnings - 3)} more: see "warnings" in the manifest`);
+  }
+  if (result.requisitesNotFetched > 0) {
+    lines.push(`${count(result.requisitesNotFetched)} stylesheet/script/image reference${result.requisitesNotFetched === 1 ? ' to the site was' : 's to the site were'} not fetched (they still load from the live site); add --assets to copy them into the tree`);
   }
   if (result.notCrawled > 0) lines.push(`${result.notCrawledSaturated ? 'At least ' : ''}${count(result.notCrawled)} in-scope URLs were not crawled: --max-pages ${count(result.maxPages)} reached; raise --max-pages to crawl them (links to them stay live)`);
   const churn = result.churn;
@@ -152,6 +156,7 @@ export function formatWhy(answer) {
   if (answer.redirectTo) lines.push(`  redirect  ${answer.redirectTo} (links lead to its file)`);
   if (answer.file) lines.push(`  file      ${answer.file} (${answer.fileFrom}; a collision found by a full crawl would add a suffix)`);
   if (answer.fetchError) lines.push(`  fetch     failed: ${answer.fetchError}`);
+  if (answer.asFormAction) lines.push(`  as a form action: ${answer.asFormAction}`);
   lines.push(`  scope     include ${answer.scope.include.join(', ') || '(none)'}; exclude ${answer.scope.exclude.join(', ') || '(none)'}`);
   return lines.join('\n') + '\n';
 }

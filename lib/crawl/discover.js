@@ -435,6 +435,8 @@ async function stage(run, page) {
     record.change = !before || before.state !== 'done' ? 'new' : same ? 'same-bytes' : 'changed';
     record.body = ids[0];
     record.scan = ids[1];
+  } else if (!run.blobs) {
+    record.body = sha256(body); // a dry run (preview) tells identical duplicates apart as a crawl does
   }
   if (record.type === 'other' && record.change !== 'not-modified') {
     record.bytes = body.length;

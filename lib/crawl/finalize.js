@@ -9,7 +9,7 @@ import { SitemapWriter } from '../sitemap-writer.js';
 import { sha256 } from './blobs.js';
 import { warn } from './context.js';
 import { fail } from './discover.js';
-import { createNameTable } from './names.js';
+import { createNameTable, splitAlias } from './names.js';
 import { priorFiles, pruneLimit } from './recrawl.js';
 import { createStateWriter } from './state.js';
 import { precompress } from './precompress.js';
@@ -45,14 +45,15 @@ const MAX_PASSES = 10;
  */
 export async function finalize(run, pages, { interrupted, complete }) {
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
-  const names = createNameTable(pages, await run.records.list('redirect'), run.options.maxRedirects);
+  const redirects = await run.records.list('redirect');
   /** @type {Set<string>} pages that failed in a pass: skipped, and links to them stay live */
   const dropped = new Set();
   run.stats.phase = 'write';
   const removal = planRemoval(run, pages, complete);
   for (let pass = 1; ; pass++) {
+    const names = createNameTable(pages.filter((record) => !dropped.has(record.key)), redirects, run.options.maxRedirects);
     const outcome = await writePass(run, pages, names, dropped, interrupted, complete);
-    if (outcome.failed.length === 0) {
+    if (outcome.failed.length === 0 && outcome.split.length === 0) {
       for (const stored of [...removal.remove, ...removal.moved]) {
         const file = /** @type {string} */ (stored.file);
         for (const name of [file, `${file}.gz`, `${file}.br`]) await target.remove(name);
@@ -65,10 +66,9 @@ export async function finalize(run, pages, { interrupted, complete }) {
     }
     await outcome.state?.abort();
     if (pass >= MAX_PASSES) throw new Error(`pages kept failing in ${MAX_PASSES} write passes; nothing was committed`);
-    for (const record of outcome.failed) {
-      dropped.add(record.key);
-      names.drop(record.key);
-    }
+    for (const record of outcome.failed) dropped.add(record.key);
+    // Aliases whose output differs from their first URL's get files of their own: links change, so the pass is done again.
+    for (const record of outcome.split) splitAlias(run, record);
   }
 }
 
@@ -102,6 +102,11 @@ async function writePass(run, pages, names, dropped, interrupted, complete) {
   const state = run.stateDir ? stateFor(run, complete) : null;
   /** @type {PageRecord[]} */
   const failed = [];
+  /** @type {PageRecord[]} aliases to split apart */
+  const split = [];
+  /** @type {Map<string, Promise<{ page: ManifestPage, record: PageRecord } | null>>} pages that have aliases, by URL */
+  const firsts = new Map();
+  for (const record of pages) if (record.aliasOf && !dropped.has(record.key)) firsts.set(record.aliasOf, Promise.resolve(null));
   run.stats.written = 0;
   const limit = pLimit(WRITE_CONCURRENCY);
   try {
@@ -111,20 +116,23 @@ async function writePass(run, pages, names, dropped, interrupted, complete) {
       const done = await window.shift();
       if (!done) return;
       await manifest.addPage(done.page);
-      if (sitemap && isHtmlType(done.page.contentType)) await sitemap.add(done.page.file);
+      if (sitemap && isHtmlType(done.page.contentType) && !done.record.aliasOf) await sitemap.add(done.page.file);
       await state?.addPage(done.record, done.page);
     };
     for (const record of pages) {
       if (dropped.has(record.key)) continue;
-      const written = limit(() => writePage(pass, record, names, previous, failed, counters));
+      const written = limit(() => (record.aliasOf
+        ? writeAlias(pass, record, names, /** @type {Promise<{ page: ManifestPage, record: PageRecord } | null>} */ (firsts.get(record.aliasOf)), split)
+        : writePage(pass, record, names, previous, failed, counters)));
       written.catch(() => {}); // awaited in order by drain(); a later one may fail first
+      if (firsts.has(record.key)) firsts.set(record.key, written);
       window.push(written);
       if (window.length >= WRITE_CONCURRENCY * 2) await drain();
     }
     while (window.length > 0) await drain();
-    if (failed.length > 0) {
+    if (failed.length > 0 || split.length > 0) {
       await manifest.abort();
-      return { failed, warnings, state, ...counters };
+      return { failed, split, warnings, state, ...counters };
     }
     if (sitemap) await sitemap.finish();
     const errors = (await run.records.list('failed')).sort((a, b) => (a.key < b.key ? -1 : 1)).map(toManifestError);
@@ -134,7 +142,7 @@ async function writePass(run, pages, names, dropped, interrupted, complete) {
       redirects: [...run.redirects].sort((a, b) => (a.url < b.url ? -1 : 1)),
       interrupted,
     });
-    return { failed, warnings, state, ...counters };
+    return { failed, split, warnings, state, ...counters };
   } catch (error) {
     limit.clearQueue();
     await manifest.abort();
@@ -188,22 +196,7 @@ async function writePage(run, record, names, previous, failed, counters) {
       if (sameFile && unchangedInput && previous && scan.links.every((link) => !link.key || names.fileOf(link.key) === previous.fileOf(link.key))) {
         return keep(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
       }
-      const result = renderDocument({
-        body: raw,
-        scan,
-        type: record.type === 'css' ? 'css' : 'html',
-        charset: record.charset ?? 'utf-8',
-        placeholderMode: o.placeholders,
-        pricePath: o.pricePath,
-        pageUrl: new URL(record.key),
-        file,
-        targetFile: (key) => names.fileOf(key),
-        staticRoot: run.staticRoot,
-        dynamicBase: o.dynamicBase,
-        crawlOrigins: run.origins,
-        relativeLinks: o.relativeLinks,
-        siteUrl: o.siteUrl,
-      });
+      const result = render(run, record, raw, scan, names);
       for (const warning of result.warnings) warn(run, record.key, warning.code, warning.message);
       record.bytes = result.body.length;
       record.sha256 = result.body === raw ? record.body : sha256(result.body);
@@ -222,6 +215,69 @@ async function writePage(run, record, names, previous, failed, counters) {
   }
   await run.records.put(record);
   return { page: pageEntry(run, record, placeholders), record };
+}
+
+/**
+ * A URL that shares its first URL's file ("/index.html" beside "/"): its
+ * output is made as the first's was and must be the same bytes; then it is
+ * listed with the same file and nothing is written. Otherwise (or when the
+ * first was not written) it is split apart.
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ * @param {NameTable} names
+ * @param {Promise<{ page: ManifestPage, record: PageRecord } | null>} firstWritten
+ * @param {PageRecord[]} split
+ * @returns {Promise<{ page: ManifestPage, record: PageRecord } | null>}
+ */
+async function writeAlias(run, record, names, firstWritten, split) {
+  const first = await firstWritten;
+  if (!first) {
+    split.push(record);
+    return null;
+  }
+  const blobs = /** @type {import('./blobs.js').BlobStore} */ (run.blobs);
+  const ids = [/** @type {string} */ (record.body)];
+  if (record.type !== 'other' && record.scan !== undefined) ids.push(record.scan);
+  const [raw, scanned] = await blobs.get(ids);
+  const output = scanned === undefined ? raw : render(run, record, raw, decodeScan(scanned), names).body;
+  const sameBytes = output.length === first.page.bytes && (output === raw ? record.body : sha256(output)) === first.page.sha256;
+  if (!sameBytes) {
+    split.push(record);
+    return null;
+  }
+  record.bytes = first.page.bytes;
+  record.sha256 = first.page.sha256;
+  record.compressed = first.record.compressed;
+  await run.records.put(record);
+  return { page: pageEntry(run, record, first.page.placeholders), record };
+}
+
+/**
+ * Rewrite one HTML or CSS document for the file it is named.
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ * @param {Buffer} raw
+ * @param {import('../page.js').DocumentScan} scan
+ * @param {NameTable} names
+ */
+function render(run, record, raw, scan, names) {
+  const o = run.options;
+  return renderDocument({
+    body: raw,
+    scan,
+    type: record.type === 'css' ? 'css' : 'html',
+    charset: record.charset ?? 'utf-8',
+    placeholderMode: o.placeholders,
+    pricePath: o.pricePath,
+    pageUrl: new URL(record.key),
+    file: /** @type {string} */ (record.file),
+    targetFile: (key) => names.fileOf(key),
+    staticRoot: run.staticRoot,
+    dynamicBase: o.dynamicBase,
+    crawlOrigins: run.origins,
+    relativeLinks: o.relativeLinks,
+    siteUrl: o.siteUrl,
+  });
 }
 
 /**

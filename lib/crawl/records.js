@@ -37,13 +37,16 @@
  *   compare: string | undefined,
  *   compressed: string[] | undefined,
  *   stale: boolean,
+ *   aliasOf: string | undefined,
  * }} PageRecord
  *   body: the staged raw body's blob id (its sha256); scan: the blob id of
  *   its scan (links with offsets and resolved targets: the outlinks);
  *   bytes/sha256: of the file as written. via/hops: for a URL first reached
  *   through a redirect, the URL that redirected to it and the number of
  *   redirects that led here. compare: with --ignore, the sha256 of the body
- *   without the ignored spans, which tells whether it changed.
+ *   without the ignored spans, which tells whether it changed. aliasOf: the
+ *   URL whose file this page shares (same wanted name, same bytes: "/" and
+ *   "/index.html").
  * @typedef {{
  *   admit(items: FrontierItem[], outcomes: AddOutcome[]): Promise<void>,
  *   get(key: string): Promise<PageRecord | undefined>,
@@ -67,7 +70,7 @@ export function newRecord(key, kind, referrer) {
     key, kind, state: 'queued', referrers: referrer ? [referrer] : [],
     status: undefined, contentType: undefined, type: undefined, charset: undefined, etag: undefined, lastModified: undefined,
     location: undefined, via: undefined, hops: 0, wanted: undefined, file: undefined, body: undefined, scan: undefined, bytes: undefined, sha256: undefined,
-    error: undefined, change: undefined, compare: undefined, compressed: undefined, stale: false,
+    error: undefined, change: undefined, compare: undefined, compressed: undefined, stale: false, aliasOf: undefined,
   };
 }
 
