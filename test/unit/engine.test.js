@@ -88,6 +88,49 @@ describe('discovery with a fake loader and no HTTP', () => {
     expect(target.commits).toBe(1);
   });
 
+  it('two URLs with the same bytes share a file; when their output differs (a "?" link resolves apart), they are split apart', async () => {
+    const same = linksTo('/a');
+    const { loader } = fakeSite({
+      '/': { body: linksTo('/index.html', '/d/', '/d/index.html') },
+      '/index.html': { body: linksTo('/') },
+      '/a': { body: same },
+      '/d/': { body: linksTo('?p=1') },
+      '/d/index.html': { body: linksTo('?p=1') },
+      '/d/?p=1': { body: 'one' },
+      '/d/index.html?p=1': { body: 'two' },
+    });
+    const target = memoryTarget();
+    const result = await crawl({ roots: [`${ORIGIN}/`], loader, target, out: await dirs.make(), retries: 0 });
+    expect(result.failed).toBe(0);
+    const manifest = manifestOf(target);
+    const files = Object.fromEntries(manifest.pages.map((page) => [new URL(page.url).pathname + new URL(page.url).search, page.file]));
+    // "/" and "/index.html" differ ("/" links to /index.html and back): collision treatment.
+    expect(files['/']).toBe('index.html');
+    expect(files['/index.html']).toBe('index-2.html');
+    // "/d/" and "/d/index.html": the same bytes, but "?p=1" leads to two different pages: split apart too.
+    expect(files['/d/']).toBe('d/index.html');
+    expect(files['/d/index.html']).toBe('d/index-2.html');
+    expect(target.files.get('d/index.html')?.toString()).toContain('href="index@p=1.html"');
+    expect(target.files.get('d/index-2.html')?.toString()).toContain('href="index.html@p=1.html"');
+    expect(manifest.warnings.filter((w) => w.code === 'NAME_COLLISION').map((w) => w.url).sort()).toEqual([`${ORIGIN}/d/index.html`, `${ORIGIN}/index.html`]);
+  });
+
+  it('identical output: one file, both URLs listed with it, written once', async () => {
+    const { loader } = fakeSite({
+      '/': { body: linksTo('/index.html', '/b') },
+      '/index.html': { body: linksTo('/index.html', '/b') },
+      '/b': { body: linksTo('/') },
+    });
+    const target = memoryTarget();
+    await crawl({ roots: [`${ORIGIN}/`], loader, target, out: await dirs.make(), retries: 0 });
+    const manifest = manifestOf(target);
+    expect(manifest.pages.map((page) => page.file)).toEqual(['index.html', 'b.html', 'index.html']);
+    expect(manifest.pages[0].sha256).toBe(manifest.pages[2].sha256);
+    expect(manifest.warnings).toEqual([]);
+    expect(target.files.get('b.html')?.toString()).toContain('href="index.html"');
+    expect(target.writes.filter((file) => file === 'index.html')).toHaveLength(1);
+  });
+
   it('gives the same tree and manifest whatever order the answers come in', async () => {
     const pages = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`/p${i}`, { body: linksTo(`/p${(i * 7 + 3) % 30}`, `/p${(i * 11 + 5) % 30}`) }]));
     pages['/'] = { body: linksTo(...Array.from({ length: 30 }, (_, i) => `/p${29 - i}`)) };
