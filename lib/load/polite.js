@@ -22,19 +22,28 @@ export function withPoliteness(loader, options) {
   const limit = pLimit(concurrency);
   /** When each connection slot may start its next request. */
   const free = new Array(concurrency).fill(-Infinity);
-  let nextStart = -Infinity;
+  let lastStart = -Infinity;
+  /** Requests start one after the other, each when its time has come by the clock (a late timer never lets two start together). */
+  let turns = Promise.resolve();
   return {
     load(url, callOptions = {}) {
       return limit(async () => {
         // Within the limit a slot is always free: take the one free soonest.
         let slot = 0;
         for (let i = 1; i < free.length; i++) if (free[i] < free[slot]) slot = i;
-        const start = Math.max(now(), free[slot], nextStart);
+        const slotReady = free[slot];
         free[slot] = Infinity;
-        nextStart = start + interval;
         try {
-          const wait = start - now();
-          if (wait > 0) await sleep(wait, callOptions.signal);
+          const turn = turns.then(async () => {
+            for (;;) {
+              const wait = Math.max(lastStart + interval, slotReady) - now();
+              if (wait <= 0) break;
+              await sleep(wait, callOptions.signal);
+            }
+            lastStart = now();
+          });
+          turns = turn.catch(() => {});
+          await turn;
           return await loader.load(url, callOptions);
         } finally {
           free[slot] = now() + delay;
