@@ -191,9 +191,9 @@ describe('progress line', () => {
    * Crawl /slow/ with its pages held until the test has seen what it wants;
    * the progress timer is faked so the test decides when it ticks.
    * @param {string[]} flags
-   * @param {{ tty: boolean }} options
+   * @param {{ tty: boolean, command?: string }} options
    */
-  async function slowCrawl(flags, { tty }) {
+  async function slowCrawl(flags, { tty, command = 'crawl' }) {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     site.closeGate();
     const out = await outDir();
@@ -207,7 +207,7 @@ describe('progress line', () => {
       site.openGate();
     };
     site.events.on('held', onHeld);
-    const code = await run(['crawl', site.url('/slow/index.asp?n=3'), '-o', out, '-c', '2', ...flags], { stdout: stdout.stream, stderr: stderr.stream, env: {}, cwd: await cwd() });
+    const code = await run([command, site.url('/slow/index.asp?n=3'), ...(command === 'crawl' ? ['-o', out] : []), '-c', '2', ...flags], { stdout: stdout.stream, stderr: stderr.stream, env: {}, cwd: await cwd() });
     site.events.off('held', onHeld);
     return { code, seenWhileRunning, stdout: stdout.text(), stderr: stderr.text() };
   }
@@ -234,6 +234,15 @@ describe('progress line', () => {
     expect(seenWhileRunning).toBe('');
     expect(stdout).not.toMatch(/\r|\x1b\[/);
     expect(stdout).toMatch(/^Wrote 4 pages/);
+  });
+
+  it('preview too: the progress line on stderr while it discovers, the plan alone on stdout', async () => {
+    const { code, seenWhileRunning, stdout, stderr } = await slowCrawl([], { tty: true, command: 'preview' });
+    expect(code).toBe(0);
+    expect(seenWhileRunning).toMatch(/\r1 fetched · [1-3] queued/);
+    expect(stderr.endsWith('\r\x1b[K')).toBe(true);
+    expect(stdout).not.toMatch(/\r|\x1b\[/);
+    expect(stdout).toMatch(/Plan: 4 pages in scope would be written/);
   });
 
   it('--quiet on a terminal: nothing at all', async () => {
