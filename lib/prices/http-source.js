@@ -36,7 +36,7 @@ export const HTTP_SOURCE_DEFAULTS = Object.freeze({
   /** The endpoint's answer, from the moment the request is sent. */
   timeoutMs: 300,
   /** Longest wait for a free connection (local overload beyond it). */
-  queueMs: 500,
+  queueMs: 1000,
   ttlMs: 60_000,
   /** Longest a price is served past its TTL while it is refreshed. */
   staleMs: 60_000,
@@ -90,6 +90,7 @@ export class HttpPriceSource extends EventEmitter {
   /** The batch still open for more SKUs, by zip. @type {Map<string, Job>} */
   #open = new Map();
   #active = 0;
+  #pumpScheduled = false;
   #agent;
   #breaker;
   #lastWarn = -Infinity;
@@ -217,9 +218,16 @@ export class HttpPriceSource extends EventEmitter {
     promise.then(() => {
       if (this.#inflight.get(key) === promise) this.#inflight.delete(key);
     });
-    // Lookups of this turn of the event loop join the batch before it goes.
-    if (this.#batch) queueMicrotask(() => this.#pump());
-    else this.#pump();
+    // Lookups of this turn of the event loop (all the requests read in one
+    // poll phase) join the batch before it goes.
+    if (!this.#batch) this.#pump();
+    else if (!this.#pumpScheduled) {
+      this.#pumpScheduled = true;
+      setImmediate(() => {
+        this.#pumpScheduled = false;
+        this.#pump();
+      });
+    }
     return promise;
   }
 

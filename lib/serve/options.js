@@ -23,7 +23,7 @@ export const SERVE_DEFAULTS = Object.freeze({
   /** Price endpoint: answer within this (from the moment the request is sent) or use the fallback. */
   priceTimeoutMs: 300,
   /** Price endpoint: longest wait for a free connection (beyond: local overload, the fallback). */
-  priceQueueMs: 500,
+  priceQueueMs: 1000,
   priceCacheTtlMs: 60_000,
   priceCacheStaleMs: 60_000,
   priceNegativeTtlMs: 5_000,
