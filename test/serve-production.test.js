@@ -157,7 +157,7 @@ describe('prices from an endpoint, under load', () => {
     const res = await request(port, '/st/product1.htm?zip=10001');
     const price = /<span class="amount">([^<]*)<\/span>/.exec(res.text)?.[1];
     expect(price).toBe('$1[31m.99 X-Injected: 1!');
-    // eslint-disable-next-line no-control-regex
+     
     expect(res.body.toString('latin1')).not.toMatch(/[\u0000\u001b\r]/);
   });
 });

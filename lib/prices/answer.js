@@ -19,9 +19,9 @@ export class InvalidPriceAnswerError extends PrerenderError {
   code = 'PRICE_ANSWER_INVALID';
 }
 
-// eslint-disable-next-line no-control-regex
+ 
 const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffd]/g;
-// eslint-disable-next-line no-control-regex
+ 
 const SPACES = /[\t\n\r]+/g;
 
 /**

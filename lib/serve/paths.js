@@ -23,7 +23,7 @@ import path from 'node:path';
 
 const MAX_SEGMENT = 255;
 /** `http://authority` then the rest (path, query): the authority has no userinfo, slash, space or control. */
-// eslint-disable-next-line no-control-regex
+ 
 const ABSOLUTE_FORM = /^https?:\/\/[^/?#@\\\s\u0000-\u001f\u007f]+((?:[/?#]).*)?$/is;
 
 /**
