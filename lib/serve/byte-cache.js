@@ -7,6 +7,7 @@
  * entry that grows (a compressed form added) is set again so it is counted.
  */
 import { LRUCache } from 'lru-cache';
+import zlib from 'node:zlib';
 
 /** @typedef {{ bytes: number }} Sized */
 
@@ -35,4 +36,18 @@ export function exact(buf) {
   const copy = Buffer.allocUnsafeSlow(buf.length);
   buf.copy(copy);
   return copy;
+}
+
+/**
+ * Brotli options for a body of `size` bytes: the window no larger than the
+ * body (the default 4 MiB window makes every compression allocate far more
+ * native memory than a page needs).
+ * @param {number} size
+ * @param {number} quality
+ * @returns {import('node:zlib').BrotliOptions}
+ */
+export function brotliOptions(size, quality) {
+  const { BROTLI_PARAM_QUALITY, BROTLI_PARAM_LGWIN, BROTLI_PARAM_SIZE_HINT, BROTLI_PARAM_MODE, BROTLI_MODE_TEXT, BROTLI_MIN_WINDOW_BITS, BROTLI_MAX_WINDOW_BITS } = zlib.constants;
+  const lgwin = Math.min(BROTLI_MAX_WINDOW_BITS, Math.max(BROTLI_MIN_WINDOW_BITS, Math.ceil(Math.log2(Math.max(2, size)))));
+  return { params: { [BROTLI_PARAM_QUALITY]: quality, [BROTLI_PARAM_LGWIN]: lgwin, [BROTLI_PARAM_SIZE_HINT]: size, [BROTLI_PARAM_MODE]: BROTLI_MODE_TEXT } };
 }

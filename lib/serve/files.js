@@ -14,7 +14,7 @@
 import fs from 'node:fs';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { exact } from './byte-cache.js';
+import { brotliOptions, exact } from './byte-cache.js';
 import { isNotModified, preferredEncodings } from './http-util.js';
 import { isCompressible } from './mime.js';
 import { realInside } from './paths.js';
@@ -144,7 +144,7 @@ export class FileCache {
     if (compressible) {
       const [gz, br] = await Promise.all([
         this.#sibling(`${abs}.gz`).then((b) => b ?? gzip(body, { level: 6 })),
-        this.#sibling(`${abs}.br`).then((b) => b ?? brotli(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 6, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } })),
+        this.#sibling(`${abs}.br`).then((b) => b ?? brotli(body, brotliOptions(body.length, 6))),
       ]);
       // Keep a compressed form only when it saves something.
       if (gz && gz.length < body.length) entry.gzip = variant(exact(gz), 'gzip');

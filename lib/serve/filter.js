@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import zlib from 'node:zlib';
 import { UsageError } from '../errors.js';
 import { EmptyPriceSource, openPriceSource, TablePriceSource } from '../prices/index.js';
-import { createByteCache } from './byte-cache.js';
+import { brotliOptions, createByteCache } from './byte-cache.js';
 import { PriceEncoder } from './escape.js';
 import { FileCache } from './files.js';
 import { gzipFilled } from './gzip.js';
@@ -318,7 +318,7 @@ export function createPriceFilter(input) {
       const cached = pages.brotliBody(page, etag);
       if (cached) return write(req, res, headers, cached, 'br');
       const identity = joinParts(parts, encoded);
-      zlib.brotliCompress(identity, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: identity.length } }, (error, body) => {
+      zlib.brotliCompress(identity, brotliOptions(identity.length, 5), (error, body) => {
         if (res.destroyed) return;
         if (error) return write(req, res, headers, identity, null);
         pages.rememberBrotli(page, etag, body);
