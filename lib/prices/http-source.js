@@ -119,9 +119,10 @@ export class HttpPriceSource extends EventEmitter {
     this.#agent = new Agent({
       connections: this.#options.connections,
       keepAliveTimeout: 10_000,
-      headersTimeout: this.#options.timeoutMs,
-      bodyTimeout: this.#options.timeoutMs,
-      connect: { timeout: this.#options.timeoutMs },
+      // Backstops only: the timeout that counts is ours, in #fetch.
+      headersTimeout: 2 * this.#options.timeoutMs + 1000,
+      bodyTimeout: 2 * this.#options.timeoutMs + 1000,
+      connect: { timeout: 2 * this.#options.timeoutMs + 1000 },
     });
     this.#breaker = new Breaker({
       threshold: this.#options.breakerThreshold,
@@ -343,7 +344,16 @@ export class HttpPriceSource extends EventEmitter {
   async #fetch(url, skus) {
     this.stats.requests++;
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new TimeoutError(`no answer within ${this.#options.timeoutMs} ms`)), this.#options.timeoutMs);
+    let done = false;
+    // When the timer fires, the answer may already be waiting in the socket,
+    // unread because this process was busy (timers run before I/O in a turn of
+    // the event loop): look again after the I/O phase before giving up, so
+    // that our own lag is not blamed on the endpoint.
+    const timer = setTimeout(() => {
+      setImmediate(() => {
+        if (!done) controller.abort(new TimeoutError(`no answer within ${this.#options.timeoutMs} ms`));
+      });
+    }, this.#options.timeoutMs);
     try {
       let response;
       try {
@@ -389,6 +399,7 @@ export class HttpPriceSource extends EventEmitter {
       if (this.#batch) return readBatchAnswer(data, headers['content-type'], skus, max);
       return new Map([[skus[0], readSingleAnswer(data, headers['content-type'], max)]]);
     } finally {
+      done = true;
       clearTimeout(timer);
     }
   }
