@@ -68,6 +68,9 @@ describe('serve memory', () => {
         if (entry.identity) held.push(entry.identity.body, ...(entry.gzip ? [entry.gzip.body] : []), ...(entry.br ? [entry.br.body] : []));
         if (entry.body) held.push(entry.body);
       }
+      // Every entry is counted at its present size (deflated parts and compressed forms added after it was cached too).
+      expect([...cache.values()].reduce((n, e) => n + e.bytes, 0)).toBe(cache.calculatedSize);
+      expect(/** @type {any[]} */ ([...cache.values()]).some((e) => e.deflated)).toBe(true);
       // Buffers that are views into larger allocations would hold more than is counted.
       expect(retained(held)).toBeLessThanOrEqual(cache.calculatedSize * 1.05 + 64 * 1024);
     } finally {

@@ -25,6 +25,20 @@ export function createByteCache(maxBytes) {
 }
 
 /**
+ * Counts an entry again after it grew. (lru-cache does not recompute the
+ * size when the same object is set again under its key: it must be taken out
+ * and put back.) Does nothing when the key holds another entry by now.
+ * @param {LRUCache<string, Sized>} cache
+ * @param {string} key
+ * @param {Sized} entry
+ */
+export function recount(cache, key, entry) {
+  if (cache.peek(key) !== entry) return;
+  cache.delete(key);
+  cache.set(key, entry);
+}
+
+/**
  * A Buffer that owns exactly its bytes. zlib's sync results (and slices) can
  * be views into a much larger allocation, which would keep it all alive while
  * the cache counts only the view: 20,000 small deflated parts once pinned

@@ -2,9 +2,10 @@
 /**
  * Hot plain files (pages without slots, assets) served from memory, in the
  * server's one byte budget (byte-cache.js). A file is read once; a
- * compressible one is compressed once (gzip and brotli, on the thread pool),
- * or its `.gz` / `.br` siblings are read when they exist; the response
- * headers of each variant are built once. Per request: a Map lookup, a
+ * compressible one is compressed once per encoding, the first time a client
+ * asks for that encoding (on the thread pool), or its `.gz` / `.br` sibling
+ * is read when it exists; the response headers of each variant are built
+ * once. Per request: a Map lookup, a
  * `stat` at most once a second per file (to see a changed file), the
  * encoding negotiation, a 304 check, and one write.
  *
@@ -14,7 +15,7 @@
 import fs from 'node:fs';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { brotliOptions, exact } from './byte-cache.js';
+import { brotliOptions, exact, recount } from './byte-cache.js';
 import { isNotModified, preferredEncodings } from './http-util.js';
 import { isCompressible } from './mime.js';
 import { realInside } from './paths.js';
@@ -29,8 +30,10 @@ const MIN_COMPRESS = 1024;
  * @typedef {{ body: Buffer, headers: string[], etag: string }} Variant
  * @typedef {{
  *   bytes: number, kind: 'file', real: string, signature: string, checkedAt: number, mtimeMs: number,
- *   identity: Variant, gzip: Variant | null, br: Variant | null,
+ *   identity: Variant, compressible: boolean, abs: string, type: string, size: number,
+ *   gzip: Variant | null | undefined, br: Variant | null | undefined,
  * }} FileEntry
+ *   gzip, br: undefined until a client asks for them; null when not worth it
  */
 
 /** @param {fs.Stats} st */
@@ -113,45 +116,76 @@ export class FileCache {
     const body = await fs.promises.readFile(real);
     const after = await fs.promises.stat(real);
     if (signatureOf(after) !== signatureOf(st) || body.length !== st.size) return null; // being written
-    const base = Math.floor(st.mtimeMs).toString(16);
     const compressible = isCompressible(type) && body.length >= MIN_COMPRESS;
-    const common = ['Content-Type', type, 'Cache-Control', this.#options.cacheControl, 'X-Content-Type-Options', 'nosniff', 'Last-Modified', new Date(st.mtimeMs).toUTCString()];
-    if (isCompressible(type)) common.push('Vary', 'Accept-Encoding');
-    /**
-     * @param {Buffer} data
-     * @param {'gzip' | 'br' | null} encoding
-     * @returns {Variant}
-     */
-    const variant = (data, encoding) => {
-      const etag = `"${st.size.toString(16)}-${base}${encoding === 'gzip' ? '-gz' : encoding === 'br' ? '-br' : ''}"`;
-      const headers = [...common, 'ETag', etag, 'Content-Length', String(data.length)];
-      if (encoding) headers.push('Content-Encoding', encoding);
-      else headers.push('Accept-Ranges', 'bytes');
-      return { body: data, headers, etag };
-    };
     /** @type {FileEntry} */
     const entry = {
       bytes: body.length,
       kind: 'file',
       real,
+      abs,
+      type,
+      size: st.size,
       signature: signatureOf(st),
       checkedAt: this.#options.now(),
       mtimeMs: st.mtimeMs,
-      identity: variant(body, null),
-      gzip: null,
-      br: null,
+      compressible,
+      identity: /** @type {Variant} */ (/** @type {unknown} */ (null)),
+      gzip: compressible ? undefined : null,
+      br: compressible ? undefined : null,
     };
-    if (compressible) {
-      const [gz, br] = await Promise.all([
-        this.#sibling(`${abs}.gz`).then((b) => b ?? gzip(body, { level: 6 })),
-        this.#sibling(`${abs}.br`).then((b) => b ?? brotli(body, brotliOptions(body.length, 6))),
-      ]);
-      // Keep a compressed form only when it saves something.
-      if (gz && gz.length < body.length) entry.gzip = variant(exact(gz), 'gzip');
-      if (br && br.length < body.length) entry.br = variant(exact(br), 'br');
-      entry.bytes += (entry.gzip?.body.length ?? 0) + (entry.br?.body.length ?? 0);
-    }
+    entry.identity = this.#variant(entry, body, null);
     return entry;
+  }
+
+  /**
+   * @param {FileEntry} entry
+   * @param {Buffer} data
+   * @param {'gzip' | 'br' | null} encoding
+   * @returns {Variant}
+   */
+  #variant(entry, data, encoding) {
+    const etag = `"${entry.size.toString(16)}-${Math.floor(entry.mtimeMs).toString(16)}${encoding === 'gzip' ? '-gz' : encoding === 'br' ? '-br' : ''}"`;
+    const headers = ['Content-Type', entry.type, 'Cache-Control', this.#options.cacheControl, 'X-Content-Type-Options', 'nosniff', 'Last-Modified', new Date(entry.mtimeMs).toUTCString()];
+    if (isCompressible(entry.type)) headers.push('Vary', 'Accept-Encoding');
+    headers.push('ETag', etag, 'Content-Length', String(data.length));
+    if (encoding) headers.push('Content-Encoding', encoding);
+    else headers.push('Accept-Ranges', 'bytes');
+    return { body: data, headers, etag };
+  }
+
+  /**
+   * Makes the gzip or br form of a cached file (its sibling, else compressed
+   * now), once; counted in the budget.
+   * @param {string} requestKey
+   * @param {FileEntry} entry
+   * @param {'gzip' | 'br'} encoding
+   * @returns {Promise<void>}
+   */
+  compress(requestKey, entry, encoding) {
+    const key = `${requestKey}\u0000${encoding}`;
+    let pending = this.#loading.get(key);
+    if (!pending) {
+      const body = entry.identity.body;
+      pending = this.#sibling(`${entry.abs}.${encoding === 'gzip' ? 'gz' : 'br'}`)
+        .then((b) => b ?? (encoding === 'gzip' ? gzip(body, { level: 6 }) : brotli(body, brotliOptions(body.length, 6))))
+        .then(
+          (data) => {
+            // Keep a compressed form only when it saves something.
+            const made = data && data.length < body.length ? this.#variant(entry, exact(data), encoding) : null;
+            entry[encoding] = made;
+            entry.bytes += made ? made.body.length : 0;
+            recount(this.#cache, `f\u0000${requestKey}`, entry);
+            return null;
+          },
+          () => {
+            entry[encoding] = null;
+            return null;
+          },
+        )
+        .finally(() => this.#loading.delete(key));
+      this.#loading.set(key, pending);
+    }
+    return pending.then(() => undefined);
   }
 
   /**
@@ -173,12 +207,20 @@ export class FileCache {
    * @param {import('node:http').IncomingMessage} req
    * @param {import('node:http').ServerResponse} res
    * @param {FileEntry} entry
+   * @param {string} requestKey
    */
-  send(req, res, entry) {
+  send(req, res, entry, requestKey) {
     let chosen = entry.identity;
-    if (entry.gzip || entry.br) {
+    if (entry.compressible) {
       for (const enc of preferredEncodings(/** @type {string | undefined} */ (req.headers['accept-encoding']))) {
-        const v = enc === 'br' ? entry.br : entry.gzip;
+        const v = entry[enc];
+        if (v === undefined) {
+          // First request for this encoding: make it, then answer.
+          this.compress(requestKey, entry, enc).then(() => {
+            if (!res.destroyed) this.send(req, res, entry, requestKey);
+          });
+          return;
+        }
         if (v) {
           chosen = v;
           break;

@@ -9,7 +9,6 @@
  * Per request: parse the path, look the page up, resolve the zip, look the
  * prices up (synchronously for files and cache hits), write the joined parts.
  */
-import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import zlib from 'node:zlib';
@@ -90,6 +89,8 @@ export function createPriceFilter(input) {
 
   const encoder = new PriceEncoder();
   const fallback = { utf8: encoder.encode(options.fallback, false), ascii: encoder.encode(options.fallback, true) };
+  /** What a slot with no price counts as in the ETag (not any price text: it has a NUL). */
+  const fallbackKey = `\u0000fallback\u0000${options.fallback}`;
   const names = { zipParam: options.zipParam, zipCookie: options.zipCookie };
   const files = new FileCache(cache, { realRoot: options.realRoot, cacheControl: options.staticCacheControl, maxFileBytes: Math.min(MAX_CACHED_FILE, options.pageCacheBytes / 8) });
   const staticOptions = {
@@ -213,8 +214,9 @@ export function createPriceFilter(input) {
       if (key === MANIFEST_NAME) return notFound(req, res, next);
       if (!options.static) return notFound(req, res, next);
       if (req.headers.range === undefined) {
-        const hot = files.get(target.dir || target.path === '' ? `${target.path}/` : target.path);
-        if (hot) return files.send(req, res, hot);
+        const requestKey = target.dir || target.path === '' ? `${target.path}/` : target.path;
+        const hot = files.get(requestKey);
+        if (hot) return files.send(req, res, hot, requestKey);
       }
       serveStatic(req, res, target, staticOptions).then(
         (outcome) => {
@@ -293,14 +295,24 @@ export function createPriceFilter(input) {
     const ascii = page.asciiOnly;
     const parts = page.parts;
     const encoded = new Array(values.length);
-    // The ETag: the page's bytes and the prices filled in.
-    const hash = crypto.createHash('sha1');
+    // The ETag: the page's bytes (page.tag) and the texts filled in (a 53-bit hash).
+    let h1 = 0xdeadbeef;
+    let h2 = 0x41c6ce57;
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
       encoded[i] = typeof v === 'string' ? encoder.encode(v, ascii) : ascii ? fallback.ascii : fallback.utf8;
-      hash.update(encoded[i]).update('\u0000');
+      const text = typeof v === 'string' ? v : fallbackKey;
+      for (let j = 0; j < text.length; j++) {
+        const c = text.charCodeAt(j);
+        h1 = Math.imul(h1 ^ c, 2654435761);
+        h2 = Math.imul(h2 ^ c, 1597334677);
+      }
+      h1 = Math.imul(h1 ^ 0xffff, 2654435761); // end of a value
+      h2 = Math.imul(h2 ^ 0xffff, 1597334677);
     }
-    const etag = `W/"${page.tag}-${hash.digest('base64url').slice(0, 16)}"`;
+    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+    const etag = `W/"${page.tag}-${(4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36)}"`;
     const headers = [
       'Content-Type', page.contentType,
       'Cache-Control', options.filledCacheControl,

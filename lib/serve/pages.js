@@ -16,7 +16,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { renderPlaceholder } from '../placeholders.js';
-import { createByteCache, exact } from './byte-cache.js';
+import { createByteCache, exact, recount } from './byte-cache.js';
 import { isUtf8Type } from './escape.js';
 import { deflateParts } from './gzip.js';
 import { MANIFEST_NAME, parseManifest } from './manifest.js';
@@ -203,8 +203,8 @@ export class PageStore extends EventEmitter {
     if (!page.deflated) {
       page.deflated = deflateParts(page.parts).map(exact);
       page.bytes = page.fileBytes + page.deflated.reduce((n, b) => n + b.length, 0);
-      // Set again so the cache counts the deflated parts too.
-      if (this.#cache.peek(`p\u0000${page.key}`) === page) this.#cache.set(`p\u0000${page.key}`, page);
+      // So that the cache counts the deflated parts too.
+      recount(this.#cache, `p\u0000${page.key}`, page);
     }
     return page.deflated;
   }

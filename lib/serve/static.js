@@ -63,9 +63,10 @@ export async function serveStatic(req, res, target, options) {
   const type = options.contentType(key);
   // A file small enough goes into the hot-file cache (compressed once) and is served from there.
   if (options.files && req.headers.range === undefined) {
-    const entry = await options.files.load(target.dir || target.path === '' ? `${target.path}/` : target.path, abs, real, st, type);
+    const requestKey = target.dir || target.path === '' ? `${target.path}/` : target.path;
+    const entry = await options.files.load(requestKey, abs, real, st, type);
     if (entry) {
-      if (!res.destroyed) options.files.send(req, res, entry);
+      if (!res.destroyed) options.files.send(req, res, entry, requestKey);
       return 'served';
     }
   }
