@@ -130,6 +130,12 @@ fetch failed). --json prints one JSON object per line, then a "totals" line.`);
     .option('--fallback <text>', 'text shown when no price is known or the price source is down')
     .option('--cache-bytes <n>', 'memory for cached pages and files, all their compressed forms counted (k/m/g suffix allowed) (default: 512m)')
     .option('--drain-timeout <ms>', 'on SIGTERM/SIGINT, how long requests in flight may take to finish before the server exits; a second signal exits at once (default: 10000)')
+    .addHelpText('after', `
+Prices: --prices prices.json | prices.csv | 'http://shop/price.asp?sku={sku}&zip={zip}'
+(one SKU per request) | 'http://shop/prices.asp?skus={skus}&zip={zip}' (many SKUs per
+request, a JSON object by SKU back: use it when the endpoint can).
+Stopping: SIGTERM or Ctrl-C stops accepting connections, lets requests in flight
+finish (at most --drain-timeout), then exits 0; a second signal exits at once.`)
     .action(async (dir, flags) => {
       const { runServeCommand } = await import('./serve/index.js');
       const { cacheBytes, drainTimeout, ...options } = flags;
