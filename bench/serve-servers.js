@@ -3,7 +3,7 @@
 /**
  * One server of the serve benchmark, in its own process:
  *   node bench/serve-servers.js sirv DIR
- *   node bench/serve-servers.js prerender DIR PRICES   (a .json file or an URL template)
+ *   node bench/serve-servers.js prerender DIR [PRICES] [CACHE_BYTES]   (a .json file or an URL template)
  * Listens on 127.0.0.1, port 0; prints `listening on http://HOST:PORT` (for
  * prerender: once the pages are pre-split, i.e. ready); SIGTERM stops it.
  */
@@ -11,7 +11,7 @@ import http from 'node:http';
 import sirv from 'sirv';
 import { createServer } from '../lib/serve/index.js';
 
-const [kind, dir, prices] = process.argv.slice(2);
+const [kind, dir, prices, cacheBytes] = process.argv.slice(2);
 
 if (kind === 'sirv') {
   // sirv in production mode: file headers computed once at start-up.
@@ -23,7 +23,13 @@ if (kind === 'sirv') {
   });
   process.on('SIGTERM', () => process.exit(0));
 } else if (kind === 'prerender') {
-  const server = createServer({ root: dir, prices, logger: { warn: (m) => process.stderr.write(`${m}\n`) } });
+  const server = createServer({
+    root: dir,
+    prices: prices || null,
+    watch: false,
+    ...(cacheBytes ? { pageCacheBytes: Number(cacheBytes) } : {}),
+    logger: { warn: (m) => process.stderr.write(`${m}\n`) },
+  });
   server.listen(0, '127.0.0.1', async () => {
     await server.priceFilter.ready;
     const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
@@ -31,6 +37,6 @@ if (kind === 'sirv') {
   });
   process.on('SIGTERM', () => process.exit(0));
 } else {
-  process.stderr.write('usage: serve-servers.js sirv DIR | prerender DIR PRICES\n');
+  process.stderr.write('usage: serve-servers.js sirv DIR | prerender DIR [PRICES] [CACHE_BYTES]\n');
   process.exitCode = 2;
 }

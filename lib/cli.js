@@ -1,7 +1,7 @@
 // @ts-check
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { CRAWL_OPTIONS, OPTION_BY_NAME } from './options.js';
+import { CRAWL_OPTIONS, OPTION_BY_NAME, coerceOption } from './options.js';
 import { Crawler } from './crawl/index.js';
 import { UsageError, ConfigError } from './errors.js';
 import { explainError, formatSummary, startProgress, formatPlanRow, formatPlanTotals, formatWhy, redact } from './report.js';
@@ -128,9 +128,19 @@ fetch failed). --json prints one JSON object per line, then a "totals" line.`);
     .option('--zip-cookie <name>', 'cookie holding the zip code (default: zip)')
     .option('--default-zip <zip>', 'zip code to assume when the visitor gives none')
     .option('--fallback <text>', 'text shown when no price is known or the price source is down')
+    .option('--cache-bytes <n>', 'memory for cached pages and files, all their compressed forms counted (k/m/g suffix allowed) (default: 512m)')
+    .option('--drain-timeout <ms>', 'on SIGTERM/SIGINT, how long requests in flight may take to finish before the server exits; a second signal exits at once (default: 10000)')
+    .addHelpText('after', `
+Prices: --prices prices.json | prices.csv | 'http://shop/price.asp?sku={sku}&zip={zip}'
+(one SKU per request) | 'http://shop/prices.asp?skus={skus}&zip={zip}' (many SKUs per
+request, a JSON object by SKU back: use it when the endpoint can).
+Stopping: SIGTERM or Ctrl-C stops accepting connections, lets requests in flight
+finish (at most --drain-timeout), then exits 0; a second signal exits at once.`)
     .action(async (dir, flags) => {
       const { runServeCommand } = await import('./serve/index.js');
-      const options = { ...flags };
+      const { cacheBytes, drainTimeout, ...options } = flags;
+      if (cacheBytes !== undefined) options.pageCacheBytes = coerceOption({ name: 'pageCacheBytes', flags: '--cache-bytes <n>', type: 'bytes', min: 1024 * 1024, description: '' }, cacheBytes);
+      if (drainTimeout !== undefined) options.drainTimeoutMs = coerceOption({ name: 'drainTimeoutMs', flags: '--drain-timeout <ms>', type: 'integer', min: 0, description: '' }, drainTimeout);
       if (options.port !== undefined) {
         const port = Number(options.port);
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, got ${JSON.stringify(options.port)}`);

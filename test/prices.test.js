@@ -280,8 +280,11 @@ describe('HttpPriceSource', () => {
     for (let i = 0; i < 3; i++) expect(await source.lookup(`S${i}`, null)).toBe(null);
     expect(endpoint.hits.total).toBe(3);
     endpoint.setMode('slow');
+    expect(source.lookup('P', null)).toBe(null); // open: no price, at once
+    expect(endpoint.hits.total).toBe(3);
+    now += 1000; // cooldown over: half-open
     const probe = source.lookup('P', null); // the one probe
-    expect(source.lookup('Q', null)).toBeInstanceOf(Promise);
+    expect(source.lookup('Q', null)).toBe(null); // short-circuited at once while the probe is out
     expect(await source.lookup('Q', null)).toBe(null); // short-circuited while the probe runs
     expect(source.stats.shortCircuited).toBeGreaterThan(0);
     await waitFor(() => endpoint.hits.total === 4, { what: 'the probe' });

@@ -18,6 +18,11 @@ describe('parseRequestTarget', () => {
     ['/%252e%252e/x', { ok: true, path: '%2e%2e/x', dir: false, search: '' }],
     ['/a/b?x=../..', { ok: true, path: 'a/b', dir: false, search: '?x=../..' }],
     ['/.well-known/security.txt', { ok: true, path: '.well-known/security.txt', dir: false, search: '' }],
+    // absolute-form (RFC 9112 3.2.2): the host is ignored, the path checked the same way
+    ['http://shop.example/st/product1.htm?zip=1', { ok: true, path: 'st/product1.htm', dir: false, search: '?zip=1' }],
+    ['HTTPS://shop.example:8443', { ok: true, path: '', dir: false, search: '' }],
+    ['http://shop.example?zip=1', { ok: true, path: '', dir: false, search: '?zip=1' }],
+    ['http://evil.example/etc/passwd', { ok: true, path: 'etc/passwd', dir: false, search: '' }],
   ])('accepts %s', (url, expected) => {
     expect(parseRequestTarget(url)).toEqual(expected);
   });
@@ -37,7 +42,13 @@ describe('parseRequestTarget', () => {
     ['/%C0%AE%C0%AE/etc', 400],
     ['/%e0%80%ae', 400],
     ['/%', 400],
-    ['http://evil.example/etc/passwd', 400],
+    ['http://evil.example/../etc/passwd', 400],
+    ['http://evil.example/%2e%2e/etc/passwd', 400],
+    ['http://evil.example/st\\..\\x', 400],
+    ['http://user@evil.example/x', 400],
+    ['http://evil.example/.git/config', 404],
+    ['ftp://evil.example/x', 400],
+    ['http:///x', 400],
     ['//evil.example/../x', 400],
     ['*', 400],
     ['', 400],

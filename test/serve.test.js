@@ -112,7 +112,42 @@ describe('prices per zip', () => {
     expect(res.headers.vary).toMatch(/Cookie/);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(Number(res.headers['content-length'])).toBe(res.body.length);
-    expect(res.headers.etag).toBeUndefined();
+    expect(res.headers.etag).toMatch(/^W\/"[\w-]+"$/);
+  });
+
+  it('gives filled pages a weak ETag from the page and its prices, and answers If-None-Match with 304', async () => {
+    const prices = writePrices(path.join(dir, 'prices.json'), PRICES);
+    const { port } = await serve({ prices });
+    const first = await request(port, '/st/product1.htm?zip=10001');
+    const etag = /** @type {string} */ (first.headers.etag);
+    expect(etag).toMatch(/^W\//);
+    const again = await request(port, '/st/product1.htm?zip=10001', { headers: { 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+    expect(again.body.length).toBe(0);
+    expect(again.headers.etag).toBe(etag);
+    expect(again.headers['cache-control']).toMatch(/^private/);
+    // another zip, other prices: another ETag, a full answer
+    const other = await request(port, '/st/product1.htm?zip=90210', { headers: { 'if-none-match': etag } });
+    expect(other.status).toBe(200);
+    expect(other.headers.etag).not.toBe(etag);
+    // the price changes: the old ETag no longer matches
+    writePrices(prices, { ...PRICES, 'SKU-1': { '10001': '$99.00' } });
+    await waitFor(async () => firstPrice((await request(port, '/st/product1.htm?zip=10001')).text) === '$99.00', { what: 'the new price', timeoutMs: 10_000 });
+    const changed = await request(port, '/st/product1.htm?zip=10001', { headers: { 'if-none-match': etag } });
+    expect(changed.status).toBe(200);
+  });
+
+  it('compresses filled pages with brotli when the client prefers it', async () => {
+    const { port } = await serve({ prices: path.join(dir, 'prices.json') });
+    const plain = await request(port, '/st/product2.htm?zip=10001');
+    for (let i = 0; i < 2; i++) {
+      const br = await request(port, '/st/product2.htm?zip=10001', { headers: { 'accept-encoding': 'gzip, deflate, br' } });
+      expect(br.headers['content-encoding']).toBe('br');
+      expect(zlib.brotliDecompressSync(br.body).equals(plain.body)).toBe(true);
+      expect(br.headers.etag).toBe(plain.headers.etag);
+    }
+    const gz = await request(port, '/st/product2.htm?zip=10001', { headers: { 'accept-encoding': 'gzip, br;q=0.5' } });
+    expect(gz.headers['content-encoding']).toBe('gzip');
   });
 
   it('answers HEAD on a filled page with the headers and no body', async () => {
@@ -128,7 +163,7 @@ describe('prices per zip', () => {
     const { port } = await serve({ prices: path.join(dir, 'prices.json') });
     for (const file of ['/st/product1.htm', '/st/product2.htm', '/legacy/cafe.htm']) {
       const plain = await request(port, `${file}?zip=10001`);
-      const gz = await request(port, `${file}?zip=10001`, { headers: { 'accept-encoding': 'br;q=1, gzip;q=0.8' } });
+      const gz = await request(port, `${file}?zip=10001`, { headers: { 'accept-encoding': 'br;q=0.5, gzip;q=0.8' } });
       expect(gz.headers['content-encoding']).toBe('gzip');
       expect(gz.body.length).toBeLessThan(plain.body.length + 30);
       expect(zlib.gunzipSync(gz.body).equals(plain.body)).toBe(true);
@@ -350,8 +385,8 @@ describe('manifest', () => {
     fs.writeFileSync(file, Buffer.concat([Buffer.from('<!-- edited -->\n'), fs.readFileSync(file)]));
     writePrices(path.join(dir, 'prices.json'), PRICES);
     const { port } = await serve({ prices: path.join(dir, 'prices.json') });
-    expect(warnings.some((w) => w.includes('st/product1.htm') && w.includes('scanning'))).toBe(true);
     const res = await request(port, '/st/product1.htm?zip=10001');
+    expect(warnings.some((w) => w.includes('st/product1.htm') && w.includes('scanning'))).toBe(true);
     expect(res.text.startsWith('<!-- edited -->')).toBe(true);
     expect(firstPrice(res.text)).toBe('$10.00');
     expect(pages.length).toBeGreaterThan(0);

@@ -1,36 +1,55 @@
 // @ts-check
 /**
- * Prices from an HTTP endpoint, e.g. `http://shop/price.asp?sku={sku}&zip={zip}`.
- * The answer is the price text, or JSON `{ "price": "..." }`; 404 or 204 (or
- * an empty / null price) means "no price for this SKU".
+ * Prices from an HTTP endpoint, one SKU per request
+ * (`http://shop/price.asp?sku={sku}&zip={zip}`: the price as text/plain, or
+ * JSON `{ "price": "..." }`) or many per request (`{skus}` in the template:
+ * `http://shop/prices.asp?skus={skus}&zip={zip}` gets the SKUs comma
+ * separated and answers a JSON object by SKU). 404 or 204 (or an empty /
+ * null price) means "no price". What else an answer may be: answer.js.
  *
- * Guarantees for the request path: `lookup()` answers synchronously from the
- * cache when it can, otherwise returns a promise that never rejects and
- * settles within `timeoutMs`. Identical lookups in flight share one request.
- * Answers are cached (bounded LRU, TTL); a stale answer is served while it is
- * refreshed in the background; failures and "no price" are cached briefly;
- * after repeated failures a breaker answers "no price" at once for a while,
- * letting one probe through, so a down or slow endpoint cannot slow pages.
+ * The request path:
+ * - `lookup()` answers synchronously from the cache when it can, else returns
+ *   a promise that never rejects;
+ * - identical lookups in flight share one request; in batch mode, lookups for
+ *   the same zip that wait for a connection share one request (up to
+ *   `batchSize` SKUs);
+ * - at most `connections` requests are in flight; a lookup waits in a local
+ *   queue for a free connection at most `queueMs` (then it gets no price:
+ *   local overload, counted apart, not an endpoint error);
+ * - `timeoutMs` runs from the moment the request is sent: it measures the
+ *   endpoint, not the queue in front of it;
+ * - answers are cached (bounded LRU, TTL); past its TTL a price is still
+ *   served, for at most `staleMs` more, while one refresh is in flight;
+ * - the circuit breaker (breaker.js) opens on the endpoint's own errors only.
  */
 import { EventEmitter } from 'node:events';
 import { Agent, request } from 'undici';
 import { TimeoutError, HttpStatusError, FetchError } from '../errors.js';
-import { LRUCache } from 'lru-cache';
+import { InvalidPriceAnswerError, readBatchAnswer, readSingleAnswer } from './answer.js';
+import { Breaker } from './breaker.js';
 import { TtlCache } from './lru.js';
 import { DEFAULT_MAX_PRICE_LENGTH } from './table.js';
 
 /** @typedef {{ warn(message: string): void, info?(message: string): void }} Logger */
 
 export const HTTP_SOURCE_DEFAULTS = Object.freeze({
+  /** The endpoint's answer, from the moment the request is sent. */
   timeoutMs: 300,
+  /** Longest wait for a free connection (local overload beyond it). */
+  queueMs: 1000,
   ttlMs: 60_000,
+  /** Longest a price is served past its TTL while it is refreshed. */
   staleMs: 60_000,
   negativeTtlMs: 5_000,
   cacheSize: 50_000,
   connections: 32,
+  /** Most SKUs in one request, with {skus}. */
+  batchSize: 100,
+  /** Longest URL a batch may make. */
+  maxUrlLength: 2000,
   breakerThreshold: 5,
   breakerCooldownMs: 5_000,
-  maxBodyBytes: 16 * 1024,
+  maxBodyBytes: 64 * 1024,
 });
 
 /**
@@ -38,10 +57,13 @@ export const HTTP_SOURCE_DEFAULTS = Object.freeze({
  * @param {string} template
  */
 export function checkUrlTemplate(template) {
-  if (!template.includes('{sku}')) return `price URL template ${template} has no {sku}; write e.g. http://shop/price.asp?sku={sku}&zip={zip}`;
+  const single = template.includes('{sku}');
+  const batch = template.includes('{skus}');
+  if (!single && !batch) return `price URL template ${template} has no {sku} (or {skus}); write e.g. http://shop/price.asp?sku={sku}&zip={zip}`;
+  if (single && batch) return `price URL template ${template} has both {sku} and {skus}: use one`;
   let url;
   try {
-    url = new URL(template.replaceAll('{sku}', 'x').replaceAll('{zip}', 'x'));
+    url = new URL(template.replaceAll('{skus}', 'x').replaceAll('{sku}', 'x').replaceAll('{zip}', 'x'));
   } catch {
     return `price URL template ${template} is not a valid URL`;
   }
@@ -49,30 +71,35 @@ export function checkUrlTemplate(template) {
   return null;
 }
 
+/**
+ * @typedef {{ sku: string, key: string, resolve: (price: string | null) => void }} Item
+ * @typedef {{ zip: string, items: Item[], urlLength: number, timer: NodeJS.Timeout | null, sent: boolean }} Job
+ */
+
 export class HttpPriceSource extends EventEmitter {
   #template;
   #usesZip;
+  #batch;
   #options;
   /** @type {TtlCache<string | null>} */
   #cache;
-  /**
-   * Lookups in flight, by SKU and zip: identical lookups share one request.
-   * Bounded (lru-cache): under overload the oldest entries drop out of the
-   * table (those lookups still complete; later ones just do not join them).
-   * @type {LRUCache<string, Promise<string | null>>}
-   */
-  #inflight = new LRUCache({ max: 10_000 });
+  /** Lookups queued or in flight, by cache key: identical lookups share one. @type {Map<string, Promise<string | null>>} */
+  #inflight = new Map();
+  /** Jobs waiting for a connection, oldest first. @type {Job[]} */
+  #queue = [];
+  /** The batch still open for more SKUs, by zip. @type {Map<string, Job>} */
+  #open = new Map();
+  #active = 0;
+  #pumpScheduled = false;
   #agent;
-  #failures = 0;
-  #breakerUntil = 0;
-  #probing = false;
-  #lastWarn = 0;
+  #breaker;
+  #lastWarn = -Infinity;
   #suppressed = 0;
   #closed = false;
-  /** Background refreshes of stale answers in flight (bounded by `connections`). */
+  /** Background refreshes of stale answers queued or in flight (bounded by `connections`). */
   #refreshing = 0;
   /** Counters, for tests and diagnostics. */
-  stats = { requests: 0, hits: 0, stale: 0, coalesced: 0, failures: 0, timeouts: 0, shortCircuited: 0 };
+  stats = { requests: 0, hits: 0, stale: 0, coalesced: 0, failures: 0, timeouts: 0, invalid: 0, overloaded: 0, shortCircuited: 0, maxQueueMs: 0 };
 
   /**
    * @param {string} template
@@ -84,19 +111,40 @@ export class HttpPriceSource extends EventEmitter {
     if (problem) throw new TypeError(problem);
     this.#template = template;
     this.#usesZip = template.includes('{zip}');
+    this.#batch = template.includes('{skus}');
+    /** @type {typeof HTTP_SOURCE_DEFAULTS & { maxPriceLength: number, logger?: Logger, now: () => number }} */
     this.#options = { ...HTTP_SOURCE_DEFAULTS, maxPriceLength: DEFAULT_MAX_PRICE_LENGTH, now: Date.now, ...options };
+    for (const [k, v] of Object.entries(options)) if (v === undefined) /** @type {any} */ (this.#options)[k] = /** @type {any} */ (HTTP_SOURCE_DEFAULTS)[k];
     this.#cache = new TtlCache({ max: this.#options.cacheSize, now: this.#options.now });
     this.#agent = new Agent({
       connections: this.#options.connections,
       keepAliveTimeout: 10_000,
-      headersTimeout: this.#options.timeoutMs,
-      bodyTimeout: this.#options.timeoutMs,
-      connect: { timeout: this.#options.timeoutMs },
+      // Backstops only: the timeout that counts is ours, in #fetch.
+      headersTimeout: 2 * this.#options.timeoutMs + 1000,
+      bodyTimeout: 2 * this.#options.timeoutMs + 1000,
+      connect: { timeout: 2 * this.#options.timeoutMs + 1000 },
+    });
+    this.#breaker = new Breaker({
+      threshold: this.#options.breakerThreshold,
+      cooldownMs: this.#options.breakerCooldownMs,
+      now: this.#options.now,
+      logger: this.#options.logger,
+      name: safeUrl(this.#template.replace(/[?#].*$/, '')),
+      onChange: (state) => {
+        this.emit('breaker', state);
+        // Open: what waits for a connection gets its answer now, not after the queue bound.
+        if (state === 'open') this.#pump();
+      },
     });
   }
 
   get description() {
-    return `HTTP endpoint ${this.#template}`;
+    return `HTTP endpoint ${safeUrl(this.#template)}`;
+  }
+
+  /** 'closed', 'open' or 'half-open'. */
+  get breakerState() {
+    return this.#breaker.state;
   }
 
   /**
@@ -114,11 +162,10 @@ export class HttpPriceSource extends EventEmitter {
         return hit.value;
       }
       this.stats.stale++;
-      // Refresh in the background, but never more at once than the pool has
-      // connections: a burst of expiries must not queue lookups into timeouts.
-      if (!this.#inflight.has(key) && this.#refreshing < this.#options.connections) {
+      // Refresh in the background, never more at once than there are connections.
+      if (!this.#inflight.has(key) && this.#refreshing < this.#options.connections && !this.#closed) {
         this.#refreshing++;
-        void this.#start(key, sku, zipPart).finally(() => this.#refreshing--);
+        void this.#enqueue(key, sku, zipPart).finally(() => this.#refreshing--);
       }
       return hit.value;
     }
@@ -127,74 +174,193 @@ export class HttpPriceSource extends EventEmitter {
       this.stats.coalesced++;
       return pending;
     }
-    return this.#start(key, sku, zipPart);
+    if (this.#closed) return null;
+    // Breaker open: no price, at once (a half-open breaker lets the probe through in #pump).
+    if (this.#breaker.blocked()) {
+      this.stats.shortCircuited++;
+      return null;
+    }
+    return this.#enqueue(key, sku, zipPart);
   }
 
   /**
+   * Puts a lookup in a job (joining the open batch for its zip when it can).
    * @param {string} key
    * @param {string} sku
    * @param {string} zip
    * @returns {Promise<string | null>}
    */
-  #start(key, sku, zip) {
-    const now = this.#options.now();
-    let probe = false;
-    if (this.#closed) return Promise.resolve(null);
-    if (now < this.#breakerUntil) {
-      if (this.#probing) {
-        this.stats.shortCircuited++;
-        return Promise.resolve(null);
-      }
-      probe = true;
-      this.#probing = true;
-    }
-    const url = this.#template.replaceAll('{sku}', encodeURIComponent(sku)).replaceAll('{zip}', encodeURIComponent(zip));
-    const promise = this.#fetchPrice(url).then(
-      (price) => {
-        this.#failures = 0;
-        this.#breakerUntil = 0;
-        if (price === null) this.#cache.set(key, null, this.#options.negativeTtlMs);
-        else {
-          // Spread expiries (-20%..0) so answers cached together are not all refreshed together.
-          const ttl = this.#options.ttlMs * (0.8 + 0.2 * Math.random());
-          this.#cache.set(key, price, ttl, this.#options.staleMs + this.#options.ttlMs - ttl);
-        }
-        return price;
-      },
-      (error) => {
-        this.stats.failures++;
-        if (error instanceof TimeoutError) this.stats.timeouts++;
-        this.#failures++;
-        if (this.#failures >= this.#options.breakerThreshold) this.#breakerUntil = this.#options.now() + this.#options.breakerCooldownMs;
-        // Keep a stale answer if there is one; otherwise remember the failure briefly.
-        if (!this.#cache.get(key)) this.#cache.set(key, null, this.#options.negativeTtlMs);
-        this.#warn(url, error);
-        this.emit('lookup-error', error);
-        return null;
-      },
-    ).finally(() => {
-      if (this.#inflight.peek(key) === promise) this.#inflight.delete(key);
-      if (probe) this.#probing = false;
+  #enqueue(key, sku, zip) {
+    /** @type {(price: string | null) => void} */
+    let resolve = () => {};
+    /** @type {Promise<string | null>} */
+    const promise = new Promise((r) => {
+      resolve = r;
     });
+    const item = { sku, key, resolve };
+    const skuLength = encodeURIComponent(sku).length + 1;
+    let job = this.#batch ? this.#open.get(zip) : undefined;
+    if (job && (job.sent || job.items.length >= this.#options.batchSize || job.urlLength + skuLength > this.#options.maxUrlLength)) {
+      this.#open.delete(zip);
+      job = undefined;
+    }
+    if (!job) {
+      job = { zip, items: [], urlLength: this.#template.length + encodeURIComponent(zip).length, timer: null, sent: false };
+      const created = job;
+      // Waiting for a connection longer than queueMs is a local overload.
+      created.timer = setTimeout(() => this.#overloaded(created), this.#options.queueMs);
+      created.timer.unref?.();
+      this.#queue.push(job);
+      if (this.#batch) this.#open.set(zip, job);
+    }
+    job.items.push(item);
+    job.urlLength += skuLength;
     this.#inflight.set(key, promise);
+    promise.then(() => {
+      if (this.#inflight.get(key) === promise) this.#inflight.delete(key);
+    });
+    // Lookups of this turn of the event loop (all the requests read in one
+    // poll phase) join the batch before it goes.
+    if (!this.#batch) this.#pump();
+    else if (!this.#pumpScheduled) {
+      this.#pumpScheduled = true;
+      setImmediate(() => {
+        this.#pumpScheduled = false;
+        this.#pump();
+      });
+    }
     return promise;
   }
 
+  /** Sends queued jobs while connections are free. */
+  #pump() {
+    while (this.#queue.length > 0 && (this.#active < this.#options.connections || this.#breaker.blocked())) {
+      const allowed = this.#closed ? 'no' : this.#breaker.allow();
+      if (allowed === 'no') {
+        // Open breaker (or the probe is out): everything queued gets no price now.
+        const job = /** @type {Job} */ (this.#queue.shift());
+        this.#settleUnsent(job);
+        this.stats.shortCircuited += job.items.length;
+        continue;
+      }
+      if (this.#active >= this.#options.connections) {
+        if (allowed === 'probe') this.#breaker.release();
+        break;
+      }
+      const job = /** @type {Job} */ (this.#queue.shift());
+      void this.#send(job, allowed === 'probe');
+    }
+  }
+
+  /** @param {Job} job */
+  #overloaded(job) {
+    const at = this.#queue.indexOf(job);
+    if (at === -1) return;
+    this.#queue.splice(at, 1);
+    this.stats.overloaded += job.items.length;
+    this.#settleUnsent(job);
+    this.#warn(`${job.items.length} lookup(s) waited more than ${this.#options.queueMs} ms for one of the ${this.#options.connections} connections (local overload, not an endpoint error)`);
+  }
+
+  /** A job that never went: its lookups get a stale price or none (nothing cached). @param {Job} job */
+  #settleUnsent(job) {
+    if (job.timer) clearTimeout(job.timer);
+    job.sent = true;
+    if (this.#open.get(job.zip) === job) this.#open.delete(job.zip);
+    for (const item of job.items) item.resolve(this.#cache.get(item.key)?.value ?? null);
+  }
+
   /**
-   * @param {string} url
-   * @returns {Promise<string | null>}
+   * @param {Job} job
+   * @param {boolean} probe
    */
-  async #fetchPrice(url) {
+  async #send(job, probe) {
+    if (job.timer) clearTimeout(job.timer);
+    job.sent = true;
+    if (this.#open.get(job.zip) === job) this.#open.delete(job.zip);
+    this.#active++;
+    const url = this.#url(job);
+    /** @type {Map<string, string | null | Error>} */
+    let results;
+    /** @type {unknown} */
+    let jobError = null;
+    try {
+      results = await this.#fetch(url, job.items.map((i) => i.sku));
+      this.#breaker.success();
+    } catch (error) {
+      jobError = error;
+      const endpointError = !(error instanceof InvalidPriceAnswerError);
+      if (endpointError) {
+        this.stats.failures++;
+        if (error instanceof TimeoutError) this.stats.timeouts++;
+        this.#breaker.failure(error instanceof Error ? error.message : String(error));
+      } else {
+        this.stats.invalid++;
+        this.#breaker.success(); // it answered: not down, just not a price
+      }
+      this.#warn(`${safeUrl(url)} failed: ${error instanceof Error ? error.message : String(error)}; serving the fallback`);
+      this.emit('lookup-error', error);
+      results = new Map(job.items.map((i) => [i.sku, /** @type {Error} */ (error)]));
+    } finally {
+      this.#active--;
+      if (probe) this.#breaker.release();
+    }
+    for (const item of job.items) {
+      const value = results.get(item.sku) ?? null;
+      if (value instanceof Error) {
+        // Keep a stale price if there is one; otherwise remember the failure briefly.
+        const kept = this.#cache.get(item.key);
+        if (!kept && this.#options.negativeTtlMs > 0) this.#cache.set(item.key, null, this.#options.negativeTtlMs);
+        if (value !== jobError) this.stats.invalid++; // one SKU of a batch
+        item.resolve(kept?.value ?? null);
+      } else if (value === null) {
+        if (this.#options.negativeTtlMs > 0) this.#cache.set(item.key, null, this.#options.negativeTtlMs);
+        item.resolve(null);
+      } else {
+        // Spread expiries (-20%..0) so answers cached together are not all refreshed together.
+        const ttl = this.#options.ttlMs * (0.8 + 0.2 * Math.random());
+        this.#cache.set(item.key, value, ttl, this.#options.staleMs + this.#options.ttlMs - ttl);
+        item.resolve(value);
+      }
+    }
+    this.#pump();
+  }
+
+  /** @param {Job} job */
+  #url(job) {
+    const zip = encodeURIComponent(job.zip);
+    if (this.#batch) return this.#template.replaceAll('{skus}', job.items.map((i) => encodeURIComponent(i.sku)).join(',')).replaceAll('{zip}', zip);
+    return this.#template.replaceAll('{sku}', encodeURIComponent(job.items[0].sku)).replaceAll('{zip}', zip);
+  }
+
+  /**
+   * Sends one request (now: a connection is free) and reads its answer.
+   * Throws endpoint errors (TimeoutError, FetchError, HttpStatusError) and
+   * InvalidPriceAnswerError.
+   * @param {string} url
+   * @param {string[]} skus
+   * @returns {Promise<Map<string, string | null | Error>>}
+   */
+  async #fetch(url, skus) {
     this.stats.requests++;
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new TimeoutError(`no answer within ${this.#options.timeoutMs} ms`)), this.#options.timeoutMs);
+    let done = false;
+    // When the timer fires, the answer may already be waiting in the socket,
+    // unread because this process was busy (timers run before I/O in a turn of
+    // the event loop): look again after the I/O phase before giving up, so
+    // that our own lag is not blamed on the endpoint.
+    const timer = setTimeout(() => {
+      setImmediate(() => {
+        if (!done) controller.abort(new TimeoutError(`no answer within ${this.#options.timeoutMs} ms`));
+      });
+    }, this.#options.timeoutMs);
     try {
       let response;
       try {
         response = await request(url, {
           dispatcher: this.#agent,
           signal: controller.signal,
-          headers: { accept: 'application/json, text/plain;q=0.9, */*;q=0.5' },
+          headers: { accept: 'application/json, text/plain;q=0.9' },
         });
       } catch (error) {
         throw wrapNetworkError(error, controller.signal);
@@ -202,88 +368,66 @@ export class HttpPriceSource extends EventEmitter {
       const { statusCode, headers, body } = response;
       if (statusCode === 404 || statusCode === 204) {
         await body.dump().catch(() => {});
-        return null;
+        return new Map(skus.map((s) => [s, null]));
       }
-      if (statusCode !== 200) {
+      if (statusCode >= 500) {
         await body.dump().catch(() => {});
         throw new HttpStatusError(statusCode);
       }
-      let text = '';
-      let bytes = 0;
+      if (statusCode !== 200) {
+        await body.dump().catch(() => {});
+        throw new InvalidPriceAnswerError(`HTTP ${statusCode}`);
+      }
       /** @type {Buffer[]} */
       const chunks = [];
+      let bytes = 0;
       try {
         for await (const chunk of body) {
           bytes += chunk.length;
           if (bytes > this.#options.maxBodyBytes) {
             body.destroy();
-            throw new FetchError(`price answer larger than ${this.#options.maxBodyBytes} bytes`);
+            throw new InvalidPriceAnswerError(`answer larger than ${this.#options.maxBodyBytes} bytes`);
           }
           chunks.push(chunk);
         }
       } catch (error) {
-        if (error instanceof FetchError) throw error;
+        if (error instanceof InvalidPriceAnswerError) throw error;
         throw wrapNetworkError(error, controller.signal);
       }
-      text = Buffer.concat(chunks).toString('utf8');
-      const type = String(headers['content-type'] ?? '');
-      return this.#parseAnswer(text, /json/i.test(type));
+      const data = Buffer.concat(chunks);
+      const max = this.#options.maxPriceLength;
+      if (this.#batch) return readBatchAnswer(data, headers['content-type'], skus, max);
+      return new Map([[skus[0], readSingleAnswer(data, headers['content-type'], max)]]);
     } finally {
+      done = true;
       clearTimeout(timer);
     }
   }
 
-  /**
-   * @param {string} text
-   * @param {boolean} isJson
-   * @returns {string | null}
-   */
-  #parseAnswer(text, isJson) {
-    let price;
-    const trimmed = text.trim();
-    if (isJson || trimmed.startsWith('{')) {
-      let data;
-      try {
-        data = JSON.parse(trimmed);
-      } catch {
-        throw new FetchError('price answer is not valid JSON');
-      }
-      const value = data && typeof data === 'object' ? data.price : undefined;
-      if (value === undefined || value === null) return null;
-      if (typeof value === 'number' && Number.isFinite(value)) price = String(value);
-      else if (typeof value === 'string') price = value.trim();
-      else throw new FetchError('price answer JSON has no text "price"');
-    } else {
-      price = trimmed;
-    }
-    if (price === '') return null;
-    if (price.length > this.#options.maxPriceLength) throw new FetchError(`price text longer than ${this.#options.maxPriceLength} characters`);
-    return price;
-  }
-
-  /**
-   * @param {string} url
-   * @param {unknown} error
-   */
-  #warn(url, error) {
+  /** At most one warning per 10 s; the others are counted. @param {string} message */
+  #warn(message) {
     const now = this.#options.now();
     if (now - this.#lastWarn < 10_000) {
       this.#suppressed++;
       return;
     }
-    const more = this.#suppressed > 0 ? ` (${this.#suppressed} similar failures not shown)` : '';
+    const more = this.#suppressed > 0 ? ` (${this.#suppressed} similar problems not shown)` : '';
     this.#lastWarn = now;
     this.#suppressed = 0;
-    const reason = error instanceof Error ? error.message : String(error);
-    const safeUrl = url.replace(/\/\/[^/@]*@/, '//***@');
-    this.#options.logger?.warn(`prices: ${safeUrl} failed: ${reason}; serving the fallback${more}`);
+    this.#options.logger?.warn(`prices: ${message}${more}`);
   }
 
   async close() {
     this.#closed = true;
+    for (const job of this.#queue.splice(0)) this.#settleUnsent(job);
     await Promise.allSettled([...this.#inflight.values()]);
     await this.#agent.close();
   }
+}
+
+/** @param {string} url */
+function safeUrl(url) {
+  return url.replace(/\/\/[^/@]*@/, '//***@');
 }
 
 /**

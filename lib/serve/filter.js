@@ -11,11 +11,14 @@
  */
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
+import zlib from 'node:zlib';
 import { UsageError } from '../errors.js';
 import { EmptyPriceSource, openPriceSource, TablePriceSource } from '../prices/index.js';
+import { brotliOptions, createByteCache } from './byte-cache.js';
 import { PriceEncoder } from './escape.js';
+import { FileCache } from './files.js';
 import { gzipFilled } from './gzip.js';
-import { acceptedEncodings, sendError } from './http-util.js';
+import { isNotModified, preferredEncodings, sendError } from './http-util.js';
 import { MANIFEST_NAME } from './manifest.js';
 import { normalizeServeOptions } from './options.js';
 import { PageStore } from './pages.js';
@@ -23,6 +26,9 @@ import { encodePath, isInside, parseRequestTarget } from './paths.js';
 import { zipFromRequest } from './request-zip.js';
 import { joinParts } from './splice.js';
 import { serveStatic } from './static.js';
+
+/** Plain files larger than this are streamed, not cached. */
+const MAX_CACHED_FILE = 4 * 1024 * 1024;
 
 /**
  * @typedef {import('node:http').IncomingMessage} Req
@@ -37,6 +43,7 @@ import { serveStatic } from './static.js';
  *   events: EventEmitter,
  *   prices: PriceSource,
  *   pages: PageStore,
+ *   cache: import('lru-cache').LRUCache<string, import('./byte-cache.js').Sized>,
  *   options: import('./options.js').ServeOptions,
  * }} PriceFilter
  */
@@ -59,26 +66,66 @@ export function createPriceFilter(input) {
     },
   };
 
-  const prices = openSource(options, logger);
+  // One byte budget for every cached variant: pages with slots, plain files, compressed forms.
+  const cache = createByteCache(options.pageCacheBytes);
   /** @type {PageStore} */
   let pages;
   try {
-    pages = new PageStore(options.realRoot, { logger, cacheBytes: options.pageCacheBytes });
+    pages = new PageStore(options.realRoot, { logger, cache });
   } catch (error) {
-    void prices.close?.();
     throw new UsageError(`serve: cannot use the manifest: ${/** @type {Error} */ (error).message}`, { cause: error });
   }
-  for (const name of ['reload', 'reload-error', 'lookup-error']) prices.on?.(name, (arg) => events.emit(`prices-${name}`, arg));
+  const prices = openSource(options, logger, pages.fillableCount > 0);
+  let warnedNoSource = pages.fillableCount > 0;
+  for (const name of ['reload', 'reload-error', 'lookup-error', 'breaker']) prices.on?.(name, (arg) => events.emit(`prices-${name}`, arg));
   for (const name of ['manifest-reload', 'manifest-error', 'stale']) pages.on(name, (arg) => events.emit(name, arg));
+  pages.on('manifest-reload', () => {
+    if (options.prices === null && !warnedNoSource && pages.fillableCount > 0) {
+      warnedNoSource = true;
+      warnNoSource(options, logger);
+    }
+    explainRoot();
+  });
 
   const encoder = new PriceEncoder();
   const fallback = { utf8: encoder.encode(options.fallback, false), ascii: encoder.encode(options.fallback, true) };
+  /** What a slot with no price counts as in the ETag (not any price text: it has a NUL). */
+  const fallbackKey = `\u0000fallback\u0000${options.fallback}`;
   const names = { zipParam: options.zipParam, zipCookie: options.zipCookie };
+  const files = new FileCache(cache, { realRoot: options.realRoot, cacheControl: options.staticCacheControl, maxFileBytes: Math.min(MAX_CACHED_FILE, options.pageCacheBytes / 8) });
   const staticOptions = {
     realRoot: options.realRoot,
     contentType: (/** @type {string} */ key) => pages.contentType(key),
     cacheControl: options.staticCacheControl,
+    files,
   };
+  /** How long a page waits for its prices at most: the queue bound and the endpoint timeout, and a little. */
+  const priceDeadlineMs = options.priceQueueMs + options.priceTimeoutMs + 50;
+
+  /**
+   * Where `/` goes when the tree has no index.html: the crawl root's page
+   * (a 302, so that its relative links resolve), said once in the log.
+   * @type {string | null}
+   */
+  let rootLocation = null;
+  function explainRoot() {
+    rootLocation = null;
+    let hasIndex = false;
+    try {
+      hasIndex = fs.statSync(`${options.realRoot}/index.html`).isFile();
+    } catch {
+      hasIndex = false;
+    }
+    if (hasIndex) return;
+    const manifest = pages.manifest;
+    if (manifest?.rootFile) {
+      rootLocation = encodePath(manifest.rootFile.key);
+      logger.info?.(`the tree has no index.html: / redirects to ${rootLocation}, the page of the crawl root ${manifest.rootFile.url}`);
+    } else if (manifest && manifest.roots.length > 0) {
+      logger.warn(`the tree has no index.html and the page of the crawl root ${manifest.roots[0]} was not written: / answers 404`);
+    }
+  }
+  explainRoot();
   /** @type {{ body: Buffer, contentType: string } | null} */
   let notFoundPage = null;
   const loadNotFoundPage = () => {
@@ -108,10 +155,7 @@ export function createPriceFilter(input) {
     debounce = setTimeout(() => {
       debounce = null;
       void pages.reloadManifest().then((changed) => {
-        if (changed && !closed) {
-          loadNotFoundPage();
-          void pages.preload();
-        }
+        if (changed && !closed) loadNotFoundPage();
       });
     }, 50);
     debounce.unref();
@@ -132,7 +176,8 @@ export function createPriceFilter(input) {
     poll.unref();
   }
 
-  const ready = pages.preload();
+  // Pages load lazily, on their first request: nothing to wait for.
+  const ready = Promise.resolve();
 
   /**
    * @param {Req} req
@@ -168,9 +213,20 @@ export function createPriceFilter(input) {
       }
       if (key === MANIFEST_NAME) return notFound(req, res, next);
       if (!options.static) return notFound(req, res, next);
+      if (req.headers.range === undefined) {
+        const requestKey = target.dir || target.path === '' ? `${target.path}/` : target.path;
+        const hot = files.get(requestKey);
+        if (hot) return files.send(req, res, hot, requestKey);
+      }
       serveStatic(req, res, target, staticOptions).then(
         (outcome) => {
-          if (outcome === 'not-found') notFound(req, res, next);
+          if (outcome !== 'not-found') return;
+          if (target.path === '' && rootLocation) {
+            res.writeHead(302, { Location: rootLocation + target.search, 'Content-Length': 0, 'Cache-Control': 'no-cache' });
+            res.end();
+            return;
+          }
+          notFound(req, res, next);
         },
         (error) => fail(req, res, error),
       );
@@ -214,7 +270,7 @@ export function createPriceFilter(input) {
     /** @type {NodeJS.Timeout | undefined} */
     let timer;
     const deadline = new Promise((resolve) => {
-      timer = setTimeout(resolve, options.priceTimeoutMs + 50, null);
+      timer = setTimeout(resolve, priceDeadlineMs, null);
     });
     Promise.all(
       values.map((v) =>
@@ -239,26 +295,62 @@ export function createPriceFilter(input) {
     const ascii = page.asciiOnly;
     const parts = page.parts;
     const encoded = new Array(values.length);
+    // The ETag: the page's bytes (page.tag) and the texts filled in (a 53-bit hash).
+    let h1 = 0xdeadbeef;
+    let h2 = 0x41c6ce57;
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
       encoded[i] = typeof v === 'string' ? encoder.encode(v, ascii) : ascii ? fallback.ascii : fallback.utf8;
+      const text = typeof v === 'string' ? v : fallbackKey;
+      for (let j = 0; j < text.length; j++) {
+        const c = text.charCodeAt(j);
+        h1 = Math.imul(h1 ^ c, 2654435761);
+        h2 = Math.imul(h2 ^ c, 1597334677);
+      }
+      h1 = Math.imul(h1 ^ 0xffff, 2654435761); // end of a value
+      h2 = Math.imul(h2 ^ 0xffff, 1597334677);
     }
-    let body;
-    let encoding = null;
-    const accept = req.headers['accept-encoding'];
-    if (accept && acceptedEncodings(accept).includes('gzip')) {
-      body = gzipFilled(parts, pages.deflated(page), encoded);
-      encoding = 'gzip';
-    } else {
-      body = joinParts(parts, encoded);
-    }
+    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+    const etag = `W/"${page.tag}-${(4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36)}"`;
     const headers = [
       'Content-Type', page.contentType,
-      'Content-Length', String(body.length),
       'Cache-Control', options.filledCacheControl,
       'Vary', 'Cookie, Accept-Encoding',
       'X-Content-Type-Options', 'nosniff',
+      'ETag', etag,
     ];
+    if (req.headers['if-none-match'] !== undefined && isNotModified(req.headers, etag, 0)) {
+      res.writeHead(304, headers.slice(2));
+      res.end();
+      return;
+    }
+    const encoding = preferredEncodings(/** @type {string | undefined} */ (req.headers['accept-encoding']))[0];
+    if (encoding === 'br') {
+      const cached = pages.brotliBody(page, etag);
+      if (cached) return write(req, res, headers, cached, 'br');
+      const identity = joinParts(parts, encoded);
+      zlib.brotliCompress(identity, brotliOptions(identity.length, 5), (error, body) => {
+        if (res.destroyed) return;
+        if (error) return write(req, res, headers, identity, null);
+        pages.rememberBrotli(page, etag, body);
+        write(req, res, headers, body, 'br');
+      });
+      return;
+    }
+    if (encoding === 'gzip') return write(req, res, headers, gzipFilled(parts, pages.deflated(page), encoded), 'gzip');
+    write(req, res, headers, joinParts(parts, encoded), null);
+  }
+
+  /**
+   * @param {Req} req
+   * @param {Res} res
+   * @param {string[]} headers
+   * @param {Buffer} body
+   * @param {string | null} encoding
+   */
+  function write(req, res, headers, body, encoding) {
+    headers.push('Content-Length', String(body.length));
     if (encoding) headers.push('Content-Encoding', encoding);
     res.writeHead(200, headers);
     res.end(req.method === 'HEAD' ? undefined : body);
@@ -279,6 +371,7 @@ export function createPriceFilter(input) {
     events,
     prices,
     pages,
+    cache,
     options,
     async close() {
       closed = true;
@@ -293,12 +386,21 @@ export function createPriceFilter(input) {
 /**
  * @param {import('./options.js').ServeOptions} options
  * @param {import('./options.js').Logger} logger
+ */
+function warnNoSource(options, logger) {
+  logger.warn(`no price source given: every price slot shows the fallback ${JSON.stringify(options.fallback)}`);
+}
+
+/**
+ * @param {import('./options.js').ServeOptions} options
+ * @param {import('./options.js').Logger} logger
+ * @param {boolean} hasSlots whether the tree has price slots (no source is worth a warning only then)
  * @returns {PriceSource}
  */
-function openSource(options, logger) {
+function openSource(options, logger, hasSlots) {
   const spec = options.prices;
   if (spec === null) {
-    logger.warn(`no price source given: every price slot shows the fallback ${JSON.stringify(options.fallback)}`);
+    if (hasSlots) warnNoSource(options, logger);
     return new EmptyPriceSource();
   }
   if (typeof spec === 'object' && typeof spec.lookup === 'function') return /** @type {PriceSource} */ (spec);
@@ -310,6 +412,7 @@ function openSource(options, logger) {
       watch: options.watch,
       pollIntervalMs: options.pollIntervalMs,
       timeoutMs: options.priceTimeoutMs,
+      queueMs: options.priceQueueMs,
       ttlMs: options.priceCacheTtlMs,
       staleMs: options.priceCacheStaleMs,
       negativeTtlMs: options.priceNegativeTtlMs,

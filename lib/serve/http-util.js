@@ -5,7 +5,8 @@
  */
 
 /**
- * Which precompressed encodings the client takes, best first (br, gzip).
+ * Which encodings of br and gzip the client takes, its preferred first (by
+ * q-value; br on a tie).
  * `q=0` refuses; `*` counts for both.
  * @param {string | undefined} header
  * @returns {('br' | 'gzip')[]}
@@ -23,13 +24,34 @@ export function acceptedEncodings(header) {
     }
     if (name) q[name.trim()] = Number.isFinite(weight) ? weight : 0;
   }
-  /** @type {('br' | 'gzip')[]} */
+  /** @type {{ enc: 'br' | 'gzip', w: number }[]} */
   const out = [];
   for (const enc of /** @type {const} */ (['br', 'gzip'])) {
     const w = q[enc] ?? (enc === 'gzip' ? q['x-gzip'] : undefined) ?? q['*'];
-    if (w !== undefined && w > 0) out.push(enc);
+    if (w !== undefined && w > 0) out.push({ enc, w });
   }
-  return out;
+  // The client's preference first; on a tie, br (smaller).
+  if (out.length === 2 && out[1].w > out[0].w) out.reverse();
+  return out.map((e) => e.enc);
+}
+
+/** Cache of parsed Accept-Encoding values (browsers send a handful of distinct ones). @type {Map<string, ('br' | 'gzip')[]>} */
+const PREFERRED = new Map();
+
+/**
+ * acceptedEncodings, remembered per header value.
+ * @param {string | undefined} header
+ * @returns {('br' | 'gzip')[]}
+ */
+export function preferredEncodings(header) {
+  if (!header) return [];
+  let found = PREFERRED.get(header);
+  if (!found) {
+    found = acceptedEncodings(header);
+    if (PREFERRED.size >= 256) PREFERRED.clear();
+    if (header.length <= 256) PREFERRED.set(header, found);
+  }
+  return found;
 }
 
 /**

@@ -20,8 +20,10 @@ export const SERVE_DEFAULTS = Object.freeze({
   fallback: '',
   /** Whether the middleware also serves the files without slots (createServer: always). */
   static: true,
-  /** Price endpoint: answer within this or use the fallback. */
+  /** Price endpoint: answer within this (from the moment the request is sent) or use the fallback. */
   priceTimeoutMs: 300,
+  /** Price endpoint: longest wait for a free connection (beyond: local overload, the fallback). */
+  priceQueueMs: 1000,
   priceCacheTtlMs: 60_000,
   priceCacheStaleMs: 60_000,
   priceNegativeTtlMs: 5_000,
@@ -31,8 +33,10 @@ export const SERVE_DEFAULTS = Object.freeze({
   /** Reload the price file and the manifest when they change. */
   watch: true,
   pollIntervalMs: 2_000,
-  /** Memory for pre-split pages (bytes). */
+  /** The one memory budget (bytes) for every cached variant: pages with slots, plain files, their gzip and br forms. */
   pageCacheBytes: 512 * 1024 * 1024,
+  /** On SIGTERM/SIGINT (runServeCommand), wait this long for requests in flight. */
+  drainTimeoutMs: 10_000,
   /** Cache-Control for files without slots. */
   staticCacheControl: 'public, max-age=0',
   /** Cache-Control for filled pages (they vary per visitor). */
@@ -102,10 +106,10 @@ export function normalizeServeOptions(input) {
   if (typeof o.fallback !== 'string') throw new UsageError('serve: --fallback must be text');
   if (o.fallback.length > o.maxPriceLength) throw new UsageError(`serve: --fallback is longer than ${o.maxPriceLength} characters`);
 
-  for (const name of ['priceTimeoutMs', 'priceCacheTtlMs', 'priceCacheSize', 'priceConnections', 'maxPriceLength', 'pageCacheBytes', 'maxHeaderSize', 'headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'socketTimeoutMs', 'pollIntervalMs']) {
+  for (const name of ['priceTimeoutMs', 'priceQueueMs', 'priceCacheTtlMs', 'priceCacheSize', 'priceConnections', 'maxPriceLength', 'pageCacheBytes', 'maxHeaderSize', 'headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'socketTimeoutMs', 'pollIntervalMs']) {
     if (!Number.isFinite(o[name]) || o[name] <= 0) throw new UsageError(`serve: ${name} must be a positive number, got ${JSON.stringify(o[name])}`);
   }
-  for (const name of ['priceCacheStaleMs', 'priceNegativeTtlMs']) {
+  for (const name of ['priceCacheStaleMs', 'priceNegativeTtlMs', 'drainTimeoutMs']) {
     if (!Number.isFinite(o[name]) || o[name] < 0) throw new UsageError(`serve: ${name} must be a number >= 0, got ${JSON.stringify(o[name])}`);
   }
 

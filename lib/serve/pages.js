@@ -4,17 +4,19 @@
  * its placeholders into Buffers (and, lazily, into deflated parts for gzip).
  * Requests only look pages up; no HTML is parsed per request.
  *
- * Loading a page checks that the bytes at each recorded offset are the
- * expected placeholder; a stale manifest or an edited file is scanned once
- * for placeholder comments instead, with a warning. Prepared pages live in a
- * byte-bounded LRU; the whole store is rebuilt when the manifest changes.
+ * Pages are loaded lazily, on their first request. Loading a page checks that
+ * the bytes at each recorded offset are the expected placeholder; a stale
+ * manifest or an edited file is scanned once for placeholder comments
+ * instead, with a warning. Prepared pages live in the server's one byte
+ * budget (byte-cache.js), deflated parts and brotli bodies counted; the
+ * pages are dropped when the manifest changes.
  */
+import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { LRUCache } from 'lru-cache';
-import pLimit from 'p-limit';
 import fs from 'node:fs';
 import path from 'node:path';
 import { renderPlaceholder } from '../placeholders.js';
+import { createByteCache, exact, recount } from './byte-cache.js';
 import { isUtf8Type } from './escape.js';
 import { deflateParts } from './gzip.js';
 import { MANIFEST_NAME, parseManifest } from './manifest.js';
@@ -34,15 +36,12 @@ import { splitAtSlots } from './splice.js';
  * @property {string[]} skus
  * @property {string} contentType
  * @property {boolean} asciiOnly  page not labelled UTF-8: prices go in as ASCII
- * @property {number} bytes
+ * @property {number} bytes  what it costs in the cache: the file, and its deflated parts once made
+ * @property {number} fileBytes
+ * @property {string} tag  a hash of the file's bytes (for the ETag of filled pages)
+ * @property {number} generation  the manifest it was loaded under
  * @property {Buffer[] | null} deflated  lazily, see gzip.js
  */
-
-/**
- * What a prepared page costs in the cache: its parts, and its deflated parts once made.
- * @param {PreparedPage} page
- */
-const pageBytes = (page) => Math.max(1, page.bytes + (page.deflated ? page.deflated.reduce((n, b) => n + b.length, 0) : 0));
 
 const FILTER_PLACEHOLDER = /<!--prerender:price sku=([A-Za-z0-9%._~-]*)-->/g;
 
@@ -86,14 +85,12 @@ function slotsMatch(buf, meta) {
 export class PageStore extends EventEmitter {
   #root;
   #logger;
-  #cacheBytes;
   /** @type {Manifest | null} */
   manifest = null;
   /** Pages with slots that this server fills (empty unless placeholderMode is 'filter'). */
   /** @type {Map<string, PageMeta>} */
   #fillable = new Map();
-  /** @type {Map<string, PreparedPage>} LRU: oldest first */
-  /** @type {LRUCache<string, PreparedPage>} prepared pages, bounded by their bytes (deflated parts included) */
+  /** @type {import('lru-cache').LRUCache<string, import('./byte-cache.js').Sized>} the one byte budget, shared with the plain files */
   #cache;
   /** @type {Map<string, Promise<PreparedPage | null>>} */
   #loading = new Map();
@@ -105,14 +102,13 @@ export class PageStore extends EventEmitter {
    * Reads the manifest synchronously: a missing manifest means "plain static
    * tree" (with a warning); a malformed one throws.
    * @param {string} realRoot
-   * @param {{ logger: Logger, cacheBytes: number }} options
+   * @param {{ logger: Logger, cacheBytes?: number, cache?: import('lru-cache').LRUCache<string, import('./byte-cache.js').Sized> }} options
    */
-  constructor(realRoot, { logger, cacheBytes }) {
+  constructor(realRoot, { logger, cacheBytes = 64 * 1024 * 1024, cache }) {
     super();
     this.#root = realRoot;
     this.#logger = logger;
-    this.#cacheBytes = cacheBytes;
-    this.#cache = new LRUCache({ maxSize: Math.max(1, cacheBytes), sizeCalculation: pageBytes });
+    this.#cache = cache ?? createByteCache(cacheBytes);
     const file = path.join(realRoot, MANIFEST_NAME);
     let text;
     try {
@@ -143,7 +139,8 @@ export class PageStore extends EventEmitter {
     } else {
       this.#logger.info?.(`manifest placeholderMode is '${manifest.mode}': pages are served as they are (for nginx SSI / ESI in front)`);
     }
-    this.#cache.clear();
+    // Drop the pages of the previous manifest (plain files stay: they check their own stat).
+    for (const key of [...this.#cache.keys()]) if (key.startsWith('p\u0000') || key.startsWith('b\u0000')) this.#cache.delete(key);
     this.#loading.clear();
     this.#generation++;
   }
@@ -176,7 +173,7 @@ export class PageStore extends EventEmitter {
    * @returns {PreparedPage | Promise<PreparedPage | null>}
    */
   get(meta) {
-    const cached = this.#cache.get(meta.key);
+    const cached = /** @type {PreparedPage | undefined} */ (this.#cache.get(`p\u0000${meta.key}`));
     if (cached) return cached;
     let pending = this.#loading.get(meta.key);
     if (!pending) {
@@ -204,16 +201,37 @@ export class PageStore extends EventEmitter {
    */
   deflated(page) {
     if (!page.deflated) {
-      page.deflated = deflateParts(page.parts);
-      // Set again so the cache counts the deflated parts too.
-      if (this.#cache.peek(page.key) === page) this.#cache.set(page.key, page);
+      page.deflated = deflateParts(page.parts).map(exact);
+      page.bytes = page.fileBytes + page.deflated.reduce((n, b) => n + b.length, 0);
+      // So that the cache counts the deflated parts too.
+      recount(this.#cache, `p\u0000${page.key}`, page);
     }
     return page.deflated;
   }
 
+  /**
+   * A cached brotli body of a filled page, by its ETag.
+   * @param {PreparedPage} page
+   * @param {string} etag
+   * @returns {Buffer | undefined}
+   */
+  brotliBody(page, etag) {
+    const entry = /** @type {{ bytes: number, body: Buffer } | undefined} */ (this.#cache.get(`b\u0000${page.key}\u0000${etag}`));
+    return entry?.body;
+  }
+
+  /**
+   * @param {PreparedPage} page
+   * @param {string} etag
+   * @param {Buffer} body
+   */
+  rememberBrotli(page, etag, body) {
+    if (page.generation === this.#generation) this.#cache.set(`b\u0000${page.key}\u0000${etag}`, /** @type {import('./byte-cache.js').Sized} */ ({ bytes: body.length + etag.length + 64, body: exact(body) }));
+  }
+
   /** @param {PreparedPage} page */
   #remember(page) {
-    this.#cache.set(page.key, page);
+    this.#cache.set(`p\u0000${page.key}`, page);
   }
 
   /**
@@ -242,32 +260,11 @@ export class PageStore extends EventEmitter {
       contentType,
       asciiOnly: !isUtf8Type(contentType),
       bytes: buf.length,
+      fileBytes: buf.length,
+      tag: crypto.createHash('sha256').update(buf).digest('base64url').slice(0, 16),
+      generation: this.#generation,
       deflated: null,
     };
-  }
-
-  /**
-   * Loads pages into the cache until it is full, a few at a time. Resolves
-   * when done (never rejects).
-   * @param {{ concurrency?: number }} [options]
-   */
-  async preload({ concurrency = 8 } = {}) {
-    const generation = this.#generation;
-    // The pages that fit the cache's budget, in manifest order.
-    /** @type {PageMeta[]} */
-    const wanted = [];
-    let budget = this.#cacheBytes;
-    for (const meta of this.#fillable.values()) {
-      if (meta.bytes !== null) {
-        if (budget - meta.bytes < 0) break;
-        budget -= meta.bytes;
-      }
-      wanted.push(meta);
-    }
-    const limit = pLimit(concurrency);
-    await Promise.all(wanted.map((meta) => limit(async () => {
-      if (generation === this.#generation) await this.get(meta);
-    })));
   }
 
   /**

@@ -3,8 +3,10 @@
  * Request paths -> files, without escaping the served directory.
  *
  * `parseRequestTarget` is a pure function (tested with a table of hostile
- * inputs): it decodes the path exactly once and rejects what no file name in
- * a static tree needs: absolute-form targets, backslashes, encoded slashes,
+ * inputs): it takes origin-form (`/path?q`) and absolute-form
+ * (`http://host/path?q`, RFC 9112 §3.2.2: the host is ignored, the path gets
+ * the same checks) targets, decodes the path exactly once and rejects what no
+ * file name in a static tree needs: other forms, backslashes, encoded slashes,
  * NUL and control characters, `..` segments, and hidden (dot) segments other
  * than `.well-known`. `resolveInside` then checks the joined path, and the
  * real path after symlinks, against the real root.
@@ -20,14 +22,21 @@ import path from 'node:path';
  */
 
 const MAX_SEGMENT = 255;
+/** `http://authority` then the rest (path, query): the authority has no userinfo, slash, space or control. */
+ 
+const ABSOLUTE_FORM = /^https?:\/\/[^/?#@\\\s\u0000-\u001f\u007f]+((?:[/?#]).*)?$/is;
 
 /**
  * @param {string | undefined} url the request target as received (req.url)
  * @returns {ParsedTarget | RejectedTarget}
  */
 export function parseRequestTarget(url) {
+  if (typeof url === 'string' && url.charCodeAt(0) !== 47 /* / */) {
+    const absolute = ABSOLUTE_FORM.exec(url);
+    if (absolute) url = absolute[1] === undefined || absolute[1] === '' || absolute[1].charCodeAt(0) !== 47 ? `/${absolute[1] ?? ''}` : absolute[1];
+  }
   if (typeof url !== 'string' || url.charCodeAt(0) !== 47 /* / */) {
-    return { ok: false, status: 400, reason: 'request target must be a path (origin-form)' };
+    return { ok: false, status: 400, reason: 'request target must be a path (origin-form) or an absolute http(s) URL' };
   }
   let end = url.length;
   const q = url.indexOf('?');

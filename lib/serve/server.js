@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * createServer(options): a node:http server around the price filter, with
- * bounded header sizes and timeouts so a slow client cannot hold a socket.
+ * bounded header sizes and timeouts so a slow client cannot hold a socket,
+ * and `drain()` for a graceful stop.
  * runServeCommand(dir, opts, io): what `prerender serve` runs.
  */
 import http from 'node:http';
@@ -11,7 +12,7 @@ import { UsageError } from '../errors.js';
 
 /**
  * @typedef {import('./filter.js').PriceFilter} PriceFilter
- * @typedef {http.Server & { priceFilter: PriceFilter }} PrerenderServer
+ * @typedef {http.Server & { priceFilter: PriceFilter, inFlight: () => number, drain: (timeoutMs?: number) => Promise<{ cut: number }> }} PrerenderServer
  */
 
 /**
@@ -29,8 +30,22 @@ export function createServer(input) {
       keepAliveTimeout: o.keepAliveTimeoutMs,
       connectionsCheckingInterval: Math.min(1000, o.headersTimeoutMs),
     },
-    (req, res) => filter(req, res),
+    (req, res) => {
+      inFlight.add(res);
+      res.once('close', () => {
+        inFlight.delete(res);
+        if (draining && inFlight.size === 0) idle?.();
+      });
+      // While draining, each answer ends its connection.
+      if (draining) res.setHeader('Connection', 'close');
+      filter(req, res);
+    },
   );
+  /** @type {Set<http.ServerResponse>} */
+  const inFlight = new Set();
+  let draining = false;
+  /** @type {(() => void) | null} */
+  let idle = null;
   server.setTimeout(o.socketTimeoutMs, (socket) => socket.destroy());
   server.on('clientError', (error, socket) => {
     const code = /** @type {{ code?: string }} */ (error).code;
@@ -41,7 +56,48 @@ export function createServer(input) {
     socket.destroy();
   });
   server.on('close', () => void filter.close());
-  return Object.assign(server, { priceFilter: filter });
+
+  /**
+   * Graceful stop: no new connections, idle keep-alive connections closed,
+   * requests in flight answered (their connections closed after), for at
+   * most `timeoutMs`; then every connection is closed and the server too.
+   * Resolves with how many requests were cut at the deadline.
+   * @param {number} [timeoutMs]
+   */
+  async function drain(timeoutMs = o.drainTimeoutMs) {
+    draining = true;
+    // Answers not yet started end their connection too.
+    for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+    const closed = new Promise((resolve) => server.close(() => resolve(undefined)));
+    server.closeIdleConnections();
+    // A keep-alive connection becomes idle once its answer is out: close those as they come.
+    const sweep = setInterval(() => server.closeIdleConnections(), 25);
+    let cut = 0;
+    try {
+      if (inFlight.size > 0) {
+        /** @type {NodeJS.Timeout | undefined} */
+        let timer;
+        await Promise.race([
+          new Promise((resolve) => {
+            idle = () => resolve(undefined);
+          }),
+          new Promise((resolve) => {
+            timer = setTimeout(resolve, timeoutMs);
+          }),
+        ]);
+        clearTimeout(timer);
+        cut = inFlight.size;
+      }
+    } finally {
+      clearInterval(sweep);
+      server.closeAllConnections();
+    }
+    await closed;
+    await filter.close();
+    return { cut };
+  }
+
+  return Object.assign(server, { priceFilter: filter, inFlight: () => inFlight.size, drain });
 }
 
 /**
@@ -78,10 +134,10 @@ export async function runServeCommand(dir, opts, io) {
   } else {
     await new Promise(() => {}); // serve until the process ends
   }
-  await new Promise((resolve) => {
-    server.close(() => resolve(undefined));
-    server.closeAllConnections();
-  });
-  await server.priceFilter.close();
+  const waiting = server.inFlight();
+  logger.info(`stopping: no new connections; ${waiting === 0 ? 'no request in flight' : `waiting up to ${server.priceFilter.options.drainTimeoutMs} ms for ${waiting} request(s) in flight`} (a second signal quits at once)`);
+  const { cut } = await server.drain();
+  if (cut > 0) logger.warn(`--drain-timeout reached: ${cut} request(s) still in flight were cut`);
+  else logger.info('stopped');
 }
 

@@ -13,7 +13,7 @@ import { encodePath, joinInside, realInside } from './paths.js';
 
 /**
  * @typedef {import('./paths.js').ParsedTarget} ParsedTarget
- * @typedef {{ realRoot: string, contentType(key: string): string, cacheControl: string }} StaticOptions
+ * @typedef {{ realRoot: string, contentType(key: string): string, cacheControl: string, files?: import('./files.js').FileCache }} StaticOptions
  */
 
 /**
@@ -61,6 +61,15 @@ export async function serveStatic(req, res, target, options) {
   if (!real) return 'not-found';
 
   const type = options.contentType(key);
+  // A file small enough goes into the hot-file cache (compressed once) and is served from there.
+  if (options.files && req.headers.range === undefined) {
+    const requestKey = target.dir || target.path === '' ? `${target.path}/` : target.path;
+    const entry = await options.files.load(requestKey, abs, real, st, type);
+    if (entry) {
+      if (!res.destroyed) options.files.send(req, res, entry, requestKey);
+      return 'served';
+    }
+  }
   /** @type {Record<string, string | number>} */
   const headers = {
     'Content-Type': type,

@@ -1,0 +1,88 @@
+// @ts-check
+/**
+ * A circuit breaker for the price endpoint. Closed: every lookup may go.
+ * After `threshold` endpoint errors in a row (5xx, refused, reset, timeout of
+ * a request that was sent) it opens for `cooldownMs`: lookups get their
+ * cached or fallback price at once. Then it half-opens: exactly one request
+ * (the probe) goes; its success closes the breaker, its failure opens it
+ * again. Each transition is logged once. A lookup that waited too long for a
+ * connection (local overload) is not an endpoint error and never counts.
+ */
+
+/** @typedef {{ warn(message: string): void, info?(message: string): void }} Logger */
+/** @typedef {'closed' | 'open' | 'half-open'} BreakerState */
+
+export class Breaker {
+  /** @type {BreakerState} */
+  state = 'closed';
+  #failures = 0;
+  #openUntil = 0;
+  #probing = false;
+  #options;
+
+  /**
+   * @param {{ threshold: number, cooldownMs: number, now: () => number, logger?: Logger, name: string, onChange?: (state: BreakerState) => void }} options
+   */
+  constructor(options) {
+    this.#options = options;
+  }
+
+  /** Would a request be refused now (open and cooling down, or the probe is out)? No side effect. */
+  blocked() {
+    if (this.state === 'open') return this.#options.now() < this.#openUntil;
+    return this.state === 'half-open' && this.#probing;
+  }
+
+  /**
+   * May a request go now? 'yes', 'probe' (the one half-open request: report
+   * its outcome), or 'no'.
+   * @returns {'yes' | 'probe' | 'no'}
+   */
+  allow() {
+    if (this.state === 'closed') return 'yes';
+    if (this.state === 'open') {
+      if (this.#options.now() < this.#openUntil) return 'no';
+      this.#set('half-open', `prices: ${this.#options.name}: circuit half-open, sending one probe request`);
+    }
+    if (this.#probing) return 'no';
+    this.#probing = true;
+    return 'probe';
+  }
+
+  /** The endpoint answered (any answer that is not an endpoint error). */
+  success() {
+    this.#failures = 0;
+    this.#probing = false;
+    if (this.state !== 'closed') this.#set('closed', `prices: ${this.#options.name}: circuit closed, the endpoint answers again`);
+  }
+
+  /**
+   * An endpoint error (5xx, refused, reset, timeout of a sent request).
+   * @param {string} reason
+   */
+  failure(reason) {
+    this.#probing = false;
+    this.#failures++;
+    if (this.state === 'half-open' || (this.state === 'closed' && this.#failures >= this.#options.threshold)) {
+      this.#openUntil = this.#options.now() + this.#options.cooldownMs;
+      const why = this.state === 'half-open' ? 'the probe failed' : `${this.#failures} endpoint errors in a row`;
+      this.#set('open', `prices: ${this.#options.name}: circuit open (${why}, last: ${reason}); cached prices or the fallback for ${this.#options.cooldownMs} ms`);
+    }
+  }
+
+  /** A probe that could not be sent (overload, close): let another one try. */
+  release() {
+    this.#probing = false;
+  }
+
+  /**
+   * @param {BreakerState} state
+   * @param {string} message
+   */
+  #set(state, message) {
+    this.state = state;
+    if (state === 'closed') this.#options.logger?.info?.(message);
+    else this.#options.logger?.warn(message);
+    this.#options.onChange?.(state);
+  }
+}

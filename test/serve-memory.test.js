@@ -1,0 +1,101 @@
+// @ts-check
+/**
+ * The memory bound of `prerender serve` (issue 12, defect 3): pages load
+ * lazily; every cached variant (identity, gzip, br, plain files) counts
+ * against one byte budget, and what the cache counts is what it holds; the
+ * real process stays under budget + 150 MB on a generated tree larger than
+ * the budget, after identity, gzip and br traffic. (The 200,000-page figure
+ * is in bench/serve-bench.js --memory.)
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer } from '../lib/serve/index.js';
+import { memoryOf } from '../bench/lib/proc.js';
+import { requestAll, treeBytes, writeLargeTree } from '../fixtures/serve/load.js';
+import { closeServer, listen, waitFor } from '../fixtures/serve/http.js';
+import { BIN } from './helpers/cli.js';
+
+const MiB = 1024 * 1024;
+/** @type {string} */
+let dir;
+/** @type {{ filled: string[], plain: string[] }} */
+let targets;
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prerender-serve-mem-'));
+  targets = writeLargeTree(dir, { pages: 2000, plain: 500, size: 15_000 });
+  fs.writeFileSync(path.join(dir, '..', `${path.basename(dir)}-prices.json`), JSON.stringify({ 'SKU-1': { '*': '$1' } }));
+});
+afterAll(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.rmSync(path.join(dir, '..', `${path.basename(dir)}-prices.json`), { force: true });
+});
+
+/**
+ * Bytes really held by a set of buffers: each backing store once.
+ * @param {Iterable<Buffer>} buffers
+ */
+function retained(buffers) {
+  const seen = new Set();
+  let total = 0;
+  for (const b of buffers) {
+    if (seen.has(b.buffer)) continue;
+    seen.add(b.buffer);
+    total += b.buffer.byteLength;
+  }
+  return total;
+}
+
+describe('serve memory', () => {
+  it('loads nothing at start, and what the one budget counts is what the cache holds (identity, gzip, br, plain files)', async () => {
+    const budget = 4 * MiB;
+    const server = createServer({ root: dir, prices: { 'SKU-1': { '*': '$1' } }, pageCacheBytes: budget, watch: false, logger: { warn: () => {} } });
+    const port = await listen(server);
+    try {
+      const cache = server.priceFilter.cache;
+      expect(cache.size).toBe(0); // lazy: nothing read before the first request
+      const some = [...targets.filled.slice(0, 400), ...targets.plain.slice(0, 100)];
+      for (const encoding of ['br', '', 'gzip']) expect(await requestAll(port, some, { encodings: [encoding] })).toBe(0);
+      expect(cache.calculatedSize).toBeLessThanOrEqual(budget);
+      expect(cache.calculatedSize).toBeGreaterThan(budget / 2);
+      /** @type {Buffer[]} */
+      const held = [];
+      for (const entry of /** @type {any[]} */ ([...cache.values()])) {
+        if (entry.parts) held.push(...entry.parts, ...(entry.deflated ?? []));
+        if (entry.identity) held.push(entry.identity.body, ...(entry.gzip ? [entry.gzip.body] : []), ...(entry.br ? [entry.br.body] : []));
+        if (entry.body) held.push(entry.body);
+      }
+      // Every entry is counted at its present size (deflated parts and compressed forms added after it was cached too).
+      expect([...cache.values()].reduce((n, e) => n + e.bytes, 0)).toBe(cache.calculatedSize);
+      expect(/** @type {any[]} */ ([...cache.values()]).some((e) => e.deflated)).toBe(true);
+      // Buffers that are views into larger allocations would hold more than is counted.
+      expect(retained(held)).toBeLessThanOrEqual(cache.calculatedSize * 1.05 + 64 * 1024);
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  it('the real process stays under budget + 150 MB on a tree larger than the budget, after gzip, br and identity traffic', async () => {
+    const budget = 16 * MiB;
+    expect(treeBytes(dir)).toBeGreaterThan(2 * budget);
+    const child = spawn(process.execPath, [BIN, 'serve', dir, '--port', '0', '--cache-bytes', '16m', '--prices', path.join(dir, '..', `${path.basename(dir)}-prices.json`)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.resume();
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      const port = await waitFor(() => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1] ?? 0), { timeoutMs: 10_000, what: 'the server' });
+      const all = [...targets.filled, ...targets.plain];
+      for (const encoding of ['gzip', 'br', '']) expect(await requestAll(port, all, { encodings: [encoding], headers: { cookie: 'zip=10001' } })).toBe(0);
+      const memory = memoryOf(/** @type {number} */ (child.pid));
+      expect(memory).not.toBe(null);
+      expect(/** @type {{ hwmKB: number }} */ (memory).hwmKB * 1024).toBeLessThan(budget + 150 * MiB);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+});

@@ -1,0 +1,149 @@
+// @ts-check
+/**
+ * Graceful shutdown of the real `prerender serve` process (issue 12, defect
+ * 2): on SIGTERM a request waiting for its price completes; new connections
+ * are refused; the process exits 0. --drain-timeout bounds the wait; a second
+ * signal exits at once.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { benchPrice, startPriceEndpoint } from '../fixtures/price-endpoint.js';
+import { waitFor } from '../fixtures/serve/http.js';
+import { buildServeTree } from '../fixtures/serve/tree.js';
+import { BIN } from './helpers/cli.js';
+
+/** @type {string} */
+let dir;
+/** @type {(() => Promise<unknown>)[]} */
+let cleanups;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prerender-serve-stop-'));
+  cleanups = [];
+});
+afterEach(async () => {
+  for (const c of cleanups.reverse()) await c();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * Starts the real bin; resolves once it listens.
+ * @param {string[]} args
+ */
+async function startServe(args) {
+  const out = path.join(dir, 'out');
+  if (!fs.existsSync(out)) {
+    fs.mkdirSync(out);
+    buildServeTree(out);
+  }
+  const child = spawn(process.execPath, [BIN, 'serve', out, '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => (stdout += c));
+  child.stderr.on('data', (c) => (stderr += c));
+  /** @type {Promise<number | null>} */
+  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
+  const port = await waitFor(() => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1] ?? 0), { timeoutMs: 10_000, what: 'the server to listen' });
+  return { child, port, exited, stderr: () => stderr };
+}
+
+/**
+ * A GET on its own keep-alive connection; resolves with the status and body or the error.
+ * @param {number} port
+ * @param {string} target
+ * @returns {Promise<{ status: number, body: string, headers: http.IncomingHttpHeaders } | { error: NodeJS.ErrnoException }>}
+ */
+function get(port, target) {
+  return new Promise((resolve) => {
+    const agent = new http.Agent({ keepAlive: true });
+    const req = http.get({ host: '127.0.0.1', port, path: target, agent }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (body += c));
+      res.on('end', () => {
+        agent.destroy();
+        resolve({ status: /** @type {number} */ (res.statusCode), body, headers: res.headers });
+      });
+      res.on('error', (error) => resolve({ error }));
+    });
+    req.on('error', (error) => {
+      agent.destroy();
+      resolve({ error });
+    });
+  });
+}
+
+async function slowEndpoint(delayMs = 200) {
+  const endpoint = await startPriceEndpoint({ prices: benchPrice, delayMs });
+  cleanups.push(() => endpoint.close());
+  return endpoint;
+}
+
+describe('prerender serve: graceful shutdown', () => {
+  it('on SIGTERM, a request waiting for its price completes with it, new connections are refused, and the process exits 0', async () => {
+    const endpoint = await slowEndpoint(250);
+    const { child, port, exited, stderr } = await startServe(['--prices', endpoint.template]);
+    // product1 has SKU-1; the endpoint's bench prices answer "$1.99 (10001)"
+    const pending = get(port, '/st/product1.htm?zip=10001');
+    await waitFor(() => endpoint.hits.total >= 1, { what: 'the price lookup' });
+    child.kill('SIGTERM');
+    await waitFor(() => /stopping/.test(stderr()), { what: 'the stop message' });
+    const refused = await get(port, '/infodir/');
+    expect('error' in refused && refused.error.code).toBe('ECONNREFUSED');
+    const answer = await pending;
+    expect('status' in answer && answer.status).toBe(200);
+    expect('body' in answer && answer.body).toContain('$1.99 (10001)');
+    expect('headers' in answer && answer.headers.connection).toBe('close');
+    expect(await exited).toBe(0);
+    expect(stderr()).toMatch(/waiting up to 10000 ms for 1 request\(s\) in flight/);
+  });
+
+  it('--drain-timeout bounds the wait: the request still in flight is cut and the process exits 0', async () => {
+    const endpoint = await slowEndpoint(250);
+    const { child, port, exited, stderr } = await startServe(['--prices', endpoint.template, '--drain-timeout', '50']);
+    const pending = get(port, '/st/product1.htm?zip=10001');
+    await waitFor(() => endpoint.hits.total >= 1, { what: 'the price lookup' });
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect('error' in (await pending)).toBe(true);
+    expect(stderr()).toMatch(/--drain-timeout reached: 1 request\(s\) still in flight were cut/);
+  });
+
+  it('a second signal exits at once', async () => {
+    const endpoint = await slowEndpoint(250);
+    const { child, port, exited, stderr } = await startServe(['--prices', endpoint.template]);
+    const pending = get(port, '/st/product1.htm?zip=10001');
+    await waitFor(() => endpoint.hits.total >= 1, { what: 'the price lookup' });
+    child.kill('SIGINT');
+    await waitFor(() => /stopping/.test(stderr()), { what: 'the stop message' });
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect('error' in (await pending)).toBe(true);
+  });
+
+  it('idle keep-alive connections do not hold the stop', async () => {
+    const { child, port, exited } = await startServe(['--drain-timeout', '20000']);
+    const agent = new http.Agent({ keepAlive: true });
+    cleanups.push(async () => agent.destroy());
+    const status = await new Promise((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port, path: '/infodir/', agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      }).on('error', reject);
+    });
+    expect(status).toBe(200);
+    const started = performance.now();
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+});
