@@ -157,6 +157,8 @@ match its manifest or the release failed its check (current untouched); 2 usage.
     .requiredOption('--to <dir>', 'the web root\'s directory, an ssh:// target, or a configured target name')
     .option('--release <id>', 'the release to switch to (see "prerender releases")')
     .option('--json', 'print the result as JSON')
+    .option('--ssh-key <file>', 'identity file, for an ssh target')
+    .option('--ssh-option <option...>', 'extra ssh -o option, "Key=value", for an ssh target')
     .addOption(configOption())
     .action(async (flags) => {
       try {
@@ -173,6 +175,8 @@ match its manifest or the release failed its check (current untouched); 2 usage.
     .description('list the releases of a target with their time and page count, and which is current')
     .requiredOption('--to <dir>', 'the web root\'s directory, an ssh:// target, or a configured target name')
     .option('--json', 'print the list as JSON')
+    .option('--ssh-key <file>', 'identity file, for an ssh target')
+    .option('--ssh-option <option...>', 'extra ssh -o option, "Key=value", for an ssh target')
     .addOption(configOption())
     .action(async (flags) => {
       try {

@@ -146,7 +146,10 @@ export class SshTarget {
   async startMaster() {
     this.controlDir = await mkdtemp(path.join(os.tmpdir(), 'prerender-ssh-'));
     const socket = path.join(this.controlDir, 'cm');
-    const master = spawn(this.options.ssh ?? 'ssh', [...this.baseArgs(), '-M', '-N', '-o', 'ControlPersist=no', '-S', socket, '--', this.destination], { stdio: ['ignore', 'ignore', 'pipe'] });
+    // The master's remote command reads its stdin, which only we hold: if this
+    // process dies (even by SIGKILL) the pipe closes and the master ends.
+    const master = spawn(this.options.ssh ?? 'ssh', [...this.baseArgs(), '-M', '-o', 'ControlPersist=no', '-S', socket, '--', this.destination, 'cat >/dev/null'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    master.stdin?.on('error', () => {}); // gone: its exit says why
     this.master = master;
     let stderr = '';
     master.stderr?.on('data', (chunk) => { stderr = (stderr + chunk).slice(-4000); });
@@ -324,8 +327,10 @@ export class SshTarget {
     if (this.master && this.master.exitCode === null && this.master.signalCode === null) {
       const master = this.master;
       const gone = new Promise((resolve) => master.once('exit', resolve));
-      master.kill('SIGTERM');
+      master.stdin?.end();
+      const timer = setTimeout(() => master.kill('SIGTERM'), 5000);
       await gone;
+      clearTimeout(timer);
     }
     if (this.controlDir) await rm(this.controlDir, { recursive: true, force: true });
   }
