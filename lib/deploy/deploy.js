@@ -93,28 +93,30 @@ export async function deploy(out, names, options = {}) {
       churn: null, sent: { files: 0, bytes: 0 }, verify: null, pruned: [], durationMs: 0,
     }));
 
+    /** @type {Map<DeployTarget, string[]>} releases each target drops when it switches */
+    const planned = new Map();
     /**
      * @param {DeployTarget} target
      * @param {TargetResult} result
      */
     const switchAndPrune = async (target, result) => {
-      await target.switchTo(id);
+      const prune = planned.get(target) ?? [];
+      await target.switchTo(id, prune);
       result.status = 'switched';
       result.current = id;
-      const { releases, current } = await target.state();
-      result.pruned = toPrune(releases.map((release) => release.id), keep, [current, id]);
-      await target.remove(result.pruned);
+      result.pruned = prune;
     };
 
     await Promise.all(targets.map(async (target, index) => {
       const result = results[index];
       const t0 = Date.now();
       try {
-        const { current, releases } = await target.state();
+        const { current, releases, currentFiles: previousFiles } = await target.state(true);
         result.previous = current;
         result.current = current;
         const previousHeader = releases.find((release) => release.id === current);
-        const previousFiles = current && previousHeader ? await target.previousFiles(current) : null;
+        // Removed with the switch: the oldest beyond --keep, counting the new one.
+        planned.set(target, toPrune([...new Set([...releases.map((release) => release.id), id])], keep, [id]));
         const diff = diffFiles(source.files, previousFiles);
         result.churn = diff.churn;
         if (options.dryRun) {

@@ -60,8 +60,11 @@ export class LocalTarget {
     }
   }
 
-  /** @returns {Promise<{ current: string | null, releases: ReleaseInfo[] }>} */
-  async state() {
+  /**
+   * @param {boolean} [withFiles] also the current release's file list
+   * @returns {Promise<import('./targets.js').TargetState>}
+   */
+  async state(withFiles = false) {
     const current = await this.currentId();
     /** @type {string[]} */
     let names = [];
@@ -88,7 +91,8 @@ export class LocalTarget {
       }
     }
     releases.sort((a, b) => (a.id < b.id ? -1 : 1));
-    return { current, releases };
+    const currentFiles = withFiles && current && releases.some((release) => release.current) ? await this.previousFiles(current) : null;
+    return { current, releases, currentFiles };
   }
 
   /** @param {string} id */
@@ -198,29 +202,23 @@ export class LocalTarget {
   }
 
   /**
-   * Point `current` at releases/ID: a new link, renamed over the old one.
+   * Point `current` at releases/ID: a new link, renamed over the old one;
+   * then remove the releases in `prune` (never the current one).
    * @param {string} id
+   * @param {string[]} [prune]
    */
-  async switchTo(id) {
+  async switchTo(id, prune = []) {
     const { releases } = await this.state();
     if (!releases.some((release) => release.id === id)) throw new DeployError(`no complete release ${id} in ${this.releasesPath()}`, { code: 'DEPLOY_NO_RELEASE' });
-    await this.currentId(); // refuses a "current" that is a real directory
     const next = path.join(this.dir, `.${CURRENT}.${process.pid}.${id}`);
     await rm(next, { force: true });
     await symlink(`${RELEASES}/${id}`, next);
     await rename(next, path.join(this.dir, CURRENT));
-  }
-
-  /**
-   * @param {string[]} ids releases to remove (never the current one: checked again here)
-   */
-  async remove(ids) {
-    const current = await this.currentId();
-    for (const id of ids) {
-      if (id === current || !isReleaseId(id)) continue;
+    for (const old of prune) {
+      if (old === id || !isReleaseId(old)) continue;
       // The record first: a tree without a record is no longer a release.
-      await rm(path.join(this.releasesPath(), `${id}.json`), { force: true });
-      await rm(this.releasesPath(id), { recursive: true, force: true });
+      await rm(path.join(this.releasesPath(), `${old}.json`), { force: true });
+      await rm(this.releasesPath(old), { recursive: true, force: true });
     }
   }
 

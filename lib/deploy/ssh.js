@@ -60,7 +60,9 @@ for f in ${RELEASES}/*.json; do
   id=\${f#${RELEASES}/}; id=\${id%.json}
   [ -d "${RELEASES}/$id" ] || continue
   printf 'RELEASE '; head -n 1 "$f"
-done`;
+done
+id=\${cur##*/}
+if [ "$2" = files ] && [ -n "$id" ] && [ -f "${RELEASES}/$id.json" ]; then echo RECORD; cat -- "${RELEASES}/$id.json"; fi`;
 
 const PREPARE_SCRIPT = `
 set -e
@@ -88,18 +90,15 @@ cd -- "$1"
 if [ ! -d "${RELEASES}/$2" ] || [ ! -f "${RELEASES}/$2.json" ]; then echo "no complete release $2 in $1/${RELEASES}" >&2; exit 3; fi
 if [ -e ${CURRENT} ] && [ ! -L ${CURRENT} ]; then echo "$1/${CURRENT} is not a symbolic link: move it away" >&2; exit 4; fi
 ln -sfn -- "${RELEASES}/$2" ".${CURRENT}.tmp.$2"
-mv -T -- ".${CURRENT}.tmp.$2" ${CURRENT}`;
-
-const REMOVE_SCRIPT = `
-set -e
-cd -- "$1"
-shift
-cur=$(readlink ${CURRENT} 2>/dev/null) || cur=
+mv -T -- ".${CURRENT}.tmp.$2" ${CURRENT}
+new=$2
+shift 2
 for id in "$@"; do
-  [ "${RELEASES}/$id" = "$cur" ] && continue
+  [ "$id" = "$new" ] && continue
   rm -f -- "${RELEASES}/$id.json"
   rm -rf -- "${RELEASES}/$id"
 done`;
+
 
 /** @implements {DeployTarget} */
 export class SshTarget {
@@ -245,9 +244,14 @@ export class SshTarget {
     return result.stdout;
   }
 
-  /** @returns {Promise<{ current: string | null, releases: ReleaseInfo[] }>} */
-  async state() {
-    const out = await this.remote('reading the releases', STATE_SCRIPT, [this.spec.path]);
+  /**
+   * @param {boolean} [withFiles] also the current release's file list, in the same round trip
+   * @returns {Promise<import('./targets.js').TargetState>}
+   */
+  async state(withFiles = false) {
+    const answer = await this.remote('reading the releases', STATE_SCRIPT, [this.spec.path, withFiles ? 'files' : '']);
+    const cut = answer.indexOf('\nRECORD\n');
+    const out = cut === -1 ? answer : answer.slice(0, cut + 1);
     if (/^NOTLINK$/m.test(out)) throw new DeployError(`${this.label}: ${this.spec.path}/${CURRENT} is not a symbolic link: move it away`, { code: 'DEPLOY_CURRENT_NOT_LINK' });
     const current = idFromLink(/^CURRENT (.*)$/m.exec(out)?.[1] ?? null);
     /** @type {ReleaseInfo[]} */
@@ -261,12 +265,8 @@ export class SshTarget {
       }
     }
     releases.sort((a, b) => (a.id < b.id ? -1 : 1));
-    return { current, releases };
-  }
-
-  /** @param {string} id */
-  async previousFiles(id) {
-    return parseRecord(await this.remote('reading the previous release', `cd -- "$1" && cat -- "${RELEASES}/$2.json"`, [this.spec.path, id])).files;
+    const currentFiles = cut !== -1 && releases.some((release) => release.current) ? parseRecord(answer.slice(cut + 8)).files : null;
+    return { current, releases, currentFiles };
   }
 
   /**
@@ -312,14 +312,12 @@ export class SshTarget {
     return { sentFiles, sentBytes, verify, reused: false };
   }
 
-  /** @param {string} id */
-  async switchTo(id) {
-    await this.remote('switching current', SWITCH_SCRIPT, [this.spec.path, id]);
-  }
-
-  /** @param {string[]} ids */
-  async remove(ids) {
-    if (ids.length > 0) await this.remote('removing old releases', REMOVE_SCRIPT, [this.spec.path, ...ids]);
+  /**
+   * @param {string} id
+   * @param {string[]} [prune] releases to remove once switched (never the new current)
+   */
+  async switchTo(id, prune = []) {
+    await this.remote('switching current', SWITCH_SCRIPT, [this.spec.path, id, ...prune]);
   }
 
   async close() {

@@ -19,13 +19,14 @@ import { ConfigError, UsageError } from '../errors.js';
  *   sentFiles/sentBytes: file data that actually travelled (copied, not linked)
  * @typedef {{
  *   label: string, kind: 'local' | 'ssh',
- *   state(): Promise<{ current: string | null, releases: ReleaseInfo[] }>,
- *   previousFiles(id: string): Promise<Map<string, FileInfo>>,
+ *   state(withFiles?: boolean): Promise<TargetState>,
  *   stage(plan: StagePlan): Promise<StageResult>,
- *   switchTo(id: string): Promise<void>,
- *   remove(ids: string[]): Promise<void>,
+ *   switchTo(id: string, prune?: string[]): Promise<void>,
  *   close(): Promise<void>,
  * }} DeployTarget
+ *   state: the releases, and (withFiles) the current release's file list;
+ *   switchTo: atomic switch of current, then removal of the `prune` releases
+ * @typedef {{ current: string | null, releases: ReleaseInfo[], currentFiles: Map<string, FileInfo> | null }} TargetState
  * @typedef {{ kind: 'local', dir: string } | { kind: 'ssh', user?: string, host: string, port?: number, path: string }} TargetSpec
  * @typedef {{ url: string, sshKey?: string, sshOption?: string[] }} TargetConfig
  */

@@ -68,7 +68,7 @@ export async function startSshd(dir) {
   });
   const user = os.userInfo().username;
   return {
-    port, user, userKey, knownHosts,
+    port, user, userKey, knownHosts, pid: /** @type {number} */ (child.pid),
     /** ssh -o options the client needs: our known_hosts, checking on. */
     sshOption: [`UserKnownHostsFile=${knownHosts}`, 'GlobalKnownHostsFile=/dev/null', 'StrictHostKeyChecking=yes'],
     /** @param {string} remoteDir */
