@@ -60,7 +60,7 @@ export function addDeployCommands(program, io, setExitCode) {
       ...cli,
       keep,
       switch: cli.switch ?? fromFile.switch,
-      sshKey: sshKey === undefined ? undefined : path.resolve(cwd(), sshKey),
+      sshKey: sshKey === undefined || sshKey.startsWith('~') ? sshKey : path.resolve(cwd(), sshKey),
       sshOption: [...(fromFile.sshOption ?? []), ...(cli.sshOption ?? [])],
       targets: fromFile.targets,
       cwd: cwd(),

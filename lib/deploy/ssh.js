@@ -124,10 +124,11 @@ export class SshTarget {
 
   /** Options every ssh process gets (the master and the rest). */
   baseArgs() {
-    const args = ['-o', 'BatchMode=yes', '-o', 'ConnectTimeout=15', '-o', 'ServerAliveInterval=10', '-o', 'ServerAliveCountMax=3'];
+    // ssh keeps the first value it is given for an option: the user's come first.
+    const args = (this.options.sshOption ?? []).flatMap((option) => ['-o', option]);
+    args.push('-o', 'BatchMode=yes', '-o', 'ConnectTimeout=15', '-o', 'ServerAliveInterval=10', '-o', 'ServerAliveCountMax=3');
     if (this.spec.port) args.push('-p', String(this.spec.port));
     if (this.options.sshKey) args.push('-i', this.options.sshKey, '-o', 'IdentitiesOnly=yes');
-    for (const option of this.options.sshOption ?? []) args.push('-o', option);
     return args;
   }
 
