@@ -1,7 +1,7 @@
 // @ts-check
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
+import { readdir, readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
@@ -47,12 +47,24 @@ export function unsafeReason(file) {
   return null;
 }
 
+/** Files up to this size are read whole (one synchronous read from the page cache); larger ones are streamed. */
+const WHOLE_FILE_MAX = 4 * 1024 * 1024;
+
 /**
- * sha256 and size of a file, streamed; with `decode`, of its decompressed bytes.
+ * sha256 and size of a file; with `decode`, of its decompressed bytes.
  * @param {string} file
+ * @param {number} size from its stat
  * @param {'gzip' | 'br'} [decode]
+ * @param {number} [maxOutput] with `decode`: decompress no more than this (a bomb stops here)
  */
-async function hashFile(file, decode) {
+async function hashFile(file, size, decode, maxOutput = WHOLE_FILE_MAX) {
+  if (size <= WHOLE_FILE_MAX) {
+    // Synchronous on purpose: for small files the promise round trips cost
+    // several times the read itself.
+    let data = readFileSync(file);
+    if (decode) data = decode === 'gzip' ? zlib.gunzipSync(data, { maxOutputLength: maxOutput }) : zlib.brotliDecompressSync(data, { maxOutputLength: maxOutput });
+    return { sha256: createHash('sha256').update(data).digest('hex'), bytes: data.length };
+  }
   const hash = createHash('sha256');
   let bytes = 0;
   const sink = async (/** @type {AsyncIterable<Buffer>} */ source) => {
@@ -150,22 +162,21 @@ export async function readSource(out, options = {}) {
     const full = path.join(root, file);
     let info;
     try {
-      info = await lstat(full);
-      if (info.isSymbolicLink()) info = await stat(full);
+      info = statSync(full); // follows a link inside OUT (checked above)
     } catch {
       tree.missing.push({ file, reason: 'listed in the manifest but not in OUT' });
       return;
     }
-    const own = await hashFile(full);
+    const own = await hashFile(full, info.size);
     if (expected) {
-      const seen = decode ? await hashFile(full, decode).catch(() => null) : own;
+      const seen = decode ? await hashFile(full, Math.min(expected.bytes, WHOLE_FILE_MAX), decode, expected.bytes + 1).catch(() => null) : own;
       if (seen === null) {
         tree.changed.push({ file, reason: `does not decompress (${decode})` });
       } else if (seen.sha256 !== expected.sha256 || seen.bytes !== expected.bytes) {
         tree.changed.push({ file, reason: decode ? 'does not decompress to the page it sits beside' : `sha256 ${seen.sha256.slice(0, 12)}… (${seen.bytes} bytes), manifest says ${expected.sha256.slice(0, 12)}… (${expected.bytes} bytes)` });
       }
     }
-    tree.files.set(file, { sha256: own.sha256, bytes: own.bytes, mtimeMs: Math.trunc(info.mtimeMs) });
+    tree.files.set(file, { sha256: own.sha256, bytes: own.bytes, mtimeMs: info.mtimeMs });
     tree.checked++;
     tree.bytes += own.bytes;
   }));
