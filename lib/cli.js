@@ -9,6 +9,8 @@ import { findConfig, loadConfigFile, CONFIG_FILES } from './config.js';
 import { preview, explainUrl } from './preview.js';
 import { writeFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { addDeployCommands } from './deploy/cli.js';
+import { DEPLOY_KEYS } from './deploy/config.js';
 
 /**
  * The command line: a thin shell over the library. `run()` never exits the
@@ -150,6 +152,8 @@ finish (at most --drain-timeout), then exits 0; a second signal exits at once.`)
       setExitCode(EXIT.OK);
     });
 
+  addDeployCommands(program, io, setExitCode);
+
   return program;
 }
 
@@ -202,6 +206,7 @@ async function withConfig(roots, flags, io) {
   const { config, ...cli } = flags;
   const file = await findConfig({ cwd: io.cwd ?? process.cwd(), file: config });
   const fromFile = file ? await loadConfigFile(file) : {};
+  for (const key of DEPLOY_KEYS) delete fromFile[key]; // publish/deploy's own
   const merged = { ...fromFile, ...cli };
   if (roots.length > 0) merged.roots = roots;
   // Relative paths are relative to the working directory the CLI was given.

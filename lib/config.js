@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { ConfigError } from './errors.js';
 import { OPTION_BY_NAME, coerceOption } from './options.js';
 import { normalizeUrl } from './url.js';
+import { DEPLOY_KEYS, checkDeployKey } from './deploy/config.js';
 
 /**
  * Config files: prerender.config.js / .mjs / .json in the working directory,
@@ -90,9 +91,13 @@ export function checkConfig(values, source) {
       checked.roots = value;
       continue;
     }
+    if (DEPLOY_KEYS.includes(key)) {
+      checked[key] = checkDeployKey(key, value, source);
+      continue;
+    }
     const spec = OPTION_BY_NAME.get(key);
     if (!spec) {
-      const hint = closest(key, ['roots', ...OPTION_BY_NAME.keys()]);
+      const hint = closest(key, ['roots', ...DEPLOY_KEYS, ...OPTION_BY_NAME.keys()]);
       throw new ConfigError(`${source}: unknown key "${key}"${hint ? ` (did you mean "${hint}"?)` : ''}`);
     }
     if (value === undefined) continue;

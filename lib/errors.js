@@ -101,3 +101,19 @@ export class OutputError extends PrerenderError {
 export class LockedError extends OutputError {
   code = 'LOCKED';
 }
+
+/**
+ * A publish or deploy could not be done safely: the tree does not match its
+ * manifest, a path escapes it, a target cannot be reached or fails its
+ * post-transfer check. `current` is never switched after one.
+ */
+export class DeployError extends PrerenderError {
+  /**
+   * @param {string} message
+   * @param {{ cause?: unknown, code?: string }} [options] code: DEPLOY_SOURCE_MISMATCH, DEPLOY_UNSAFE_PATH, DEPLOY_VERIFY, DEPLOY_SSH, DEPLOY_RSYNC, DEPLOY_REMOTE, DEPLOY_NO_RELEASE, DEPLOY_CURRENT_NOT_LINK
+   */
+  constructor(message, options = {}) {
+    super(message, options);
+    this.code = options.code ?? 'DEPLOY';
+  }
+}

@@ -24,3 +24,4 @@ export { defaultFileName, headerFileName } from './naming.js';
 export { renderPlaceholder } from './placeholders.js';
 export { run } from './cli.js';
 export * from './errors.js';
+export { deploy, publish, rollback, listReleases, verify } from './deploy/deploy.js';

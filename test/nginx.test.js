@@ -127,7 +127,7 @@ describe('nginx SSI template', () => {
     port = await freePort();
     const site = edit(fs.readFileSync(path.join(ROOT, 'templates/nginx/prerender.conf'), 'utf8'), [
       ['listen 8080;', `listen 127.0.0.1:${port};`],
-      ['root /srv/prerender;', `root ${out};`],
+      ['root /srv/prerender/current;', `root ${out};`],
       ['server 127.0.0.1:9000;', `server 127.0.0.1:${endpoint.port};`],
       ['/var/cache/nginx/prerender-prices', path.join(dir, 'price-cache')],
     ]);

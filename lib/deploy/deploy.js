@@ -1,0 +1,237 @@
+// @ts-check
+import { DeployError, UsageError } from '../errors.js';
+import { diffFiles } from './diff.js';
+import { LocalTarget } from './local.js';
+import { formatRecord, releaseId, rollbackTarget, toPrune } from './release.js';
+import { assertClean, isClean, readSource } from './source.js';
+import { SshTarget } from './ssh.js';
+import { parseTarget, targetLabel } from './targets.js';
+
+/**
+ * Publish and deploy: read the tree once, then give every target the same
+ * release (its own hard links, its own transfer, its own verification) and
+ * switch `current` on all of them only once all have it (or each as soon as
+ * it is ready, with `switch: 'each'`). A target that fails keeps its current.
+ *
+ * @typedef {import('./targets.js').DeployTarget} DeployTarget
+ * @typedef {import('./targets.js').TargetConfig} TargetConfig
+ * @typedef {import('./diff.js').Churn} Churn
+ * @typedef {{
+ *   keep?: number, dryRun?: boolean, switch?: 'all' | 'each', signal?: AbortSignal,
+ *   sshKey?: string, sshOption?: string[], verify?: 'all' | 'sent',
+ *   targets?: Record<string, TargetConfig>, cwd?: string, now?: Date,
+ *   onTarget?: (result: TargetResult) => void,
+ * }} DeployOptions
+ *   targets: named targets (the config file's "targets"); verify: what the
+ *   post-transfer check of an ssh target re-hashes (default all files)
+ * @typedef {'switched' | 'ready' | 'up-to-date' | 'failed' | 'dry-run'} TargetStatus
+ *   ready: has the release, verified, but `current` was not switched (another target failed)
+ * @typedef {{
+ *   target: string, kind: 'local' | 'ssh', status: TargetStatus, previous: string | null, current: string | null,
+ *   churn: Churn | null, sent: { files: number, bytes: number }, verify: import('./targets.js').VerifyResult | null,
+ *   pruned: string[], durationMs: number, error?: { code: string, message: string },
+ *   plan?: { send: string[], remove: string[] },
+ * }} TargetResult
+ * @typedef {{
+ *   id: string, out: string, dryRun: boolean, pages: number, files: number, bytes: number,
+ *   sourceMs: number, targets: TargetResult[], ok: boolean, durationMs: number,
+ * }} DeployResult
+ */
+
+/**
+ * Make the target objects for target strings or names.
+ * @param {string[]} names
+ * @param {DeployOptions} options
+ * @returns {DeployTarget[]}
+ */
+export function openTargets(names, options = {}) {
+  if (names.length === 0) throw new UsageError('give at least one target (a directory, ssh://user@host/path, user@host:path, or a name from the config file\'s "targets")');
+  return names.map((name) => {
+    const configured = options.targets?.[name];
+    const spec = parseTarget(configured ? configured.url : name, options.cwd);
+    const label = configured ? `${name} (${targetLabel(spec)})` : targetLabel(spec);
+    if (spec.kind === 'local') return new LocalTarget(spec.dir, { name: label });
+    return new SshTarget(spec, {
+      name: label, signal: options.signal, verify: options.verify,
+      sshKey: configured?.sshKey ?? options.sshKey,
+      sshOption: [...(configured?.sshOption ?? []), ...(options.sshOption ?? [])],
+    });
+  });
+}
+
+/** @param {unknown} error */
+const errorInfo = (error) => ({
+  code: String(/** @type {{ code?: unknown }} */ (error)?.code ?? 'ERROR'),
+  message: String(/** @type {Error} */ (error)?.message ?? error),
+});
+
+/**
+ * Deploy OUT to every target.
+ * @param {string} out
+ * @param {string[]} names target strings or configured names
+ * @param {DeployOptions} [options]
+ * @returns {Promise<DeployResult>}
+ */
+export async function deploy(out, names, options = {}) {
+  const started = Date.now();
+  const keep = options.keep ?? 5;
+  if (!Number.isInteger(keep) || keep < 1) throw new UsageError(`--keep must be a whole number of at least 1, got ${JSON.stringify(options.keep)}`);
+  const targets = openTargets(names, options);
+  try {
+    const source = await readSource(out);
+    assertClean(source);
+    const id = releaseId(source.manifestSha256, options.now);
+    const header = {
+      id, createdAt: (options.now ?? new Date()).toISOString(), manifestSha256: source.manifestSha256,
+      pages: source.pages, files: source.files.size, bytes: source.bytes,
+    };
+    const record = formatRecord(header, source.files);
+
+    /** @type {TargetResult[]} */
+    const results = targets.map((target) => ({
+      target: target.label, kind: target.kind, status: /** @type {TargetStatus} */ ('failed'), previous: null, current: null,
+      churn: null, sent: { files: 0, bytes: 0 }, verify: null, pruned: [], durationMs: 0,
+    }));
+
+    /** @type {Map<DeployTarget, string[]>} releases each target drops when it switches */
+    const planned = new Map();
+    /**
+     * @param {DeployTarget} target
+     * @param {TargetResult} result
+     */
+    const switchAndPrune = async (target, result) => {
+      const prune = planned.get(target) ?? [];
+      await target.switchTo(id, prune);
+      result.status = 'switched';
+      result.current = id;
+      result.pruned = prune;
+    };
+
+    await Promise.all(targets.map(async (target, index) => {
+      const result = results[index];
+      const t0 = Date.now();
+      try {
+        const { current, releases, currentFiles: previousFiles } = await target.state(true);
+        result.previous = current;
+        result.current = current;
+        const previousHeader = releases.find((release) => release.id === current);
+        // Removed with the switch: the oldest beyond --keep, counting the new one.
+        planned.set(target, toPrune([...new Set([...releases.map((release) => release.id), id])], keep, [id]));
+        const diff = diffFiles(source.files, previousFiles);
+        result.churn = diff.churn;
+        if (options.dryRun) {
+          result.status = 'dry-run';
+          result.plan = { send: diff.send, remove: diff.remove };
+          return;
+        }
+        if (previousHeader && previousHeader.manifestSha256 === source.manifestSha256 && diff.send.length === 0 && diff.remove.length === 0) {
+          result.status = 'up-to-date';
+          result.verify = { ok: true, checked: 0, failures: [] };
+          return;
+        }
+        const staged = await target.stage({
+          id, source, diff, record, header, signal: options.signal,
+          previous: current && previousFiles ? { id: current, files: previousFiles } : null,
+        });
+        result.sent = { files: staged.sentFiles, bytes: staged.sentBytes };
+        result.verify = staged.verify;
+        if (!staged.verify.ok) {
+          const first = staged.verify.failures[0];
+          throw new DeployError(`the release failed its check on the target: ${staged.verify.failures.length} file(s), first ${first.file}: ${first.reason}`, { code: 'DEPLOY_VERIFY' });
+        }
+        result.status = 'ready';
+        if (options.switch === 'each') await switchAndPrune(target, result);
+      } catch (error) {
+        result.status = 'failed';
+        result.error = errorInfo(error);
+      } finally {
+        result.durationMs = Date.now() - t0;
+      }
+    }));
+
+    if (options.switch !== 'each' && !options.dryRun && !options.signal?.aborted) {
+      const allReady = results.every((result) => result.status === 'ready' || result.status === 'up-to-date');
+      if (allReady) {
+        await Promise.all(targets.map(async (target, index) => {
+          const result = results[index];
+          if (result.status !== 'ready') return;
+          const t0 = Date.now();
+          try {
+            await switchAndPrune(target, result);
+          } catch (error) {
+            if (/** @type {TargetStatus} */ (result.status) !== 'switched') result.status = 'failed';
+            result.error = errorInfo(error);
+          } finally {
+            result.durationMs += Date.now() - t0;
+          }
+        }));
+      }
+    }
+    for (const result of results) options.onTarget?.(result);
+    return {
+      id, out: source.out, dryRun: options.dryRun === true, pages: source.pages, files: source.files.size, bytes: source.bytes,
+      sourceMs: source.durationMs, targets: results,
+      ok: results.every((result) => ['switched', 'up-to-date', 'dry-run'].includes(result.status)),
+      durationMs: Date.now() - started,
+    };
+  } finally {
+    await Promise.all(targets.map((target) => target.close()));
+  }
+}
+
+/**
+ * Publish OUT to a local or mounted web root: `deploy` to one directory.
+ * @param {string} out
+ * @param {string} to a directory (or a configured local target's name)
+ * @param {DeployOptions} [options]
+ */
+export async function publish(out, to, options = {}) {
+  const [target] = openTargets([to], options);
+  await target.close();
+  if (target.kind !== 'local') throw new UsageError(`publish --to takes a local directory; for ${to} use "prerender deploy"`);
+  return deploy(out, [to], { ...options, switch: 'each' });
+}
+
+/**
+ * The releases of a target, oldest first.
+ * @param {string} to
+ * @param {DeployOptions} [options]
+ */
+export async function listReleases(to, options = {}) {
+  const [target] = openTargets([to], options);
+  try {
+    return { target: target.label, ...(await target.state()) };
+  } finally {
+    await target.close();
+  }
+}
+
+/**
+ * Switch `current` back: to `release`, or to the newest release older than
+ * the current one.
+ * @param {string} to
+ * @param {DeployOptions & { release?: string }} [options]
+ */
+export async function rollback(to, options = {}) {
+  const [target] = openTargets([to], options);
+  try {
+    const { current, releases } = await target.state();
+    const id = rollbackTarget(releases.map((release) => release.id), current, options.release);
+    await target.switchTo(id);
+    return { target: target.label, from: current, to: id };
+  } finally {
+    await target.close();
+  }
+}
+
+/**
+ * Re-hash every file of OUT against its manifest.
+ * @param {string} out
+ */
+export async function verify(out) {
+  const tree = await readSource(out);
+  return {
+    out: tree.out, ok: isClean(tree), pages: tree.pages, files: tree.checked, bytes: tree.bytes, durationMs: tree.durationMs,
+    missing: tree.missing, changed: tree.changed, unlisted: tree.unlisted, unsafe: tree.unsafe,
+  };
+}

@@ -1,0 +1,240 @@
+// @ts-check
+import { createHash } from 'node:crypto';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
+import { readdir, readFile, realpath } from 'node:fs/promises';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { pipeline } from 'node:stream/promises';
+import pLimit from 'p-limit';
+import { MANIFEST_NAME, parseManifest } from '../manifest/index.js';
+import { isSitemapName } from '../sitemap-writer.js';
+import { DeployError } from '../errors.js';
+
+/**
+ * The tree to publish, read once: every file the manifest lists, their
+ * precompressed siblings, the manifest itself and the sitemaps, each hashed
+ * (sha256 of its bytes) and checked against the manifest. Nothing under
+ * OUT/.prerender/ is ever part of it. `verify`, `publish` and `deploy` all
+ * start here; the targets then only copy what this found.
+ *
+ * @typedef {{ sha256: string, bytes: number, mtimeMs: number }} FileInfo
+ * @typedef {{ file: string, reason: string }} Problem
+ * @typedef {{
+ *   out: string, manifestSha256: string, pages: number,
+ *   files: Map<string, FileInfo>,
+ *   missing: Problem[], changed: Problem[], unlisted: Problem[], unsafe: Problem[],
+ *   checked: number, bytes: number, durationMs: number,
+ * }} SourceTree
+ *   files: path relative to OUT ("/" separated) -> what it holds
+ */
+
+export const STATE_DIR = '.prerender';
+const SIBLINGS = /** @type {const} */ ({ '.gz': 'gzip', '.br': 'br' });
+
+/**
+ * A manifest path that is safe to publish: relative, "/" separated, no "." or
+ * ".." segment, no empty segment, not in the state directory.
+ * @param {unknown} file
+ * @returns {string | null} what is wrong, or null
+ */
+export function unsafeReason(file) {
+  if (typeof file !== 'string' || file === '') return 'not a file name';
+  if (file.includes('\\') || file.includes('\0')) return 'has a backslash or NUL';
+  if (file.startsWith('/') || /^[A-Za-z]:/.test(file)) return 'is absolute';
+  const segments = file.split('/');
+  if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) return 'has an empty, "." or ".." segment (escapes OUT)';
+  if (segments[0] === STATE_DIR) return `is in ${STATE_DIR}/, which is never published`;
+  return null;
+}
+
+/** Files up to this size are read whole (one synchronous read from the page cache); larger ones are streamed. */
+const WHOLE_FILE_MAX = 4 * 1024 * 1024;
+
+/**
+ * sha256 and size of a file; with `decode`, of its decompressed bytes.
+ * @param {string} file
+ * @param {number} size from its stat
+ * @param {'gzip' | 'br'} [decode]
+ * @param {number} [maxOutput] with `decode`: decompress no more than this (a bomb stops here)
+ */
+async function hashFile(file, size, decode, maxOutput = WHOLE_FILE_MAX) {
+  if (size <= WHOLE_FILE_MAX) {
+    // Synchronous on purpose: for small files the promise round trips cost
+    // several times the read itself.
+    let data = readFileSync(file);
+    if (decode) data = decode === 'gzip' ? zlib.gunzipSync(data, { maxOutputLength: maxOutput }) : zlib.brotliDecompressSync(data, { maxOutputLength: maxOutput });
+    return { sha256: createHash('sha256').update(data).digest('hex'), bytes: data.length };
+  }
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const sink = async (/** @type {AsyncIterable<Buffer>} */ source) => {
+    for await (const chunk of source) {
+      hash.update(chunk);
+      bytes += chunk.length;
+    }
+  };
+  const input = createReadStream(file, { highWaterMark: 256 * 1024 });
+  if (decode) await pipeline(input, decode === 'gzip' ? zlib.createGunzip() : zlib.createBrotliDecompress(), sink);
+  else await pipeline(input, sink);
+  return { sha256: hash.digest('hex'), bytes };
+}
+
+/**
+ * Every entry under OUT (not following links), but the state directory.
+ * @param {string} out
+ */
+async function walk(out) {
+  /** @type {Set<string>} */
+  const regular = new Set();
+  /** @type {string[]} */
+  const links = [];
+  /** @type {string[]} */
+  const other = [];
+  /** @param {string} rel */
+  async function visit(rel) {
+    const entries = await readdir(path.join(out, rel), { withFileTypes: true });
+    for (const entry of entries) {
+      const child = rel === '' ? entry.name : `${rel}/${entry.name}`;
+      if (rel === '' && entry.name === STATE_DIR) continue;
+      if (entry.isDirectory()) await visit(child);
+      else if (entry.isFile()) regular.add(child);
+      else if (entry.isSymbolicLink()) links.push(child);
+      else other.push(child);
+    }
+  }
+  await visit('');
+  return { regular, links, other };
+}
+
+/**
+ * @param {string} base realpath of OUT
+ * @param {string} target
+ */
+const inside = (base, target) => target === base || target.startsWith(base + path.sep);
+
+/**
+ * Read and check the tree at OUT against its manifest.
+ * @param {string} out
+ * @param {{ concurrency?: number }} [options]
+ * @returns {Promise<SourceTree>}
+ */
+export async function readSource(out, options = {}) {
+  const started = Date.now();
+  const root = path.resolve(out);
+  let manifestText;
+  try {
+    manifestText = await readFile(path.join(root, MANIFEST_NAME));
+  } catch (error) {
+    throw new DeployError(`cannot read ${path.join(root, MANIFEST_NAME)}: ${/** @type {Error} */ (error).message}`, { cause: error });
+  }
+  const manifest = parseManifest(manifestText.toString('utf8'));
+  const manifestSha256 = createHash('sha256').update(manifestText).digest('hex');
+  const base = await realpath(root);
+  const { regular, links, other } = await walk(root);
+
+  /** @type {SourceTree} */
+  const tree = {
+    out: root, manifestSha256, pages: manifest.pages.length, files: new Map(),
+    missing: [], changed: [], unlisted: [], unsafe: [], checked: 0, bytes: 0, durationMs: 0,
+  };
+  // Links inside OUT are published as the file they lead to, if it is inside OUT.
+  /** @type {Set<string>} */
+  const viaLink = new Set();
+  for (const link of links) {
+    const target = await realpath(path.join(root, link)).catch(() => null);
+    if (target === null) tree.unsafe.push({ file: link, reason: 'is a symbolic link that leads nowhere' });
+    else if (!inside(base, target)) tree.unsafe.push({ file: link, reason: `is a symbolic link to ${target}, outside OUT` });
+    else viaLink.add(link);
+  }
+  for (const file of other) tree.unsafe.push({ file, reason: 'is not a regular file (socket, fifo, device)' });
+
+  const limit = pLimit(options.concurrency ?? 8);
+  /** @type {Set<string>} */
+  const listed = new Set([MANIFEST_NAME]);
+  /** @type {Promise<void>[]} */
+  const jobs = [];
+  /**
+   * @param {string} file
+   * @param {{ sha256: string, bytes: number } | null} expected
+   * @param {'gzip' | 'br'} [decode] a sibling: its decompressed bytes must be `expected`
+   */
+  const check = (file, expected, decode) => jobs.push(limit(async () => {
+    const full = path.join(root, file);
+    let info;
+    try {
+      info = statSync(full); // follows a link inside OUT (checked above)
+    } catch {
+      tree.missing.push({ file, reason: 'listed in the manifest but not in OUT' });
+      return;
+    }
+    const own = await hashFile(full, info.size);
+    if (expected) {
+      const seen = decode ? await hashFile(full, Math.min(expected.bytes, WHOLE_FILE_MAX), decode, expected.bytes + 1).catch(() => null) : own;
+      if (seen === null) {
+        tree.changed.push({ file, reason: `does not decompress (${decode})` });
+      } else if (seen.sha256 !== expected.sha256 || seen.bytes !== expected.bytes) {
+        tree.changed.push({ file, reason: decode ? 'does not decompress to the page it sits beside' : `sha256 ${seen.sha256.slice(0, 12)}… (${seen.bytes} bytes), manifest says ${expected.sha256.slice(0, 12)}… (${expected.bytes} bytes)` });
+      }
+    }
+    tree.files.set(file, { sha256: own.sha256, bytes: own.bytes, mtimeMs: info.mtimeMs });
+    tree.checked++;
+    tree.bytes += own.bytes;
+  }));
+
+  /** @type {Set<string>} */
+  const seenFiles = new Set();
+  for (const page of manifest.pages) {
+    const reason = unsafeReason(page.file);
+    if (reason) {
+      tree.unsafe.push({ file: String(page.file), reason: `manifest entry for ${page.url} ${reason}` });
+      continue;
+    }
+    if (seenFiles.has(page.file)) continue;
+    seenFiles.add(page.file);
+    listed.add(page.file);
+    if (!regular.has(page.file) && ![...viaLink].some((link) => page.file === link || page.file.startsWith(link + '/'))) {
+      // Maybe under a linked directory that escapes: already refused above; else missing.
+      const escapes = tree.unsafe.some((problem) => page.file === problem.file || page.file.startsWith(problem.file + '/'));
+      if (!escapes) tree.missing.push({ file: page.file, reason: `listed in the manifest (${page.url}) but not in OUT` });
+      continue;
+    }
+    check(page.file, { sha256: page.sha256, bytes: page.bytes });
+    for (const [suffix, format] of Object.entries(SIBLINGS)) {
+      const sibling = page.file + suffix;
+      if (regular.has(sibling) || viaLink.has(sibling)) {
+        listed.add(sibling);
+        check(sibling, { sha256: page.sha256, bytes: page.bytes }, format);
+      }
+    }
+  }
+  check(MANIFEST_NAME, null);
+  for (const file of [...regular, ...viaLink]) {
+    if (listed.has(file)) continue;
+    if (!file.includes('/') && isSitemapName(file)) {
+      listed.add(file);
+      check(file, null);
+      continue;
+    }
+    tree.unlisted.push({ file, reason: 'in OUT but not in the manifest' });
+  }
+  await Promise.all(jobs);
+  for (const list of [tree.missing, tree.changed, tree.unlisted, tree.unsafe]) list.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  tree.durationMs = Date.now() - started;
+  return tree;
+}
+
+/** @param {SourceTree} tree */
+export const isClean = (tree) => tree.missing.length + tree.changed.length + tree.unlisted.length + tree.unsafe.length === 0;
+
+/**
+ * Refuse a tree that does not match its manifest, before anything is sent.
+ * @param {SourceTree} tree
+ */
+export function assertClean(tree) {
+  if (isClean(tree)) return;
+  const first = [...tree.unsafe, ...tree.missing, ...tree.changed, ...tree.unlisted][0];
+  throw new DeployError(
+    `${tree.out} does not match its manifest (${tree.unsafe.length} unsafe, ${tree.missing.length} missing, ${tree.changed.length} changed, ${tree.unlisted.length} unlisted; first: ${first.file} ${first.reason}): nothing was sent. Run "prerender verify ${tree.out}" for the list`,
+    { code: tree.unsafe.length > 0 ? 'DEPLOY_UNSAFE_PATH' : 'DEPLOY_SOURCE_MISMATCH' },
+  );
+}

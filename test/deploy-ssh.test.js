@@ -1,0 +1,197 @@
+// @ts-check
+import { spawn } from 'node:child_process';
+import { lstat, mkdtemp, readFile, readdir, readlink, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deploy } from '../lib/index.js';
+import { BIN, runCli } from './helpers/cli.js';
+import { writeTree } from './helpers/deploy-tree.js';
+import { RSYNC, SSHD, startSshd } from './helpers/sshd.js';
+
+/**
+ * ssh targets against a real sshd and rsync on 127.0.0.1, started here with
+ * a throwaway host key and user key. Outside CI they are skipped when sshd or
+ * rsync is missing; in CI (CI=true) a missing one fails.
+ */
+
+const IN_CI = process.env.CI === 'true';
+const skip = (!SSHD || !RSYNC) && !IN_CI;
+if (skip) console.warn('ssh deploy tests skipped: sshd or rsync is not installed (apt-get install openssh-server rsync); in CI they run');
+const RELAY = fileURLToPath(new URL('./helpers/tcp-relay.js', import.meta.url));
+
+describe.skipIf(skip)('deploy over ssh (real sshd and rsync)', () => {
+  /** @type {string} */
+  let dir;
+  /** @type {Awaited<ReturnType<typeof startSshd>>} */
+  let sshd;
+  let n = 0;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-ssh-test-'));
+    sshd = await startSshd(path.join(dir, 'sshd'));
+  }, 30_000);
+  afterAll(async () => {
+    await sshd?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  /** A fresh OUT and remote directory per test. */
+  const fresh = () => {
+    n++;
+    return { out: path.join(dir, `out${n}`), remote: path.join(dir, `remote${n}`) };
+  };
+  const options = () => ({ sshKey: sshd.userKey, sshOption: sshd.sshOption });
+  /** @param {string} remote */
+  const currentOf = async (remote) => path.basename(await readlink(path.join(remote, 'current')));
+
+  it('deploys a release, then only what changed, with unchanged files hard-linked; known-hosts checking stays on', async () => {
+    const { out, remote } = fresh();
+    await writeTree(out, { pages: 20, gzip: true, size: 4000 });
+    const first = await deploy(out, [sshd.url(remote)], options());
+    expect(first.targets[0].error).toBeUndefined();
+    expect(first.targets[0]).toMatchObject({ status: 'switched', kind: 'ssh', verify: { ok: true } });
+    expect(first.targets[0].churn?.new.files).toBe(41);
+    expect(await currentOf(remote)).toBe(first.id);
+    expect(await readFile(path.join(remote, 'current/p/page3.html'), 'utf8')).toBe(await readFile(path.join(out, 'p/page3.html'), 'utf8'));
+    await expect(lstat(path.join(remote, 'current/.prerender'))).rejects.toThrow();
+
+    await writeTree(out, { pages: 20, gzip: true, size: 4000, generation: (i) => (i < 2 ? 2 : 1) });
+    // Files whose bytes did not change keep their times, as crawl leaves them.
+    const firstRelease = path.join(remote, 'releases', first.id);
+    for (let i = 2; i < 20; i++) {
+      for (const file of [`p/page${i}.html`, `p/page${i}.html.gz`]) {
+        const { mtime } = await stat(path.join(firstRelease, file));
+        await utimes(path.join(out, file), mtime, mtime);
+      }
+    }
+    const second = await deploy(out, [sshd.url(remote)], { ...options(), now: new Date(Date.now() + 1000) });
+    const target = second.targets[0];
+    expect(target.status).toBe('switched');
+    expect(target.churn).toMatchObject({ changed: { files: 5 }, unchanged: { files: 36 }, new: { files: 0 }, removed: { files: 0 } });
+    expect(target.sent.files).toBe(5);
+    const a = await stat(path.join(firstRelease, 'p/page9.html'));
+    const b = await stat(path.join(remote, 'releases', second.id, 'p/page9.html'));
+    expect(b.ino).toBe(a.ino);
+    expect(await currentOf(remote)).toBe(second.id);
+
+    // Without our known_hosts the host is unknown: refused, nothing switched.
+    const refused = await deploy(out, [sshd.url(remote)], { sshKey: sshd.userKey, sshOption: ['UserKnownHostsFile=/dev/null', 'GlobalKnownHostsFile=/dev/null'] });
+    expect(refused.ok).toBe(false);
+    expect(refused.targets[0].error?.message).toMatch(/Host key verification failed|cannot connect/);
+    expect(await currentOf(remote)).toBe(second.id);
+  }, 60_000);
+
+  it('--dry-run prints what would be sent, removed and switched, and sends nothing', async () => {
+    const { out, remote } = fresh();
+    await writeTree(out, { pages: 4 });
+    const cli = await runCli(['deploy', out, sshd.url(remote), '--dry-run', '--ssh-key', sshd.userKey, '--ssh-option', ...sshd.sshOption], { cwd: dir });
+    expect(cli.stderr).toBe('');
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toMatch(/would send 5 files/);
+    expect(cli.stdout).toMatch(/p\/page2\.html/);
+    expect(cli.stdout).toMatch(/would switch current from \(none\)/);
+    expect(cli.stdout).toMatch(/Nothing was sent, removed or switched/);
+    await expect(stat(remote)).rejects.toThrow(); // not even created
+  }, 30_000);
+
+  it('catches a tampered file on the target with the post-transfer --checksum check, and keeps current', async () => {
+    const { out, remote } = fresh();
+    await writeTree(out, { pages: 6, size: 2000 });
+    const first = await deploy(out, [sshd.url(remote)], options());
+    expect(first.ok).toBe(true);
+    // On the server, a file of the current release is altered, same size and time.
+    const victim = path.join(remote, 'releases', first.id, 'p/page4.html');
+    const before = await stat(victim);
+    const text = await readFile(victim, 'utf8');
+    await writeFile(victim, text.replace('next', 'NEXT'));
+    await utimes(victim, before.atime, before.mtime);
+    await writeTree(out, { pages: 6, size: 2000, generation: (i) => (i === 0 ? 2 : 1) });
+    for (let i = 1; i < 6; i++) {
+      const { mtime } = await stat(path.join(remote, 'releases', first.id, `p/page${i}.html`));
+      await utimes(path.join(out, `p/page${i}.html`), mtime, mtime);
+    }
+    const second = await deploy(out, [sshd.url(remote)], { ...options(), now: new Date(Date.now() + 1000) });
+    expect(second.ok).toBe(false);
+    expect(second.targets[0].status).toBe('failed');
+    expect(second.targets[0].verify?.failures.map((f) => f.file)).toEqual(['p/page4.html']);
+    expect(second.targets[0].error?.code).toBe('DEPLOY_VERIFY');
+    expect(await currentOf(remote)).toBe(first.id);
+    expect((await readdir(path.join(remote, 'releases'))).filter((name) => name.includes(second.id))).toEqual([]);
+  }, 60_000);
+
+  it('two targets, one cut off mid-transfer: neither switches; the summary says so; exit 1', async () => {
+    const { out, remote } = fresh();
+    const remote2 = remote + '-b';
+    await writeTree(out, { pages: 150, size: 40_000 });
+    const configDir = path.join(dir, `cfg${n}`);
+    await import('node:fs/promises').then((fs) => fs.mkdir(configDir));
+    await writeFile(path.join(configDir, 'prerender.config.json'), JSON.stringify({
+      sshKey: sshd.userKey,
+      sshOption: sshd.sshOption,
+      targets: {
+        good: sshd.url(remote),
+        flaky: { url: sshd.url(remote2), sshOption: [`ProxyCommand=${process.execPath} ${RELAY} ${sshd.port} cut=1500000`] },
+      },
+    }));
+    const cli = await runCli(['deploy', out, 'good', 'flaky', '--json'], { cwd: configDir });
+    expect(cli.code).toBe(1);
+    const result = JSON.parse(cli.stdout);
+    const good = result.targets.find((/** @type {any} */ t) => t.target.startsWith('good'));
+    const flaky = result.targets.find((/** @type {any} */ t) => t.target.startsWith('flaky'));
+    expect(flaky.status).toBe('failed');
+    expect(flaky.error.code).toMatch(/DEPLOY_RSYNC|DEPLOY_REMOTE|DEPLOY_SSH/);
+    expect(good.status).toBe('ready'); // has the release, verified, not switched
+    await expect(lstat(path.join(remote, 'current'))).rejects.toThrow();
+    await expect(lstat(path.join(remote2, 'current'))).rejects.toThrow();
+    // The flaky target got part of the files, never a release.
+    expect((await readdir(path.join(remote2, 'releases'))).some((name) => name.startsWith('.tmp-'))).toBe(true);
+
+    // --switch each: the good one switches; the flaky one still does not.
+    const each = await runCli(['deploy', out, 'good', 'flaky', '--switch', 'each'], { cwd: configDir });
+    expect(each.code).toBe(1);
+    expect(each.stdout).toMatch(/Switched: good .*; current untouched on: flaky .*\(failed\)/);
+    expect(await currentOf(remote)).toMatch(/^\d{8}T\d{6}Z-/);
+    await expect(lstat(path.join(remote2, 'current'))).rejects.toThrow();
+  }, 90_000);
+
+  it('SIGKILL during a deploy leaves current as it was; the next run cleans up and deploys', async () => {
+    const { out, remote } = fresh();
+    await writeTree(out, { pages: 3 });
+    const first = await deploy(out, [sshd.url(remote)], options());
+    expect(first.ok).toBe(true);
+    await writeTree(out, { pages: 120, size: 30_000, generation: 2 });
+    // A slow link (about 1 MB/s) so that the kill lands in the middle of the transfer.
+    const child = spawn(process.execPath, [BIN, 'deploy', out, sshd.url(remote), '--ssh-key', sshd.userKey, '--ssh-option', ...sshd.sshOption,
+      `ProxyCommand=${process.execPath} ${RELAY} ${sshd.port} rate=1000000`], { stdio: 'ignore' });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    // Wait (bounded) until the release being built holds some files.
+    let seen = false;
+    for (let i = 0; i < 1500 && !seen; i++) {
+      const names = await readdir(path.join(remote, 'releases')).catch(() => []);
+      const tmp = names.find((name) => name.startsWith('.tmp-') && !name.endsWith('.json'));
+      if (tmp) seen = (await readdir(path.join(remote, 'releases', tmp, 'p')).catch(() => [])).length > 3;
+      if (!seen) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(seen).toBe(true);
+    child.kill('SIGKILL');
+    await exited;
+    expect(await currentOf(remote)).toBe(first.id);
+
+    const again = await deploy(out, [sshd.url(remote)], { ...options(), now: new Date(Date.now() + 1000) });
+    expect(again.targets[0].error).toBeUndefined();
+    expect(again.targets[0].status).toBe('switched');
+    expect(await currentOf(remote)).toBe(again.id);
+    expect((await readdir(path.join(remote, 'releases'))).filter((name) => name.startsWith('.tmp-'))).toEqual([]);
+    const ssh = ['--ssh-key', sshd.userKey, '--ssh-option', ...sshd.sshOption];
+    const list = await runCli(['releases', '--to', sshd.url(remote), '--json', ...ssh], { cwd: dir });
+    expect(list.stderr).toBe('');
+    const listed = JSON.parse(list.stdout);
+    expect(listed.releases.map((/** @type {any} */ r) => [r.id, r.current, r.pages])).toEqual([[first.id, false, 3], [again.id, true, 120]]);
+    const back = await runCli(['rollback', '--to', sshd.url(remote), ...ssh], { cwd: dir });
+    expect(back.code).toBe(0);
+    expect(await currentOf(remote)).toBe(first.id);
+    const forth = await runCli(['rollback', '--to', sshd.url(remote), '--release', again.id, ...ssh], { cwd: dir });
+    expect(forth.code).toBe(0);
+    expect(await currentOf(remote)).toBe(again.id);
+  }, 90_000);
+});
