@@ -15,7 +15,7 @@ import { normalizeUrl } from './url.js';
  * @param {string[]} origins
  * @returns {CompiledPattern[]}
  */
-function compilePattern(pattern, origins) {
+export function compilePattern(pattern, origins) {
   if (typeof pattern !== 'string' || pattern.length === 0) {
     throw new UsageError('scope pattern must be a non-empty string');
   }

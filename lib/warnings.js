@@ -12,6 +12,8 @@ export const WARNING_CODES = Object.freeze({
   SLOT_UNCLOSED: 'a price slot element is never closed: left as it is',
   PRUNE_REFUSED: 'more pages of the last crawl are gone than --prune-max allows: no file was removed',
   STALE: 'a page failed this time (server error, timeout...): its file from the last crawl is kept, marked stale',
+  RENDER_PARTIAL: 'a rendered page did not become ready within --render-timeout; --on-render-timeout save kept its partial DOM (marked "partial" in the manifest)',
+  RENDER_STATUS: 'a rendered page has a <meta name="prerender-status-code"> that is not a status code: ignored',
   SITEMAP: 'a sitemap (or one listed in an index) could not be read, lists nothing, or lists unusable entries',
 });
 

@@ -37,6 +37,7 @@
  *   compare: string | undefined,
  *   compressed: string[] | undefined,
  *   stale: boolean,
+ *   render: import('../render/step.js').RenderInfo | undefined,
  * }} PageRecord
  *   body: the staged raw body's blob id (its sha256); scan: the blob id of
  *   its scan (links with offsets and resolved targets: the outlinks);
@@ -67,7 +68,7 @@ export function newRecord(key, kind, referrer) {
     key, kind, state: 'queued', referrers: referrer ? [referrer] : [],
     status: undefined, contentType: undefined, type: undefined, charset: undefined, etag: undefined, lastModified: undefined,
     location: undefined, via: undefined, hops: 0, wanted: undefined, file: undefined, body: undefined, scan: undefined, bytes: undefined, sha256: undefined,
-    error: undefined, change: undefined, compare: undefined, compressed: undefined, stale: false,
+    error: undefined, change: undefined, compare: undefined, compressed: undefined, stale: false, render: undefined,
   };
 }
 
