@@ -209,7 +209,7 @@ async function crawlAction(flags, io) {
   const { json, quiet, ...options } = flags;
   let crawler;
   try {
-    crawler = new Crawler({ ...options, signal: io.signal, stdin: io.stdin });
+    crawler = new Crawler({ ...options, signal: io.signal, stdin: io.stdin, env: io.env });
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError) {
       io.stderr.write(`prerender: ${error.message}\n`);
@@ -258,7 +258,7 @@ async function previewAction(flags, io) {
   }
   // preview() checks the number and says what is wrong with it.
   const limitNumber = limit === undefined ? undefined : /^\d+$/.test(String(limit)) ? Number(limit) : limit;
-  const { totals } = await preview({ ...options, limit: limitNumber, signal: io.signal, stdin: io.stdin }, {
+  const { totals } = await preview({ ...options, limit: limitNumber, signal: io.signal, stdin: io.stdin, env: io.env }, {
     onRow: (row) => write(json ? JSON.stringify({ type: 'url', ...row }) + '\n' : formatPlanRow(row)),
   });
   write(json ? JSON.stringify({ type: 'totals', ...totals }) + '\n' : formatPlanTotals(totals));

@@ -121,13 +121,18 @@ export async function renderPage(context, { url, result, settings, signal }) {
       request.continue().catch(() => {});
       return;
     }
-    if (!settings.allResources && HEAVY_TYPES.has(request.resourceType())) return abort(request, 'resource');
     let target;
     try {
       target = new URL(raw);
     } catch {
       return abort(request, 'blocked');
     }
+    // The browser's own favicon request is not the page's: dropped, not counted (it must not hold networkidle).
+    if (request.resourceType() === 'other' && target.pathname.endsWith('/favicon.ico')) {
+      request.abort('blockedbyclient').catch(() => {});
+      return;
+    }
+    if (!settings.allResources && HEAVY_TYPES.has(request.resourceType())) return abort(request, 'resource');
     if (settings.blocked(target)) return abort(request, 'blocked');
     inFlight.set(request, `${method} ${raw}`);
     clearTimeout(idleTimer);
