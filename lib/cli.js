@@ -86,8 +86,19 @@ Re-crawls: a crawl into an OUT that holds a previous crawl's state
 (OUT/.prerender/) sends conditional requests, writes only what changed,
 removes pages gone after a complete crawl, and resumes a killed crawl.
 
+Rendering (--render): pages built in the browser are rendered in headless
+Chromium (never downloaded: --browser, PUPPETEER_EXECUTABLE_PATH, CHROME_PATH,
+or chromium/chromium-browser/google-chrome on the PATH; none: exit 2). Each page
+is fetched once by prerender and handed to the browser; only GET/HEAD leave it
+(a cart POST or beacon is aborted), images/media/fonts and analytics hosts are
+aborted. A page not ready within --render-timeout is a failure naming what was
+awaited and the requests in flight (or, --on-render-timeout save, kept as
+"partial"). <meta name="prerender-status-code"> sets a page's status.
+
 Example (the XBuilder-style catalogue):
-  prerender crawl http://shop/st/dir.asp -i /st/dir.asp /st/product.asp -o out`);
+  prerender crawl http://shop/st/dir.asp -i /st/dir.asp /st/product.asp -o out
+  prerender crawl http://shop/st/dir.asp -i /st/dir.asp /st/product.asp -o out \\
+      --render --render-wait 'selector:[data-ready]'`);
   addCrawlOptions(crawlCommand);
   crawlCommand.addOption(configOption());
   crawlCommand.action(async (roots, flags) => {
