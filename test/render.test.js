@@ -218,6 +218,18 @@ describeRender('--render (real Chromium)', () => {
     expect(manifest.pages.every((p) => p.rendered === true)).toBe(true);
   }, SLOW);
 
+  it('a browser killed under a page is restarted, and the page rendered again in a fresh context', async () => {
+    let killed = 0;
+    const { out, browsers, failures } = await renderCrawl(['/st/slow.asp'], { renderWait: ['selector:#slow'] }, (crawler) => {
+      crawler.on('browser', (event) => {
+        if (killed++ === 0) setTimeout(() => process.kill(event.pid, 'SIGKILL'), 300);
+      });
+    });
+    expect(failures).toEqual([]);
+    expect(browsers.length).toBe(2);
+    expect(await read(out, 'st/slow.asp.html')).toContain('<p id="slow">slow content</p>');
+  }, SLOW);
+
   it('--render-only and --render-skip choose the pages rendered', async () => {
     const { out } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', '/st/product.asp'], renderSkip: ['/st/product.asp'] });
     const manifest = await readManifest(out);

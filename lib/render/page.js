@@ -156,6 +156,7 @@ export async function renderPage(context, { url, result, settings, signal }) {
 
   try {
     page.on('error', (error) => fail(new RendererCrashError(`the page's renderer crashed (${error.message})`)));
+    page.once('close', () => fail(new RendererCrashError('the page was closed under the render (the browser went away)')));
     page.on('request', onRequest);
     page.on('requestfinished', onDone);
     page.on('requestfailed', onDone);
