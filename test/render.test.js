@@ -202,7 +202,7 @@ describeRender('--render (real Chromium)', () => {
 
   it('a page whose script never yields fails on its timeout and does not stall the crawl', async () => {
     const { out, failures, result } = await renderCrawl(['/st/busy.asp', '/st/product.asp?SKUSetID=1', '/st/product.asp?SKUSetID=2'], {
-      include: ['/st/busy.asp', '/st/product.asp?SKUSetID=1', '/st/product.asp?SKUSetID=2'], renderTimeout: 3000, renderConcurrency: 2,
+      include: ['/st/busy.asp', '/st/product.asp?SKUSetID=1', '/st/product.asp?SKUSetID=2'], renderTimeout: 8000, renderConcurrency: 2,
     });
     expect(failures.map((f) => f.url)).toEqual([`${shop.origin}/st/busy.asp`]);
     expect(failures[0].code).toBe('RENDER_TIMEOUT');
