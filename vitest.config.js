@@ -1,12 +1,19 @@
 import { defineConfig } from 'vitest/config';
 
+const shared = {
+  pool: 'forks',
+  testTimeout: 20_000,
+  hookTimeout: 20_000,
+};
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.js'],
-    pool: 'forks',
     // Most files wait on local servers and child processes: more files than cores at once.
     maxWorkers: 4,
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
+    projects: [
+      { test: { ...shared, name: 'main', include: ['test/**/*.test.js'], exclude: ['test/render.test.js'], sequence: { groupOrder: 0 } } },
+      // Real Chromium takes both cores: its tests run after the others, not beside them.
+      { test: { ...shared, name: 'browser', include: ['test/render.test.js'], sequence: { groupOrder: 1 } } },
+    ],
   },
 });

@@ -88,8 +88,19 @@ Re-crawls: a crawl into an OUT that holds a previous crawl's state
 (OUT/.prerender/) sends conditional requests, writes only what changed,
 removes pages gone after a complete crawl, and resumes a killed crawl.
 
+Rendering (--render): pages built in the browser are rendered in headless
+Chromium (never downloaded: --browser, PUPPETEER_EXECUTABLE_PATH, CHROME_PATH,
+or chromium/chromium-browser/google-chrome on the PATH; none: exit 2). Each page
+is fetched once by prerender and handed to the browser; only GET/HEAD leave it
+(a cart POST or beacon is aborted), images/media/fonts and analytics hosts are
+aborted. A page not ready within --render-timeout is a failure naming what was
+awaited and the requests in flight (or, --on-render-timeout save, kept as
+"partial"). <meta name="prerender-status-code"> sets a page's status.
+
 Example (the XBuilder-style catalogue):
-  prerender crawl http://shop/st/dir.asp -i /st/dir.asp /st/product.asp -o out`);
+  prerender crawl http://shop/st/dir.asp -i /st/dir.asp /st/product.asp -o out
+  prerender crawl http://shop/st/dir.asp -i /st/dir.asp /st/product.asp -o out \\
+      --render --render-wait 'selector:[data-ready]'`);
   addCrawlOptions(crawlCommand);
   crawlCommand.addOption(configOption());
   crawlCommand.action(async (roots, flags) => {
@@ -242,7 +253,7 @@ async function crawlAction(flags, io) {
   const { json, quiet, ...options } = flags;
   let crawler;
   try {
-    crawler = new Crawler({ ...options, signal: io.signal, stdin: io.stdin });
+    crawler = new Crawler({ ...options, signal: io.signal, stdin: io.stdin, env: io.env });
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError) {
       io.stderr.write(`prerender: ${error.message}\n`);
@@ -295,7 +306,7 @@ async function previewAction(flags, io) {
   const limitNumber = limit === undefined ? undefined : /^\d+$/.test(String(limit)) ? Number(limit) : limit;
   /** @type {{ stop(): void } | null} */
   let progress = null;
-  const { totals } = await preview({ ...options, limit: limitNumber, signal: io.signal, stdin: io.stdin }, {
+  const { totals } = await preview({ ...options, limit: limitNumber, signal: io.signal, stdin: io.stdin, env: io.env }, {
     onRow: (row) => {
       progress?.stop(); // rows come at the end (names are final then): the line gives way to them
       progress = null;

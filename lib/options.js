@@ -36,6 +36,9 @@ const checkRegex = (item) => {
   }
 };
 
+/** @param {string} item */
+const checkRenderWait = (item) => (/^(load|domcontentloaded|networkidle)$|^(selector|event|flag):./.test(item) ? null : 'load, domcontentloaded, networkidle, selector:<css>, event:<name> or flag:<js expression>');
+
 /** @type {OptionSpec[]} */
 export const CRAWL_OPTIONS = [
   { name: 'out', flags: '-o, --out <dir>', type: 'string', default: './prerendered', description: 'output directory' },
@@ -69,6 +72,20 @@ export const CRAWL_OPTIONS = [
   { name: 'ignore', flags: '--ignore <regex...>', type: 'string[]', default: [], check: checkRegex, description: 'spans of a page to ignore when telling whether it changed since the last crawl (a "generated at" time, a session id): a page that differs only there is not written again' },
   { name: 'pruneMax', flags: '--prune-max <n|n%>', type: 'string', default: '10%', check: (item) => (/^\d+(\.\d+)?%?$/.test(item) ? null : 'a number of files or a percentage such as "10%"'), description: 'refuse to remove more files of pages gone than this (a number, or a percentage of the last crawl\'s pages)' },
   { name: 'force', flags: '--force', type: 'boolean', default: false, description: 'remove the files of pages gone even past --prune-max' },
+  { name: 'render', flags: '--render', type: 'boolean', default: false, description: 'render in-scope text/html pages in headless Chromium (fetched once by prerender, handed to the browser) and write the rendered DOM' },
+  { name: 'renderOnly', flags: '--render-only <pattern...>', type: 'string[]', default: [], check: checkPattern, description: 'with --render, render only pages matching these patterns (syntax of --include)' },
+  { name: 'renderSkip', flags: '--render-skip <pattern...>', type: 'string[]', default: [], check: checkPattern, description: 'with --render, never render pages matching these patterns (written as fetched)' },
+  { name: 'renderWait', flags: '--render-wait <cond...>', type: 'string[]', default: ['networkidle'], check: checkRenderWait, description: 'when a rendered page is ready, all must hold: load, domcontentloaded, networkidle (load fired and no request in flight for --render-idle ms), selector:<css>, event:<name> (dispatched on document), flag:<js expression>. A page that sets window.prerenderReady = false is also waited for until it is true' },
+  { name: 'renderIdle', flags: '--render-idle <ms>', type: 'integer', min: 0, max: 60_000, default: 500, description: 'quiet time that makes networkidle' },
+  { name: 'renderTimeout', flags: '--render-timeout <ms>', type: 'integer', min: 100, max: 600_000, default: 30_000, description: 'bound on a render (navigation, waiting, serialisation); past it the page fails, with what was still awaited' },
+  { name: 'onRenderTimeout', flags: '--on-render-timeout <mode>', type: 'choice', choices: ['fail', 'save'], default: 'fail', description: 'fail: a render timeout is a failed page; save: keep its partial DOM, marked "partial" in the manifest' },
+  { name: 'renderScripts', flags: '--render-scripts <mode>', type: 'choice', choices: ['keep', 'strip'], default: 'keep', description: 'keep the scripts in the rendered page, or strip executable ones (JSON-LD and other data scripts stay)' },
+  { name: 'renderResources', flags: '--render-resources <mode>', type: 'choice', choices: ['dom', 'all'], default: 'dom', description: 'dom: abort images, media and fonts (they do not change the DOM); all: let them load' },
+  { name: 'renderBlock', flags: '--render-block <pattern...>', type: 'string[]', default: [], description: 'more requests to abort while rendering: a host (and its subdomains), or a URL prefix ("*" wildcards; "/path" on any origin)' },
+  { name: 'renderBlockDefaults', flags: '--render-block-defaults', type: 'boolean', default: true, description: 'abort requests to the built-in list of analytics and ads hosts (on by default)' },
+  { name: 'renderConcurrency', flags: '--render-concurrency <n>', type: 'integer', min: 1, max: 64, default: 8, description: 'pages rendered at once (independent of --concurrency)' },
+  { name: 'renderRecycle', flags: '--render-recycle <n>', type: 'integer', min: 1, default: 200, description: 'restart the browser after n pages (bounds its memory)' },
+  { name: 'browser', flags: '--browser <path>', type: 'string', description: 'Chromium or Chrome to render with (default: PUPPETEER_EXECUTABLE_PATH, CHROME_PATH, then chromium, chromium-browser, google-chrome on the PATH); never downloaded' },
   { name: 'json', flags: '--json', type: 'boolean', default: false, description: 'print a machine-readable summary on stdout', cliOnly: true },
   { name: 'quiet', flags: '-q, --quiet', type: 'boolean', default: false, description: 'no progress line and no summary (errors still go to stderr)', cliOnly: true },
 ];
@@ -76,7 +93,7 @@ export const CRAWL_OPTIONS = [
 export const OPTION_BY_NAME = new Map(CRAWL_OPTIONS.map((spec) => [spec.name, spec]));
 const BY_NAME = OPTION_BY_NAME;
 /** API-only keys: `roots`, and knobs for tests and embedding. */
-const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin'];
+const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'];
 
 /**
  * The options of `crawl()`, `new Crawler()` and `preview()`, as written in a
@@ -89,7 +106,10 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin'];
  *   full?: boolean, pruneMax?: string, force?: boolean, ignore?: string[], resume?: boolean, precompress?: string,
  *   assetsOrigins?: string[], relativeLinks?: boolean, name?: ([string, string] | { pattern: string, template: string } | string)[],
  *   rate?: number, delay?: number, robots?: boolean,
- *   signal?: AbortSignal, retryDelay?: number,
+ *   render?: boolean, renderOnly?: string[], renderSkip?: string[], renderWait?: string[], renderIdle?: number, renderTimeout?: number,
+ *   onRenderTimeout?: 'fail' | 'save', renderScripts?: 'keep' | 'strip', renderResources?: 'dom' | 'all', renderBlock?: string[],
+ *   renderBlockDefaults?: boolean, renderConcurrency?: number, renderRecycle?: number, browser?: string,
+ *   signal?: AbortSignal, retryDelay?: number, env?: Record<string, string | undefined>,
  * }} CrawlOptions
  */
 
@@ -104,8 +124,13 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin'];
  *   assetsOrigins: string[], relativeLinks: boolean, name: import('./name-rules.js').NameRule[],
  *   rate: number | undefined, delay: number, robots: boolean,
  *   stdin?: NodeJS.ReadableStream,
+ *   render: boolean, renderOnly: string[], renderSkip: string[], renderWait: string[], renderIdle: number, renderTimeout: number,
+ *   onRenderTimeout: 'fail' | 'save', renderScripts: 'keep' | 'strip', renderResources: 'dom' | 'all', renderBlock: string[],
+ *   renderBlockDefaults: boolean, renderConcurrency: number, renderRecycle: number, browser?: string,
+ *   env?: Record<string, string | undefined>,
  * }} ResolvedCrawlOptions
  *   assetsOrigins: origins (scheme://host:port)
+ *   env: where the browser is looked for (PATH, PUPPETEER_EXECUTABLE_PATH, CHROME_PATH); default process.env
  */
 
 /**
@@ -260,6 +285,7 @@ export function resolveCrawlOptions(input, context = {}) {
   out.assetsOrigins = [...new Set(out.assetsOrigins.map((/** @type {string} */ url) => new URL(url).origin))];
   out.dryRun = input.dryRun === true;
   if (input.stdin !== undefined) out.stdin = input.stdin;
+  if (input.env !== undefined) out.env = input.env;
   if (!out.pricePath.startsWith('/')) throw fail(`price path must start with "/", got ${JSON.stringify(out.pricePath)}`, source);
   if (out.placeholders !== 'filter') {
     // Checked once, here: an unusable path would otherwise fail every page with a slot after the whole crawl.

@@ -19,7 +19,13 @@ import { UsageError } from './errors.js';
  * @typedef {{
  *   url: string, decision: Decision, file?: string, reason: string,
  *   pattern?: string, status?: number, redirectTo?: string, from?: string | null,
+ *   rendered?: RenderedInfo,
  * }} PlanRow
+ * @typedef {{
+ *   renderMs: number, partial: boolean, addedLinks: string[],
+ *   aborted: import('./render/page.js').AbortCounts, abortedList: import('./render/page.js').AbortedRequest[],
+ * }} RenderedInfo
+ *   with --render: what rendering added (links of the rendered DOM the raw HTML did not have) and what it aborted
  * @typedef {{
  *   pagesInScope: number, failed: number, notCrawled: number,
  *   dynamicByPath: { path: string, links: number, pages: number }[],
@@ -127,6 +133,9 @@ export async function preview(options, hooks = {}) {
     if (warning.code === 'NAME_COLLISION') collisions++;
     else if (warning.code === 'UNSAFE_NAME') unsafeNames++;
   });
+  /** @type {Map<string, RenderedInfo>} */
+  const rendered = new Map();
+  crawler.on('rendered', (event) => rendered.set(event.url, { renderMs: event.renderMs, partial: event.partial, addedLinks: event.addedLinks, aborted: event.aborted, abortedList: event.abortedList }));
   /** @type {Map<string, string>} */
   const files = new Map();
   crawler.on('named', (event) => files.set(event.url, event.file));
@@ -143,7 +152,8 @@ export async function preview(options, hooks = {}) {
     const reason = crawlReason(seen.pattern, seen.root);
     const failure = failures.get(url);
     const redirect = redirects.get(url);
-    const base = { url, pattern: seen.pattern, from: seen.from };
+    const render = rendered.get(url);
+    const base = { url, pattern: seen.pattern, from: seen.from, ...(render ? { rendered: render } : {}) };
     if (failure) {
       onRow({ ...base, decision: 'failed', reason: failure.message, ...(failure.status ? { status: failure.status } : {}) });
     } else if (redirect) {

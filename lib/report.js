@@ -125,7 +125,25 @@ export function redact(text) {
 /** @param {import('./preview.js').PlanRow} row */
 export function formatPlanRow(row) {
   const file = row.file ? `  -> ${row.file}` : '';
-  return `${row.decision.padEnd(8)}  ${row.url}${file}  (${row.reason})\n`;
+  const line = `${row.decision.padEnd(8)}  ${row.url}${file}  (${row.reason})\n`;
+  return row.rendered ? line + formatRendered(row.rendered) : line;
+}
+
+/**
+ * preview --render: under a page's row, what rendering added and what it aborted.
+ * @param {import('./preview.js').RenderedInfo} info
+ */
+function formatRendered(info) {
+  const indent = ' '.repeat(10);
+  const lines = [`${indent}rendered in ${info.renderMs} ms${info.partial ? ' (partial: not ready within --render-timeout)' : ''}; ${info.addedLinks.length} link${info.addedLinks.length === 1 ? '' : 's'} not in the raw HTML`];
+  for (const link of info.addedLinks.slice(0, 10)) lines.push(`${indent}  + ${link}`);
+  if (info.addedLinks.length > 10) lines.push(`${indent}  … and ${info.addedLinks.length - 10} more (see --json)`);
+  const { methods, resources, blocked } = info.aborted;
+  if (methods + resources + blocked > 0) {
+    lines.push(`${indent}aborted: ${methods} non-GET/HEAD, ${resources} image/media/font, ${blocked} blocked`);
+    for (const request of info.abortedList.slice(0, 10)) lines.push(`${indent}  x ${request.method} ${request.url} (${request.why})`);
+  }
+  return lines.join('\n') + '\n';
 }
 
 /** @param {import('./preview.js').PlanTotals} totals */

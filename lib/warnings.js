@@ -14,6 +14,8 @@ export const WARNING_CODES = Object.freeze({
   STALE: 'a page failed this time (server error, timeout...): its file from the last crawl is kept, marked stale',
   NAME_RULE: 'a --name rule gave an unsafe or empty name for a URL; the page gets its default name',
   ROBOTS: 'robots.txt disallows a root (with --robots): it is not crawled',
+  RENDER_PARTIAL: 'a rendered page did not become ready within --render-timeout; --on-render-timeout save kept its partial DOM (marked "partial" in the manifest)',
+  RENDER_STATUS: 'a rendered page has a <meta name="prerender-status-code"> that is not a status code: ignored',
   SITEMAP: 'a sitemap (or one listed in an index) could not be read, lists nothing, or lists unusable entries',
 });
 

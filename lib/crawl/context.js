@@ -12,8 +12,10 @@
  * @typedef {{
  *   name: string, concurrency?: number,
  *   run: (page: import('./discover.js').PageInFlight, run: CrawlRun) => unknown,
+ *   open?: (run: CrawlRun) => Promise<void>, close?: () => Promise<void>,
  * }} Transform
- *   A step between load and scan (a render step plugs in here).
+ *   A step between load and scan (the render step plugs in here). open: before
+ *   the first page (an error ends the run); close: at the end of the run, whatever happened.
  * @typedef {{
  *   options: ResolvedCrawlOptions,
  *   emit: (event: string, data: object) => void,

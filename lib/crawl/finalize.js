@@ -353,6 +353,7 @@ function pageEntry(run, record, placeholders) {
   if (record.etag) page.etag = record.etag;
   if (record.lastModified) page.lastModified = record.lastModified;
   if (record.stale) page.stale = true;
+  if (record.render) Object.assign(page, record.render);
   return page;
 }
 

@@ -21,6 +21,7 @@ import { MemoryFrontier } from './frontier.js';
 import { assignNames } from './names.js';
 import { MemoryRecordStore } from './records.js';
 import { LogBlobStore } from './blobs.js';
+import { createRenderStep } from '../render/step.js';
 
 /**
  * The crawl engine. Data flows one way:
@@ -96,6 +97,10 @@ export class Crawler extends EventEmitter {
     const startedAt = performance.now();
     const stats = freshStats();
     this.stats = stats;
+    // --render: the render step, after the caller's transforms (its browser is found before anything else).
+    const transforms = o.render ? [...this.#transforms, createRenderStep(o)] : this.#transforms;
+    /** @type {import('./context.js').Transform[]} */
+    const opened = [];
     const controller = new AbortController();
     const onAbort = () => controller.abort();
     if (o.signal?.aborted) controller.abort();
@@ -156,7 +161,7 @@ export class Crawler extends EventEmitter {
         records: new MemoryRecordStore(),
         blobs,
         target,
-        transforms: this.#transforms,
+        transforms,
         multiOrigin: origins.size > 1,
         staticRoot: origins.size > 1 ? new URL('http://prerender.invalid/') : new URL(`${[...origins][0]}/`),
         origins,
@@ -176,7 +181,12 @@ export class Crawler extends EventEmitter {
         counts: { requisitesNotFetched: 0 },
       };
       if (prior) prior.reuseOutput = prior.reuse && prior.output === outputKey(run);
+      for (const transform of transforms) {
+        opened.push(transform);
+        await transform.open?.(run);
+      }
       await discover(run, [...o.roots, ...listed]);
+      for (const transform of opened.splice(0).reverse()) await transform.close?.();
       const interrupted = controller.signal.aborted;
       const pages = await assignNames(run);
       const { overLimit, overLimitSaturated } = run.frontier.counts();
@@ -237,6 +247,7 @@ export class Crawler extends EventEmitter {
       throw error;
     } finally {
       o.signal?.removeEventListener('abort', onAbort);
+      for (const transform of opened.reverse()) await transform.close?.().catch(() => {});
       await loader.close().catch(() => {});
       // A complete run needs no journal; any other keeps it to be resumed.
       if (journal) await (committed && complete ? journal.remove() : journal.close()).catch(() => {});

@@ -38,6 +38,7 @@
  *   compressed: string[] | undefined,
  *   stale: boolean,
  *   aliasOf: string | undefined,
+ *   render: import('../render/step.js').RenderInfo | undefined,
  * }} PageRecord
  *   body: the staged raw body's blob id (its sha256); scan: the blob id of
  *   its scan (links with offsets and resolved targets: the outlinks);
@@ -70,7 +71,7 @@ export function newRecord(key, kind, referrer) {
     key, kind, state: 'queued', referrers: referrer ? [referrer] : [],
     status: undefined, contentType: undefined, type: undefined, charset: undefined, etag: undefined, lastModified: undefined,
     location: undefined, via: undefined, hops: 0, wanted: undefined, file: undefined, body: undefined, scan: undefined, bytes: undefined, sha256: undefined,
-    error: undefined, change: undefined, compare: undefined, compressed: undefined, stale: false, aliasOf: undefined,
+    error: undefined, change: undefined, compare: undefined, compressed: undefined, stale: false, aliasOf: undefined, render: undefined,
   };
 }
 

@@ -1,0 +1,114 @@
+// @ts-check
+import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { BrowserError } from '../errors.js';
+
+/**
+ * Finding the browser and how to start it. prerender never downloads a
+ * browser: it uses the one given with --browser, PUPPETEER_EXECUTABLE_PATH or
+ * CHROME_PATH, or the first of chromium, chromium-browser, google-chrome on
+ * the PATH.
+ */
+
+export const BROWSER_NAMES = ['chromium', 'chromium-browser', 'google-chrome'];
+
+export const INSTALL_HINT = 'install one (Debian/Ubuntu: apt-get install chromium) or point to it with --browser <path> or PUPPETEER_EXECUTABLE_PATH';
+
+/** @param {string} file */
+function executable(file) {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The browser executable to use.
+ * @param {{ browser?: string, env?: Record<string, string | undefined> }} options
+ * @returns {string}
+ */
+export function findBrowser({ browser, env = process.env }) {
+  if (browser !== undefined) {
+    if (executable(browser)) return browser;
+    throw new BrowserError(`--browser ${browser}: no executable there; ${INSTALL_HINT}`, { code: 'BROWSER_NOT_FOUND' });
+  }
+  for (const name of ['PUPPETEER_EXECUTABLE_PATH', 'CHROME_PATH']) {
+    const value = env[name];
+    if (!value) continue;
+    if (executable(value)) return value;
+    throw new BrowserError(`${name}=${value}: no executable there; ${INSTALL_HINT}`, { code: 'BROWSER_NOT_FOUND' });
+  }
+  const dirs = (env.PATH ?? '').split(path.delimiter).filter(Boolean);
+  for (const name of BROWSER_NAMES) {
+    for (const dir of dirs) {
+      const file = path.join(dir, name);
+      if (executable(file)) return file;
+    }
+  }
+  throw new BrowserError(`--render needs Chromium or Chrome, and none was found (${BROWSER_NAMES.join(', ')} on the PATH); ${INSTALL_HINT}`, { code: 'BROWSER_NOT_FOUND' });
+}
+
+/**
+ * Chromium's flags (besides those puppeteer adds, and --user-data-dir).
+ * --no-sandbox only as root, where Chromium refuses to start with its sandbox.
+ * @param {{ root?: boolean }} [options]
+ */
+export function launchFlags({ root = process.getuid?.() === 0 } = {}) {
+  return [
+    '--disable-gpu',
+    '--disable-dev-shm-usage',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--no-first-run',
+    ...(root ? ['--no-sandbox'] : []),
+  ];
+}
+
+/**
+ * The processes whose command line names `profile` (a browser's own
+ * --user-data-dir, so only ours): what is left of a browser after a failed
+ * launch or a crash. Linux only (reads /proc); elsewhere none are found.
+ * @param {string} profile
+ * @returns {number[]}
+ */
+export function processesUsing(profile) {
+  /** @type {number[]} */
+  const found = [];
+  let entries;
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return found;
+  }
+  const needle = `--user-data-dir=${profile}`;
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'latin1');
+      if (cmdline.split('\0').includes(needle)) found.push(Number(entry));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
+
+/**
+ * Kill what is left of a browser: every process started with its profile.
+ * @param {string} profile
+ * @returns {number} how many were signalled
+ */
+export function killLeftovers(profile) {
+  let killed = 0;
+  for (const pid of processesUsing(profile)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+      killed++;
+    } catch {
+      // already gone
+    }
+  }
+  return killed;
+}

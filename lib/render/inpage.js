@@ -1,0 +1,130 @@
+// @ts-check
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+/* global window, document, CSSStyleSheet -- this code runs in the browser */
+/**
+ * Code that runs inside the rendered page (each function is sent to the
+ * browser as source text, so it uses nothing from this module's scope).
+ */
+
+/** The page-global name under which the listeners keep the events seen. */
+export const EVENTS_KEY = '__prerenderEvents';
+
+/**
+ * Installed with evaluateOnNewDocument, before any page script: note each
+ * awaited event dispatched on `document`, so an early one is not lost.
+ * @param {string} key
+ * @param {string[]} names
+ */
+export function listenForEvents(key, names) {
+  const seen = new Set();
+  Object.defineProperty(window, key, { value: seen, enumerable: false });
+  for (const name of names) document.addEventListener(name, () => { seen.add(name); }, { capture: true });
+}
+
+/**
+ * @typedef {{ html: string, status: string | null, headers: string[] }} Serialised
+ */
+
+/**
+ * Serialise the rendered DOM: form state into attributes, CSSOM rules into
+ * their <style>, adopted style sheets into <style> elements, open shadow roots
+ * as declarative shadow DOM, the charset declared as UTF-8, the prerender
+ * meta tags read and removed, scripts stripped on request. Never adds <base>.
+ * @param {{ stripScripts: boolean }} options
+ * @returns {Serialised}
+ */
+export function serialiseDocument({ stripScripts }) {
+  /** @type {(Document | ShadowRoot)[]} */
+  const roots = [document];
+  /** @type {ShadowRoot[]} */
+  const shadowRoots = [];
+  for (let i = 0; i < roots.length; i++) {
+    for (const element of roots[i].querySelectorAll('*')) {
+      const shadow = element.shadowRoot;
+      if (shadow && shadow.mode === 'open') {
+        roots.push(shadow);
+        shadowRoots.push(shadow);
+      }
+    }
+  }
+  /** @param {CSSStyleSheet} sheet */
+  const rulesText = (sheet) => {
+    try {
+      return Array.from(sheet.cssRules, (rule) => rule.cssText).join('\n');
+    } catch {
+      return null; // a cross-origin sheet: not readable, and not ours to change
+    }
+  };
+  for (const root of roots) {
+    for (const input of root.querySelectorAll('input')) {
+      if (input.type === 'checkbox' || input.type === 'radio') {
+        if (input.checked) input.setAttribute('checked', '');
+        else input.removeAttribute('checked');
+      } else if (input.type !== 'password' && input.type !== 'file') {
+        if (input.value !== (input.getAttribute('value') ?? '')) input.setAttribute('value', input.value);
+      }
+    }
+    for (const area of root.querySelectorAll('textarea')) {
+      if (area.value !== area.textContent) area.textContent = area.value;
+    }
+    for (const option of root.querySelectorAll('option')) {
+      if (option.selected !== option.hasAttribute('selected')) {
+        if (option.selected) option.setAttribute('selected', '');
+        else option.removeAttribute('selected');
+      }
+    }
+    // Rules added with insertRule live only in the CSSOM: write them into their element.
+    for (const style of root.querySelectorAll('style')) {
+      const sheet = style.sheet;
+      if (!sheet) continue;
+      const live = rulesText(sheet);
+      if (live === null) continue;
+      const probe = new CSSStyleSheet();
+      try {
+        probe.replaceSync(style.textContent ?? '');
+      } catch {
+        continue;
+      }
+      if (rulesText(probe) !== live) style.textContent = live;
+    }
+    // Constructed sheets (adoptedStyleSheets) have no element: give them one.
+    const adopted = root.adoptedStyleSheets ?? [];
+    if (adopted.length > 0) {
+      const style = document.createElement('style');
+      style.textContent = adopted.map((sheet) => rulesText(sheet) ?? '').join('\n');
+      if (root === document) document.head.append(style);
+      else root.prepend(style);
+    }
+  }
+  const status = document.querySelector('meta[name="prerender-status-code" i]');
+  const headerTags = document.querySelectorAll('meta[name="prerender-header" i]');
+  const found = { status: status?.getAttribute('content') ?? null, headers: Array.from(headerTags, (tag) => tag.getAttribute('content') ?? '') };
+  status?.remove();
+  for (const tag of headerTags) tag.remove();
+  // The bytes written are UTF-8: say so, once, first in <head>.
+  for (const tag of document.querySelectorAll('meta[charset], meta[http-equiv="content-type" i]')) tag.remove();
+  const charset = document.createElement('meta');
+  charset.setAttribute('charset', 'utf-8');
+  if (document.head) document.head.prepend(charset);
+  if (stripScripts) {
+    const executable = /^(|module|text\/javascript|application\/javascript|text\/ecmascript|application\/ecmascript|text\/jscript|text\/livescript|application\/x-javascript|application\/x-ecmascript|text\/javascript1\.[0-5])$/;
+    for (const root of roots) {
+      for (const script of root.querySelectorAll('script')) {
+        if (executable.test((script.getAttribute('type') ?? '').trim().toLowerCase())) script.remove();
+      }
+    }
+  }
+  const doctype = document.doctype;
+  let head = '';
+  if (doctype) {
+    head = `<!DOCTYPE ${doctype.name}`;
+    if (doctype.publicId) head += ` PUBLIC "${doctype.publicId}"`;
+    if (doctype.systemId) head += `${doctype.publicId ? '' : ' SYSTEM'} "${doctype.systemId}"`;
+    head += '>\n';
+  }
+  const html = document.documentElement;
+  const attributes = Array.from(html.attributes, (attr) => ` ${attr.name}="${attr.value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/\u00a0/g, '&nbsp;')}"`).join('');
+  const inner = html.getHTML({ serializableShadowRoots: true, shadowRoots: shadowRoots });
+  return { html: `${head}<html${attributes}>${inner}</html>\n`, ...found };
+}

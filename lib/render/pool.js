@@ -1,0 +1,222 @@
+// @ts-check
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { BrowserError } from '../errors.js';
+import { killLeftovers, launchFlags } from './browser.js';
+
+/**
+ * One browser at a time, shared by the pages of one run; each page gets its
+ * own browser context, closed after it. The browser is replaced after
+ * `recycle` pages (its memory does not grow with the crawl) and whenever it
+ * crashes or disconnects. Every call to the browser has a time limit.
+ * `close()` ends every browser this pool started and removes their profiles;
+ * nothing of them is left running, after a normal end, an abort or a failed
+ * launch.
+ *
+ * @typedef {import('puppeteer-core').Browser} Browser
+ * @typedef {import('puppeteer-core').BrowserContext} BrowserContext
+ * @typedef {{
+ *   browser: Browser, profile: string, pid: number | undefined, served: number, active: number,
+ *   retired: boolean, dead: boolean, closing: Promise<void> | null,
+ * }} Slot
+ */
+
+/** Time limit for calls that do not depend on the page (launch, new context, close). */
+export const BROWSER_CALL_MS = 15_000;
+
+/** The browser went away under a page (crash, disconnect, recycled by force). */
+export class BrowserGoneError extends BrowserError {
+  code = 'BROWSER_GONE';
+  retryable = true;
+}
+
+/**
+ * Settle `promise` within `ms`, else reject with a BrowserError naming `what`.
+ * @template T
+ * @param {Promise<T>} promise
+ * @param {number} ms
+ * @param {string} what
+ * @returns {Promise<T>}
+ */
+export function bounded(promise, ms, what) {
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer;
+  const limit = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new BrowserError(`the browser did not ${what} within ${ms} ms`, { code: 'BROWSER_TIMEOUT' })), ms);
+  });
+  return /** @type {Promise<T>} */ (Promise.race([promise, limit]).finally(() => clearTimeout(timer)));
+}
+
+export class BrowserPool {
+  /** @type {Slot | null} */
+  #current = null;
+  /** @type {Promise<Slot> | null} */
+  #launching = null;
+  /** @type {Set<Slot>} */
+  #slots = new Set();
+  /** @type {Set<string>} profiles made, removed at close */
+  #profiles = new Set();
+  #closed = false;
+
+  /**
+   * @param {{
+   *   executablePath: string, recycle: number, protocolTimeout: number,
+   *   tmpDir?: string, onEvent?: (type: string, data: Record<string, unknown>) => void,
+   * }} options
+   *   tmpDir: where profiles are made (default: the system's temp directory)
+   */
+  constructor(options) {
+    this.options = options;
+    /** Browsers launched, for tests and the summary. */
+    this.launches = 0;
+  }
+
+  /** Start the first browser now, so that a browser that cannot start ends the run before any page. */
+  async start() {
+    await this.#slot();
+  }
+
+  /**
+   * Run `fn` with a fresh browser context, closed afterwards whatever happens.
+   * @template T
+   * @param {(context: BrowserContext, slot: Slot) => Promise<T>} fn
+   * @returns {Promise<T>}
+   */
+  async withContext(fn) {
+    const slot = await this.#slot();
+    slot.active++;
+    slot.served++;
+    if (slot.served >= this.options.recycle) this.#retire(slot);
+    try {
+      let context;
+      try {
+        context = await bounded(slot.browser.createBrowserContext(), BROWSER_CALL_MS, 'open a browser context');
+      } catch (error) {
+        throw this.#gone(slot, error);
+      }
+      try {
+        return await fn(context, slot);
+      } catch (error) {
+        throw slot.dead ? this.#gone(slot, error) : error;
+      } finally {
+        // A context that will not close means a browser in trouble: replace it.
+        await bounded(context.close(), BROWSER_CALL_MS, 'close a page').catch(() => this.#kill(slot));
+      }
+    } finally {
+      slot.active--;
+      if (slot.retired && slot.active === 0) void this.#closeSlot(slot);
+    }
+  }
+
+  /**
+   * @param {Slot} slot
+   * @param {unknown} error
+   */
+  #gone(slot, error) {
+    if (error instanceof BrowserGoneError) return error;
+    const message = /** @type {Error} */ (error)?.message ?? String(error);
+    return new BrowserGoneError(`the browser went away (${message})`, { cause: error });
+  }
+
+  /** @returns {Promise<Slot>} */
+  async #slot() {
+    if (this.#closed) throw new BrowserError('the browser pool is closed', { code: 'BROWSER_CLOSED' });
+    if (this.#current && !this.#current.retired && !this.#current.dead) return this.#current;
+    this.#launching ??= this.#launch().finally(() => { this.#launching = null; });
+    return this.#launching;
+  }
+
+  /** @returns {Promise<Slot>} */
+  async #launch() {
+    const { launch } = (await import('puppeteer-core')).default;
+    const profile = await mkdtemp(path.join(this.options.tmpDir ?? os.tmpdir(), 'prerender-chromium-'));
+    this.#profiles.add(profile);
+    let browser;
+    try {
+      browser = await launch({
+        executablePath: this.options.executablePath,
+        headless: true,
+        pipe: true,
+        userDataDir: profile,
+        args: launchFlags(),
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
+        timeout: BROWSER_CALL_MS,
+        protocolTimeout: this.options.protocolTimeout,
+        defaultViewport: { width: 1280, height: 800 },
+      });
+    } catch (error) {
+      killLeftovers(profile);
+      await rm(profile, { recursive: true, force: true }).catch(() => {});
+      this.#profiles.delete(profile);
+      const message = /** @type {Error} */ (error)?.message?.split('\n')[0] ?? String(error);
+      throw new BrowserError(`the browser ${this.options.executablePath} did not start: ${message}`, { code: 'BROWSER_LAUNCH', cause: error });
+    }
+    this.launches++;
+    /** @type {Slot} */
+    const slot = { browser, profile, pid: browser.process()?.pid, served: 0, active: 0, retired: false, dead: false, closing: null };
+    browser.on('disconnected', () => {
+      slot.dead = true;
+      if (this.#current === slot) this.#current = null;
+      if (!slot.closing) this.options.onEvent?.('browser-gone', { pid: slot.pid });
+      void this.#closeSlot(slot);
+    });
+    this.#slots.add(slot);
+    if (this.#closed) {
+      await this.#closeSlot(slot);
+      throw new BrowserError('the browser pool is closed', { code: 'BROWSER_CLOSED' });
+    }
+    this.#current = slot;
+    this.options.onEvent?.('browser', { pid: slot.pid, profile, launches: this.launches });
+    return slot;
+  }
+
+  /** @param {Slot} slot no new pages; closed when its last page ends */
+  #retire(slot) {
+    slot.retired = true;
+    if (this.#current === slot) this.#current = null;
+  }
+
+  /** @param {Slot} slot */
+  #kill(slot) {
+    slot.dead = true;
+    this.#retire(slot);
+    void this.#closeSlot(slot);
+  }
+
+  /**
+   * Close a browser (politely, then by force) and remove its profile.
+   * @param {Slot} slot
+   */
+  #closeSlot(slot) {
+    slot.closing ??= (async () => {
+      slot.retired = true;
+      if (this.#current === slot) this.#current = null;
+      await bounded(slot.browser.close(), BROWSER_CALL_MS, 'close').catch(() => {});
+      try {
+        slot.browser.process()?.kill('SIGKILL');
+      } catch {
+        // already gone
+      }
+      killLeftovers(slot.profile);
+      await rm(slot.profile, { recursive: true, force: true }).catch(() => {});
+      this.#profiles.delete(slot.profile);
+      this.#slots.delete(slot);
+    })();
+    return slot.closing;
+  }
+
+  /** Close every browser, now: pages in flight fail (the run is ending). */
+  async close() {
+    this.#closed = true;
+    await this.#launching?.catch(() => {});
+    await Promise.all([...this.#slots].map((slot) => this.#closeSlot(slot)));
+    for (const profile of this.#profiles) {
+      killLeftovers(profile);
+      await rm(profile, { recursive: true, force: true }).catch(() => {});
+    }
+    this.#profiles.clear();
+  }
+}

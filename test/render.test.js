@@ -1,0 +1,365 @@
+// @ts-check
+/**
+ * --render through the real Chromium, against fixtures/spa-shop.js (a shop
+ * whose pages are built in the browser from JSON). Skipped only outside CI
+ * when no browser is installed; in CI (CI=true) a missing browser fails.
+ * Every crawl here also checks that no process of its browsers is left.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Crawler } from '../lib/crawl/index.js';
+import { findBrowser, processesUsing } from '../lib/render/browser.js';
+import { startSpaShop } from '../fixtures/spa-shop.js';
+import { readManifest, pageOf, tempDirs } from './crawl-helpers.js';
+import { BIN, runCli } from './helpers/cli.js';
+
+const IN_CI = process.env.CI === 'true';
+/** @returns {string | null} */
+function installedBrowser() {
+  try {
+    return findBrowser({});
+  } catch {
+    return null;
+  }
+}
+const BROWSER = installedBrowser();
+const describeRender = BROWSER || IN_CI ? describe : describe.skip;
+if (!BROWSER && !IN_CI) console.warn('render tests skipped: no chromium installed (apt-get install chromium); in CI they run');
+
+const SLOW = 90_000;
+
+describeRender('--render (real Chromium)', () => {
+  /** @type {Awaited<ReturnType<typeof startSpaShop>>} */
+  let shop;
+  const dirs = tempDirs();
+  beforeAll(async () => {
+    shop = await startSpaShop();
+  });
+  afterAll(async () => {
+    await shop?.close();
+    await dirs.cleanup();
+  });
+
+  /**
+   * A rendered crawl into a fresh directory; afterwards, no process of any of its browsers may be left.
+   * @param {string[]} roots paths on the shop
+   * @param {Record<string, unknown>} [options]
+   * @param {(crawler: Crawler) => void} [hook]
+   */
+  async function renderCrawl(roots, options = {}, hook) {
+    const out = await dirs.make('prerender-render-');
+    const crawler = new Crawler({
+      roots: roots.map((root) => shop.origin + root), include: ['/st/'], out, render: true, browser: /** @type {string} */ (BROWSER ?? 'chromium'),
+      retries: 0, renderConcurrency: 4, ...options,
+    });
+    /** @type {{ pid: number, profile: string }[]} */
+    const browsers = [];
+    /** @type {{ url: string, message: string, code?: string, status?: number }[]} */
+    const failures = [];
+    /** @type {{ url: string, code: string, message: string }[]} */
+    const warnings = [];
+    /** @type {any[]} */
+    const rendered = [];
+    crawler.on('browser', (event) => browsers.push(event));
+    crawler.on('failure', (event) => failures.push(event));
+    crawler.on('warning', (event) => warnings.push(event));
+    crawler.on('rendered', (event) => rendered.push(event));
+    hook?.(crawler);
+    const result = await crawler.run();
+    expect(browsers.length).toBeGreaterThan(0);
+    for (const browser of browsers) {
+      expect(processesUsing(browser.profile), `processes of the browser with profile ${browser.profile}`).toEqual([]);
+      expect(existsSync(browser.profile), `profile ${browser.profile} removed`).toBe(false);
+    }
+    return { out, result, browsers, failures, warnings, rendered };
+  }
+
+  /** @param {string} out @param {string} file */
+  const read = (out, file) => readFile(path.join(out, file), 'utf8');
+
+  it('crawls a client-rendered catalogue into a complete, linked static tree, fetching each page once', async () => {
+    const { out, result, failures } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', '/st/product.asp'] });
+    expect(failures).toEqual([]);
+    expect(result.failed).toBe(0);
+    expect(result.pages).toBe(15); // 3 directory pages, 12 products
+    const files = (await readdir(path.join(out, 'st'))).sort();
+    for (let n = 1; n <= 12; n++) expect(files).toContain(`product${n}.htm`); // X-Builder-FileName still names them
+    const product = await read(out, 'st/product3.htm');
+    expect(product).toMatch(/^<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">/);
+    expect(product).toContain('<h1>Product 3</h1>');
+    expect(product).toContain('<span data-price-sku="SKU-3"><!--prerender:price sku=SKU-3--></span>');
+    expect(product).toContain('<a href="product2.htm">previous</a>');
+    expect(product).toContain('<a href="product4.htm">next</a>');
+    expect(product).toContain('<a href="dir.asp.html">catalogue</a>');
+    expect(product).toContain('<a href="cart.asp?add=3&amp;qty=1">add to cart</a>'); // out of scope: as rendered
+    expect(product).not.toContain('<base');
+    const dir = await read(out, 'st/dir.asp.html');
+    expect(dir).toContain('<a href="product1.htm">Product 1</a>');
+    expect(dir).toContain('<a href="dir.asp%40Start%3D6%26Count%3D5.html">next</a>');
+    const manifest = await readManifest(out);
+    const entry = pageOf(manifest, `${shop.origin}/st/product.asp?SKUSetID=3`);
+    expect(entry).toMatchObject({ rendered: true, contentType: 'text/html; charset=utf-8', aborted: { methods: 0, resources: 1, blocked: 0 } });
+    expect(entry.placeholders).toHaveLength(1);
+    expect(entry.renderMs).toBeGreaterThan(0);
+    // Fetch once: the origin saw one request per page; images never left the browser.
+    for (let n = 1; n <= 12; n++) expect(shop.hits.get(`GET /st/product.asp?SKUSetID=${n}`)).toBe(1);
+    expect(shop.count('GET', '/img/')).toBe(0);
+  }, SLOW);
+
+  it('waits for selector:, event: and flag: conditions, and sees an event dispatched before any other script', async () => {
+    for (const wait of ['selector:#late', 'event:late-ready', 'flag:window.lateDone === true']) {
+      const { out, failures } = await renderCrawl(['/st/late.asp'], { renderWait: [wait], renderIdle: 0 });
+      expect(failures, wait).toEqual([]);
+      expect(await read(out, 'st/late.asp.html'), wait).toContain('<p id="late">late content</p>');
+    }
+    const early = await renderCrawl(['/st/early.asp'], { renderWait: ['event:early-ready'], renderTimeout: 10_000 });
+    expect(early.failures).toEqual([]);
+    expect(await read(early.out, 'st/early.asp.html')).toContain('<p id="x">early</p>');
+  }, SLOW);
+
+  it('networkidle waits for the quiet window after the last request', async () => {
+    // The late page changes 300 ms after load, with no request: a 1500 ms window sees it.
+    const { out, failures } = await renderCrawl(['/st/late.asp'], { renderWait: ['networkidle'], renderIdle: 1500 });
+    expect(failures).toEqual([]);
+    expect(await read(out, 'st/late.asp.html')).toContain('late content');
+  }, SLOW);
+
+  it('a page that never becomes ready fails with what was awaited and the requests in flight; save keeps it as partial', async () => {
+    const failed = await renderCrawl(['/st/never.asp'], { renderTimeout: 6000 });
+    expect(failed.result.failed).toBe(1);
+    expect(failed.failures[0].code).toBe('RENDER_TIMEOUT');
+    expect(failed.failures[0].message).toContain('render timed out after 6000 ms waiting for networkidle');
+    expect(failed.failures[0].message).toContain(`1 request in flight: GET ${shop.origin}/api/hang`);
+    expect(existsSync(path.join(failed.out, 'st/never.asp.html'))).toBe(false);
+
+    const flag = await renderCrawl(['/st/late.asp'], { renderTimeout: 4000, renderWait: ['load', 'flag:window.never === true'] });
+    expect(flag.failures[0].message).toMatch(/waiting for flag:window\.never === true \(no request in flight\)/);
+
+    const saved = await renderCrawl(['/st/never.asp'], { renderTimeout: 6000, onRenderTimeout: 'save', renderIdle: 100 });
+    expect(saved.result.failed).toBe(0);
+    expect(await read(saved.out, 'st/never.asp.html')).toContain('<p id="half">half built</p>');
+    const manifest = await readManifest(saved.out);
+    expect(pageOf(manifest, `${shop.origin}/st/never.asp`)).toMatchObject({ rendered: true, partial: true });
+    expect(saved.warnings.map((w) => w.code)).toContain('RENDER_PARTIAL');
+  }, SLOW);
+
+  it('a page whose prerenderReady stays false is waited for, and named in the timeout', async () => {
+    // never.asp sets prerenderReady = false: with a wait that holds (load), the flag is what is awaited.
+    const { failures } = await renderCrawl(['/st/never.asp'], { renderTimeout: 6000, renderWait: ['load'] });
+    expect(failures[0].message).toContain('waiting for window.prerenderReady === true');
+  }, SLOW);
+
+  it('aborts a POST and a beacon sent on load, counts them, and the origin never sees them', async () => {
+    const { out, failures } = await renderCrawl(['/st/post.asp']);
+    expect(failures).toEqual([]);
+    expect(await read(out, 'st/post.asp.html')).toContain('tracked');
+    const manifest = await readManifest(out);
+    expect(pageOf(manifest, `${shop.origin}/st/post.asp`).aborted).toEqual({ methods: 2, resources: 0, blocked: 0 });
+    expect(shop.count('POST', '/api/track')).toBe(0);
+  }, SLOW);
+
+  it('turns <meta name="prerender-status-code"> into a recorded 404 and a redirect, and removes the tags', async () => {
+    const { out, result, failures } = await renderCrawl(['/st/gone.asp', '/st/moved.asp'], { include: ['/st/gone.asp', '/st/moved.asp', '/st/product.asp?SKUSetID=1'] });
+    expect(failures).toEqual([expect.objectContaining({ url: `${shop.origin}/st/gone.asp`, status: 404 })]);
+    expect(result.failed).toBe(1);
+    const manifest = await readManifest(out);
+    expect(manifest.redirects).toEqual([{ url: `${shop.origin}/st/moved.asp`, location: `${shop.origin}/st/product.asp?SKUSetID=1`, status: 301 }]);
+    expect(manifest.pages.map((p) => p.file)).toEqual(['st/product1.htm']);
+    expect(await read(out, 'st/product1.htm')).not.toContain('prerender-');
+  }, SLOW);
+
+  it('serialises form state, CSSOM rules and open shadow roots; strips executable scripts only', async () => {
+    const { out, failures } = await renderCrawl(['/st/form.asp'], { renderScripts: 'strip', renderWait: ['load'] });
+    expect(failures).toEqual([]);
+    const html = await read(out, 'st/form.asp.html');
+    expect(html).toMatch(/^<!DOCTYPE html>\n/);
+    expect(html).toContain('<input id="t" name="t" value="typed">');
+    expect(html).toContain('<input id="c" type="checkbox" checked="">');
+    expect(html).toContain('<option selected="">b</option>');
+    expect(html).toContain('<textarea id="ta">written</textarea>');
+    expect(html).toContain('<style id="dyn">.hidden { display: none; }</style>');
+    expect(html).toContain('<shop-card><template shadowrootmode="open"><b class="inside">in the shadow</b><slot></slot></template></shop-card>');
+    expect(html).toContain('<script type="application/ld+json">{"@type":"Product","name":"Widget"}</script>');
+    expect(html).not.toContain('customElements.define');
+    expect(html).not.toContain('<base');
+  }, SLOW);
+
+  it('writes UTF-8 and says so, whatever the page was served in', async () => {
+    const { out } = await renderCrawl(['/st/latin1.asp'], { renderWait: ['load'] });
+    const bytes = await readFile(path.join(out, 'st/latin1.asp.html'));
+    const html = bytes.toString('utf8');
+    expect(html).toContain('<title>Café</title>');
+    expect(html).toContain('<p id="built">crème</p>');
+    expect(html.match(/<meta[^>]*charset/gi)).toEqual(['<meta charset']);
+    expect(html).toContain('<meta charset="utf-8">');
+    const manifest = await readManifest(out);
+    expect(pageOf(manifest, `${shop.origin}/st/latin1.asp`).contentType).toBe('text/html; charset=utf-8');
+  }, SLOW);
+
+  it('a page whose script never yields fails on its timeout and does not stall the crawl', async () => {
+    const { out, failures, result } = await renderCrawl(['/st/busy.asp', '/st/product.asp?SKUSetID=1', '/st/product.asp?SKUSetID=2'], {
+      include: ['/st/busy.asp', '/st/product.asp?SKUSetID=1', '/st/product.asp?SKUSetID=2'], renderTimeout: 8000, renderConcurrency: 2,
+    });
+    expect(failures.map((f) => f.url)).toEqual([`${shop.origin}/st/busy.asp`]);
+    expect(failures[0].code).toBe('RENDER_TIMEOUT');
+    expect(result.pages).toBe(2);
+    expect(await read(out, 'st/product2.htm')).toContain('<h1>Product 2</h1>');
+  }, SLOW);
+
+  it('restarts the browser after --render-recycle pages; every page is still rendered', async () => {
+    const { out, browsers, result } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', '/st/product.asp'], renderRecycle: 6 });
+    expect(result.failed).toBe(0);
+    expect(browsers.length).toBe(3); // 15 pages, 6 per browser
+    const manifest = await readManifest(out);
+    expect(manifest.pages.every((p) => p.rendered === true)).toBe(true);
+  }, SLOW);
+
+  it('a browser killed under a page is restarted, and the page rendered again in a fresh context', async () => {
+    let killed = 0;
+    const { out, browsers, failures } = await renderCrawl(['/st/slow.asp'], { renderWait: ['selector:#slow'] }, (crawler) => {
+      crawler.on('browser', (event) => {
+        if (killed++ === 0) setTimeout(() => process.kill(event.pid, 'SIGKILL'), 300);
+      });
+    });
+    expect(failures).toEqual([]);
+    expect(browsers.length).toBe(2);
+    expect(await read(out, 'st/slow.asp.html')).toContain('<p id="slow">slow content</p>');
+  }, SLOW);
+
+  it('--render-only and --render-skip choose the pages rendered', async () => {
+    const { out } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', '/st/product.asp'], renderSkip: ['/st/product.asp'] });
+    const manifest = await readManifest(out);
+    expect(pageOf(manifest, `${shop.origin}/st/dir.asp`).rendered).toBe(true);
+    // The directory's links are built client-side, so the products were found; they are written as fetched.
+    const product = pageOf(manifest, `${shop.origin}/st/product.asp?SKUSetID=1`);
+    expect(product.rendered).toBeUndefined();
+    expect(await read(out, 'st/product1.htm')).toContain('<div id="app" data-page="product" data-count="5"></div>');
+  }, SLOW);
+
+  it('an interrupted crawl (the run\'s AbortSignal) leaves no browser process', async () => {
+    const controller = new AbortController();
+    const { result } = await renderCrawl(['/st/never.asp', '/st/dir.asp'], { signal: controller.signal, renderTimeout: 60_000 }, (crawler) => {
+      crawler.on('browser', () => setTimeout(() => controller.abort(), 500));
+    });
+    expect(result.interrupted).toBe(true);
+  }, SLOW);
+
+  it('Ctrl-C on the CLI leaves no browser process and exits 130', async () => {
+    const tmp = await dirs.make('prerender-render-tmp-');
+    const out = path.join(tmp, 'out');
+    const child = spawn(process.execPath, [BIN, 'crawl', `${shop.origin}/st/never.asp`, '-o', out, '--render', '--browser', /** @type {string} */ (BROWSER ?? 'chromium'), '--render-timeout', '60000', '-q'], {
+      env: { ...process.env, TMPDIR: tmp }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => { stderr += chunk; });
+    const exited = new Promise((resolve) => child.on('close', (code) => resolve(code)));
+    const marker = `--user-data-dir=${tmp}/prerender-chromium-`;
+    const ours = () => processesWith(marker);
+    // Interrupt once its browser runs (bounded: 30 s).
+    for (let i = 0; i < 300 && ours().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(ours().length, stderr).toBeGreaterThan(0);
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(ours()).toEqual([]);
+    expect((await readdir(tmp)).filter((name) => name.startsWith('prerender-chromium-'))).toEqual([]);
+  }, SLOW);
+
+  it('a browser that fails to start ends the run (exit 2) and leaves nothing running', async () => {
+    const dir = await dirs.make('prerender-render-launch-');
+    const pidFile = path.join(dir, 'pid');
+    const wrapper = path.join(dir, 'broken-chromium');
+    // Starts a real Chromium (without the pipe puppeteer waits on), then fails.
+    await writeFile(wrapper, `#!/bin/bash
+args=()
+for a in "$@"; do [ "$a" = --remote-debugging-pipe ] || args+=("$a"); done
+${BROWSER ?? 'chromium'} "\${args[@]}" about:blank </dev/null >/dev/null 2>&1 3>&- 4>&- &
+echo $! > ${pidFile}
+sleep 1
+exit 1
+`);
+    await chmod(wrapper, 0o755);
+    const out = path.join(dir, 'out');
+    const run = await runCli(['crawl', `${shop.origin}/st/late.asp`, '-o', out, '--render', '--browser', wrapper], { cwd: dir });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('did not start');
+    const pid = Number(await readFile(pidFile, 'utf8'));
+    expect(pid).toBeGreaterThan(0);
+    expect(alive(pid), `Chromium ${pid} started by the wrapper`).toBe(false);
+    expect(processesWith(`--user-data-dir=${os.tmpdir()}/prerender-chromium-`).filter((p) => p === pid)).toEqual([]);
+  }, SLOW);
+
+  it('a missing browser exits 2 with one line saying how to install one, before anything is fetched', async () => {
+    const dir = await dirs.make('prerender-render-missing-');
+    const before = shop.count('GET', '/st/late.asp');
+    const run = await runCli(['crawl', `${shop.origin}/st/late.asp`, '-o', path.join(dir, 'out'), '--render'], { cwd: dir });
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toContain('apt-get install chromium');
+    expect(shop.count('GET', '/st/late.asp')).toBe(before);
+  });
+
+  it('preview --render shows the links rendering added and what it aborted', async () => {
+    const dir = await dirs.make('prerender-render-preview-');
+    const run = await runCli(['preview', `${shop.origin}/st/product.asp?SKUSetID=2`, '-i', '/st/product.asp?SKUSetID=2', '--render', '--browser', /** @type {string} */ (BROWSER ?? 'chromium')], { cwd: dir });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/rendered in \d+ ms; 6 links not in the raw HTML/);
+    expect(run.stdout).toContain(`+ ${shop.origin}/st/product.asp?SKUSetID=3`);
+    expect(run.stdout).toContain('aborted: 0 non-GET/HEAD, 1 image/media/font, 0 blocked');
+    expect(run.stdout).toContain(`x GET ${shop.origin}/img/2.png (resource)`);
+  }, SLOW);
+});
+
+/** @param {string} needle a word of the command line */
+function processesWith(needle) {
+  /** @type {number[]} */
+  const found = [];
+  for (const entry of require_proc()) {
+    if (entry.cmdline.split('\0').some((arg) => arg.startsWith(needle))) found.push(entry.pid);
+  }
+  return found;
+}
+
+function require_proc() {
+  /** @type {{ pid: number, cmdline: string }[]} */
+  const list = [];
+  for (const entry of readdirSyncSafe('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      list.push({ pid: Number(entry), cmdline: readFileSyncSafe(`/proc/${entry}/cmdline`) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return list;
+}
+
+/** @param {number} pid */
+function alive(pid) {
+  try {
+    const stat = readFileSyncSafe(`/proc/${pid}/stat`);
+    return !/^\d+ \(.*\) Z/.test(stat); // a zombie is dead, waiting to be reaped
+  } catch {
+    return false;
+  }
+}
+
+import { readdirSync, readFileSync } from 'node:fs';
+/** @param {string} dir */
+function readdirSyncSafe(dir) {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+/** @param {string} file */
+function readFileSyncSafe(file) {
+  return readFileSync(file, 'latin1');
+}
+void mkdtemp;
+void rm;
