@@ -99,7 +99,7 @@ describeRender('--render (real Chromium)', () => {
     expect(product).not.toContain('<base');
     const dir = await read(out, 'st/dir.asp.html');
     expect(dir).toContain('<a href="product1.htm">Product 1</a>');
-    expect(dir).toContain('<a href="dir.asp%40Start%3D6%26Count%3D5.html">next</a>');
+    expect(dir).toContain('<a href="dir.asp@Start=6&amp;Count=5.html">next</a>');
     const manifest = await readManifest(out);
     const entry = pageOf(manifest, `${shop.origin}/st/product.asp?SKUSetID=3`);
     expect(entry).toMatchObject({ rendered: true, contentType: 'text/html; charset=utf-8', aborted: { methods: 0, resources: 1, blocked: 0 } });
