@@ -9,6 +9,7 @@ import { findConfig, loadConfigFile, CONFIG_FILES } from './config.js';
 import { preview, explainUrl } from './preview.js';
 import { writeFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { addDistributedCommands } from './distributed/commands.js';
 
 /**
  * The command line: a thin shell over the library. `run()` never exits the
@@ -110,6 +111,8 @@ fetch failed). --json prints one JSON object per line, then a "totals" line.`);
     setExitCode(await previewAction(await withConfig(roots, flags, io), io));
   });
 
+  addDistributedCommands(program, io, setExitCode);
+
   program
     .command('init')
     .description(`write a commented starter config (prerender.config.mjs) in the current directory; never overwrites one`)
@@ -144,7 +147,8 @@ fetch failed). --json prints one JSON object per line, then a "totals" line.`);
 }
 
 /** Crawl options that mean nothing to preview: accepted (so a crawl command line can be pasted) and ignored. */
-const PREVIEW_IGNORES = ['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'assets', 'quiet', 'full', 'pruneMax', 'force', 'ignore', 'resume', 'precompress'];
+const PREVIEW_IGNORES = ['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'assets', 'quiet', 'full', 'pruneMax', 'force', 'ignore', 'resume', 'precompress',
+  'frontier', 'crawlId', 'fresh', 'blobs', 'originConcurrency', 'rate', 'delay', 'maxDeliveries', 'frontierTimeout', 'leaseTimeout'];
 
 /**
  * Add the crawl options to a command; a boolean that a config file may turn
@@ -207,6 +211,8 @@ async function withConfig(roots, flags, io) {
  */
 async function crawlAction(flags, io) {
   const { json, quiet, ...options } = flags;
+  // A shared crawl may take its Redis from the environment.
+  if (options.crawlId !== undefined && options.frontier === undefined && io.env?.REDIS_URL) options.frontier = io.env.REDIS_URL;
   let crawler;
   try {
     crawler = new Crawler({ ...options, signal: io.signal, stdin: io.stdin });

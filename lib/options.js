@@ -62,6 +62,17 @@ export const CRAWL_OPTIONS = [
   { name: 'ignore', flags: '--ignore <regex...>', type: 'string[]', default: [], check: checkRegex, description: 'spans of a page to ignore when telling whether it changed since the last crawl (a "generated at" time, a session id): a page that differs only there is not written again' },
   { name: 'pruneMax', flags: '--prune-max <n|n%>', type: 'string', default: '10%', check: (item) => (/^\d+(\.\d+)?%?$/.test(item) ? null : 'a number of files or a percentage such as "10%"'), description: 'refuse to remove more files of pages gone than this (a number, or a percentage of the last crawl\'s pages)' },
   { name: 'force', flags: '--force', type: 'boolean', default: false, description: 'remove the files of pages gone even past --prune-max' },
+  // Crawl across processes and machines on Redis (lib/distributed/): see README, "Crawling on several machines".
+  { name: 'frontier', flags: '--frontier <url>', type: 'string', check: (item) => (/^rediss?:\/\//.test(item) ? null : 'a redis:// or rediss:// URL'), description: 'share the crawl through Redis (redis://[user:pass@]host:port/db, rediss:// for TLS; or REDIS_URL) with `prerender worker` processes; needs --crawl-id' },
+  { name: 'crawlId', flags: '--crawl-id <id>', type: 'string', check: (item) => (/^[A-Za-z0-9._-]{1,100}$/.test(item) ? null : 'letters, digits, ".", "_" and "-" (at most 100)'), description: 'name of the shared crawl in Redis (its configuration, frontier and records live under it)' },
+  { name: 'fresh', flags: '--fresh', type: 'boolean', default: false, description: 'with --frontier: clear everything stored under the crawl id first' },
+  { name: 'blobs', flags: '--blobs <dir>', type: 'string', description: 'with --frontier: directory of fetched bodies, by content hash, shared by every process (a shared mount across machines) (default: OUT/.prerender/blobs)' },
+  { name: 'originConcurrency', flags: '--origin-concurrency <n>', type: 'integer', min: 1, max: 100_000, default: 64, description: 'with --frontier: requests in flight to one origin from all processes together' },
+  { name: 'rate', flags: '--rate <n>', type: 'integer', min: 1, max: 100_000, description: 'with --frontier: at most n requests per second to one origin, from all processes together' },
+  { name: 'delay', flags: '--delay <ms>', type: 'integer', min: 0, max: 3_600_000, default: 0, description: 'with --frontier: at least this long between two requests to one origin, from all processes together' },
+  { name: 'maxDeliveries', flags: '--max-deliveries <n>', type: 'integer', min: 1, max: 100, default: 3, description: 'with --frontier: a URL taken this many times without a result (its workers died or hung) is a failure' },
+  { name: 'frontierTimeout', flags: '--frontier-timeout <s>', type: 'integer', min: 1, max: 86_400, default: 60, description: 'with --frontier: how long to keep retrying while Redis is unreachable before giving up (exit 2)' },
+  { name: 'leaseTimeout', flags: '--lease-timeout <ms>', type: 'integer', min: 200, max: 3_600_000, default: 30_000, description: 'with --frontier: a URL taken by a process that sends no heartbeat for half this long (or holds it this long without one) goes to another' },
   { name: 'json', flags: '--json', type: 'boolean', default: false, description: 'print a machine-readable summary on stdout', cliOnly: true },
   { name: 'quiet', flags: '-q, --quiet', type: 'boolean', default: false, description: 'no progress line and no summary (errors still go to stderr)', cliOnly: true },
 ];
@@ -81,6 +92,8 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin'];
  *   sitemap?: string[], urls?: string, writeSitemap?: boolean, siteUrl?: string, json?: boolean, quiet?: boolean,
  *   full?: boolean, pruneMax?: string, force?: boolean, ignore?: string[], resume?: boolean, precompress?: string,
  *   signal?: AbortSignal, retryDelay?: number,
+ *   frontier?: string, crawlId?: string, fresh?: boolean, blobs?: string, originConcurrency?: number, rate?: number, delay?: number,
+ *   maxDeliveries?: number, frontierTimeout?: number, leaseTimeout?: number,
  * }} CrawlOptions
  */
 
@@ -93,6 +106,8 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin'];
  *   sitemap: string[], urls?: string, writeSitemap: boolean, siteUrl: URL | null, dryRun: boolean,
  *   full: boolean, pruneMax: string, force: boolean, ignore: string[], resume: boolean, precompress: ('gzip' | 'br')[],
  *   stdin?: NodeJS.ReadableStream,
+ *   frontier?: string, crawlId?: string, fresh: boolean, blobs?: string, originConcurrency: number, rate?: number, delay: number,
+ *   maxDeliveries: number, frontierTimeout: number, leaseTimeout: number,
  * }} ResolvedCrawlOptions
  */
 
@@ -246,6 +261,11 @@ export function resolveCrawlOptions(input, context = {}) {
     } catch (error) {
       throw fail(`${source ? '"pricePath"' : '--price-path'} cannot be used with ${source ? '"placeholders"' : '--placeholders'} ${out.placeholders}: ${/** @type {Error} */ (error).message}`, source);
     }
+  }
+  if (out.frontier && !out.crawlId) throw fail(`${source ? '"frontier"' : '--frontier'} needs ${source ? '"crawlId"' : '--crawl-id <id>'}: the name of the shared crawl`, source);
+  if (out.crawlId && !out.frontier) throw fail(`${source ? '"crawlId"' : '--crawl-id'} needs ${source ? '"frontier"' : '--frontier <redis-url>'} (or REDIS_URL)`, source);
+  if (!out.frontier && (out.rate !== undefined || out.delay > 0 || out.blobs !== undefined || out.fresh)) {
+    throw fail('--rate, --delay, --blobs and --fresh are options of a shared crawl: give --frontier and --crawl-id too', source);
   }
   out.retryDelay = typeof input.retryDelay === 'number' && input.retryDelay >= 0 ? input.retryDelay : 500;
   if (input.signal !== undefined) out.signal = input.signal;
