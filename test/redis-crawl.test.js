@@ -15,6 +15,7 @@ import { HAVE_REDIS, freePort, startRedis } from './helpers/redis.js';
 import { BIN } from './helpers/cli.js';
 import { useTestDir } from './helpers/fixtures.js';
 import { startSite } from '../fixtures/site.js';
+import { startChangingSite } from '../fixtures/changing-site.js';
 import { startOrigin } from '../bench/origin.js';
 import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
 
@@ -237,6 +238,27 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     expect(second.code).toBe(1);
     expect(JSON.parse(second.stdout).churn).toMatchObject({ filesWritten: 0, bytesWritten: 0 });
     expect(await manifestOf(out)).toBe(siteBaseline.manifest);
+  }, 60_000);
+
+  it('a re-crawl with the same id is incremental on every process: conditional requests from the stored validators, 304s, nothing written', async () => {
+    const changing = await startChangingSite({ products: 30 });
+    try {
+      const id = nextId();
+      const out = path.join(dir, 'changing');
+      const args = ['crawl', changing.root, '-x', '/cart.asp', ...shared(id, out), '--json', '-c', '2'];
+      const first = await Promise.all([run(args), run(worker(id, ['-c', '2']))]);
+      expect(first.map((result) => result.code)).toEqual([0, 0]);
+      changing.resetCounters();
+      changing.change(7);
+      const second = await Promise.all([run(args), run(worker(id, ['-c', '2']))]);
+      expect(second.map((result) => result.code)).toEqual([0, 0]);
+      expect(changing.counters.conditional).toBe(changing.counters.requests); // every page, whoever fetched it
+      expect(changing.counters.notModified).toBe(changing.counters.requests - 1);
+      const churn = JSON.parse(second[0].stdout).churn;
+      expect(churn).toMatchObject({ changed: 1, notModified: 30, filesWritten: 1 });
+    } finally {
+      await changing.close();
+    }
   }, 60_000);
 
   it('another configuration under an existing crawl id is refused with what differs; --fresh starts over', async () => {

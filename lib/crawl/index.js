@@ -140,7 +140,7 @@ export class Crawler extends EventEmitter {
       const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
       if (o.frontier) {
         const { openSharedCrawl } = await import('../distributed/shared.js');
-        shared = await openSharedCrawl(o, listed);
+        shared = await openSharedCrawl(o, listed, prior);
         blobs = stateDir ? shared.blobs : null;
       }
       if (target) await target.init();

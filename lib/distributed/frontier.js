@@ -69,6 +69,8 @@ export class RedisFrontier {
   #sent = { warnings: 0, redirects: 0 };
   /** @type {string[]} */
   #deep = [];
+  /** @type {import('../crawl/recrawl.js').Prior | null} a worker's view of the last crawl: filled as pages are taken */
+  #prior = null;
 
   /**
    * @param {import('./connection.js').CrawlRedis} redis
@@ -122,10 +124,14 @@ export class RedisFrontier {
 
   /**
    * Warnings, redirects and too-deep URLs the run finds go to Redis with the
-   * next result (the coordinator merges them before naming).
-   * @param {{ warnings: any[], redirects: any[], depth: { tooDeep: Set<string> } }} run
+   * next result (the coordinator merges them before naming). A worker's
+   * `run.prior` is filled with what the last crawl kept of each page it
+   * takes (validators, blob ids), and emptied as pages are done.
+   * @param {{ warnings: any[], redirects: any[], depth: { tooDeep: Set<string> }, prior: import('../crawl/recrawl.js').Prior | null }} run
+   * @param {{ lazyPrior?: boolean }} [options]
    */
-  attach(run) {
+  attach(run, { lazyPrior = false } = {}) {
+    if (lazyPrior) this.#prior = run.prior;
     const deep = this.#deep;
     const tooDeep = run.depth.tooDeep;
     const add = tooDeep.add.bind(tooDeep);
@@ -160,11 +166,13 @@ export class RedisFrontier {
     this.#counts = { queued: Number(queued), leased: Number(leased), over: Number(over), mine: Number(mine), phase: String(phase), saturated: false };
     /** @type {string[]} */
     const keys = [];
-    for (let i = 5; i < reply.length; i += 3) {
+    for (let i = 5; i < reply.length; i += 4) {
       const key = String(reply[i]);
       this.#leases.set(key, String(reply[i + 1]));
       const raw = String(reply[i + 2]);
       this.#working.set(key, raw ? decodeRecord(raw) : newRecord(key, 'navigation', null));
+      const prior = String(reply[i + 3]);
+      if (prior && this.#prior) this.#prior.pages.set(key, JSON.parse(prior));
       keys.push(key);
     }
     if (keys.length > 0) this.#idleMs = 10;
@@ -198,6 +206,7 @@ export class RedisFrontier {
     const reply = await this.#call(() => this.redis.prDone(this.prefix, this.worker, key, token, record ? encodeRecord(record) : '', page ? '1' : '0', code, ...side));
     this.#leases.delete(key);
     this.#working.delete(key);
+    this.#prior?.pages.delete(key);
     if (Number(reply[0]) !== 1) {
       this.lateResults++;
       return [];
@@ -233,6 +242,7 @@ export class RedisFrontier {
     const token = this.#leases.get(key);
     this.#leases.delete(key);
     this.#working.delete(key);
+    this.#prior?.pages.delete(key);
     if (token !== undefined) await this.#call(() => this.redis.prRetry(this.prefix, key, token));
   }
 

@@ -12,6 +12,7 @@
  *   meta    hash     phase (seeding | crawl | finish | finished), startedAt
  *   seen    hash     url -> q (queued or leased) | d (done, a page) | x (done, not a page): the exact seen-set
  *   rec     hash     url -> record (JSON, small: status, validators, file, blob ids; never bodies or links)
+ *   prior   hash     url -> what the last crawl into OUT kept of it (validators, file, blob ids), for re-crawls
  *   q:<origin> list  queued urls of one origin
  *   origins zset     origin -> earliest time a url of it may be taken (politeness)
  *   oinf    hash     origin -> urls of it leased now (--origin-concurrency)
@@ -185,7 +186,7 @@ end
  * and the per-origin interval (--rate, --delay). ARGV: worker, max, leaseMs,
  * deadAfterMs, originConcurrency, intervalMs, maxDeliveries, seed (1: the
  * coordinator, whose roots are in: the phase becomes crawl).
- * Returns { queued, leased, over, mine, phase, key1, token1, record1, ... }.
+ * Returns { queued, leased, over, mine, phase, key1, token1, record1, prior1, ... }.
  */
 export const TAKE = COMMON + RECLAIM + `
 if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
@@ -217,9 +218,9 @@ end
 if phase == 'crawl' and max > 0 then
   local ready = redis.call('ZRANGEBYSCORE', P .. 'origins', '-inf', now, 'LIMIT', 0, 64)
   for _, origin in ipairs(ready) do
-    if #taken >= max * 3 then break end
+    if #taken >= max * 4 then break end
     local inflight = tonumber(redis.call('HGET', P .. 'oinf', origin) or 0)
-    while #taken < max * 3 and inflight < originConcurrency do
+    while #taken < max * 4 and inflight < originConcurrency do
       local key = redis.call('LPOP', P .. 'q:' .. origin)
       if not key then break end
       local token = tostring(redis.call('INCR', P .. 'token'))
@@ -233,6 +234,7 @@ if phase == 'crawl' and max > 0 then
       taken[#taken + 1] = key
       taken[#taken + 1] = token
       taken[#taken + 1] = redis.call('HGET', P .. 'rec', key) or ''
+      taken[#taken + 1] = redis.call('HGET', P .. 'prior', key) or ''
       if interval > 0 then
         redis.call('ZADD', P .. 'origins', now + interval, origin)
         break

@@ -32,8 +32,9 @@ export const intervalOf = (o) => Math.max(o.delay ?? 0, o.rate ? Math.ceil(1000 
 /**
  * @param {import('../options.js').ResolvedCrawlOptions} o
  * @param {string[]} listed
+ * @param {import('../crawl/recrawl.js').Prior | null} prior what the last crawl into OUT left
  */
-export async function openSharedCrawl(o, listed) {
+export async function openSharedCrawl(o, listed, prior) {
   const url = /** @type {string} */ (o.frontier);
   const crawlId = /** @type {string} */ (o.crawlId);
   const redis = await connectRedis(url, { timeoutSeconds: o.frontierTimeout });
@@ -44,6 +45,7 @@ export async function openSharedCrawl(o, listed) {
     const given = sharedConfig({ ...o, blobs: blobsDir }, listed, VERSION);
     const created = await redis.set(`${prefix}config`, JSON.stringify(given), 'NX');
     if (created) {
+      await storePrior(redis, prefix, prior);
       await redis.hset(`${prefix}meta`, 'phase', 'seeding', 'startedAt', Date.now());
     } else {
       const stored = JSON.parse(/** @type {string} */ (await redis.get(`${prefix}config`)));
@@ -55,6 +57,7 @@ export async function openSharedCrawl(o, listed) {
       if (phase === 'finished' || phase === null) {
         // A new crawl under the same id: the frontier starts empty.
         await clearCrawl(redis, prefix, { keepConfig: true });
+        await storePrior(redis, prefix, prior);
         await redis.hset(`${prefix}meta`, 'phase', 'seeding', 'startedAt', Date.now());
       }
     }
@@ -67,6 +70,31 @@ export async function openSharedCrawl(o, listed) {
     redis.disconnect();
     throw error instanceof FrontierError ? error : redis.toFrontierError(error);
   }
+}
+
+/**
+ * What the last crawl into OUT kept of each page (validators, file, blob
+ * ids), for the workers' conditional requests: they get a page's entry with
+ * its lease. Written before the phase is set, so a kill in between writes it again.
+ * @param {import('./connection.js').CrawlRedis} redis
+ * @param {string} prefix
+ * @param {import('../crawl/recrawl.js').Prior | null} prior
+ */
+async function storePrior(redis, prefix, prior) {
+  await redis.unlink(`${prefix}prior`);
+  if (!prior?.reuse) return;
+  let batch = redis.pipeline();
+  let size = 0;
+  for (const stored of prior.pages.values()) {
+    if (stored.state !== 'done' || !stored.file || !stored.body) continue;
+    const { placeholders: _placeholders, ...kept } = stored;
+    batch.hset(`${prefix}prior`, stored.url, JSON.stringify(kept));
+    if (++size % 1000 === 0) {
+      await batch.exec();
+      batch = redis.pipeline();
+    }
+  }
+  await batch.exec();
 }
 
 /**

@@ -89,7 +89,7 @@ export class Worker extends EventEmitter {
         redirects: [],
         interned: new Map(),
         depth: { rootDepth: rootDepths([...o.roots, ...listed]), tooDeep: new Set() },
-        prior: null,
+        prior: { complete: false, pages: new Map(), reuse: true, output: '', reuseOutput: false },
         ignore: o.ignore.length > 0 ? new RegExp(o.ignore.map((source) => `(?:${source})`).join('|'), 'g') : null,
         resumed: null,
         journal: null,
@@ -97,7 +97,7 @@ export class Worker extends EventEmitter {
         sources: {},
       };
       frontier.start();
-      frontier.attach(run);
+      frontier.attach(run, { lazyPrior: true });
       await discover(run, []);
       await frontier.flush();
       return { pages: frontier.pagesDone, failed: this.stats.failed, lateResults: frontier.lateResults, interrupted: controller.signal.aborted };
