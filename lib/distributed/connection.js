@@ -75,6 +75,9 @@ export async function connectRedis(url, { timeoutSeconds }) {
     if (message.includes('LOST')) {
       return new FrontierError(`the crawl's state in Redis at ${shown} is gone (Redis restarted without persistence, or the crawl id was cleared): run the crawl again`, { code: 'FRONTIER_LOST' });
     }
+    if (/** @type {Error} */ (error)?.name === 'ReplyError') {
+      return new FrontierError(`the frontier ${shown} answered an error: ${message}`, { code: 'FRONTIER_REPLY', cause: error });
+    }
     const cause = /** @type {any} */ (lastError)?.code ?? /** @type {any} */ (error)?.code;
     return new FrontierError(`lost the frontier ${shown} for more than ${timeoutSeconds} s (--frontier-timeout)${cause ? `: ${cause}` : ''}`, { code: 'FRONTIER_UNREACHABLE', cause: error });
   };

@@ -34,21 +34,30 @@ export function originOf(key) {
 }
 
 /**
- * A record as stored in Redis: its JSON, without undefined fields.
+ * A record as stored in Redis: its JSON without its key (the hash field),
+ * its referrers (kept apart, for failures only) and fields at their default.
  * @param {PageRecord} record
  */
-export const encodeRecord = (record) => JSON.stringify(record);
+export function encodeRecord(record) {
+  const { key: _key, referrers: _referrers, ...rest } = record;
+  /** @type {Record<string, unknown>} */
+  const kept = rest;
+  if (kept.kind === 'navigation') delete kept.kind;
+  if (kept.hops === 0) delete kept.hops;
+  if (kept.stale === false) delete kept.stale;
+  return JSON.stringify(kept);
+}
 
 /**
  * @param {string} raw
+ * @param {string} key
  * @returns {PageRecord}
  */
-export function decodeRecord(raw) {
+export function decodeRecord(raw, key) {
   const parsed = JSON.parse(raw);
-  const record = newRecord(parsed.key, parsed.kind ?? 'navigation', null);
+  const record = newRecord(key, parsed.kind ?? 'navigation', null);
   record.referrers = undefined;
   Object.assign(record, parsed);
-  if (record.referrers !== undefined && !Array.isArray(record.referrers)) record.referrers = []; // Lua's empty table
   return record;
 }
 
@@ -121,6 +130,8 @@ export class RedisFrontier {
   }
 
   pagesDone = 0;
+  /** The completion barrier has passed: the tree is being written. */
+  finishing = false;
 
   /**
    * Warnings, redirects and too-deep URLs the run finds go to Redis with the
@@ -170,7 +181,7 @@ export class RedisFrontier {
       const key = String(reply[i]);
       this.#leases.set(key, String(reply[i + 1]));
       const raw = String(reply[i + 2]);
-      this.#working.set(key, raw ? decodeRecord(raw) : newRecord(key, 'navigation', null));
+      this.#working.set(key, raw ? decodeRecord(raw, key) : newRecord(key, 'navigation', null));
       const prior = String(reply[i + 3]);
       if (prior && this.#prior) this.#prior.pages.set(key, JSON.parse(prior));
       keys.push(key);
@@ -296,7 +307,7 @@ export class RedisRecordStore {
     if (working) return working;
     const { redis, prefix } = this.frontier;
     const raw = await redis.hget(`${prefix}rec`, key).catch((error) => { throw redis.toFrontierError(error); });
-    return raw ? decodeRecord(raw) : undefined;
+    return raw ? decodeRecord(raw, key) : undefined;
   }
 
   /**
@@ -306,6 +317,8 @@ export class RedisRecordStore {
    */
   async put(record) {
     if (this.frontier.leased(record.key) === record) return;
+    // While the tree is written, a page's file and hashes are of no use to the other processes.
+    if (this.frontier.finishing && record.state === 'done') return;
     const { redis, prefix } = this.frontier;
     await redis.hset(`${prefix}rec`, record.key, encodeRecord(record)).catch((error) => { throw redis.toFrontierError(error); });
   }
@@ -322,10 +335,18 @@ export class RedisRecordStore {
       for (let i = 1; i < entries.length; i += 2) {
         const raw = entries[i];
         if (!raw.includes(`"state":"${state}"`)) continue;
-        const record = decodeRecord(raw);
+        const record = decodeRecord(raw, entries[i - 1]);
         if (record.state === state) list.push(record);
       }
     } while (cursor !== '0');
+    if (state === 'failed') {
+      // The pages that linked to a failure, noted as they were found.
+      for (let start = 0; start < list.length; start += 1000) {
+        const chunk = list.slice(start, start + 1000);
+        const refs = await redis.hmget(`${prefix}refs`, ...chunk.map((record) => record.key)).catch((error) => { throw redis.toFrontierError(error); });
+        chunk.forEach((record, i) => { record.referrers = refs[i] ? refs[i].split('\n') : []; });
+      }
+    }
     return list;
   }
 

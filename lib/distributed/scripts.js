@@ -10,8 +10,9 @@
  * Keys (after the prefix):
  *   config  string   the crawl's configuration (JSON)
  *   meta    hash     phase (seeding | crawl | finish | finished), startedAt
- *   seen    hash     url -> q (queued or leased) | d (done, a page) | x (done, not a page): the exact seen-set
- *   rec     hash     url -> record (JSON, small: status, validators, file, blob ids; never bodies or links)
+ *   seen    hash     url -> q (queued or leased, a link) | r (the same, a requisite) | d (done, a page) | x (done, not a page): the exact seen-set
+ *   rec     hash     url -> record (JSON without its key and default fields: status, validators, file, blob ids; never bodies or links)
+ *   refs    hash     url -> up to 5 pages linking to it, one per line, noted while it is not done (failures list them)
  *   prior   hash     url -> what the last crawl into OUT kept of it (validators, file, blob ids), for re-crawls
  *   q:<origin> list  queued urls of one origin
  *   origins zset     origin -> earliest time a url of it may be taken (politeness)
@@ -40,14 +41,14 @@ local function enqueue(key, origin, front)
   redis.call('ZADD', P .. 'origins', 'NX', 0, origin)
   redis.call('HINCRBY', P .. 'cnt', 'queued', 1)
 end
-local function new_record(key, kind, referrer)
-  local rec = { key = key, kind = kind, state = 'queued' }
-  if referrer ~= '' then rec.referrers = { referrer } end
-  return cjson.encode(rec)
+local function new_record(kind)
+  if kind == 'navigation' then return '{"state":"queued"}' end
+  return '{"state":"queued","kind":"' .. kind .. '"}'
 end
 local function admit_new(key, origin, kind, referrer)
-  redis.call('HSET', P .. 'seen', key, 'q')
-  redis.call('HSET', P .. 'rec', key, new_record(key, kind, referrer))
+  redis.call('HSET', P .. 'seen', key, kind == 'navigation' and 'q' or 'r')
+  redis.call('HSET', P .. 'rec', key, new_record(kind))
+  if referrer ~= '' then redis.call('HSET', P .. 'refs', key, referrer) end
   redis.call('HINCRBY', P .. 'cnt', 'pages', 1)
   enqueue(key, origin, false)
 end
@@ -108,21 +109,25 @@ for i = 5, #ARGV, 4 do
   local key, origin, kind, referrer = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local st = redis.call('HGET', P .. 'seen', key)
   if st then
-    if st == 'q' and (referrer ~= '' or kind == 'navigation') then
+    if (st == 'q' or st == 'r') and referrer ~= '' then
+      local refs = redis.call('HGET', P .. 'refs', key)
+      if not refs then
+        redis.call('HSET', P .. 'refs', key, referrer)
+      else
+        local _, lines = string.gsub(refs, '\\n', '')
+        if lines < 4 and not string.find('\\n' .. refs .. '\\n', '\\n' .. referrer .. '\\n', 1, true) then
+          redis.call('HSET', P .. 'refs', key, refs .. '\\n' .. referrer)
+        end
+      end
+    end
+    if st == 'r' and kind == 'navigation' then
       local raw = redis.call('HGET', P .. 'rec', key)
       if raw then
         local rec = cjson.decode(raw)
-        local changed = false
-        if kind == 'navigation' and rec.kind ~= 'navigation' then rec.kind = 'navigation'; changed = true end
-        if referrer ~= '' then
-          local refs = rec.referrers
-          if type(refs) ~= 'table' then refs = {} end
-          local found = false
-          for _, r in ipairs(refs) do if r == referrer then found = true end end
-          if not found and #refs < 5 then refs[#refs + 1] = referrer; rec.referrers = refs; changed = true end
-        end
-        if changed then redis.call('HSET', P .. 'rec', key, cjson.encode(rec)) end
+        rec.kind = nil
+        redis.call('HSET', P .. 'rec', key, cjson.encode(rec))
       end
+      redis.call('HSET', P .. 'seen', key, 'q')
     end
     out[#out + 1] = 0
   else
@@ -165,7 +170,7 @@ local function reclaim(key, maxDeliveries, why)
   local deliveries = tonumber(redis.call('HGET', P .. 'deliv', key) or 0)
   if deliveries >= maxDeliveries then
     local raw = redis.call('HGET', P .. 'rec', key)
-    local rec = raw and cjson.decode(raw) or { key = key, kind = 'navigation' }
+    local rec = raw and cjson.decode(raw) or {}
     rec.state = 'failed'
     rec.error = { code = 'MAX_DELIVERIES', message = 'taken ' .. deliveries .. ' times without a result (last: ' .. why .. ' of worker ' .. worker .. ')' }
     redis.call('HSET', P .. 'rec', key, cjson.encode(rec))
@@ -266,36 +271,19 @@ for n = 1, tonumber(ARGV[9]) do redis.call('SADD', P .. 'deep', ARGV[i]); i = i 
 if key == '' then return { 1 } end
 local lease = redis.call('HGET', P .. 'lease', key)
 if not lease or string.sub(lease, 1, string.len(token) + 1) ~= token .. '|' then return { 0 } end
-if ARGV[4] ~= '' then
-  local incoming = ARGV[4]
-  local new = cjson.decode(incoming)
-  if new.state == 'failed' then
-    -- referrers noted by other workers while this one worked on the page
-    local old = redis.call('HGET', P .. 'rec', key)
-    local refs = old and cjson.decode(old).referrers
-    if type(refs) == 'table' and #refs > 0 then
-      local mine = type(new.referrers) == 'table' and new.referrers or {}
-      for _, r in ipairs(refs) do
-        local found = false
-        for _, m in ipairs(mine) do if m == r then found = true end end
-        if not found and #mine < 5 then mine[#mine + 1] = r end
-      end
-      new.referrers = mine
-      incoming = cjson.encode(new)
-    end
-  end
-  redis.call('HSET', P .. 'rec', key, incoming)
-end
+if ARGV[4] ~= '' then redis.call('HSET', P .. 'rec', key, ARGV[4]) end
 release(key, lease)
-local rec = cjson.decode(redis.call('HGET', P .. 'rec', key) or '{}')
-if rec.state == 'failed' then
+local raw = ARGV[4] ~= '' and ARGV[4] or (redis.call('HGET', P .. 'rec', key) or '')
+local function has(state) return string.find(raw, '"state":"' .. state .. '"', 1, true) ~= nil end
+if has('failed') then
   redis.call('HINCRBY', P .. 'cnt', 'failed', 1)
   redis.call('HINCRBY', P .. 'errs', ARGV[6] ~= '' and ARGV[6] or 'ERROR', 1)
-elseif rec.state == 'redirect' then
+elseif has('redirect') then
   redis.call('HINCRBY', P .. 'cnt', 'redirect', 1)
 else
   redis.call('HINCRBY', P .. 'cnt', 'done', 1)
 end
+if not has('failed') then redis.call('HDEL', P .. 'refs', key) end -- only failures list their referrers
 if ARGV[5] == '1' then
   redis.call('HSET', P .. 'seen', key, 'd')
   return { 1 }

@@ -138,6 +138,7 @@ export class SharedCrawl {
    */
   async barrier(run, { interrupted }) {
     await this.frontier.flush();
+    this.frontier.finishing = true;
     const { redis, prefix } = this;
     try {
       if (!interrupted) await redis.hset(`${prefix}meta`, 'phase', 'finish');
