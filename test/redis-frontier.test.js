@@ -18,7 +18,9 @@ let redis;
 let id = 0;
 let prefix = '';
 
-const SETTINGS = { maxPages: 1000, leaseMs: 400, originConcurrency: 64, intervalMs: 0, maxDeliveries: 3 };
+/** Leases long enough not to expire under load, but in the tests about expiry (SHORT). */
+const SETTINGS = { maxPages: 1000, leaseMs: 30_000, originConcurrency: 64, intervalMs: 0, maxDeliveries: 3 };
+const SHORT = 800;
 /** @param {string} key @param {string | null} [referrer] */
 const item = (key, referrer = null) => ({ key, kind: /** @type {const} */ ('navigation'), referrer });
 /** @param {number} ms */
@@ -65,12 +67,12 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
   });
 
   it('fences a late result: the lease passed to another worker, whose result stands', async () => {
-    const a = open({}, true);
+    const a = open({ leaseMs: SHORT }, true);
     await a.add([item('http://h/')]);
     expect(await a.take(1)).toEqual(['http://h/']);
-    const b = open();
+    const b = open({ leaseMs: SHORT });
     expect(await b.take(1)).toEqual([]); // leased to a
-    await sleep(SETTINGS.leaseMs + 100); // a sends no heartbeat: its lease expires
+    await sleep(SHORT + 100); // a sends no heartbeat: its lease expires
     expect(await b.take(1)).toEqual(['http://h/']);
     const late = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
     late.state = 'done';
@@ -92,11 +94,11 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
   });
 
   it('a late worker adds no links: its lease on the page is gone', async () => {
-    const a = open({}, true);
+    const a = open({ leaseMs: SHORT }, true);
     await a.add([item('http://h/')]);
     await a.take(1);
-    await sleep(SETTINGS.leaseMs + 100);
-    const b = open();
+    await sleep(SHORT + 100);
+    const b = open({ leaseMs: SHORT });
     await b.take(1); // reclaims and takes it
     expect(await a.add([item('http://h/late', 'http://h/')])).toEqual(['known']);
     expect(await redis.hexists(`${prefix}seen`, 'http://h/late')).toBe(0);
@@ -121,17 +123,17 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
   });
 
   it('after --max-deliveries, a URL is a failed record saying why', async () => {
-    const a = open({ maxDeliveries: 2 }, true);
+    const a = open({ maxDeliveries: 2, leaseMs: SHORT }, true);
     await a.add([item('http://h/')]);
     for (let delivery = 1; delivery <= 2; delivery++) {
-      const frontier = open({ maxDeliveries: 2 });
+      const frontier = open({ maxDeliveries: 2, leaseMs: SHORT });
       let taken = /** @type {string[]} */ ([]);
       for (let tries = 0; taken.length === 0 && tries < 100; tries++) {
         taken = await (delivery === 1 ? a : frontier).take(1);
         if (taken.length === 0) await sleep(20);
       }
       expect(taken).toEqual(['http://h/']);
-      await sleep(SETTINGS.leaseMs + 50);
+      await sleep(SHORT + 50);
     }
     await a.take(1); // reclaims it for the last time
     const stored = JSON.parse(/** @type {string} */ (await redis.hget(`${prefix}rec`, 'http://h/')));
