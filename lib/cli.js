@@ -87,6 +87,12 @@ Re-crawls: a crawl into an OUT that holds a previous crawl's state
 (OUT/.prerender/) sends conditional requests, writes only what changed,
 removes pages gone after a complete crawl, and resumes a killed crawl.
 
+Several machines: --frontier redis://host:6379/0 --crawl-id <id> shares the
+crawl through Redis with "prerender worker" processes; this process seeds it,
+fetches too, waits until nothing is left anywhere, then writes OUT. Run the
+same command again after a crash to resume. --origin-concurrency, --rate and
+--delay then hold for all processes together; -c stays per process.
+
 Example (the XBuilder-style catalogue):
   prerender crawl http://shop/st/dir.asp -i /st/dir.asp /st/product.asp -o out`);
   addCrawlOptions(crawlCommand);

@@ -75,7 +75,6 @@ export class RedisFrontier {
   #heartbeatError = null;
   /** @type {{ warnings: { url: string, code: string, message: string }[], redirects: { url: string }[], tooDeep: Set<string> } | null} */
   #run = null;
-  #sent = { warnings: 0, redirects: 0 };
   /** @type {string[]} */
   #deep = [];
   /** @type {import('../crawl/recrawl.js').Prior | null} a worker's view of the last crawl: filled as pages are taken */
@@ -234,11 +233,10 @@ export class RedisFrontier {
   #sideData() {
     const run = this.#run;
     if (!run) return ['0', '0', '0'];
-    const warnings = run.warnings.slice(this.#sent.warnings).map((warning) => JSON.stringify({ url: warning.url, code: warning.code, message: warning.message }));
-    const redirects = run.redirects.slice(this.#sent.redirects).flatMap((redirect) => [redirect.url, JSON.stringify(redirect)]);
+    // Sent with this result and forgotten here: the coordinator gathers them all from Redis at the barrier.
+    const warnings = run.warnings.splice(0).map((warning) => JSON.stringify({ url: warning.url, code: warning.code, message: warning.message }));
+    const redirects = run.redirects.splice(0).flatMap((redirect) => [redirect.url, JSON.stringify(redirect)]);
     const deep = this.#deep.splice(0);
-    this.#sent.warnings = run.warnings.length;
-    this.#sent.redirects = run.redirects.length;
     return [String(warnings.length), String(redirects.length / 2), String(deep.length), ...warnings, ...redirects, ...deep];
   }
 

@@ -15,7 +15,8 @@
  *   refs    hash     url -> up to 5 pages linking to it, one per line, noted while it is not done (failures list them)
  *   prior   hash     url -> what the last crawl into OUT kept of it (validators, file, blob ids), for re-crawls
  *   q:<origin> list  queued urls of one origin
- *   origins zset     origin -> earliest time a url of it may be taken (politeness)
+ *   origins zset     origin with urls queued -> earliest time one may be taken (politeness)
+ *   onext   hash     origin -> earliest time its next url may be taken (kept while its queue is empty)
  *   oinf    hash     origin -> urls of it leased now (--origin-concurrency)
  *   lease   hash     url -> token|worker|origin
  *   leases  zset     url -> lease deadline (ms)
@@ -38,7 +39,7 @@ local function now_ms()
 end
 local function enqueue(key, origin, front)
   if front then redis.call('LPUSH', P .. 'q:' .. origin, key) else redis.call('RPUSH', P .. 'q:' .. origin, key) end
-  redis.call('ZADD', P .. 'origins', 'NX', 0, origin)
+  redis.call('ZADD', P .. 'origins', 'NX', redis.call('HGET', P .. 'onext', origin) or 0, origin)
   redis.call('HINCRBY', P .. 'cnt', 'queued', 1)
 end
 local function new_record(kind)
@@ -227,7 +228,10 @@ if phase == 'crawl' and max > 0 then
     local inflight = tonumber(redis.call('HGET', P .. 'oinf', origin) or 0)
     while #taken < max * 4 and inflight < originConcurrency do
       local key = redis.call('LPOP', P .. 'q:' .. origin)
-      if not key then break end
+      if not key then
+        redis.call('ZREM', P .. 'origins', origin) -- back with its next URL
+        break
+      end
       local token = tostring(redis.call('INCR', P .. 'token'))
       redis.call('HSET', P .. 'lease', key, token .. '|' .. worker .. '|' .. origin)
       redis.call('ZADD', P .. 'leases', now + leaseMs, key)
@@ -242,6 +246,7 @@ if phase == 'crawl' and max > 0 then
       taken[#taken + 1] = redis.call('HGET', P .. 'prior', key) or ''
       if interval > 0 then
         redis.call('ZADD', P .. 'origins', now + interval, origin)
+        redis.call('HSET', P .. 'onext', origin, now + interval)
         break
       end
     end
