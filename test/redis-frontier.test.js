@@ -93,6 +93,22 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ done: '1', leased: '0', queued: '0' });
   });
 
+  it('a page whose lease expired and came back to the same process is not visited twice there; its result stands', async () => {
+    const a = open({ leaseMs: SHORT }, true);
+    await a.add([item('http://h/')]);
+    expect(await a.take(4)).toEqual(['http://h/']);
+    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    await sleep(SHORT + 100); // a stall: the lease expires
+    expect(await a.take(4)).toEqual([]); // reclaimed and leased to a again: the visit in flight goes on
+    record.state = 'done';
+    record.status = 200;
+    await a.records.put(record);
+    await a.done('http://h/', { page: true });
+    expect(a.lateResults).toBe(0);
+    expect(JSON.parse(/** @type {string} */ (await redis.hget(`${prefix}rec`, 'http://h/'))).state).toBe('done');
+    expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ done: '1', leased: '0', queued: '0' });
+  });
+
   it('a late worker adds no links: its lease on the page is gone', async () => {
     const a = open({ leaseMs: SHORT }, true);
     await a.add([item('http://h/')]);

@@ -178,6 +178,12 @@ export class RedisFrontier {
     const keys = [];
     for (let i = 5; i < reply.length; i += 4) {
       const key = String(reply[i]);
+      if (this.#leases.has(key)) {
+        // Our own lease had expired (a stall) and came back to us: the visit
+        // in flight goes on under the new lease; no second visit.
+        this.#leases.set(key, String(reply[i + 1]));
+        continue;
+      }
       this.#leases.set(key, String(reply[i + 1]));
       const raw = String(reply[i + 2]);
       this.#working.set(key, raw ? decodeRecord(raw, key) : newRecord(key, 'navigation', null));
