@@ -293,7 +293,7 @@ export function rootDepths(roots) {
  * @param {import('../options.js').ResolvedCrawlOptions} o
  * @param {number} listedCount
  */
-export function sources(o, listedCount) {
+function sources(o, listedCount) {
   /** @type {Record<string, unknown>} */
   const found = {};
   if (o.sitemap.length > 0) found.sitemaps = o.sitemap;
