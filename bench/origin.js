@@ -3,7 +3,7 @@
 /**
  * The benchmark origin: an XBuilder-style shop in its own process.
  *
- *   node bench/origin.js --products 20000 --port 0 [--count 1000] [--workers 1]
+ *   node bench/origin.js --products 20000 --port 0 [--count 1000] [--workers 1] [--latency-ms 50]
  *
  * prints its origin URL (http://127.0.0.1:PORT) as the first line on stdout,
  * then serves until SIGTERM/SIGINT:
@@ -350,11 +350,25 @@ export function createHandler({ products, count, changed = 0, etag = false }) {
 }
 
 /**
- * @param {{ products: number, count: number, port: number, host: string, changed?: number, etag?: boolean }} options
+ * @param {{
+ *   products: number, count: number, port: number, host: string, changed?: number, etag?: boolean,
+ *   latencyMs?: number, onRequest?: (target: string) => void,
+ * }} options
+ *   latencyMs: every answer waits this long first (a remote origin, a slow application server);
+ *   onRequest: called with each request target as it arrives (tests count fetches and measure rates)
  * @returns {Promise<http.Server>}
  */
-export function startOrigin({ products, count, port, host, changed = 0, etag = false }) {
-  const server = http.createServer({ keepAliveTimeout: 30_000 }, createHandler({ products, count, changed, etag }));
+export function startOrigin({ products, count, port, host, changed = 0, etag = false, latencyMs = 0, onRequest }) {
+  const handler = createHandler({ products, count, changed, etag });
+  /** @type {http.RequestListener} */
+  const listener = latencyMs > 0 || onRequest
+    ? (req, res) => {
+      onRequest?.(req.url ?? '/');
+      if (latencyMs > 0) setTimeout(() => handler(req, res), latencyMs);
+      else handler(req, res);
+    }
+    : handler;
+  const server = http.createServer({ keepAliveTimeout: 30_000 }, listener);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve(server));
@@ -371,20 +385,22 @@ async function main() {
       workers: { type: 'string', default: '1' },
       changed: { type: 'string', default: '0' },
       etag: { type: 'boolean', default: false },
+      'latency-ms': { type: 'string', default: '0' },
     },
   });
   const products = Number(values.products);
   const count = Number(values.count);
   const port = Number(values.port);
   const workers = Number(values.workers);
-  for (const [name, value, min] of /** @type {[string, number, number][]} */ ([['products', products, 1], ['count', count, 1], ['port', port, 0], ['workers', workers, 1]])) {
+  const latencyMs = Number(values['latency-ms']);
+  for (const [name, value, min] of /** @type {[string, number, number][]} */ ([['products', products, 1], ['count', count, 1], ['port', port, 0], ['workers', workers, 1], ['latency-ms', latencyMs, 0]])) {
     if (!Number.isInteger(value) || value < min) {
       process.stderr.write(`origin: --${name} must be a whole number >= ${min}\n`);
       process.exitCode = 2;
       return;
     }
   }
-  const options = { products, count, port, host: /** @type {string} */ (values.host), changed: Number(values.changed), etag: values.etag === true };
+  const options = { products, count, port, host: /** @type {string} */ (values.host), changed: Number(values.changed), etag: values.etag === true, latencyMs };
 
   if (workers === 1) {
     const server = await startOrigin(options);

@@ -11,6 +11,7 @@ import { writeFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { addDeployCommands } from './deploy/cli.js';
 import { DEPLOY_KEYS } from './deploy/config.js';
+import { addDistributedCommands } from './distributed/commands.js';
 
 /**
  * The command line: a thin shell over the library. `run()` never exits the
@@ -97,6 +98,12 @@ aborted. A page not ready within --render-timeout is a failure naming what was
 awaited and the requests in flight (or, --on-render-timeout save, kept as
 "partial"). <meta name="prerender-status-code"> sets a page's status.
 
+Several machines: --frontier redis://host:6379/0 --crawl-id <id> shares the
+crawl through Redis with "prerender worker" processes; this process seeds it,
+fetches too, waits until nothing is left anywhere, then writes OUT. Run the
+same command again after a crash to resume. --origin-concurrency, --rate and
+--delay then hold for all processes together; -c stays per process.
+
 Example (the XBuilder-style catalogue):
   prerender crawl http://shop/st/dir.asp -i /st/dir.asp /st/product.asp -o out
   prerender crawl http://shop/st/dir.asp -i /st/dir.asp /st/product.asp -o out \\
@@ -122,6 +129,8 @@ fetch failed). --json prints one JSON object per line, then a "totals" line.`);
   previewCommand.action(async (roots, flags) => {
     setExitCode(await previewAction(await withConfig(roots, flags, io), io));
   });
+
+  addDistributedCommands(program, io, setExitCode);
 
   program
     .command('init')
@@ -169,7 +178,8 @@ finish (at most --drain-timeout), then exits 0; a second signal exits at once.`)
 }
 
 /** Crawl options that mean nothing to preview: accepted (so a crawl command line can be pasted) and ignored. */
-const PREVIEW_IGNORES = ['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'assets', 'quiet', 'full', 'pruneMax', 'force', 'ignore', 'resume', 'precompress'];
+const PREVIEW_IGNORES = ['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'assets', 'quiet', 'full', 'pruneMax', 'force', 'ignore', 'resume', 'precompress',
+  'frontier', 'crawlId', 'fresh', 'blobs', 'originConcurrency', 'rate', 'delay', 'maxDeliveries', 'frontierTimeout', 'leaseTimeout'];
 
 /**
  * Add the crawl options to a command; a boolean that a config file may turn
@@ -251,6 +261,8 @@ function swallowedRoot(cli) {
  */
 async function crawlAction(flags, io) {
   const { json, quiet, ...options } = flags;
+  // A shared crawl may take its Redis from the environment.
+  if (options.crawlId !== undefined && options.frontier === undefined && io.env?.REDIS_URL) options.frontier = io.env.REDIS_URL;
   let crawler;
   try {
     crawler = new Crawler({ ...options, signal: io.signal, stdin: io.stdin, env: io.env });

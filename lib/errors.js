@@ -117,3 +117,17 @@ export class DeployError extends PrerenderError {
     this.code = options.code ?? 'DEPLOY';
   }
 }
+
+/**
+ * The shared frontier (Redis) is unreachable past --frontier-timeout, or lost
+ * the crawl's state, or holds another configuration. Ends the run (exit 2).
+ */
+export class FrontierError extends PrerenderError {
+  /**
+   * @param {string} message
+   * @param {{ cause?: unknown, code?: string }} [options]
+   */
+  constructor(message, options = {}) {
+    super(message, { ...options, code: options.code ?? 'FRONTIER' });
+  }
+}

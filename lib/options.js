@@ -86,6 +86,15 @@ export const CRAWL_OPTIONS = [
   { name: 'renderConcurrency', flags: '--render-concurrency <n>', type: 'integer', min: 1, max: 64, default: 8, description: 'pages rendered at once (independent of --concurrency)' },
   { name: 'renderRecycle', flags: '--render-recycle <n>', type: 'integer', min: 1, default: 200, description: 'restart the browser after n pages (bounds its memory)' },
   { name: 'browser', flags: '--browser <path>', type: 'string', description: 'Chromium or Chrome to render with (default: PUPPETEER_EXECUTABLE_PATH, CHROME_PATH, then chromium, chromium-browser, google-chrome on the PATH); never downloaded' },
+  // Crawl across processes and machines on Redis (lib/distributed/): see README, "Crawling on several machines".
+  { name: 'frontier', flags: '--frontier <url>', type: 'string', check: (item) => (/^rediss?:\/\//.test(item) ? null : 'a redis:// or rediss:// URL'), description: 'share the crawl through Redis (redis://[user:pass@]host:port/db, rediss:// for TLS; or REDIS_URL) with `prerender worker` processes; needs --crawl-id' },
+  { name: 'crawlId', flags: '--crawl-id <id>', type: 'string', check: (item) => (/^[A-Za-z0-9._-]{1,100}$/.test(item) ? null : 'letters, digits, ".", "_" and "-" (at most 100)'), description: 'name of the shared crawl in Redis (its configuration, frontier and records live under it)' },
+  { name: 'fresh', flags: '--fresh', type: 'boolean', default: false, description: 'with --frontier: clear everything stored under the crawl id first' },
+  { name: 'blobs', flags: '--blobs <dir>', type: 'string', description: 'with --frontier: directory of fetched bodies, by content hash, shared by every process (a shared mount across machines) (default: OUT/.prerender/blobs)' },
+  { name: 'originConcurrency', flags: '--origin-concurrency <n>', type: 'integer', min: 1, max: 100_000, default: 64, description: 'with --frontier: requests in flight to one origin from all processes together' },
+  { name: 'maxDeliveries', flags: '--max-deliveries <n>', type: 'integer', min: 1, max: 100, default: 3, description: 'with --frontier: a URL taken this many times without a result (its workers died or hung) is a failure' },
+  { name: 'frontierTimeout', flags: '--frontier-timeout <s>', type: 'integer', min: 1, max: 86_400, default: 60, description: 'with --frontier: how long to keep retrying while Redis is unreachable before giving up (exit 2)' },
+  { name: 'leaseTimeout', flags: '--lease-timeout <ms>', type: 'integer', min: 200, max: 3_600_000, default: 30_000, description: 'with --frontier: a URL taken by a process that sends no heartbeat for half this long (or holds it this long without one) goes to another' },
   { name: 'json', flags: '--json', type: 'boolean', default: false, description: 'print a machine-readable summary on stdout', cliOnly: true },
   { name: 'quiet', flags: '-q, --quiet', type: 'boolean', default: false, description: 'no progress line and no summary (errors still go to stderr)', cliOnly: true },
 ];
@@ -110,6 +119,8 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   onRenderTimeout?: 'fail' | 'save', renderScripts?: 'keep' | 'strip', renderResources?: 'dom' | 'all', renderBlock?: string[],
  *   renderBlockDefaults?: boolean, renderConcurrency?: number, renderRecycle?: number, browser?: string,
  *   signal?: AbortSignal, retryDelay?: number, env?: Record<string, string | undefined>,
+ *   frontier?: string, crawlId?: string, fresh?: boolean, blobs?: string, originConcurrency?: number,
+ *   maxDeliveries?: number, frontierTimeout?: number, leaseTimeout?: number,
  * }} CrawlOptions
  */
 
@@ -128,6 +139,8 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   onRenderTimeout: 'fail' | 'save', renderScripts: 'keep' | 'strip', renderResources: 'dom' | 'all', renderBlock: string[],
  *   renderBlockDefaults: boolean, renderConcurrency: number, renderRecycle: number, browser?: string,
  *   env?: Record<string, string | undefined>,
+ *   frontier?: string, crawlId?: string, fresh: boolean, blobs?: string, originConcurrency: number,
+ *   maxDeliveries: number, frontierTimeout: number, leaseTimeout: number,
  * }} ResolvedCrawlOptions
  *   assetsOrigins: origins (scheme://host:port)
  *   env: where the browser is looked for (PATH, PUPPETEER_EXECUTABLE_PATH, CHROME_PATH); default process.env
@@ -294,6 +307,14 @@ export function resolveCrawlOptions(input, context = {}) {
     } catch (error) {
       throw fail(`${source ? '"pricePath"' : '--price-path'} cannot be used with ${source ? '"placeholders"' : '--placeholders'} ${out.placeholders}: ${/** @type {Error} */ (error).message}`, source);
     }
+  }
+  if (out.frontier && !out.crawlId) throw fail(`${source ? '"frontier"' : '--frontier'} needs ${source ? '"crawlId"' : '--crawl-id <id>'}: the name of the shared crawl`, source);
+  if (out.crawlId && !out.frontier) throw fail(`${source ? '"crawlId"' : '--crawl-id'} needs ${source ? '"frontier"' : '--frontier <redis-url>'} (or REDIS_URL)`, source);
+  if (!out.frontier && (out.rate !== undefined || out.delay > 0 || out.blobs !== undefined || out.fresh)) {
+    throw fail('--rate, --delay, --blobs and --fresh are options of a shared crawl: give --frontier and --crawl-id too', source);
+  }
+  if (out.render && out.frontier) {
+    throw fail(`${source ? '"render"' : '--render'} cannot be used with ${source ? '"frontier"' : '--frontier'} yet: the workers of a shared crawl do not render; render on one machine`, source);
   }
   out.retryDelay = typeof input.retryDelay === 'number' && input.retryDelay >= 0 ? input.retryDelay : 500;
   if (input.signal !== undefined) out.signal = input.signal;

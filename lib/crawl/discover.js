@@ -100,8 +100,10 @@ function pump(run) {
     let wake = null;
     const loop = async () => {
       for (;;) {
+        let took = -1;
         if (!signal.aborted && active < capacity) {
           const keys = await frontier.take(capacity - active);
+          took = keys.length;
           for (const key of keys) {
             active++;
             visit(key).then(() => {
@@ -116,6 +118,10 @@ function pump(run) {
         if (active === 0 && (signal.aborted || counts.queued === 0)) return;
         if (active > 0 && (active >= capacity || counts.queued === 0 || signal.aborted)) {
           await new Promise((/** @type {(value?: unknown) => void} */ done) => { wake = done; });
+          wake = null;
+        } else if (took === 0 && frontier.idle) {
+          // A shared frontier with work held elsewhere (other workers, politeness): wait a little, or for a page here.
+          await Promise.race([frontier.idle(), new Promise((/** @type {(value?: unknown) => void} */ done) => { wake = done; })]);
           wake = null;
         }
       }
@@ -216,6 +222,7 @@ export async function redirect(run, page, status, location) {
     if (next) {
       next.via = page.key;
       next.hops = record.hops + 1;
+      await run.records.put(next); // a store outside memory hands out copies
     }
   }
   record.referrers = undefined;

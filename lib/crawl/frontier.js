@@ -17,8 +17,15 @@
  *   done(key: string, outcome: { page: boolean }): Promise<FrontierItem[]>,
  *   retry(key: string): Promise<void>,
  *   counts(): { queued: number, inFlight: number, known: number, overLimit: number, overLimitSaturated: boolean },
+ *   idle?(): Promise<void>,
  * }} Frontier
  *   done() returns the items admitted in place of a URL that did not become a page.
+ *   counts() is synchronous: a shared frontier answers with what its last take() saw;
+ *   its `queued` then counts the work other processes still hold, so a
+ *   process does not stop while another may still add URLs.
+ *   idle(): for a frontier that may have nothing to hand out while the
+ *   crawl goes on elsewhere (leases held by other processes, politeness):
+ *   resolves after a short wait.
  */
 
 /** Distinct over-limit URLs remembered; past this the count is a lower bound. */

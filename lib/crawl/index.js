@@ -117,7 +117,10 @@ export class Crawler extends EventEmitter {
       : defaultLoader({ timeout: o.timeout, maxPageBytes: o.maxPageBytes, headers: o.headers, ...retryOptions, ...politeness });
     const target = o.dryRun ? null : this.#target ?? new LocalTree(o.out);
     const stateDir = o.dryRun ? null : path.join(path.resolve(o.out), STATE_DIR);
-    const blobs = stateDir ? new LogBlobStore(stateDir) : null;
+    /** @type {LogBlobStore | import('../distributed/dir-blobs.js').DirBlobStore | null} */
+    let blobs = stateDir && !o.frontier ? new LogBlobStore(stateDir) : null;
+    /** @type {import('../distributed/shared.js').SharedCrawl | null} a crawl shared through Redis (--frontier) */
+    let shared = null;
     /** @type {import('../warnings.js').Warning[]} */
     const warnings = [];
     const emit = (/** @type {string} */ event, /** @type {object} */ data) => { this.emit(event, data); };
@@ -141,13 +144,18 @@ export class Crawler extends EventEmitter {
         lock = await acquireLock(prepared.stateDir, prepared.out);
         await clearLeftovers(prepared.stateDir); // a killed run's temp files and staging
         prior = await loadPrior(prepared.stateDir, { full: o.full });
-        if (o.resume && !o.full) resumed = await readJournal(prepared.stateDir, journalKey(o));
+        if (o.resume && !o.full && !o.frontier) resumed = await readJournal(prepared.stateDir, journalKey(o));
       }
       const listed = await loadListedRoots(o, (url, message) => warn({ warnings, emit }, url, 'SITEMAP', message));
       const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
+      if (o.frontier) {
+        const { openSharedCrawl } = await import('../distributed/shared.js');
+        shared = await openSharedCrawl(o, listed, prior);
+        blobs = stateDir ? shared.blobs : null;
+      }
       if (target) await target.init();
       if (blobs) await blobs.init({ keep: (prior !== null && prior.reuse) || resumed !== null });
-      if (stateDir) journal = createJournal(stateDir, journalKey(o), { append: resumed !== null });
+      if (stateDir && !shared) journal = createJournal(stateDir, journalKey(o), { append: resumed !== null });
       /** @type {CrawlRun} */
       const run = {
         options: o,
@@ -157,8 +165,8 @@ export class Crawler extends EventEmitter {
         signal: controller.signal,
         scope: new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed }),
         loader,
-        frontier: new MemoryFrontier({ maxPages: o.maxPages }),
-        records: new MemoryRecordStore(),
+        frontier: shared?.frontier ?? new MemoryFrontier({ maxPages: o.maxPages }),
+        records: shared?.frontier.records ?? new MemoryRecordStore(),
         blobs,
         target,
         transforms,
@@ -185,9 +193,11 @@ export class Crawler extends EventEmitter {
         opened.push(transform);
         await transform.open?.(run);
       }
+      shared?.frontier.attach(run);
       await discover(run, [...o.roots, ...listed]);
       for (const transform of opened.splice(0).reverse()) await transform.close?.();
       const interrupted = controller.signal.aborted;
+      await shared?.barrier(run, { interrupted });
       const pages = await assignNames(run);
       const { overLimit, overLimitSaturated } = run.frontier.counts();
       if (overLimit > 0) {
@@ -209,6 +219,7 @@ export class Crawler extends EventEmitter {
       // Pages are HTML documents; requisites (--assets) are counted apart.
       const written = { pages: 0, assets: 0 };
       for (const record of pages) if (record.state === 'done') written[record.type === 'html' ? 'pages' : 'assets']++;
+      if (!interrupted) await shared?.finished();
       const failures = (await run.records.list('failed')).sort((a, b) => (a.key < b.key ? -1 : 1)).map(toManifestError);
       /** @param {import('./records.js').Change} change */
       const count = (change) => pages.filter((record) => record.change === change && !record.stale).length;
@@ -258,6 +269,7 @@ export class Crawler extends EventEmitter {
       await lock?.release().catch(() => {});
       // The state directory goes when nothing is left in it.
       if (lock) await rmdir(path.join(path.resolve(o.out), STATE_DIR)).catch(() => {});
+      await shared?.close().catch(() => {});
       // A run that wrote nothing leaves no directory it made.
       if (!committed) for (const dir of [...created].reverse()) await rmdir(dir).catch(() => {});
     }
@@ -292,7 +304,7 @@ function liveBlobs(pages) {
  * shallowest root: --max-depth counts segments below it.
  * @param {string[]} roots
  */
-function rootDepths(roots) {
+export function rootDepths(roots) {
   /** @type {Map<string, number>} */
   const depths = new Map();
   for (const root of roots) {

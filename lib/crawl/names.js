@@ -16,8 +16,13 @@ import { warn } from './context.js';
  * @typedef {import('./records.js').PageRecord} PageRecord
  */
 
-/** @param {PageRecord} a @param {PageRecord} b */
-const byKey = (a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+/**
+ * The canonical order names are handed out in: shorter URL first, then byte
+ * order (so `/` keeps `index.html` before `/index.html`). It depends on
+ * nothing but the URLs, so one process and many workers name alike.
+ * @param {PageRecord} a @param {PageRecord} b
+ */
+const byKey = (a, b) => a.key.length - b.key.length || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
 /** The registries of runs, for splitting aliases apart in phase two. */
 const registries = new WeakMap();

@@ -41,12 +41,28 @@ const pageText = (page, index) => (index === 0 ? '\n    ' : ',\n    ') + JSON.st
  * @param {ManifestTail} tail
  */
 function tailText(pageCount, tail) {
+  tail = canonicalTail(tail);
   const list = (/** @type {unknown[]} */ items) => (items.length === 0 ? '[]' : '[\n    ' + items.map((item) => JSON.stringify(item)).join(',\n    ') + '\n  ]');
   return (pageCount > 0 ? '\n  ],\n' : '],\n')
     + `  "errors": ${list(tail.errors)},\n`
     + `  "warnings": ${list(tail.warnings)},\n`
     + `  "redirects": ${list(tail.redirects)},\n`
     + `  "interrupted": ${tail.interrupted}\n}\n`;
+}
+
+/**
+ * The tail in an order that does not depend on fetch timing: warnings by
+ * URL, code and message (stable), each error's referrers sorted.
+ * @param {ManifestTail} tail
+ * @returns {ManifestTail}
+ */
+function canonicalTail(tail) {
+  const text = (/** @type {string | undefined} */ a, /** @type {string | undefined} */ b) => ((a ?? '') < (b ?? '') ? -1 : (a ?? '') > (b ?? '') ? 1 : 0);
+  return {
+    ...tail,
+    errors: tail.errors.map((error) => (error.referrers && error.referrers.length > 1 ? { ...error, referrers: [...error.referrers].sort() } : error)),
+    warnings: [...tail.warnings].sort((a, b) => text(a.url, b.url) || text(a.code, b.code) || text(a.message, b.message)),
+  };
 }
 
 /**

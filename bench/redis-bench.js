@@ -1,0 +1,214 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * The shared frontier's costs, against a real redis-server started here
+ * (--save "" --appendonly no):
+ *
+ *   node bench/redis-bench.js [--pages 5000] [--urls 1000000] [--products 10000] [--latency-ms 50] [--rounds 1] [--skip frontier,memory,scaling]
+ *
+ * 1. frontier: `--pages` pages through the real RedisFrontier, 8 at a time
+ *    (take, then per page: its 50 outlinks added, its record put, done), as
+ *    the crawl's pump does. Redis CPU per page (INFO cpu, user + sys of the
+ *    server) and commands per page (INFO stats total_commands_processed; each
+ *    script call is one command, and one round trip at most).
+ * 2. memory: `--urls` synthetic URLs of a catalogue at rest, as a finished
+ *    crawl leaves them: the seen-set entry and the done record of each
+ *    (INFO memory used_memory, after minus before, per URL).
+ * 3. scaling: bench/origin.js --latency-ms 50 with `--products` products;
+ *    the coordinator alone, then with 1 and 3 workers (1, 2, 4 processes) at
+ *    -c 8 each; pages/s (wall time of the coordinator, spawn to exit) and CPU
+ *    per page of all processes. Rounds interleave (1, 2, 4, 1, 2, 4…).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { startRedis } from '../test/helpers/redis.js';
+import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
+import { RedisFrontier, encodeRecord } from '../lib/distributed/frontier.js';
+import { newRecord } from '../lib/crawl/records.js';
+import { cpuOf } from './lib/proc.js';
+
+const HERE = import.meta.dirname;
+const BIN = path.join(HERE, '..', 'bin', 'prerender.js');
+
+const { values } = parseArgs({
+  options: {
+    pages: { type: 'string', default: '5000' },
+    urls: { type: 'string', default: '1000000' },
+    products: { type: 'string', default: '10000' },
+    'latency-ms': { type: 'string', default: '50' },
+    rounds: { type: 'string', default: '1' },
+    skip: { type: 'string', default: '' },
+  },
+});
+const skip = new Set(String(values.skip).split(',').filter(Boolean));
+
+/** @param {import('ioredis').Redis} redis @param {string} section */
+async function info(redis, section) {
+  const text = await redis.info(section);
+  /** @type {Record<string, string>} */
+  const fields = {};
+  for (const line of text.split('\r\n')) {
+    const colon = line.indexOf(':');
+    if (colon > 0) fields[line.slice(0, colon)] = line.slice(colon + 1);
+  }
+  return fields;
+}
+
+/** A product URL of the synthetic catalogue. @param {number} n */
+const product = (n) => `http://shop.example/st/product.asp?SKUSetID=${n}`;
+
+/**
+ * A page's record as the crawl leaves it in Redis: what the fetch learnt
+ * (the file, size and sha256 of the written page are not kept there).
+ * @param {number} n
+ */
+function doneRecord(n) {
+  const record = newRecord(product(n), 'navigation', null);
+  const hex = (/** @type {number} */ seed) => (seed.toString(16).padStart(8, '0')).repeat(8);
+  Object.assign(record, {
+    state: 'done', referrers: undefined, status: 200, contentType: 'text/html; charset=windows-1252', type: 'html', charset: 'windows-1252',
+    etag: `"${n.toString(16)}-5d8c72a5"`, wanted: `st/product${n}.htm`, body: hex(n), scan: hex(n + 1), change: 'new',
+  });
+  return record;
+}
+
+/** @param {import('ioredis').Redis} redis @param {number} pages */
+async function frontierCost(redis, pages) {
+  const prefix = keyPrefix('bench-frontier');
+  await redis.set(`${prefix}config`, '{}');
+  await redis.hset(`${prefix}meta`, 'phase', 'seeding');
+  const frontier = new RedisFrontier(/** @type {any} */ (redis), prefix, { maxPages: 10_000_000, leaseMs: 30_000, originConcurrency: 64, intervalMs: 0, maxDeliveries: 3 }, { seeder: true });
+  await frontier.add([{ key: product(0), kind: 'navigation', referrer: null }]);
+  // Commands the client sends (each at most one round trip; auto-pipelining may send several in one).
+  let sent = 0;
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = /** @type {any} */ ((/** @type {any[]} */ ...args) => {
+    sent++;
+    return send(.../** @type {[any]} */ (args));
+  });
+  const before = { cpu: await info(redis, 'cpu'), stats: await info(redis, 'stats') };
+  sent = 0;
+  let done = 0;
+  const started = performance.now();
+  while (done < pages) {
+    const keys = await frontier.take(8);
+    if (keys.length === 0) break;
+    await Promise.all(keys.map(async (key) => {
+      const n = Number(key.slice(key.indexOf('=') + 1));
+      // 50 outlinks into a catalogue of 2 x pages products: early pages find many new URLs, later ones mostly known ones
+      const links = Array.from({ length: 50 }, (_, j) => ({ key: product((n * 7 + j * 13 + 1) % (2 * pages)), kind: /** @type {const} */ ('navigation'), referrer: key }));
+      await frontier.add(links);
+      const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await frontier.records.get(key));
+      Object.assign(record, doneRecord(n));
+      await frontier.records.put(record);
+      await frontier.done(key, { page: true });
+    }));
+    done += keys.length;
+  }
+  const wallMs = performance.now() - started;
+  const clientCommands = sent;
+  redis.sendCommand = send;
+  const after = { cpu: await info(redis, 'cpu'), stats: await info(redis, 'stats') };
+  const cpuMs = (Number(after.cpu.used_cpu_user) + Number(after.cpu.used_cpu_sys) - Number(before.cpu.used_cpu_user) - Number(before.cpu.used_cpu_sys)) * 1000;
+  const serverCommands = Number(after.stats.total_commands_processed) - Number(before.stats.total_commands_processed) - 2; // the two INFO calls
+  await frontier.stop();
+  return {
+    pages: done, redisCpuMsPerPage: cpuMs / done, roundTripsPerPage: clientCommands / done,
+    commandsInScriptsPerPage: serverCommands / done, pagesPerSecondOneClient: done / (wallMs / 1000),
+  };
+}
+
+async function memoryPerUrl(redis, urls) {
+  const prefix = keyPrefix('bench-memory');
+  const base = Number((await info(redis, 'memory')).used_memory);
+  for (let start = 0; start < urls; start += 10_000) {
+    const batch = redis.pipeline();
+    for (let n = start; n < Math.min(urls, start + 10_000); n++) batch.hset(`${prefix}seen`, product(n), 'd');
+    await batch.exec();
+  }
+  const seen = Number((await info(redis, 'memory')).used_memory);
+  for (let start = 0; start < urls; start += 10_000) {
+    const batch = redis.pipeline();
+    for (let n = start; n < Math.min(urls, start + 10_000); n++) batch.hset(`${prefix}rec`, product(n), encodeRecord(doneRecord(n)));
+    await batch.exec();
+  }
+  const all = Number((await info(redis, 'memory')).used_memory);
+  const sample = encodeRecord(doneRecord(123_456));
+  await redis.unlink(`${prefix}seen`, `${prefix}rec`);
+  return { urls, seenBytesPerUrl: (seen - base) / urls, recordBytesPerUrl: (all - seen) / urls, totalBytesPerUrl: (all - base) / urls, recordJsonBytes: Buffer.byteLength(sample) };
+}
+
+/**
+ * @param {string[]} args
+ * @returns {Promise<{ code: number | null, cpuMs: number, stdout: string, stderr: string }>}
+ */
+function runNode(args) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let cpuMs = 0;
+    const sample = setInterval(() => {
+      const cpu = child.pid ? cpuOf(child.pid) : null;
+      if (cpu) cpuMs = cpu.userMs + cpu.systemMs;
+    }, 50);
+    child.stdout.on('data', (chunk) => { stdout += chunk; });
+    child.stderr.on('data', (chunk) => { stderr += chunk; });
+    child.on('close', (code) => {
+      clearInterval(sample);
+      resolve({ code, cpuMs, stdout, stderr });
+    });
+  });
+}
+
+async function scaling(redisUrl, products, latencyMs, rounds) {
+  const origin = spawn(process.execPath, [path.join(HERE, 'origin.js'), '--products', String(products), '--count', '1000', '--port', '0', '--latency-ms', String(latencyMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve) => origin.stdout.once('data', (chunk) => resolve(String(chunk).trim())));
+  /** @type {Record<number, { pagesPerSecond: number, cpuMsPerPage: number }[]>} */
+  const results = { 1: [], 2: [], 4: [] };
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (const processes of [1, 2, 4]) {
+        const out = await mkdtemp(path.join(os.tmpdir(), 'prerender-redis-bench-'));
+        const id = `bench-${processes}-${round}-${Date.now()}`;
+        const started = performance.now();
+        const runs = await Promise.all([
+          runNode([BIN, 'crawl', `${url}/st/dir.asp`, '-i', '/st/dir.asp', '/st/product.asp', '-o', out, '-c', '8', '-q', '--json', '--frontier', redisUrl, '--crawl-id', id]),
+          ...Array.from({ length: processes - 1 }, () => runNode([BIN, 'worker', '--frontier', redisUrl, '--crawl-id', id, '-c', '8', '-q'])),
+        ]);
+        const wallMs = performance.now() - started;
+        if (runs.some((r) => r.code !== 0)) throw new Error(`a process failed: ${runs.map((r) => r.stderr).join(' ')}`);
+        const pages = JSON.parse(runs[0].stdout).pages;
+        const cpuMs = runs.reduce((sum, r) => sum + r.cpuMs, 0);
+        results[processes].push({ pagesPerSecond: pages / (wallMs / 1000), cpuMsPerPage: cpuMs / pages });
+        process.stderr.write(`scaling: ${processes} process(es), ${pages} pages, ${(pages / (wallMs / 1000)).toFixed(0)} pages/s, ${(cpuMs / pages).toFixed(2)} ms CPU/page\n`);
+        await rm(out, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    origin.kill('SIGTERM');
+  }
+  /** @param {number[]} list */
+  const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
+  const summary = Object.fromEntries(Object.entries(results).map(([n, list]) => [n, {
+    pagesPerSecond: median(list.map((r) => r.pagesPerSecond)), cpuMsPerPage: median(list.map((r) => r.cpuMsPerPage)), rounds: list,
+  }]));
+  return { products, latencyMs, summary, speedup2: summary[2].pagesPerSecond / summary[1].pagesPerSecond, speedup4: summary[4].pagesPerSecond / summary[1].pagesPerSecond };
+}
+
+const server = await startRedis();
+const redis = await connectRedis(server.url, { timeoutSeconds: 10 });
+try {
+  /** @type {Record<string, unknown>} */
+  const report = { cpu: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() };
+  if (!skip.has('frontier')) report.frontier = await frontierCost(redis, Number(values.pages));
+  if (!skip.has('memory')) report.memory = await memoryPerUrl(redis, Number(values.urls));
+  if (!skip.has('scaling')) report.scaling = await scaling(server.url, Number(values.products), Number(values['latency-ms']), Number(values.rounds));
+  process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+} finally {
+  await redis.quit();
+  await server.stop();
+}

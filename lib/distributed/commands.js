@@ -1,0 +1,106 @@
+// @ts-check
+import { Option } from 'commander';
+import { UsageError } from '../errors.js';
+import { explainError } from '../report.js';
+
+/**
+ * The commands of a shared crawl: `prerender worker` and `prerender status`
+ * (the coordinator is `prerender crawl … --frontier … --crawl-id …`).
+ * Loaded with the CLI; ioredis is imported only when one of them runs.
+ */
+
+const EXIT = { OK: 0, USAGE: 2, INTERRUPTED: 130 };
+
+/**
+ * @param {string | undefined} value
+ * @param {string} flag
+ * @param {number} min
+ * @param {number} max
+ */
+function integer(value, flag, min, max) {
+  if (value === undefined) return undefined;
+  const number = /^\d+$/.test(String(value)) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(number) || number < min || number > max) throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  return number;
+}
+
+/**
+ * @param {Record<string, any>} flags
+ * @param {{ env?: Record<string, string | undefined> }} io
+ */
+function frontierOf(flags, io) {
+  const url = flags.frontier ?? io.env?.REDIS_URL;
+  if (!url) throw new UsageError('give --frontier <redis-url> (or set REDIS_URL)');
+  if (!/^rediss?:\/\//.test(url)) throw new UsageError('--frontier must be a redis:// or rediss:// URL');
+  if (!flags.crawlId || !/^[A-Za-z0-9._-]{1,100}$/.test(flags.crawlId)) throw new UsageError('give --crawl-id <id> (letters, digits, ".", "_" and "-")');
+  return url;
+}
+
+/**
+ * @param {import('commander').Command} program
+ * @param {import('../cli.js').Io} io
+ * @param {(code: number) => void} setExitCode
+ */
+export function addDistributedCommands(program, io, setExitCode) {
+  program
+    .command('worker')
+    .description('join a shared crawl (started by "crawl --frontier … --crawl-id …"): fetch leased URLs until nothing is left')
+    .addOption(new Option('--frontier <url>', 'the crawl\'s Redis: redis://[user:pass@]host:port/db or rediss:// (default: REDIS_URL)'))
+    .addOption(new Option('--crawl-id <id>', 'the shared crawl to join'))
+    .option('-c, --concurrency <n>', 'requests in flight at once in this process (default: 8)')
+    .option('--blobs <dir>', 'the shared blob directory as mounted here (default: the one the crawl was started with)')
+    .option('--wait <s>', 'wait this long for a crawl id that does not exist yet (default: 60)')
+    .option('--frontier-timeout <s>', 'keep retrying this long while Redis is unreachable, then exit 2 (default: 60)')
+    .option('-q, --quiet', 'print nothing but errors')
+    .addHelpText('after', `
+Everything else (roots, scope, limits, --rate, --origin-concurrency) comes from
+the configuration stored under the crawl id. A worker of another prerender
+version refuses to join. Exit status: 0 nothing left to fetch (the coordinator
+writes the tree), 2 usage error, Redis unreachable past --frontier-timeout or
+the crawl's state lost, 130 interrupted.`)
+    .action(async (flags) => {
+      setExitCode(await workerAction(flags, io));
+    });
+
+  program
+    .command('status')
+    .description('show a shared crawl: phase, queued, leased, done, failed, workers alive, pages/s, top errors')
+    .addOption(new Option('--frontier <url>', 'the crawl\'s Redis (default: REDIS_URL)'))
+    .addOption(new Option('--crawl-id <id>', 'the shared crawl'))
+    .option('--json', 'one JSON object (with --watch: one per line)')
+    .option('--watch', 'print again every 2 s until the crawl is finished (Ctrl-C stops)')
+    .action(async (flags) => {
+      try {
+        const { statusCommand } = await import('./status.js');
+        setExitCode(await statusCommand({ frontier: frontierOf(flags, io), crawlId: flags.crawlId, json: flags.json, watch: flags.watch, signal: io.signal }, io.stdout));
+      } catch (error) {
+        io.stderr.write(`prerender: ${explainError(error)}\n`);
+        setExitCode(EXIT.USAGE);
+      }
+    });
+}
+
+/**
+ * @param {Record<string, any>} flags
+ * @param {import('../cli.js').Io} io
+ */
+async function workerAction(flags, io) {
+  try {
+    const { Worker } = await import('./worker.js');
+    const worker = new Worker({
+      frontier: frontierOf(flags, io),
+      crawlId: flags.crawlId,
+      concurrency: integer(flags.concurrency, '--concurrency', 1, 256),
+      wait: integer(flags.wait, '--wait', 0, 86_400),
+      frontierTimeout: integer(flags.frontierTimeout, '--frontier-timeout', 1, 86_400),
+      blobs: flags.blobs,
+      signal: io.signal,
+    });
+    const result = await worker.run();
+    if (!flags.quiet) io.stdout.write(`worker: ${result.pages} pages fetched, ${result.failed} failed${result.lateResults ? `, ${result.lateResults} late results ignored` : ''}\n`);
+    return result.interrupted ? EXIT.INTERRUPTED : EXIT.OK;
+  } catch (error) {
+    io.stderr.write(`prerender: ${explainError(error)}\n`);
+    return EXIT.USAGE;
+  }
+}

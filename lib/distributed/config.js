@@ -1,0 +1,88 @@
+// @ts-check
+import { OPTION_BY_NAME } from '../options.js';
+
+
+/**
+ * The configuration of a shared crawl, stored under its id when it starts:
+ * the roots and every option that changes the result, plus the crawl-wide
+ * settings of the frontier. Workers read it (they take nothing from their
+ * own command line but their concurrency); a later `crawl` with the same id
+ * must give the same, or is refused with what differs.
+ *
+ * @typedef {{
+ *   format: 'prerender-crawl', version: string, roots: string[], listed: string[],
+ *   options: Record<string, unknown>, createdAt: string,
+ * }} SharedConfig
+ */
+
+/** Options that change what a crawl fetches or writes: they must agree across processes and runs. */
+export const RESULT_OPTIONS = [
+  'out', 'include', 'exclude', 'maxPages', 'timeout', 'retries', 'maxDepth', 'maxRedirects', 'dynamicBase', 'assets', 'maxPageBytes',
+  'placeholders', 'pricePath', 'header', 'sitemap', 'urls', 'writeSitemap', 'siteUrl', 'ignore', 'precompress',
+  'blobs', 'originConcurrency', 'rate', 'delay', 'maxDeliveries', 'leaseTimeout',
+];
+
+/**
+ * A resolved option back in the form of a config file value.
+ * @param {string} name
+ * @param {import('../options.js').ResolvedCrawlOptions} o
+ */
+function inputValue(name, o) {
+  const value = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (o))[name];
+  if (name === 'header') return Object.entries(o.headers).map(([key, text]) => `${key}: ${text}`);
+  if (name === 'precompress') return o.precompress.length > 0 ? o.precompress.join(',') : undefined;
+  if (value instanceof URL) return value.href;
+  return value ?? undefined;
+}
+
+/**
+ * @param {import('../options.js').ResolvedCrawlOptions} o
+ * @param {string[]} listed roots from --sitemap / --urls
+ * @param {string} version
+ * @returns {SharedConfig}
+ */
+export function sharedConfig(o, listed, version) {
+  /** @type {Record<string, unknown>} */
+  const options = {};
+  for (const name of RESULT_OPTIONS) {
+    const value = inputValue(name, o);
+    if (value !== undefined) options[name] = value;
+  }
+  return { format: 'prerender-crawl', version, roots: o.roots, listed, options, createdAt: new Date().toISOString() };
+}
+
+/**
+ * What differs between the stored configuration and the one given, as one
+ * line, or null. Header values are never shown (cookies, tokens).
+ * @param {SharedConfig} stored
+ * @param {SharedConfig} given
+ */
+export function configDifference(stored, given) {
+  const differences = [];
+  if (stored.version !== given.version) differences.push(`prerender version (stored ${stored.version}, this is ${given.version})`);
+  if (JSON.stringify(stored.roots) !== JSON.stringify(given.roots)) differences.push(`roots (stored ${JSON.stringify(stored.roots)}, given ${JSON.stringify(given.roots)})`);
+  if (JSON.stringify(stored.listed) !== JSON.stringify(given.listed)) differences.push(`URLs from --sitemap/--urls (stored ${stored.listed.length}, given ${given.listed.length})`);
+  for (const name of RESULT_OPTIONS) {
+    const a = JSON.stringify(stored.options[name] ?? null);
+    const b = JSON.stringify(given.options[name] ?? null);
+    if (a === b) continue;
+    const flag = OPTION_BY_NAME.get(name)?.flags.split(/[ ,]+/).find((f) => f.startsWith('--')) ?? name;
+    differences.push(name === 'header' ? `${flag} (values not shown)` : `${flag} (stored ${a}, given ${b})`);
+  }
+  return differences.length > 0 ? differences.join('; ') : null;
+}
+
+/**
+ * The options a worker crawls with: the stored ones, its own concurrency.
+ * @param {SharedConfig} config
+ * @param {{ concurrency?: number, frontier: string, crawlId: string }} local
+ */
+export function workerOptions(config, local) {
+  return {
+    ...config.options,
+    frontier: local.frontier,
+    crawlId: local.crawlId,
+    roots: config.roots,
+    ...(local.concurrency !== undefined ? { concurrency: local.concurrency } : {}),
+  };
+}

@@ -1,0 +1,105 @@
+// @ts-check
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { outputFailure } from '../output/outdir.js';
+import { sha256 } from '../crawl/blobs.js';
+
+/**
+ * A blob store that several processes (on several machines, over a shared
+ * mount) use at once: one file per blob, named by its sha256
+ * (`DIR/ab/abcdef…`), written to a temp file and renamed, so a blob is either
+ * whole or absent and writing the same blob twice is harmless. The same
+ * calls as the log store (put/get/has/close); an object store can implement
+ * them too.
+ *
+ * @typedef {import('../crawl/blobs.js').BlobStore} BlobStore
+ */
+
+/** @implements {BlobStore} */
+export class DirBlobStore {
+  /** @type {Set<string>} blobs known to be there */
+  #known = new Set();
+
+  /** @param {string} dir */
+  constructor(dir) {
+    this.dir = path.resolve(dir);
+  }
+
+  async init() {
+    try {
+      await mkdir(this.dir, { recursive: true });
+    } catch (error) {
+      throw outputFailure(error, 'create the blob directory', this.dir);
+    }
+  }
+
+  /** @param {string} id */
+  #file(id) {
+    return path.join(this.dir, id.slice(0, 2), id);
+  }
+
+  /** @param {Buffer[]} blobs */
+  async put(blobs) {
+    const ids = [];
+    for (const data of blobs) {
+      const id = sha256(data);
+      ids.push(id);
+      if (this.has(id)) continue;
+      const file = this.#file(id);
+      const temp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+      try {
+        await mkdir(path.dirname(file), { recursive: true });
+        await writeFile(temp, data);
+        await rename(temp, file);
+      } catch (error) {
+        await rm(temp, { force: true }).catch(() => {});
+        throw outputFailure(error, 'write the blob', file);
+      }
+      this.#known.add(id);
+    }
+    return ids;
+  }
+
+  /** @param {string[]} ids */
+  async get(ids) {
+    return Promise.all(ids.map(async (id) => {
+      try {
+        return await readFile(this.#file(id));
+      } catch (error) {
+        if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ENOENT') throw new Error(`no staged blob ${id} in ${this.dir}`);
+        throw error;
+      }
+    }));
+  }
+
+  /** @param {string} id */
+  has(id) {
+    if (this.#known.has(id)) return true;
+    if (!existsSync(this.#file(id))) return false;
+    this.#known.add(id);
+    return true;
+  }
+
+  /**
+   * Remove the blobs no longer referenced (after a complete crawl).
+   * @param {Set<string>} live
+   */
+  async compact(live) {
+    for (const sub of await readdir(this.dir).catch(() => /** @type {string[]} */ ([]))) {
+      if (!/^[0-9a-f]{2}$/.test(sub)) continue;
+      for (const name of await readdir(path.join(this.dir, sub)).catch(() => /** @type {string[]} */ ([]))) {
+        if (live.has(name)) continue;
+        await rm(path.join(this.dir, sub, name), { force: true });
+        this.#known.delete(name);
+      }
+    }
+  }
+
+  /** Blobs stay for the next run (and for the other processes). */
+  async close() {}
+
+  /** Never removes shared blobs: the other processes and the next run need them. */
+  async destroy() {}
+}

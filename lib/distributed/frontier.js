@@ -1,0 +1,359 @@
+// @ts-check
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { newRecord } from '../crawl/records.js';
+
+/**
+ * The shared frontier and record store of a crawl across processes, in
+ * Redis. One `RedisFrontier` per process: it holds the leases this process
+ * took (key -> token) and the records of those pages while they are worked
+ * on; `done()` records the result and releases the lease in one script, only
+ * if the lease is still this one (a late result is ignored). Its `records`
+ * is the matching RecordStore: a page leased here is read and written in
+ * memory until `done()`, any other is read from and written to Redis.
+ *
+ * @typedef {import('../crawl/frontier.js').FrontierItem} FrontierItem
+ * @typedef {import('../crawl/frontier.js').AddOutcome} AddOutcome
+ * @typedef {import('../crawl/records.js').PageRecord} PageRecord
+ * @typedef {import('../crawl/records.js').RecordState} RecordState
+ * @typedef {import('../crawl/frontier.js').Frontier} Frontier
+ * @typedef {import('../crawl/records.js').RecordStore} RecordStore
+ * @typedef {{
+ *   maxPages: number, leaseMs: number, originConcurrency: number, intervalMs: number, maxDeliveries: number,
+ * }} FrontierSettings
+ *   intervalMs: the least time between two URLs of one origin taken (from --rate and --delay), 0 for none
+ */
+
+const ADD_OUTCOMES = /** @type {AddOutcome[]} */ (['known', 'added', 'limit']);
+const ADD_CHUNK = 1000;
+
+/** @param {string} key a canonical URL */
+export function originOf(key) {
+  const pathStart = key.indexOf('/', key.indexOf('//') + 2);
+  return pathStart < 0 ? key : key.slice(0, pathStart);
+}
+
+/**
+ * A record as stored in Redis: its JSON without its key (the hash field),
+ * its referrers (kept apart, for failures only) and fields at their default.
+ * @param {PageRecord} record
+ */
+export function encodeRecord(record) {
+  const { key: _key, referrers: _referrers, ...rest } = record;
+  /** @type {Record<string, unknown>} */
+  const kept = rest;
+  if (kept.kind === 'navigation') delete kept.kind;
+  if (kept.hops === 0) delete kept.hops;
+  if (kept.stale === false) delete kept.stale;
+  return JSON.stringify(kept);
+}
+
+/**
+ * @param {string} raw
+ * @param {string} key
+ * @returns {PageRecord}
+ */
+export function decodeRecord(raw, key) {
+  const parsed = JSON.parse(raw);
+  const record = newRecord(key, parsed.kind ?? 'navigation', null);
+  record.referrers = undefined;
+  Object.assign(record, parsed);
+  return record;
+}
+
+/** @implements {Frontier} */
+export class RedisFrontier {
+  /** @type {Map<string, string>} key -> lease token, for the pages this process works on */
+  #leases = new Map();
+  /** @type {Map<string, PageRecord>} the records of those pages */
+  #working = new Map();
+  #counts = { queued: 1, leased: 0, over: 0, mine: 0, phase: 'seeding', saturated: false };
+  #idleMs = 10;
+  /** @type {ReturnType<typeof setInterval> | null} */
+  #heartbeat = null;
+  /** @type {Error | null} */
+  #heartbeatError = null;
+  /** @type {{ warnings: { url: string, code: string, message: string }[], redirects: { url: string }[], tooDeep: Set<string> } | null} */
+  #run = null;
+  /** @type {string[]} */
+  #deep = [];
+  /** @type {import('../crawl/recrawl.js').Prior | null} a worker's view of the last crawl: filled as pages are taken */
+  #prior = null;
+
+  /**
+   * @param {import('./connection.js').CrawlRedis} redis
+   * @param {string} prefix the crawl's key prefix
+   * @param {FrontierSettings} settings
+   * @param {{ seeder?: boolean, info?: Record<string, unknown> }} [options]
+   *   seeder: the coordinator, whose roots start the crawl
+   */
+  constructor(redis, prefix, settings, { seeder = false, info = {} } = {}) {
+    this.redis = redis;
+    this.prefix = prefix;
+    this.settings = settings;
+    this.seeder = seeder;
+    this.worker = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.info = { host: hostname(), pid: process.pid, startedAt: Date.now(), ...info };
+    /** Results refused because the lease had passed to another worker. */
+    this.lateResults = 0;
+    this.records = new RedisRecordStore(this);
+  }
+
+  /**
+   * @template T
+   * @param {() => Promise<T>} call
+   * @returns {Promise<T>}
+   */
+  async #call(call) {
+    if (this.#heartbeatError) throw this.#heartbeatError;
+    try {
+      return await call();
+    } catch (error) {
+      throw this.redis.toFrontierError(error);
+    }
+  }
+
+  /** Start the heartbeat: the worker is alive, its leases are extended. */
+  start() {
+    const beat = () => {
+      const args = [];
+      for (const [key, token] of this.#leases) args.push(key, token);
+      this.redis.prHeartbeat(this.prefix, this.worker, this.settings.leaseMs, JSON.stringify({ ...this.info, pages: this.pagesDone }), ...args)
+        .then((alive) => {
+          if (alive === 0) this.#heartbeatError = this.redis.toFrontierError(new Error('LOST'));
+        }, (error) => { this.#heartbeatError = this.redis.toFrontierError(error); });
+    };
+    beat();
+    this.#heartbeat = setInterval(beat, Math.max(50, Math.floor(this.settings.leaseMs / 6)));
+    this.#heartbeat.unref();
+  }
+
+  pagesDone = 0;
+  /** The completion barrier has passed: the tree is being written. */
+  finishing = false;
+
+  /**
+   * Warnings, redirects and too-deep URLs the run finds go to Redis with the
+   * next result (the coordinator merges them before naming). A worker's
+   * `run.prior` is filled with what the last crawl kept of each page it
+   * takes (validators, blob ids), and emptied as pages are done.
+   * @param {{ warnings: any[], redirects: any[], depth: { tooDeep: Set<string> }, prior: import('../crawl/recrawl.js').Prior | null }} run
+   * @param {{ lazyPrior?: boolean }} [options]
+   */
+  attach(run, { lazyPrior = false } = {}) {
+    if (lazyPrior) this.#prior = run.prior;
+    const deep = this.#deep;
+    const tooDeep = run.depth.tooDeep;
+    const add = tooDeep.add.bind(tooDeep);
+    tooDeep.add = (key) => {
+      if (!tooDeep.has(key)) deep.push(key);
+      return add(key);
+    };
+    this.#run = { warnings: run.warnings, redirects: run.redirects, tooDeep };
+  }
+
+  /** @param {FrontierItem[]} items */
+  async add(items) {
+    /** @type {AddOutcome[]} */
+    const outcomes = [];
+    for (let start = 0; start < items.length; start += ADD_CHUNK) {
+      const chunk = items.slice(start, start + ADD_CHUNK);
+      const from = chunk[0].referrer;
+      const token = from ? this.#leases.get(from) : undefined;
+      const args = [this.settings.maxPages, token ? /** @type {string} */ (from) : '', token ?? '', this.seeder ? '1' : '0'];
+      for (const item of chunk) args.push(item.key, originOf(item.key), item.kind, item.referrer ?? '');
+      const codes = await this.#call(() => this.redis.prAdd(this.prefix, ...args));
+      for (const code of codes) outcomes.push(ADD_OUTCOMES[code]);
+    }
+    return outcomes;
+  }
+
+  /** @param {number} max */
+  async take(max) {
+    const s = this.settings;
+    const reply = await this.#call(() => this.redis.prTake(this.prefix, this.worker, max, s.leaseMs, Math.max(200, Math.floor(s.leaseMs / 2)), s.originConcurrency, s.intervalMs, s.maxDeliveries, this.seeder ? '1' : '0'));
+    const [queued, leased, over, mine, phase] = reply;
+    this.#counts = { queued: Number(queued), leased: Number(leased), over: Number(over), mine: Number(mine), phase: String(phase), saturated: false };
+    /** @type {string[]} */
+    const keys = [];
+    for (let i = 5; i < reply.length; i += 4) {
+      const key = String(reply[i]);
+      if (this.#leases.has(key)) {
+        // Our own lease had expired (a stall) and came back to us: the visit
+        // in flight goes on under the new lease; no second visit.
+        this.#leases.set(key, String(reply[i + 1]));
+        continue;
+      }
+      this.#leases.set(key, String(reply[i + 1]));
+      const raw = String(reply[i + 2]);
+      this.#working.set(key, raw ? decodeRecord(raw, key) : newRecord(key, 'navigation', null));
+      const prior = String(reply[i + 3]);
+      if (prior && this.#prior) this.#prior.pages.set(key, JSON.parse(prior));
+      keys.push(key);
+    }
+    if (keys.length > 0) this.#idleMs = 10;
+    return keys;
+  }
+
+  /**
+   * Nothing could be taken, but the crawl is not over (other workers hold
+   * leases, or politeness holds an origin back): wait a little, longer each time.
+   */
+  idle() {
+    const ms = this.#idleMs;
+    this.#idleMs = Math.min(ms * 2, 200);
+    return new Promise((resolve) => { setTimeout(resolve, ms); });
+  }
+
+  /**
+   * @param {string} key
+   * @param {{ page: boolean }} outcome
+   * @returns {Promise<FrontierItem[]>}
+   */
+  async done(key, { page }) {
+    const token = this.#leases.get(key);
+    const record = this.#working.get(key);
+    const side = this.#sideData();
+    if (token === undefined) {
+      if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, this.worker, '', '', '', '0', '', ...side));
+      return [];
+    }
+    const code = record?.state === 'failed' ? (record.error?.code ?? (record.error?.status ? `HTTP_${record.error.status}` : 'ERROR')) : '';
+    const reply = await this.#call(() => this.redis.prDone(this.prefix, this.worker, key, token, record ? encodeRecord(record) : '', page ? '1' : '0', code, ...side));
+    this.#leases.delete(key);
+    this.#working.delete(key);
+    this.#prior?.pages.delete(key);
+    if (Number(reply[0]) !== 1) {
+      this.lateResults++;
+      return [];
+    }
+    if (page) this.pagesDone++;
+    if (reply.length > 1) {
+      const item = JSON.parse(String(reply[1]));
+      return [{ key: item.key, kind: item.kind, referrer: item.referrer || null }];
+    }
+    return [];
+  }
+
+  /** Warnings, redirects and deep URLs not yet sent, as DONE's arguments. */
+  #sideData() {
+    const run = this.#run;
+    if (!run) return ['0', '0', '0'];
+    // Sent with this result and forgotten here: the coordinator gathers them all from Redis at the barrier.
+    const warnings = run.warnings.splice(0).map((warning) => JSON.stringify({ url: warning.url, code: warning.code, message: warning.message }));
+    const redirects = run.redirects.splice(0).flatMap((redirect) => [redirect.url, JSON.stringify(redirect)]);
+    const deep = this.#deep.splice(0);
+    return [String(warnings.length), String(redirects.length / 2), String(deep.length), ...warnings, ...redirects, ...deep];
+  }
+
+  /** Send what is left of the side data (warnings found outside pages: sitemaps). */
+  async flush() {
+    const side = this.#sideData();
+    if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, this.worker, '', '', '', '0', '', ...side));
+  }
+
+  /** @param {string} key */
+  async retry(key) {
+    const token = this.#leases.get(key);
+    this.#leases.delete(key);
+    this.#working.delete(key);
+    this.#prior?.pages.delete(key);
+    if (token !== undefined) await this.#call(() => this.redis.prRetry(this.prefix, key, token));
+  }
+
+  counts() {
+    const c = this.#counts;
+    // Work not done yet anywhere else: this process must not stop while
+    // another one may still add URLs. Before the roots are in, there is work.
+    const pending = c.phase === 'seeding' || c.phase === 'none' ? 1 : c.phase === 'crawl' ? c.queued + Math.max(0, c.leased - c.mine) : 0;
+    return { queued: pending, inFlight: c.mine, known: 0, overLimit: c.over, overLimitSaturated: c.saturated };
+  }
+
+  /** The global counts, fresh from Redis (after the barrier). */
+  async refreshCounts() {
+    const c = await this.#call(() => this.redis.hmget(`${this.prefix}cnt`, 'queued', 'leased', 'over', 'overSaturated'));
+    this.#counts = { ...this.#counts, queued: Number(c[0] ?? 0), leased: Number(c[1] ?? 0), over: Number(c[2] ?? 0), saturated: c[3] === '1' };
+  }
+
+  /** Stop the heartbeat; this worker's leases are left to expire (or be reclaimed). */
+  async stop() {
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#heartbeat = null;
+  }
+
+  /**
+   * Leave the crawl: the worker is removed from the list (its leases, if any, are reclaimed now).
+   */
+  async leave() {
+    await this.stop();
+    await this.redis.multi().zadd(`${this.prefix}workers`, 0, this.worker).exec().catch(() => {});
+  }
+
+  /** @param {string} key */
+  leased(key) {
+    return this.#working.get(key);
+  }
+}
+
+/** @implements {RecordStore} */
+export class RedisRecordStore {
+  /** @param {RedisFrontier} frontier */
+  constructor(frontier) {
+    this.frontier = frontier;
+  }
+
+  /** The frontier's scripts create records and note referrers as they add URLs. */
+  async admit() {}
+
+  /** @param {string} key */
+  async get(key) {
+    const working = this.frontier.leased(key);
+    if (working) return working;
+    const { redis, prefix } = this.frontier;
+    const raw = await redis.hget(`${prefix}rec`, key).catch((error) => { throw redis.toFrontierError(error); });
+    return raw ? decodeRecord(raw, key) : undefined;
+  }
+
+  /**
+   * A page leased here is kept until done() records it with the lease
+   * released; any other record is written now.
+   * @param {PageRecord} record
+   */
+  async put(record) {
+    if (this.frontier.leased(record.key) === record) return;
+    // While the tree is written, a page's file and hashes are of no use to the other processes.
+    if (this.frontier.finishing && record.state === 'done') return;
+    const { redis, prefix } = this.frontier;
+    await redis.hset(`${prefix}rec`, record.key, encodeRecord(record)).catch((error) => { throw redis.toFrontierError(error); });
+  }
+
+  /** @param {RecordState} state */
+  async list(state) {
+    const { redis, prefix } = this.frontier;
+    /** @type {PageRecord[]} */
+    const list = [];
+    let cursor = '0';
+    do {
+      const [next, entries] = await redis.hscan(`${prefix}rec`, cursor, 'COUNT', 2000).catch((error) => { throw redis.toFrontierError(error); });
+      cursor = next;
+      for (let i = 1; i < entries.length; i += 2) {
+        const raw = entries[i];
+        if (!raw.includes(`"state":"${state}"`)) continue;
+        const record = decodeRecord(raw, entries[i - 1]);
+        if (record.state === state) list.push(record);
+      }
+    } while (cursor !== '0');
+    if (state === 'failed') {
+      // The pages that linked to a failure, noted as they were found.
+      for (let start = 0; start < list.length; start += 1000) {
+        const chunk = list.slice(start, start + 1000);
+        const refs = await redis.hmget(`${prefix}refs`, ...chunk.map((record) => record.key)).catch((error) => { throw redis.toFrontierError(error); });
+        chunk.forEach((record, i) => { record.referrers = refs[i] ? refs[i].split('\n') : []; });
+      }
+    }
+    return list;
+  }
+
+  /** The records stay in Redis for the next crawl with this id. */
+  async close() {}
+}

@@ -1,0 +1,335 @@
+// @ts-check
+/**
+ * The Lua scripts of the shared frontier. Each runs atomically in Redis, so
+ * dedup and enqueue, lease and take, result and release are each one step.
+ * KEYS[1] is the crawl's key prefix `prerender:{id}:` (one hash tag, so every
+ * key of a crawl is in one Redis Cluster slot); the scripts build the other
+ * key names from it. Time is Redis' own (TIME), so the clocks of the workers
+ * do not matter.
+ *
+ * Keys (after the prefix):
+ *   config  string   the crawl's configuration (JSON)
+ *   meta    hash     phase (seeding | crawl | finish | finished), startedAt
+ *   seen    hash     url -> q (queued or leased, a link) | r (the same, a requisite) | d (done, a page) | x (done, not a page): the exact seen-set
+ *   rec     hash     url -> record (JSON without its key and default fields: status, validators, file, blob ids; never bodies or links)
+ *   refs    hash     url -> up to 5 pages linking to it, one per line, noted while it is not done (failures list them)
+ *   prior   hash     url -> what the last crawl into OUT kept of it (validators, file, blob ids), for re-crawls
+ *   q:<origin> list  queued urls of one origin
+ *   origins zset     origin with urls queued -> earliest time one may be taken (politeness)
+ *   onext   hash     origin -> earliest time its next url may be taken (kept while its queue is empty)
+ *   oinf    hash     origin -> urls of it leased now (--origin-concurrency)
+ *   lease   hash     url -> token|worker|origin
+ *   leases  zset     url -> lease deadline (ms)
+ *   wl:<worker> set  urls leased by a worker
+ *   deliv   hash     url -> times taken
+ *   cnt     hash     queued, leased, pages, done, failed, redirect, over, freed
+ *   over / overseen  urls in scope refused by --max-pages, in order / as a set
+ *   workers zset     worker -> last heartbeat (ms); winfo hash worker -> JSON
+ *   warn    hash     warning JSON -> 1;  redir hash url -> redirect JSON;  deep set: urls past --max-depth
+ *   errs    hash     error code -> failures
+ *   token   string   lease token counter
+ */
+
+/** Shared Lua helpers, prepended to each script. */
+const COMMON = `
+local P = KEYS[1]
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function enqueue(key, origin, front)
+  if front then redis.call('LPUSH', P .. 'q:' .. origin, key) else redis.call('RPUSH', P .. 'q:' .. origin, key) end
+  redis.call('ZADD', P .. 'origins', 'NX', redis.call('HGET', P .. 'onext', origin) or 0, origin)
+  redis.call('HINCRBY', P .. 'cnt', 'queued', 1)
+end
+local function new_record(kind)
+  if kind == 'navigation' then return '{"state":"queued"}' end
+  return '{"state":"queued","kind":"' .. kind .. '"}'
+end
+local function admit_new(key, origin, kind, referrer)
+  redis.call('HSET', P .. 'seen', key, kind == 'navigation' and 'q' or 'r')
+  redis.call('HSET', P .. 'rec', key, new_record(kind))
+  if referrer ~= '' then redis.call('HSET', P .. 'refs', key, referrer) end
+  redis.call('HINCRBY', P .. 'cnt', 'pages', 1)
+  enqueue(key, origin, false)
+end
+local function release(key, lease)
+  local sep1 = string.find(lease, '|', 1, true)
+  local sep2 = string.find(lease, '|', sep1 + 1, true)
+  local worker = string.sub(lease, sep1 + 1, sep2 - 1)
+  local origin = string.sub(lease, sep2 + 1)
+  redis.call('HDEL', P .. 'lease', key)
+  redis.call('ZREM', P .. 'leases', key)
+  redis.call('SREM', P .. 'wl:' .. worker, key)
+  redis.call('HINCRBY', P .. 'oinf', origin, -1)
+  redis.call('HINCRBY', P .. 'cnt', 'leased', -1)
+  return origin, worker
+end
+local function promote_one()
+  local item = redis.call('LPOP', P .. 'over')
+  if not item then return nil end
+  local it = cjson.decode(item)
+  redis.call('SREM', P .. 'overseen', it.key)
+  redis.call('HINCRBY', P .. 'cnt', 'over', -1)
+  if redis.call('HEXISTS', P .. 'seen', it.key) == 1 then return nil end
+  admit_new(it.key, it.origin, it.kind, it.referrer or '')
+  return item
+end
+local function counts(worker)
+  local c = redis.call('HMGET', P .. 'cnt', 'queued', 'leased', 'over')
+  local phase = redis.call('HGET', P .. 'meta', 'phase') or 'none'
+  return { tonumber(c[1] or 0), tonumber(c[2] or 0), tonumber(c[3] or 0), redis.call('SCARD', P .. 'wl:' .. worker), phase }
+end
+`;
+
+/**
+ * ADD: exact dedup atomic with the enqueue. ARGV: maxPages, fenceKey,
+ * fenceToken, seed (1: the coordinator, which adds the roots before the crawl phase),
+ * then (key, origin, kind, referrer) per item. A worker whose lease on the
+ * page it adds links for is gone (fenceKey/token no longer match) adds
+ * nothing. Returns one code per item: 1 added, 0 known, 2 over --max-pages.
+ */
+export const ADD = COMMON + `
+if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
+local maxPages = tonumber(ARGV[1])
+local out = {}
+if ARGV[2] ~= '' then
+  local lease = redis.call('HGET', P .. 'lease', ARGV[2])
+  if not lease or string.sub(lease, 1, string.len(ARGV[3]) + 1) ~= ARGV[3] .. '|' then
+    for i = 5, #ARGV, 4 do out[#out + 1] = 0 end
+    return out
+  end
+end
+local phase = redis.call('HGET', P .. 'meta', 'phase')
+if ARGV[4] == '1' and (phase == 'seeding' or not phase) then phase = 'crawl' end
+if phase ~= 'crawl' then
+  for i = 5, #ARGV, 4 do out[#out + 1] = 0 end
+  return out
+end
+for i = 5, #ARGV, 4 do
+  local key, origin, kind, referrer = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local st = redis.call('HGET', P .. 'seen', key)
+  if st then
+    if (st == 'q' or st == 'r') and referrer ~= '' then
+      local refs = redis.call('HGET', P .. 'refs', key)
+      if not refs then
+        redis.call('HSET', P .. 'refs', key, referrer)
+      else
+        local _, lines = string.gsub(refs, '\\n', '')
+        if lines < 4 and not string.find('\\n' .. refs .. '\\n', '\\n' .. referrer .. '\\n', 1, true) then
+          redis.call('HSET', P .. 'refs', key, refs .. '\\n' .. referrer)
+        end
+      end
+    end
+    if st == 'r' and kind == 'navigation' then
+      local raw = redis.call('HGET', P .. 'rec', key)
+      if raw then
+        local rec = cjson.decode(raw)
+        rec.kind = nil
+        redis.call('HSET', P .. 'rec', key, cjson.encode(rec))
+      end
+      redis.call('HSET', P .. 'seen', key, 'q')
+    end
+    out[#out + 1] = 0
+  else
+    local c = redis.call('HMGET', P .. 'cnt', 'pages', 'freed')
+    local pages = tonumber(c[1] or 0) - tonumber(c[2] or 0)
+    if pages >= maxPages then
+      if redis.call('SISMEMBER', P .. 'overseen', key) == 1 then
+        out[#out + 1] = 0
+      else
+        if redis.call('SCARD', P .. 'overseen') < 200000 then
+          redis.call('SADD', P .. 'overseen', key)
+          redis.call('RPUSH', P .. 'over', cjson.encode({ key = key, origin = origin, kind = kind, referrer = referrer }))
+          redis.call('HINCRBY', P .. 'cnt', 'over', 1)
+        else
+          redis.call('HSET', P .. 'cnt', 'overSaturated', 1)
+        end
+        out[#out + 1] = 2
+      end
+    else
+      admit_new(key, origin, kind, referrer)
+      out[#out + 1] = 1
+    end
+  end
+end
+return out
+`;
+
+/**
+ * Reclaim one lease: back to the front of its origin's queue, or, after
+ * --max-deliveries, a failed record.
+ */
+const RECLAIM = `
+local function reclaim(key, maxDeliveries, why)
+  local lease = redis.call('HGET', P .. 'lease', key)
+  if not lease then
+    redis.call('ZREM', P .. 'leases', key)
+    return
+  end
+  local origin, worker = release(key, lease)
+  local deliveries = tonumber(redis.call('HGET', P .. 'deliv', key) or 0)
+  if deliveries >= maxDeliveries then
+    local raw = redis.call('HGET', P .. 'rec', key)
+    local rec = raw and cjson.decode(raw) or {}
+    rec.state = 'failed'
+    rec.error = { code = 'MAX_DELIVERIES', message = 'taken ' .. deliveries .. ' times without a result (last: ' .. why .. ' of worker ' .. worker .. ')' }
+    redis.call('HSET', P .. 'rec', key, cjson.encode(rec))
+    redis.call('HSET', P .. 'seen', key, 'x')
+    redis.call('HINCRBY', P .. 'cnt', 'failed', 1)
+    redis.call('HINCRBY', P .. 'cnt', 'freed', 1)
+    redis.call('HINCRBY', P .. 'errs', 'MAX_DELIVERIES', 1)
+    promote_one()
+  else
+    enqueue(key, origin, true)
+  end
+end
+`;
+
+/**
+ * TAKE: heartbeat, reclaim the leases of dead workers and expired leases,
+ * then lease up to `max` urls, origin by origin, within --origin-concurrency
+ * and the per-origin interval (--rate, --delay). ARGV: worker, max, leaseMs,
+ * deadAfterMs, originConcurrency, intervalMs, maxDeliveries, seed (1: the
+ * coordinator, whose roots are in: the phase becomes crawl).
+ * Returns { queued, leased, over, mine, phase, key1, token1, record1, prior1, ... }.
+ */
+export const TAKE = COMMON + RECLAIM + `
+if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
+local worker = ARGV[1]
+local max = tonumber(ARGV[2])
+local leaseMs = tonumber(ARGV[3])
+local deadAfter = tonumber(ARGV[4])
+local originConcurrency = tonumber(ARGV[5])
+local interval = tonumber(ARGV[6])
+local maxDeliveries = tonumber(ARGV[7])
+local now = now_ms()
+redis.call('ZADD', P .. 'workers', now, worker)
+local dead = redis.call('ZRANGEBYSCORE', P .. 'workers', '-inf', now - deadAfter, 'LIMIT', 0, 10)
+for _, w in ipairs(dead) do
+  for _, key in ipairs(redis.call('SMEMBERS', P .. 'wl:' .. w)) do reclaim(key, maxDeliveries, 'no heartbeat') end
+  redis.call('DEL', P .. 'wl:' .. w)
+  redis.call('ZREM', P .. 'workers', w)
+  redis.call('HDEL', P .. 'winfo', w)
+end
+for _, key in ipairs(redis.call('ZRANGEBYSCORE', P .. 'leases', '-inf', now, 'LIMIT', 0, 100)) do
+  reclaim(key, maxDeliveries, 'lease expired')
+end
+local taken = {}
+local phase = redis.call('HGET', P .. 'meta', 'phase')
+if ARGV[8] == '1' and (phase == 'seeding' or not phase) then
+  redis.call('HSET', P .. 'meta', 'phase', 'crawl')
+  phase = 'crawl'
+end
+if phase == 'crawl' and max > 0 then
+  local ready = redis.call('ZRANGEBYSCORE', P .. 'origins', '-inf', now, 'LIMIT', 0, 64)
+  for _, origin in ipairs(ready) do
+    if #taken >= max * 4 then break end
+    local inflight = tonumber(redis.call('HGET', P .. 'oinf', origin) or 0)
+    while #taken < max * 4 and inflight < originConcurrency do
+      local key = redis.call('LPOP', P .. 'q:' .. origin)
+      if not key then
+        redis.call('ZREM', P .. 'origins', origin) -- back with its next URL
+        break
+      end
+      local token = tostring(redis.call('INCR', P .. 'token'))
+      redis.call('HSET', P .. 'lease', key, token .. '|' .. worker .. '|' .. origin)
+      redis.call('ZADD', P .. 'leases', now + leaseMs, key)
+      redis.call('SADD', P .. 'wl:' .. worker, key)
+      redis.call('HINCRBY', P .. 'deliv', key, 1)
+      redis.call('HINCRBY', P .. 'cnt', 'queued', -1)
+      redis.call('HINCRBY', P .. 'cnt', 'leased', 1)
+      inflight = inflight + 1
+      taken[#taken + 1] = key
+      taken[#taken + 1] = token
+      taken[#taken + 1] = redis.call('HGET', P .. 'rec', key) or ''
+      taken[#taken + 1] = redis.call('HGET', P .. 'prior', key) or ''
+      if interval > 0 then
+        redis.call('ZADD', P .. 'origins', now + interval, origin)
+        redis.call('HSET', P .. 'onext', origin, now + interval)
+        break
+      end
+    end
+    redis.call('HSET', P .. 'oinf', origin, inflight)
+  end
+end
+local out = counts(worker)
+for _, v in ipairs(taken) do out[#out + 1] = v end
+return out
+`;
+
+/**
+ * DONE: the result is recorded and the lease released in one step, if the
+ * lease is still this one (fencing); a late result is ignored. Warnings,
+ * redirects and too-deep urls found meanwhile are kept either way (they are
+ * idempotent). ARGV: worker, key, token, record JSON, page (1/0), error code,
+ * nWarnings, nRedirects (url, json pairs), nDeep, then those values.
+ * Returns { accepted (1/0), promoted item JSON? }.
+ */
+export const DONE = COMMON + `
+if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
+local key, token = ARGV[2], ARGV[3]
+local i = 10
+for n = 1, tonumber(ARGV[7]) do redis.call('HSET', P .. 'warn', ARGV[i], 1); i = i + 1 end
+for n = 1, tonumber(ARGV[8]) do redis.call('HSET', P .. 'redir', ARGV[i], ARGV[i + 1]); i = i + 2 end
+for n = 1, tonumber(ARGV[9]) do redis.call('SADD', P .. 'deep', ARGV[i]); i = i + 1 end
+if key == '' then return { 1 } end
+local lease = redis.call('HGET', P .. 'lease', key)
+if not lease or string.sub(lease, 1, string.len(token) + 1) ~= token .. '|' then return { 0 } end
+if ARGV[4] ~= '' then redis.call('HSET', P .. 'rec', key, ARGV[4]) end
+release(key, lease)
+local raw = ARGV[4] ~= '' and ARGV[4] or (redis.call('HGET', P .. 'rec', key) or '')
+local function has(state) return string.find(raw, '"state":"' .. state .. '"', 1, true) ~= nil end
+if has('failed') then
+  redis.call('HINCRBY', P .. 'cnt', 'failed', 1)
+  redis.call('HINCRBY', P .. 'errs', ARGV[6] ~= '' and ARGV[6] or 'ERROR', 1)
+elseif has('redirect') then
+  redis.call('HINCRBY', P .. 'cnt', 'redirect', 1)
+else
+  redis.call('HINCRBY', P .. 'cnt', 'done', 1)
+end
+if not has('failed') then redis.call('HDEL', P .. 'refs', key) end -- only failures list their referrers
+if ARGV[5] == '1' then
+  redis.call('HSET', P .. 'seen', key, 'd')
+  return { 1 }
+end
+redis.call('HSET', P .. 'seen', key, 'x')
+redis.call('HINCRBY', P .. 'cnt', 'freed', 1)
+local promoted = promote_one()
+if promoted then return { 1, promoted } end
+return { 1 }
+`;
+
+/**
+ * RETRY: an aborted url goes back to the front of its queue, not counted as
+ * a delivery. ARGV: key, token.
+ */
+export const RETRY = COMMON + `
+local key, token = ARGV[1], ARGV[2]
+local lease = redis.call('HGET', P .. 'lease', key)
+if not lease or string.sub(lease, 1, string.len(token) + 1) ~= token .. '|' then return 0 end
+local origin = release(key, lease)
+redis.call('HINCRBY', P .. 'deliv', key, -1)
+enqueue(key, origin, true)
+return 1
+`;
+
+/**
+ * HEARTBEAT: the worker is alive; its leases get a new deadline. ARGV:
+ * worker, leaseMs, info JSON, then (key, token) pairs. Returns 0 when the
+ * crawl state is gone.
+ */
+export const HEARTBEAT = COMMON + `
+if redis.call('EXISTS', P .. 'config') == 0 then return 0 end
+local now = now_ms()
+redis.call('ZADD', P .. 'workers', now, ARGV[1])
+redis.call('HSET', P .. 'winfo', ARGV[1], ARGV[3])
+local deadline = now + tonumber(ARGV[2])
+for i = 4, #ARGV, 2 do
+  local lease = redis.call('HGET', P .. 'lease', ARGV[i])
+  if lease and string.sub(lease, 1, string.len(ARGV[i + 1]) + 1) == ARGV[i + 1] .. '|' then
+    redis.call('ZADD', P .. 'leases', 'XX', deadline, ARGV[i])
+  end
+end
+return 1
+`;

@@ -1,0 +1,177 @@
+// @ts-check
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { FrontierError } from '../errors.js';
+import { STATE_DIR } from '../output/outdir.js';
+import { connectRedis, keyPrefix, redactUrl } from './connection.js';
+import { configDifference, sharedConfig } from './config.js';
+import { RedisFrontier } from './frontier.js';
+import { DirBlobStore } from './dir-blobs.js';
+
+/**
+ * The coordinator's side of a shared crawl (`crawl --frontier … --crawl-id …`):
+ * store or check the configuration under the id, open the frontier, the
+ * record store and the blob directory, and, at the completion barrier,
+ * gather what every process found (warnings, redirects, URLs past
+ * --max-depth) before names are handed out.
+ *
+ * Phases (meta.phase): seeding (configuration stored, roots not in yet),
+ * crawl, finish (barrier passed: the coordinator writes OUT), finished.
+ * Running `crawl` again on a finished id starts a new crawl under it; on
+ * an unfinished one it resumes.
+ */
+
+export const VERSION = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+
+/**
+ * The least time between two URLs of one origin, from --rate and --delay.
+ * @param {{ rate?: number, delay?: number }} o
+ */
+export const intervalOf = (o) => Math.max(o.delay ?? 0, o.rate ? Math.ceil(1000 / o.rate) : 0);
+
+/**
+ * @param {import('../options.js').ResolvedCrawlOptions} o
+ * @param {string[]} listed
+ * @param {import('../crawl/recrawl.js').Prior | null} prior what the last crawl into OUT left
+ */
+export async function openSharedCrawl(o, listed, prior) {
+  const url = /** @type {string} */ (o.frontier);
+  const crawlId = /** @type {string} */ (o.crawlId);
+  const redis = await connectRedis(url, { timeoutSeconds: o.frontierTimeout });
+  const prefix = keyPrefix(crawlId);
+  try {
+    if (o.fresh) await clearCrawl(redis, prefix);
+    const blobsDir = o.blobs ? path.resolve(o.blobs) : path.join(path.resolve(o.out), STATE_DIR, 'blobs');
+    const given = sharedConfig({ ...o, blobs: blobsDir }, listed, VERSION);
+    const created = await redis.set(`${prefix}config`, JSON.stringify(given), 'NX');
+    if (created) {
+      await storePrior(redis, prefix, prior);
+      await redis.hset(`${prefix}meta`, 'phase', 'seeding', 'startedAt', Date.now());
+    } else {
+      const stored = JSON.parse(/** @type {string} */ (await redis.get(`${prefix}config`)));
+      const difference = configDifference(stored, given);
+      if (difference) {
+        throw new FrontierError(`crawl id "${crawlId}" holds another configuration: ${difference}; use the same options, another --crawl-id, or --fresh to start over`, { code: 'CONFIG_MISMATCH' });
+      }
+      const phase = await redis.hget(`${prefix}meta`, 'phase');
+      if (phase === 'finished' || phase === null) {
+        // A new crawl under the same id: the frontier starts empty.
+        await clearCrawl(redis, prefix, { keepConfig: true });
+        await storePrior(redis, prefix, prior);
+        await redis.hset(`${prefix}meta`, 'phase', 'seeding', 'startedAt', Date.now());
+      }
+    }
+    const frontier = new RedisFrontier(redis, prefix, {
+      maxPages: o.maxPages, leaseMs: o.leaseTimeout, originConcurrency: o.originConcurrency, intervalMs: intervalOf(o), maxDeliveries: o.maxDeliveries,
+    }, { seeder: true, info: { role: 'coordinator', version: VERSION } });
+    frontier.start();
+    return new SharedCrawl(redis, prefix, frontier, new DirBlobStore(blobsDir), url);
+  } catch (error) {
+    redis.disconnect();
+    throw error instanceof FrontierError ? error : redis.toFrontierError(error);
+  }
+}
+
+/**
+ * What the last crawl into OUT kept of each page (validators, file, blob
+ * ids), for the workers' conditional requests: they get a page's entry with
+ * its lease. Written before the phase is set, so a kill in between writes it again.
+ * @param {import('./connection.js').CrawlRedis} redis
+ * @param {string} prefix
+ * @param {import('../crawl/recrawl.js').Prior | null} prior
+ */
+async function storePrior(redis, prefix, prior) {
+  await redis.unlink(`${prefix}prior`);
+  if (!prior?.reuse) return;
+  let batch = redis.pipeline();
+  let size = 0;
+  for (const stored of prior.pages.values()) {
+    if (stored.state !== 'done' || !stored.file || !stored.body) continue;
+    const { placeholders: _placeholders, ...kept } = stored;
+    batch.hset(`${prefix}prior`, stored.url, JSON.stringify(kept));
+    if (++size % 1000 === 0) {
+      await batch.exec();
+      batch = redis.pipeline();
+    }
+  }
+  await batch.exec();
+}
+
+/**
+ * Remove every key of a crawl (or all but its configuration).
+ * @param {import('ioredis').Redis} redis
+ * @param {string} prefix
+ * @param {{ keepConfig?: boolean }} [options]
+ */
+export async function clearCrawl(redis, prefix, { keepConfig = false } = {}) {
+  const pattern = `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    const doomed = keepConfig ? keys.filter((key) => key !== `${prefix}config`) : keys;
+    if (doomed.length > 0) await redis.unlink(...doomed);
+  } while (cursor !== '0');
+}
+
+export class SharedCrawl {
+  /**
+   * @param {import('./connection.js').CrawlRedis} redis
+   * @param {string} prefix
+   * @param {RedisFrontier} frontier
+   * @param {DirBlobStore} blobs
+   * @param {string} url
+   */
+  constructor(redis, prefix, frontier, blobs, url) {
+    this.redis = redis;
+    this.prefix = prefix;
+    this.frontier = frontier;
+    this.blobs = blobs;
+    this.shownUrl = redactUrl(url);
+  }
+
+  /**
+   * The completion barrier has passed (the coordinator's pump only returns
+   * then): every process's warnings, redirects and too-deep URLs join the run.
+   * @param {import('../crawl/context.js').CrawlRun} run
+   * @param {{ interrupted: boolean }} state
+   */
+  async barrier(run, { interrupted }) {
+    await this.frontier.flush();
+    this.frontier.finishing = true;
+    const { redis, prefix } = this;
+    try {
+      if (!interrupted) await redis.hset(`${prefix}meta`, 'phase', 'finish');
+      const warnings = (await redis.hkeys(`${prefix}warn`)).map((text) => JSON.parse(text));
+      run.warnings.splice(0, run.warnings.length, ...warnings.sort(byUrlThenText));
+      const redirects = (await redis.hvals(`${prefix}redir`)).map((text) => JSON.parse(text));
+      run.redirects.splice(0, run.redirects.length, ...redirects.sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0)));
+      for (const key of await redis.smembers(`${prefix}deep`)) run.depth.tooDeep.add(key);
+      await this.frontier.refreshCounts();
+    } catch (error) {
+      throw redis.toFrontierError(error);
+    }
+  }
+
+  /** OUT holds the finished crawl. */
+  async finished() {
+    await this.redis.hset(`${this.prefix}meta`, 'phase', 'finished', 'finishedAt', Date.now()).catch((error) => { throw this.redis.toFrontierError(error); });
+  }
+
+  async close() {
+    await this.frontier.leave();
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
+
+/**
+ * @param {{ url: string, code: string, message: string }} a
+ * @param {{ url: string, code: string, message: string }} b
+ */
+function byUrlThenText(a, b) {
+  for (const field of /** @type {const} */ (['url', 'code', 'message'])) {
+    if (a[field] < b[field]) return -1;
+    if (a[field] > b[field]) return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,101 @@
+// @ts-check
+import { FrontierError } from '../errors.js';
+import { connectRedis, keyPrefix } from './connection.js';
+
+/**
+ * `prerender status`: what a shared crawl is doing, read from Redis.
+ *
+ * @typedef {{
+ *   crawlId: string, phase: string, version: string | null,
+ *   queued: number, leased: number, done: number, failed: number, redirects: number, notCrawled: number,
+ *   workers: { id: string, role: string, host: string, pid: number, heartbeatAgeMs: number, pages: number }[],
+ *   pagesPerSecond: number, elapsedMs: number,
+ *   topErrors: { code: string, count: number }[],
+ * }} CrawlStatus
+ */
+
+/**
+ * @param {import('./connection.js').CrawlRedis} redis
+ * @param {string} crawlId
+ * @returns {Promise<CrawlStatus | null>} null when there is no such crawl
+ */
+export async function readStatus(redis, crawlId) {
+  const prefix = keyPrefix(crawlId);
+  try {
+    const [config, meta, counts, workers, infos, errors, time] = await Promise.all([
+      redis.get(`${prefix}config`),
+      redis.hgetall(`${prefix}meta`),
+      redis.hgetall(`${prefix}cnt`),
+      redis.zrange(`${prefix}workers`, 0, -1, 'WITHSCORES'),
+      redis.hgetall(`${prefix}winfo`),
+      redis.hgetall(`${prefix}errs`),
+      redis.time(),
+    ]);
+    if (!config) return null;
+    const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+    const n = (/** @type {string | undefined} */ value) => Number(value ?? 0);
+    const list = [];
+    for (let i = 0; i < workers.length; i += 2) {
+      const info = infos[workers[i]] ? JSON.parse(infos[workers[i]]) : {};
+      list.push({ id: workers[i], role: info.role ?? 'worker', host: info.host ?? '', pid: info.pid ?? 0, heartbeatAgeMs: Math.max(0, now - Number(workers[i + 1])), pages: info.pages ?? 0 });
+    }
+    const done = n(counts.done);
+    const startedAt = n(meta.startedAt);
+    const end = meta.phase === 'finished' && meta.finishedAt ? n(meta.finishedAt) : now;
+    const elapsedMs = startedAt > 0 ? Math.max(0, end - startedAt) : 0;
+    return {
+      crawlId,
+      phase: meta.phase ?? 'seeding',
+      version: JSON.parse(config).version ?? null,
+      queued: n(counts.queued),
+      leased: n(counts.leased),
+      done,
+      failed: n(counts.failed),
+      redirects: n(counts.redirect),
+      notCrawled: n(counts.over),
+      workers: list.filter((worker) => worker.heartbeatAgeMs < 3_600_000), // leavers are scored 0
+      pagesPerSecond: elapsedMs > 0 ? Math.round((done / (elapsedMs / 1000)) * 10) / 10 : 0,
+      elapsedMs,
+      topErrors: Object.entries(errors).map(([code, count]) => ({ code, count: Number(count) })).filter((e) => e.count > 0)
+        .sort((a, b) => b.count - a.count || (a.code < b.code ? -1 : 1)).slice(0, 5),
+    };
+  } catch (error) {
+    throw redis.toFrontierError(error);
+  }
+}
+
+/** @param {CrawlStatus} s */
+export function formatStatus(s) {
+  const lines = [
+    `crawl ${s.crawlId}: ${s.phase}${s.version ? ` (prerender ${s.version})` : ''}`,
+    `queued ${s.queued} · leased ${s.leased} · done ${s.done} · failed ${s.failed} · redirects ${s.redirects}${s.notCrawled ? ` · not crawled (--max-pages) ${s.notCrawled}` : ''} · ${s.pagesPerSecond} pages/s`,
+    `workers alive: ${s.workers.length}`,
+    ...s.workers.map((w) => `  ${w.id} (${w.role}) heartbeat ${(w.heartbeatAgeMs / 1000).toFixed(1)} s ago, ${w.pages} pages`),
+  ];
+  if (s.topErrors.length > 0) lines.push(`top errors: ${s.topErrors.map((e) => `${e.code} ${e.count}`).join(', ')}`);
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * @param {{ frontier: string, crawlId: string, json?: boolean, watch?: boolean, intervalMs?: number, frontierTimeout?: number, signal?: AbortSignal }} options
+ * @param {{ write(text: string): unknown }} out
+ * @returns {Promise<number>} exit code: 0, or 2 when there is no such crawl
+ */
+export async function statusCommand(options, out) {
+  const redis = await connectRedis(options.frontier, { timeoutSeconds: options.frontierTimeout ?? 10 });
+  try {
+    for (;;) {
+      const status = await readStatus(redis, options.crawlId);
+      if (!status) throw new FrontierError(`no crawl "${options.crawlId}" in Redis`, { code: 'NO_CRAWL' });
+      out.write(options.json ? JSON.stringify(status) + '\n' : formatStatus(status));
+      if (!options.watch || status.phase === 'finished' || options.signal?.aborted) return 0;
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, options.intervalMs ?? 2000);
+        options.signal?.addEventListener('abort', () => { clearTimeout(timer); resolve(undefined); }, { once: true });
+      });
+      if (options.signal?.aborted) return 0;
+    }
+  } finally {
+    await redis.quit().catch(() => redis.disconnect());
+  }
+}

@@ -1,0 +1,139 @@
+// @ts-check
+import { EventEmitter } from 'node:events';
+import { createRobots } from '../load/robots.js';
+import { compileNameRules } from '../name-rules.js';
+import path from 'node:path';
+import { defaultLoader } from '../load/index.js';
+import { resolveCrawlOptions } from '../options.js';
+import { Scope } from '../scope.js';
+import { FrontierError } from '../errors.js';
+import { STATE_DIR } from '../output/outdir.js';
+import { discover } from '../crawl/discover.js';
+import { rootDepths } from '../crawl/index.js';
+import { connectRedis, keyPrefix } from './connection.js';
+import { workerOptions } from './config.js';
+import { RedisFrontier } from './frontier.js';
+import { DirBlobStore } from './dir-blobs.js';
+import { VERSION, intervalOf } from './shared.js';
+
+/**
+ * `prerender worker`: join a shared crawl, take leased URLs, fetch them,
+ * stage their bodies in the shared blob directory and record the results in
+ * Redis, until the completion barrier (nothing queued, nothing leased
+ * anywhere). The coordinator (`prerender crawl --frontier …`) then names and
+ * writes the tree.
+ *
+ * @typedef {{
+ *   frontier: string, crawlId: string, concurrency?: number, wait?: number, blobs?: string,
+ *   frontierTimeout?: number, signal?: AbortSignal, version?: string,
+ * }} WorkerOptions
+ *   wait: seconds to wait for a crawl id that does not exist yet (default 60);
+ *   version: the version this worker claims (tests)
+ */
+
+export class Worker extends EventEmitter {
+  /** @param {WorkerOptions} options */
+  constructor(options) {
+    super();
+    this.options = options;
+    this.stats = { fetched: 0, failed: 0, written: 0, active: 0, queued: 0, resumed: 0, startedAt: Date.now(), phase: /** @type {'discover'} */ ('discover') };
+  }
+
+  /** @returns {Promise<{ pages: number, failed: number, lateResults: number, interrupted: boolean }>} */
+  async run() {
+    const w = this.options;
+    const redis = await connectRedis(w.frontier, { timeoutSeconds: w.frontierTimeout ?? 60 });
+    const prefix = keyPrefix(w.crawlId);
+    /** @type {RedisFrontier | null} */
+    let frontier = null;
+    /** @type {import('../load/http.js').Loader | null} */
+    let loader = null;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort();
+    w.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const config = await waitForConfig(redis, prefix, w);
+      const version = w.version ?? VERSION;
+      if (config.version !== version) {
+        throw new FrontierError(`crawl id "${w.crawlId}" was started by prerender ${config.version}; this worker is prerender ${version}: run workers of the same version`, { code: 'VERSION_MISMATCH' });
+      }
+      const o = resolveCrawlOptions(workerOptions(config, { concurrency: w.concurrency, frontier: w.frontier, crawlId: w.crawlId }));
+      const blobsDir = w.blobs ? path.resolve(w.blobs) : o.blobs ?? path.join(o.out, STATE_DIR, 'blobs');
+      const blobs = new DirBlobStore(blobsDir);
+      await blobs.init();
+      frontier = new RedisFrontier(redis, prefix, {
+        maxPages: o.maxPages, leaseMs: o.leaseTimeout, originConcurrency: o.originConcurrency, intervalMs: intervalOf(o), maxDeliveries: o.maxDeliveries,
+      }, { info: { role: 'worker', version } });
+      loader = defaultLoader({
+        concurrency: o.concurrency, timeout: o.timeout, maxPageBytes: o.maxPageBytes, headers: o.headers, retries: o.retries, retryDelay: o.retryDelay, rate: o.rate, delay: o.delay,
+        onRetry: (info) => this.emit('retry', { url: info.url, attempt: info.attempt, delayMs: info.delayMs, message: info.error.message }),
+      });
+      const listed = config.listed;
+      const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
+      /** @type {import('../crawl/context.js').CrawlRun} */
+      const run = {
+        options: o,
+        emit: (event, data) => { this.emit(event, data); },
+        listening: (event) => this.listenerCount(event) > 0,
+        stats: this.stats,
+        signal: controller.signal,
+        scope: new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed }),
+        loader,
+        frontier,
+        records: frontier.records,
+        blobs,
+        target: null,
+        transforms: [],
+        multiOrigin: origins.size > 1,
+        staticRoot: origins.size > 1 ? new URL('http://prerender.invalid/') : new URL(`${[...origins][0]}/`),
+        origins,
+        warnings: [],
+        redirects: [],
+        interned: new Map(),
+        depth: { rootDepth: rootDepths([...o.roots, ...listed]), tooDeep: new Set() },
+        prior: { complete: false, pages: new Map(), reuse: true, output: '', reuseOutput: false },
+        ignore: o.ignore.length > 0 ? new RegExp(o.ignore.map((source) => `(?:${source})`).join('|'), 'g') : null,
+        resumed: null,
+        journal: null,
+        stateDir: null,
+        sources: {},
+        assetOrigins: new Set([...origins, ...o.assetsOrigins]),
+        robots: o.robots ? createRobots(loader) : null,
+        nameRules: compileNameRules(o.name, [...origins]),
+        counts: { requisitesNotFetched: 0 },
+      };
+      frontier.start();
+      frontier.attach(run, { lazyPrior: true });
+      await discover(run, []);
+      await frontier.flush();
+      return { pages: frontier.pagesDone, failed: this.stats.failed, lateResults: frontier.lateResults, interrupted: controller.signal.aborted };
+    } catch (error) {
+      controller.abort();
+      throw error;
+    } finally {
+      w.signal?.removeEventListener('abort', onAbort);
+      await loader?.close().catch(() => {});
+      await frontier?.leave();
+      await redis.quit().catch(() => redis.disconnect());
+    }
+  }
+}
+
+/**
+ * The crawl's configuration, once it exists (bounded by --wait).
+ * @param {import('./connection.js').CrawlRedis} redis
+ * @param {string} prefix
+ * @param {WorkerOptions} w
+ * @returns {Promise<import('./config.js').SharedConfig>}
+ */
+async function waitForConfig(redis, prefix, w) {
+  const deadline = Date.now() + (w.wait ?? 60) * 1000;
+  for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+    const text = await redis.get(`${prefix}config`).catch((error) => { throw redis.toFrontierError(error); });
+    if (text) return JSON.parse(text);
+    if (Date.now() >= deadline || w.signal?.aborted) {
+      throw new FrontierError(`no crawl "${w.crawlId}" in Redis after waiting ${w.wait ?? 60} s (--wait): start it with prerender crawl … --frontier … --crawl-id ${w.crawlId}`, { code: 'NO_CRAWL' });
+    }
+    await new Promise((resolve) => { setTimeout(resolve, Math.min(delay, Math.max(1, deadline - Date.now()))); });
+  }
+}

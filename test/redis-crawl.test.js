@@ -1,0 +1,323 @@
+// @ts-check
+/**
+ * Crawls shared through a real redis-server (started here, nothing saved),
+ * with real processes: `prerender crawl --frontier … --crawl-id …` as the
+ * coordinator and `prerender worker` processes. What the user gets: the same
+ * tree and manifest as one process, whatever the number of workers and
+ * whoever dies. Skipped outside CI without redis-server; in CI it must run.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFile, readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HAVE_REDIS, freePort, startRedis } from './helpers/redis.js';
+import { BIN } from './helpers/cli.js';
+import { useTestDir } from './helpers/fixtures.js';
+import { startSite } from '../fixtures/site.js';
+import { startChangingSite } from '../fixtures/changing-site.js';
+import { startOrigin } from '../bench/origin.js';
+import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
+
+/** @type {Awaited<ReturnType<typeof startRedis>>} */
+let redis;
+/** @type {Awaited<ReturnType<typeof startSite>>} */
+let site;
+/** @type {import('node:http').Server} */
+let shopServer;
+let shop = '';
+/** @type {{ target: string, at: number }[]} */
+const shopLog = [];
+let dir = '';
+let ids = 0;
+
+/**
+ * @param {string[]} args
+ * @returns {{ child: import('node:child_process').ChildProcess, done: Promise<{ code: number | null, signal: string | null, stdout: string, stderr: string }> }}
+ */
+function start(args) {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk) => { stdout += chunk; });
+  child.stderr?.on('data', (chunk) => { stderr += chunk; });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
+  const done = new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return { child, done: /** @type {any} */ (done) };
+}
+
+/** @param {string[]} args */
+const run = (args) => start(args).done;
+
+/** @param {() => boolean | Promise<boolean>} condition @param {number} [limitMs] */
+async function until(condition, limitMs = 15_000) {
+  const deadline = Date.now() + limitMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => { setTimeout(resolve, 10); });
+  }
+}
+
+/**
+ * Every file of a tree with the sha256 of its bytes, .prerender/ and the
+ * manifest left out: equal trees give equal objects (and a difference shows
+ * which file).
+ * @param {string} root
+ */
+async function treeDigest(root) {
+  /** @type {Record<string, string>} */
+  const files = {};
+  /** @param {string} sub */
+  const walk = async (sub) => {
+    const entries = (await readdir(path.join(root, sub), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const entry of entries) {
+      const rel = sub ? `${sub}/${entry.name}` : entry.name;
+      if (rel === '.prerender' || rel === 'prerender-manifest.json') continue;
+      if (entry.isDirectory()) await walk(rel);
+      else files[rel] = createHash('sha256').update(await readFile(path.join(root, rel))).digest('hex');
+    }
+  };
+  await walk('');
+  return files;
+}
+
+/** The manifest without its time stamp. @param {string} root */
+async function manifestOf(root) {
+  const manifest = JSON.parse(await readFile(path.join(root, 'prerender-manifest.json'), 'utf8'));
+  return JSON.stringify({ ...manifest, generatedAt: '' });
+}
+
+const siteArgs = () => [
+  site.url('/names/index.asp'), site.url('/redir/a301.asp'), site.url('/errors/500.asp'),
+  '-i', '/names/', '/redir/', '/errors/500.asp', '-x', '/redir/index.asp', '--retries', '0',
+];
+const shopArgs = () => [`${shop}/st/dir.asp?Start=1&Count=20`, '-i', '/st/dir.asp', '/st/product.asp', '-c', '2'];
+/** @param {string} id @param {string} out */
+const shared = (id, out) => ['--frontier', redis.url, '--crawl-id', id, '-o', out, '--lease-timeout', '2000'];
+const worker = (/** @type {string} */ id, /** @type {string[]} */ more = []) => ['worker', '--frontier', redis.url, '--crawl-id', id, '-q', ...more];
+const nextId = () => `crawl-${++ids}`;
+
+describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
+  useTestDir('prerender-redis-', (made) => { dir = made; });
+  /** @type {{ digest: Record<string, string>, manifest: string }} */
+  let siteBaseline;
+  /** @type {{ digest: Record<string, string>, manifest: string }} */
+  let shopBaseline;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    site = await startSite();
+    shopServer = await startOrigin({ products: 60, count: 20, port: 0, host: '127.0.0.1', latencyMs: 40, onRequest: (target) => shopLog.push({ target, at: Date.now() }) });
+    shop = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (shopServer.address()).port}`;
+  });
+  afterAll(async () => {
+    await redis?.stop();
+    await site?.close();
+    shopServer?.closeAllConnections();
+    await new Promise((resolve) => shopServer ? shopServer.close(resolve) : resolve(undefined));
+  });
+
+  it('one process, and a coordinator with 0, 1 and 3 workers, write the same tree and manifest (colliding and unsafe names, a redirect, a 500)', async () => {
+    const one = path.join(dir, 'one');
+    expect((await run(['crawl', ...siteArgs(), '-o', one, '-q'])).code).toBe(1); // the 500 is a failure
+    siteBaseline = { digest: await treeDigest(one), manifest: await manifestOf(one) };
+    const manifest = JSON.parse(siteBaseline.manifest);
+    expect(manifest.errors.map((/** @type {{ status?: number }} */ e) => e.status)).toContain(500);
+    expect(manifest.redirects).toHaveLength(1);
+    expect(manifest.warnings.map((/** @type {{ code: string }} */ w) => w.code)).toEqual(expect.arrayContaining(['NAME_COLLISION', 'UNSAFE_NAME']));
+    for (const workers of [0, 1, 3]) {
+      const id = nextId();
+      const out = path.join(dir, `w${workers}`);
+      const results = await Promise.all([
+        run(['crawl', ...siteArgs(), ...shared(id, out), '-q', '-c', '2']),
+        ...Array.from({ length: workers }, () => run(worker(id, ['-c', '2']))),
+      ]);
+      expect(results.map((result) => result.code)).toEqual([1, ...Array.from({ length: workers }, () => 0)]);
+      expect(await treeDigest(out)).toEqual(siteBaseline.digest);
+      expect(await manifestOf(out)).toBe(siteBaseline.manifest);
+    }
+  }, 60_000);
+
+  it('a worker killed (SIGKILL) mid-fetch: the same tree, no URL fetched more than twice', async () => {
+    const one = path.join(dir, 'shop-one');
+    expect((await run(['crawl', ...shopArgs(), '-o', one, '-q'])).code).toBe(0);
+    shopBaseline = { digest: await treeDigest(one), manifest: await manifestOf(one) };
+    const id = nextId();
+    const out = path.join(dir, 'shop-kill-worker');
+    shopLog.length = 0;
+    const coordinator = start(['crawl', ...shopArgs(), ...shared(id, out), '-q']);
+    const victim = start(worker(id, ['-c', '4']));
+    await until(() => shopLog.length >= 15);
+    victim.child.kill('SIGKILL');
+    expect((await victim.done).signal).toBe('SIGKILL');
+    expect((await coordinator.done).code).toBe(0);
+    expect(await treeDigest(out)).toEqual(shopBaseline.digest);
+    expect(await manifestOf(out)).toBe(shopBaseline.manifest);
+    /** @type {Map<string, number>} */
+    const fetches = new Map();
+    for (const { target } of shopLog) fetches.set(target, (fetches.get(target) ?? 0) + 1);
+    expect([...fetches].filter(([, count]) => count > 2)).toEqual([]);
+  }, 60_000);
+
+  it('the coordinator killed (SIGKILL), then the same command again: the same tree', async () => {
+    const id = nextId();
+    const out = path.join(dir, 'shop-kill-coordinator');
+    shopLog.length = 0;
+    const command = ['crawl', ...shopArgs(), ...shared(id, out), '-q'];
+    const coordinator = start(command);
+    const helper = start(worker(id, ['-c', '2']));
+    await until(() => shopLog.length >= 15);
+    coordinator.child.kill('SIGKILL');
+    await coordinator.done;
+    expect((await helper.done).code).toBe(0); // the worker finishes the fetching alone
+    const again = await run(command);
+    expect(again.code).toBe(0);
+    expect(await treeDigest(out)).toEqual(shopBaseline.digest);
+    expect(await manifestOf(out)).toBe(shopBaseline.manifest);
+  }, 60_000);
+
+  it('a stuck worker (SIGSTOP) loses its leases; after SIGCONT its late results are ignored', async () => {
+    const id = nextId();
+    const out = path.join(dir, 'shop-stop');
+    shopLog.length = 0;
+    const coordinator = start(['crawl', ...shopArgs(), ...shared(id, out), '-q']);
+    const stuck = start(worker(id, ['-c', '4']).filter((arg) => arg !== '-q'));
+    await until(() => shopLog.length >= 15);
+    stuck.child.kill('SIGSTOP');
+    try {
+      expect((await coordinator.done).code).toBe(0);
+    } finally {
+      stuck.child.kill('SIGCONT');
+    }
+    const late = await stuck.done;
+    expect(late.code).toBe(0);
+    expect(late.stdout).toMatch(/[1-9]\d* late results? ignored/);
+    expect(await treeDigest(out)).toEqual(shopBaseline.digest);
+    expect(await manifestOf(out)).toBe(shopBaseline.manifest);
+  }, 60_000);
+
+  it('--rate holds across two workers, measured at the origin', async () => {
+    const id = nextId();
+    const out = path.join(dir, 'shop-rate');
+    shopLog.length = 0;
+    const rate = 25;
+    const results = await Promise.all([
+      run(['crawl', ...shopArgs(), ...shared(id, out), '-q', '--rate', String(rate), '-c', '8']),
+      run(worker(id, ['-c', '8'])),
+      run(worker(id, ['-c', '8'])),
+    ]);
+    expect(results.map((result) => result.code)).toEqual([0, 0, 0]);
+    expect(await treeDigest(out)).toEqual(shopBaseline.digest);
+    const times = shopLog.map((entry) => entry.at).sort((a, b) => a - b);
+    expect(times.length).toBeGreaterThanOrEqual(60);
+    // In any one second, at most the rate (and one for the window's edge, and one for timer jitter).
+    let most = 0;
+    for (let i = 0, j = 0; i < times.length; i++) {
+      while (times[i] - times[j] >= 1000) j++;
+      most = Math.max(most, i - j + 1);
+    }
+    expect(most).toBeLessThanOrEqual(rate + 2);
+  }, 60_000);
+
+  it('a second crawl with the same id at 0% churn writes nothing; status --json tells the phase and counts', async () => {
+    const id = nextId();
+    const out = path.join(dir, 'site-twice');
+    const first = await run(['crawl', ...siteArgs(), ...shared(id, out), '--json']);
+    expect(first.code).toBe(1);
+    expect(JSON.parse(first.stdout).churn.filesWritten).toBeGreaterThan(0);
+    const status = await run(['status', '--frontier', redis.url, '--crawl-id', id, '--json']);
+    expect(status.code).toBe(0);
+    const s = JSON.parse(status.stdout);
+    expect(s).toMatchObject({ phase: 'finished', queued: 0, leased: 0, failed: 2 });
+    expect(s.done).toBeGreaterThan(20);
+    expect(Array.isArray(s.workers)).toBe(true);
+    expect(s.topErrors.map((/** @type {{ code: string }} */ e) => e.code)).toContain('HTTP_STATUS');
+    const second = await run(['crawl', ...siteArgs(), ...shared(id, out), '--json']);
+    expect(second.code).toBe(1);
+    expect(JSON.parse(second.stdout).churn).toMatchObject({ filesWritten: 0, bytesWritten: 0 });
+    expect(await manifestOf(out)).toBe(siteBaseline.manifest);
+  }, 60_000);
+
+  it('a re-crawl with the same id is incremental on every process: conditional requests from the stored validators, 304s, nothing written', async () => {
+    const changing = await startChangingSite({ products: 30 });
+    try {
+      const id = nextId();
+      const out = path.join(dir, 'changing');
+      const args = ['crawl', changing.root, '-x', '/cart.asp', ...shared(id, out), '--json', '-c', '2'];
+      const first = await Promise.all([run(args), run(worker(id, ['-c', '2']))]);
+      expect(first.map((result) => result.code)).toEqual([0, 0]);
+      changing.resetCounters();
+      changing.change(7);
+      const second = await Promise.all([run(args), run(worker(id, ['-c', '2']))]);
+      expect(second.map((result) => result.code)).toEqual([0, 0]);
+      expect(changing.counters.conditional).toBe(changing.counters.requests); // every page, whoever fetched it
+      expect(changing.counters.notModified).toBe(changing.counters.requests - 1);
+      const churn = JSON.parse(second[0].stdout).churn;
+      expect(churn).toMatchObject({ changed: 1, notModified: 30, filesWritten: 1 });
+    } finally {
+      await changing.close();
+    }
+  }, 60_000);
+
+  it('another configuration under an existing crawl id is refused with what differs; --fresh starts over', async () => {
+    const id = nextId();
+    const out = path.join(dir, 'mismatch');
+    expect((await run(['crawl', ...siteArgs(), ...shared(id, out), '-q'])).code).toBe(1);
+    const refused = await run(['crawl', ...siteArgs(), ...shared(id, out), '-q', '--max-depth', '3']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toMatch(/crawl id "crawl-\d+" holds another configuration: --max-depth \(stored 64, given 3\)/);
+    const fresh = await run(['crawl', ...siteArgs(), ...shared(id, out), '-q', '--max-depth', '3', '--fresh']);
+    expect(fresh.code).toBe(1);
+  }, 60_000);
+
+  it('a worker of another version refuses to join; a worker waits (bounded) for a crawl id that does not exist', async () => {
+    const id = nextId();
+    const client = await connectRedis(redis.url, { timeoutSeconds: 5 });
+    try {
+      await client.set(`${keyPrefix(id)}config`, JSON.stringify({ format: 'prerender-crawl', version: '0.0.0-other', roots: [], listed: [], options: {} }));
+    } finally {
+      await client.quit();
+    }
+    const refused = await run(worker(id));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/started by prerender 0\.0\.0-other; this worker is prerender \d/);
+    const missing = await run(worker(nextId(), ['--wait', '1']));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/no crawl "crawl-\d+" in Redis after waiting 1 s/);
+  }, 30_000);
+
+  it('Redis lost: restarted empty mid-crawl, every process exits 2 with one line and OUT holds no page; unreachable, the wait is bounded by --frontier-timeout and the password is never printed', async () => {
+    const id = nextId();
+    const out = path.join(dir, 'lost');
+    shopLog.length = 0;
+    const coordinator = start(['crawl', ...shopArgs(), ...shared(id, out), '-q']);
+    const helper = start(worker(id));
+    await until(() => shopLog.length >= 10);
+    await redis.restart(); // no persistence: the crawl's state is gone
+    const [c, w] = await Promise.all([coordinator.done, helper.done]);
+    expect([c.code, w.code]).toEqual([2, 2]);
+    for (const result of [c, w]) {
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      expect(result.stderr).toMatch(/state in Redis at redis:\/\/127\.0\.0\.1:\d+\/0 is gone/);
+    }
+    expect((await readdir(out)).filter((name) => name !== '.prerender')).toEqual([]);
+    // The next run starts over and ends with the same tree.
+    expect((await run(['crawl', ...shopArgs(), ...shared(id, out), '-q'])).code).toBe(0);
+    expect(await treeDigest(out)).toEqual(shopBaseline.digest);
+
+    const port = await freePort();
+    const started = Date.now();
+    const unreachable = await run(['crawl', ...shopArgs(), '--frontier', `redis://user:s3cret@127.0.0.1:${port}/0`, '--crawl-id', 'x', '-o', path.join(dir, 'never'), '--frontier-timeout', '1', '-q']);
+    expect(unreachable.code).toBe(2);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(unreachable.stderr).toMatch(/cannot reach the frontier redis:\/\/user:\*\*\*@127\.0\.0\.1:\d+\/0/);
+    expect(unreachable.stderr).not.toContain('s3cret');
+    await rm(path.join(dir, 'never'), { recursive: true, force: true });
+  }, 60_000);
+});

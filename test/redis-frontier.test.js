@@ -1,0 +1,206 @@
+// @ts-check
+/**
+ * The shared frontier's rules, against a real redis-server started here:
+ * exact dedup with the enqueue, leases with tokens (a late result is
+ * ignored), reclaim of expired leases and of dead workers, --max-deliveries,
+ * --origin-concurrency and the per-origin interval, --max-pages with slots
+ * given back. Skipped outside CI without redis-server; in CI it must run.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { HAVE_REDIS, startRedis } from './helpers/redis.js';
+import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
+import { RedisFrontier } from '../lib/distributed/frontier.js';
+
+/** @type {Awaited<ReturnType<typeof startRedis>>} */
+let server;
+/** @type {import('../lib/distributed/connection.js').CrawlRedis} */
+let redis;
+let id = 0;
+let prefix = '';
+
+/** Leases long enough not to expire under load, but in the tests about expiry (SHORT). */
+const SETTINGS = { maxPages: 1000, leaseMs: 30_000, originConcurrency: 64, intervalMs: 0, maxDeliveries: 3 };
+const SHORT = 800;
+/** @param {string} key @param {string | null} [referrer] */
+const item = (key, referrer = null) => ({ key, kind: /** @type {const} */ ('navigation'), referrer });
+/** @param {number} ms */
+const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+
+/** @param {Partial<typeof SETTINGS>} [settings] @param {boolean} [seeder] */
+const open = (settings = {}, seeder = false) => new RedisFrontier(redis, prefix, { ...SETTINGS, ...settings }, { seeder });
+
+describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = await connectRedis(server.url, { timeoutSeconds: 5 });
+  });
+  afterAll(async () => {
+    await redis?.quit();
+    await server?.stop();
+  });
+  beforeEach(async () => {
+    prefix = keyPrefix(`t${++id}`);
+    await redis.set(`${prefix}config`, '{}');
+    await redis.hset(`${prefix}meta`, 'phase', 'seeding');
+  });
+
+  it('adds each URL once, whatever the number of processes adding it at once', async () => {
+    const seeder = open({}, true);
+    await seeder.add([item('http://h/')]);
+    await seeder.take(1); // the roots are in: the crawl phase begins
+    const keys = Array.from({ length: 200 }, (_, i) => `http://h/p${i}`);
+    const outcomes = await Promise.all([open(), open(), open(), open()].map((frontier) => frontier.add(keys.map((key) => item(key)))));
+    const added = outcomes.flat().filter((outcome) => outcome === 'added').length;
+    expect(added).toBe(200);
+    expect(Number(await redis.hget(`${prefix}cnt`, 'queued'))).toBe(200);
+    expect(await redis.hlen(`${prefix}seen`)).toBe(201);
+  });
+
+  it('does not start the crawl before the coordinator has added the roots', async () => {
+    const worker = open();
+    expect(await worker.take(4)).toEqual([]);
+    expect(worker.counts().queued).toBeGreaterThan(0); // the worker waits, it does not stop
+    const seeder = open({}, true);
+    await seeder.add([item('http://h/')]);
+    expect(await worker.take(4)).toEqual([]);
+    expect(await seeder.take(4)).toEqual(['http://h/']);
+  });
+
+  it('fences a late result: the lease passed to another worker, whose result stands', async () => {
+    const a = open({ leaseMs: SHORT }, true);
+    await a.add([item('http://h/')]);
+    expect(await a.take(1)).toEqual(['http://h/']);
+    const b = open({ leaseMs: SHORT });
+    expect(await b.take(1)).toEqual([]); // leased to a
+    await sleep(SHORT + 100); // a sends no heartbeat: its lease expires
+    expect(await b.take(1)).toEqual(['http://h/']);
+    const late = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    late.state = 'done';
+    late.status = 200;
+    late.wanted = 'late.html';
+    await a.records.put(late);
+    await a.done('http://h/', { page: true });
+    expect(a.lateResults).toBe(1);
+    const fresh = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await b.records.get('http://h/'));
+    fresh.state = 'done';
+    fresh.status = 200;
+    fresh.wanted = 'fresh.html';
+    await b.records.put(fresh);
+    await b.done('http://h/', { page: true });
+    expect(b.lateResults).toBe(0);
+    const stored = JSON.parse(/** @type {string} */ (await redis.hget(`${prefix}rec`, 'http://h/')));
+    expect(stored.wanted).toBe('fresh.html');
+    expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ done: '1', leased: '0', queued: '0' });
+  });
+
+  it('a page whose lease expired and came back to the same process is not visited twice there; its result stands', async () => {
+    const a = open({ leaseMs: SHORT }, true);
+    await a.add([item('http://h/')]);
+    expect(await a.take(4)).toEqual(['http://h/']);
+    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    await sleep(SHORT + 100); // a stall: the lease expires
+    expect(await a.take(4)).toEqual([]); // reclaimed and leased to a again: the visit in flight goes on
+    record.state = 'done';
+    record.status = 200;
+    await a.records.put(record);
+    await a.done('http://h/', { page: true });
+    expect(a.lateResults).toBe(0);
+    expect(JSON.parse(/** @type {string} */ (await redis.hget(`${prefix}rec`, 'http://h/'))).state).toBe('done');
+    expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ done: '1', leased: '0', queued: '0' });
+  });
+
+  it('a late worker adds no links: its lease on the page is gone', async () => {
+    const a = open({ leaseMs: SHORT }, true);
+    await a.add([item('http://h/')]);
+    await a.take(1);
+    await sleep(SHORT + 100);
+    const b = open({ leaseMs: SHORT });
+    await b.take(1); // reclaims and takes it
+    expect(await a.add([item('http://h/late', 'http://h/')])).toEqual(['known']);
+    expect(await redis.hexists(`${prefix}seen`, 'http://h/late')).toBe(0);
+  });
+
+  it('heartbeats keep a slow page leased; once they stop, the lease goes to another worker', async () => {
+    const a = open({ leaseMs: 600 }, true);
+    await a.add([item('http://h/')]);
+    a.start();
+    await a.take(1);
+    const b = open({ leaseMs: 600 });
+    await sleep(900); // past the first deadline: the heartbeats moved it
+    expect(await b.take(1)).toEqual([]);
+    await a.stop(); // a hangs (or dies): no more heartbeats
+    const stoppedAt = Date.now();
+    let taken = /** @type {string[]} */ ([]);
+    while (taken.length === 0 && Date.now() - stoppedAt < 3000) {
+      taken = await b.take(1);
+      if (taken.length === 0) await sleep(20);
+    }
+    expect(taken).toEqual(['http://h/']);
+  });
+
+  it('after --max-deliveries, a URL is a failed record saying why', async () => {
+    const a = open({ maxDeliveries: 2, leaseMs: SHORT }, true);
+    await a.add([item('http://h/')]);
+    for (let delivery = 1; delivery <= 2; delivery++) {
+      const frontier = open({ maxDeliveries: 2, leaseMs: SHORT });
+      let taken = /** @type {string[]} */ ([]);
+      for (let tries = 0; taken.length === 0 && tries < 100; tries++) {
+        taken = await (delivery === 1 ? a : frontier).take(1);
+        if (taken.length === 0) await sleep(20);
+      }
+      expect(taken).toEqual(['http://h/']);
+      await sleep(SHORT + 50);
+    }
+    await a.take(1); // reclaims it for the last time
+    const stored = JSON.parse(/** @type {string} */ (await redis.hget(`${prefix}rec`, 'http://h/')));
+    expect(stored.state).toBe('failed');
+    expect(stored.error.code).toBe('MAX_DELIVERIES');
+    expect(stored.error.message).toMatch(/taken 2 times/);
+    expect(a.counts().queued).toBe(0);
+  });
+
+  it('hands out at most --origin-concurrency URLs of one origin at once, across processes', async () => {
+    const a = open({ originConcurrency: 3 }, true);
+    await a.add(['http://h/', 'http://h/1', 'http://h/2', 'http://h/3', 'http://other/'].map((key) => item(key)));
+    const b = open({ originConcurrency: 3 });
+    const first = await a.take(2);
+    const second = await b.take(10);
+    const fromH = [...first, ...second].filter((key) => key.startsWith('http://h/'));
+    expect(fromH).toHaveLength(3);
+    expect([...first, ...second]).toContain('http://other/');
+    // One done: one more URL of h may go.
+    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get(first[0]));
+    record.state = 'done';
+    await a.done(first[0], { page: true });
+    expect((await b.take(10)).filter((key) => key.startsWith('http://h/'))).toHaveLength(1);
+  });
+
+  it('keeps the interval of --rate/--delay between two URLs of one origin, across processes', async () => {
+    const a = open({ intervalMs: 300 }, true);
+    await a.add(['http://h/', 'http://h/1', 'http://h/2'].map((key) => item(key)));
+    const b = open({ intervalMs: 300 });
+    const times = [];
+    const started = Date.now();
+    while (times.length < 3 && Date.now() - started < 3000) {
+      for (const frontier of [a, b]) {
+        const taken = await frontier.take(5);
+        expect(taken.length).toBeLessThanOrEqual(1);
+        if (taken.length === 1) times.push(Date.now());
+      }
+      await sleep(10);
+    }
+    expect(times).toHaveLength(3);
+    expect(times[1] - times[0]).toBeGreaterThanOrEqual(290);
+    expect(times[2] - times[1]).toBeGreaterThanOrEqual(290);
+  });
+
+  it('--max-pages: a URL that did not become a page gives its slot to the first one refused', async () => {
+    const a = open({ maxPages: 2 }, true);
+    expect(await a.add(['http://h/', 'http://h/1', 'http://h/2'].map((key) => item(key)))).toEqual(['added', 'added', 'limit']);
+    await a.take(2);
+    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/1'));
+    record.state = 'redirect';
+    expect(await a.done('http://h/1', { page: false })).toEqual([{ key: 'http://h/2', kind: 'navigation', referrer: null }]);
+    expect(await a.take(2)).toEqual(['http://h/2']);
+  });
+});
