@@ -6,7 +6,7 @@
  * slots), crawled with --render:
  *
  *   node bench/render-bench.js [--products 2000] [--count 100]
- *       [--concurrency 1,2,4,8,16] [--wait networkidle,selector] [--reps 1] [--recycle 200]
+ *       [--concurrency 1,2,4,8,16] [--wait networkidle,selector] [--reps 1] [--recycle 200] [--timeout 30000]
  *
  * For each repetition, each wait and each --render-concurrency (interleaved,
  * in that order), it runs
@@ -71,12 +71,12 @@ async function startOrigin(products, count) {
 }
 
 /**
- * @param {{ url: string, concurrency: number, wait: string, recycle: number, maxPages: number }} run
+ * @param {{ url: string, concurrency: number, wait: string, recycle: number, maxPages: number, timeout: number }} run
  */
-async function crawlOnce({ url, concurrency, wait, recycle, maxPages }) {
+async function crawlOnce({ url, concurrency, wait, recycle, maxPages, timeout }) {
   const out = await mkdtemp(path.join(os.tmpdir(), 'prerender-render-bench-'));
   const args = [BIN, 'crawl', url, '-i', '/st/dir.asp', '/st/product.asp', '-o', out, '--render', '--render-concurrency', String(concurrency),
-    '--render-wait', wait, '--render-recycle', String(recycle), '--max-pages', String(maxPages), '--quiet', '--json'];
+    '--render-wait', wait, '--render-recycle', String(recycle), '--render-timeout', String(timeout), '--max-pages', String(maxPages), '--quiet', '--json'];
   // The shell waits for node, which waits for its browsers: the shell's cutime/cstime are theirs.
   const script = '"$@"; code=$?; cat /proc/$$/stat >&2; exit $code';
   const started = performance.now();
@@ -110,7 +110,8 @@ async function crawlOnce({ url, concurrency, wait, recycle, maxPages }) {
   }
   const problems = await check(out, result);
   await rm(out, { recursive: true, force: true });
-  return { code, wallMs, cpuMs, peakRssMB: peakRss / 1024, peakPssMB: peakPss / 1024, pages: result.pages, failed: result.failed, problems, series };
+  const reasons = (result.failures ?? []).slice(0, 3).map((/** @type {{ url: string, message: string }} */ f) => `${f.url}: ${f.message}`);
+  return { code, wallMs, cpuMs, peakRssMB: peakRss / 1024, peakPssMB: peakPss / 1024, pages: result.pages, failed: result.failed, problems, reasons, series };
 }
 
 /**
@@ -142,6 +143,7 @@ async function main() {
       wait: { type: 'string', default: 'networkidle,selector' },
       reps: { type: 'string', default: '1' },
       recycle: { type: 'string', default: '200' },
+      timeout: { type: 'string', default: '30000' },
       label: { type: 'string', default: '' },
     },
   });
@@ -161,11 +163,12 @@ async function main() {
     for (let rep = 0; rep < Number(values.reps); rep++) {
       for (const waitName of waits) {
         for (const concurrency of concurrencies) {
-          const run = await crawlOnce({ url: origin.url, concurrency, wait: WAITS[waitName] ?? waitName, recycle: Number(values.recycle), maxPages: pages + 10 });
+          const run = await crawlOnce({ url: origin.url, concurrency, wait: WAITS[waitName] ?? waitName, recycle: Number(values.recycle), maxPages: pages + 10, timeout: Number(values.timeout) });
           const key = `${waitName} c=${concurrency}`;
           (runs[key] ??= []).push(run);
           const loadNow = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
           console.log(`${key.padEnd(20)} ${run.pages} pages  ${(run.pages / (run.wallMs / 1000)).toFixed(1)} pages/s  ${(run.cpuMs / run.pages).toFixed(1)} ms CPU/page  peak RSS ${run.peakRssMB.toFixed(0)} MB (PSS ${run.peakPssMB.toFixed(0)} MB)  load ${loadNow}${run.problems.length ? '  PROBLEMS: ' + run.problems.join('; ') : ''}`);
+          for (const reason of run.reasons) console.log(`    failed: ${reason}`);
           if (run.problems.length > 0 || run.pages !== pages) ok = false;
         }
       }

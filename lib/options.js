@@ -83,7 +83,7 @@ export const CRAWL_OPTIONS = [
   { name: 'renderResources', flags: '--render-resources <mode>', type: 'choice', choices: ['dom', 'all'], default: 'dom', description: 'dom: abort images, media and fonts (they do not change the DOM); all: let them load' },
   { name: 'renderBlock', flags: '--render-block <pattern...>', type: 'string[]', default: [], description: 'more requests to abort while rendering: a host (and its subdomains), or a URL prefix ("*" wildcards; "/path" on any origin)' },
   { name: 'renderBlockDefaults', flags: '--render-block-defaults', type: 'boolean', default: true, description: 'abort requests to the built-in list of analytics and ads hosts (on by default)' },
-  { name: 'renderConcurrency', flags: '--render-concurrency <n>', type: 'integer', min: 1, max: 64, default: 8, description: 'pages rendered at once (independent of --concurrency)' },
+  { name: 'renderConcurrency', flags: '--render-concurrency <n>', type: 'integer', min: 1, max: 64, default: 4, description: 'pages rendered at once (independent of --concurrency)' },
   { name: 'renderRecycle', flags: '--render-recycle <n>', type: 'integer', min: 1, default: 200, description: 'restart the browser after n pages (bounds its memory)' },
   { name: 'browser', flags: '--browser <path>', type: 'string', description: 'Chromium or Chrome to render with (default: PUPPETEER_EXECUTABLE_PATH, CHROME_PATH, then chromium, chromium-browser, google-chrome on the PATH); never downloaded' },
   // Crawl across processes and machines on Redis (lib/distributed/): see README, "Crawling on several machines".

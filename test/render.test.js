@@ -211,9 +211,11 @@ describeRender('--render (real Chromium)', () => {
   }, SLOW);
 
   it('restarts the browser after --render-recycle pages; every page is still rendered', async () => {
-    const { out, browsers, result } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', '/st/product.asp'], renderRecycle: 6 });
+    const products = [2, 3, 4, 5].map((n) => `/st/product.asp?SKUSetID=${n}`);
+    const { out, browsers, result } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', ...products], renderRecycle: 2 });
     expect(result.failed).toBe(0);
-    expect(browsers.length).toBe(3); // 15 pages, 6 per browser
+    expect(result.pages).toBe(7); // 3 directory pages, 4 products
+    expect(browsers.length).toBe(4); // 2 pages per browser
     const manifest = await readManifest(out);
     expect(manifest.pages.every((p) => p.rendered === true)).toBe(true);
   }, SLOW);
@@ -231,13 +233,13 @@ describeRender('--render (real Chromium)', () => {
   }, SLOW);
 
   it('--render-only and --render-skip choose the pages rendered', async () => {
-    const { out } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', '/st/product.asp'], renderSkip: ['/st/product.asp'] });
+    const { out } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', '/st/product.asp?SKUSetID=2'], renderSkip: ['/st/product.asp'] });
     const manifest = await readManifest(out);
     expect(pageOf(manifest, `${shop.origin}/st/dir.asp`).rendered).toBe(true);
     // The directory's links are built client-side, so the products were found; they are written as fetched.
-    const product = pageOf(manifest, `${shop.origin}/st/product.asp?SKUSetID=1`);
+    const product = pageOf(manifest, `${shop.origin}/st/product.asp?SKUSetID=2`);
     expect(product.rendered).toBeUndefined();
-    expect(await read(out, 'st/product1.htm')).toContain('<div id="app" data-page="product" data-count="5"></div>');
+    expect(await read(out, 'st/product2.htm')).toContain('<div id="app" data-page="product" data-count="5"></div>');
   }, SLOW);
 
   it('an interrupted crawl (the run\'s AbortSignal) leaves no browser process', async () => {

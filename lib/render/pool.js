@@ -84,7 +84,9 @@ export class BrowserPool {
    * @returns {Promise<T>}
    */
   async withContext(fn) {
-    const slot = await this.#slot();
+    let slot = await this.#slot();
+    // Pages waiting together may all get a browser another has just retired: each takes a live one.
+    while (slot.retired || slot.dead) slot = await this.#slot();
     slot.active++;
     slot.served++;
     if (slot.served >= this.options.recycle) this.#retire(slot);

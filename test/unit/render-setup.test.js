@@ -1,0 +1,80 @@
+// @ts-check
+/** --render without a browser: which browser is found, its flags, what is blocked. */
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findBrowser, launchFlags } from '../../lib/render/browser.js';
+import { compileBlockPattern, createBlocklist } from '../../lib/render/block.js';
+import { resolveCrawlOptions } from '../../lib/options.js';
+
+describe('finding the browser', () => {
+  /** @type {string} */
+  let dir;
+  /** @type {Record<string, string>} */
+  const files = {};
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-browser-'));
+    for (const name of ['given', 'puppeteer', 'chrome-path', 'chromium', 'google-chrome', 'not-executable']) {
+      files[name] = path.join(dir, name);
+      await writeFile(files[name], '#!/bin/sh\n');
+      if (name !== 'not-executable') await chmod(files[name], 0o755);
+    }
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('takes --browser, then PUPPETEER_EXECUTABLE_PATH, then CHROME_PATH, then the PATH in name order', () => {
+    const env = { PUPPETEER_EXECUTABLE_PATH: files.puppeteer, CHROME_PATH: files['chrome-path'], PATH: dir };
+    expect(findBrowser({ browser: files.given, env })).toBe(files.given);
+    expect(findBrowser({ env })).toBe(files.puppeteer);
+    expect(findBrowser({ env: { ...env, PUPPETEER_EXECUTABLE_PATH: undefined } })).toBe(files['chrome-path']);
+    expect(findBrowser({ env: { PATH: dir } })).toBe(files.chromium); // chromium before google-chrome
+  });
+
+  it('says how to install one when none is found, or when the one named is not executable', () => {
+    expect(() => findBrowser({ env: { PATH: '' } })).toThrow(/none was found.*apt-get install chromium/);
+    expect(() => findBrowser({ browser: files['not-executable'], env: {} })).toThrow(/--browser .*not-executable: no executable there; .*apt-get install chromium/);
+    expect(() => findBrowser({ env: { CHROME_PATH: path.join(dir, 'missing') } })).toThrow(/CHROME_PATH=.*no executable there/);
+  });
+
+  it('starts Chromium with the flags of the issue, and --no-sandbox only as root', () => {
+    const flags = ['--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+    expect(launchFlags({ root: false })).toEqual(flags);
+    expect(launchFlags({ root: true })).toEqual([...flags, '--no-sandbox']);
+  });
+});
+
+describe('what a render blocks', () => {
+  it('a host pattern blocks the host and its subdomains only', () => {
+    const test = compileBlockPattern('tracker.example');
+    expect(test(new URL('https://tracker.example/x.js'))).toBe(true);
+    expect(test(new URL('https://cdn.tracker.example/x.js'))).toBe(true);
+    expect(test(new URL('https://nottracker.example/x.js'))).toBe(false);
+  });
+
+  it('a URL prefix matches with "*", and a "/path" on any origin', () => {
+    expect(compileBlockPattern('https://shop.example/api/*/track')(new URL('https://shop.example/api/v2/track?x=1'))).toBe(true);
+    expect(compileBlockPattern('https://shop.example/api/*/track')(new URL('https://shop.example/api/v2/cart'))).toBe(false);
+    expect(compileBlockPattern('/beacon')(new URL('http://127.0.0.1:9/beacon?id=1'))).toBe(true);
+    expect(compileBlockPattern('/beacon')(new URL('http://127.0.0.1:9/st/beacon'))).toBe(false);
+  });
+
+  it('the built-in analytics and ads list is on by default and can be turned off', () => {
+    const on = createBlocklist({ renderBlock: [], renderBlockDefaults: true });
+    expect(on(new URL('https://www.google-analytics.com/analytics.js'))).toBe(true);
+    expect(on(new URL('https://www.googletagmanager.com/gtm.js?id=1'))).toBe(true);
+    expect(on(new URL('https://shop.example/app.js'))).toBe(false);
+    const off = createBlocklist({ renderBlock: ['shop.example'], renderBlockDefaults: false });
+    expect(off(new URL('https://www.google-analytics.com/analytics.js'))).toBe(false);
+    expect(off(new URL('https://shop.example/app.js'))).toBe(true);
+  });
+});
+
+describe('render options', () => {
+  it('have their defaults, and a bad wait condition is a usage error', () => {
+    const o = resolveCrawlOptions({ roots: ['http://shop.example/'] });
+    expect(o).toMatchObject({ render: false, renderWait: ['networkidle'], renderIdle: 500, renderTimeout: 30_000, onRenderTimeout: 'fail', renderScripts: 'keep', renderResources: 'dom', renderBlockDefaults: true, renderConcurrency: 4, renderRecycle: 200 });
+    expect(() => resolveCrawlOptions({ roots: ['http://shop.example/'], renderWait: ['idle'] })).toThrow(/load, domcontentloaded, networkidle, selector:<css>, event:<name> or flag:<js expression>/);
+    expect(() => resolveCrawlOptions({ roots: ['http://shop.example/'], renderWait: ['selector:'] })).toThrow(/--render-wait must be/);
+  });
+});
