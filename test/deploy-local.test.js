@@ -28,6 +28,22 @@ describe('prerender verify', () => {
     expect(stdout).toMatch(/^OK: .*7 files .* of 3 pages/);
   });
 
+  it('passes what a real crawl writes (pages with price slots, .gz siblings, sitemap), and publish takes it', async () => {
+    const shop = await t.shop({ products: 30, count: 30 });
+    const crawled = await t.cli(['crawl', shop.url, '-i', '/st/dir.asp', '/st/product.asp', '-o', 'out', '--precompress', 'gzip', '--write-sitemap', '--site-url', 'https://static.example/', '-q']);
+    expect(crawled.code).toBe(0);
+    const report = await verify(out());
+    expect(report.unlisted).toEqual([]);
+    expect(report.files).toBeGreaterThan(report.pages + 2); // the pages, some .gz, the manifest and sitemap.xml
+    expect(report.ok).toBe(true);
+    const published = await t.cli(['publish', 'out', '--to', 'www', '--json']);
+    expect(published.code).toBe(0);
+    const result = JSON.parse(published.stdout);
+    expect(result.targets[0].status).toBe('switched');
+    expect(result.files).toBe(report.files);
+    expect(await readdir(path.join(www(), 'current'))).toContain('sitemap.xml');
+  });
+
   it('reports changed, missing and unlisted files, and a .gz that is not its page; exit 1', async () => {
     await writeTree(out(), { pages: 4, gzip: true, size: 3000 });
     await writeFile(path.join(out(), 'p/page1.html'), 'tampered');

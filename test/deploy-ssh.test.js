@@ -166,7 +166,7 @@ describe.skipIf(skip)('deploy over ssh (real sshd and rsync)', () => {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     // Wait (bounded) until the release being built holds some files.
     let seen = false;
-    for (let i = 0; i < 1500 && !seen; i++) {
+    for (let i = 0; i < 4000 && !seen; i++) {
       const names = await readdir(path.join(remote, 'releases')).catch(() => []);
       const tmp = names.find((name) => name.startsWith('.tmp-') && !name.endsWith('.json'));
       if (tmp) seen = (await readdir(path.join(remote, 'releases', tmp, 'p')).catch(() => [])).length > 3;
