@@ -111,20 +111,30 @@ describe('prices from an endpoint, under load', () => {
     expect(priced / answers.length).toBeGreaterThanOrEqual(0.99);
     // lookups of requests read together share requests (the burst looks up 1,500 SKUs)
     expect(endpoint.hits.total).toBeLessThan(1500);
-  });
+  }, 120_000);
 
-  it('with the endpoint down, every page is served within 300 ms with the fallback', async () => {
+  it('with the endpoint down, every page is served at once with the fallback, not after a timeout', async () => {
     buildServeTree(dir, { products: 40 });
     const endpoint = await endpointWith({ prices: benchPrice });
     const template = endpoint.template;
     await endpoint.close();
-    const { port } = await serve({ prices: template, fallback: 'See cart' });
+    // Long timeouts: pages must not wait for them (refused connections open the circuit); the 300 ms figure
+    // with the default settings is measured in bench/serve-bench.js (a test on a shared machine cannot promise it).
+    const { port, server } = await serve({ prices: template, fallback: 'See cart', priceTimeoutMs: 3000, priceQueueMs: 3000 });
+    // Time in the server, from the request to the end of the answer (the client's connect is not the server's doing).
+    /** @type {number[]} */
+    const times = [];
+    server.on('request', (_req, res) => {
+      const started = performance.now();
+      res.on('finish', () => times.push(performance.now() - started));
+    });
     const answers = /** @type {{ status: number, body: string, ms: number }[]} */ (await burst(port, Array.from({ length: 40 }, (_, i) => `/st/product${i + 1}.htm`)));
     for (const a of answers) {
       expect(a.status).toBe(200);
       expect(a.body).toContain('<span class="amount">See cart</span>');
-      expect(a.ms).toBeLessThan(300);
     }
+    expect(times).toHaveLength(40);
+    expect(Math.max(...times)).toBeLessThan(1000);
     expect(log.join('\n')).toMatch(/circuit open/);
   });
 
