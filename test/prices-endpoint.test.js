@@ -95,6 +95,21 @@ describe('HttpPriceSource under load', () => {
     expect(await source.lookup('SKU-3', null)).toBe('$3.99');
   });
 
+  it('the local queue is bounded: past maxQueued, lookups get no price at once', async () => {
+    const endpoint = await endpointWith({ prices: benchPrice });
+    endpoint.setMode('slow');
+    const { source } = open(endpoint.template, { connections: 1, maxQueued: 3, timeoutMs: 5000, queueMs: 5000 });
+    const first = source.lookup('SKU-1', null); // sent
+    const queued = ['SKU-2', 'SKU-3', 'SKU-4'].map((sku) => source.lookup(sku, null));
+    expect(queued.every((p) => p instanceof Promise)).toBe(true);
+    expect(source.lookup('SKU-5', null)).toBe(null); // the queue is full
+    expect(source.stats.overloaded).toBe(1);
+    endpoint.setMode('ok');
+    endpoint.releaseHeld();
+    expect(await first).toBe('$1.99');
+    expect(await Promise.all(queued)).toEqual(['$2.99', '$3.99', '$4.99']);
+  });
+
   it('the timeout starts when the request is sent: 5 lookups on one connection to a 60 ms endpoint with a 100 ms timeout all succeed', async () => {
     const endpoint = await endpointWith({ prices: benchPrice, delayMs: 60 });
     const { source } = open(endpoint.template, { timeoutMs: 100, connections: 1, queueMs: 5000 });
