@@ -67,7 +67,7 @@ describe('HttpPriceSource under load', () => {
 
   it('a burst of 3,000 lookups on a cold cache (1,000 pages, 5 zips) gets >= 99% real prices in batches', async () => {
     const endpoint = await endpointWith({ prices: benchPrice, delayMs: 50 });
-    const { source } = open(endpoint.batchTemplate, { timeoutMs: 1000 }); // (shared machine: above the 300 ms default)
+    const { source } = open(endpoint.batchTemplate, { timeoutMs: 5000, queueMs: 10_000 }); // (shared machine: above the defaults)
     const zips = ['10001', '90210', '60601', '94103', '1234 AB'];
     const lookups = [];
     for (let page = 1; page <= 1000; page++) {
@@ -110,9 +110,10 @@ describe('HttpPriceSource under load', () => {
     expect(await Promise.all(queued)).toEqual(['$2.99', '$3.99', '$4.99']);
   });
 
-  it('the timeout starts when the request is sent: 5 lookups on one connection to a 60 ms endpoint with a 100 ms timeout all succeed', async () => {
-    const endpoint = await endpointWith({ prices: benchPrice, delayMs: 60 });
-    const { source } = open(endpoint.template, { timeoutMs: 100, connections: 1, queueMs: 5000 });
+  it('the timeout starts when the request is sent: 5 lookups on one connection to a 300 ms endpoint with a 1 s timeout all succeed', async () => {
+    // the last one waits 1.2 s in the queue: more than the timeout, which must not count it
+    const endpoint = await endpointWith({ prices: benchPrice, delayMs: 300 });
+    const { source } = open(endpoint.template, { timeoutMs: 1000, connections: 1, queueMs: 10_000 });
     const prices = await Promise.all(skus(5).map((sku) => source.lookup(sku, null)));
     expect(prices).toEqual(['$1.99', '$2.99', '$3.99', '$4.99', '$5.99']);
     expect(source.stats.timeouts).toBe(0);
