@@ -156,8 +156,10 @@ async function load(server, seconds, requests) {
   });
   const cpuMs = treeCpuMs(server.pid) - cpuBefore;
   const busyMs = machineBusyMs() - busyBefore;
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  if (result.non2xx > 0) throw new Error(`${server.url}: ${result.non2xx} non-2xx answers`);
+  // Errors (client timeouts, 10 s) are counted, not fatal: on a loaded machine some requests starve.
   return {
+    errors: result.errors + result.timeouts,
     rps: result.requests.average,
     p99: result.latency.p99,
     total: result.requests.total,
@@ -188,7 +190,7 @@ async function speed() {
           await load(server, WARMUP, requests);
           const r = await load(server, DURATION, requests);
           runs[scenario][name].push(r);
-          process.stderr.write(`round ${round} ${scenario.padEnd(6)} ${name.padEnd(9)} ${r.rps.toFixed(0).padStart(6)} req/s  p99 ${String(r.p99).padStart(3)} ms  ${r.cpuUsPerRequest.toFixed(1).padStart(6)} us CPU/req  machine busy ${(100 * r.machineBusy).toFixed(0)}%\n`);
+          process.stderr.write(`round ${round} ${scenario.padEnd(6)} ${name.padEnd(9)} ${r.rps.toFixed(0).padStart(6)} req/s  p99 ${String(r.p99).padStart(3)} ms  ${r.cpuUsPerRequest.toFixed(1).padStart(6)} us CPU/req  machine busy ${(100 * r.machineBusy).toFixed(0)}%  errors ${r.errors}  load ${os.loadavg()[0].toFixed(0)}\n`);
         }
       }
     }

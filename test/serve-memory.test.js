@@ -24,11 +24,12 @@ let dir;
 /** @type {{ filled: string[], plain: string[] }} */
 let targets;
 
+// (generous time limits: these move a few thousand pages, and the machine may be shared)
 beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prerender-serve-mem-'));
   targets = writeLargeTree(dir, { pages: 2000, plain: 500, size: 15_000 });
   fs.writeFileSync(path.join(dir, '..', `${path.basename(dir)}-prices.json`), JSON.stringify({ 'SKU-1': { '*': '$1' } }));
-});
+}, 120_000);
 afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
   fs.rmSync(path.join(dir, '..', `${path.basename(dir)}-prices.json`), { force: true });
@@ -76,7 +77,7 @@ describe('serve memory', () => {
     } finally {
       await closeServer(server);
     }
-  });
+  }, 120_000);
 
   it('the real process stays under budget + 150 MB on a tree larger than the budget, after gzip, br and identity traffic', async () => {
     const budget = 16 * MiB;
@@ -97,5 +98,5 @@ describe('serve memory', () => {
       child.kill('SIGTERM');
       await exited;
     }
-  });
+  }, 180_000);
 });

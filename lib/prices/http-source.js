@@ -37,6 +37,8 @@ export const HTTP_SOURCE_DEFAULTS = Object.freeze({
   timeoutMs: 300,
   /** Longest wait for a free connection (local overload beyond it). */
   queueMs: 1000,
+  /** Most lookups waiting for a connection at once (more: local overload at once). */
+  maxQueued: 20_000,
   ttlMs: 60_000,
   /** Longest a price is served past its TTL while it is refreshed. */
   staleMs: 60_000,
@@ -90,6 +92,8 @@ export class HttpPriceSource extends EventEmitter {
   /** The batch still open for more SKUs, by zip. @type {Map<string, Job>} */
   #open = new Map();
   #active = 0;
+  /** Lookups in jobs not sent yet. */
+  #queued = 0;
   #pumpScheduled = false;
   #agent;
   #breaker;
@@ -175,6 +179,10 @@ export class HttpPriceSource extends EventEmitter {
       return pending;
     }
     if (this.#closed) return null;
+    if (this.#queued >= this.#options.maxQueued) {
+      this.stats.overloaded++;
+      return null;
+    }
     // Breaker open: no price, at once (a half-open breaker lets the probe through in #pump).
     if (this.#breaker.blocked()) {
       this.stats.shortCircuited++;
@@ -215,6 +223,7 @@ export class HttpPriceSource extends EventEmitter {
     }
     job.items.push(item);
     job.urlLength += skuLength;
+    this.#queued++;
     this.#inflight.set(key, promise);
     promise.then(() => {
       if (this.#inflight.get(key) === promise) this.#inflight.delete(key);
@@ -266,6 +275,7 @@ export class HttpPriceSource extends EventEmitter {
   #settleUnsent(job) {
     if (job.timer) clearTimeout(job.timer);
     job.sent = true;
+    this.#queued -= job.items.length;
     if (this.#open.get(job.zip) === job) this.#open.delete(job.zip);
     for (const item of job.items) item.resolve(this.#cache.get(item.key)?.value ?? null);
   }
@@ -277,6 +287,7 @@ export class HttpPriceSource extends EventEmitter {
   async #send(job, probe) {
     if (job.timer) clearTimeout(job.timer);
     job.sent = true;
+    this.#queued -= job.items.length;
     if (this.#open.get(job.zip) === job) this.#open.delete(job.zip);
     this.#active++;
     const url = this.#url(job);

@@ -22,7 +22,9 @@ import { isNotModified, preferredEncodings, sendError } from './http-util.js';
 import { MANIFEST_NAME } from './manifest.js';
 import { normalizeServeOptions } from './options.js';
 import { PageStore } from './pages.js';
+import { filledEtag } from './etag.js';
 import { encodePath, isInside, parseRequestTarget } from './paths.js';
+import { rootRedirect } from './root.js';
 import { zipFromRequest } from './request-zip.js';
 import { joinParts } from './splice.js';
 import { serveStatic } from './static.js';
@@ -84,7 +86,7 @@ export function createPriceFilter(input) {
       warnedNoSource = true;
       warnNoSource(options, logger);
     }
-    explainRoot();
+    rootLocation = rootRedirect(options.realRoot, pages.manifest, logger);
   });
 
   const encoder = new PriceEncoder();
@@ -102,30 +104,8 @@ export function createPriceFilter(input) {
   /** How long a page waits for its prices at most: the queue bound and the endpoint timeout, and a little. */
   const priceDeadlineMs = options.priceQueueMs + options.priceTimeoutMs + 50;
 
-  /**
-   * Where `/` goes when the tree has no index.html: the crawl root's page
-   * (a 302, so that its relative links resolve), said once in the log.
-   * @type {string | null}
-   */
-  let rootLocation = null;
-  function explainRoot() {
-    rootLocation = null;
-    let hasIndex = false;
-    try {
-      hasIndex = fs.statSync(`${options.realRoot}/index.html`).isFile();
-    } catch {
-      hasIndex = false;
-    }
-    if (hasIndex) return;
-    const manifest = pages.manifest;
-    if (manifest?.rootFile) {
-      rootLocation = encodePath(manifest.rootFile.key);
-      logger.info?.(`the tree has no index.html: / redirects to ${rootLocation}, the page of the crawl root ${manifest.rootFile.url}`);
-    } else if (manifest && manifest.roots.length > 0) {
-      logger.warn(`the tree has no index.html and the page of the crawl root ${manifest.roots[0]} was not written: / answers 404`);
-    }
-  }
-  explainRoot();
+  /** Where `/` goes when the tree has no index.html (root.js). */
+  let rootLocation = rootRedirect(options.realRoot, pages.manifest, logger);
   /** @type {{ body: Buffer, contentType: string } | null} */
   let notFoundPage = null;
   const loadNotFoundPage = () => {
@@ -295,24 +275,11 @@ export function createPriceFilter(input) {
     const ascii = page.asciiOnly;
     const parts = page.parts;
     const encoded = new Array(values.length);
-    // The ETag: the page's bytes (page.tag) and the texts filled in (a 53-bit hash).
-    let h1 = 0xdeadbeef;
-    let h2 = 0x41c6ce57;
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
       encoded[i] = typeof v === 'string' ? encoder.encode(v, ascii) : ascii ? fallback.ascii : fallback.utf8;
-      const text = typeof v === 'string' ? v : fallbackKey;
-      for (let j = 0; j < text.length; j++) {
-        const c = text.charCodeAt(j);
-        h1 = Math.imul(h1 ^ c, 2654435761);
-        h2 = Math.imul(h2 ^ c, 1597334677);
-      }
-      h1 = Math.imul(h1 ^ 0xffff, 2654435761); // end of a value
-      h2 = Math.imul(h2 ^ 0xffff, 1597334677);
     }
-    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-    const etag = `W/"${page.tag}-${(4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36)}"`;
+    const etag = filledEtag(page.tag, values, fallbackKey);
     const headers = [
       'Content-Type', page.contentType,
       'Cache-Control', options.filledCacheControl,

@@ -12,26 +12,154 @@ export { MANIFEST_NAME };
 
 /**
  * @typedef {{ sku: string, offset: number, length: number }} Slot
- * @typedef {{ key: string, contentType: string | null, bytes: number | null, slots: Slot[], slotsValid: boolean }} PageMeta
+ * @typedef {import('./manifest.js').PageMetaClass} PageMeta
  * @typedef {{ mode: import('../placeholders.js').PlaceholderMode, pages: Map<string, PageMeta>, warnings: string[], generatedAt: string | null,
  *   roots: string[], rootFile: { key: string, url: string } | null }} Manifest
  *   rootFile: the file of the first crawl root that was written (after its redirects), for `/`
  */
 
+ /**
+ * A page of the manifest, kept small (200,000 of them stay in memory): its
+ * slots are packed into one string, unpacked when the page is loaded.
+ */
+export class PageMetaClass {
+  /**
+   * @param {string} key
+   * @param {string | null} contentType
+   * @param {number | null} bytes
+   * @param {Slot[]} slots
+   * @param {boolean} slotsValid
+   */
+  constructor(key, contentType, bytes, slots, slotsValid) {
+    this.key = key;
+    this.contentType = contentType;
+    this.bytes = bytes;
+    this.slotCount = slots.length;
+    this.slotsValid = slotsValid;
+    /** @type {string | null} */
+    this.packed = slots.length === 0 ? null : JSON.stringify(slots.flatMap((slot) => [slot.sku, slot.offset, slot.length]));
+  }
+
+  /** @returns {Slot[]} */
+  get slots() {
+    if (this.packed === null) return [];
+    const flat = JSON.parse(this.packed);
+    /** @type {Slot[]} */
+    const slots = [];
+    for (let i = 0; i < flat.length; i += 3) slots.push({ sku: flat[i], offset: flat[i + 1], length: flat[i + 2] });
+    return slots;
+  }
+}
+const PageMeta = PageMetaClass;
+
+const PAGES_OPEN = '\n  "pages": [';
+const PAGES_CLOSE = '\n  ],\n';
+
 /**
- * @param {string} text the manifest file's text
+ * The manifest's top level and its pages one at a time. `prerender crawl`
+ * writes one page per line: then each line is parsed alone, as it is used,
+ * so a manifest of 200,000 pages never exists as one object tree (that cost
+ * 240 MB of heap at start-up). Returns null when the layout is another
+ * (the caller then parses the whole text).
+ * @param {Buffer} buf
+ * @returns {{ data: any, pages: Iterable<any> } | null}
+ */
+function splitManifest(buf) {
+  const open = buf.indexOf(PAGES_OPEN);
+  const close = buf.lastIndexOf(PAGES_CLOSE);
+  if (open === -1 || close <= open) return null;
+  const from = open + PAGES_OPEN.length;
+  let data;
+  try {
+    data = JSON.parse(buf.toString('utf8', 0, from) + buf.toString('utf8', close));
+  } catch {
+    return null;
+  }
+  checkManifest(data);
+  /** @type {Map<string, string>} */
+  const interned = new Map();
+  function* pages() {
+    let at = buf.indexOf(10, from);
+    while (at !== -1 && at < close) {
+      const next = buf.indexOf(10, at + 1);
+      const end = next === -1 || next > close ? close : next;
+      let text = buf.toString('utf8', at + 1, end).trim();
+      at = end === close ? -1 : next;
+      if (text === '') continue;
+      if (text.endsWith(',')) text = text.slice(0, -1);
+      yield compactPage(JSON.parse(text), interned); // throws on a line that is not a whole page
+    }
+  }
+  return { data, pages: pages() };
+}
+
+/**
+ * One copy of each content type (they repeat; every page would hold its own).
+ * @param {Map<string, string>} interned
+ * @param {unknown} s
+ */
+function intern(interned, s) {
+  if (typeof s !== 'string') return s;
+  let found = interned.get(s);
+  if (found === undefined) {
+    found = s;
+    if (interned.size < 1000) interned.set(s, s);
+  }
+  return found;
+}
+
+/**
+ * What is kept of a page line: only the fields the server reads, in fresh
+ * strings (not slices of the line, which would keep each line alive).
+ * @param {any} page
+ * @param {Map<string, string>} interned
+ */
+function compactPage(page, interned) {
+  if (!page || typeof page !== 'object') return page;
+  return {
+    url: page.url,
+    file: typeof page.file === 'string' ? Buffer.from(page.file, 'utf8').toString('utf8') : page.file,
+    contentType: intern(interned, page.contentType),
+    bytes: page.bytes,
+    placeholders: Array.isArray(page.placeholders)
+      ? page.placeholders.map((/** @type {any} */ p) => (p && typeof p === 'object' ? { sku: typeof p.sku === 'string' ? Buffer.from(p.sku, 'utf8').toString('utf8') : p.sku, offset: p.offset, length: p.length } : p))
+      : page.placeholders,
+  };
+}
+
+/**
+ * @param {string | Buffer} input the manifest file's bytes (or text)
  * @returns {Manifest}
  */
-export function parseManifest(text) {
+export function parseManifest(input) {
+  const buf = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
+  const lines = splitManifest(buf);
+  if (lines) {
+    try {
+      return readManifest(lines.data, lines.pages);
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      // a page spread over lines: parse it whole
+    }
+  }
   // The top level is checked by the manifest module; pages one by one, leniently, below.
-  const data = /** @type {import('../manifest/schema.js').Manifest & { pages: any[] }} */ (checkManifest(JSON.parse(text)));
+  const data = /** @type {any} */ (checkManifest(JSON.parse(buf.toString('utf8'))));
+  return readManifest(data, data.pages);
+}
+
+/**
+ * @param {any} data the top level
+ * @param {Iterable<any>} pageList
+ * @returns {Manifest}
+ */
+function readManifest(data, pageList) {
   const mode = data.placeholderMode;
   /** @type {string[]} */
   const warnings = [];
   /** @type {Map<string, PageMeta>} */
   const pages = new Map();
   let skipped = 0;
-  const roots = Array.isArray(data.roots) ? data.roots.filter((r) => typeof r === 'string') : [];
+  const roots = Array.isArray(data.roots) ? data.roots.filter((/** @type {unknown} */ r) => typeof r === 'string') : [];
   // Where each root ended up, following the crawl's redirects (bounded).
   /** @type {Map<string, string>} */
   const redirects = new Map();
@@ -48,7 +176,7 @@ export function parseManifest(text) {
   /** @type {{ key: string, url: string, rank: number } | null} */
   let rootFile = null;
   const rank = [...wanted.keys()];
-  for (const page of data.pages) {
+  for (const page of pageList) {
     if (!page || typeof page !== 'object' || page.file === undefined || page.file === null) continue; // failed pages have no file
     const key = normalizeManifestPath(page.file);
     if (key === null) {
@@ -65,13 +193,7 @@ export function parseManifest(text) {
     }
     const { slots, valid } = readSlots(page.placeholders);
     if (!valid) warnings.push(`manifest: ${key}: placeholder list is malformed; the file will be scanned instead`);
-    pages.set(key, {
-      key,
-      contentType,
-      bytes: Number.isSafeInteger(page.bytes) && page.bytes >= 0 ? page.bytes : null,
-      slots,
-      slotsValid: valid,
-    });
+    pages.set(key, new PageMeta(key, contentType, Number.isSafeInteger(page.bytes) && page.bytes >= 0 ? page.bytes : null, slots, valid));
   }
   if (skipped > 5) warnings.push(`manifest: skipped ${skipped} pages with unsafe file names in all`);
   return {

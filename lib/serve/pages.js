@@ -69,11 +69,12 @@ export function scanPlaceholders(buf) {
 /**
  * @param {Buffer} buf
  * @param {PageMeta} meta
+ * @param {Slot[]} slots meta.slots, unpacked
  */
-function slotsMatch(buf, meta) {
+function slotsMatch(buf, meta, slots) {
   if (!meta.slotsValid) return false;
   if (meta.bytes !== null && meta.bytes !== buf.length) return false;
-  for (const slot of meta.slots) {
+  for (const slot of slots) {
     if (slot.offset + slot.length > buf.length) return false;
     const expected = renderPlaceholder('filter', slot.sku);
     if (expected.length !== slot.length) return false;
@@ -112,7 +113,7 @@ export class PageStore extends EventEmitter {
     const file = path.join(realRoot, MANIFEST_NAME);
     let text;
     try {
-      text = fs.readFileSync(file, 'utf8');
+      text = fs.readFileSync(file);
       this.#manifestSignature = signature(fs.statSync(file));
     } catch (error) {
       if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'ENOENT') throw error;
@@ -135,7 +136,7 @@ export class PageStore extends EventEmitter {
     for (const w of manifest.warnings) this.#logger.warn(w);
     this.#fillable = new Map();
     if (manifest.mode === 'filter') {
-      for (const [key, meta] of manifest.pages) if (meta.slots.length > 0 || !meta.slotsValid) this.#fillable.set(key, meta);
+      for (const [key, meta] of manifest.pages) if (meta.slotCount > 0 || !meta.slotsValid) this.#fillable.set(key, meta);
     } else {
       this.#logger.info?.(`manifest placeholderMode is '${manifest.mode}': pages are served as they are (for nginx SSI / ESI in front)`);
     }
@@ -247,7 +248,7 @@ export class PageStore extends EventEmitter {
     }
     const buf = await fs.promises.readFile(real);
     let slots = meta.slots;
-    if (!slotsMatch(buf, meta)) {
+    if (!slotsMatch(buf, meta, slots)) {
       slots = scanPlaceholders(buf);
       this.#logger.warn(`${meta.key}: the manifest's placeholder offsets do not match the file (stale manifest or edited file); found ${slots.length} placeholder(s) by scanning it once`);
       this.emit('stale', meta.key);
@@ -283,7 +284,7 @@ export class PageStore extends EventEmitter {
     if (sig === this.#manifestSignature) return false;
     let manifest;
     try {
-      const text = await fs.promises.readFile(file, 'utf8');
+      const text = await fs.promises.readFile(file);
       if (signature(await fs.promises.stat(file)) !== sig) return false; // still being written
       this.#manifestSignature = sig;
       manifest = parseManifest(text);

@@ -1,0 +1,31 @@
+// @ts-check
+/**
+ * `/` on a tree whose crawl root was not `/` (so there is no index.html at
+ * the top): where to send the visitor, and a log line that says what `/` does.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { encodePath } from './paths.js';
+
+/**
+ * @param {string} realRoot
+ * @param {import('./manifest.js').Manifest | null} manifest
+ * @param {{ warn(message: string): void, info?(message: string): void }} logger
+ * @returns {string | null} the Location for `/`, or null (index.html, or nothing to offer)
+ */
+export function rootRedirect(realRoot, manifest, logger) {
+  try {
+    if (fs.statSync(path.join(realRoot, 'index.html')).isFile()) return null;
+  } catch {
+    // no index.html: see below
+  }
+  if (manifest?.rootFile) {
+    const location = encodePath(manifest.rootFile.key);
+    logger.info?.(`the tree has no index.html: / redirects to ${location}, the page of the crawl root ${manifest.rootFile.url}`);
+    return location;
+  }
+  if (manifest && manifest.roots.length > 0) {
+    logger.warn(`the tree has no index.html and the page of the crawl root ${manifest.roots[0]} was not written: / answers 404`);
+  }
+  return null;
+}

@@ -1,0 +1,29 @@
+// @ts-check
+import { describe, expect, it } from 'vitest';
+import { filledEtag } from '../../lib/serve/etag.js';
+
+describe('filledEtag', () => {
+  const FALLBACK = '\u0000fallback\u0000';
+  it('is weak, stable, and changes with the page or any price', () => {
+    const base = filledEtag('page1', ['$1.99', '$2.49'], FALLBACK);
+    expect(base).toMatch(/^W\/"page1-[0-9a-z]+"$/);
+    expect(filledEtag('page1', ['$1.99', '$2.49'], FALLBACK)).toBe(base);
+    const others = [
+      filledEtag('page2', ['$1.99', '$2.49'], FALLBACK),
+      filledEtag('page1', ['$1.99', '$2.48'], FALLBACK),
+      filledEtag('page1', ['$2.49', '$1.99'], FALLBACK),
+      filledEtag('page1', ['$1.99$', '2.49'], FALLBACK),
+      filledEtag('page1', ['$1.99', null], FALLBACK),
+      filledEtag('page1', ['$1.99', ''], FALLBACK),
+      filledEtag('page1', ['$1.99'], FALLBACK),
+      filledEtag('page1', ['$1.99', '$2.49', ''], FALLBACK),
+    ];
+    expect(new Set([base, ...others]).size).toBe(others.length + 1);
+  });
+
+  it('spreads: 100,000 price pairs give 100,000 tags', () => {
+    const tags = new Set();
+    for (let i = 0; i < 100_000; i++) tags.add(filledEtag('p', [`$${i}.99`, `$${i % 97}.49`], FALLBACK));
+    expect(tags.size).toBe(100_000);
+  });
+});
