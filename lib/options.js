@@ -310,8 +310,8 @@ export function resolveCrawlOptions(input, context = {}) {
   }
   if (out.frontier && !out.crawlId) throw fail(`${source ? '"frontier"' : '--frontier'} needs ${source ? '"crawlId"' : '--crawl-id <id>'}: the name of the shared crawl`, source);
   if (out.crawlId && !out.frontier) throw fail(`${source ? '"crawlId"' : '--crawl-id'} needs ${source ? '"frontier"' : '--frontier <redis-url>'} (or REDIS_URL)`, source);
-  if (!out.frontier && (out.rate !== undefined || out.delay > 0 || out.blobs !== undefined || out.fresh)) {
-    throw fail('--rate, --delay, --blobs and --fresh are options of a shared crawl: give --frontier and --crawl-id too', source);
+  if (!out.frontier && (out.blobs !== undefined || out.fresh)) {
+    throw fail('--blobs and --fresh are options of a shared crawl: give --frontier and --crawl-id too', source);
   }
   if (out.render && out.frontier) {
     throw fail(`${source ? '"render"' : '--render'} cannot be used with ${source ? '"frontier"' : '--frontier'} yet: the workers of a shared crawl do not render; render on one machine`, source);
