@@ -34,7 +34,6 @@ import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -43,7 +42,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { productPieces, writeTree } from '../fixtures/serve/tree.js';
 import { requestAll, writeLargeTree } from '../fixtures/serve/load.js';
-import { startNginx } from './lib/nginx.js';
+import { freePort, startNginx } from './lib/nginx.js';
 import { machineBusyMs, memoryOf, treeCpuMs } from './lib/proc.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -240,14 +239,6 @@ function burst(base, targets, zip) {
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body, ms: performance.now() - started }));
     }).on('error', () => resolve({ status: 0, body: '', ms: performance.now() - started }));
   })));
-}
-
-async function freePort() {
-  const server = net.createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-  const { port } = /** @type {net.AddressInfo} */ (server.address());
-  await new Promise((resolve) => server.close(() => resolve(undefined)));
-  return port;
 }
 
 async function pricesUnderLoad() {

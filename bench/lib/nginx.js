@@ -19,7 +19,8 @@ export function findNginx() {
   return null;
 }
 
-async function freePort() {
+/** A free port on 127.0.0.1 (listen on 0, read it, close). */
+export async function freePort() {
   const server = net.createServer();
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   const { port } = /** @type {net.AddressInfo} */ (server.address());
