@@ -1,4 +1,8 @@
 // @ts-check
+import { Scope } from '../scope.js';
+import { createRobots } from '../load/robots.js';
+import { compileNameRules } from '../name-rules.js';
+
 /**
  * What one run of the crawl shares between its phases: options, the seams
  * (loader, frontier, records, blobs, output target), scope, and the run's own
@@ -50,6 +54,57 @@
  *   assetOrigins: origins whose page requisites --assets fetches outside the
  *   page scope (the roots' and --assets-origins); robots: with --robots
  */
+
+/**
+ * The parts of a run that differ between a crawl and a shared crawl's worker.
+ * @typedef {Pick<CrawlRun, 'options' | 'emit' | 'listening' | 'stats' | 'signal' | 'loader' | 'frontier' | 'records' | 'blobs'
+ *   | 'target' | 'transforms' | 'warnings' | 'prior' | 'resumed' | 'journal' | 'stateDir' | 'sources'>} RunParts
+ */
+
+/**
+ * A run: the given parts, and what follows from the options and the roots
+ * (scope, origins, static root, depth guard, --ignore, --assets origins,
+ * --robots, --name rules). One place, for the crawl and the shared crawl's
+ * workers alike.
+ * @param {RunParts} parts
+ * @param {string[]} listed canonical URLs from sitemaps and URL lists
+ * @returns {CrawlRun}
+ */
+export function createCrawlRun(parts, listed) {
+  const o = parts.options;
+  const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
+  return {
+    ...parts,
+    scope: new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed }),
+    multiOrigin: origins.size > 1,
+    staticRoot: origins.size > 1 ? new URL('http://prerender.invalid/') : new URL(`${[...origins][0]}/`),
+    origins,
+    redirects: [],
+    interned: new Map(),
+    depth: { rootDepth: rootDepths([...o.roots, ...listed]), tooDeep: new Set() },
+    ignore: o.ignore.length > 0 ? new RegExp(o.ignore.map((source) => `(?:${source})`).join('|'), 'g') : null,
+    assetOrigins: new Set([...origins, ...o.assetsOrigins]),
+    robots: o.robots ? createRobots(parts.loader) : null,
+    nameRules: compileNameRules(o.name, [...origins]),
+    counts: { requisitesNotFetched: 0 },
+  };
+}
+
+/**
+ * For each origin, the directory depth (slashes in the path) of its
+ * shallowest root: --max-depth counts segments below it.
+ * @param {string[]} roots
+ */
+export function rootDepths(roots) {
+  /** @type {Map<string, number>} */
+  const depths = new Map();
+  for (const root of roots) {
+    const url = new URL(root);
+    const depth = url.pathname.split('/').length - 2;
+    depths.set(url.origin, Math.min(depths.get(url.origin) ?? Infinity, depth));
+  }
+  return depths;
+}
 
 /**
  * Record a warning and tell listeners.

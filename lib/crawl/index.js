@@ -4,15 +4,12 @@ import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { defaultLoader, withRetry } from '../load/index.js';
 import { withPoliteness } from '../load/polite.js';
-import { createRobots } from '../load/robots.js';
-import { compileNameRules } from '../name-rules.js';
 import { LocalTree } from '../output/local.js';
 import { STATE_DIR, clearLeftovers, prepareOutDir } from '../output/outdir.js';
 import { acquireLock } from '../output/lock.js';
 import { resolveCrawlOptions } from '../options.js';
-import { Scope } from '../scope.js';
 import { loadListedRoots } from '../sources.js';
-import { warn } from './context.js';
+import { createCrawlRun, warn } from './context.js';
 import { discover } from './discover.js';
 import { finalize, outputKey, toManifestError } from './finalize.js';
 import { loadPrior } from './recrawl.js';
@@ -147,7 +144,6 @@ export class Crawler extends EventEmitter {
         if (o.resume && !o.full && !o.frontier) resumed = await readJournal(prepared.stateDir, journalKey(o));
       }
       const listed = await loadListedRoots(o, (url, message) => warn({ warnings, emit }, url, 'SITEMAP', message));
-      const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
       if (o.frontier) {
         const { openSharedCrawl } = await import('../distributed/shared.js');
         shared = await openSharedCrawl(o, listed, prior);
@@ -156,38 +152,25 @@ export class Crawler extends EventEmitter {
       if (target) await target.init();
       if (blobs) await blobs.init({ keep: (prior !== null && prior.reuse) || resumed !== null });
       if (stateDir && !shared) journal = createJournal(stateDir, journalKey(o), { append: resumed !== null });
-      /** @type {CrawlRun} */
-      const run = {
+      const run = createCrawlRun({
         options: o,
         emit,
         listening: (event) => this.listenerCount(event) > 0,
         stats,
         signal: controller.signal,
-        scope: new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed }),
         loader,
         frontier: shared?.frontier ?? new MemoryFrontier({ maxPages: o.maxPages }),
         records: shared?.frontier.records ?? new MemoryRecordStore(),
         blobs,
         target,
         transforms,
-        multiOrigin: origins.size > 1,
-        staticRoot: origins.size > 1 ? new URL('http://prerender.invalid/') : new URL(`${[...origins][0]}/`),
-        origins,
         warnings,
-        redirects: [],
-        interned: new Map(),
-        depth: { rootDepth: rootDepths([...o.roots, ...listed]), tooDeep: new Set() },
         prior,
-        ignore: o.ignore.length > 0 ? new RegExp(o.ignore.map((source) => `(?:${source})`).join('|'), 'g') : null,
         resumed: resumed?.entries ?? null,
         journal,
         stateDir,
         sources: sources(o, listed.length),
-        assetOrigins: new Set([...origins, ...o.assetsOrigins]),
-        robots: o.robots ? createRobots(loader) : null,
-        nameRules: compileNameRules(o.name, [...origins]),
-        counts: { requisitesNotFetched: 0 },
-      };
+      }, listed);
       if (prior) prior.reuseOutput = prior.reuse && prior.output === outputKey(run);
       for (const transform of transforms) {
         opened.push(transform);
@@ -297,22 +280,6 @@ function liveBlobs(pages) {
     if (record.scan) live.add(record.scan);
   }
   return live;
-}
-
-/**
- * For each origin, the directory depth (slashes in the path) of its
- * shallowest root: --max-depth counts segments below it.
- * @param {string[]} roots
- */
-export function rootDepths(roots) {
-  /** @type {Map<string, number>} */
-  const depths = new Map();
-  for (const root of roots) {
-    const url = new URL(root);
-    const depth = url.pathname.split('/').length - 2;
-    depths.set(url.origin, Math.min(depths.get(url.origin) ?? Infinity, depth));
-  }
-  return depths;
 }
 
 /**

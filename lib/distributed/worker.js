@@ -1,15 +1,12 @@
 // @ts-check
 import { EventEmitter } from 'node:events';
-import { createRobots } from '../load/robots.js';
-import { compileNameRules } from '../name-rules.js';
 import path from 'node:path';
 import { defaultLoader } from '../load/index.js';
 import { resolveCrawlOptions } from '../options.js';
-import { Scope } from '../scope.js';
 import { FrontierError } from '../errors.js';
 import { STATE_DIR } from '../output/outdir.js';
 import { discover } from '../crawl/discover.js';
-import { rootDepths } from '../crawl/index.js';
+import { createCrawlRun } from '../crawl/context.js';
 import { connectRedis, keyPrefix } from './connection.js';
 import { workerOptions } from './config.js';
 import { RedisFrontier } from './frontier.js';
@@ -68,40 +65,25 @@ export class Worker extends EventEmitter {
         concurrency: o.concurrency, timeout: o.timeout, maxPageBytes: o.maxPageBytes, headers: o.headers, retries: o.retries, retryDelay: o.retryDelay, rate: o.rate, delay: o.delay,
         onRetry: (info) => this.emit('retry', { url: info.url, attempt: info.attempt, delayMs: info.delayMs, message: info.error.message }),
       });
-      const listed = config.listed;
-      const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
-      /** @type {import('../crawl/context.js').CrawlRun} */
-      const run = {
+      const run = createCrawlRun({
         options: o,
         emit: (event, data) => { this.emit(event, data); },
         listening: (event) => this.listenerCount(event) > 0,
         stats: this.stats,
         signal: controller.signal,
-        scope: new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed }),
         loader,
         frontier,
         records: frontier.records,
         blobs,
         target: null,
         transforms: [],
-        multiOrigin: origins.size > 1,
-        staticRoot: origins.size > 1 ? new URL('http://prerender.invalid/') : new URL(`${[...origins][0]}/`),
-        origins,
         warnings: [],
-        redirects: [],
-        interned: new Map(),
-        depth: { rootDepth: rootDepths([...o.roots, ...listed]), tooDeep: new Set() },
         prior: { complete: false, pages: new Map(), reuse: true, output: '', reuseOutput: false },
-        ignore: o.ignore.length > 0 ? new RegExp(o.ignore.map((source) => `(?:${source})`).join('|'), 'g') : null,
         resumed: null,
         journal: null,
         stateDir: null,
         sources: {},
-        assetOrigins: new Set([...origins, ...o.assetsOrigins]),
-        robots: o.robots ? createRobots(loader) : null,
-        nameRules: compileNameRules(o.name, [...origins]),
-        counts: { requisitesNotFetched: 0 },
-      };
+      }, config.listed);
       frontier.start();
       frontier.attach(run, { lazyPrior: true });
       await discover(run, []);
