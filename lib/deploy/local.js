@@ -66,13 +66,7 @@ export class LocalTarget {
    */
   async state(withFiles = false) {
     const current = await this.currentId();
-    /** @type {string[]} */
-    let names = [];
-    try {
-      names = await readdir(this.releasesPath());
-    } catch (error) {
-      if (errno(error) !== 'ENOENT') throw error;
-    }
+    const names = await this.releaseNames();
     const dirs = new Set(names.filter(isReleaseId));
     /** @type {ReleaseInfo[]} */
     const releases = [];
@@ -95,6 +89,16 @@ export class LocalTarget {
     return { current, releases, currentFiles };
   }
 
+  /** The entries of releases/ (none when it does not exist yet). */
+  async releaseNames() {
+    try {
+      return await readdir(this.releasesPath());
+    } catch (error) {
+      if (errno(error) !== 'ENOENT') throw error;
+      return [];
+    }
+  }
+
   /** @param {string} id */
   async previousFiles(id) {
     return parseRecord(await readFile(path.join(this.releasesPath(), `${id}.json`), 'utf8')).files;
@@ -102,13 +106,7 @@ export class LocalTarget {
 
   /** Remove what interrupted runs left: half-built trees, records without a tree. */
   async cleanup() {
-    /** @type {string[]} */
-    let names = [];
-    try {
-      names = await readdir(this.releasesPath());
-    } catch (error) {
-      if (errno(error) !== 'ENOENT') throw error;
-    }
+    const names = await this.releaseNames();
     const dirs = new Set(names.filter(isReleaseId));
     for (const name of names) {
       const orphanRecord = name.endsWith('.json') && !dirs.has(name.slice(0, -5));
