@@ -64,10 +64,12 @@ const USAGE = `usage: node bench/crawl-bench.js [options]
   --products N        products in the shop (default 20000)
   --count N           products per dir.asp page (default 1000)
   --concurrency N     crawler --concurrency (default: the crawler's own default)
+  --threads N         crawler --threads (default: the crawler's own default)
   --max-pages N       crawler --max-pages (default: the crawler's default, raised to fit the shop when it is too small)
   --wget              also mirror the origin with wget and compare
   --ceiling [S]       also measure the origin's ceiling with autocannon for S seconds (default 10)
   --origin-workers N  origin processes (node:cluster; default 1)
+  --latency-ms N      every origin answer waits N ms first (a remote, dynamic origin; default 0)
   --prerender DIR     the prerender checkout to run (default: this repository)
   --node-arg ARG      extra node flag for the crawler (repeatable, e.g. --node-arg=--cpu-prof)
   --sample-ms N       /proc sampling interval (default 100)
@@ -82,10 +84,12 @@ async function main() {
       products: { type: 'string', default: '20000' },
       count: { type: 'string', default: '1000' },
       concurrency: { type: 'string' },
+      threads: { type: 'string' },
       'max-pages': { type: 'string' },
       wget: { type: 'boolean', default: false },
       ceiling: { type: 'string' },
       'origin-workers': { type: 'string', default: '1' },
+      'latency-ms': { type: 'string', default: '0' },
       prerender: { type: 'string', default: REPO },
       'node-arg': { type: 'string', multiple: true, default: [] },
       'sample-ms': { type: 'string', default: '100' },
@@ -104,6 +108,7 @@ async function main() {
   const products = positive(values.products, 'products');
   const count = positive(values.count, 'count');
   const workers = positive(values['origin-workers'], 'origin-workers');
+  const latencyMs = values['latency-ms'] === '0' ? 0 : positive(values['latency-ms'], 'latency-ms');
   const sampleMs = positive(values['sample-ms'], 'sample-ms');
   const settleSeconds = values.settle === '0' ? 0 : positive(values.settle, 'settle');
   const quietTimeout = values['quiet-timeout'] === '0' ? 0 : positive(values['quiet-timeout'], 'quiet-timeout');
@@ -125,11 +130,12 @@ async function main() {
   /** @type {string[]} */
   const crawlerFlags = [];
   if (values.concurrency !== undefined) crawlerFlags.push('--concurrency', String(positive(values.concurrency, 'concurrency')));
+  if (values.threads !== undefined) crawlerFlags.push('--threads', String(Number.parseInt(values.threads, 10)));
   if (values['max-pages'] !== undefined) crawlerFlags.push('--max-pages', String(positive(values['max-pages'], 'max-pages')));
   else if (totalPages > defaultMaxPages(prerender)) crawlerFlags.push('--max-pages', String(totalPages));
 
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'prerender-bench-'));
-  const origin = await startOrigin({ products, count, workers });
+  const origin = await startOrigin({ products, count, workers, latencyMs });
   /** @type {Record<string, any>} */
   const report = {
     date: new Date().toISOString(),
@@ -257,11 +263,11 @@ function gitState(dir) {
 }
 
 /**
- * @param {{ products: number, count: number, workers: number }} options
+ * @param {{ products: number, count: number, workers: number, latencyMs?: number }} options
  * @returns {Promise<{ url: string, pid: number, stop: () => Promise<void> }>}
  */
-async function startOrigin({ products, count, workers }) {
-  const child = track(spawn(process.execPath, [path.join(HERE, 'origin.js'), '--products', String(products), '--count', String(count), '--port', '0', '--workers', String(workers)], {
+async function startOrigin({ products, count, workers, latencyMs = 0 }) {
+  const child = track(spawn(process.execPath, [path.join(HERE, 'origin.js'), '--products', String(products), '--count', String(count), '--port', '0', '--workers', String(workers), '--latency-ms', String(latencyMs)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   }));
   const exited = once(child, 'exit');

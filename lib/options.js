@@ -1,4 +1,5 @@
 // @ts-check
+import os from 'node:os';
 import { ConfigError, UsageError } from './errors.js';
 import { PLACEHOLDER_MODES, renderPlaceholder } from './placeholders.js';
 import { normalizeUrl } from './url.js';
@@ -39,12 +40,18 @@ const checkRegex = (item) => {
 /** @param {string} item */
 const checkRenderWait = (item) => (/^(load|domcontentloaded|networkidle)$|^(selector|event|flag):./.test(item) ? null : 'load, domcontentloaded, networkidle, selector:<css>, event:<name> or flag:<js expression>');
 
+/** Worker threads by default: one per core the process may use. */
+export const DEFAULT_THREADS = os.availableParallelism();
+/** Pages a crawl fetches before its worker threads start (a small crawl does not pay for them). */
+export const THREADS_FROM = 64;
+
 /** @type {OptionSpec[]} */
 export const CRAWL_OPTIONS = [
   { name: 'out', flags: '-o, --out <dir>', type: 'string', default: './prerendered', description: 'output directory' },
   { name: 'include', flags: '-i, --include <pattern...>', type: 'string[]', default: [], check: checkPattern, description: 'scope: URL prefixes to crawl ("/path" on the root\'s origin, or an absolute URL; "*" matches any run of characters). Default: each root\'s directory and below' },
   { name: 'exclude', flags: '-x, --exclude <pattern...>', type: 'string[]', default: [], check: checkPattern, description: 'URL prefixes never to crawl (exclude wins over include)' },
   { name: 'concurrency', flags: '-c, --concurrency <n>', type: 'integer', min: 1, max: 256, default: 8, description: 'requests in flight at once' },
+  { name: 'threads', flags: '--threads <n>', type: 'integer', min: 0, max: 64, default: DEFAULT_THREADS, description: `worker threads for the per-page work (tokenising, rewriting, writing), started once a crawl passes ${THREADS_FROM} pages; 0 does it all in the main thread (default: one per CPU core, ${DEFAULT_THREADS} here)` },
   { name: 'maxPages', flags: '--max-pages <n>', type: 'integer', min: 1, default: 100_000, description: 'stop admitting new pages after n (guard against crawler traps)' },
   { name: 'timeout', flags: '--timeout <ms>', type: 'integer', min: 1, default: 30_000, description: 'per-request timeout in milliseconds' },
   { name: 'retries', flags: '--retries <n>', type: 'integer', min: 0, max: 20, default: 2, description: 'retries for network errors, timeouts, 5xx and 429 (Retry-After honoured), with exponential backoff' },
@@ -108,7 +115,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  * The options of `crawl()`, `new Crawler()` and `preview()`, as written in a
  * config file: every key is optional but a root (roots, sitemap or urls).
  * @typedef {{
- *   roots?: string[], out?: string, include?: string[], exclude?: string[], concurrency?: number,
+ *   roots?: string[], out?: string, include?: string[], exclude?: string[], concurrency?: number, threads?: number,
  *   maxPages?: number, maxDepth?: number, timeout?: number, retries?: number, maxRedirects?: number, dynamicBase?: string, assets?: boolean,
  *   maxPageBytes?: number, placeholders?: 'filter' | 'ssi' | 'esi', pricePath?: string, header?: string[],
  *   sitemap?: string[], urls?: string, writeSitemap?: boolean, siteUrl?: string, json?: boolean, quiet?: boolean,
@@ -126,7 +133,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
 
 /**
  * @typedef {{
- *   roots: string[], out: string, include: string[], exclude: string[], concurrency: number,
+ *   roots: string[], out: string, include: string[], exclude: string[], concurrency: number, threads: number,
  *   maxPages: number, maxDepth: number, timeout: number, retries: number, maxRedirects: number, dynamicBase: URL | null, assets: boolean,
  *   maxPageBytes: number, placeholders: 'filter' | 'ssi' | 'esi', pricePath: string,
  *   headers: Record<string, string>, retryDelay: number, signal?: AbortSignal,

@@ -1,5 +1,5 @@
 // @ts-check
-import { readSync } from 'node:fs';
+import { readSync, writevSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
@@ -13,13 +13,18 @@ import { outputFailure } from '../output/outdir.js';
  * every blob to one file (one file per run, not one per page), each framed by
  * its length and hash so the log can be read back without its index; an
  * object store or a shared directory can implement the same three calls.
+ * `put` may be given the blobs' sha256 when the caller (a worker thread)
+ * already computed them.
  *
  * @typedef {{
- *   put(blobs: Buffer[]): Promise<string[]>,
+ *   put(blobs: Buffer[], ids?: string[]): Promise<string[]>,
  *   get(ids: string[]): Promise<Buffer[]>,
  *   has(id: string): boolean,
  *   close(): Promise<void>,
+ *   locate?(id: string): { path: string, at: number, length: number },
  * }} BlobStore
+ *   locate (optional): where a blob lies, a byte range of a local file, so that
+ *   a worker thread can read it itself
  *   close() keeps what was stored, for the next run.
  */
 
@@ -100,8 +105,11 @@ export class LogBlobStore {
     }
   }
 
-  /** @param {Buffer[]} blobs */
-  async put(blobs) {
+  /**
+   * @param {Buffer[]} blobs
+   * @param {string[]} [known] their sha256, when already computed
+   */
+  async put(blobs, known) {
     const log = /** @type {import('node:fs/promises').FileHandle} */ (this.log);
     /** @type {string[]} */
     const ids = [];
@@ -111,8 +119,8 @@ export class LogBlobStore {
     const added = [];
     // Reserve the place at once, so concurrent puts never overlap.
     const at = this.size;
-    for (const data of blobs) {
-      const id = sha256(data);
+    for (const [i, data] of blobs.entries()) {
+      const id = known?.[i] ?? sha256(data);
       ids.push(id);
       if (this.index.has(id)) continue;
       const header = Buffer.allocUnsafe(HEADER);
@@ -126,8 +134,11 @@ export class LogBlobStore {
     const end = this.size;
     let position = at;
     try {
+      // Synchronous: an append to a file in the page cache costs a few
+      // microseconds, where the round trip through the thread pool costs
+      // several times more CPU.
       while (position < end) {
-        const { bytesWritten } = await log.writev(buffers, position);
+        const bytesWritten = writevSync(log.fd, buffers, position);
         if (bytesWritten === 0) throw new Error('could not write the staging log');
         position += bytesWritten;
         if (position < end) buffers = remainingAfter(buffers, bytesWritten);
@@ -137,6 +148,16 @@ export class LogBlobStore {
       throw outputFailure(error, 'write the staging log', this.file);
     }
     return ids;
+  }
+
+  /**
+   * Where a staged blob lies in the log.
+   * @param {string} id
+   */
+  locate(id) {
+    const where = this.index.get(id);
+    if (!where) throw new Error(`no staged blob ${id}`);
+    return { path: this.file, at: where.at, length: where.length };
   }
 
   /** @param {string} id */

@@ -2,6 +2,7 @@
 import { Scope } from '../scope.js';
 import { createRobots } from '../load/robots.js';
 import { compileNameRules } from '../name-rules.js';
+import { PageThreads } from './threads.js';
 
 /**
  * What one run of the crawl shares between its phases: options, the seams
@@ -50,9 +51,11 @@ import { compileNameRules } from '../name-rules.js';
  *   robots: import('../load/robots.js').Robots | null,
  *   nameRules: import('../name-rules.js').NameRules,
  *   counts: { requisitesNotFetched: number },
+ *   threads: PageThreads,
  * }} CrawlRun
  *   assetOrigins: origins whose page requisites --assets fetches outside the
- *   page scope (the roots' and --assets-origins); robots: with --robots
+ *   page scope (the roots' and --assets-origins); robots: with --robots;
+ *   threads: the worker threads of the per-page work (closed by whoever made the run)
  */
 
 /**
@@ -87,6 +90,7 @@ export function createCrawlRun(parts, listed) {
     robots: o.robots ? createRobots(parts.loader) : null,
     nameRules: compileNameRules(o.name, [...origins]),
     counts: { requisitesNotFetched: 0 },
+    threads: new PageThreads(o.threads),
   };
 }
 

@@ -1,10 +1,11 @@
 // @ts-check
 import { AbortError, OutputError, PrerenderError } from '../errors.js';
 import { isHtmlType, mimeOf, wantedFileName } from '../naming.js';
-import { encodeScan, resolveLinks, scanDocument } from '../page.js';
-import { detectCharset } from '../charset.js';
+import { encodeScan } from '../page.js';
+import { THREADS_FROM } from '../options.js';
 import { canonicalKey, parseHttpUrl } from '../url.js';
 import { createStepRunner } from './steps.js';
+import { parseLinkLines } from './page-work.js';
 import { sha256 } from './blobs.js';
 import { intern, warn } from './context.js';
 import { conditionalHeaders, reusable } from './recrawl.js';
@@ -24,9 +25,12 @@ import { failOrKeep, journal, keepStored, resumable, resumeFrom } from './carry.
  *   record: PageRecord,
  *   result: import('../load/http.js').LoadResult | undefined,
  *   url: URL | undefined,
- *   scan: import('../page.js').DocumentScan | null,
+ *   scan: { links: { key?: string | null, kind: import('../html/scan.js').LinkKind }[], nofollow?: boolean } | null,
+ *   staged?: { scanBytes: Buffer, ids: string[] },
  *   finished: boolean,
  * }} PageInFlight
+ *   scan: the page's links, resolved (a DocumentScan, or the links a worker thread sent back);
+ *   staged: the encoded scan and the blob ids of body and scan, when a worker thread made them
  */
 
 /** @param {Record<string, string | string[] | undefined>} headers @param {string} name lower case */
@@ -288,17 +292,21 @@ function wantedName(run, key, url, contentType, headers) {
 }
 
 /**
- * Tokenise an HTML (or, with --assets, CSS) document once and resolve its links.
+ * Tokenise an HTML (or, with --assets, CSS) document once and resolve its
+ * links, in a worker thread once the crawl is big enough to start them.
  * @param {CrawlRun} run
  * @param {PageInFlight} page
  */
-function scan(run, page) {
+async function scan(run, page) {
   const record = page.record;
   if (record.type === 'other' || page.scan) return;
   const body = loaded(page.result).body;
-  record.charset = intern(run, detectCharset(/** @type {string} */ (record.contentType), body));
-  page.scan = scanDocument(body, record.type === 'css' ? 'css' : 'html', record.charset);
-  resolveLinks(page.scan, /** @type {URL} */ (page.url));
+  if (run.stats.fetched >= THREADS_FROM) run.threads.warm();
+  const url = page.url ?? new URL(page.key);
+  const scanned = await run.threads.scan({ body, type: record.type === 'css' ? 'css' : 'html', contentType: /** @type {string} */ (record.contentType), url: url.href });
+  record.charset = intern(run, scanned.charset);
+  page.scan = { links: parseLinkLines(scanned.links), nofollow: scanned.nofollow };
+  page.staged = { scanBytes: scanned.scanBytes, ids: [scanned.bodyId, scanned.scanId] };
 }
 
 /**
@@ -435,7 +443,9 @@ async function stage(run, page) {
   const record = page.record;
   const body = loaded(page.result).body;
   if (run.blobs && record.change !== 'not-modified') {
-    const ids = await run.blobs.put(page.scan ? [body, encodeScan(page.scan)] : [body]);
+    const ids = page.staged
+      ? await run.blobs.put([body, page.staged.scanBytes], page.staged.ids)
+      : await run.blobs.put(page.scan ? [body, encodeScan(/** @type {import('../page.js').DocumentScan} */ (page.scan))] : [body]);
     const before = run.prior?.pages.get(page.key);
     record.compare = run.ignore ? sha256(Buffer.from(body.toString('latin1').replace(run.ignore, ''), 'latin1')) : undefined;
     const same = record.compare !== undefined ? before?.compare === record.compare : before?.body === ids[0];
@@ -443,7 +453,7 @@ async function stage(run, page) {
     record.body = ids[0];
     record.scan = ids[1];
   } else if (!run.blobs) {
-    record.body = sha256(body); // a dry run (preview) tells identical duplicates apart as a crawl does
+    record.body = page.staged?.ids[0] ?? sha256(body); // a dry run (preview) tells identical duplicates apart as a crawl does
   }
   if (record.type === 'other' && record.change !== 'not-modified') {
     record.bytes = body.length;

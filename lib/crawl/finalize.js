@@ -10,6 +10,8 @@ import { sha256 } from './blobs.js';
 import { warn } from './context.js';
 import { fail } from './discover.js';
 import { createNameTable, splitAlias } from './names.js';
+import { nameTableData } from './page-work.js';
+import { THREADS_FROM } from '../options.js';
 import { priorFiles, pruneLimit } from './recrawl.js';
 import { createStateWriter } from './state.js';
 import { precompress } from './precompress.js';
@@ -50,8 +52,12 @@ export async function finalize(run, pages, { interrupted, complete }) {
   const dropped = new Set();
   run.stats.phase = 'write';
   const removal = planRemoval(run, pages, complete);
+  run.threads.setContext(renderContext(run));
+  if (pages.length >= THREADS_FROM) run.threads.warm();
   for (let pass = 1; ; pass++) {
-    const names = createNameTable(pages.filter((record) => !dropped.has(record.key)), redirects, run.options.maxRedirects);
+    const named = pages.filter((record) => !dropped.has(record.key));
+    const names = createNameTable(named, redirects, run.options.maxRedirects);
+    run.threads.setNames(names, () => nameTableData(named, redirects, run.options.maxRedirects));
     const outcome = await writePass(run, pages, names, dropped, interrupted, complete);
     if (outcome.failed.length === 0 && outcome.split.length === 0) {
       for (const stored of [...removal.remove, ...removal.moved]) {
@@ -182,30 +188,58 @@ async function writePage(run, record, names, previous, failed, counters) {
     if (sameFile && unchangedInput && /** @type {{ sameNames?: boolean }} */ (run).sameNames) {
       return keep(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
     }
-    const [raw, scanned] = await blobs.get(ids);
-    /** @type {Buffer} */
-    let output = raw;
+    /** @type {Buffer | undefined} */
+    let output;
     let written = false;
-    if (scanned === undefined) {
+    if (ids.length === 1) {
+      const [raw] = await blobs.get(ids);
       written = !(sameFile && stored?.sha256 === record.body);
       if (written) await writeFile(target, file, raw, counters);
       record.bytes = raw.length;
       record.sha256 = record.body;
+      output = raw;
     } else {
-      const scan = decodeScan(scanned);
-      if (sameFile && unchangedInput && previous && scan.links.every((link) => !link.key || names.fileOf(link.key) === previous.fileOf(link.key))) {
-        return keep(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
+      if (sameFile && unchangedInput && previous) {
+        const [scanned] = await blobs.get([ids[1]]);
+        const scan = decodeScan(scanned);
+        if (scan.links.every((link) => !link.key || names.fileOf(link.key) === previous.fileOf(link.key))) {
+          return keep(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
+        }
       }
-      const result = render(run, record, raw, scan, names);
-      for (const warning of result.warnings) warn(run, record.key, warning.code, warning.message);
-      record.bytes = result.body.length;
-      record.sha256 = result.body === raw ? record.body : sha256(result.body);
-      written = !(sameFile && stored?.sha256 === record.sha256);
-      if (written) await writeFile(target, file, result.body, counters);
-      placeholders = result.placeholders;
-      output = result.body;
+      // Rewritten, hashed and (on a local tree) written by a worker thread,
+      // which reads the staged bytes itself where the blob store can say where they lie.
+      const places = blobs.locate ? [blobs.locate(ids[0]), blobs.locate(ids[1])] : null;
+      const source = places
+        ? { places: /** @type {[import('./page-work.js').BlobPlace, import('./page-work.js').BlobPlace]} */ (places), read: () => blobs.get(ids) }
+        : await blobs.get(ids).then(([raw, scan]) => ({ raw, scan }));
+      const reserved = target.reserve ? await target.reserve(file) : null;
+      try {
+        const result = await run.threads.render({
+          ...source, bodyId: /** @type {string} */ (record.body), url: record.key, file,
+          type: record.type === 'css' ? 'css' : 'html', charset: record.charset ?? 'utf-8',
+          unchangedSha: sameFile ? stored?.sha256 : undefined, temp: reserved?.path, wantOutput: o.precompress.length > 0,
+        });
+        for (const warning of result.warnings) warn(run, record.key, warning.code, warning.message);
+        record.bytes = result.bytes;
+        record.sha256 = result.sha256;
+        written = result.written;
+        placeholders = result.placeholders;
+        output = result.output;
+        if (written && reserved) {
+          await reserved.keep();
+          counters.filesWritten++;
+          counters.bytesWritten += result.bytes;
+        } else if (written) {
+          await writeFile(target, file, /** @type {Buffer} */ (result.output), counters);
+        } else {
+          await reserved?.drop();
+        }
+      } catch (error) {
+        await reserved?.drop();
+        throw error;
+      }
     }
-    if (o.precompress.length > 0) await precompress(run, record, output, placeholders, written ? undefined : stored, counters);
+    if (o.precompress.length > 0) await precompress(run, record, /** @type {Buffer} */ (output), placeholders, written ? undefined : stored, counters);
   } catch (error) {
     const fatal = outputFailure(error, 'write', `${file} in ${target.location}`);
     if (fatal instanceof OutputError) throw fatal; // disk full, read-only...: the run cannot go on
@@ -278,6 +312,24 @@ function render(run, record, raw, scan, names) {
     relativeLinks: o.relativeLinks,
     siteUrl: o.siteUrl,
   });
+}
+
+/**
+ * What rewriting reads besides a page and the name table, for the worker threads.
+ * @param {CrawlRun} run
+ * @returns {import('./page-work.js').RenderContext}
+ */
+function renderContext(run) {
+  const o = run.options;
+  return {
+    placeholders: o.placeholders,
+    pricePath: o.pricePath,
+    staticRoot: run.staticRoot.href,
+    dynamicBase: o.dynamicBase?.href ?? null,
+    origins: [...run.origins],
+    relativeLinks: o.relativeLinks,
+    siteUrl: o.siteUrl?.href ?? null,
+  };
 }
 
 /**

@@ -133,6 +133,8 @@ export class Crawler extends EventEmitter {
     /** @type {ReturnType<typeof createJournal> | null} */
     let journal = null;
     let complete = false;
+    /** @type {CrawlRun | null} */
+    let run = null;
     try {
       // OUT is checked and locked before anything is fetched.
       if (stateDir) {
@@ -152,7 +154,7 @@ export class Crawler extends EventEmitter {
       if (target) await target.init();
       if (blobs) await blobs.init({ keep: (prior !== null && prior.reuse) || resumed !== null });
       if (stateDir && !shared) journal = createJournal(stateDir, journalKey(o), { append: resumed !== null });
-      const run = createCrawlRun({
+      run = createCrawlRun({
         options: o,
         emit,
         listening: (event) => this.listenerCount(event) > 0,
@@ -242,6 +244,7 @@ export class Crawler extends EventEmitter {
     } finally {
       o.signal?.removeEventListener('abort', onAbort);
       for (const transform of opened.reverse()) await transform.close?.().catch(() => {});
+      await run?.threads.close();
       await loader.close().catch(() => {});
       // A complete run needs no journal; any other keeps it to be resumed.
       if (journal) await (committed && complete ? journal.remove() : journal.close()).catch(() => {});

@@ -40,11 +40,14 @@ export class DirBlobStore {
     return path.join(this.dir, id.slice(0, 2), id);
   }
 
-  /** @param {Buffer[]} blobs */
-  async put(blobs) {
+  /**
+   * @param {Buffer[]} blobs
+   * @param {string[]} [known] their sha256, when already computed
+   */
+  async put(blobs, known) {
     const ids = [];
-    for (const data of blobs) {
-      const id = sha256(data);
+    for (const [i, data] of blobs.entries()) {
+      const id = known?.[i] ?? sha256(data);
       ids.push(id);
       if (this.has(id)) continue;
       const file = this.#file(id);

@@ -86,7 +86,11 @@ export class Worker extends EventEmitter {
       }, config.listed);
       frontier.start();
       frontier.attach(run, { lazyPrior: true });
-      await discover(run, []);
+      try {
+        await discover(run, []);
+      } finally {
+        await run.threads.close();
+      }
       await frontier.flush();
       return { pages: frontier.pagesDone, failed: this.stats.failed, lateResults: frontier.lateResults, interrupted: controller.signal.aborted };
     } catch (error) {

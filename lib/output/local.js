@@ -1,6 +1,6 @@
 // @ts-check
-import { constants, lstatSync } from 'node:fs';
-import { lstat, mkdir, realpath, rename, rm, rmdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { constants, lstatSync, renameSync } from 'node:fs';
+import { lstat, mkdir, realpath, rm, rmdir, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 /** @typedef {import('./target.js').OutputTarget} OutputTarget */
 import { UnsafeFileNameError } from '../errors.js';
@@ -133,6 +133,28 @@ export class LocalTree {
   }
 
   /**
+   * A temp file of this run for `file`, for a worker thread to write
+   * (see target.js); its directory in the tree is made now.
+   * @param {string} file
+   */
+  async reserve(file) {
+    const target = this.resolve(file);
+    await this.#ensureDir(path.dirname(target));
+    const n = ++this.counter;
+    const temp = this.#tempPath(n);
+    return {
+      path: temp,
+      keep: async () => {
+        const previous = this.pending.get(file);
+        this.pending.set(file, n);
+        this.removals.delete(file);
+        if (previous !== undefined) await rm(this.#tempPath(previous), { force: true });
+      },
+      drop: () => rm(temp, { force: true }),
+    };
+  }
+
+  /**
    * The size of a committed file of the tree, or null.
    * @param {string} file
    */
@@ -160,11 +182,21 @@ export class LocalTree {
   async commit() {
     const manifest = this.pending.get(MANIFEST_NAME);
     this.pending.delete(MANIFEST_NAME);
-    const move = (/** @type {number} */ n, /** @type {string} */ file) => rename(this.#tempPath(n), this.resolve(file)).catch((error) => {
-      throw outputFailure(error, 'rename a file into', this.resolve(file));
-    });
-    // A few at a time, over an iterator: no promise per file held at once.
-    await eachLimited(this.pending, 16, ([file, n]) => move(n, file));
+    // Renames are metadata in the same directory tree: synchronous calls cost
+    // a fraction of the thread pool's round trip; a pause now and then lets
+    // signals and timers in.
+    const move = (/** @type {number} */ n, /** @type {string} */ file) => {
+      try {
+        renameSync(this.#tempPath(n), this.resolve(file));
+      } catch (error) {
+        throw outputFailure(error, 'rename a file into', this.resolve(file));
+      }
+    };
+    let moved = 0;
+    for (const [file, n] of this.pending) {
+      move(n, file);
+      if (++moved % 1000 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
     await eachLimited(this.removals, 16, (file) => rm(this.resolve(file), { force: true }));
     await eachLimited(this.sameTime, 16, async ([file, source]) => {
       const times = await stat(this.resolve(source));

@@ -1,0 +1,212 @@
+// @ts-check
+import { closeSync, constants, openSync, readSync, writeSync } from 'node:fs';
+import { detectCharset } from '../charset.js';
+import { encodeScan, renderDocument, resolveLinks, scanDocument, decodeScan } from '../page.js';
+import { sha256 } from './blobs.js';
+import { createNameTable } from './names.js';
+
+/**
+ * The per-page CPU work of both phases, as pure functions of a page's bytes
+ * and the (read-only) render context and name table. They run in the worker
+ * threads of `threads.js`, or in the main thread when there are none; either
+ * way they give the same results.
+ *
+ * Phase one, `scanPage`: charset, tokenise, resolve every link, encode the
+ * scan for staging, and hash body and scan (their ids in the blob store).
+ * Phase two, `renderPage`: rewrite one document for its file, hash the
+ * output, and (given a temp path) write it there, unless its hash is the one
+ * the caller already has on disk.
+ *
+ * @typedef {{ body: Buffer, type: 'html' | 'css', contentType: string, url: string }} ScanInput
+ * @typedef {{
+ *   charset: string, scanBytes: Buffer, bodyId: string, scanId: string,
+ *   links: string, nofollow: boolean,
+ * }} ScanOutput
+ *   links: one line per link, its kind code then its canonical URL (empty when not http(s))
+ * @typedef {{
+ *   placeholders: import('../placeholders.js').PlaceholderMode, pricePath: string,
+ *   staticRoot: string, dynamicBase: string | null, origins: string[], relativeLinks: boolean, siteUrl: string | null,
+ * }} RenderContext
+ * @typedef {{ path: string, at: number, length: number }} BlobPlace
+ *   where a staged blob lies: a byte range of a file
+ * @typedef {{ pages: string, redirects: string, maxHops: number }} NameTableData
+ *   pages: "URL\tfile" lines; redirects: "URL\tlocation" lines
+ * @typedef {{
+ *   raw: Buffer, scan: Buffer, bodyId: string, url: string, file: string, type: 'html' | 'css', charset: string,
+ *   unchangedSha?: string, temp?: string, wantOutput?: boolean,
+ * }} RenderInput
+ *   unchangedSha: the sha256 of the file already there (not written again when the output has it);
+ *   temp: where to write the output (created, never through a link); else the output is returned
+ * @typedef {{
+ *   bytes: number, sha256: string, written: boolean, output?: Buffer,
+ *   placeholders: { sku: string, offset: number, length: number }[],
+ *   warnings: { code: import('../warnings.js').WarningCode, message: string }[],
+ * }} RenderOutput
+ */
+
+/** Link kinds as one character in `ScanOutput.links` (the staged scan's codes). */
+export const LINK_KINDS = /** @type {const} */ (['navigation', 'requisite', 'form', 'canonical']);
+
+/** New files: created, never opened through an existing file or link. */
+const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+
+/** @param {ScanInput} input @returns {ScanOutput} */
+export function scanPage({ body, type, contentType, url }) {
+  const charset = detectCharset(contentType, body);
+  const scan = scanDocument(body, type, charset);
+  resolveLinks(scan, new URL(url));
+  const scanBytes = encodeScan(scan);
+  let links = '';
+  for (const link of scan.links) links += `${LINK_KINDS.indexOf(link.kind)}${link.key ?? ''}\n`;
+  return { charset, scanBytes, bodyId: sha256(body), scanId: sha256(scanBytes), links, nofollow: scan.nofollow === true };
+}
+
+/**
+ * The links of a `ScanOutput`, as the links step reads them.
+ * @param {string} lines
+ * @returns {{ key: string | null, kind: import('../html/scan.js').LinkKind }[]}
+ */
+export function parseLinkLines(lines) {
+  const links = [];
+  let at = 0;
+  while (at < lines.length) {
+    const end = lines.indexOf('\n', at);
+    const kind = LINK_KINDS[lines.charCodeAt(at) - 48] ?? 'navigation';
+    const key = lines.slice(at + 1, end);
+    links.push({ key: key === '' ? null : key, kind });
+    at = end + 1;
+  }
+  return links;
+}
+
+/**
+ * The render context and name table a phase-two worker reads.
+ * @param {RenderContext} context
+ */
+export function createRenderer(context) {
+  const staticRoot = new URL(context.staticRoot);
+  const dynamicBase = context.dynamicBase === null ? null : new URL(context.dynamicBase);
+  const siteUrl = context.siteUrl === null ? null : new URL(context.siteUrl);
+  const crawlOrigins = new Set(context.origins);
+  /** @type {{ fileOf(key: string): string | null } | null} */
+  let names = null;
+  return {
+    /** @param {NameTableData} data */
+    setNames(data) {
+      names = createNameTable(splitPairs(data.pages, 'file'), splitPairs(data.redirects, 'location'), data.maxHops);
+    },
+    /**
+     * The name table itself, where it is at hand (the main thread).
+     * @param {{ fileOf(key: string): string | null }} table
+     */
+    setTable(table) {
+      names = table;
+    },
+    /** @param {RenderInput} input @returns {RenderOutput} */
+    render(input) {
+      const table = names;
+      if (!table) throw new Error('render before the name table was set');
+      const result = renderDocument({
+        body: input.raw,
+        scan: decodeScan(input.scan),
+        type: input.type,
+        charset: input.charset,
+        placeholderMode: context.placeholders,
+        pricePath: context.pricePath,
+        pageUrl: new URL(input.url),
+        file: input.file,
+        targetFile: (key) => table.fileOf(key),
+        staticRoot,
+        dynamicBase,
+        crawlOrigins,
+        relativeLinks: context.relativeLinks,
+        siteUrl,
+      });
+      const output = result.body;
+      const hash = output === input.raw ? input.bodyId : sha256(output);
+      const written = hash !== input.unchangedSha;
+      if (written && input.temp !== undefined) writeNew(input.temp, output);
+      /** @type {RenderOutput} */
+      const out = { bytes: output.length, sha256: hash, written, placeholders: result.placeholders, warnings: result.warnings };
+      if (input.temp === undefined || input.wantOutput) out.output = output;
+      return out;
+    },
+  };
+}
+
+/**
+ * @param {string} lines "key\tvalue" lines
+ * @param {'file' | 'location'} field
+ * @returns {any[]}
+ */
+function splitPairs(lines, field) {
+  const records = [];
+  let at = 0;
+  while (at < lines.length) {
+    let end = lines.indexOf('\n', at);
+    if (end < 0) end = lines.length;
+    const tab = lines.indexOf('\t', at);
+    records.push({ key: lines.slice(at, tab), [field]: lines.slice(tab + 1, end) });
+    at = end + 1;
+  }
+  return records;
+}
+
+/**
+ * Write a new file in one go: created (never through an existing file or
+ * link), written, closed; synchronous, as it runs in a worker thread.
+ * @param {string} path
+ * @param {Buffer} data
+ */
+export function writeNew(path, data) {
+  const fd = openSync(path, CREATE, 0o644);
+  try {
+    let done = 0;
+    while (done < data.length) done += writeSync(fd, data, done, data.length - done);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A name table's contents, to send to the worker threads.
+ * @param {{ key: string, file?: string }[]} pages named pages
+ * @param {{ key: string, location?: string }[]} redirects
+ * @param {number} maxHops
+ * @returns {NameTableData}
+ */
+export function nameTableData(pages, redirects, maxHops) {
+  const lines = [];
+  for (const record of pages) if (record.file) lines.push(`${record.key}\t${record.file}`);
+  const moved = [];
+  for (const record of redirects) if (record.location) moved.push(`${record.key}\t${record.location}`);
+  return { pages: lines.join('\n'), redirects: moved.join('\n'), maxHops };
+}
+
+/**
+ * Read staged blobs where they lie (a worker thread reads the blob log
+ * itself; its descriptors stay open until the thread ends).
+ */
+export function createPlaceReader() {
+  /** @type {Map<string, number>} */
+  const fds = new Map();
+  /**
+   * @param {BlobPlace} place
+   * @returns {Buffer}
+   */
+  return (place) => {
+    let fd = fds.get(place.path);
+    if (fd === undefined) {
+      fd = openSync(place.path, 'r');
+      fds.set(place.path, fd);
+    }
+    const buffer = Buffer.allocUnsafeSlow(place.length);
+    let done = 0;
+    while (done < place.length) {
+      const read = readSync(fd, buffer, done, place.length - done, place.at + done);
+      if (read === 0) throw new Error(`staged blob in ${place.path} is shorter than recorded`);
+      done += read;
+    }
+    return buffer;
+  };
+}

@@ -1,0 +1,259 @@
+// @ts-check
+import { Worker } from 'node:worker_threads';
+import { createRenderer, scanPage } from './page-work.js';
+
+/**
+ * The crawl's worker threads: the per-page CPU work (tokenise and resolve in
+ * phase one, rewrite, hash and write in phase two) runs here, so that the
+ * main thread keeps the network, the frontier and the name table, and both
+ * cores are used.
+ *
+ * Requests are sent in batches: each worker has at most one batch at a time,
+ * and what comes in meanwhile waits for the next, so a busy crawl costs two
+ * messages per batch, not per page, and a worker with work never sleeps
+ * between pages. A worker gets its own copy of a page's bytes (transferred,
+ * not cloned), or in phase two only where the staged bytes lie in the blob
+ * log, which it reads itself.
+ *
+ * Workers start when a crawl turns out not to be tiny (`warm()`); until one
+ * is ready, and with `--threads 0`, the same functions run in the main
+ * thread. A worker that dies fails the requests it held; the others (or the
+ * main thread) take the next ones.
+ *
+ * @typedef {import('./page-work.js').ScanInput} ScanInput
+ * @typedef {import('./page-work.js').ScanOutput} ScanOutput
+ * @typedef {import('./page-work.js').RenderInput} RenderInput
+ * @typedef {import('./page-work.js').RenderOutput} RenderOutput
+ * @typedef {import('./page-work.js').RenderContext} RenderContext
+ * @typedef {import('./page-work.js').NameTableData} NameTableData
+ * @typedef {import('./page-work.js').BlobPlace} BlobPlace
+ * @typedef {{ resolve: (value: any) => void, reject: (error: Error) => void }} Waiting
+ * @typedef {{ request: object, transfer: ArrayBuffer[], waiting: Waiting, local: () => unknown }} Task
+ *   local: the same work in the main thread, should no worker be left
+ * @typedef {{ worker: Worker, ready: boolean, dead: boolean, batch: Waiting[] | null }} Slot
+ */
+
+const WORKER_URL = new URL('./thread.js', import.meta.url);
+
+/** Requests in one batch at most. */
+const BATCH = 64;
+
+/**
+ * The ArrayBuffer of exactly these bytes, to transfer: the buffer's own when
+ * it spans all of it, otherwise a copy (never a slice of Node's shared pool).
+ * @param {Buffer} buffer
+ * @returns {ArrayBuffer}
+ */
+export function transferable(buffer) {
+  const whole = buffer.byteOffset === 0 && buffer.byteLength === buffer.buffer.byteLength && buffer.buffer instanceof ArrayBuffer;
+  return whole ? /** @type {ArrayBuffer} */ (buffer.buffer) : copyOf([buffer]);
+}
+
+/**
+ * One new ArrayBuffer with these buffers one after the other (a few
+ * microseconds for a page, and nothing of the caller's moves away).
+ * @param {Buffer[]} buffers
+ */
+function copyOf(buffers) {
+  let length = 0;
+  for (const buffer of buffers) length += buffer.length;
+  const data = new ArrayBuffer(length);
+  const view = new Uint8Array(data);
+  let at = 0;
+  for (const buffer of buffers) {
+    view.set(buffer, at);
+    at += buffer.length;
+  }
+  return data;
+}
+
+export class PageThreads {
+  /**
+   * @param {number} size worker threads (0: all work in the main thread)
+   */
+  constructor(size) {
+    this.size = size;
+    /** @type {Slot[]} */
+    this.slots = [];
+    /** @type {Task[]} */
+    this.queue = [];
+    /** @type {RenderContext | null} */
+    this.context = null;
+    /** @type {NameTableData | null} */
+    this.names = null;
+    /** @type {ReturnType<typeof createRenderer> | null} the main thread's renderer */
+    this.local = null;
+    this.closed = false;
+    /** Requests answered by workers and by the main thread (for tests and the bench). */
+    this.counts = { worker: 0, local: 0 };
+  }
+
+  /** Start the workers (once; a no-op with --threads 0). */
+  warm() {
+    if (this.slots.length > 0 || this.closed) return;
+    for (let i = 0; i < this.size; i++) this.slots.push(this.#spawn());
+  }
+
+  /** @returns {Slot} */
+  #spawn() {
+    // A small young generation: pages' bytes live outside the heap, and
+    // each worker's heap counts in the crawl's memory.
+    const worker = new Worker(WORKER_URL, { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+    worker.unref(); // never what keeps the process alive
+    /** @type {Slot} */
+    const slot = { worker, ready: false, dead: false, batch: null };
+    const die = (/** @type {Error} */ error) => {
+      if (slot.dead) return;
+      slot.dead = true;
+      slot.ready = false;
+      for (const waiting of slot.batch ?? []) waiting.reject(error);
+      slot.batch = null;
+      // What waits for a batch goes to the other workers, or the main thread.
+      if (!this.slots.some((other) => other.ready)) this.#drainLocally();
+    };
+    worker.on('message', (/** @type {any} */ message) => {
+      if (message.ready) {
+        if (this.context) worker.postMessage({ op: 'context', context: this.context });
+        if (this.names) worker.postMessage({ op: 'names', names: this.names });
+        slot.ready = true;
+        this.#dispatch();
+        return;
+      }
+      const batch = slot.batch ?? [];
+      slot.batch = null;
+      /** @type {any[]} */
+      const answers = message.answers;
+      answers.forEach((answer, i) => {
+        if (answer.error) batch[i].reject(Object.assign(new Error(answer.error.message), answer.error));
+        else batch[i].resolve(answer.result);
+      });
+      this.#dispatch();
+    });
+    worker.on('error', die);
+    worker.on('exit', (code) => die(new Error(`a crawl worker thread stopped (exit code ${code})`)));
+    return slot;
+  }
+
+  /** Send what waits to the idle workers, a batch each. */
+  #dispatch() {
+    for (const slot of this.slots) {
+      if (this.queue.length === 0) return;
+      if (!slot.ready || slot.batch) continue;
+      const tasks = this.queue.splice(0, Math.max(1, Math.min(BATCH, Math.ceil(this.queue.length / this.#idleCount()))));
+      slot.batch = tasks.map((task) => task.waiting);
+      slot.worker.postMessage({ op: 'batch', requests: tasks.map((task) => task.request) }, tasks.flatMap((task) => task.transfer));
+      this.counts.worker += tasks.length;
+    }
+  }
+
+  #idleCount() {
+    let idle = 0;
+    for (const slot of this.slots) if (slot.ready && !slot.batch) idle++;
+    return Math.max(1, idle);
+  }
+
+  /** With no worker left, the main thread answers what was queued. */
+  #drainLocally() {
+    for (const task of this.queue.splice(0)) {
+      this.counts.local++;
+      Promise.resolve().then(task.local).then(task.waiting.resolve, task.waiting.reject);
+    }
+  }
+
+  /** Whether a worker can take requests now or soon. */
+  get #working() {
+    return this.slots.some((slot) => slot.ready);
+  }
+
+  /**
+   * @param {object} request
+   * @param {ArrayBuffer[]} transfer
+   * @param {() => unknown} local
+   * @returns {Promise<any>}
+   */
+  #enqueue(request, transfer, local) {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ request, transfer, waiting: { resolve, reject }, local });
+      this.#dispatch();
+    });
+  }
+
+  /**
+   * Phase one's work on one document (the body stays the caller's; a worker gets a copy).
+   * @param {ScanInput} input
+   * @returns {Promise<ScanOutput>}
+   */
+  async scan(input) {
+    if (!this.#working) {
+      this.counts.local++;
+      return scanPage(input);
+    }
+    const data = copyOf([input.body]);
+    const result = await this.#enqueue({ op: 'scan', data, input: { type: input.type, contentType: input.contentType, url: input.url } }, [data], () => scanPage(input));
+    return { ...result, scanBytes: Buffer.from(result.scanBytes) };
+  }
+
+  /**
+   * The render context of this run (before the first render).
+   * @param {RenderContext} context
+   */
+  setContext(context) {
+    this.context = context;
+    this.local = createRenderer(context);
+    this.names = null;
+    for (const slot of this.slots) if (slot.ready) slot.worker.postMessage({ op: 'context', context });
+  }
+
+  /**
+   * The name table of a write pass (before its first render): the main
+   * thread reads the table itself, workers get its contents (made only when
+   * there are workers).
+   * @param {{ fileOf(key: string): string | null }} table
+   * @param {() => NameTableData} contents
+   */
+  setNames(table, contents) {
+    this.local?.setTable(table);
+    this.names = this.size > 0 ? contents() : null;
+    for (const slot of this.slots) if (slot.ready && this.names) slot.worker.postMessage({ op: 'names', names: this.names });
+  }
+
+  /**
+   * Phase two's work on one document: from its staged bytes (`raw` and
+   * `scan`, which stay the caller's), or from where they lie in the blob log
+   * (`places`), which a worker reads itself.
+   * @param {Omit<RenderInput, 'raw' | 'scan'> & ({ raw: Buffer, scan: Buffer } | { places: [BlobPlace, BlobPlace], read: () => Promise<Buffer[]> })} input
+   * @returns {Promise<RenderOutput>}
+   */
+  async render(input) {
+    const local = async () => {
+      if (!this.local) throw new Error('render before the render context was set');
+      if ('raw' in input) return this.local.render(input);
+      const { places, read, ...rest } = input;
+      const [raw, scan] = await read();
+      return this.local.render({ ...rest, raw, scan });
+    };
+    if (!this.#working || !this.names) {
+      this.counts.local++;
+      return local();
+    }
+    /** @type {any} */
+    let result;
+    if ('raw' in input) {
+      const { raw, scan, ...rest } = input;
+      const bytes = copyOf([raw, scan]);
+      result = await this.#enqueue({ op: 'render', bytes, rawLength: raw.length, input: rest }, [bytes], local);
+    } else {
+      const { read, ...rest } = input;
+      result = await this.#enqueue({ op: 'render', input: rest }, [], local);
+    }
+    if (result.output && !Buffer.isBuffer(result.output)) result.output = Buffer.from(result.output);
+    return result;
+  }
+
+  async close() {
+    this.closed = true;
+    const slots = this.slots.splice(0);
+    await Promise.all(slots.map((slot) => slot.worker.terminate().catch(() => {})));
+    for (const task of this.queue.splice(0)) task.waiting.reject(new Error('the crawl worker threads were closed'));
+  }
+}
