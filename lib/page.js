@@ -41,6 +41,16 @@ export function scanDocument(body, type, charset) {
 }
 
 /**
+ * Resolved links, by the directory of the base they were resolved against
+ * and their text: most links of a site (its menus, its footer) are the same
+ * text on every page of a directory, and parsing a URL costs more than a
+ * lookup. Bounded: emptied when full.
+ * @type {Map<string, { key: string | null, hash: string }>}
+ */
+const resolved = new Map();
+const RESOLVED_MAX = 20_000;
+
+/**
  * Resolve every link of a scan against the document, once: sets `key` (the
  * canonical target, or null when not http(s)) and `hash` on each link.
  * @param {DocumentScan} scan
@@ -48,10 +58,26 @@ export function scanDocument(body, type, charset) {
  */
 export function resolveLinks(scan, pageUrl) {
   const docBase = scan.base ? parseHttpUrl(scan.base.value, pageUrl) ?? pageUrl : pageUrl;
+  // A reference that is not empty and starts with neither "?" nor "#" (nor
+  // white space, which the URL parser strips) resolves the same against any
+  // base of the same scheme, host and directory.
+  const directory = `${docBase.protocol}//${docBase.host}${docBase.pathname.slice(0, docBase.pathname.lastIndexOf('/') + 1)}\n`;
   for (const link of scan.links) {
-    const target = parseHttpUrl(link.value, docBase);
-    link.key = target ? canonicalKey(target) : null;
-    link.hash = target ? target.hash : '';
+    const value = link.value;
+    const first = value.charCodeAt(0);
+    const cacheable = first > 0x20 && first !== 0x3f /* ? */ && first !== 0x23 /* # */;
+    const cacheKey = cacheable ? directory + value : '';
+    let found = cacheable ? resolved.get(cacheKey) : undefined;
+    if (found === undefined) {
+      const target = parseHttpUrl(value, docBase);
+      found = { key: target ? canonicalKey(target) : null, hash: target ? target.hash : '' };
+      if (cacheable) {
+        if (resolved.size >= RESOLVED_MAX) resolved.clear();
+        resolved.set(cacheKey, found);
+      }
+    }
+    link.key = found.key;
+    link.hash = found.hash;
   }
 }
 

@@ -48,6 +48,7 @@ import { createRenderStep } from '../render/step.js';
  *   out: string, manifest: string | null, pages: number, assets: number, failed: number, warnings: number, redirects: number,
  *   notCrawled: number, notCrawledSaturated: boolean, maxPages: number, requisitesNotFetched: number,
  *   interrupted: boolean, durationMs: number,
+ *   threads: { workers: number, inWorkers: number, inMain: number },
  *   failures: import('../manifest/schema.js').ManifestError[],
  *   stale: number, resumed: number, pruneRefused: boolean,
  *   churn: {
@@ -55,6 +56,7 @@ import { createRenderStep } from '../render/step.js';
  *     filesWritten: number, bytesWritten: number,
  *   },
  * }} CrawlResult
+ *   threads: worker threads started, and the per-page requests (tokenise, rewrite) they and the main thread did
  *   churn: URLs new / changed / unchanged (304) / unchanged (same bytes) / removed / stale / failed,
  *   and the files and bytes actually written
  */
@@ -220,6 +222,7 @@ export class Crawler extends EventEmitter {
         notCrawledSaturated: overLimitSaturated,
         maxPages: o.maxPages,
         requisitesNotFetched: run.counts.requisitesNotFetched,
+        threads: { workers: run.threads.slots.length, inWorkers: run.threads.counts.worker, inMain: run.threads.counts.local },
         interrupted,
         durationMs: Math.round(performance.now() - startedAt),
         failures,

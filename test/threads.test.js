@@ -1,0 +1,132 @@
+// @ts-check
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { crawl } from '../lib/index.js';
+import { PageThreads } from '../lib/crawl/threads.js';
+import { nameTableData } from '../lib/crawl/page-work.js';
+import { createNameTable } from '../lib/crawl/names.js';
+import { startOrigin } from '../bench/origin.js';
+import { listFiles, tempDirs } from './crawl-helpers.js';
+
+/**
+ * The worker threads of the per-page work (--threads): the same tree, byte
+ * for byte, as the main thread alone makes; and the pool itself.
+ */
+
+const dirs = tempDirs();
+/** @type {import('node:http').Server} */
+let origin;
+let base = '';
+
+beforeAll(async () => {
+  // The bench's shop: 150 products with price slots, menus, related products, forms.
+  origin = await startOrigin({ products: 150, count: 50, port: 0, host: '127.0.0.1' });
+  const address = /** @type {import('node:net').AddressInfo} */ (origin.address());
+  base = `http://127.0.0.1:${address.port}`;
+});
+afterAll(async () => {
+  await new Promise((resolve) => origin.close(resolve));
+  await dirs.cleanup();
+});
+
+/**
+ * Every file of a tree with its bytes; the manifest without its date.
+ * @param {string} out
+ */
+async function snapshot(out) {
+  /** @type {Record<string, string>} */
+  const files = {};
+  for (const file of await listFiles(out)) {
+    const bytes = await readFile(path.join(out, file));
+    files[file] = file === 'prerender-manifest.json' ? bytes.toString().replace(/"generatedAt": "[^"]*"/, '') : bytes.toString('base64');
+  }
+  return files;
+}
+
+/** @param {number} threads */
+async function crawlShop(threads) {
+  const out = path.join(await dirs.make(), 'out');
+  const result = await crawl({ roots: [`${base}/st/dir.asp`], include: ['/st/dir.asp', '/st/product.asp'], out, threads, placeholders: 'ssi' });
+  return { out, result };
+}
+
+describe('--threads', () => {
+  it('worker threads tokenise and rewrite, and the tree is the one the main thread alone writes', async () => {
+    const alone = await crawlShop(0);
+    const threaded = await crawlShop(2);
+    expect(alone.result.pages).toBe(153);
+    expect(alone.result.threads).toEqual({ workers: 0, inWorkers: 0, inMain: 2 * 153 });
+    expect(threaded.result.pages).toBe(153);
+    expect(threaded.result.threads.workers).toBe(2);
+    // Phase one starts them after 64 pages; until they are ready the main thread works alone.
+    expect(threaded.result.threads.inWorkers).toBeGreaterThan(0);
+    expect(threaded.result.threads.inWorkers + threaded.result.threads.inMain).toBe(2 * 153);
+    const files = await snapshot(threaded.out);
+    expect(Object.keys(files).filter((file) => file.startsWith('st/')).length).toBe(153);
+    expect(files).toEqual(await snapshot(alone.out));
+  });
+});
+
+describe('PageThreads', () => {
+  const page = Buffer.from('<!DOCTYPE html><html><head><base href="/shop/"></head><body>'
+    + '<a href="a.html">a</a><a href="/b.asp?x=1#top">b</a><a href="mailto:x@y">m</a>'
+    + '<span data-price-sku="S1">$1</span></body></html>');
+  const context = {
+    placeholders: /** @type {const} */ ('ssi'), pricePath: '/price', staticRoot: 'http://h.test/', dynamicBase: null,
+    origins: ['http://h.test'], relativeLinks: true, siteUrl: null,
+  };
+  const pages = [{ key: 'http://h.test/shop/a.html', file: 'shop/a.html' }, { key: 'http://h.test/b.asp?x=1', file: 'b.asp-x=1.html' }];
+
+  /** @param {PageThreads} pool */
+  async function workOn(pool) {
+    const scanned = await pool.scan({ body: page, type: 'html', contentType: 'text/html', url: 'http://h.test/p/index.asp' });
+    pool.setContext(context);
+    const table = createNameTable(/** @type {any} */ (pages), [], 10);
+    pool.setNames(table, () => nameTableData(pages, [], 10));
+    const rendered = await pool.render({
+      raw: page, scan: scanned.scanBytes, bodyId: scanned.bodyId, url: 'http://h.test/p/index.asp', file: 'p/index.asp.html', type: 'html', charset: scanned.charset,
+    });
+    return { scanned, rendered: { ...rendered, output: rendered.output?.toString() } };
+  }
+
+  /** @param {PageThreads} pool */
+  async function ready(pool) {
+    pool.warm();
+    for (let i = 0; i < 500 && !pool.slots.every((slot) => slot.ready); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(pool.slots.every((slot) => slot.ready)).toBe(true);
+  }
+
+  it('a worker answers as the main thread does', async () => {
+    const local = new PageThreads(0);
+    const inMain = await workOn(local);
+    await local.close();
+    expect(local.counts).toEqual({ worker: 0, local: 2 });
+    expect(inMain.scanned.links).toBe('0http://h.test/shop/a.html\n0http://h.test/b.asp?x=1\n0\n');
+    expect(inMain.rendered.output).toContain('<!--# include virtual="/price?sku=S1" -->');
+    expect(inMain.rendered.output).toContain('href="../shop/a.html"');
+
+    const pool = new PageThreads(1);
+    await ready(pool);
+    try {
+      const inWorker = await workOn(pool);
+      expect(pool.counts).toEqual({ worker: 2, local: 0 });
+      expect(inWorker.scanned.scanBytes.equals(inMain.scanned.scanBytes)).toBe(true);
+      expect(inWorker).toEqual(inMain);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('a worker that dies fails what it held; the main thread takes what comes next', async () => {
+    const pool = new PageThreads(1);
+    await ready(pool);
+    const held = pool.scan({ body: page, type: 'html', contentType: 'text/html', url: 'http://h.test/' });
+    await pool.slots[0].worker.terminate();
+    await expect(held).rejects.toThrow(/worker thread stopped/);
+    const next = await pool.scan({ body: page, type: 'html', contentType: 'text/html', url: 'http://h.test/' });
+    expect(next.links).toContain('http://h.test/shop/a.html');
+    expect(pool.counts.local).toBe(1);
+    await pool.close();
+  });
+});
