@@ -66,9 +66,13 @@ export async function discover(run, roots) {
  */
 function pump(run) {
   const { frontier, signal, stats } = run;
-  const capacity = run.options.concurrency;
+  // --concurrency requests in flight; as many pages again may be past their
+  // request (tokenised, in a worker thread, staged) meanwhile, so that the
+  // connections never wait for the CPU work of the pages before.
+  const requests = run.options.concurrency;
+  const capacity = requests * 2;
   const runPage = createStepRunner(/** @type {import('./steps.js').Step<PageInFlight>[]} */ ([
-    { name: 'load', concurrency: capacity, run: (page) => load(run, page) },
+    { name: 'load', concurrency: requests, run: (page) => load(run, page) },
     ...run.transforms.map((transform) => ({ name: transform.name, concurrency: transform.concurrency, run: (/** @type {PageInFlight} */ page) => transform.run(page, run) })),
     { name: 'classify', run: (page) => classify(run, page) },
     { name: 'scan', run: (page) => scan(run, page) },
