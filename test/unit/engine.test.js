@@ -146,6 +146,42 @@ describe('discovery with a fake loader and no HTTP', () => {
     expect(new Set(manifests).size).toBe(1);
   });
 
+  it('keeps --concurrency requests in flight while earlier pages are still in their later steps', async () => {
+    const pages = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`/p${i}`, { body: linksTo('/') }]));
+    pages['/'] = { body: linksTo(...Array.from({ length: 12 }, (_, i) => `/p${i}`)) };
+    let loading = 0;
+    let transforming = 0;
+    let overlapped = 0;
+    const site = fakeSite(pages);
+    const loader = {
+      /** @param {string} url */
+      async load(url) {
+        loading++;
+        if (transforming > 0) overlapped++;
+        try {
+          return await site.loader.load(url);
+        } finally {
+          loading--;
+        }
+      },
+      async close() {},
+    };
+    /** Let a page's slow CPU step finish only once the next request has started. */
+    const transform = {
+      name: 'slow',
+      async run() {
+        transforming++;
+        for (let i = 0; i < 200 && overlapped === 0; i++) await new Promise((resolve) => setImmediate(resolve));
+        transforming--;
+      },
+    };
+    const result = await crawl({ roots: [`${ORIGIN}/`], loader, transforms: [transform], target: memoryTarget(), out: await dirs.make(), concurrency: 1 });
+    expect(result.pages).toBe(13);
+    // With -c 1, a request started while another page was in its transform: the slot was not held.
+    expect(overlapped).toBeGreaterThan(0);
+    expect(loading).toBe(0);
+  });
+
   it('writes nothing and touches no target in a dry run; names are still given', async () => {
     const { loader } = fakeSite({ '/': { body: linksTo('/a') }, '/a': { body: 'a' } });
     const crawler = new Crawler({ roots: [`${ORIGIN}/`], loader, dryRun: true, out: path.join(await dirs.make(), 'never') });
