@@ -3,7 +3,7 @@ import { closeSync, constants, openSync, readSync, writeSync } from 'node:fs';
 import { detectCharset } from '../charset.js';
 import { encodeScan, renderDocument, resolveLinks, scanDocument, decodeScan } from '../page.js';
 import { sha256 } from './blobs.js';
-import { createNameTable } from './names.js';
+import { encodeNameTable, openNameTable } from './shared-names.js';
 
 /**
  * The per-page CPU work of both phases, as pure functions of a page's bytes
@@ -29,8 +29,8 @@ import { createNameTable } from './names.js';
  * }} RenderContext
  * @typedef {{ path: string, at: number, length: number }} BlobPlace
  *   where a staged blob lies: a byte range of a file
- * @typedef {{ pages: string, redirects: string, maxHops: number }} NameTableData
- *   pages: "URL\tfile" lines; redirects: "URL\tlocation" lines
+ * @typedef {import('./shared-names.js').SharedNameTable} NameTableData
+ *   the name table in shared memory: one copy for every worker
  * @typedef {{
  *   raw: Buffer, scan: Buffer, bodyId: string, url: string, file: string, type: 'html' | 'css', charset: string,
  *   unchangedSha?: string, temp?: string, wantOutput?: boolean,
@@ -93,7 +93,7 @@ export function createRenderer(context) {
   return {
     /** @param {NameTableData} data */
     setNames(data) {
-      names = createNameTable(splitPairs(data.pages, 'file'), splitPairs(data.redirects, 'location'), data.maxHops);
+      names = openNameTable(data);
     },
     /**
      * The name table itself, where it is at hand (the main thread).
@@ -135,24 +135,6 @@ export function createRenderer(context) {
 }
 
 /**
- * @param {string} lines "key\tvalue" lines
- * @param {'file' | 'location'} field
- * @returns {any[]}
- */
-function splitPairs(lines, field) {
-  const records = [];
-  let at = 0;
-  while (at < lines.length) {
-    let end = lines.indexOf('\n', at);
-    if (end < 0) end = lines.length;
-    const tab = lines.indexOf('\t', at);
-    records.push({ key: lines.slice(at, tab), [field]: lines.slice(tab + 1, end) });
-    at = end + 1;
-  }
-  return records;
-}
-
-/**
  * Write a new file in one go: created (never through an existing file or
  * link), written, closed; synchronous, as it runs in a worker thread.
  * @param {string} path
@@ -169,18 +151,14 @@ export function writeNew(path, data) {
 }
 
 /**
- * A name table's contents, to send to the worker threads.
+ * A name table's contents, to share with the worker threads.
  * @param {{ key: string, file?: string }[]} pages named pages
  * @param {{ key: string, location?: string }[]} redirects
  * @param {number} maxHops
  * @returns {NameTableData}
  */
 export function nameTableData(pages, redirects, maxHops) {
-  const lines = [];
-  for (const record of pages) if (record.file) lines.push(`${record.key}\t${record.file}`);
-  const moved = [];
-  for (const record of redirects) if (record.location) moved.push(`${record.key}\t${record.location}`);
-  return { pages: lines.join('\n'), redirects: moved.join('\n'), maxHops };
+  return encodeNameTable(pages, redirects, maxHops);
 }
 
 /**

@@ -1,0 +1,127 @@
+// @ts-check
+
+/**
+ * The name table of phase two in shared memory, for the worker threads: one
+ * copy for all of them, whatever their number, and no JS object per URL in
+ * their heaps. An open-addressing hash table over the UTF-8 bytes of the
+ * keys (FNV-1a), in two SharedArrayBuffers:
+ *
+ *   data:  entries one after the other: key length (u32), value length (u32),
+ *          kind (u8: 0 a page and its file, 1 a redirect and its location),
+ *          then the key's and the value's UTF-8 bytes
+ *   slots: Int32Array of 2^k slots, each an entry's offset + 1 (0: empty)
+ *
+ * Lookups follow redirects as `createNameTable` does, at most `maxHops`.
+ *
+ * @typedef {{ data: SharedArrayBuffer, slots: SharedArrayBuffer, maxHops: number }} SharedNameTable
+ */
+
+const FILE = 0;
+const REDIRECT = 1;
+const HEADER = 9;
+
+/** @param {Uint8Array} bytes @param {number} start @param {number} end */
+function fnv1a(bytes, start, end) {
+  let hash = 0x811c9dc5;
+  for (let i = start; i < end; i++) {
+    hash ^= bytes[i];
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+/**
+ * @param {{ key: string, file?: string }[]} pages named pages
+ * @param {{ key: string, location?: string }[]} redirects
+ * @param {number} maxHops
+ * @returns {SharedNameTable}
+ */
+export function encodeNameTable(pages, redirects, maxHops) {
+  /** @type {[Buffer, Buffer, number][]} */
+  const entries = [];
+  let size = 0;
+  const add = (/** @type {string} */ key, /** @type {string} */ value, /** @type {number} */ kind) => {
+    const k = Buffer.from(key, 'utf8');
+    const v = Buffer.from(value, 'utf8');
+    entries.push([k, v, kind]);
+    size += HEADER + k.length + v.length;
+  };
+  for (const record of pages) if (record.file) add(record.key, record.file, FILE);
+  for (const record of redirects) if (record.location) add(record.key, record.location, REDIRECT);
+  const data = new SharedArrayBuffer(Math.max(1, size));
+  const bytes = Buffer.from(data);
+  let capacity = 16;
+  while (capacity < entries.length * 2) capacity *= 2;
+  const slots = new SharedArrayBuffer(capacity * 4);
+  const table = new Int32Array(slots);
+  const mask = capacity - 1;
+  let at = 0;
+  for (const [k, v, kind] of entries) {
+    bytes.writeUInt32LE(k.length, at);
+    bytes.writeUInt32LE(v.length, at + 4);
+    bytes[at + 8] = kind;
+    k.copy(bytes, at + HEADER);
+    v.copy(bytes, at + HEADER + k.length);
+    let slot = fnv1a(k, 0, k.length) & mask;
+    // A later entry for the same key wins, as in a Map: a page's file over a redirect.
+    for (;;) {
+      const taken = table[slot];
+      if (taken === 0 || sameKey(bytes, taken - 1, k)) break;
+      slot = (slot + 1) & mask;
+    }
+    if (table[slot] === 0 || bytes[table[slot] - 1 + 8] !== FILE || kind === FILE) table[slot] = at + 1;
+    at += HEADER + k.length + v.length;
+  }
+  return { data, slots, maxHops };
+}
+
+/**
+ * @param {Buffer} bytes
+ * @param {number} entry
+ * @param {Uint8Array} key
+ */
+function sameKey(bytes, entry, key) {
+  const length = bytes.readUInt32LE(entry);
+  if (length !== key.length) return false;
+  const start = entry + HEADER;
+  for (let i = 0; i < length; i++) if (bytes[start + i] !== key[i]) return false;
+  return true;
+}
+
+/**
+ * A reader of a shared name table (in any thread).
+ * @param {SharedNameTable} shared
+ * @returns {{ fileOf(key: string): string | null }}
+ */
+export function openNameTable(shared) {
+  const bytes = Buffer.from(shared.data);
+  const table = new Int32Array(shared.slots);
+  const mask = table.length - 1;
+  /** @param {string} key @returns {number} the entry's offset, or -1 */
+  const find = (key) => {
+    const k = Buffer.from(key, 'utf8');
+    let slot = fnv1a(k, 0, k.length) & mask;
+    for (;;) {
+      const taken = table[slot];
+      if (taken === 0) return -1;
+      if (sameKey(bytes, taken - 1, k)) return taken - 1;
+      slot = (slot + 1) & mask;
+    }
+  };
+  return {
+    fileOf(key) {
+      let current = key;
+      for (let hops = 0; hops <= shared.maxHops; hops++) {
+        const entry = find(current);
+        if (entry < 0) return null;
+        const keyLength = bytes.readUInt32LE(entry);
+        const valueLength = bytes.readUInt32LE(entry + 4);
+        const start = entry + HEADER + keyLength;
+        const value = bytes.toString('utf8', start, start + valueLength);
+        if (bytes[entry + 8] === FILE) return value;
+        current = value;
+      }
+      return null;
+    },
+  };
+}
