@@ -7,6 +7,7 @@ import { PageThreads } from '../lib/crawl/threads.js';
 import { nameTableData } from '../lib/crawl/page-work.js';
 import { createNameTable } from '../lib/crawl/names.js';
 import { startOrigin } from '../bench/origin.js';
+import { startSite } from '../fixtures/site.js';
 import { listFiles, tempDirs } from './crawl-helpers.js';
 
 /**
@@ -65,6 +66,32 @@ describe('--threads', () => {
     const files = await snapshot(threaded.out);
     expect(Object.keys(files).filter((file) => file.startsWith('st/')).length).toBe(153);
     expect(files).toEqual(await snapshot(alone.out));
+  });
+});
+
+describe('--threads on the edge cases of the fixture site', () => {
+  /** @type {Awaited<ReturnType<typeof startSite>>} */
+  let site;
+  beforeAll(async () => { site = await startSite(); });
+  afterAll(async () => { await site.close(); });
+
+  it('links of every form, <base>, name headers, redirects, windows-1252, price slots, CSS, precompressed siblings: the same tree', async () => {
+    /** @type {Record<string, string>[]} */
+    const trees = [];
+    for (const threads of [0, 2]) {
+      const out = path.join(await dirs.make(), 'out');
+      const result = await crawl({
+        roots: ['/links/index.asp', '/base/index.asp', '/names/index.asp', '/redir/index.asp', '/enc/index.asp', '/prices/index.asp', '/assets/index.asp'].map((p) => site.url(p)),
+        include: ['/links/', '/base/', '/names/', '/redir/', '/enc/', '/prices/', '/assets/', '/infodir/'],
+        out, threads, threadsFrom: 0, assets: true, precompress: 'gzip,br', siteUrl: 'https://static.example/', writeSitemap: true, retryDelay: 0,
+      });
+      expect(result.threads.workers).toBe(threads);
+      if (threads > 0) expect(result.threads.inWorkers).toBeGreaterThan(0);
+      trees.push(await snapshot(out));
+    }
+    expect(Object.keys(trees[0]).length).toBeGreaterThan(20);
+    expect(Object.keys(trees[0]).some((file) => file.endsWith('.css'))).toBe(true);
+    expect(trees[1]).toEqual(trees[0]);
   });
 });
 

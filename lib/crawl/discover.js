@@ -2,7 +2,6 @@
 import { AbortError, OutputError, PrerenderError } from '../errors.js';
 import { isHtmlType, mimeOf, wantedFileName } from '../naming.js';
 import { encodeScan } from '../page.js';
-import { THREADS_FROM } from '../options.js';
 import { canonicalKey, parseHttpUrl } from '../url.js';
 import { createStepRunner } from './steps.js';
 import { parseLinkLines } from './page-work.js';
@@ -305,7 +304,7 @@ async function scan(run, page) {
   const record = page.record;
   if (record.type === 'other' || page.scan) return;
   const body = loaded(page.result).body;
-  if (run.stats.fetched >= THREADS_FROM) run.threads.warm();
+  if (run.stats.fetched >= run.options.threadsFrom) run.threads.warm();
   const url = page.url ?? new URL(page.key);
   const scanned = await run.threads.scan({ body, type: record.type === 'css' ? 'css' : 'html', contentType: /** @type {string} */ (record.contentType), url: url.href });
   record.charset = intern(run, scanned.charset);

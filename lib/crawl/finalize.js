@@ -11,7 +11,6 @@ import { warn } from './context.js';
 import { fail } from './discover.js';
 import { createNameTable, splitAlias } from './names.js';
 import { nameTableData } from './page-work.js';
-import { THREADS_FROM } from '../options.js';
 import { priorFiles, pruneLimit } from './recrawl.js';
 import { createStateWriter } from './state.js';
 import { precompress } from './precompress.js';
@@ -53,7 +52,7 @@ export async function finalize(run, pages, { interrupted, complete }) {
   run.stats.phase = 'write';
   const removal = planRemoval(run, pages, complete);
   run.threads.setContext(renderContext(run));
-  if (pages.length >= THREADS_FROM) run.threads.warm();
+  if (pages.length >= run.options.threadsFrom) run.threads.warm();
   for (let pass = 1; ; pass++) {
     const named = pages.filter((record) => !dropped.has(record.key));
     const names = createNameTable(named, redirects, run.options.maxRedirects);
