@@ -1,24 +1,34 @@
 // @ts-check
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { AbortError, DeployError } from '../errors.js';
-import { CURRENT, RELEASES, TMP_PREFIX, idFromLink, parseHeader, parseRecord } from './release.js';
+import { AbortError, DeployError, LockedError } from '../errors.js';
+import { isAlive } from '../output/lock.js';
+import { CURRENT, LOCK_NAME, RELEASES, TMP_PREFIX, idFromLink, parseHeader, parseRecord } from './release.js';
 import { targetLabel } from './targets.js';
+import { checkHashes, parseHashes, removalList } from './verify.js';
 
 /**
- * A remote web root over the system `ssh` and `rsync`: the same release
- * layout and atomic switch as a local target. One ssh connection per run
- * (a control master of our own), every remote step a short POSIX sh script
- * whose arguments are passed quoted, never spliced into its text. Processes
- * are spawned with argument lists: no local shell.
+ * A remote web root over the system `ssh`: the same release layout and
+ * atomic switch as a local target. One ssh connection per target and run (a
+ * control master of our own in a temp directory), every remote step a short
+ * POSIX sh script whose arguments are passed quoted, never spliced into its
+ * text. Processes are spawned with argument lists: no local shell. The work
+ * on the server grows with the changed files, but for one `cp -al`:
  *
- *   stage:  rsync the unchanged files with --link-dest=../PREVIOUS (hard
- *           links, no data), rsync the new and changed ones, then rsync
- *           --checksum --dry-run over the release: any file it would send is
- *           a mismatch. Then the record, and releases/.tmp-ID -> releases/ID.
- *   switch: ln -sfn releases/ID .current.tmp.ID && mv -T .current.tmp.ID current
+ *   lock:     mkdir DIR/.prerender-lock (atomic), our pid/host/time inside
+ *   prepare:  cp -al releases/PREVIOUS releases/.tmp-ID (one command: hard
+ *             links, no data), then rm the changed and vanished paths (list
+ *             on stdin)
+ *   receive:  tar -x of the new and changed files (one tar stream read once
+ *             from OUT, shared by every target of the run: fanout.js)
+ *   verify:   sha256sum of the files received (or, --verify all, of every
+ *             file of the release), compared with the manifest's sha256
+ *   commit:   the record, then releases/.tmp-ID -> releases/ID
+ *   switch:   ln -sfn releases/ID .current.tmp.ID && mv -T .current.tmp.ID current
+ *
+ * The server needs sh, GNU coreutils (cp -al, sha256sum, xargs -0) and tar.
  *
  * @typedef {import('./targets.js').DeployTarget} DeployTarget
  * @typedef {import('./targets.js').StagePlan} StagePlan
@@ -27,8 +37,9 @@ import { targetLabel } from './targets.js';
  * @typedef {{ user?: string, host: string, port?: number, path: string }} SshSpec
  * @typedef {{
  *   name?: string, sshKey?: string, sshOption?: string[], verify?: 'all' | 'sent',
- *   ssh?: string, rsync?: string, signal?: AbortSignal,
+ *   ssh?: string, signal?: AbortSignal,
  * }} SshOptions
+ *   ssh: the ssh program (default "ssh")
  */
 
 /**
@@ -36,18 +47,6 @@ import { targetLabel } from './targets.js';
  * @param {string} word
  */
 export const shQuote = (word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
-
-/**
- * Quote one word for rsync's -e, which splits on spaces and honours single
- * and double quotes (no backslashes).
- * @param {string} word
- */
-export function rsyncQuote(word) {
-  if (/^[\w@%+=:,./-]+$/.test(word)) return word;
-  if (!word.includes("'")) return `'${word}'`;
-  if (!word.includes('"')) return `"${word}"`;
-  throw new DeployError(`an ssh argument holds both kinds of quote, which rsync -e cannot pass: ${word}`);
-}
 
 const STATE_SCRIPT = `
 cd -- "$1" 2>/dev/null || exit 0
@@ -75,7 +74,37 @@ for f in *.json; do
 done
 if [ -d "$2" ] && [ -f "$2.json" ]; then echo EXISTS; exit 0; fi
 rm -rf -- "$2"
-mkdir -- "${TMP_PREFIX}$2"`;
+if [ -n "$3" ] && [ -d "$3" ]; then cp -al -- "$3" "${TMP_PREFIX}$2"; else mkdir -- "${TMP_PREFIX}$2"; fi
+cd -- "${TMP_PREFIX}$2"
+xargs -0 -r rm -rf --
+echo READY`;
+
+const RECEIVE_SCRIPT = `
+cd -- "$1" || exit 1
+exec tar -x -f - --no-same-owner`;
+
+const VERIFY_SCRIPT = `
+cd -- "$1" || exit 1
+if [ "$2" = all ]; then find . -type f -print0 | xargs -0 -r sha256sum --; else xargs -0 -r sha256sum --; fi
+exit 0`;
+
+const LOCK_SCRIPT = `
+mkdir -p -- "$1" && cd -- "$1" || exit 1
+if [ -n "$3" ] && [ "$(cat ${LOCK_NAME}/owner 2>/dev/null)" = "$3" ]; then
+  # A stale lock: move it aside (only one taker can), then check it was that one.
+  if mv -- ${LOCK_NAME} "${LOCK_NAME}.stale.$$" 2>/dev/null; then
+    if [ "$(cat "${LOCK_NAME}.stale.$$/owner" 2>/dev/null)" = "$3" ]; then rm -rf -- "${LOCK_NAME}.stale.$$"
+    else mv -- "${LOCK_NAME}.stale.$$" ${LOCK_NAME} 2>/dev/null || rm -rf -- "${LOCK_NAME}.stale.$$"; fi
+  fi
+fi
+if mkdir -- ${LOCK_NAME} 2>/dev/null; then printf '%s\n' "$2" > ${LOCK_NAME}/owner; echo TAKEN; exit 0; fi
+echo HELD
+cat -- ${LOCK_NAME}/owner 2>/dev/null
+exit 0`;
+
+const UNLOCK_SCRIPT = `
+cd -- "$1" || exit 0
+if [ "$(cat ${LOCK_NAME}/owner 2>/dev/null)" = "$2" ]; then rm -rf -- ${LOCK_NAME}; fi`;
 
 const COMMIT_SCRIPT = `
 set -e
@@ -120,6 +149,8 @@ export class SshTarget {
     this.connecting = null;
     /** @type {Set<import('node:child_process').ChildProcess>} */
     this.children = new Set();
+    /** @type {string | undefined} the owner text of our lock, while we hold it */
+    this.lockText = undefined;
   }
 
   /** Options every ssh process gets (the master and the rest). */
@@ -226,23 +257,76 @@ export class SshTarget {
   }
 
   /**
-   * rsync over our connection.
-   * @param {string} what for messages
-   * @param {string[]} flags
-   * @param {string[]} files paths relative to the source
-   * @param {string} from local directory
-   * @param {string} to remote directory
+   * Take the target's lock: DIR/.prerender-lock made with mkdir (atomic on
+   * the server), our pid, host and time inside. A lock left by a process of
+   * this host that is gone (killed) is taken over; any other is refused.
    */
-  async rsync(what, flags, files, from, to) {
+  async lock() {
+    const text = JSON.stringify({ pid: process.pid, host: os.hostname(), startedAt: new Date().toISOString() });
+    let stale = '';
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const answer = await this.remote('taking the lock', LOCK_SCRIPT, [this.spec.path, text, stale]);
+      if (/^TAKEN$/m.test(answer)) {
+        this.lockText = text;
+        return;
+      }
+      const held = answer.replace(/^HELD\n/, '').trim();
+      /** @type {import('../output/lock.js').LockOwner | null} */
+      let owner = null;
+      try {
+        const parsed = JSON.parse(held);
+        if (Number.isSafeInteger(parsed?.pid) && typeof parsed.host === 'string') owner = parsed;
+      } catch {
+        owner = null;
+      }
+      if (owner && !isAlive(owner)) {
+        stale = held; // killed on this host: take it over
+        continue;
+      }
+      const lockDir = `${this.spec.path}/${LOCK_NAME}`;
+      const who = owner ? `pid ${owner.pid} on ${owner.host}, since ${owner.startedAt}` : 'a process that is starting';
+      throw new LockedError(`another prerender publish or deploy (${who}) holds ${this.label}; wait for it to end. If it is gone (killed on another machine, or the lock is older than any run), remove the lock: ssh ${this.destination}${this.spec.port ? ` -p ${this.spec.port}` : ''} rm -r ${shQuote(lockDir)}`);
+    }
+    throw new LockedError(`${this.label}: could not take the lock ${this.spec.path}/${LOCK_NAME}: it keeps changing hands`);
+  }
+
+  /** Remove our lock (only if it still is ours). */
+  async unlock() {
+    if (!this.lockText) return;
+    const text = this.lockText;
+    this.lockText = undefined;
+    await this.remote('removing the lock', UNLOCK_SCRIPT, [this.spec.path, text]);
+  }
+
+  /**
+   * Run a remote sh script whose stdin is a stream we write (the files to send).
+   * @param {string} what for messages
+   * @param {string} script
+   * @param {string[]} args
+   * @param {import('./fanout.js').Fanout} fanout
+   */
+  async receive(what, script, args, fanout) {
     await this.connect();
-    const list = path.join(/** @type {string} */ (this.controlDir), `files-${what.replace(/\W+/g, '-')}`);
-    await writeFile(list, files.join('\0'));
-    const ssh = [this.options.ssh ?? 'ssh', ...this.clientArgs()].map(rsyncQuote).join(' ');
-    const host = this.spec.host.includes(':') ? `[${this.spec.host}]` : this.spec.host;
-    const dest = `${this.spec.user ? this.spec.user + '@' : ''}${host}:${to}/`;
-    const result = await this.spawnCollect(['-e', ssh, '--from0', `--files-from=${list}`, '--copy-links', '-t', ...flags, '--', `${from}/`, dest], { command: this.options.rsync ?? 'rsync' });
-    if (result.code !== 0) throw new DeployError(`${this.label}: rsync (${what}) failed (exit ${result.code}): ${result.stderr.trim() || 'no message'}`, { code: 'DEPLOY_RSYNC' });
-    return result.stdout;
+    if (this.options.signal?.aborted) throw new AbortError('interrupted');
+    const command = ['sh', '-c', script, 'prerender', ...args].map(shQuote).join(' ');
+    const child = spawn(this.options.ssh ?? 'ssh', [...this.clientArgs(), '--', this.destination, command], { stdio: ['pipe', 'ignore', 'pipe'] });
+    this.children.add(child);
+    const abort = () => child.kill('SIGTERM');
+    this.options.signal?.addEventListener('abort', abort, { once: true });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr = (stderr + chunk).slice(-16_000); });
+    /** @type {Promise<{ code: number | null, error?: Error }>} */
+    const exited = new Promise((resolve) => {
+      child.once('error', (error) => resolve({ code: null, error }));
+      child.once('close', (code) => resolve({ code }));
+    });
+    const sent = fanout.attach(child.stdin).then(() => null, (/** @type {Error} */ error) => error);
+    const [{ code, error }, readError] = await Promise.all([exited, sent]);
+    this.children.delete(child);
+    this.options.signal?.removeEventListener('abort', abort);
+    if (this.options.signal?.aborted) throw new AbortError('interrupted');
+    if (readError) throw readError;
+    if (error || code !== 0) throw new DeployError(`${this.label}: ${what} failed (${error ? error.message : `exit ${code}`}): ${stderr.trim() || 'no message'}`, { code: 'DEPLOY_TRANSFER', cause: error });
   }
 
   /**
@@ -271,46 +355,43 @@ export class SshTarget {
   }
 
   /**
+   * Build releases/ID on the server: links of the previous release, the
+   * changed files received from the shared stream, a check of what came;
+   * then its record. `current` is not touched.
    * @param {StagePlan} plan
    * @returns {Promise<StageResult>}
    */
   async stage(plan) {
-    const { id, source, diff, previous } = plan;
-    const prepared = await this.remote('preparing the release directory', PREPARE_SCRIPT, [this.spec.path, id]);
-    if (/^EXISTS$/m.test(prepared)) return { sentFiles: 0, sentBytes: 0, verify: { ok: true, checked: 0, failures: [] }, reused: true };
-    const to = `${this.spec.path}/${RELEASES}/${TMP_PREFIX}${id}`;
-    let sentFiles = 0;
-    let sentBytes = 0;
-    /** @param {string} stats */
-    const count = (stats) => {
-      sentFiles += Number(/Number of regular files transferred: ([\d,]+)/.exec(stats)?.[1].replace(/,/g, '') ?? 0);
-      sentBytes += Number(/Total transferred file size: ([\d,]+)/.exec(stats)?.[1].replace(/,/g, '') ?? 0);
-    };
-    const all = [...source.files.keys()].sort();
-    if (previous && diff.link.length > 0) {
-      // Unchanged by the manifests: hard links to the previous release; a file
-      // there that is not what it was (size, time) is sent instead.
-      count(await this.rsync('link unchanged', ['--stats', `--link-dest=../${previous.id}`], diff.link, source.out, to));
-    }
-    const send = previous ? diff.send : all;
-    if (send.length > 0) count(await this.rsync('send changed', ['--stats'], send, source.out, to));
-    const checkList = this.options.verify === 'sent' ? send : all;
-    /** @type {{ file: string, reason: string }[]} */
-    const failures = [];
-    if (checkList.length > 0) {
-      const out = await this.rsync('verify', ['--checksum', '--dry-run', '--out-format=%i %n'], checkList, source.out, to);
-      for (const line of out.split('\n')) {
-        const match = /^([<>ch*][^ ]*) (.+)$/.exec(line);
-        if (match && !match[2].endsWith('/')) failures.push({ file: match[2], reason: match[1].includes('+++') ? 'missing on the target after transfer' : 'checksum differs on the target after transfer' });
+    const { id, source, diff, previous, fanout } = plan;
+    let attached = false;
+    try {
+      const remove = previous ? removalList(diff, previous.files, source.files) : [];
+      const prepared = await this.remote('preparing the release directory', PREPARE_SCRIPT, [this.spec.path, id, previous?.id ?? ''], remove.join('\0'));
+      if (/^EXISTS$/m.test(prepared)) return { sentFiles: 0, sentBytes: 0, verify: { ok: true, checked: 0, failures: [] }, reused: true };
+      const to = `${this.spec.path}/${RELEASES}/${TMP_PREFIX}${id}`;
+      const send = diff.send;
+      if (!fanout) throw new DeployError(`${this.label}: no stream of files to receive`);
+      attached = true;
+      await this.receive('receiving the files', RECEIVE_SCRIPT, [to], fanout);
+      const sentBytes = send.reduce((sum, file) => sum + (source.files.get(file)?.bytes ?? 0), 0);
+
+      // The check: the files received, hashed on the server against the
+      // manifest's sha256. Unchanged files are links to inodes of the
+      // previous release, checked when they were received (--verify all
+      // hashes them again, and lists files the release should not have).
+      const all = this.options.verify === 'all';
+      const hashed = parseHashes(await this.remote('checking the release', VERIFY_SCRIPT, [to, all ? 'all' : 'sent'], all ? '' : send.join('\0')), all);
+      const failures = checkHashes(all ? [...source.files.keys()] : send, source.files, hashed, all);
+      const verify = { ok: failures.length === 0, checked: all ? source.files.size : send.length, failures };
+      if (!verify.ok) {
+        await this.remote('removing the failed release', `rm -rf -- "$1"`, [to]).catch(() => {});
+        return { sentFiles: send.length, sentBytes, verify, reused: false };
       }
+      await this.remote('committing the release', COMMIT_SCRIPT, [this.spec.path, id], plan.record);
+      return { sentFiles: send.length, sentBytes, verify, reused: false };
+    } finally {
+      if (!attached) fanout?.leave();
     }
-    const verify = { ok: failures.length === 0, checked: checkList.length, failures };
-    if (!verify.ok) {
-      await this.remote('removing the failed release', `rm -rf -- "$1"`, [to]).catch(() => {});
-      return { sentFiles, sentBytes, verify, reused: false };
-    }
-    await this.remote('committing the release', COMMIT_SCRIPT, [this.spec.path, id], plan.record);
-    return { sentFiles, sentBytes, verify, reused: false };
   }
 
   /**
