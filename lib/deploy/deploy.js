@@ -24,11 +24,13 @@ import { parseTarget, targetLabel } from './targets.js';
  *   keep?: number, dryRun?: boolean, switch?: 'all' | 'each', signal?: AbortSignal,
  *   sshKey?: string, sshOption?: string[], verify?: 'all' | 'sent',
  *   targets?: Record<string, TargetConfig>, cwd?: string, now?: Date,
- *   onTarget?: (result: TargetResult) => void, ssh?: string,
+ *   onTarget?: (result: TargetResult) => void, ssh?: string, tar?: string,
  * }} DeployOptions
  *   targets: named targets (the config file's "targets"); verify: what the
  *   check after the transfer hashes on each target: the files sent (default)
- *   or all files of the release; ssh: the ssh program (default "ssh")
+ *   or all files of the release; ssh, tar: the programs (default "ssh", "tar");
+ *   now: the time of the run (release id; files changed in the second before
+ *   it are hashed again next time)
  * @typedef {'switched' | 'ready' | 'up-to-date' | 'failed' | 'dry-run'} TargetStatus
  *   ready: has the release, verified, but `current` was not switched (another target failed)
  * @typedef {{
@@ -103,7 +105,7 @@ export async function deploy(out, names, options = {}) {
       results[index].error = errorInfo(error);
     };
 
-    const source = await readSource(out, { cache: true });
+    const source = await readSource(out, { cache: true, trustBefore: (options.now ?? new Date()).getTime() - 1000 });
     assertClean(source);
     const id = releaseId(source.manifestSha256, options.now);
     const header = {
@@ -192,7 +194,7 @@ export async function deploy(out, names, options = {}) {
     });
     for (const members of groups.values()) {
       const first = /** @type {import('./targets.js').StagePlan} */ (plans[members[0]]);
-      const fanout = new Fanout(source.out, first.diff.send, members.length, { signal: options.signal });
+      const fanout = new Fanout(source.out, first.diff.send, members.length, { signal: options.signal, tar: options.tar });
       for (const index of members) /** @type {import('./targets.js').StagePlan} */ (plans[index]).fanout = fanout;
     }
 
@@ -290,7 +292,7 @@ export async function rollback(to, options = {}) {
   try {
     await target.lock();
     locked = true;
-    const { current, releases } = await target.state();
+    const { current, releases } = await target.state(true);
     const id = rollbackTarget(releases.map((release) => release.id), current, options.release);
     await target.switchTo(id);
     return { target: target.label, from: current, to: id };

@@ -49,7 +49,8 @@ export function formatRecord(header, files) {
   const lines = [JSON.stringify({ version: 1, ...header })];
   for (const file of [...files.keys()].sort()) {
     const info = /** @type {FileInfo} */ (files.get(file));
-    lines.push(JSON.stringify([file, info.sha256, info.bytes, info.mtimeMs]));
+    // JSON.stringify([file, sha256, bytes, mtimeMs]), without its cost per line.
+    lines.push(`[${JSON.stringify(file)},${JSON.stringify(info.sha256)},${Number(info.bytes)},${JSON.stringify(info.mtimeMs)}]`);
   }
   return lines.join('\n') + '\n';
 }

@@ -120,9 +120,10 @@ const inside = (base, target) => target === base || target.startsWith(base + pat
 /**
  * Read and check the tree at OUT against its manifest.
  * @param {string} out
- * @param {{ concurrency?: number, cache?: boolean }} [options] cache: use
+ * @param {{ concurrency?: number, cache?: boolean, trustBefore?: number }} [options] cache: use
  *   and update the hash cache (deploy, publish); without it every file is read
- *   and hashed (verify)
+ *   and hashed (verify). trustBefore: only files whose ctime is older than
+ *   this (ms since the epoch; default one second ago) go into the cache
  * @returns {Promise<SourceTree>}
  */
 export async function readSource(out, options = {}) {
@@ -141,6 +142,8 @@ export async function readSource(out, options = {}) {
   const cache = options.cache ? await readCache(root) : new Map();
   /** @type {Map<string, CacheEntry>} */
   const seen = new Map();
+  let dirty = false;
+  const trustBefore = options.trustBefore ?? started - RACY_MS;
 
   /** @type {SourceTree} */
   const tree = {
@@ -168,7 +171,7 @@ export async function readSource(out, options = {}) {
    * @param {{ sha256: string, bytes: number } | null} expected
    * @param {'gzip' | 'br'} [decode] a sibling: its decompressed bytes must be `expected`
    */
-  const check = (file, expected, decode) => jobs.push(limit(async () => {
+  const check = (file, expected, decode) => {
     const full = path.join(root, file);
     let info;
     try {
@@ -180,27 +183,33 @@ export async function readSource(out, options = {}) {
     const key = cacheKey(info);
     const cached = cache.get(file);
     const unchanged = Array.isArray(cached) && cached[0] === key;
-    const own = unchanged ? { sha256: cached[1], bytes: cached[2] } : await hashFile(full, info.size);
-    if (!unchanged) tree.hashed++;
-    let matched = '';
-    if (expected) {
-      const want = `${expected.sha256}:${expected.bytes}`;
-      const decoded = !decode ? own : unchanged && cached[3] === want ? expected : await hashFile(full, Math.min(expected.bytes, WHOLE_FILE_MAX), decode, expected.bytes + 1).catch(() => null);
-      if (decoded === null) {
-        tree.changed.push({ file, reason: `does not decompress (${decode})` });
-      } else if (decoded.sha256 !== expected.sha256 || decoded.bytes !== expected.bytes) {
-        tree.changed.push({ file, reason: decode ? 'does not decompress to the page it sits beside' : `sha256 ${decoded.sha256.slice(0, 12)}… (${decoded.bytes} bytes), manifest says ${expected.sha256.slice(0, 12)}… (${expected.bytes} bytes)` });
-      } else if (decode) {
-        matched = want;
+    const want = expected ? `${expected.sha256}:${expected.bytes}` : '';
+    const run = async () => {
+      const own = unchanged ? { sha256: cached[1], bytes: cached[2] } : await hashFile(full, info.size);
+      if (!unchanged) tree.hashed++;
+      let matched = '';
+      if (expected) {
+        const decoded = !decode ? own : unchanged && cached[3] === want ? expected : await hashFile(full, Math.min(expected.bytes, WHOLE_FILE_MAX), decode, expected.bytes + 1).catch(() => null);
+        if (decoded === null) {
+          tree.changed.push({ file, reason: `does not decompress (${decode})` });
+        } else if (decoded.sha256 !== expected.sha256 || decoded.bytes !== expected.bytes) {
+          tree.changed.push({ file, reason: decode ? 'does not decompress to the page it sits beside' : `sha256 ${decoded.sha256.slice(0, 12)}… (${decoded.bytes} bytes), manifest says ${expected.sha256.slice(0, 12)}… (${expected.bytes} bytes)` });
+        } else if (decode) {
+          matched = want;
+        }
       }
-    }
-    // A file changed in the last second may change again within the same
-    // timestamp tick, same size: it is not trusted from the cache (hashed again next time).
-    if (info.ctimeMs < started - RACY_MS) seen.set(file, [key, own.sha256, own.bytes, matched]);
-    tree.files.set(file, { sha256: own.sha256, bytes: own.bytes, mtimeMs: info.mtimeMs });
-    tree.checked++;
-    tree.bytes += own.bytes;
-  }));
+      // A file changed in the last second may change again within the same
+      // timestamp tick, same size: it is not trusted from the cache (hashed again next time).
+      if (info.ctimeMs < trustBefore) seen.set(file, [key, own.sha256, own.bytes, matched]);
+      else dirty = true;
+      if (!unchanged || cached[3] !== matched) dirty = true;
+      tree.files.set(file, { sha256: own.sha256, bytes: own.bytes, mtimeMs: info.mtimeMs });
+      tree.checked++;
+      tree.bytes += own.bytes;
+    };
+    // Known from the cache: no read, no queue.
+    jobs.push(unchanged && (!decode || cached[3] === want) ? run() : limit(run));
+  };
 
   /** @type {Set<string>} */
   const seenFiles = new Set();
@@ -228,7 +237,11 @@ export async function readSource(out, options = {}) {
       }
     }
   }
-  check(MANIFEST_NAME, null);
+  // The manifest: read and hashed above.
+  tree.files.set(MANIFEST_NAME, { sha256: manifestSha256, bytes: manifestText.length, mtimeMs: statSync(path.join(root, MANIFEST_NAME)).mtimeMs });
+  tree.checked++;
+  tree.hashed++;
+  tree.bytes += manifestText.length;
   for (const file of [...regular, ...viaLink]) {
     if (listed.has(file)) continue;
     if (!file.includes('/') && isSitemapName(file)) {
@@ -239,7 +252,7 @@ export async function readSource(out, options = {}) {
     tree.unlisted.push({ file, reason: 'in OUT but not in the manifest' });
   }
   await Promise.all(jobs);
-  if (options.cache && (tree.hashed > 0 || seen.size !== cache.size)) await writeCache(root, seen);
+  if (options.cache && (dirty || seen.size !== cache.size)) await writeCache(root, seen);
   for (const list of [tree.missing, tree.changed, tree.unlisted, tree.unsafe]) list.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   tree.durationMs = Date.now() - started;
   return tree;
