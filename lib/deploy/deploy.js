@@ -105,6 +105,8 @@ export async function deploy(out, names, options = {}) {
       results[index].error = errorInfo(error);
     };
 
+    // Connections open while OUT is read (ssh's handshake is several round trips).
+    for (const target of targets) target.connect?.().catch(() => {}); // a failure is met again, and reported, at the first remote step
     const source = await readSource(out, { cache: true, trustBefore: (options.now ?? new Date()).getTime() - 1000 });
     assertClean(source);
     const id = releaseId(source.manifestSha256, options.now);

@@ -21,7 +21,7 @@ import { ConfigError, UsageError } from '../errors.js';
  *   sentFiles/sentBytes: file data that actually travelled (copied, not linked)
  * @typedef {{
  *   label: string, kind: 'local' | 'ssh',
- *   lock(): Promise<void>, unlock(): Promise<void>,
+ *   connect?(): Promise<void>, lock(): Promise<void>, unlock(): Promise<void>,
  *   state(withFiles?: boolean): Promise<TargetState>,
  *   stage(plan: StagePlan): Promise<StageResult>,
  *   switchTo(id: string, prune?: string[]): Promise<void>,
