@@ -18,9 +18,9 @@ const out = () => path.join(dir, 'out');
 const www = () => path.join(dir, 'www');
 /** @param {string} root */
 const currentOf = async (root) => path.basename(await readlink(path.join(root, 'current')));
-/** A time one second later per call: release ids are unique per second. */
+/** A time one second later per call (release ids are unique per second), and never in the past. */
 let clock = Date.now();
-const later = () => new Date((clock += 1000));
+const later = () => new Date((clock = Math.max(clock + 1000, Date.now() + 1000)));
 
 describe('prerender verify', () => {
   it('passes a tree that matches its manifest (and its .gz siblings); the state directory is not looked at', async () => {
