@@ -361,7 +361,7 @@ export class SshTarget {
 
   /**
    * Run a remote sh script whose stdin is `head` then the shared stream of
-   * the files to send.
+   * the files to send. Always attaches to the stream or leaves it.
    * @param {string} what for messages
    * @param {string} script
    * @param {string[]} args
@@ -369,8 +369,13 @@ export class SshTarget {
    * @param {import('./fanout.js').Fanout} fanout
    */
   async streamTo(what, script, args, head, fanout) {
-    await this.connect();
-    if (this.options.signal?.aborted) throw new AbortError('interrupted');
+    try {
+      await this.connect();
+      if (this.options.signal?.aborted) throw new AbortError('interrupted');
+    } catch (error) {
+      fanout.leave(); // the others must not wait for this one
+      throw error;
+    }
     const command = ['sh', '-c', script, 'prerender', ...args].map(shQuote).join(' ');
     const child = spawn(this.options.ssh ?? 'ssh', [...this.clientArgs(), '--', this.destination, command], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.children.add(child);
