@@ -17,7 +17,7 @@ import { formatDeploy, formatReleases, formatVerify } from './format.js';
 
 const DEPLOY_HELP = `
 Targets: a directory or file:///dir (like publish), ssh://user@host[:port]/path
-or user@host:path (system ssh and rsync; known-hosts checking stays on), or a
+or user@host:path (system ssh; known-hosts checking stays on), or a
 name from the config file's "targets".
 
 Each target gets DIR/releases/ID/ (a hard-linked copy of the release
