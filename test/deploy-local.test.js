@@ -1,7 +1,9 @@
 // @ts-check
+import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
-import { mkdir, readFile, readdir, readlink, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, readlink, realpath, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { deploy, publish, verify } from '../lib/index.js';
@@ -16,9 +18,9 @@ const out = () => path.join(dir, 'out');
 const www = () => path.join(dir, 'www');
 /** @param {string} root */
 const currentOf = async (root) => path.basename(await readlink(path.join(root, 'current')));
-/** A time one second later per call: release ids are unique per second. */
+/** A time one second later per call (release ids are unique per second), and never in the past. */
 let clock = Date.now();
-const later = () => new Date((clock += 1000));
+const later = () => new Date((clock = Math.max(clock + 1000, Date.now() + 1000)));
 
 describe('prerender verify', () => {
   it('passes a tree that matches its manifest (and its .gz siblings); the state directory is not looked at', async () => {
@@ -254,4 +256,76 @@ describe('publish under load', () => {
     expect(pairs).toBeGreaterThan(100);
     expect(samePairs).toBeGreaterThan(0);
   }, 60_000);
+});
+
+describe('publish reads and hashes only what changed; one run per target', () => {
+  it('hashes only the files written since the last run; a file rewritten with its size and time restored is still caught', async () => {
+    await writeTree(out(), { pages: 30, gzip: true, size: 3000 });
+    const first = await publish(out(), www(), { now: later() });
+    expect(first.ok).toBe(true);
+    expect(first.sourceHashed).toBe(61); // 30 pages, 30 .gz, the manifest
+    await writeTree(out(), { pages: 30, gzip: true, size: 3000, generation: (i) => (i === 7 ? 2 : 1) });
+    // writeTree wrote every file again (their ctime moved): all are hashed again, and cached.
+    const second = await publish(out(), www(), { now: later() });
+    expect(second.ok).toBe(true);
+    const third = await publish(out(), www(), { now: later() });
+    expect(third.targets[0].status).toBe('up-to-date');
+    expect(third.sourceHashed).toBe(1); // only the manifest: nothing was written since the last run
+
+    // Same size, same mtime, other bytes: the ctime gives it away.
+    const victim = path.join(out(), 'p/page3.html');
+    const before = await stat(victim);
+    const text = await readFile(victim, 'utf8');
+    await writeFile(victim, text.replace('next', 'NEXT'));
+    await utimes(victim, before.atime, before.mtime);
+    const refused = await t.cli(['publish', 'out', '--to', 'www']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/p\/page3\.html sha256 .* manifest says/);
+    // verify never trusts the cache.
+    expect((await verify(out())).changed.map((p) => p.file)).toEqual(['p/page3.html']);
+  });
+
+  it('--verify all hashes every file of the new release: a file of the previous release altered in place is caught', async () => {
+    await writeTree(out(), { pages: 4, size: 2000 });
+    const first = await publish(out(), www(), { now: later() });
+    const victim = path.join(www(), 'releases', first.id, 'p/page2.html');
+    await writeFile(victim, (await readFile(victim, 'utf8')).replace('next', 'NEXT'));
+    await writeTree(out(), { pages: 4, size: 2000, generation: (i) => (i === 0 ? 2 : 1) });
+    // By default only the copied files are hashed: page2 is a link to the altered inode.
+    const plan = await deploy(out(), [www()], { dryRun: true });
+    expect(plan.targets[0].plan?.send).toEqual(['p/page0.html', 'prerender-manifest.json']);
+    const second = await publish(out(), www(), { now: later(), verify: 'all' });
+    expect(second.ok).toBe(false);
+    expect(second.targets[0].verify?.failures).toEqual([{ file: 'p/page2.html', reason: 'sha256 differs on the target after transfer' }]);
+    expect(await currentOf(www())).toBe(first.id);
+    expect((await readdir(path.join(www(), 'releases'))).sort()).toEqual([first.id, `${first.id}.json`]);
+  });
+
+  it('refuses a second publish while one holds the target (exit 2, who holds it); takes over the lock of a killed run', async () => {
+    await writeTree(out(), { pages: 3 });
+    const first = await publish(out(), www(), { now: later() });
+    // A live process holds the lock.
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    t.defer(async () => { holder.kill(); });
+    const lock = path.join(www(), '.prerender-lock');
+    await writeFile(lock, JSON.stringify({ pid: holder.pid, host: os.hostname(), startedAt: new Date().toISOString() }));
+    await writeTree(out(), { pages: 3, generation: 2 });
+    const refused = await t.cli(['publish', 'out', '--to', 'www']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(new RegExp(`another prerender publish or deploy \\(pid ${holder.pid} on .*\\) holds .*www; wait for it to end`));
+    const rolled = await t.cli(['rollback', '--to', 'www']);
+    expect(rolled.code).toBe(2);
+    expect(await currentOf(www())).toBe(first.id);
+    expect((await readdir(path.join(www(), 'releases'))).length).toBe(2); // nothing built
+
+    // Its process is gone (killed): the next publish takes the lock over, and leaves none.
+    const gone = new Promise((resolve) => holder.once('exit', resolve));
+    holder.kill('SIGKILL');
+    await gone;
+    const again = await t.cli(['publish', 'out', '--to', 'www', '--json']);
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(0);
+    expect(await currentOf(www())).toBe(JSON.parse(again.stdout).id);
+    await expect(stat(lock)).rejects.toThrow();
+  });
 });

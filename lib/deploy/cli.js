@@ -17,19 +17,22 @@ import { formatDeploy, formatReleases, formatVerify } from './format.js';
 
 const DEPLOY_HELP = `
 Targets: a directory or file:///dir (like publish), ssh://user@host[:port]/path
-or user@host:path (system ssh and rsync; known-hosts checking stays on), or a
+or user@host:path (system ssh; known-hosts checking stays on), or a
 name from the config file's "targets".
 
-Each target gets DIR/releases/ID/ (unchanged files hard-linked from the
-release "current" points to, the rest sent), checked file by file after the
-transfer (rsync --checksum), then DIR/current is switched atomically. With
+Each target gets DIR/releases/ID/ (a hard-linked copy of the release
+"current" points to, the changed files sent: read once from OUT for all
+targets), the files sent hashed on the target against the manifest's sha256
+(--verify all: every file), then DIR/current is switched atomically. With
 several targets the switch waits until every target has the release and
 verified it (--switch each: switch each as soon as it is ready); a target that
-fails keeps its current. Files of pages gone leave with the switch.
+fails keeps its current. Files of pages gone leave with the switch. One run at
+a time per target: DIR/.prerender-lock. ssh servers need sh, GNU coreutils
+and tar.
 
 Exit status: 0 every target switched (or already up to date); 1 the tree does
-not match its manifest (nothing sent), or a target failed; 2 usage error;
-130 interrupted (current untouched).
+not match its manifest (nothing sent), or a target failed; 2 usage error, or a
+target locked by another run (nothing done); 130 interrupted (current untouched).
 
 Examples:
   prerender deploy out ssh://deploy@web1/var/www/shop ssh://deploy@web2/var/www/shop
@@ -105,6 +108,7 @@ export function addDeployCommands(program, io, setExitCode) {
 
   const deployOptions = (/** @type {import('commander').Command} */ command) => command
     .option('--keep <n>', 'releases kept on each target; the current one is never removed (default: 5)')
+    .addOption(new Option('--verify <what>', 'the check after the transfer, on each target: the files sent, or all files of the new release (default: sent)').choices(['sent', 'all']))
     .option('--json', 'print the summary (churn table per target) as one JSON object')
     .addOption(configOption());
 
@@ -114,10 +118,12 @@ export function addDeployCommands(program, io, setExitCode) {
     .argument('<out>', 'the tree written by "prerender crawl"')
     .requiredOption('--to <dir>', 'the web root\'s directory (point the server at DIR/current), or a configured target name')
     .addHelpText('after', `
-Unchanged files are hard links to the current release, so time and disk grow
-with the changed files only. Serve DIR/current (nginx: root DIR/current;
-disable_symlinks must stay off). Exit status: 0 switched; 1 the tree does not
-match its manifest or the release failed its check (current untouched); 2 usage.`))
+Unchanged files are hard links to the current release (one cp -al), so time
+and disk grow with the changed files; only files written since the last run
+are hashed. Serve DIR/current (nginx: root DIR/current; disable_symlinks must
+stay off). Exit status: 0 switched; 1 the tree does not match its manifest or
+the release failed its check (current untouched); 2 usage, or another publish
+or deploy holds DIR (DIR/.prerender-lock).`))
     .action(async (out, flags) => {
       try {
         const options = await withConfig(flags);
@@ -138,7 +144,6 @@ match its manifest or the release failed its check (current untouched); 2 usage.
     .addOption(new Option('--switch <when>', 'all: switch once every target has the release; each: switch each as soon as it is ready (default: all)').choices(['all', 'each']))
     .option('--ssh-key <file>', 'identity file for ssh targets')
     .option('--ssh-option <option...>', 'extra ssh -o option, "Key=value" (e.g. UserKnownHostsFile=/path); repeatable')
-    .addOption(new Option('--verify <what>', 'post-transfer --checksum check of ssh targets: all files, or only those sent (default: all)').choices(['all', 'sent']))
     .addHelpText('after', DEPLOY_HELP))
     .action(async (out, targets, flags) => {
       try {

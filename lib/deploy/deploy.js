@@ -1,6 +1,7 @@
 // @ts-check
-import { DeployError, UsageError } from '../errors.js';
+import { DeployError, LockedError, UsageError } from '../errors.js';
 import { diffFiles } from './diff.js';
+import { Fanout } from './fanout.js';
 import { LocalTarget } from './local.js';
 import { formatRecord, releaseId, rollbackTarget, toPrune } from './release.js';
 import { assertClean, isClean, readSource } from './source.js';
@@ -8,10 +9,13 @@ import { SshTarget } from './ssh.js';
 import { parseTarget, targetLabel } from './targets.js';
 
 /**
- * Publish and deploy: read the tree once, then give every target the same
- * release (its own hard links, its own transfer, its own verification) and
- * switch `current` on all of them only once all have it (or each as soon as
- * it is ready, with `switch: 'each'`). A target that fails keeps its current.
+ * Publish and deploy: lock every target, read the tree once (hashing only
+ * the files written since the last run, by the hash cache), then give every
+ * target the same release (its own hard links, its own verification; the
+ * files to send read once and streamed to every ssh target that needs the
+ * same ones) and switch `current` on all of them only once all have it (or
+ * each as soon as it is ready, with `switch: 'each'`). A target that fails
+ * keeps its current.
  *
  * @typedef {import('./targets.js').DeployTarget} DeployTarget
  * @typedef {import('./targets.js').TargetConfig} TargetConfig
@@ -20,10 +24,13 @@ import { parseTarget, targetLabel } from './targets.js';
  *   keep?: number, dryRun?: boolean, switch?: 'all' | 'each', signal?: AbortSignal,
  *   sshKey?: string, sshOption?: string[], verify?: 'all' | 'sent',
  *   targets?: Record<string, TargetConfig>, cwd?: string, now?: Date,
- *   onTarget?: (result: TargetResult) => void,
+ *   onTarget?: (result: TargetResult) => void, ssh?: string, tar?: string,
  * }} DeployOptions
  *   targets: named targets (the config file's "targets"); verify: what the
- *   post-transfer check of an ssh target re-hashes (default all files)
+ *   check after the transfer hashes on each target: the files sent (default)
+ *   or all files of the release; ssh, tar: the programs (default "ssh", "tar");
+ *   now: the time of the run (release id; files changed in the second before
+ *   it are hashed again next time)
  * @typedef {'switched' | 'ready' | 'up-to-date' | 'failed' | 'dry-run'} TargetStatus
  *   ready: has the release, verified, but `current` was not switched (another target failed)
  * @typedef {{
@@ -34,8 +41,9 @@ import { parseTarget, targetLabel } from './targets.js';
  * }} TargetResult
  * @typedef {{
  *   id: string, out: string, dryRun: boolean, pages: number, files: number, bytes: number,
- *   sourceMs: number, targets: TargetResult[], ok: boolean, durationMs: number,
+ *   sourceMs: number, sourceHashed: number, targets: TargetResult[], ok: boolean, durationMs: number,
  * }} DeployResult
+ *   sourceHashed: files of OUT read and hashed (the others had not changed since the last run)
  */
 
 /**
@@ -50,9 +58,9 @@ export function openTargets(names, options = {}) {
     const configured = options.targets?.[name];
     const spec = parseTarget(configured ? configured.url : name, options.cwd);
     const label = configured ? `${name} (${targetLabel(spec)})` : targetLabel(spec);
-    if (spec.kind === 'local') return new LocalTarget(spec.dir, { name: label });
+    if (spec.kind === 'local') return new LocalTarget(spec.dir, { name: label, verify: options.verify });
     return new SshTarget(spec, {
-      name: label, signal: options.signal, verify: options.verify,
+      name: label, signal: options.signal, verify: options.verify, ssh: options.ssh,
       sshKey: configured?.sshKey ?? options.sshKey,
       sshOption: [...(configured?.sshOption ?? []), ...(options.sshOption ?? [])],
     });
@@ -77,8 +85,29 @@ export async function deploy(out, names, options = {}) {
   const keep = options.keep ?? 5;
   if (!Number.isInteger(keep) || keep < 1) throw new UsageError(`--keep must be a whole number of at least 1, got ${JSON.stringify(options.keep)}`);
   const targets = openTargets(names, options);
+  /** @type {Set<DeployTarget>} */
+  const locked = new Set();
   try {
-    const source = await readSource(out);
+    /** @type {TargetResult[]} */
+    const results = targets.map((target) => ({
+      target: target.label, kind: target.kind, status: /** @type {TargetStatus} */ ('failed'), previous: null, current: null,
+      churn: null, sent: { files: 0, bytes: 0 }, verify: null, pruned: [], durationMs: 0,
+    }));
+    /** @type {Set<number>} targets out of the run (their result says why) */
+    const failed = new Set();
+    /**
+     * @param {number} index
+     * @param {unknown} error
+     */
+    const fail = (index, error) => {
+      failed.add(index);
+      results[index].status = 'failed';
+      results[index].error = errorInfo(error);
+    };
+
+    // Connections open while OUT is read (ssh's handshake is several round trips).
+    for (const target of targets) target.connect?.().catch(() => {}); // a failure is met again, and reported, at the first remote step
+    const source = await readSource(out, { cache: true, trustBefore: (options.now ?? new Date()).getTime() - 1000 });
     assertClean(source);
     const id = releaseId(source.manifestSha256, options.now);
     const header = {
@@ -87,11 +116,23 @@ export async function deploy(out, names, options = {}) {
     };
     const record = formatRecord(header, source.files);
 
-    /** @type {TargetResult[]} */
-    const results = targets.map((target) => ({
-      target: target.label, kind: target.kind, status: /** @type {TargetStatus} */ ('failed'), previous: null, current: null,
-      churn: null, sent: { files: 0, bytes: 0 }, verify: null, pruned: [], durationMs: 0,
-    }));
+    // One run per target at a time: every lock taken before anything is
+    // built (and after OUT was found sound: a refused tree creates nothing).
+    // A target another run holds refuses the whole run (nothing done).
+    if (!options.dryRun) {
+      /** @type {unknown[]} */
+      const busy = [];
+      await Promise.all(targets.map(async (target, index) => {
+        try {
+          await target.lock();
+          locked.add(target);
+        } catch (error) {
+          if (error instanceof LockedError) busy.push(error);
+          else fail(index, error);
+        }
+      }));
+      if (busy.length > 0) throw busy[0];
+    }
 
     /** @type {Map<DeployTarget, string[]>} releases each target drops when it switches */
     const planned = new Map();
@@ -107,7 +148,11 @@ export async function deploy(out, names, options = {}) {
       result.pruned = prune;
     };
 
+    // 1. What each target has, and what it lacks (from the manifests).
+    /** @type {(import('./targets.js').StagePlan | null)[]} */
+    const plans = targets.map(() => null);
     await Promise.all(targets.map(async (target, index) => {
+      if (failed.has(index)) return;
       const result = results[index];
       const t0 = Date.now();
       try {
@@ -129,10 +174,40 @@ export async function deploy(out, names, options = {}) {
           result.verify = { ok: true, checked: 0, failures: [] };
           return;
         }
-        const staged = await target.stage({
+        plans[index] = {
           id, source, diff, record, header, signal: options.signal,
           previous: current && previousFiles ? { id: current, files: previousFiles } : null,
-        });
+        };
+      } catch (error) {
+        fail(index, error);
+      } finally {
+        result.durationMs += Date.now() - t0;
+      }
+    }));
+
+    // 2. One stream of the files to send per distinct list: targets that lack
+    // the same files (the usual case: they hold the same release) share it.
+    /** @type {Map<string, number[]>} */
+    const groups = new Map();
+    plans.forEach((plan, index) => {
+      if (!plan || targets[index].kind !== 'ssh') return;
+      const key = plan.diff.send.join('\0');
+      groups.set(key, [...(groups.get(key) ?? []), index]);
+    });
+    for (const members of groups.values()) {
+      const first = /** @type {import('./targets.js').StagePlan} */ (plans[members[0]]);
+      const fanout = new Fanout(source.out, first.diff.send, members.length, { signal: options.signal, tar: options.tar });
+      for (const index of members) /** @type {import('./targets.js').StagePlan} */ (plans[index]).fanout = fanout;
+    }
+
+    // 3. Build and check the release on every target.
+    await Promise.all(targets.map(async (target, index) => {
+      const plan = plans[index];
+      if (!plan) return;
+      const result = results[index];
+      const t0 = Date.now();
+      try {
+        const staged = await target.stage(plan);
         result.sent = { files: staged.sentFiles, bytes: staged.sentBytes };
         result.verify = staged.verify;
         if (!staged.verify.ok) {
@@ -142,13 +217,13 @@ export async function deploy(out, names, options = {}) {
         result.status = 'ready';
         if (options.switch === 'each') await switchAndPrune(target, result);
       } catch (error) {
-        result.status = 'failed';
-        result.error = errorInfo(error);
+        fail(index, error);
       } finally {
-        result.durationMs = Date.now() - t0;
+        result.durationMs += Date.now() - t0;
       }
     }));
 
+    // 4. The switch, once every target is ready.
     if (options.switch !== 'each' && !options.dryRun && !options.signal?.aborted) {
       const allReady = results.every((result) => result.status === 'ready' || result.status === 'up-to-date');
       if (allReady) {
@@ -170,11 +245,12 @@ export async function deploy(out, names, options = {}) {
     for (const result of results) options.onTarget?.(result);
     return {
       id, out: source.out, dryRun: options.dryRun === true, pages: source.pages, files: source.files.size, bytes: source.bytes,
-      sourceMs: source.durationMs, targets: results,
+      sourceMs: source.durationMs, sourceHashed: source.hashed, targets: results,
       ok: results.every((result) => ['switched', 'up-to-date', 'dry-run'].includes(result.status)),
       durationMs: Date.now() - started,
     };
   } finally {
+    await Promise.all([...locked].map((target) => target.unlock().catch(() => {})));
     await Promise.all(targets.map((target) => target.close()));
   }
 }
@@ -214,12 +290,16 @@ export async function listReleases(to, options = {}) {
  */
 export async function rollback(to, options = {}) {
   const [target] = openTargets([to], options);
+  let locked = false;
   try {
-    const { current, releases } = await target.state();
+    await target.lock();
+    locked = true;
+    const { current, releases } = await target.state(true);
     const id = rollbackTarget(releases.map((release) => release.id), current, options.release);
     await target.switchTo(id);
     return { target: target.label, from: current, to: id };
   } finally {
+    if (locked) await target.unlock().catch(() => {});
     await target.close();
   }
 }

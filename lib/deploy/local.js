@@ -1,18 +1,24 @@
 // @ts-check
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { constants, createReadStream } from 'node:fs';
 import { copyFile, link, lstat, mkdir, open, readdir, readFile, readlink, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import pLimit from 'p-limit';
 import { AbortError, DeployError } from '../errors.js';
-import { CURRENT, RELEASES, TMP_PREFIX, formatRecord, idFromLink, isReleaseId, parseHeader, parseRecord } from './release.js';
+import { acquireLock } from '../output/lock.js';
+import { CURRENT, LOCK_NAME, RELEASES, TMP_PREFIX, idFromLink, isReleaseId, parseHeader, parseRecord } from './release.js';
+import { checkHashes, removalList } from './verify.js';
 
 /**
  * A local or mounted web root as a deploy target (`publish --to DIR`,
- * `deploy OUT DIR`, `file:///DIR`). Unchanged files are hard links to the
- * previous release, so time and disk grow with the changed files only; the
- * switch is a new symbolic link renamed over `current`.
+ * `deploy OUT DIR`, `file:///DIR`). A new release starts as a hard-linked
+ * copy of the previous one (`cp -al`, one process), from which the changed
+ * and vanished paths are removed; the changed and new files are copied in
+ * and hashed again. Time and disk grow with the changed files (but for the
+ * links themselves, made by one cp); the switch is a new symbolic link
+ * renamed over `current`.
  *
  * @typedef {import('./source.js').FileInfo} FileInfo
  * @typedef {import('./release.js').ReleaseInfo} ReleaseInfo
@@ -37,12 +43,31 @@ async function sha256Of(file) {
 export class LocalTarget {
   /**
    * @param {string} dir the web root's parent: releases/ and current live here
-   * @param {{ name?: string }} [options]
+   * @param {{ name?: string, verify?: 'all' | 'sent' }} [options] verify all:
+   *   hash every file of the new release after building it, not only the copied ones
    */
   constructor(dir, options = {}) {
     this.dir = path.resolve(dir);
     this.label = options.name ?? this.dir;
     this.kind = /** @type {const} */ ('local');
+    this.verifyAll = options.verify === 'all';
+    /** @type {{ release(): Promise<void> } | null} */
+    this.held = null;
+  }
+
+  /** One publish, deploy or rollback at a time: the crawl's lock file, DIR/.prerender-lock. */
+  async lock() {
+    await mkdir(this.dir, { recursive: true });
+    this.held = await acquireLock(this.dir, this.label, {
+      name: LOCK_NAME,
+      busy: (who) => `another prerender publish or deploy (${who}) holds ${this.label}; wait for it to end (a lock left by a killed run on this machine is taken over by itself)`,
+    });
+  }
+
+  async unlock() {
+    const held = this.held;
+    this.held = null;
+    await held?.release();
   }
 
   /** @param {string} [id] */
@@ -115,8 +140,10 @@ export class LocalTarget {
   }
 
   /**
-   * Build releases/ID: hard links for unchanged files, copies of the rest;
-   * verify it; then give it its record. `current` is not touched.
+   * Build releases/ID: a hard-linked copy of the previous release, without
+   * the changed and vanished paths, plus copies of the changed and new
+   * files; check the copies (or, verify all, every file); then give it its
+   * record. `current` is not touched.
    * @param {StagePlan} plan
    * @returns {Promise<StageResult>}
    */
@@ -129,74 +156,41 @@ export class LocalTarget {
       return { sentFiles: 0, sentBytes: 0, verify: { ok: true, checked: 0, failures: [] }, reused: true };
     }
     const tmp = this.releasesPath(TMP_PREFIX + id);
-    await mkdir(tmp, { recursive: true });
     const prevDir = previous ? this.releasesPath(previous.id) : null;
-    /** @type {Set<string>} */
-    const made = new Set(['']);
-    /** @param {string} file */
-    const ensureDir = async (file) => {
-      const parent = path.posix.dirname(file);
-      if (parent === '.' || made.has(parent)) return;
-      await mkdir(path.join(tmp, parent), { recursive: true });
-      for (let dir = parent; dir !== '.' && !made.has(dir); dir = path.posix.dirname(dir)) made.add(dir);
-    };
-    const limit = pLimit(16);
-    let sentFiles = 0;
-    let sentBytes = 0;
-    /** @type {Set<string>} */
-    const copied = new Set();
-    const linkable = new Set(diff.link);
-    const files = [...source.files.keys()].sort();
-    for (const file of files) await ensureDir(file);
-    await Promise.all(files.map((file) => limit(async () => {
-      if (signal?.aborted) throw new AbortError('interrupted');
-      const info = /** @type {FileInfo} */ (source.files.get(file));
-      const to = path.join(tmp, file);
-      if (prevDir && previous && linkable.has(file)) {
-        // Link only a file that still is what the previous record says (size and time).
-        const was = previous.files.get(file);
-        const stat = await lstat(path.join(prevDir, file)).catch(() => null);
-        if (was && stat?.isFile() && stat.size === was.bytes && Math.abs(stat.mtimeMs - was.mtimeMs) < 1) {
-          try {
-            await link(path.join(prevDir, file), to);
-            return;
-          } catch (error) {
-            if (!['EXDEV', 'EMLINK', 'EPERM', 'ENOTSUP'].includes(errno(error) ?? '')) throw error;
-          }
-        }
-      }
-      await copyFile(path.join(source.out, file), to);
-      const when = new Date(info.mtimeMs);
-      await utimes(to, when, when);
-      copied.add(file);
-      sentFiles++;
-      sentBytes += info.bytes;
-    })));
+    if (previous && prevDir && (await lstat(prevDir).then((stat) => stat.isDirectory(), () => false))) {
+      await linkCopy(prevDir, tmp, previous.files, signal);
+      const limit = pLimit(16);
+      await Promise.all(removalList(diff, previous.files, source.files).map((file) => limit(() => rm(path.join(tmp, file), { recursive: true, force: true }))));
+    } else {
+      await mkdir(tmp, { recursive: true });
+    }
+    const send = diff.send;
+    await copyFiles(source, send, tmp, signal);
+    const sentBytes = send.reduce((sum, file) => sum + (source.files.get(file)?.bytes ?? 0), 0);
 
-    // Verify: every copied file re-read and hashed; every link checked by size.
-    /** @type {{ file: string, reason: string }[]} */
-    const failures = [];
-    /** @type {Map<string, FileInfo>} the record holds the release's own times, for the next link check */
-    const built = new Map();
-    await Promise.all(files.map((file) => limit(async () => {
-      const info = /** @type {FileInfo} */ (source.files.get(file));
-      const at = path.join(tmp, file);
-      const stat = await lstat(at).catch(() => null);
-      if (stat) built.set(file, { ...info, mtimeMs: stat.mtimeMs });
-      if (!stat?.isFile()) failures.push({ file, reason: 'missing from the release' });
-      else if (stat.size !== info.bytes) failures.push({ file, reason: `${stat.size} bytes, expected ${info.bytes}` });
-      else if (copied.has(file) && (await sha256Of(at)) !== info.sha256) failures.push({ file, reason: 'sha256 differs from the source after copying' });
+    // The check: every copied file read back and hashed against the manifest's
+    // sha256. The others are links to inodes of the previous release, checked
+    // when they were copied (verify all hashes them again).
+    const list = this.verifyAll ? await listFiles(tmp) : send;
+    const limit = pLimit(8);
+    /** @type {Map<string, string>} */
+    const hashed = new Map();
+    await Promise.all(list.map((file) => limit(async () => {
+      if (signal?.aborted) throw new AbortError('interrupted');
+      const hash = await sha256Of(path.join(tmp, file)).catch(() => null);
+      if (hash !== null) hashed.set(file, hash);
     })));
-    const verify = { ok: failures.length === 0, checked: files.length, failures };
+    const failures = checkHashes(this.verifyAll ? [...source.files.keys()] : send, source.files, hashed, this.verifyAll);
+    const verify = { ok: failures.length === 0, checked: this.verifyAll ? source.files.size : send.length, failures };
     if (!verify.ok) {
       await rm(tmp, { recursive: true, force: true });
-      return { sentFiles, sentBytes, verify, reused: false };
+      return { sentFiles: send.length, sentBytes, verify, reused: false };
     }
     const recordTmp = path.join(this.releasesPath(), `${TMP_PREFIX}${id}.json`);
-    await writeFile(recordTmp, formatRecord(plan.header, built));
+    await writeFile(recordTmp, plan.record);
     await rename(recordTmp, path.join(this.releasesPath(), `${id}.json`));
     await rename(tmp, final);
-    return { sentFiles, sentBytes, verify, reused: false };
+    return { sentFiles: send.length, sentBytes, verify, reused: false };
   }
 
   /**
@@ -221,4 +215,88 @@ export class LocalTarget {
   }
 
   async close() {}
+}
+
+/** @param {unknown} error */
+const linkUnsupported = (error) => ['EXDEV', 'EMLINK', 'EPERM', 'ENOTSUP', 'ENOSYS'].includes(errno(error) ?? '');
+
+/**
+ * A copy of a release made of hard links: `cp -al` (one process, GNU
+ * coreutils); where there is none, one link() per file of its record.
+ * @param {string} from the previous release
+ * @param {string} to the new release's directory (must not exist)
+ * @param {Map<string, FileInfo>} files the previous release's record
+ * @param {AbortSignal} [signal]
+ */
+async function linkCopy(from, to, files, signal) {
+  const copied = await new Promise((resolve) => {
+    execFile('cp', ['-al', '--', from, to], { signal }, (error) => resolve(!error));
+  });
+  if (signal?.aborted) throw new AbortError('interrupted');
+  if (copied) return;
+  await rm(to, { recursive: true, force: true });
+  await mkdir(to, { recursive: true });
+  const limit = pLimit(16);
+  await Promise.all([...files.keys()].map((file) => limit(async () => {
+    if (signal?.aborted) throw new AbortError('interrupted');
+    await mkdir(path.dirname(path.join(to, file)), { recursive: true });
+    try {
+      await link(path.join(from, file), path.join(to, file));
+    } catch (error) {
+      if (errno(error) === 'ENOENT') return; // gone from the previous release: not linked, and the check with verify all says so
+      if (!linkUnsupported(error)) throw error;
+      await copyFile(path.join(from, file), path.join(to, file));
+    }
+  })));
+}
+
+/**
+ * Copy files of OUT into a release, with their times.
+ * @param {import('./source.js').SourceTree} source
+ * @param {string[]} files
+ * @param {string} to
+ * @param {AbortSignal} [signal]
+ */
+async function copyFiles(source, files, to, signal) {
+  /** @type {Set<string>} */
+  const made = new Set();
+  for (const file of files) {
+    const parent = path.posix.dirname(file);
+    if (parent === '.' || made.has(parent)) continue;
+    await mkdir(path.join(to, parent), { recursive: true });
+    for (let dir = parent; dir !== '.' && !made.has(dir); dir = path.posix.dirname(dir)) made.add(dir);
+  }
+  const limit = pLimit(16);
+  await Promise.all(files.map((file) => limit(async () => {
+    if (signal?.aborted) throw new AbortError('interrupted');
+    const info = /** @type {FileInfo} */ (source.files.get(file));
+    const at = path.join(to, file);
+    // EXCL: never write through a link into another release; a path already there is replaced.
+    await copyFile(path.join(source.out, file), at, constants.COPYFILE_EXCL).catch(async (error) => {
+      if (errno(error) !== 'EEXIST') throw error;
+      await rm(at, { recursive: true, force: true });
+      await copyFile(path.join(source.out, file), at, constants.COPYFILE_EXCL);
+    });
+    const when = new Date(info.mtimeMs);
+    await utimes(at, when, when);
+  })));
+}
+
+/**
+ * Every regular file under a directory, "/" separated, relative to it.
+ * @param {string} root
+ */
+async function listFiles(root) {
+  /** @type {string[]} */
+  const files = [];
+  /** @param {string} rel */
+  const visit = async (rel) => {
+    for (const entry of await readdir(path.join(root, rel), { withFileTypes: true })) {
+      const child = rel === '' ? entry.name : `${rel}/${entry.name}`;
+      if (entry.isDirectory()) await visit(child);
+      else files.push(child);
+    }
+  };
+  await visit('');
+  return files;
 }

@@ -9,6 +9,8 @@ import { DeployError } from '../errors.js';
  *                           verified; a tree without a record is unfinished
  *   DIR/releases/.tmp-ID/   a release being built (removed by the next run)
  *   DIR/current             symbolic link to releases/ID: the web root
+ *   DIR/.prerender-lock     held while a publish, deploy or rollback runs
+ *                           (a file on a local target, a directory on ssh)
  *
  * A record is one header line (id, time, counts, manifest hash) then one line
  * per file, `["path","sha256",bytes,mtimeMs]`, so listing releases reads only
@@ -22,6 +24,7 @@ import { DeployError } from '../errors.js';
 export const RELEASES = 'releases';
 export const CURRENT = 'current';
 export const TMP_PREFIX = '.tmp-';
+export const LOCK_NAME = '.prerender-lock';
 const ID = /^\d{8}T\d{6}Z-[0-9a-f]{8}$/;
 
 /** @param {string} id */
@@ -46,7 +49,8 @@ export function formatRecord(header, files) {
   const lines = [JSON.stringify({ version: 1, ...header })];
   for (const file of [...files.keys()].sort()) {
     const info = /** @type {FileInfo} */ (files.get(file));
-    lines.push(JSON.stringify([file, info.sha256, info.bytes, info.mtimeMs]));
+    // JSON.stringify([file, sha256, bytes, mtimeMs]), without its cost per line.
+    lines.push(`[${JSON.stringify(file)},${JSON.stringify(info.sha256)},${Number(info.bytes)},${JSON.stringify(info.mtimeMs)}]`);
   }
   return lines.join('\n') + '\n';
 }

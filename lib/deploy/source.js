@@ -1,7 +1,7 @@
 // @ts-check
 import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync, statSync } from 'node:fs';
-import { readdir, readFile, realpath } from 'node:fs/promises';
+import { mkdir, readdir, readFile, realpath, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
@@ -23,9 +23,14 @@ import { DeployError } from '../errors.js';
  *   out: string, manifestSha256: string, pages: number,
  *   files: Map<string, FileInfo>,
  *   missing: Problem[], changed: Problem[], unlisted: Problem[], unsafe: Problem[],
- *   checked: number, bytes: number, durationMs: number,
+ *   checked: number, hashed: number, bytes: number, durationMs: number,
  * }} SourceTree
- *   files: path relative to OUT ("/" separated) -> what it holds
+ *   files: path relative to OUT ("/" separated) -> what it holds; checked:
+ *   files checked against the manifest; hashed: how many of them were read
+ *   and hashed (the others were unchanged since they last were, by the hash cache)
+ * @typedef {[key: string, sha256: string, bytes: number, matched: string]} CacheEntry
+ *   key: size, mtime, ctime and inode of the file when it was hashed;
+ *   matched: for a .gz/.br sibling, the page sha256 it was found to decompress to
  */
 
 export const STATE_DIR = '.prerender';
@@ -115,7 +120,10 @@ const inside = (base, target) => target === base || target.startsWith(base + pat
 /**
  * Read and check the tree at OUT against its manifest.
  * @param {string} out
- * @param {{ concurrency?: number }} [options]
+ * @param {{ concurrency?: number, cache?: boolean, trustBefore?: number }} [options] cache: use
+ *   and update the hash cache (deploy, publish); without it every file is read
+ *   and hashed (verify). trustBefore: only files whose ctime is older than
+ *   this (ms since the epoch; default one second ago) go into the cache
  * @returns {Promise<SourceTree>}
  */
 export async function readSource(out, options = {}) {
@@ -131,11 +139,16 @@ export async function readSource(out, options = {}) {
   const manifestSha256 = createHash('sha256').update(manifestText).digest('hex');
   const base = await realpath(root);
   const { regular, links, other } = await walk(root);
+  const cache = options.cache ? await readCache(root) : new Map();
+  /** @type {Map<string, CacheEntry>} */
+  const seen = new Map();
+  let dirty = false;
+  const trustBefore = options.trustBefore ?? started - RACY_MS;
 
   /** @type {SourceTree} */
   const tree = {
     out: root, manifestSha256, pages: manifest.pages.length, files: new Map(),
-    missing: [], changed: [], unlisted: [], unsafe: [], checked: 0, bytes: 0, durationMs: 0,
+    missing: [], changed: [], unlisted: [], unsafe: [], checked: 0, hashed: 0, bytes: 0, durationMs: 0,
   };
   // Links inside OUT are published as the file they lead to, if it is inside OUT.
   /** @type {Set<string>} */
@@ -158,7 +171,7 @@ export async function readSource(out, options = {}) {
    * @param {{ sha256: string, bytes: number } | null} expected
    * @param {'gzip' | 'br'} [decode] a sibling: its decompressed bytes must be `expected`
    */
-  const check = (file, expected, decode) => jobs.push(limit(async () => {
+  const check = (file, expected, decode) => {
     const full = path.join(root, file);
     let info;
     try {
@@ -167,19 +180,36 @@ export async function readSource(out, options = {}) {
       tree.missing.push({ file, reason: 'listed in the manifest but not in OUT' });
       return;
     }
-    const own = await hashFile(full, info.size);
-    if (expected) {
-      const seen = decode ? await hashFile(full, Math.min(expected.bytes, WHOLE_FILE_MAX), decode, expected.bytes + 1).catch(() => null) : own;
-      if (seen === null) {
-        tree.changed.push({ file, reason: `does not decompress (${decode})` });
-      } else if (seen.sha256 !== expected.sha256 || seen.bytes !== expected.bytes) {
-        tree.changed.push({ file, reason: decode ? 'does not decompress to the page it sits beside' : `sha256 ${seen.sha256.slice(0, 12)}… (${seen.bytes} bytes), manifest says ${expected.sha256.slice(0, 12)}… (${expected.bytes} bytes)` });
+    const key = cacheKey(info);
+    const cached = cache.get(file);
+    const unchanged = Array.isArray(cached) && cached[0] === key;
+    const want = expected ? `${expected.sha256}:${expected.bytes}` : '';
+    const run = async () => {
+      const own = unchanged ? { sha256: cached[1], bytes: cached[2] } : await hashFile(full, info.size);
+      if (!unchanged) tree.hashed++;
+      let matched = '';
+      if (expected) {
+        const decoded = !decode ? own : unchanged && cached[3] === want ? expected : await hashFile(full, Math.min(expected.bytes, WHOLE_FILE_MAX), decode, expected.bytes + 1).catch(() => null);
+        if (decoded === null) {
+          tree.changed.push({ file, reason: `does not decompress (${decode})` });
+        } else if (decoded.sha256 !== expected.sha256 || decoded.bytes !== expected.bytes) {
+          tree.changed.push({ file, reason: decode ? 'does not decompress to the page it sits beside' : `sha256 ${decoded.sha256.slice(0, 12)}… (${decoded.bytes} bytes), manifest says ${expected.sha256.slice(0, 12)}… (${expected.bytes} bytes)` });
+        } else if (decode) {
+          matched = want;
+        }
       }
-    }
-    tree.files.set(file, { sha256: own.sha256, bytes: own.bytes, mtimeMs: info.mtimeMs });
-    tree.checked++;
-    tree.bytes += own.bytes;
-  }));
+      // A file changed in the last second may change again within the same
+      // timestamp tick, same size: it is not trusted from the cache (hashed again next time).
+      if (info.ctimeMs < trustBefore) seen.set(file, [key, own.sha256, own.bytes, matched]);
+      else dirty = true;
+      if (!unchanged || cached[3] !== matched) dirty = true;
+      tree.files.set(file, { sha256: own.sha256, bytes: own.bytes, mtimeMs: info.mtimeMs });
+      tree.checked++;
+      tree.bytes += own.bytes;
+    };
+    // Known from the cache: no read, no queue.
+    jobs.push(unchanged && (!decode || cached[3] === want) ? run() : limit(run));
+  };
 
   /** @type {Set<string>} */
   const seenFiles = new Set();
@@ -207,7 +237,11 @@ export async function readSource(out, options = {}) {
       }
     }
   }
-  check(MANIFEST_NAME, null);
+  // The manifest: read and hashed above.
+  tree.files.set(MANIFEST_NAME, { sha256: manifestSha256, bytes: manifestText.length, mtimeMs: statSync(path.join(root, MANIFEST_NAME)).mtimeMs });
+  tree.checked++;
+  tree.hashed++;
+  tree.bytes += manifestText.length;
   for (const file of [...regular, ...viaLink]) {
     if (listed.has(file)) continue;
     if (!file.includes('/') && isSitemapName(file)) {
@@ -218,9 +252,58 @@ export async function readSource(out, options = {}) {
     tree.unlisted.push({ file, reason: 'in OUT but not in the manifest' });
   }
   await Promise.all(jobs);
+  if (options.cache && (dirty || seen.size !== cache.size)) await writeCache(root, seen);
   for (const list of [tree.missing, tree.changed, tree.unlisted, tree.unsafe]) list.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   tree.durationMs = Date.now() - started;
   return tree;
+}
+
+/**
+ * The hash cache of `deploy` and `publish`: OUT/.prerender/deploy-hashes.json,
+ * what each file hashed to when last read, keyed by its size, mtime, ctime
+ * and inode. A file whose four are the same has not been written since (any
+ * write, rename over it or utimes() moves its ctime, which user space cannot
+ * set back), so its bytes are what they were: it is not read again. The
+ * cache is only a speed-up; `verify` never uses it, and a cache that cannot
+ * be read or written is ignored.
+ */
+export const HASH_CACHE = 'deploy-hashes.json';
+
+/** How old a file's ctime must be before its hash is cached: coarse kernel timestamps, as git's "racily clean" entries. */
+const RACY_MS = 1000;
+
+/** @param {import('node:fs').Stats} info */
+const cacheKey = (info) => `${info.size}:${info.mtimeMs}:${info.ctimeMs}:${info.ino}`;
+
+/**
+ * @param {string} root OUT
+ * @returns {Promise<Map<string, CacheEntry>>}
+ */
+async function readCache(root) {
+  try {
+    const data = JSON.parse(await readFile(path.join(root, STATE_DIR, HASH_CACHE), 'utf8'));
+    if (data?.version !== 1 || !data.files || typeof data.files !== 'object') return new Map();
+    return new Map(Object.entries(data.files));
+  } catch {
+    return new Map();
+  }
+}
+
+/**
+ * @param {string} root OUT
+ * @param {Map<string, CacheEntry>} entries
+ */
+async function writeCache(root, entries) {
+  const dir = path.join(root, STATE_DIR);
+  // tmp-*: a crawl holding OUT removes one a killed run left.
+  const tmp = path.join(dir, `tmp-deploy-hashes-${process.pid}`);
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFile(tmp, JSON.stringify({ version: 1, files: Object.fromEntries(entries) }));
+    await rename(tmp, path.join(dir, HASH_CACHE));
+  } catch {
+    // Read-only OUT: the next run hashes again.
+  }
 }
 
 /** @param {SourceTree} tree */

@@ -1,24 +1,39 @@
 // @ts-check
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { AbortError, DeployError } from '../errors.js';
-import { CURRENT, RELEASES, TMP_PREFIX, idFromLink, parseHeader, parseRecord } from './release.js';
+import { AbortError, DeployError, LockedError } from '../errors.js';
+import { isAlive } from '../output/lock.js';
+import { CURRENT, LOCK_NAME, RELEASES, TMP_PREFIX, idFromLink, parseHeader, parseRecord } from './release.js';
 import { targetLabel } from './targets.js';
+import { checkHashes, parseHashes, removalList } from './verify.js';
+
+/** @typedef {import('./source.js').FileInfo} FileInfo */
 
 /**
- * A remote web root over the system `ssh` and `rsync`: the same release
- * layout and atomic switch as a local target. One ssh connection per run
- * (a control master of our own), every remote step a short POSIX sh script
- * whose arguments are passed quoted, never spliced into its text. Processes
- * are spawned with argument lists: no local shell.
+ * A remote web root over the system `ssh`: the same release layout and
+ * atomic switch as a local target. One ssh connection per target and run (a
+ * control master of our own in a temp directory), every remote step a short
+ * POSIX sh script whose arguments are passed quoted, never spliced into its
+ * text. Processes are spawned with argument lists: no local shell. Three
+ * remote commands per target and run; the work on the server grows with the
+ * changed files, but for one `cp -al`:
  *
- *   stage:  rsync the unchanged files with --link-dest=../PREVIOUS (hard
- *           links, no data), rsync the new and changed ones, then rsync
- *           --checksum --dry-run over the release: any file it would send is
- *           a mismatch. Then the record, and releases/.tmp-ID -> releases/ID.
- *   switch: ln -sfn releases/ID .current.tmp.ID && mv -T .current.tmp.ID current
+ *   lock and state: mkdir DIR/.prerender-lock (atomic), our pid/host/time
+ *             inside; then the releases and the current one's record
+ *   stage:    cp -al releases/PREVIOUS releases/.tmp-ID (one command: hard
+ *             links, no data); rm the changed and vanished paths; tar -x of
+ *             the new and changed files (one tar stream read once from OUT,
+ *             shared by every target of the run: fanout.js); sha256sum -c of
+ *             the files received against the manifest's sha256; if they all
+ *             match, the record, and releases/.tmp-ID -> releases/ID. Its
+ *             stdin: the removal list, the check list and the record (their
+ *             lengths in its arguments, read with head -c), then the tar stream
+ *   switch:   ln -sfn releases/ID .current.tmp.ID && mv -T .current.tmp.ID
+ *             current; the releases beyond --keep removed; the lock removed
+ *
+ * The server needs sh, GNU coreutils (cp -al, sha256sum, xargs -0) and tar.
  *
  * @typedef {import('./targets.js').DeployTarget} DeployTarget
  * @typedef {import('./targets.js').StagePlan} StagePlan
@@ -27,8 +42,9 @@ import { targetLabel } from './targets.js';
  * @typedef {{ user?: string, host: string, port?: number, path: string }} SshSpec
  * @typedef {{
  *   name?: string, sshKey?: string, sshOption?: string[], verify?: 'all' | 'sent',
- *   ssh?: string, rsync?: string, signal?: AbortSignal,
+ *   ssh?: string, signal?: AbortSignal,
  * }} SshOptions
+ *   ssh: the ssh program (default "ssh")
  */
 
 /**
@@ -37,19 +53,7 @@ import { targetLabel } from './targets.js';
  */
 export const shQuote = (word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
 
-/**
- * Quote one word for rsync's -e, which splits on spaces and honours single
- * and double quotes (no backslashes).
- * @param {string} word
- */
-export function rsyncQuote(word) {
-  if (/^[\w@%+=:,./-]+$/.test(word)) return word;
-  if (!word.includes("'")) return `'${word}'`;
-  if (!word.includes('"')) return `"${word}"`;
-  throw new DeployError(`an ssh argument holds both kinds of quote, which rsync -e cannot pass: ${word}`);
-}
-
-const STATE_SCRIPT = `
+const STATE_BODY = `
 cd -- "$1" 2>/dev/null || exit 0
 cur=$(readlink ${CURRENT} 2>/dev/null) || cur=
 if [ -e ${CURRENT} ] && [ ! -L ${CURRENT} ]; then echo "NOTLINK"; fi
@@ -64,7 +68,36 @@ done
 id=\${cur##*/}
 if [ "$2" = files ] && [ -n "$id" ] && [ -f "${RELEASES}/$id.json" ]; then echo RECORD; cat -- "${RELEASES}/$id.json"; fi`;
 
-const PREPARE_SCRIPT = `
+/** $1 dir, $2 "files" for the current record too */
+const STATE_SCRIPT = STATE_BODY;
+
+/**
+ * $1 dir, $2 "files", $3 our owner text, $4 the owner text of a stale lock to
+ * take over (or ""); then the state, as STATE_SCRIPT.
+ */
+const LOCK_STATE_SCRIPT = `
+mkdir -p -- "$1" && cd -- "$1" || exit 1
+if [ -n "$4" ] && [ "$(cat ${LOCK_NAME}/owner 2>/dev/null)" = "$4" ]; then
+  # A stale lock: move it aside (only one taker can), then check it was that one.
+  if mv -- ${LOCK_NAME} "${LOCK_NAME}.stale.$$" 2>/dev/null; then
+    if [ "$(cat "${LOCK_NAME}.stale.$$/owner" 2>/dev/null)" = "$4" ]; then rm -rf -- "${LOCK_NAME}.stale.$$"
+    else mv -- "${LOCK_NAME}.stale.$$" ${LOCK_NAME} 2>/dev/null || rm -rf -- "${LOCK_NAME}.stale.$$"; fi
+  fi
+fi
+if mkdir -- ${LOCK_NAME} 2>/dev/null; then printf '%s\\n' "$3" > ${LOCK_NAME}/owner; echo TAKEN
+else echo HELD; cat -- ${LOCK_NAME}/owner 2>/dev/null; echo; echo END; exit 0; fi
+${STATE_BODY}`;
+
+const UNLOCK_SCRIPT = `
+cd -- "$1" || exit 0
+if [ "$(cat ${LOCK_NAME}/owner 2>/dev/null)" = "$2" ]; then rm -rf -- ${LOCK_NAME}; fi`;
+
+/**
+ * $1 dir, $2 id, $3 previous id (or ""), $4 $5 $6 bytes of the removal list,
+ * the check list and the record at the start of stdin, $7 "all" (hash every
+ * file, print the sums, do not commit) or "sent", $8 files in the tar stream.
+ */
+const STAGE_SCRIPT = `
 set -e
 mkdir -p -- "$1/${RELEASES}"
 cd -- "$1/${RELEASES}"
@@ -75,15 +108,38 @@ for f in *.json; do
 done
 if [ -d "$2" ] && [ -f "$2.json" ]; then echo EXISTS; exit 0; fi
 rm -rf -- "$2"
-mkdir -- "${TMP_PREFIX}$2"`;
+t="${TMP_PREFIX}$2"
+if [ -n "$3" ] && [ -d "$3" ]; then cp -al -- "$3" "$t"; else mkdir -- "$t"; fi
+head -c "$4" > "$t.remove"
+head -c "$5" > "$t.check"
+head -c "$6" > "$t.json"
+cd -- "$t"
+xargs -0 -r rm -rf -- < "../$t.remove"
+if [ "$8" != 0 ]; then tar -x -f - --no-same-owner; fi
+echo RECEIVED
+if [ "$7" = all ]; then echo SUMS; find . -type f -print0 | xargs -0 -r sha256sum -- || true; exit 0; fi
+if [ "$5" = 0 ] || sha256sum -c --quiet --strict < "../$t.check" > "../$t.failed" 2>/dev/null; then
+  cd ..
+  rm -f -- "$t.remove" "$t.check" "$t.failed"
+  mv -f -- "$t.json" "$2.json"
+  mv -T -- "$t" "$2"
+  echo COMMITTED
+else
+  echo FAILED
+  cat -- "../$t.failed"
+  cd ..
+  rm -rf -- "$t" "$t.remove" "$t.check" "$t.failed" "$t.json"
+fi`;
 
+/** $1 dir, $2 id: the release staged with "all" and found sound */
 const COMMIT_SCRIPT = `
 set -e
 cd -- "$1/${RELEASES}"
-cat > "${TMP_PREFIX}$2.json"
+rm -f -- "${TMP_PREFIX}$2.remove" "${TMP_PREFIX}$2.check"
 mv -f -- "${TMP_PREFIX}$2.json" "$2.json"
 mv -T -- "${TMP_PREFIX}$2" "$2"`;
 
+/** $1 dir, $2 id, $3 our lock's owner text (removed at the end) or "", $4… releases to remove */
 const SWITCH_SCRIPT = `
 set -e
 cd -- "$1"
@@ -92,13 +148,43 @@ if [ -e ${CURRENT} ] && [ ! -L ${CURRENT} ]; then echo "$1/${CURRENT} is not a s
 ln -sfn -- "${RELEASES}/$2" ".${CURRENT}.tmp.$2"
 mv -T -- ".${CURRENT}.tmp.$2" ${CURRENT}
 new=$2
-shift 2
+owner=$3
+shift 3
 for id in "$@"; do
   [ "$id" = "$new" ] && continue
   rm -f -- "${RELEASES}/$id.json"
   rm -rf -- "${RELEASES}/$id"
-done`;
+done
+if [ -n "$owner" ] && [ "$(cat ${LOCK_NAME}/owner 2>/dev/null)" = "$owner" ]; then rm -rf -- ${LOCK_NAME}; fi`;
 
+/**
+ * A line of a `sha256sum -c` check list; a name with a backslash or a
+ * newline is escaped, its line starting with "\".
+ * @param {string} file
+ * @param {string} sha256
+ */
+export function checkLine(file, sha256) {
+  if (!/[\\\n]/.test(file)) return `${sha256}  ${file}\n`;
+  return `\\${sha256}  ${file.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}\n`;
+}
+
+/**
+ * The failures `sha256sum -c --quiet` printed: "NAME: FAILED" or
+ * "NAME: FAILED open or read" (escaped names start with "\").
+ * @param {string} text
+ * @returns {{ file: string, reason: string }[]}
+ */
+export function parseCheckFailures(text) {
+  /** @type {{ file: string, reason: string }[]} */
+  const failures = [];
+  for (const line of text.split('\n')) {
+    const match = /^(\\?)(.*): FAILED( open or read)?$/.exec(line);
+    if (!match) continue;
+    const file = match[1] ? match[2].replace(/\\(.)/g, (_, c) => (c === 'n' ? '\n' : c)) : match[2];
+    failures.push({ file, reason: match[3] ? 'missing on the target after transfer' : 'sha256 differs on the target after transfer' });
+  }
+  return failures.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+}
 
 /** @implements {DeployTarget} */
 export class SshTarget {
@@ -120,6 +206,10 @@ export class SshTarget {
     this.connecting = null;
     /** @type {Set<import('node:child_process').ChildProcess>} */
     this.children = new Set();
+    /** @type {string | undefined} the owner text of our lock, while we hold it */
+    this.lockText = undefined;
+    /** @type {string | undefined} the state read with the lock */
+    this.stateAnswer = undefined;
   }
 
   /** Options every ssh process gets (the master and the rest). */
@@ -226,23 +316,91 @@ export class SshTarget {
   }
 
   /**
-   * rsync over our connection.
-   * @param {string} what for messages
-   * @param {string[]} flags
-   * @param {string[]} files paths relative to the source
-   * @param {string} from local directory
-   * @param {string} to remote directory
+   * Take the target's lock: DIR/.prerender-lock made with mkdir (atomic on
+   * the server), our pid, host and time inside. A lock left by a process of
+   * this host that is gone (killed) is taken over; any other is refused. The
+   * same command reads the target's state for the next state(true).
    */
-  async rsync(what, flags, files, from, to) {
-    await this.connect();
-    const list = path.join(/** @type {string} */ (this.controlDir), `files-${what.replace(/\W+/g, '-')}`);
-    await writeFile(list, files.join('\0'));
-    const ssh = [this.options.ssh ?? 'ssh', ...this.clientArgs()].map(rsyncQuote).join(' ');
-    const host = this.spec.host.includes(':') ? `[${this.spec.host}]` : this.spec.host;
-    const dest = `${this.spec.user ? this.spec.user + '@' : ''}${host}:${to}/`;
-    const result = await this.spawnCollect(['-e', ssh, '--from0', `--files-from=${list}`, '--copy-links', '-t', ...flags, '--', `${from}/`, dest], { command: this.options.rsync ?? 'rsync' });
-    if (result.code !== 0) throw new DeployError(`${this.label}: rsync (${what}) failed (exit ${result.code}): ${result.stderr.trim() || 'no message'}`, { code: 'DEPLOY_RSYNC' });
-    return result.stdout;
+  async lock() {
+    const text = JSON.stringify({ pid: process.pid, host: os.hostname(), startedAt: new Date().toISOString() });
+    let stale = '';
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const answer = await this.remote('taking the lock', LOCK_STATE_SCRIPT, [this.spec.path, 'files', text, stale]);
+      if (answer.startsWith('TAKEN\n')) {
+        this.lockText = text;
+        this.stateAnswer = answer.slice(6);
+        return;
+      }
+      const held = /^HELD\n([\s\S]*?)\nEND$/m.exec(answer)?.[1].trim() ?? '';
+      /** @type {import('../output/lock.js').LockOwner | null} */
+      let owner = null;
+      try {
+        const parsed = JSON.parse(held);
+        if (Number.isSafeInteger(parsed?.pid) && typeof parsed.host === 'string') owner = parsed;
+      } catch {
+        owner = null;
+      }
+      if (owner && !isAlive(owner)) {
+        stale = held; // its process, on this host, is gone: take it over
+        continue;
+      }
+      const lockDir = `${this.spec.path}/${LOCK_NAME}`;
+      const who = owner ? `pid ${owner.pid} on ${owner.host}, since ${owner.startedAt}` : 'a process that is starting';
+      throw new LockedError(`another prerender publish, deploy or rollback (${who}) holds ${this.label}; wait for it to end. If it is gone (killed on another machine), remove the lock: ssh ${this.spec.port ? `-p ${this.spec.port} ` : ''}${this.destination} rm -r ${shQuote(lockDir)}`);
+    }
+    throw new LockedError(`${this.label}: could not take the lock ${this.spec.path}/${LOCK_NAME}: it keeps changing hands`);
+  }
+
+  /** Remove our lock (only if it still is ours); the switch removes it too. */
+  async unlock() {
+    if (!this.lockText) return;
+    const text = this.lockText;
+    this.lockText = undefined;
+    await this.remote('removing the lock', UNLOCK_SCRIPT, [this.spec.path, text]);
+  }
+
+  /**
+   * Run a remote sh script whose stdin is `head` then the shared stream of
+   * the files to send. Always attaches to the stream or leaves it.
+   * @param {string} what for messages
+   * @param {string} script
+   * @param {string[]} args
+   * @param {Buffer} head
+   * @param {import('./fanout.js').Fanout} fanout
+   */
+  async streamTo(what, script, args, head, fanout) {
+    try {
+      await this.connect();
+      if (this.options.signal?.aborted) throw new AbortError('interrupted');
+    } catch (error) {
+      fanout.leave(); // the others must not wait for this one
+      throw error;
+    }
+    const command = ['sh', '-c', script, 'prerender', ...args].map(shQuote).join(' ');
+    const child = spawn(this.options.ssh ?? 'ssh', [...this.clientArgs(), '--', this.destination, command], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.children.add(child);
+    const abort = () => child.kill('SIGTERM');
+    this.options.signal?.addEventListener('abort', abort, { once: true });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk; });
+    child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr = (stderr + chunk).slice(-16_000); });
+    /** @type {Promise<{ code: number | null, error?: Error }>} */
+    const exited = new Promise((resolve) => {
+      child.once('error', (error) => resolve({ code: null, error }));
+      child.once('close', (code) => resolve({ code }));
+    });
+    child.stdin.on('error', () => {}); // a command that ends early (the release exists): its output says
+    child.stdin.write(head);
+    const sent = fanout.attach(child.stdin).then(() => null, (/** @type {Error} */ error) => error);
+    const [{ code, error }, readError] = await Promise.all([exited, sent]);
+    this.children.delete(child);
+    this.options.signal?.removeEventListener('abort', abort);
+    if (this.options.signal?.aborted) throw new AbortError('interrupted');
+    if (/^EXISTS$/m.test(stdout) && code === 0) return stdout;
+    if (readError) throw readError;
+    if (error || code !== 0) throw new DeployError(`${this.label}: ${what} failed (${error ? error.message : `exit ${code}`}): ${stderr.trim() || 'no message'}`, { code: 'DEPLOY_TRANSFER', cause: error });
+    return stdout;
   }
 
   /**
@@ -250,7 +408,9 @@ export class SshTarget {
    * @returns {Promise<import('./targets.js').TargetState>}
    */
   async state(withFiles = false) {
-    const answer = await this.remote('reading the releases', STATE_SCRIPT, [this.spec.path, withFiles ? 'files' : '']);
+    let answer = this.stateAnswer;
+    this.stateAnswer = undefined; // read with the lock: no other run changed it since
+    if (answer === undefined || !withFiles) answer = await this.remote('reading the releases', STATE_SCRIPT, [this.spec.path, withFiles ? 'files' : '']);
     const cut = answer.indexOf('\nRECORD\n');
     const out = cut === -1 ? answer : answer.slice(0, cut + 1);
     if (/^NOTLINK$/m.test(out)) throw new DeployError(`${this.label}: ${this.spec.path}/${CURRENT} is not a symbolic link: move it away`, { code: 'DEPLOY_CURRENT_NOT_LINK' });
@@ -271,46 +431,47 @@ export class SshTarget {
   }
 
   /**
+   * Build releases/ID on the server in one command: links of the previous
+   * release, the changed files received from the shared stream, the check of
+   * what came against the manifest's sha256, then its record. `current` is
+   * not touched.
    * @param {StagePlan} plan
    * @returns {Promise<StageResult>}
    */
   async stage(plan) {
-    const { id, source, diff, previous } = plan;
-    const prepared = await this.remote('preparing the release directory', PREPARE_SCRIPT, [this.spec.path, id]);
-    if (/^EXISTS$/m.test(prepared)) return { sentFiles: 0, sentBytes: 0, verify: { ok: true, checked: 0, failures: [] }, reused: true };
-    const to = `${this.spec.path}/${RELEASES}/${TMP_PREFIX}${id}`;
-    let sentFiles = 0;
-    let sentBytes = 0;
-    /** @param {string} stats */
-    const count = (stats) => {
-      sentFiles += Number(/Number of regular files transferred: ([\d,]+)/.exec(stats)?.[1].replace(/,/g, '') ?? 0);
-      sentBytes += Number(/Total transferred file size: ([\d,]+)/.exec(stats)?.[1].replace(/,/g, '') ?? 0);
-    };
-    const all = [...source.files.keys()].sort();
-    if (previous && diff.link.length > 0) {
-      // Unchanged by the manifests: hard links to the previous release; a file
-      // there that is not what it was (size, time) is sent instead.
-      count(await this.rsync('link unchanged', ['--stats', `--link-dest=../${previous.id}`], diff.link, source.out, to));
-    }
-    const send = previous ? diff.send : all;
-    if (send.length > 0) count(await this.rsync('send changed', ['--stats'], send, source.out, to));
-    const checkList = this.options.verify === 'sent' ? send : all;
-    /** @type {{ file: string, reason: string }[]} */
-    const failures = [];
-    if (checkList.length > 0) {
-      const out = await this.rsync('verify', ['--checksum', '--dry-run', '--out-format=%i %n'], checkList, source.out, to);
-      for (const line of out.split('\n')) {
-        const match = /^([<>ch*][^ ]*) (.+)$/.exec(line);
-        if (match && !match[2].endsWith('/')) failures.push({ file: match[2], reason: match[1].includes('+++') ? 'missing on the target after transfer' : 'checksum differs on the target after transfer' });
+    const { id, source, diff, previous, fanout } = plan;
+    let attached = false;
+    try {
+      if (!fanout) throw new DeployError(`${this.label}: no stream of files to receive`);
+      const send = diff.send;
+      const all = this.options.verify === 'all';
+      const remove = Buffer.from(previous ? removalList(diff, previous.files, source.files).join('\0') : '');
+      const check = Buffer.from(all ? '' : send.map((file) => checkLine(file, /** @type {FileInfo} */ (source.files.get(file)).sha256)).join(''));
+      const record = Buffer.from(plan.record);
+      attached = true;
+      const answer = await this.streamTo('sending and checking the release', STAGE_SCRIPT, [
+        this.spec.path, id, previous?.id ?? '', String(remove.length), String(check.length), String(record.length), all ? 'all' : 'sent', String(send.length),
+      ], Buffer.concat([remove, check, record]), fanout);
+      if (/^EXISTS$/m.test(answer)) return { sentFiles: 0, sentBytes: 0, verify: { ok: true, checked: 0, failures: [] }, reused: true };
+      const sentBytes = send.reduce((sum, file) => sum + (source.files.get(file)?.bytes ?? 0), 0);
+      // Unchanged files are links to inodes of the previous release, checked
+      // when they were received; --verify all hashes them again (and finds
+      // files the release should not have).
+      const failures = all
+        ? checkHashes([...source.files.keys()], source.files, parseHashes(answer.slice(answer.indexOf('\nSUMS\n') + 6), true), true)
+        : /^COMMITTED$/m.test(answer) ? [] : parseCheckFailures(answer.slice(answer.indexOf('\nFAILED\n') + 8));
+      if (!all && failures.length === 0 && !/^COMMITTED$/m.test(answer)) failures.push({ file: '(release)', reason: `the check did not finish: ${answer.slice(-500)}` });
+      const verify = { ok: failures.length === 0, checked: all ? source.files.size : send.length, failures };
+      const to = `${this.spec.path}/${RELEASES}/${TMP_PREFIX}${id}`;
+      if (!verify.ok) {
+        if (all) await this.remote('removing the failed release', 'rm -rf -- "$1" "$1.json" "$1.remove" "$1.check"', [to]).catch(() => {});
+        return { sentFiles: send.length, sentBytes, verify, reused: false };
       }
+      if (all) await this.remote('committing the release', COMMIT_SCRIPT, [this.spec.path, id]);
+      return { sentFiles: send.length, sentBytes, verify, reused: false };
+    } finally {
+      if (!attached) fanout?.leave();
     }
-    const verify = { ok: failures.length === 0, checked: checkList.length, failures };
-    if (!verify.ok) {
-      await this.remote('removing the failed release', `rm -rf -- "$1"`, [to]).catch(() => {});
-      return { sentFiles, sentBytes, verify, reused: false };
-    }
-    await this.remote('committing the release', COMMIT_SCRIPT, [this.spec.path, id], plan.record);
-    return { sentFiles, sentBytes, verify, reused: false };
   }
 
   /**
@@ -318,7 +479,8 @@ export class SshTarget {
    * @param {string[]} [prune] releases to remove once switched (never the new current)
    */
   async switchTo(id, prune = []) {
-    await this.remote('switching current', SWITCH_SCRIPT, [this.spec.path, id, ...prune]);
+    await this.remote('switching current', SWITCH_SCRIPT, [this.spec.path, id, this.lockText ?? '', ...prune]);
+    this.lockText = undefined; // removed by the switch: the last step of a run on this target
   }
 
   async close() {

@@ -14,17 +14,21 @@ import { ConfigError, UsageError } from '../errors.js';
  * @typedef {{
  *   id: string, source: SourceTree, diff: import('./diff.js').Diff, record: string, header: import('./release.js').ReleaseHeader,
  *   previous: { id: string, files: Map<string, FileInfo> } | null, signal?: AbortSignal,
+ *   fanout?: import('./fanout.js').Fanout,
  * }} StagePlan
+ *   fanout: the shared stream of the files to send (diff.send), for targets that receive one (ssh)
  * @typedef {{ sentFiles: number, sentBytes: number, verify: VerifyResult, reused: boolean }} StageResult
  *   sentFiles/sentBytes: file data that actually travelled (copied, not linked)
  * @typedef {{
  *   label: string, kind: 'local' | 'ssh',
+ *   connect?(): Promise<void>, lock(): Promise<void>, unlock(): Promise<void>,
  *   state(withFiles?: boolean): Promise<TargetState>,
  *   stage(plan: StagePlan): Promise<StageResult>,
  *   switchTo(id: string, prune?: string[]): Promise<void>,
  *   close(): Promise<void>,
  * }} DeployTarget
- *   state: the releases, and (withFiles) the current release's file list;
+ *   lock: one publish, deploy or rollback at a time per target (LockedError
+ *   when another holds it); state: the releases, and (withFiles) the current release's file list;
  *   switchTo: atomic switch of current, then removal of the `prune` releases
  * @typedef {{ current: string | null, releases: ReleaseInfo[], currentFiles: Map<string, FileInfo> | null }} TargetState
  * @typedef {{ kind: 'local', dir: string } | { kind: 'ssh', user?: string, host: string, port?: number, path: string }} TargetSpec

@@ -17,8 +17,12 @@ const LOCK_NAME = 'lock';
 /** A lock file that cannot be read is taken as being written when younger than this. */
 const UNREADABLE_GRACE_MS = 10_000;
 
-/** @param {LockOwner} owner */
-function isAlive(owner) {
+/**
+ * Whether the owner of a lock may still be running: always yes for another
+ * host (it cannot be told from here).
+ * @param {LockOwner} owner
+ */
+export function isAlive(owner) {
   if (owner.host !== os.hostname()) return true; // cannot tell: keep off
   if (owner.pid === process.pid) return true;
   try {
@@ -54,10 +58,14 @@ async function readLock(file) {
 /**
  * @param {string} stateDir OUT/.prerender
  * @param {string} out for messages
+ * @param {{ name?: string, busy?: (who: string) => string }} [options] name:
+ *   the lock file's name in stateDir (default "lock"); busy: the message when
+ *   a live process holds it (default: another crawl writes to OUT)
  * @returns {Promise<{ release(): Promise<void> }>}
  */
-export async function acquireLock(stateDir, out) {
-  const file = path.join(stateDir, LOCK_NAME);
+export async function acquireLock(stateDir, out, options = {}) {
+  const file = path.join(stateDir, options.name ?? LOCK_NAME);
+  const busy = options.busy ?? ((/** @type {string} */ who) => `another prerender crawl (${who}) is writing to ${out}; wait for it to end or choose another --out`);
   const text = JSON.stringify({ pid: process.pid, host: os.hostname(), startedAt: new Date().toISOString() });
   const release = async () => {
     const current = await readLock(file).catch(() => null);
@@ -74,7 +82,7 @@ export async function acquireLock(stateDir, out) {
     if (!held) continue; // released meanwhile
     if (held.owner ? isAlive(held.owner) : held.ageMs < UNREADABLE_GRACE_MS) {
       const who = held.owner ? `pid ${held.owner.pid} on ${held.owner.host}, since ${held.owner.startedAt}` : 'a process that is starting';
-      throw new LockedError(`another prerender crawl (${who}) is writing to ${out}; wait for it to end or choose another --out${held.owner && held.owner.host !== os.hostname() ? ` (if it is gone, remove ${file})` : ''}`);
+      throw new LockedError(`${busy(who)}${held.owner && held.owner.host !== os.hostname() ? ` (if it is gone, remove ${file})` : ''}`);
     }
     // The owner is gone: move its lock aside (only one taker can), then check we moved that one.
     const aside = `${file}.stale-${process.pid}`;
@@ -89,7 +97,7 @@ export async function acquireLock(stateDir, out) {
     if (moved && moved.text !== held.text) {
       // A live crawl took the lock between our read and our move: give it back.
       await writeFile(file, moved.text, { flag: 'wx' }).catch(() => {});
-      throw new LockedError(`another prerender crawl started on ${out} at the same moment; wait for it to end or choose another --out`);
+      throw new LockedError(busy('started at the same moment'));
     }
   }
   throw new LockedError(`could not take the lock ${file}: it keeps changing hands`);

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { diffFiles } from '../../lib/deploy/diff.js';
 import { formatRecord, idFromLink, parseRecord, releaseId, rollbackTarget, toPrune } from '../../lib/deploy/release.js';
 import { unsafeReason } from '../../lib/deploy/source.js';
-import { rsyncQuote, shQuote } from '../../lib/deploy/ssh.js';
+import { shQuote } from '../../lib/deploy/ssh.js';
+import { checkHashes, parseHashes, removalList } from '../../lib/deploy/verify.js';
 import { checkTargetsConfig, parseTarget } from '../../lib/deploy/targets.js';
 import { checkConfig } from '../../lib/config.js';
 
@@ -102,12 +103,32 @@ describe('target strings', () => {
     expect(() => parseTarget(text, '/work')).toThrow();
   });
 
-  it('quotes arguments for the remote shell and for rsync -e', () => {
+  it('quotes arguments for the remote shell', () => {
     expect(shQuote('/srv/www')).toBe('/srv/www');
     expect(shQuote("a b'c; rm -rf /")).toBe(`'a b'\\''c; rm -rf /'`);
-    expect(rsyncQuote('UserKnownHostsFile=/tmp/a b')).toBe("'UserKnownHostsFile=/tmp/a b'");
-    expect(rsyncQuote("it's")).toBe('"it\'s"');
-    expect(() => rsyncQuote(`'"`)).toThrow();
+  });
+});
+
+describe('building a release from the previous one', () => {
+  it('removes the changed and vanished paths from the linked copy; a directory gone goes whole', () => {
+    const previous = new Map([['a.html', file('1')], ['b.html', file('2')], ['old/x.html', file('3')], ['old/y.html', file('4')], ['keep/z.html', file('5')], ['keep/gone.html', file('6')], ['f', file('7')]]);
+    const next = new Map([['a.html', file('1')], ['b.html', file('X')], ['new.html', file('8')], ['keep/z.html', file('5')], ['f/index.html', file('9')]]);
+    const diff = diffFiles(next, previous);
+    expect(removalList(diff, previous, next).sort()).toEqual(['b.html', 'f', 'keep/gone.html', 'old']);
+  });
+
+  it('reads sha256sum output (escaped names too) and checks it against the release', () => {
+    const a = 'a'.repeat(64);
+    const b = 'b'.repeat(64);
+    const hashes = parseHashes(`${a}  p/one.html\n\\${b}  p/two\\nlines\\\\.html\n`);
+    expect([...hashes]).toEqual([['p/one.html', a], ['p/two\nlines\\.html', b]]);
+    expect(parseHashes(`${a}  ./x\n`, true).get('x')).toBe(a);
+    const files = new Map([['p/one.html', file(a)], ['p/two\nlines\\.html', file(a)], ['p/three.html', file(a)]]);
+    expect(checkHashes([...files.keys()], files, hashes)).toEqual([
+      { file: 'p/three.html', reason: 'missing on the target after transfer' },
+      { file: 'p/two\nlines\\.html', reason: 'sha256 differs on the target after transfer' },
+    ]);
+    expect(checkHashes(['p/one.html'], files, new Map([['p/one.html', a], ['extra', a]]), true)).toEqual([{ file: 'extra', reason: 'on the target but not in the release' }]);
   });
 });
 

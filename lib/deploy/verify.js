@@ -1,0 +1,93 @@
+// @ts-check
+/**
+ * Pure helpers of building and checking a release from the previous one:
+ * which paths to take out of a copy of the previous release, and reading
+ * `sha256sum` output back into a check against the manifest.
+ *
+ * @typedef {import('./source.js').FileInfo} FileInfo
+ * @typedef {{ file: string, reason: string }} Failure
+ */
+
+/**
+ * What to remove from a hard-linked copy of the previous release so that only
+ * the new release's unchanged files stay: the changed files (they are sent
+ * again, and must not be written through a link into the previous release)
+ * and the vanished ones; a directory the new release no longer has goes
+ * whole (so a vanished directory can become a file, and none is left empty).
+ * @param {import('./diff.js').Diff} diff
+ * @param {Map<string, FileInfo>} previous the previous release's files
+ * @param {Map<string, FileInfo>} next the new release's files
+ * @returns {string[]} paths relative to the release
+ */
+export function removalList(diff, previous, next) {
+  const list = diff.send.filter((file) => previous.has(file));
+  if (diff.remove.length === 0) return list;
+  /** @type {Set<string>} */
+  const nextDirs = new Set();
+  for (const file of next.keys()) {
+    for (let cut = file.lastIndexOf('/'); cut > 0; cut = file.lastIndexOf('/', cut - 1)) {
+      const dir = file.slice(0, cut);
+      if (nextDirs.has(dir)) break;
+      nextDirs.add(dir);
+    }
+  }
+  /** @type {Set<string>} */
+  const dirs = new Set();
+  for (const file of diff.remove) {
+    let top = null;
+    for (let cut = file.indexOf('/'); cut > 0; cut = file.indexOf('/', cut + 1)) {
+      const dir = file.slice(0, cut);
+      if (!nextDirs.has(dir)) {
+        top = dir;
+        break;
+      }
+    }
+    if (top === null) list.push(file);
+    else dirs.add(top);
+  }
+  return [...list, ...dirs];
+}
+
+/**
+ * Read `sha256sum` output: `HASH  NAME` per line; a name holding a backslash
+ * or a newline is escaped and its line starts with "\".
+ * @param {string} text
+ * @param {boolean} [dotSlash] names start with "./" (from find): strip it
+ * @returns {Map<string, string>} name -> sha256
+ */
+export function parseHashes(text, dotSlash = false) {
+  /** @type {Map<string, string>} */
+  const hashes = new Map();
+  for (const line of text.split('\n')) {
+    const match = /^(\\?)([0-9a-f]{64}) [ *](.+)$/.exec(line);
+    if (!match) continue;
+    let name = match[3];
+    if (match[1]) name = name.replace(/\\(.)/g, (_, c) => (c === 'n' ? '\n' : c === 'r' ? '\r' : c));
+    if (dotSlash && name.startsWith('./')) name = name.slice(2);
+    hashes.set(name, match[2]);
+  }
+  return hashes;
+}
+
+/**
+ * Compare what a target holds with what the release should hold.
+ * @param {string[]} list the files that were checked
+ * @param {Map<string, FileInfo>} files the release's files (from the manifest)
+ * @param {Map<string, string>} hashed what the target's sha256sum said
+ * @param {boolean} [whole] `hashed` is every file of the release: one the
+ *   manifest does not list is a failure too
+ * @returns {Failure[]}
+ */
+export function checkHashes(list, files, hashed, whole = false) {
+  /** @type {Failure[]} */
+  const failures = [];
+  for (const file of list) {
+    const got = hashed.get(file);
+    if (got === undefined) failures.push({ file, reason: 'missing on the target after transfer' });
+    else if (got !== files.get(file)?.sha256) failures.push({ file, reason: 'sha256 differs on the target after transfer' });
+  }
+  if (whole) {
+    for (const file of hashed.keys()) if (!files.has(file)) failures.push({ file, reason: 'on the target but not in the release' });
+  }
+  return failures.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+}
