@@ -1,7 +1,7 @@
 // @ts-check
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-/* global window, document, CSSStyleSheet -- this code runs in the browser */
+/* global window, document, CSSStyleSheet, Document, IDBFactory, CacheStorage, ServiceWorkerContainer, CookieStore -- this code runs in the browser */
 /**
  * Code that runs inside the rendered page (each function is sent to the
  * browser as source text, so it uses nothing from this module's scope).
@@ -31,10 +31,14 @@ export function listenForEvents(key, names) {
  * their <style>, adopted style sheets into <style> elements, open shadow roots
  * as declarative shadow DOM, the charset declared as UTF-8, the prerender
  * meta tags read and removed, scripts stripped on request. Never adds <base>.
- * @param {{ stripScripts: boolean }} options
+ * With `seal`, the page is then stopped from leaving anything behind for
+ * the next page rendered in its tab: its timers are cleared, and storage,
+ * cookie, IndexedDB, Cache Storage and service worker writes disabled
+ * (window.name emptied), so a late timer or an unload handler writes nothing.
+ * @param {{ stripScripts: boolean, seal?: boolean }} options
  * @returns {Serialised}
  */
-export function serialiseDocument({ stripScripts }) {
+export function serialiseDocument({ stripScripts, seal = false }) {
   /** @type {(Document | ShadowRoot)[]} */
   const roots = [document];
   /** @type {ShadowRoot[]} */
@@ -126,5 +130,23 @@ export function serialiseDocument({ stripScripts }) {
   const html = document.documentElement;
   const attributes = Array.from(html.attributes, (attr) => ` ${attr.name}="${attr.value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/\u00a0/g, '&nbsp;')}"`).join('');
   const inner = html.getHTML({ serializableShadowRoots: true, shadowRoots: shadowRoots });
+  if (seal) {
+    const last = Number(window.setTimeout(() => {}, 0));
+    for (let id = last; id > 0; id--) {
+      clearTimeout(id);
+      clearInterval(id);
+    }
+    const refuse = () => { throw new DOMException('the render of this page is over', 'InvalidStateError'); };
+    const refused = () => Promise.reject(new DOMException('the render of this page is over', 'InvalidStateError'));
+    Storage.prototype.setItem = refuse;
+    Storage.prototype.removeItem = refuse;
+    Storage.prototype.clear = refuse;
+    Object.defineProperty(Document.prototype, 'cookie', { configurable: true, get: () => '', set: refuse });
+    if (typeof IDBFactory !== 'undefined') IDBFactory.prototype.open = refuse;
+    if (typeof CacheStorage !== 'undefined') CacheStorage.prototype.open = refused;
+    if (typeof ServiceWorkerContainer !== 'undefined') ServiceWorkerContainer.prototype.register = refused;
+    if (typeof CookieStore !== 'undefined') CookieStore.prototype.set = refused;
+    window.name = '';
+  }
   return { html: `${head}<html${attributes}>${inner}</html>\n`, ...found };
 }

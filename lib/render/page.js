@@ -2,18 +2,17 @@
 /* global window -- functions given to page.evaluate run in the browser */
 import { AbortError, PrerenderError } from '../errors.js';
 import { HEAVY_TYPES } from './block.js';
-import { EVENTS_KEY, listenForEvents, serialiseDocument } from './inpage.js';
-import { BROWSER_CALL_MS, bounded } from './pool.js';
+import { EVENTS_KEY, serialiseDocument } from './inpage.js';
+import { bounded } from './pool.js';
 
 /**
- * Render one page in a fresh browser context: the main document is the one
+ * Render one page in a tab (lib/render/tab.js): the main document is the one
  * our HTTP client already fetched (handed to the browser through request
  * interception: the origin sees one request per page), subresources come
  * from the origin, anything but GET/HEAD is aborted, and so are images,
  * media, fonts and blocked hosts by default. Then wait for the ready
  * conditions, within --render-timeout, and serialise the DOM.
  *
- * @typedef {import('puppeteer-core').BrowserContext} BrowserContext
  * @typedef {import('puppeteer-core').HTTPRequest} HTTPRequest
  * @typedef {import('puppeteer-core').Page} Page
  * @typedef {{ method: string, url: string, why: 'method' | 'resource' | 'blocked' | 'navigation' }} AbortedRequest
@@ -58,13 +57,15 @@ const POLL_MS = 20;
 const DROPPED_HEADERS = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive']);
 
 /**
- * @param {BrowserContext} context
+ * @param {import('./tab.js').Tab} tab
  * @param {{ url: string, result: import('../load/http.js').LoadResult, settings: RenderSettings, signal: AbortSignal }} job
  * @returns {Promise<RenderOutcome>}
  */
-export async function renderPage(context, { url, result, settings, signal }) {
+export async function renderPage(tab, { url, result, settings, signal }) {
   const started = performance.now();
-  const page = await bounded(context.newPage(), BROWSER_CALL_MS, 'open a page');
+  const { page } = tab;
+  tab.pages++;
+  tab.clean = false; // until the render ends well: a tab left in any other state is not reused
   const waits = new AbortController();
   /** @type {Map<HTTPRequest, string>} */
   const inFlight = new Map();
@@ -75,6 +76,9 @@ export async function renderPage(context, { url, result, settings, signal }) {
   /** @type {Set<string>} conditions not met yet */
   const pending = new Set(settings.wait);
   let loaded = false;
+  /** @type {() => void} */
+  let onLoaded = () => {};
+  const loadedEvent = new Promise((resolve) => { onLoaded = () => resolve(undefined); });
   let mainServed = false;
   /** @type {(error: Error) => void} */
   let fail = () => {};
@@ -107,6 +111,7 @@ export async function renderPage(context, { url, result, settings, signal }) {
     const main = request.isNavigationRequest() && request.frame() === page.mainFrame();
     if (main && !mainServed) {
       mainServed = true;
+      tab.origins.add(new URL(request.url()).origin);
       inFlight.set(request, `${method} ${request.url()}`);
       /** @type {Record<string, string | string[]>} */
       const headers = {};
@@ -134,6 +139,7 @@ export async function renderPage(context, { url, result, settings, signal }) {
     }
     if (!settings.allResources && HEAVY_TYPES.has(request.resourceType())) return abort(request, 'resource');
     if (settings.blocked(target)) return abort(request, 'blocked');
+    if (request.resourceType() === 'document' && target.origin !== 'null') tab.origins.add(target.origin); // a frame: its storage is cleared after
     inFlight.set(request, `${method} ${raw}`);
     clearTimeout(idleTimer);
     const extra = settings.origins.has(target.origin) && Object.keys(settings.extraHeaders).length > 0;
@@ -154,24 +160,24 @@ export async function renderPage(context, { url, result, settings, signal }) {
   /** @template T @param {Promise<T>} work @returns {Promise<T | 'timeout'>} */
   const race = (work) => /** @type {Promise<T | 'timeout'>} */ (Promise.race([work, deadline, failed]));
 
+  /** @param {Error} error */
+  const onError = (error) => fail(new RendererCrashError(`the page's renderer crashed (${error.message})`));
+  const onClose = () => fail(new RendererCrashError('the page was closed under the render (the browser went away)'));
+  const onDomContentLoaded = () => pending.delete('domcontentloaded');
+  const onLoad = () => {
+    loaded = true;
+    pending.delete('load');
+    onLoaded();
+    checkIdle();
+  };
   try {
-    page.on('error', (error) => fail(new RendererCrashError(`the page's renderer crashed (${error.message})`)));
-    page.once('close', () => fail(new RendererCrashError('the page was closed under the render (the browser went away)')));
+    page.on('error', onError);
+    page.on('close', onClose);
     page.on('request', onRequest);
     page.on('requestfinished', onDone);
     page.on('requestfailed', onDone);
-    page.once('domcontentloaded', () => pending.delete('domcontentloaded'));
-    page.once('load', () => {
-      loaded = true;
-      pending.delete('load');
-      checkIdle();
-    });
-    const setup = async () => {
-      await page.setRequestInterception(true);
-      const events = settings.wait.filter((cond) => cond.startsWith('event:')).map((cond) => cond.slice(6));
-      if (events.length > 0) await page.evaluateOnNewDocument(listenForEvents, EVENTS_KEY, events);
-    };
-    if ((await race(setup())) === 'timeout') throw timedOut('setting up the page');
+    page.on('domcontentloaded', onDomContentLoaded);
+    page.on('load', onLoad);
 
     /** @type {Error | null} */
     let navError = null;
@@ -191,13 +197,14 @@ export async function renderPage(context, { url, result, settings, signal }) {
       if ((await race(ready)) === 'timeout') throw timedOut();
       pending.clear();
     }
-    const serialised = await race(page.evaluate(serialiseDocument, { stripScripts: settings.stripScripts }));
+    const serialised = await race(page.evaluate(serialiseDocument, { stripScripts: settings.stripScripts, seal: true }));
     if (serialised === 'timeout') throw timedOut('the DOM to be serialised (the page\'s script is busy)');
+    tab.clean = true;
     return outcome(serialised, false);
   } catch (error) {
     if (!(error instanceof RenderTimeoutError) || settings.onTimeout !== 'save') throw error;
     // --on-render-timeout save: keep what is there, marked partial.
-    const serialised = await bounded(page.evaluate(serialiseDocument, { stripScripts: settings.stripScripts }), SAVE_GRACE_MS, 'serialise the DOM').catch(() => null);
+    const serialised = await bounded(page.evaluate(serialiseDocument, { stripScripts: settings.stripScripts, seal: true }), SAVE_GRACE_MS, 'serialise the DOM').catch(() => null);
     if (!serialised) throw new RenderTimeoutError(`${error.message}; the partial DOM could not be read either (the page's script is busy)`);
     return { ...outcome(serialised, true), reason: error.message };
   } finally {
@@ -205,7 +212,13 @@ export async function renderPage(context, { url, result, settings, signal }) {
     clearTimeout(idleTimer);
     signal.removeEventListener('abort', onAbort);
     waits.abort();
+    page.off('error', onError);
+    page.off('close', onClose);
     page.off('request', onRequest);
+    page.off('requestfinished', onDone);
+    page.off('requestfailed', onDone);
+    page.off('domcontentloaded', onDomContentLoaded);
+    page.off('load', onLoad);
   }
 
   /**
@@ -228,7 +241,7 @@ export async function renderPage(context, { url, result, settings, signal }) {
   /** @param {string} cond */
   function waitFor(cond) {
     const options = { timeout: 0, signal: waits.signal };
-    if (cond === 'load') return loaded ? Promise.resolve() : new Promise((resolve) => page.once('load', resolve));
+    if (cond === 'load') return loadedEvent;
     if (cond === 'domcontentloaded') return Promise.resolve(); // goto waited for it
     if (cond === 'networkidle') return idle;
     if (cond.startsWith('selector:')) return page.waitForSelector(cond.slice(9), options);
