@@ -6,12 +6,12 @@
  * slots), crawled with --render:
  *
  *   node bench/render-bench.js [--products 2000] [--count 100]
- *       [--concurrency 1,2,4,8,16] [--wait networkidle,selector] [--reps 1] [--recycle 200] [--timeout 30000]
+ *       [--concurrency 1,2,4,8,16] [--wait networkidle,selector] [--isolation slot] [--reps 1] [--recycle 200] [--timeout 30000]
  *
- * For each repetition, each wait and each --render-concurrency (interleaved,
- * in that order), it runs
+ * For each repetition, each wait, each --render-concurrency and each
+ * --render-isolation (interleaved, in that order), it runs
  *   node bin/prerender.js crawl ORIGIN/st/dir.asp -i /st/dir.asp /st/product.asp -o TMP
- *       --render --render-concurrency N --render-wait W --quiet --json
+ *       --render --render-concurrency N --render-wait W --render-isolation I --quiet --json
  * and measures: wall time (spawn to exit) and pages/s; CPU of the crawler
  * and every browser process it started (user + sys of the node process and
  * its waited-for descendants: /proc/<sh>/stat cutime + cstime of a shell
@@ -71,12 +71,12 @@ async function startOrigin(products, count) {
 }
 
 /**
- * @param {{ url: string, concurrency: number, wait: string, recycle: number, maxPages: number, timeout: number }} run
+ * @param {{ url: string, concurrency: number, wait: string, isolation: string, recycle: number, maxPages: number, timeout: number }} run
  */
-async function crawlOnce({ url, concurrency, wait, recycle, maxPages, timeout }) {
+async function crawlOnce({ url, concurrency, wait, isolation, recycle, maxPages, timeout }) {
   const out = await mkdtemp(path.join(os.tmpdir(), 'prerender-render-bench-'));
   const args = [BIN, 'crawl', url, '-i', '/st/dir.asp', '/st/product.asp', '-o', out, '--render', '--render-concurrency', String(concurrency),
-    '--render-wait', wait, '--render-recycle', String(recycle), '--render-timeout', String(timeout), '--max-pages', String(maxPages), '--quiet', '--json'];
+    '--render-wait', wait, '--render-isolation', isolation, '--render-recycle', String(recycle), '--render-timeout', String(timeout), '--max-pages', String(maxPages), '--quiet', '--json'];
   // The shell waits for node, which waits for its browsers: the shell's cutime/cstime are theirs.
   const script = '"$@"; code=$?; cat /proc/$$/stat >&2; exit $code';
   const started = performance.now();
@@ -141,6 +141,7 @@ async function main() {
       count: { type: 'string', default: '100' },
       concurrency: { type: 'string', default: '1,2,4,8,16' },
       wait: { type: 'string', default: 'networkidle,selector' },
+      isolation: { type: 'string', default: 'slot' },
       reps: { type: 'string', default: '1' },
       recycle: { type: 'string', default: '200' },
       timeout: { type: 'string', default: '30000' },
@@ -152,6 +153,7 @@ async function main() {
   const pages = products + Math.ceil(products / count);
   const concurrencies = values.concurrency.split(',').map(Number);
   const waits = values.wait.split(',');
+  const isolations = values.isolation.split(',');
   const cpuModel = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown';
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   console.log(`render bench: ${products} products (${pages} pages), CPU ${cpuModel}, ${os.cpus().length} cores, load average at start ${load}`);
@@ -163,13 +165,15 @@ async function main() {
     for (let rep = 0; rep < Number(values.reps); rep++) {
       for (const waitName of waits) {
         for (const concurrency of concurrencies) {
-          const run = await crawlOnce({ url: origin.url, concurrency, wait: WAITS[waitName] ?? waitName, recycle: Number(values.recycle), maxPages: pages + 10, timeout: Number(values.timeout) });
-          const key = `${waitName} c=${concurrency}`;
-          (runs[key] ??= []).push(run);
-          const loadNow = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
-          console.log(`${key.padEnd(20)} ${run.pages} pages  ${(run.pages / (run.wallMs / 1000)).toFixed(1)} pages/s  ${(run.cpuMs / run.pages).toFixed(1)} ms CPU/page  peak RSS ${run.peakRssMB.toFixed(0)} MB (PSS ${run.peakPssMB.toFixed(0)} MB)  load ${loadNow}${run.problems.length ? '  PROBLEMS: ' + run.problems.join('; ') : ''}`);
-          for (const reason of run.reasons) console.log(`    failed: ${reason}`);
-          if (run.problems.length > 0 || run.pages !== pages) ok = false;
+          for (const isolation of isolations) {
+            const run = await crawlOnce({ url: origin.url, concurrency, wait: WAITS[waitName] ?? waitName, isolation, recycle: Number(values.recycle), maxPages: pages + 10, timeout: Number(values.timeout) });
+            const key = `${waitName} c=${concurrency}${isolations.length > 1 ? ` ${isolation}` : ''}`;
+            (runs[key] ??= []).push(run);
+            const loadNow = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
+            console.log(`${key.padEnd(20)} ${run.pages} pages  ${(run.pages / (run.wallMs / 1000)).toFixed(1)} pages/s  ${(run.cpuMs / run.pages).toFixed(1)} ms CPU/page  peak RSS ${run.peakRssMB.toFixed(0)} MB (PSS ${run.peakPssMB.toFixed(0)} MB)  load ${loadNow}${run.problems.length ? '  PROBLEMS: ' + run.problems.join('; ') : ''}`);
+            for (const reason of run.reasons) console.log(`    failed: ${reason}`);
+            if (run.problems.length > 0 || run.pages !== pages) ok = false;
+          }
         }
       }
     }

@@ -232,6 +232,24 @@ describeRender('--render (real Chromium)', () => {
     expect(await read(out, 'st/slow.asp.html')).toContain('<p id="slow">slow content</p>');
   }, SLOW);
 
+  it('isolation slot: a tab renders page after page, and nothing one page stored reaches the next (cookies, storage, IndexedDB, caches, late writes)', async () => {
+    const nothing = { cookie: '', httpCookie: '', local: [], session: [], name: '', dbs: [], caches: [] };
+    /** @type {Record<string, number>} */
+    const histories = {};
+    for (const renderIsolation of ['slot', 'context']) {
+      // One tab: look.asp is found in leave.asp's rendered DOM, so it is rendered after it, in the same slot.
+      const { out, failures } = await renderCrawl(['/st/leave.asp'], { include: ['/st/leave.asp', '/st/look.asp'], renderConcurrency: 1, renderIsolation, renderWait: ['selector:[data-ready]'] });
+      expect(failures).toEqual([]);
+      const html = await read(out, 'st/look.asp.html');
+      const seen = JSON.parse(/<pre id="seen">(.*)<\/pre>/.exec(html)?.[1].replace(/&quot;/g, '"') ?? 'null');
+      const { history, ...stored } = seen;
+      expect(stored, renderIsolation).toEqual(nothing);
+      histories[renderIsolation] = history;
+    }
+    // With slot, the same tab rendered both pages (its history has one entry more); with context, a fresh one each.
+    expect(histories.slot).toBe(histories.context + 1);
+  }, SLOW);
+
   it('--render-only and --render-skip choose the pages rendered', async () => {
     const { out } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', '/st/product.asp?SKUSetID=2'], renderSkip: ['/st/product.asp'] });
     const manifest = await readManifest(out);
