@@ -1,8 +1,7 @@
 // @ts-check
-/* global window -- functions given to page.evaluate run in the browser */
 import { AbortError, PrerenderError } from '../errors.js';
 import { HEAVY_TYPES } from './block.js';
-import { EVENTS_KEY, serialiseDocument } from './inpage.js';
+import { EVENTS_KEY, pollInPage, serialiseDocument, waitForEventInPage, waitForSelectorInPage } from './inpage.js';
 import { bounded } from './pool.js';
 
 /**
@@ -51,7 +50,7 @@ const MAX_LISTED = 20;
 const MAX_NAMED = 5;
 /** Time given to read the DOM of a page that timed out, with --on-render-timeout save. */
 const SAVE_GRACE_MS = 2000;
-/** Polling interval of flag: and event: waits, inside the page. */
+/** Polling interval of flag: and prerenderReady waits, inside the page. */
 const POLL_MS = 20;
 /** Response headers not handed on to the browser with the main document's bytes. */
 const DROPPED_HEADERS = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive']);
@@ -66,7 +65,6 @@ export async function renderPage(tab, { url, result, settings, signal }) {
   const { page } = tab;
   tab.pages++;
   tab.clean = false; // until the render ends well: a tab left in any other state is not reused
-  const waits = new AbortController();
   /** @type {Map<HTTPRequest, string>} */
   const inFlight = new Map();
   /** @type {AbortCounts} */
@@ -188,17 +186,20 @@ export async function renderPage(tab, { url, result, settings, signal }) {
     /** @type {Promise<unknown>[]} */
     const conditions = settings.wait.map((cond) => waitFor(cond).then(() => { pending.delete(cond); }));
     if ((await race(Promise.all(conditions))) === 'timeout') throw timedOut();
-    // Compatibility: a page that said window.prerenderReady = false is waited for until it says true.
-    const notReady = await race(page.evaluate(() => /** @type {any} */ (window).prerenderReady === false));
-    if (notReady === 'timeout') throw timedOut('the page to answer (its script is busy)');
-    if (notReady) {
+    // One call reads the DOM, unless the page said window.prerenderReady = false (compatibility):
+    // then it is waited for until it says true, and read.
+    const serialise = { stripScripts: settings.stripScripts, seal: true, unlessNotReady: true };
+    let serialised = await race(page.evaluate(serialiseDocument, serialise));
+    if (serialised === 'timeout') throw timedOut('the DOM to be serialised (the page\'s script is busy)');
+    if (serialised === null) {
       pending.add('window.prerenderReady === true');
-      const ready = page.waitForFunction(() => /** @type {any} */ (window).prerenderReady === true, { polling: POLL_MS, timeout: 0, signal: waits.signal });
+      const ready = inPage(page.evaluate(`(${pollInPage})(() => window.prerenderReady === true, ${POLL_MS})`));
       if ((await race(ready)) === 'timeout') throw timedOut();
       pending.clear();
+      serialised = await race(page.evaluate(serialiseDocument, { ...serialise, unlessNotReady: false }));
+      if (serialised === 'timeout') throw timedOut('the DOM to be serialised (the page\'s script is busy)');
     }
-    const serialised = await race(page.evaluate(serialiseDocument, { stripScripts: settings.stripScripts, seal: true }));
-    if (serialised === 'timeout') throw timedOut('the DOM to be serialised (the page\'s script is busy)');
+    if (serialised === null) throw new RenderError('the page could not be read');
     tab.clean = true;
     return outcome(serialised, false);
   } catch (error) {
@@ -211,7 +212,6 @@ export async function renderPage(tab, { url, result, settings, signal }) {
     clearTimeout(deadlineTimer);
     clearTimeout(idleTimer);
     signal.removeEventListener('abort', onAbort);
-    waits.abort();
     page.off('error', onError);
     page.off('close', onClose);
     page.off('request', onRequest);
@@ -240,16 +240,24 @@ export async function renderPage(tab, { url, result, settings, signal }) {
 
   /** @param {string} cond */
   function waitFor(cond) {
-    const options = { timeout: 0, signal: waits.signal };
     if (cond === 'load') return loadedEvent;
     if (cond === 'domcontentloaded') return Promise.resolve(); // goto waited for it
     if (cond === 'networkidle') return idle;
-    if (cond.startsWith('selector:')) return page.waitForSelector(cond.slice(9), options);
-    if (cond.startsWith('event:')) {
-      return page.waitForFunction((key, name) => /** @type {any} */ (window)[key]?.has(name) === true, { ...options, polling: POLL_MS }, EVENTS_KEY, cond.slice(6));
-    }
-    if (cond.startsWith('flag:')) return page.waitForFunction(cond.slice(5), { ...options, polling: POLL_MS });
+    // Waited for inside the page (no polling from here, no helper script injected into each page).
+    if (cond.startsWith('selector:')) return inPage(page.evaluate(waitForSelectorInPage, cond.slice(9)));
+    if (cond.startsWith('event:')) return inPage(page.evaluate(waitForEventInPage, EVENTS_KEY, cond.slice(6)));
+    if (cond.startsWith('flag:')) return inPage(page.evaluate(`(${pollInPage})(() => (${cond.slice(5)}), ${POLL_MS})`));
     throw new RenderError(`unknown --render-wait condition ${JSON.stringify(cond)}`);
+  }
+
+  /**
+   * A wait running inside the page: it ends with the page's document (the
+   * next navigation of the tab rejects it), when nobody listens any more.
+   * @template T @param {Promise<T>} promise
+   */
+  function inPage(promise) {
+    promise.catch(() => {});
+    return promise;
   }
 
   /** @param {string} [stage] what was awaited instead of the conditions */

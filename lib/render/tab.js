@@ -11,9 +11,13 @@ import { EVENTS_KEY, listenForEvents } from './inpage.js';
  * - for every origin whose document or frame the page loaded: local and
  *   session storage, IndexedDB, Cache Storage, service workers, file systems,
  *   shared storage and storage buckets (Storage.clearDataForOrigin "all",
- *   DOMStorage.clear for session storage);
- * - the HTTP cache (Network.clearBrowserCache), so that a page's responses
- *   are fetched again, as with a fresh context.
+ *   DOMStorage.clear for session storage).
+ *
+ * The HTTP cache is kept: it holds the origin's responses by URL, reused
+ * only as their own Cache-Control/Vary allow (as any browser would), not
+ * anything a page's script wrote. Clearing it too (Network.clearBrowserCache)
+ * cost 10-30 ms of CPU per page (BENCHMARKS.md); --render-isolation context
+ * gives every page an empty one.
  *
  * What the page's script could still do after its DOM was read (a timer, an
  * unload handler writing storage) is stopped before that, inside the page
@@ -58,7 +62,7 @@ export async function openTab(browser, { events }) {
 export async function resetTab(tab) {
   const { client } = tab;
   /** @type {Promise<unknown>[]} */
-  const calls = [client.send('Network.clearBrowserCookies'), client.send('Network.clearBrowserCache')];
+  const calls = [client.send('Network.clearBrowserCookies')];
   for (const origin of tab.origins) {
     calls.push(client.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' }));
     calls.push(client.send('DOMStorage.clear', { storageId: { securityOrigin: origin, isLocalStorage: false } }));
