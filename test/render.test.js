@@ -250,6 +250,34 @@ describeRender('--render (real Chromium)', () => {
     expect(histories.slot).toBe(histories.context + 1);
   }, SLOW);
 
+  it('a re-crawl keeps the rendered fields of pages carried over (304, and a failure that keeps the last copy)', async () => {
+    const include = ['/st/product.asp?SKUSetID=1', '/st/product.asp?SKUSetID=2'];
+    const { out } = await renderCrawl(include, { include, renderWait: ['selector:[data-ready]'] });
+    const first = await readManifest(out);
+    expect(first.pages.map((/** @type {any} */ p) => p.rendered)).toEqual([true, true]);
+    shop.failing.add('/st/product.asp?SKUSetID=2');
+    try {
+      const crawler = new Crawler({ roots: include.map((p) => shop.origin + p), include, out, render: true, browser: /** @type {string} */ (BROWSER), retries: 0, renderWait: ['selector:[data-ready]'] });
+      const result = await crawler.run();
+      expect(result.failed).toBe(0);
+      expect(result.churn.notModified).toBe(1); // product 1: 304
+      expect(result.stale).toBe(1); // product 2: 503, its last copy kept
+    } finally {
+      shop.failing.clear();
+    }
+    const again = await readManifest(out);
+    for (const n of [1, 2]) {
+      const before = pageOf(first, `${shop.origin}/st/product.asp?SKUSetID=${n}`);
+      const page = pageOf(again, `${shop.origin}/st/product.asp?SKUSetID=${n}`);
+      expect(page.rendered, `product ${n}`).toBe(true);
+      expect(page.renderMs).toBe(before.renderMs);
+      expect(page.aborted).toEqual(before.aborted);
+      expect(page.sha256).toBe(before.sha256);
+    }
+    expect(pageOf(again, `${shop.origin}/st/product.asp?SKUSetID=2`).stale).toBe(true);
+    expect(await read(out, 'st/product1.htm')).toContain('<h1>Product 1</h1>');
+  }, SLOW);
+
   it('--render-only and --render-skip choose the pages rendered', async () => {
     const { out } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', '/st/product.asp?SKUSetID=2'], renderSkip: ['/st/product.asp'] });
     const manifest = await readManifest(out);
