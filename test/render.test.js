@@ -278,6 +278,25 @@ describeRender('--render (real Chromium)', () => {
     expect(await read(out, 'st/product1.htm')).toContain('<h1>Product 1</h1>');
   }, SLOW);
 
+  it('a crawl resumed after an interruption keeps the rendered fields of the pages it does not fetch again', async () => {
+    const include = ['/st/product.asp?SKUSetID=1', '/st/product.asp?SKUSetID=2', '/st/product.asp?SKUSetID=3', '/st/product.asp?SKUSetID=4'];
+    const controller = new AbortController();
+    const { out, result } = await renderCrawl(include.slice(0, 1), { include, signal: controller.signal, renderConcurrency: 1, renderWait: ['selector:[data-ready]'] }, (crawler) => {
+      crawler.on('page', () => setImmediate(() => controller.abort()));
+    });
+    expect(result.interrupted).toBe(true);
+    const crawler = new Crawler({ roots: [shop.origin + include[0]], include, out, render: true, browser: /** @type {string} */ (BROWSER), retries: 0, renderWait: ['selector:[data-ready]'] });
+    const again = await crawler.run();
+    expect(again.failed).toBe(0);
+    expect(again.resumed).toBeGreaterThan(0);
+    const manifest = await readManifest(out);
+    expect(manifest.pages).toHaveLength(4);
+    for (const page of manifest.pages) {
+      expect(page.rendered, page.url).toBe(true);
+      expect(page.renderMs, page.url).toBeGreaterThan(0);
+    }
+  }, SLOW);
+
   it('--render-only and --render-skip choose the pages rendered', async () => {
     const { out } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', '/st/product.asp?SKUSetID=2'], renderSkip: ['/st/product.asp'] });
     const manifest = await readManifest(out);
