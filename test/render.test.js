@@ -297,6 +297,36 @@ describeRender('--render (real Chromium)', () => {
     }
   }, SLOW);
 
+  it('a tab costs one renderer process: no address-bar WebUI renderer per context, no spare renderer; all of them found by their profile', async () => {
+    const products = [1, 2, 3, 4, 5, 6].map((n) => `/st/product.asp?SKUSetID=${n}`);
+    /** @type {string[][]} */
+    const seen = [];
+    let profile = '';
+    const { failures } = await renderCrawl(products, { include: products, renderConcurrency: 2, renderWait: ['selector:[data-ready]'] }, (crawler) => {
+      crawler.on('browser', (event) => { profile = event.profile; });
+      crawler.on('rendered', () => {
+        seen.push(processesUsing(profile).map((pid) => {
+          try {
+            const args = readFileSyncSafe(`/proc/${pid}/cmdline`).split(/[\0 ]/);
+            if (args.includes('--top-chrome-webui')) return 'webui';
+            return args.find((arg) => arg.startsWith('--type=')) ?? 'browser';
+          } catch {
+            return 'gone';
+          }
+        }));
+      });
+    });
+    expect(failures).toEqual([]);
+    expect(seen.length).toBe(6);
+    for (const types of seen) {
+      expect(types).toContain('browser');
+      expect(types).toContain('--type=renderer'); // found although Chromium rewrote their command line
+      expect(types, 'a WebUI renderer (the address bar popup of a headless window)').not.toContain('webui');
+      // One per tab (2), and the one of the blank tab the browser starts with.
+      expect(types.filter((type) => type === '--type=renderer').length, types.join(' ')).toBeLessThanOrEqual(3);
+    }
+  }, SLOW);
+
   it('--render-only and --render-skip choose the pages rendered', async () => {
     const { out } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', '/st/product.asp?SKUSetID=2'], renderSkip: ['/st/product.asp'] });
     const manifest = await readManifest(out);
@@ -386,7 +416,8 @@ function processesWith(needle) {
   /** @type {number[]} */
   const found = [];
   for (const entry of require_proc()) {
-    if (entry.cmdline.split('\0').some((arg) => arg.startsWith(needle))) found.push(entry.pid);
+    // Chromium's child processes rewrite their command line as one string of words.
+    if (entry.cmdline.split(/[\0 ]/).some((arg) => arg.startsWith(needle))) found.push(entry.pid);
   }
   return found;
 }

@@ -90,7 +90,10 @@ export function launchFlags({ root = process.getuid?.() === 0 } = {}) {
 /**
  * The processes whose command line names `profile` (a browser's own
  * --user-data-dir, so only ours): what is left of a browser after a failed
- * launch or a crash. Linux only (reads /proc); elsewhere none are found.
+ * launch or a crash. Chromium's zygote, renderer and GPU processes rewrite
+ * their command line as one string of words (setproctitle): the argument is
+ * looked for among the words too. Linux only (reads /proc); elsewhere none
+ * are found.
  * @param {string} profile
  * @returns {number[]}
  */
@@ -108,7 +111,7 @@ export function processesUsing(profile) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'latin1');
-      if (cmdline.split('\0').includes(needle)) found.push(Number(entry));
+      if (cmdline.split('\0').includes(needle) || cmdline.split(/[\0 ]/).includes(needle)) found.push(Number(entry));
     } catch {
       // gone meanwhile, or not ours to read
     }
