@@ -15,7 +15,8 @@
  * and measures: wall time (spawn to exit) and pages/s; CPU of the crawler
  * and every browser process it started (user + sys of the node process and
  * its waited-for descendants: /proc/<sh>/stat cutime + cstime of a shell
- * that ran it); peak RSS of the whole process tree (node + Chromium, summed
+ * that ran it), and of the node process alone (its getrusage, written at
+ * exit by bench/lib/rusage.js); peak RSS of the whole process tree (node + Chromium, summed
  * VmRSS, and summed Pss which counts shared pages once), sampled every 250 ms.
  * The origin runs in its own process and is not counted. Then it checks the
  * tree (every page rendered, product pages with their placeholder and
@@ -75,12 +76,13 @@ async function startOrigin(products, count) {
  */
 async function crawlOnce({ url, concurrency, wait, isolation, recycle, maxPages, timeout }) {
   const out = await mkdtemp(path.join(os.tmpdir(), 'prerender-render-bench-'));
-  const args = [BIN, 'crawl', url, '-i', '/st/dir.asp', '/st/product.asp', '-o', out, '--render', '--render-concurrency', String(concurrency),
+  const rusageFile = path.join(out, '..', `${path.basename(out)}.rusage.json`);
+  const args = ['--import', path.join(HERE, 'lib/rusage.js'), BIN, 'crawl', url, '-i', '/st/dir.asp', '/st/product.asp', '-o', out, '--render', '--render-concurrency', String(concurrency),
     '--render-wait', wait, '--render-isolation', isolation, '--render-recycle', String(recycle), '--render-timeout', String(timeout), '--max-pages', String(maxPages), '--quiet', '--json'];
   // The shell waits for node, which waits for its browsers: the shell's cutime/cstime are theirs.
   const script = '"$@"; code=$?; cat /proc/$$/stat >&2; exit $code';
   const started = performance.now();
-  const child = spawn('sh', ['-c', script, 'sh', process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('sh', ['-c', script, 'sh', process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PRERENDER_BENCH_RUSAGE: rusageFile } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => { stdout += chunk; });
@@ -110,8 +112,11 @@ async function crawlOnce({ url, concurrency, wait, isolation, recycle, maxPages,
   }
   const problems = await check(out, result);
   await rm(out, { recursive: true, force: true });
+  const usage = JSON.parse(await readFile(rusageFile, 'utf8').catch(() => '{}'));
+  await rm(rusageFile, { force: true });
+  const nodeCpuMs = ((usage.userCPUTime ?? NaN) + (usage.systemCPUTime ?? NaN)) / 1000;
   const reasons = (result.failures ?? []).slice(0, 3).map((/** @type {{ url: string, message: string }} */ f) => `${f.url}: ${f.message}`);
-  return { code, wallMs, cpuMs, peakRssMB: peakRss / 1024, peakPssMB: peakPss / 1024, pages: result.pages, failed: result.failed, problems, reasons, series };
+  return { code, wallMs, cpuMs, nodeCpuMs, peakRssMB: peakRss / 1024, peakPssMB: peakPss / 1024, pages: result.pages, failed: result.failed, problems, reasons, series };
 }
 
 /**
@@ -170,7 +175,7 @@ async function main() {
             const key = `${waitName} c=${concurrency}${isolations.length > 1 ? ` ${isolation}` : ''}`;
             (runs[key] ??= []).push(run);
             const loadNow = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
-            console.log(`${key.padEnd(20)} ${run.pages} pages  ${(run.pages / (run.wallMs / 1000)).toFixed(1)} pages/s  ${(run.cpuMs / run.pages).toFixed(1)} ms CPU/page  peak RSS ${run.peakRssMB.toFixed(0)} MB (PSS ${run.peakPssMB.toFixed(0)} MB)  load ${loadNow}${run.problems.length ? '  PROBLEMS: ' + run.problems.join('; ') : ''}`);
+            console.log(`${key.padEnd(20)} ${run.pages} pages  ${(run.pages / (run.wallMs / 1000)).toFixed(1)} pages/s  ${(run.cpuMs / run.pages).toFixed(1)} ms CPU/page (node ${(run.nodeCpuMs / run.pages).toFixed(1)})  peak RSS ${run.peakRssMB.toFixed(0)} MB (PSS ${run.peakPssMB.toFixed(0)} MB)  load ${loadNow}${run.problems.length ? '  PROBLEMS: ' + run.problems.join('; ') : ''}`);
             for (const reason of run.reasons) console.log(`    failed: ${reason}`);
             if (run.problems.length > 0 || run.pages !== pages) ok = false;
           }
@@ -180,9 +185,9 @@ async function main() {
   } finally {
     origin.stop();
   }
-  console.log('\nmedians: wait, --render-concurrency | pages/s | CPU ms/page | peak RSS MB (tree) | peak PSS MB');
+  console.log('\nmedians: wait, --render-concurrency | pages/s | CPU ms/page | of which node | peak RSS MB (tree) | peak PSS MB');
   for (const [key, list] of Object.entries(runs)) {
-    console.log(`| ${key} | ${median(list.map((r) => r.pages / (r.wallMs / 1000))).toFixed(1)} | ${median(list.map((r) => r.cpuMs / r.pages)).toFixed(1)} | ${median(list.map((r) => r.peakRssMB)).toFixed(0)} | ${median(list.map((r) => r.peakPssMB)).toFixed(0)} |`);
+    console.log(`| ${key} | ${median(list.map((r) => r.pages / (r.wallMs / 1000))).toFixed(1)} | ${median(list.map((r) => r.cpuMs / r.pages)).toFixed(1)} | ${median(list.map((r) => r.nodeCpuMs / r.pages)).toFixed(1)} | ${median(list.map((r) => r.peakRssMB)).toFixed(0)} | ${median(list.map((r) => r.peakPssMB)).toFixed(0)} |`);
   }
   const dir = path.join(HERE, 'results');
   mkdirSync(dir, { recursive: true });
