@@ -6,16 +6,17 @@
  * slots), crawled with --render:
  *
  *   node bench/render-bench.js [--products 2000] [--count 100]
- *       [--concurrency 1,2,4,8,16] [--wait networkidle,selector] [--reps 1] [--recycle 200] [--timeout 30000]
+ *       [--concurrency 1,2,4,8,16] [--wait networkidle,selector] [--isolation slot] [--reps 1] [--recycle 200] [--timeout 30000]
  *
- * For each repetition, each wait and each --render-concurrency (interleaved,
- * in that order), it runs
+ * For each repetition, each wait, each --render-concurrency and each
+ * --render-isolation (interleaved, in that order), it runs
  *   node bin/prerender.js crawl ORIGIN/st/dir.asp -i /st/dir.asp /st/product.asp -o TMP
- *       --render --render-concurrency N --render-wait W --quiet --json
+ *       --render --render-concurrency N --render-wait W --render-isolation I --quiet --json
  * and measures: wall time (spawn to exit) and pages/s; CPU of the crawler
  * and every browser process it started (user + sys of the node process and
  * its waited-for descendants: /proc/<sh>/stat cutime + cstime of a shell
- * that ran it); peak RSS of the whole process tree (node + Chromium, summed
+ * that ran it), and of the node process alone (its getrusage, written at
+ * exit by bench/lib/rusage.js); peak RSS of the whole process tree (node + Chromium, summed
  * VmRSS, and summed Pss which counts shared pages once), sampled every 250 ms.
  * The origin runs in its own process and is not counted. Then it checks the
  * tree (every page rendered, product pages with their placeholder and
@@ -71,16 +72,17 @@ async function startOrigin(products, count) {
 }
 
 /**
- * @param {{ url: string, concurrency: number, wait: string, recycle: number, maxPages: number, timeout: number }} run
+ * @param {{ url: string, concurrency: number, wait: string, isolation: string, recycle: number, maxPages: number, timeout: number }} run
  */
-async function crawlOnce({ url, concurrency, wait, recycle, maxPages, timeout }) {
+async function crawlOnce({ url, concurrency, wait, isolation, recycle, maxPages, timeout }) {
   const out = await mkdtemp(path.join(os.tmpdir(), 'prerender-render-bench-'));
-  const args = [BIN, 'crawl', url, '-i', '/st/dir.asp', '/st/product.asp', '-o', out, '--render', '--render-concurrency', String(concurrency),
-    '--render-wait', wait, '--render-recycle', String(recycle), '--render-timeout', String(timeout), '--max-pages', String(maxPages), '--quiet', '--json'];
+  const rusageFile = path.join(out, '..', `${path.basename(out)}.rusage.json`);
+  const args = ['--import', path.join(HERE, 'lib/rusage.js'), BIN, 'crawl', url, '-i', '/st/dir.asp', '/st/product.asp', '-o', out, '--render', '--render-concurrency', String(concurrency),
+    '--render-wait', wait, '--render-isolation', isolation, '--render-recycle', String(recycle), '--render-timeout', String(timeout), '--max-pages', String(maxPages), '--quiet', '--json'];
   // The shell waits for node, which waits for its browsers: the shell's cutime/cstime are theirs.
   const script = '"$@"; code=$?; cat /proc/$$/stat >&2; exit $code';
   const started = performance.now();
-  const child = spawn('sh', ['-c', script, 'sh', process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('sh', ['-c', script, 'sh', process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PRERENDER_BENCH_RUSAGE: rusageFile } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => { stdout += chunk; });
@@ -110,8 +112,11 @@ async function crawlOnce({ url, concurrency, wait, recycle, maxPages, timeout })
   }
   const problems = await check(out, result);
   await rm(out, { recursive: true, force: true });
+  const usage = JSON.parse(await readFile(rusageFile, 'utf8').catch(() => '{}'));
+  await rm(rusageFile, { force: true });
+  const nodeCpuMs = ((usage.userCPUTime ?? NaN) + (usage.systemCPUTime ?? NaN)) / 1000;
   const reasons = (result.failures ?? []).slice(0, 3).map((/** @type {{ url: string, message: string }} */ f) => `${f.url}: ${f.message}`);
-  return { code, wallMs, cpuMs, peakRssMB: peakRss / 1024, peakPssMB: peakPss / 1024, pages: result.pages, failed: result.failed, problems, reasons, series };
+  return { code, wallMs, cpuMs, nodeCpuMs, peakRssMB: peakRss / 1024, peakPssMB: peakPss / 1024, pages: result.pages, failed: result.failed, problems, reasons, series };
 }
 
 /**
@@ -141,6 +146,7 @@ async function main() {
       count: { type: 'string', default: '100' },
       concurrency: { type: 'string', default: '1,2,4,8,16' },
       wait: { type: 'string', default: 'networkidle,selector' },
+      isolation: { type: 'string', default: 'slot' },
       reps: { type: 'string', default: '1' },
       recycle: { type: 'string', default: '200' },
       timeout: { type: 'string', default: '30000' },
@@ -152,6 +158,7 @@ async function main() {
   const pages = products + Math.ceil(products / count);
   const concurrencies = values.concurrency.split(',').map(Number);
   const waits = values.wait.split(',');
+  const isolations = values.isolation.split(',');
   const cpuModel = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown';
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   console.log(`render bench: ${products} products (${pages} pages), CPU ${cpuModel}, ${os.cpus().length} cores, load average at start ${load}`);
@@ -163,22 +170,24 @@ async function main() {
     for (let rep = 0; rep < Number(values.reps); rep++) {
       for (const waitName of waits) {
         for (const concurrency of concurrencies) {
-          const run = await crawlOnce({ url: origin.url, concurrency, wait: WAITS[waitName] ?? waitName, recycle: Number(values.recycle), maxPages: pages + 10, timeout: Number(values.timeout) });
-          const key = `${waitName} c=${concurrency}`;
-          (runs[key] ??= []).push(run);
-          const loadNow = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
-          console.log(`${key.padEnd(20)} ${run.pages} pages  ${(run.pages / (run.wallMs / 1000)).toFixed(1)} pages/s  ${(run.cpuMs / run.pages).toFixed(1)} ms CPU/page  peak RSS ${run.peakRssMB.toFixed(0)} MB (PSS ${run.peakPssMB.toFixed(0)} MB)  load ${loadNow}${run.problems.length ? '  PROBLEMS: ' + run.problems.join('; ') : ''}`);
-          for (const reason of run.reasons) console.log(`    failed: ${reason}`);
-          if (run.problems.length > 0 || run.pages !== pages) ok = false;
+          for (const isolation of isolations) {
+            const run = await crawlOnce({ url: origin.url, concurrency, wait: WAITS[waitName] ?? waitName, isolation, recycle: Number(values.recycle), maxPages: pages + 10, timeout: Number(values.timeout) });
+            const key = `${waitName} c=${concurrency}${isolations.length > 1 ? ` ${isolation}` : ''}`;
+            (runs[key] ??= []).push(run);
+            const loadNow = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
+            console.log(`${key.padEnd(20)} ${run.pages} pages  ${(run.pages / (run.wallMs / 1000)).toFixed(1)} pages/s  ${(run.cpuMs / run.pages).toFixed(1)} ms CPU/page (node ${(run.nodeCpuMs / run.pages).toFixed(1)})  peak RSS ${run.peakRssMB.toFixed(0)} MB (PSS ${run.peakPssMB.toFixed(0)} MB)  load ${loadNow}${run.problems.length ? '  PROBLEMS: ' + run.problems.join('; ') : ''}`);
+            for (const reason of run.reasons) console.log(`    failed: ${reason}`);
+            if (run.problems.length > 0 || run.pages !== pages) ok = false;
+          }
         }
       }
     }
   } finally {
     origin.stop();
   }
-  console.log('\nmedians: wait, --render-concurrency | pages/s | CPU ms/page | peak RSS MB (tree) | peak PSS MB');
+  console.log('\nmedians: wait, --render-concurrency | pages/s | CPU ms/page | of which node | peak RSS MB (tree) | peak PSS MB');
   for (const [key, list] of Object.entries(runs)) {
-    console.log(`| ${key} | ${median(list.map((r) => r.pages / (r.wallMs / 1000))).toFixed(1)} | ${median(list.map((r) => r.cpuMs / r.pages)).toFixed(1)} | ${median(list.map((r) => r.peakRssMB)).toFixed(0)} | ${median(list.map((r) => r.peakPssMB)).toFixed(0)} |`);
+    console.log(`| ${key} | ${median(list.map((r) => r.pages / (r.wallMs / 1000))).toFixed(1)} | ${median(list.map((r) => r.cpuMs / r.pages)).toFixed(1)} | ${median(list.map((r) => r.nodeCpuMs / r.pages)).toFixed(1)} | ${median(list.map((r) => r.peakRssMB)).toFixed(0)} | ${median(list.map((r) => r.peakPssMB)).toFixed(0)} |`);
   }
   const dir = path.join(HERE, 'results');
   mkdirSync(dir, { recursive: true });

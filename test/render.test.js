@@ -232,6 +232,101 @@ describeRender('--render (real Chromium)', () => {
     expect(await read(out, 'st/slow.asp.html')).toContain('<p id="slow">slow content</p>');
   }, SLOW);
 
+  it('isolation slot: a tab renders page after page, and nothing one page stored reaches the next (cookies, storage, IndexedDB, caches, late writes)', async () => {
+    const nothing = { cookie: '', httpCookie: '', local: [], session: [], name: '', dbs: [], caches: [] };
+    /** @type {Record<string, number>} */
+    const histories = {};
+    for (const renderIsolation of ['slot', 'context']) {
+      // One tab: look.asp is found in leave.asp's rendered DOM, so it is rendered after it, in the same slot.
+      const { out, failures } = await renderCrawl(['/st/leave.asp'], { include: ['/st/leave.asp', '/st/look.asp'], renderConcurrency: 1, renderIsolation, renderWait: ['selector:[data-ready]'] });
+      expect(failures).toEqual([]);
+      const html = await read(out, 'st/look.asp.html');
+      const seen = JSON.parse(/<pre id="seen">(.*)<\/pre>/.exec(html)?.[1].replace(/&quot;/g, '"') ?? 'null');
+      const { history, ...stored } = seen;
+      expect(stored, renderIsolation).toEqual(nothing);
+      histories[renderIsolation] = history;
+    }
+    // With slot, the same tab rendered both pages (its history has one entry more); with context, a fresh one each.
+    expect(histories.slot).toBe(histories.context + 1);
+  }, SLOW);
+
+  it('a re-crawl keeps the rendered fields of pages carried over (304, and a failure that keeps the last copy)', async () => {
+    const include = ['/st/product.asp?SKUSetID=1', '/st/product.asp?SKUSetID=2'];
+    const { out } = await renderCrawl(include, { include, renderWait: ['selector:[data-ready]'] });
+    const first = await readManifest(out);
+    expect(first.pages.map((/** @type {any} */ p) => p.rendered)).toEqual([true, true]);
+    shop.failing.add('/st/product.asp?SKUSetID=2');
+    try {
+      const crawler = new Crawler({ roots: include.map((p) => shop.origin + p), include, out, render: true, browser: /** @type {string} */ (BROWSER), retries: 0, renderWait: ['selector:[data-ready]'] });
+      const result = await crawler.run();
+      expect(result.failed).toBe(0);
+      expect(result.churn.notModified).toBe(1); // product 1: 304
+      expect(result.stale).toBe(1); // product 2: 503, its last copy kept
+    } finally {
+      shop.failing.clear();
+    }
+    const again = await readManifest(out);
+    for (const n of [1, 2]) {
+      const before = pageOf(first, `${shop.origin}/st/product.asp?SKUSetID=${n}`);
+      const page = pageOf(again, `${shop.origin}/st/product.asp?SKUSetID=${n}`);
+      expect(page.rendered, `product ${n}`).toBe(true);
+      expect(page.renderMs).toBe(before.renderMs);
+      expect(page.aborted).toEqual(before.aborted);
+      expect(page.sha256).toBe(before.sha256);
+    }
+    expect(pageOf(again, `${shop.origin}/st/product.asp?SKUSetID=2`).stale).toBe(true);
+    expect(await read(out, 'st/product1.htm')).toContain('<h1>Product 1</h1>');
+  }, SLOW);
+
+  it('a crawl resumed after an interruption keeps the rendered fields of the pages it does not fetch again', async () => {
+    const include = ['/st/product.asp?SKUSetID=1', '/st/product.asp?SKUSetID=2', '/st/product.asp?SKUSetID=3', '/st/product.asp?SKUSetID=4'];
+    const controller = new AbortController();
+    const { out, result } = await renderCrawl(include.slice(0, 1), { include, signal: controller.signal, renderConcurrency: 1, renderWait: ['selector:[data-ready]'] }, (crawler) => {
+      crawler.on('page', () => setImmediate(() => controller.abort()));
+    });
+    expect(result.interrupted).toBe(true);
+    const crawler = new Crawler({ roots: [shop.origin + include[0]], include, out, render: true, browser: /** @type {string} */ (BROWSER), retries: 0, renderWait: ['selector:[data-ready]'] });
+    const again = await crawler.run();
+    expect(again.failed).toBe(0);
+    expect(again.resumed).toBeGreaterThan(0);
+    const manifest = await readManifest(out);
+    expect(manifest.pages).toHaveLength(4);
+    for (const page of manifest.pages) {
+      expect(page.rendered, page.url).toBe(true);
+      expect(page.renderMs, page.url).toBeGreaterThan(0);
+    }
+  }, SLOW);
+
+  it('a tab costs one renderer process: no address-bar WebUI renderer per context, no spare renderer; all of them found by their profile', async () => {
+    const products = [1, 2, 3, 4, 5, 6].map((n) => `/st/product.asp?SKUSetID=${n}`);
+    /** @type {string[][]} */
+    const seen = [];
+    let profile = '';
+    const { failures } = await renderCrawl(products, { include: products, renderConcurrency: 2, renderWait: ['selector:[data-ready]'] }, (crawler) => {
+      crawler.on('browser', (event) => { profile = event.profile; });
+      crawler.on('rendered', () => {
+        seen.push(processesUsing(profile).map((pid) => {
+          try {
+            const args = readFileSyncSafe(`/proc/${pid}/cmdline`).split(/[\0 ]/);
+            if (args.includes('--top-chrome-webui')) return 'webui';
+            return args.find((arg) => arg.startsWith('--type=')) ?? 'browser';
+          } catch {
+            return 'gone';
+          }
+        }));
+      });
+    });
+    expect(failures).toEqual([]);
+    expect(seen.length).toBe(6);
+    for (const types of seen) {
+      expect(types).toContain('browser');
+      expect(types).toContain('--type=renderer'); // found although Chromium rewrote their command line
+      expect(types, 'a WebUI renderer (the address bar popup of a headless window)').not.toContain('webui');
+      // One per tab (2), and the one of the blank tab the browser starts with.
+      expect(types.filter((type) => type === '--type=renderer').length, types.join(' ')).toBeLessThanOrEqual(3);
+    }
+  }, SLOW);
+
   it('--render-only and --render-skip choose the pages rendered', async () => {
     const { out } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', '/st/product.asp?SKUSetID=2'], renderSkip: ['/st/product.asp'] });
     const manifest = await readManifest(out);
@@ -321,7 +416,8 @@ function processesWith(needle) {
   /** @type {number[]} */
   const found = [];
   for (const entry of require_proc()) {
-    if (entry.cmdline.split('\0').some((arg) => arg.startsWith(needle))) found.push(entry.pid);
+    // Chromium's child processes rewrite their command line as one string of words.
+    if (entry.cmdline.split(/[\0 ]/).some((arg) => arg.startsWith(needle))) found.push(entry.pid);
   }
   return found;
 }

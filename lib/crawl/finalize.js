@@ -427,7 +427,7 @@ function stateFor(run, complete) {
         url: record.key, state: 'done', status: page.status, contentType: page.contentType, type: record.type, charset: record.charset,
         etag: record.etag, lastModified: record.lastModified, file: page.file, body: record.body, scan: record.scan,
         bytes: page.bytes, sha256: page.sha256, compare: record.compare, compressed: record.compressed,
-        placeholders: page.placeholders.length > 0 ? page.placeholders : undefined,
+        placeholders: page.placeholders.length > 0 ? page.placeholders : undefined, render: record.render,
       });
     },
     /** @param {import('./state.js').StoredPage[]} carried */

@@ -105,6 +105,7 @@ export function fromStored(record, stored) {
   record.body = stored.body;
   record.compare = stored.compare;
   record.scan = stored.type === 'other' ? undefined : stored.scan;
+  record.render = stored.render; // its body is the rendered DOM: still a rendered page
   if (stored.type === 'other') {
     record.bytes = stored.bytes;
     record.sha256 = stored.sha256;

@@ -28,8 +28,9 @@ import { PrerenderError } from '../errors.js';
  *   url: string, state: 'done' | 'redirect', status: number, contentType?: string, type?: 'html' | 'css' | 'other',
  *   charset?: string, etag?: string, lastModified?: string, location?: string, file?: string,
  *   body?: string, scan?: string, bytes?: number, sha256?: string, compare?: string, compressed?: string[],
- *   placeholders?: import('../manifest/schema.js').ManifestSlot[],
+ *   placeholders?: import('../manifest/schema.js').ManifestSlot[], render?: import('../render/step.js').RenderInfo,
  * }} StoredPage
+ *   render: a page written from its rendered DOM (--render): its manifest fields, kept with a page carried over
  * @typedef {{ format: 'prerender-state', version: number, complete: boolean, roots: string[], output: string, finishedAt: string }} StateHeader
  */
 

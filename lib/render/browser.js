@@ -51,6 +51,25 @@ export function findBrowser({ browser, env = process.env }) {
 }
 
 /**
+ * Features of the headless browser that cost CPU on every page and do nothing
+ * for a render (measured: bench/render-bench.js, BENCHMARKS.md):
+ * - WebUIOmniboxPopup, WebUIOmniboxAimPopup, WebUIOmniboxFullPopup: each
+ *   browser context (a headless window) pre-renders its address bar's popup
+ *   in a renderer process of its own (chrome://omnibox-popup.top-chrome/);
+ *   that renderer cost as much CPU as the page rendered.
+ * - SpareRendererForSitePerProcess: a spare renderer process started ahead
+ *   of each navigation, so that every page got a new process even in a
+ *   reused tab.
+ * - site-per-process, IsolateOrigins (and --disable-site-isolation-trials):
+ *   one process per site, frames of other sites in processes of their own.
+ *   A render is of the site's own pages; its frames are intercepted like the
+ *   page, in the same process.
+ */
+export const DISABLED_FEATURES = [
+  'WebUIOmniboxPopup', 'WebUIOmniboxAimPopup', 'WebUIOmniboxFullPopup', 'SpareRendererForSitePerProcess', 'site-per-process', 'IsolateOrigins',
+];
+
+/**
  * Chromium's flags (besides those puppeteer adds, and --user-data-dir).
  * --no-sandbox only as root, where Chromium refuses to start with its sandbox.
  * @param {{ root?: boolean }} [options]
@@ -62,6 +81,8 @@ export function launchFlags({ root = process.getuid?.() === 0 } = {}) {
     '--disable-background-networking',
     '--disable-component-update',
     '--no-first-run',
+    '--disable-site-isolation-trials',
+    `--disable-features=${DISABLED_FEATURES.join(',')}`,
     ...(root ? ['--no-sandbox'] : []),
   ];
 }
@@ -69,7 +90,10 @@ export function launchFlags({ root = process.getuid?.() === 0 } = {}) {
 /**
  * The processes whose command line names `profile` (a browser's own
  * --user-data-dir, so only ours): what is left of a browser after a failed
- * launch or a crash. Linux only (reads /proc); elsewhere none are found.
+ * launch or a crash. Chromium's zygote, renderer and GPU processes rewrite
+ * their command line as one string of words (setproctitle): the argument is
+ * looked for among the words too. Linux only (reads /proc); elsewhere none
+ * are found.
  * @param {string} profile
  * @returns {number[]}
  */
@@ -87,7 +111,7 @@ export function processesUsing(profile) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'latin1');
-      if (cmdline.split('\0').includes(needle)) found.push(Number(entry));
+      if (cmdline.split('\0').includes(needle) || cmdline.split(/[\0 ]/).includes(needle)) found.push(Number(entry));
     } catch {
       // gone meanwhile, or not ours to read
     }

@@ -1,7 +1,7 @@
 // @ts-check
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-/* global window, document, CSSStyleSheet -- this code runs in the browser */
+/* global window, document, CSSStyleSheet, MutationObserver, Document, IDBFactory, CacheStorage, ServiceWorkerContainer, CookieStore -- this code runs in the browser */
 /**
  * Code that runs inside the rendered page (each function is sent to the
  * browser as source text, so it uses nothing from this module's scope).
@@ -23,6 +23,59 @@ export function listenForEvents(key, names) {
 }
 
 /**
+ * Resolves when `selector` matches, watching the DOM's changes (no polling).
+ * @param {string} selector
+ * @returns {Promise<true>}
+ */
+export function waitForSelectorInPage(selector) {
+  return new Promise((resolve) => {
+    if (document.querySelector(selector)) return resolve(true);
+    const observer = new MutationObserver(() => {
+      if (!document.querySelector(selector)) return;
+      observer.disconnect();
+      resolve(true);
+    });
+    observer.observe(document, { childList: true, subtree: true, attributes: true });
+  });
+}
+
+/**
+ * Resolves when the event `name` was dispatched on document (seen by the
+ * listener listenForEvents installed before any page script).
+ * @param {string} key
+ * @param {string} name
+ * @returns {Promise<true>}
+ */
+export function waitForEventInPage(key, name) {
+  return new Promise((resolve) => {
+    if (/** @type {any} */ (window)[key]?.has(name)) return resolve(true);
+    document.addEventListener(name, () => resolve(true), { once: true, capture: true });
+  });
+}
+
+/**
+ * Resolves when `test()` is truthy, trying every `ms` (an exception counts as false).
+ * @param {() => unknown} test
+ * @param {number} ms
+ * @returns {Promise<true>}
+ */
+export function pollInPage(test, ms) {
+  return new Promise((resolve) => {
+    const check = () => {
+      let ok = false;
+      try {
+        ok = Boolean(test());
+      } catch {
+        // not yet
+      }
+      if (ok) resolve(true);
+      else setTimeout(check, ms);
+    };
+    check();
+  });
+}
+
+/**
  * @typedef {{ html: string, status: string | null, headers: string[] }} Serialised
  */
 
@@ -31,10 +84,17 @@ export function listenForEvents(key, names) {
  * their <style>, adopted style sheets into <style> elements, open shadow roots
  * as declarative shadow DOM, the charset declared as UTF-8, the prerender
  * meta tags read and removed, scripts stripped on request. Never adds <base>.
- * @param {{ stripScripts: boolean }} options
- * @returns {Serialised}
+ * With `seal`, the page is then stopped from leaving anything behind for
+ * the next page rendered in its tab: its timers are cleared, and storage,
+ * cookie, IndexedDB, Cache Storage and service worker writes disabled
+ * (window.name emptied), so a late timer or an unload handler writes nothing.
+ * With `unlessNotReady`, a page whose window.prerenderReady is false is not
+ * read (null): it is still building itself.
+ * @param {{ stripScripts: boolean, seal?: boolean, unlessNotReady?: boolean }} options
+ * @returns {Serialised | null}
  */
-export function serialiseDocument({ stripScripts }) {
+export function serialiseDocument({ stripScripts, seal = false, unlessNotReady = false }) {
+  if (unlessNotReady && /** @type {any} */ (window).prerenderReady === false) return null;
   /** @type {(Document | ShadowRoot)[]} */
   const roots = [document];
   /** @type {ShadowRoot[]} */
@@ -126,5 +186,23 @@ export function serialiseDocument({ stripScripts }) {
   const html = document.documentElement;
   const attributes = Array.from(html.attributes, (attr) => ` ${attr.name}="${attr.value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/\u00a0/g, '&nbsp;')}"`).join('');
   const inner = html.getHTML({ serializableShadowRoots: true, shadowRoots: shadowRoots });
+  if (seal) {
+    const last = Number(window.setTimeout(() => {}, 0));
+    for (let id = last; id > 0; id--) {
+      clearTimeout(id);
+      clearInterval(id);
+    }
+    const refuse = () => { throw new DOMException('the render of this page is over', 'InvalidStateError'); };
+    const refused = () => Promise.reject(new DOMException('the render of this page is over', 'InvalidStateError'));
+    Storage.prototype.setItem = refuse;
+    Storage.prototype.removeItem = refuse;
+    Storage.prototype.clear = refuse;
+    Object.defineProperty(Document.prototype, 'cookie', { configurable: true, get: () => '', set: refuse });
+    if (typeof IDBFactory !== 'undefined') IDBFactory.prototype.open = refuse;
+    if (typeof CacheStorage !== 'undefined') CacheStorage.prototype.open = refused;
+    if (typeof ServiceWorkerContainer !== 'undefined') ServiceWorkerContainer.prototype.register = refused;
+    if (typeof CookieStore !== 'undefined') CookieStore.prototype.set = refused;
+    window.name = '';
+  }
   return { html: `${head}<html${attributes}>${inner}</html>\n`, ...found };
 }

@@ -1,19 +1,17 @@
 // @ts-check
-/* global window -- functions given to page.evaluate run in the browser */
 import { AbortError, PrerenderError } from '../errors.js';
 import { HEAVY_TYPES } from './block.js';
-import { EVENTS_KEY, listenForEvents, serialiseDocument } from './inpage.js';
-import { BROWSER_CALL_MS, bounded } from './pool.js';
+import { EVENTS_KEY, pollInPage, serialiseDocument, waitForEventInPage, waitForSelectorInPage } from './inpage.js';
+import { bounded } from './pool.js';
 
 /**
- * Render one page in a fresh browser context: the main document is the one
+ * Render one page in a tab (lib/render/tab.js): the main document is the one
  * our HTTP client already fetched (handed to the browser through request
  * interception: the origin sees one request per page), subresources come
  * from the origin, anything but GET/HEAD is aborted, and so are images,
  * media, fonts and blocked hosts by default. Then wait for the ready
  * conditions, within --render-timeout, and serialise the DOM.
  *
- * @typedef {import('puppeteer-core').BrowserContext} BrowserContext
  * @typedef {import('puppeteer-core').HTTPRequest} HTTPRequest
  * @typedef {import('puppeteer-core').Page} Page
  * @typedef {{ method: string, url: string, why: 'method' | 'resource' | 'blocked' | 'navigation' }} AbortedRequest
@@ -52,20 +50,21 @@ const MAX_LISTED = 20;
 const MAX_NAMED = 5;
 /** Time given to read the DOM of a page that timed out, with --on-render-timeout save. */
 const SAVE_GRACE_MS = 2000;
-/** Polling interval of flag: and event: waits, inside the page. */
+/** Polling interval of flag: and prerenderReady waits, inside the page. */
 const POLL_MS = 20;
 /** Response headers not handed on to the browser with the main document's bytes. */
 const DROPPED_HEADERS = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive']);
 
 /**
- * @param {BrowserContext} context
+ * @param {import('./tab.js').Tab} tab
  * @param {{ url: string, result: import('../load/http.js').LoadResult, settings: RenderSettings, signal: AbortSignal }} job
  * @returns {Promise<RenderOutcome>}
  */
-export async function renderPage(context, { url, result, settings, signal }) {
+export async function renderPage(tab, { url, result, settings, signal }) {
   const started = performance.now();
-  const page = await bounded(context.newPage(), BROWSER_CALL_MS, 'open a page');
-  const waits = new AbortController();
+  const { page } = tab;
+  tab.pages++;
+  tab.clean = false; // until the render ends well: a tab left in any other state is not reused
   /** @type {Map<HTTPRequest, string>} */
   const inFlight = new Map();
   /** @type {AbortCounts} */
@@ -75,6 +74,9 @@ export async function renderPage(context, { url, result, settings, signal }) {
   /** @type {Set<string>} conditions not met yet */
   const pending = new Set(settings.wait);
   let loaded = false;
+  /** @type {() => void} */
+  let onLoaded = () => {};
+  const loadedEvent = new Promise((resolve) => { onLoaded = () => resolve(undefined); });
   let mainServed = false;
   /** @type {(error: Error) => void} */
   let fail = () => {};
@@ -107,6 +109,7 @@ export async function renderPage(context, { url, result, settings, signal }) {
     const main = request.isNavigationRequest() && request.frame() === page.mainFrame();
     if (main && !mainServed) {
       mainServed = true;
+      tab.origins.add(new URL(request.url()).origin);
       inFlight.set(request, `${method} ${request.url()}`);
       /** @type {Record<string, string | string[]>} */
       const headers = {};
@@ -134,6 +137,7 @@ export async function renderPage(context, { url, result, settings, signal }) {
     }
     if (!settings.allResources && HEAVY_TYPES.has(request.resourceType())) return abort(request, 'resource');
     if (settings.blocked(target)) return abort(request, 'blocked');
+    if (request.resourceType() === 'document' && target.origin !== 'null') tab.origins.add(target.origin); // a frame: its storage is cleared after
     inFlight.set(request, `${method} ${raw}`);
     clearTimeout(idleTimer);
     const extra = settings.origins.has(target.origin) && Object.keys(settings.extraHeaders).length > 0;
@@ -154,24 +158,24 @@ export async function renderPage(context, { url, result, settings, signal }) {
   /** @template T @param {Promise<T>} work @returns {Promise<T | 'timeout'>} */
   const race = (work) => /** @type {Promise<T | 'timeout'>} */ (Promise.race([work, deadline, failed]));
 
+  /** @param {Error} error */
+  const onError = (error) => fail(new RendererCrashError(`the page's renderer crashed (${error.message})`));
+  const onClose = () => fail(new RendererCrashError('the page was closed under the render (the browser went away)'));
+  const onDomContentLoaded = () => pending.delete('domcontentloaded');
+  const onLoad = () => {
+    loaded = true;
+    pending.delete('load');
+    onLoaded();
+    checkIdle();
+  };
   try {
-    page.on('error', (error) => fail(new RendererCrashError(`the page's renderer crashed (${error.message})`)));
-    page.once('close', () => fail(new RendererCrashError('the page was closed under the render (the browser went away)')));
+    page.on('error', onError);
+    page.on('close', onClose);
     page.on('request', onRequest);
     page.on('requestfinished', onDone);
     page.on('requestfailed', onDone);
-    page.once('domcontentloaded', () => pending.delete('domcontentloaded'));
-    page.once('load', () => {
-      loaded = true;
-      pending.delete('load');
-      checkIdle();
-    });
-    const setup = async () => {
-      await page.setRequestInterception(true);
-      const events = settings.wait.filter((cond) => cond.startsWith('event:')).map((cond) => cond.slice(6));
-      if (events.length > 0) await page.evaluateOnNewDocument(listenForEvents, EVENTS_KEY, events);
-    };
-    if ((await race(setup())) === 'timeout') throw timedOut('setting up the page');
+    page.on('domcontentloaded', onDomContentLoaded);
+    page.on('load', onLoad);
 
     /** @type {Error | null} */
     let navError = null;
@@ -182,30 +186,39 @@ export async function renderPage(context, { url, result, settings, signal }) {
     /** @type {Promise<unknown>[]} */
     const conditions = settings.wait.map((cond) => waitFor(cond).then(() => { pending.delete(cond); }));
     if ((await race(Promise.all(conditions))) === 'timeout') throw timedOut();
-    // Compatibility: a page that said window.prerenderReady = false is waited for until it says true.
-    const notReady = await race(page.evaluate(() => /** @type {any} */ (window).prerenderReady === false));
-    if (notReady === 'timeout') throw timedOut('the page to answer (its script is busy)');
-    if (notReady) {
+    // One call reads the DOM, unless the page said window.prerenderReady = false (compatibility):
+    // then it is waited for until it says true, and read.
+    const serialise = { stripScripts: settings.stripScripts, seal: true, unlessNotReady: true };
+    let serialised = await race(page.evaluate(serialiseDocument, serialise));
+    if (serialised === 'timeout') throw timedOut('the DOM to be serialised (the page\'s script is busy)');
+    if (serialised === null) {
       pending.add('window.prerenderReady === true');
-      const ready = page.waitForFunction(() => /** @type {any} */ (window).prerenderReady === true, { polling: POLL_MS, timeout: 0, signal: waits.signal });
+      const ready = inPage(page.evaluate(`(${pollInPage})(() => window.prerenderReady === true, ${POLL_MS})`));
       if ((await race(ready)) === 'timeout') throw timedOut();
       pending.clear();
+      serialised = await race(page.evaluate(serialiseDocument, { ...serialise, unlessNotReady: false }));
+      if (serialised === 'timeout') throw timedOut('the DOM to be serialised (the page\'s script is busy)');
     }
-    const serialised = await race(page.evaluate(serialiseDocument, { stripScripts: settings.stripScripts }));
-    if (serialised === 'timeout') throw timedOut('the DOM to be serialised (the page\'s script is busy)');
+    if (serialised === null) throw new RenderError('the page could not be read');
+    tab.clean = true;
     return outcome(serialised, false);
   } catch (error) {
     if (!(error instanceof RenderTimeoutError) || settings.onTimeout !== 'save') throw error;
     // --on-render-timeout save: keep what is there, marked partial.
-    const serialised = await bounded(page.evaluate(serialiseDocument, { stripScripts: settings.stripScripts }), SAVE_GRACE_MS, 'serialise the DOM').catch(() => null);
+    const serialised = await bounded(page.evaluate(serialiseDocument, { stripScripts: settings.stripScripts, seal: true }), SAVE_GRACE_MS, 'serialise the DOM').catch(() => null);
     if (!serialised) throw new RenderTimeoutError(`${error.message}; the partial DOM could not be read either (the page's script is busy)`);
     return { ...outcome(serialised, true), reason: error.message };
   } finally {
     clearTimeout(deadlineTimer);
     clearTimeout(idleTimer);
     signal.removeEventListener('abort', onAbort);
-    waits.abort();
+    page.off('error', onError);
+    page.off('close', onClose);
     page.off('request', onRequest);
+    page.off('requestfinished', onDone);
+    page.off('requestfailed', onDone);
+    page.off('domcontentloaded', onDomContentLoaded);
+    page.off('load', onLoad);
   }
 
   /**
@@ -227,16 +240,24 @@ export async function renderPage(context, { url, result, settings, signal }) {
 
   /** @param {string} cond */
   function waitFor(cond) {
-    const options = { timeout: 0, signal: waits.signal };
-    if (cond === 'load') return loaded ? Promise.resolve() : new Promise((resolve) => page.once('load', resolve));
+    if (cond === 'load') return loadedEvent;
     if (cond === 'domcontentloaded') return Promise.resolve(); // goto waited for it
     if (cond === 'networkidle') return idle;
-    if (cond.startsWith('selector:')) return page.waitForSelector(cond.slice(9), options);
-    if (cond.startsWith('event:')) {
-      return page.waitForFunction((key, name) => /** @type {any} */ (window)[key]?.has(name) === true, { ...options, polling: POLL_MS }, EVENTS_KEY, cond.slice(6));
-    }
-    if (cond.startsWith('flag:')) return page.waitForFunction(cond.slice(5), { ...options, polling: POLL_MS });
+    // Waited for inside the page (no polling from here, no helper script injected into each page).
+    if (cond.startsWith('selector:')) return inPage(page.evaluate(waitForSelectorInPage, cond.slice(9)));
+    if (cond.startsWith('event:')) return inPage(page.evaluate(waitForEventInPage, EVENTS_KEY, cond.slice(6)));
+    if (cond.startsWith('flag:')) return inPage(page.evaluate(`(${pollInPage})(() => (${cond.slice(5)}), ${POLL_MS})`));
     throw new RenderError(`unknown --render-wait condition ${JSON.stringify(cond)}`);
+  }
+
+  /**
+   * A wait running inside the page: it ends with the page's document (the
+   * next navigation of the tab rejects it), when nobody listens any more.
+   * @template T @param {Promise<T>} promise
+   */
+  function inPage(promise) {
+    promise.catch(() => {});
+    return promise;
   }
 
   /** @param {string} [stage] what was awaited instead of the conditions */

@@ -4,10 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { BrowserError } from '../errors.js';
 import { killLeftovers, launchFlags } from './browser.js';
+import { openTab, resetTab } from './tab.js';
 
 /**
- * One browser at a time, shared by the pages of one run; each page gets its
- * own browser context, closed after it. The browser is replaced after
+ * One browser at a time, shared by the pages of one run. Pages render in
+ * tabs, each tab in a browser context of its own. With isolation 'context'
+ * a tab serves one page and is closed after it; with 'slot' a tab that
+ * rendered a page without trouble is reset (lib/render/tab.js: its cookies,
+ * storage and caches cleared) and serves the next page, so a render does not
+ * pay for a new renderer process; a tab whose page failed, timed out or
+ * crashed is closed, never reused. The browser is replaced after
  * `recycle` pages (its memory does not grow with the crawl) and whenever it
  * crashes or disconnects. Every call to the browser has a time limit.
  * `close()` ends every browser this pool started and removes their profiles;
@@ -16,10 +22,12 @@ import { killLeftovers, launchFlags } from './browser.js';
  *
  * @typedef {import('puppeteer-core').Browser} Browser
  * @typedef {import('puppeteer-core').BrowserContext} BrowserContext
+ * @typedef {import('./tab.js').Tab} Tab
  * @typedef {{
  *   browser: Browser, profile: string, pid: number | undefined, served: number, active: number,
- *   retired: boolean, dead: boolean, closing: Promise<void> | null,
+ *   retired: boolean, dead: boolean, closing: Promise<void> | null, idle: Tab[],
  * }} Slot
+ *   idle: tabs ready for a page (isolation 'slot')
  */
 
 /** Time limit for calls that do not depend on the page (launch, new context, close). */
@@ -61,15 +69,19 @@ export class BrowserPool {
 
   /**
    * @param {{
-   *   executablePath: string, recycle: number, protocolTimeout: number,
-   *   tmpDir?: string, onEvent?: (type: string, data: Record<string, unknown>) => void,
+   *   executablePath: string, recycle: number, protocolTimeout: number, isolation?: 'context' | 'slot',
+   *   events?: string[], tmpDir?: string, onEvent?: (type: string, data: Record<string, unknown>) => void,
    * }} options
+   *   isolation: a tab per page ('context') or tabs reset and reused (default 'slot');
+   *   events: event: wait conditions, listened for in every tab before any page script;
    *   tmpDir: where profiles are made (default: the system's temp directory)
    */
   constructor(options) {
     this.options = options;
     /** Browsers launched, for tests and the summary. */
     this.launches = 0;
+    /** Tabs opened (a browser context each), for tests and the summary. */
+    this.tabs = 0;
   }
 
   /** Start the first browser now, so that a browser that cannot start ends the run before any page. */
@@ -78,12 +90,14 @@ export class BrowserPool {
   }
 
   /**
-   * Run `fn` with a fresh browser context, closed afterwards whatever happens.
+   * Run `fn` with a tab ready for a page: a fresh one, or (isolation 'slot')
+   * one reset after its last page. Afterwards the tab is reset for the next
+   * page, or closed when its page failed (or the browser is retiring).
    * @template T
-   * @param {(context: BrowserContext, slot: Slot) => Promise<T>} fn
+   * @param {(tab: Tab, slot: Slot) => Promise<T>} fn
    * @returns {Promise<T>}
    */
-  async withContext(fn) {
+  async withTab(fn) {
     let slot = await this.#slot();
     // Pages waiting together may all get a browser another has just retired: each takes a live one.
     while (slot.retired || slot.dead) slot = await this.#slot();
@@ -91,19 +105,30 @@ export class BrowserPool {
     slot.served++;
     if (slot.served >= this.options.recycle) this.#retire(slot);
     try {
-      let context;
-      try {
-        context = await bounded(slot.browser.createBrowserContext(), BROWSER_CALL_MS, 'open a browser context');
-      } catch (error) {
-        throw this.#gone(slot, error);
+      let tab = slot.idle.pop();
+      if (!tab) {
+        try {
+          tab = await bounded(openTab(slot.browser, { events: this.options.events ?? [] }), BROWSER_CALL_MS, 'open a browser context');
+          this.tabs++;
+        } catch (error) {
+          throw this.#gone(slot, error);
+        }
       }
+      let reuse = false;
       try {
-        return await fn(context, slot);
+        const value = await fn(tab, slot);
+        reuse = this.options.isolation !== 'context' && tab.clean;
+        return value;
       } catch (error) {
         throw slot.dead ? this.#gone(slot, error) : error;
       } finally {
-        // A context that will not close means a browser in trouble: replace it.
-        await bounded(context.close(), BROWSER_CALL_MS, 'close a page').catch(() => this.#kill(slot));
+        // Reset for the next page (nothing of this page may reach it), else closed.
+        if (reuse && !slot.retired && !slot.dead && await bounded(resetTab(tab), BROWSER_CALL_MS, 'reset a tab').then(() => true, () => false)) {
+          slot.idle.push(tab);
+        } else {
+          // A context that will not close means a browser in trouble: replace it.
+          await bounded(tab.context.close(), BROWSER_CALL_MS, 'close a page').catch(() => this.#kill(slot));
+        }
       }
     } finally {
       slot.active--;
@@ -158,7 +183,7 @@ export class BrowserPool {
     }
     this.launches++;
     /** @type {Slot} */
-    const slot = { browser, profile, pid: browser.process()?.pid, served: 0, active: 0, retired: false, dead: false, closing: null };
+    const slot = { browser, profile, pid: browser.process()?.pid, served: 0, active: 0, retired: false, dead: false, closing: null, idle: [] };
     browser.on('disconnected', () => {
       slot.dead = true;
       if (this.#current === slot) this.#current = null;

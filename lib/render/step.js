@@ -61,6 +61,8 @@ export function createRenderStep(o, context = {}) {
         executablePath,
         recycle: o.renderRecycle,
         protocolTimeout: o.renderTimeout + 10_000,
+        isolation: o.renderIsolation,
+        events: o.renderWait.filter((cond) => cond.startsWith('event:')).map((cond) => cond.slice(6)),
         tmpDir: context.tmpDir,
         onEvent: (type, data) => run.emit(type, data),
       });
@@ -79,12 +81,12 @@ export function createRenderStep(o, context = {}) {
       const job = { url: page.key, result, settings, signal: run.signal };
       let outcome;
       try {
-        outcome = await pool.withContext((browserContext) => renderPage(browserContext, job));
+        outcome = await pool.withTab((tab) => renderPage(tab, job));
       } catch (error) {
         if (run.signal.aborted) throw new AbortError('crawl interrupted', { cause: error });
         if (!(error instanceof BrowserGoneError || error instanceof RendererCrashError)) throw error;
-        // The browser or the page's renderer went away: once more, in a fresh context (and browser).
-        outcome = await pool.withContext((browserContext) => renderPage(browserContext, job)).catch((again) => {
+        // The browser or the page's renderer went away: once more, in another tab (and browser).
+        outcome = await pool.withTab((tab) => renderPage(tab, job)).catch((again) => {
           if (run.signal.aborted) throw new AbortError('crawl interrupted', { cause: again });
           throw again;
         });
