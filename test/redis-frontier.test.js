@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HAVE_REDIS, startRedis } from './helpers/redis.js';
 import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
 import { RedisFrontier } from '../lib/distributed/frontier.js';
+import { decodeStored } from '../lib/distributed/packed.js';
 
 /** @type {Awaited<ReturnType<typeof startRedis>>} */
 let server;
@@ -28,6 +29,8 @@ const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
 /** @param {Partial<typeof SETTINGS>} [settings] @param {boolean} [seeder] */
 const open = (settings = {}, seeder = false) => new RedisFrontier(redis, prefix, { ...SETTINGS, ...settings }, { seeder });
+/** The record of a URL as Redis holds it. @param {string} key */
+const stored = async (key) => decodeStored(/** @type {Buffer} */ (await redis.hgetBuffer(`${prefix}rec`, key)), key);
 
 describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
   beforeAll(async () => {
@@ -53,7 +56,24 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     const added = outcomes.flat().filter((outcome) => outcome === 'added').length;
     expect(added).toBe(200);
     expect(Number(await redis.hget(`${prefix}cnt`, 'queued'))).toBe(200);
-    expect(await redis.hlen(`${prefix}seen`)).toBe(201);
+    expect(await redis.hlen(`${prefix}rec`)).toBe(201);
+  });
+
+  it('keeps one small hash entry per URL once it is done: the seen-set and the record together, nothing else', async () => {
+    const seeder = open({}, true);
+    await seeder.add([item('http://h/')]);
+    await seeder.take(1);
+    await seeder.add(Array.from({ length: 20 }, (_, i) => item(`http://h/p${i}`, 'http://h/')));
+    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await seeder.records.get('http://h/'));
+    Object.assign(record, { state: 'done', status: 200, contentType: 'text/html; charset=utf-8', type: 'html', charset: 'utf-8', wanted: 'index.html', body: 'a'.repeat(64), scan: 'b'.repeat(64), change: 'new' });
+    await seeder.done('http://h/', { page: true });
+    expect(await redis.hlen(`${prefix}rec`)).toBe(21);
+    for (const perUrl of ['seen', 'deliv', 'lease', 'leases']) expect(await redis.exists(`${prefix}${perUrl}`)).toBe(0);
+    expect(await redis.hexists(`${prefix}refs`, 'http://h/')).toBe(0);
+    const value = /** @type {Buffer} */ (await redis.hgetBuffer(`${prefix}rec`, 'http://h/'));
+    expect(value.length).toBeLessThan(130); // 119: blob ids as 32 bytes each; the JSON record was 290
+    expect(await stored('http://h/')).toMatchObject({ state: 'done', wanted: 'index.html', body: 'a'.repeat(64) });
+    expect((await redis.hgetBuffer(`${prefix}rec`, 'http://h/p0'))?.toString()).toBe('q');
   });
 
   it('does not start the crawl before the coordinator has added the roots', async () => {
@@ -88,8 +108,7 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     await b.records.put(fresh);
     await b.done('http://h/', { page: true });
     expect(b.lateResults).toBe(0);
-    const stored = JSON.parse(/** @type {string} */ (await redis.hget(`${prefix}rec`, 'http://h/')));
-    expect(stored.wanted).toBe('fresh.html');
+    expect((await stored('http://h/')).wanted).toBe('fresh.html');
     expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ done: '1', leased: '0', queued: '0' });
   });
 
@@ -105,7 +124,7 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     await a.records.put(record);
     await a.done('http://h/', { page: true });
     expect(a.lateResults).toBe(0);
-    expect(JSON.parse(/** @type {string} */ (await redis.hget(`${prefix}rec`, 'http://h/'))).state).toBe('done');
+    expect((await stored('http://h/')).state).toBe('done');
     expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ done: '1', leased: '0', queued: '0' });
   });
 
@@ -117,7 +136,7 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     const b = open({ leaseMs: SHORT });
     await b.take(1); // reclaims and takes it
     expect(await a.add([item('http://h/late', 'http://h/')])).toEqual(['known']);
-    expect(await redis.hexists(`${prefix}seen`, 'http://h/late')).toBe(0);
+    expect(await redis.hexists(`${prefix}rec`, 'http://h/late')).toBe(0);
   });
 
   it('heartbeats keep a slow page leased; once they stop, the lease goes to another worker', async () => {
@@ -152,10 +171,10 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
       await sleep(SHORT + 50);
     }
     await a.take(1); // reclaims it for the last time
-    const stored = JSON.parse(/** @type {string} */ (await redis.hget(`${prefix}rec`, 'http://h/')));
-    expect(stored.state).toBe('failed');
-    expect(stored.error.code).toBe('MAX_DELIVERIES');
-    expect(stored.error.message).toMatch(/taken 2 times/);
+    const failed = await stored('http://h/');
+    expect(failed.state).toBe('failed');
+    expect(failed.error?.code).toBe('MAX_DELIVERIES');
+    expect(failed.error?.message).toMatch(/taken 2 times/);
     expect(a.counts().queued).toBe(0);
   });
 

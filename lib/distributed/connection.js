@@ -14,7 +14,8 @@ import { ADD, DONE, HEARTBEAT, RETRY, TAKE } from './scripts.js';
  * @typedef {Redis & {
  *   prAdd(prefix: string, ...args: (string | number)[]): Promise<number[]>,
  *   prTake(prefix: string, ...args: (string | number)[]): Promise<(string | number)[]>,
- *   prDone(prefix: string, ...args: (string | number)[]): Promise<(string | number)[]>,
+ *   prTakeBuffer(prefix: string, ...args: (string | number)[]): Promise<(Buffer | number)[]>,
+ *   prDone(prefix: string, ...args: (string | number | Buffer)[]): Promise<(string | number)[]>,
  *   prRetry(prefix: string, ...args: (string | number)[]): Promise<number>,
  *   prHeartbeat(prefix: string, ...args: (string | number)[]): Promise<number>,
  *   toFrontierError(error: unknown): FrontierError,

@@ -2,6 +2,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { newRecord } from '../crawl/records.js';
+import { decodeStored, packRecord, seenByte, storedValue } from './packed.js';
 
 /**
  * The shared frontier and record store of a crawl across processes, in
@@ -34,32 +35,18 @@ export function originOf(key) {
 }
 
 /**
- * A record as stored in Redis: its JSON without its key (the hash field),
- * its referrers (kept apart, for failures only) and fields at their default.
+ * A record as stored in Redis (packed.js): its place in the seen-set, then
+ * the record without its key, referrers (kept apart) and default fields.
  * @param {PageRecord} record
  */
-export function encodeRecord(record) {
-  const { key: _key, referrers: _referrers, ...rest } = record;
-  /** @type {Record<string, unknown>} */
-  const kept = rest;
-  if (kept.kind === 'navigation') delete kept.kind;
-  if (kept.hops === 0) delete kept.hops;
-  if (kept.stale === false) delete kept.stale;
-  return JSON.stringify(kept);
-}
+export const encodeRecord = storedValue;
 
 /**
- * @param {string} raw
+ * @param {Buffer} value
  * @param {string} key
  * @returns {PageRecord}
  */
-export function decodeRecord(raw, key) {
-  const parsed = JSON.parse(raw);
-  const record = newRecord(key, parsed.kind ?? 'navigation', null);
-  record.referrers = undefined;
-  Object.assign(record, parsed);
-  return record;
-}
+export const decodeRecord = decodeStored;
 
 /** @implements {Frontier} */
 export class RedisFrontier {
@@ -156,14 +143,17 @@ export class RedisFrontier {
   async add(items) {
     /** @type {AddOutcome[]} */
     const outcomes = [];
-    for (let start = 0; start < items.length; start += ADD_CHUNK) {
-      const chunk = items.slice(start, start + ADD_CHUNK);
-      const from = chunk[0].referrer;
+    for (let start = 0; start < items.length;) {
+      // One call per referrer (a page's links share it), at most ADD_CHUNK items.
+      const from = items[start].referrer;
+      let end = start + 1;
+      while (end < items.length && end - start < ADD_CHUNK && items[end].referrer === from) end++;
       const token = from ? this.#leases.get(from) : undefined;
-      const args = [this.settings.maxPages, token ? /** @type {string} */ (from) : '', token ?? '', this.seeder ? '1' : '0'];
-      for (const item of chunk) args.push(item.key, originOf(item.key), item.kind, item.referrer ?? '');
+      const args = [this.settings.maxPages, token ? /** @type {string} */ (from) : '', token ?? '', this.seeder ? '1' : '0', from ?? ''];
+      for (let i = start; i < end; i++) args.push((items[i].kind === 'navigation' ? 'n' : 'r') + items[i].key);
       const codes = await this.#call(() => this.redis.prAdd(this.prefix, ...args));
       for (const code of codes) outcomes.push(ADD_OUTCOMES[code]);
+      start = end;
     }
     return outcomes;
   }
@@ -171,9 +161,10 @@ export class RedisFrontier {
   /** @param {number} max */
   async take(max) {
     const s = this.settings;
-    const reply = await this.#call(() => this.redis.prTake(this.prefix, this.worker, max, s.leaseMs, Math.max(200, Math.floor(s.leaseMs / 2)), s.originConcurrency, s.intervalMs, s.maxDeliveries, this.seeder ? '1' : '0'));
+    const reply = await this.#call(() => this.redis.prTakeBuffer(this.prefix, this.worker, max, s.leaseMs, Math.max(200, Math.floor(s.leaseMs / 2)), s.originConcurrency, s.intervalMs, s.maxDeliveries, this.seeder ? '1' : '0'));
     const [queued, leased, over, mine, phase] = reply;
     this.#counts = { queued: Number(queued), leased: Number(leased), over: Number(over), mine: Number(mine), phase: String(phase), saturated: false };
+    // Replies as Buffers: the records are packed bytes.
     /** @type {string[]} */
     const keys = [];
     for (let i = 5; i < reply.length; i += 4) {
@@ -185,8 +176,8 @@ export class RedisFrontier {
         continue;
       }
       this.#leases.set(key, String(reply[i + 1]));
-      const raw = String(reply[i + 2]);
-      this.#working.set(key, raw ? decodeRecord(raw, key) : newRecord(key, 'navigation', null));
+      const raw = /** @type {Buffer} */ (reply[i + 2]);
+      this.#working.set(key, raw.length > 0 ? decodeStored(raw, key) : newRecord(key, 'navigation', null));
       const prior = String(reply[i + 3]);
       if (prior && this.#prior) this.#prior.pages.set(key, JSON.parse(prior));
       keys.push(key);
@@ -215,11 +206,11 @@ export class RedisFrontier {
     const record = this.#working.get(key);
     const side = this.#sideData();
     if (token === undefined) {
-      if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, this.worker, '', '', '', '0', '', ...side));
+      if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, this.worker, '', '', '', 'x', '', '', ...side));
       return [];
     }
     const code = record?.state === 'failed' ? (record.error?.code ?? (record.error?.status ? `HTTP_${record.error.status}` : 'ERROR')) : '';
-    const reply = await this.#call(() => this.redis.prDone(this.prefix, this.worker, key, token, record ? encodeRecord(record) : '', page ? '1' : '0', code, ...side));
+    const reply = await this.#call(() => this.redis.prDone(this.prefix, this.worker, key, token, record ? packRecord(record) : '', page ? 'd' : 'x', record?.state ?? 'done', code, ...side));
     this.#leases.delete(key);
     this.#working.delete(key);
     this.#prior?.pages.delete(key);
@@ -249,7 +240,7 @@ export class RedisFrontier {
   /** Send what is left of the side data (warnings found outside pages: sitemaps). */
   async flush() {
     const side = this.#sideData();
-    if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, this.worker, '', '', '', '0', '', ...side));
+    if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, this.worker, '', '', '', 'x', '', '', ...side));
   }
 
   /** @param {string} key */
@@ -310,8 +301,8 @@ export class RedisRecordStore {
     const working = this.frontier.leased(key);
     if (working) return working;
     const { redis, prefix } = this.frontier;
-    const raw = await redis.hget(`${prefix}rec`, key).catch((error) => { throw redis.toFrontierError(error); });
-    return raw ? decodeRecord(raw, key) : undefined;
+    const raw = await redis.hgetBuffer(`${prefix}rec`, key).catch((error) => { throw redis.toFrontierError(error); });
+    return raw ? decodeStored(raw, key) : undefined;
   }
 
   /**
@@ -324,7 +315,8 @@ export class RedisRecordStore {
     // While the tree is written, a page's file and hashes are of no use to the other processes.
     if (this.frontier.finishing && record.state === 'done') return;
     const { redis, prefix } = this.frontier;
-    await redis.hset(`${prefix}rec`, record.key, encodeRecord(record)).catch((error) => { throw redis.toFrontierError(error); });
+    // Its place in the seen-set follows from its state (a page done here is d: no put reaches Redis for it while crawling).
+    await redis.hset(`${prefix}rec`, record.key, Buffer.concat([Buffer.from(seenByte(record), 'latin1'), packRecord(record)])).catch((error) => { throw redis.toFrontierError(error); });
   }
 
   /** @param {RecordState} state */
@@ -334,12 +326,13 @@ export class RedisRecordStore {
     const list = [];
     let cursor = '0';
     do {
-      const [next, entries] = await redis.hscan(`${prefix}rec`, cursor, 'COUNT', 2000).catch((error) => { throw redis.toFrontierError(error); });
-      cursor = next;
+      const [next, entries] = await redis.hscanBuffer(`${prefix}rec`, cursor, 'COUNT', 2000).catch((error) => { throw redis.toFrontierError(error); });
+      cursor = next.toString();
       for (let i = 1; i < entries.length; i += 2) {
-        const raw = entries[i];
-        if (!raw.includes(`"state":"${state}"`)) continue;
-        const record = decodeRecord(raw, entries[i - 1]);
+        const first = entries[i][0];
+        // d, x: no longer queued; q, r, Q, R: queued
+        if ((first === 0x64 || first === 0x78) !== (state !== 'queued')) continue;
+        const record = decodeStored(entries[i], entries[i - 1].toString());
         if (record.state === state) list.push(record);
       }
     } while (cursor !== '0');

@@ -10,8 +10,9 @@
  * Keys (after the prefix):
  *   config  string   the crawl's configuration (JSON)
  *   meta    hash     phase (seeding | crawl | finish | finished), startedAt
- *   seen    hash     url -> q (queued or leased, a link) | r (the same, a requisite) | d (done, a page) | x (done, not a page): the exact seen-set
- *   rec     hash     url -> record (JSON without its key and default fields: status, validators, file, blob ids; never bodies or links)
+ *   rec     hash     url -> its place in the seen-set (one byte: q/r queued or leased, a link/a requisite,
+ *                    Q/R the same with 5 referrers noted, d done (a page), x done (not a page)), then its record
+ *                    (packed.js: never bodies or links). The exact seen-set and the record store in one entry.
  *   refs    hash     url -> up to 5 pages linking to it, one per line, noted while it is not done (failures list them)
  *   prior   hash     url -> what the last crawl into OUT kept of it (validators, file, blob ids), for re-crawls
  *   q:<origin> list  queued urls of one origin
@@ -27,28 +28,30 @@
  *   workers zset     worker -> last heartbeat (ms); winfo hash worker -> JSON
  *   warn    hash     warning JSON -> 1;  redir hash url -> redirect JSON;  deep set: urls past --max-depth
  *   errs    hash     error code -> failures
- *   token   string   lease token counter
+ *   token   string   lease token counter (a token is <counter>.<n>: one INCR per TAKE)
  */
 
 /** Shared Lua helpers, prepended to each script. */
 const COMMON = `
 local P = KEYS[1]
+local REC = P .. 'rec'
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function origin_of(key)
+  local s = string.find(key, '//', 1, true)
+  local p = string.find(key, '/', (s or 0) + 2, true)
+  if p then return string.sub(key, 1, p - 1) end
+  return key
 end
 local function enqueue(key, origin, front)
   if front then redis.call('LPUSH', P .. 'q:' .. origin, key) else redis.call('RPUSH', P .. 'q:' .. origin, key) end
   redis.call('ZADD', P .. 'origins', 'NX', redis.call('HGET', P .. 'onext', origin) or 0, origin)
   redis.call('HINCRBY', P .. 'cnt', 'queued', 1)
 end
-local function new_record(kind)
-  if kind == 'navigation' then return '{"state":"queued"}' end
-  return '{"state":"queued","kind":"' .. kind .. '"}'
-end
 local function admit_new(key, origin, kind, referrer)
-  redis.call('HSET', P .. 'seen', key, kind == 'navigation' and 'q' or 'r')
-  redis.call('HSET', P .. 'rec', key, new_record(kind))
+  redis.call('HSET', REC, key, kind == 'navigation' and 'q' or 'r')
   if referrer ~= '' then redis.call('HSET', P .. 'refs', key, referrer) end
   redis.call('HINCRBY', P .. 'cnt', 'pages', 1)
   enqueue(key, origin, false)
@@ -71,7 +74,7 @@ local function promote_one()
   local it = cjson.decode(item)
   redis.call('SREM', P .. 'overseen', it.key)
   redis.call('HINCRBY', P .. 'cnt', 'over', -1)
-  if redis.call('HEXISTS', P .. 'seen', it.key) == 1 then return nil end
+  if redis.call('HEXISTS', REC, it.key) == 1 then return nil end
   admit_new(it.key, it.origin, it.kind, it.referrer or '')
   return item
 end
@@ -84,74 +87,108 @@ end
 
 /**
  * ADD: exact dedup atomic with the enqueue. ARGV: maxPages, fenceKey,
- * fenceToken, seed (1: the coordinator, which adds the roots before the crawl phase),
- * then (key, origin, kind, referrer) per item. A worker whose lease on the
- * page it adds links for is gone (fenceKey/token no longer match) adds
- * nothing. Returns one code per item: 1 added, 0 known, 2 over --max-pages.
+ * fenceToken, seed (1: the coordinator, which adds the roots before the
+ * crawl phase), referrer (one for all items, '' for none), then one item
+ * each: 'n' (a link) or 'r' (a requisite) followed by its key. The origin
+ * is read from the key. A worker whose lease on the page it adds links for
+ * is gone (fenceKey/token no longer match) adds nothing. Returns one code
+ * per item: 1 added, 0 known, 2 over --max-pages.
+ *
+ * A known link costs one HGET; noting a referrer (up to 5, while the URL is
+ * queued) two more; new URLs are pushed and counted once per origin per call.
  */
 export const ADD = COMMON + `
 if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
 local maxPages = tonumber(ARGV[1])
+local referrer = ARGV[5]
 local out = {}
 if ARGV[2] ~= '' then
   local lease = redis.call('HGET', P .. 'lease', ARGV[2])
   if not lease or string.sub(lease, 1, string.len(ARGV[3]) + 1) ~= ARGV[3] .. '|' then
-    for i = 5, #ARGV, 4 do out[#out + 1] = 0 end
+    for i = 6, #ARGV do out[#out + 1] = 0 end
     return out
   end
 end
 local phase = redis.call('HGET', P .. 'meta', 'phase')
 if ARGV[4] == '1' and (phase == 'seeding' or not phase) then phase = 'crawl' end
 if phase ~= 'crawl' then
-  for i = 5, #ARGV, 4 do out[#out + 1] = 0 end
+  for i = 6, #ARGV do out[#out + 1] = 0 end
   return out
 end
-for i = 5, #ARGV, 4 do
-  local key, origin, kind, referrer = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local st = redis.call('HGET', P .. 'seen', key)
-  if st then
+local c = redis.call('HMGET', P .. 'cnt', 'pages', 'freed')
+local pages = tonumber(c[1] or 0) - tonumber(c[2] or 0)
+local added = 0
+local queues, order = {}, {}
+for i = 6, #ARGV do
+  local item = ARGV[i]
+  local nav = string.byte(item, 1) == 110
+  local key = string.sub(item, 2)
+  local raw = redis.call('HGET', REC, key)
+  if raw then
+    local st = string.sub(raw, 1, 1)
     if (st == 'q' or st == 'r') and referrer ~= '' then
       local refs = redis.call('HGET', P .. 'refs', key)
       if not refs then
         redis.call('HSET', P .. 'refs', key, referrer)
-      else
+      elseif not string.find('\\n' .. refs .. '\\n', '\\n' .. referrer .. '\\n', 1, true) then
+        refs = refs .. '\\n' .. referrer
+        redis.call('HSET', P .. 'refs', key, refs)
         local _, lines = string.gsub(refs, '\\n', '')
-        if lines < 4 and not string.find('\\n' .. refs .. '\\n', '\\n' .. referrer .. '\\n', 1, true) then
-          redis.call('HSET', P .. 'refs', key, refs .. '\\n' .. referrer)
+        if lines >= 4 then
+          st = string.upper(st)
+          raw = st .. string.sub(raw, 2)
+          redis.call('HSET', REC, key, raw)
         end
       end
     end
-    if st == 'r' and kind == 'navigation' then
-      local raw = redis.call('HGET', P .. 'rec', key)
-      if raw then
-        local rec = cjson.decode(raw)
+    if nav and (st == 'r' or st == 'R') then
+      local body = string.sub(raw, 2)
+      local q = st == 'r' and 'q' or 'Q'
+      if body == '' then
+        redis.call('HSET', REC, key, q)
+      else
+        local rec = cjson.decode(body)
         rec.kind = nil
-        redis.call('HSET', P .. 'rec', key, cjson.encode(rec))
+        redis.call('HSET', REC, key, q .. cjson.encode(rec))
       end
-      redis.call('HSET', P .. 'seen', key, 'q')
     end
     out[#out + 1] = 0
-  else
-    local c = redis.call('HMGET', P .. 'cnt', 'pages', 'freed')
-    local pages = tonumber(c[1] or 0) - tonumber(c[2] or 0)
-    if pages >= maxPages then
-      if redis.call('SISMEMBER', P .. 'overseen', key) == 1 then
-        out[#out + 1] = 0
-      else
-        if redis.call('SCARD', P .. 'overseen') < 200000 then
-          redis.call('SADD', P .. 'overseen', key)
-          redis.call('RPUSH', P .. 'over', cjson.encode({ key = key, origin = origin, kind = kind, referrer = referrer }))
-          redis.call('HINCRBY', P .. 'cnt', 'over', 1)
-        else
-          redis.call('HSET', P .. 'cnt', 'overSaturated', 1)
-        end
-        out[#out + 1] = 2
-      end
+  elseif pages >= maxPages then
+    if redis.call('SISMEMBER', P .. 'overseen', key) == 1 then
+      out[#out + 1] = 0
     else
-      admit_new(key, origin, kind, referrer)
-      out[#out + 1] = 1
+      if redis.call('SCARD', P .. 'overseen') < 200000 then
+        redis.call('SADD', P .. 'overseen', key)
+        redis.call('RPUSH', P .. 'over', cjson.encode({ key = key, origin = origin_of(key), kind = nav and 'navigation' or 'requisite', referrer = referrer }))
+        redis.call('HINCRBY', P .. 'cnt', 'over', 1)
+      else
+        redis.call('HSET', P .. 'cnt', 'overSaturated', 1)
+      end
+      out[#out + 1] = 2
     end
+  else
+    redis.call('HSET', REC, key, nav and 'q' or 'r')
+    if referrer ~= '' then redis.call('HSET', P .. 'refs', key, referrer) end
+    local origin = origin_of(key)
+    local list = queues[origin]
+    if not list then
+      list = {}
+      queues[origin] = list
+      order[#order + 1] = origin
+    end
+    list[#list + 1] = key
+    pages = pages + 1
+    added = added + 1
+    out[#out + 1] = 1
   end
+end
+for _, origin in ipairs(order) do
+  redis.call('RPUSH', P .. 'q:' .. origin, unpack(queues[origin]))
+  redis.call('ZADD', P .. 'origins', 'NX', redis.call('HGET', P .. 'onext', origin) or 0, origin)
+end
+if added > 0 then
+  redis.call('HINCRBY', P .. 'cnt', 'pages', added)
+  redis.call('HINCRBY', P .. 'cnt', 'queued', added)
 end
 return out
 `;
@@ -170,12 +207,14 @@ local function reclaim(key, maxDeliveries, why)
   local origin, worker = release(key, lease)
   local deliveries = tonumber(redis.call('HGET', P .. 'deliv', key) or 0)
   if deliveries >= maxDeliveries then
-    local raw = redis.call('HGET', P .. 'rec', key)
-    local rec = raw and cjson.decode(raw) or {}
+    local raw = redis.call('HGET', REC, key) or 'q'
+    local st = string.sub(raw, 1, 1)
+    local rec = string.sub(raw, 2, 2) == '{' and cjson.decode(string.sub(raw, 2)) or {}
+    if (st == 'r' or st == 'R') and not rec.kind then rec.kind = 'requisite' end
     rec.state = 'failed'
     rec.error = { code = 'MAX_DELIVERIES', message = 'taken ' .. deliveries .. ' times without a result (last: ' .. why .. ' of worker ' .. worker .. ')' }
-    redis.call('HSET', P .. 'rec', key, cjson.encode(rec))
-    redis.call('HSET', P .. 'seen', key, 'x')
+    redis.call('HSET', REC, key, 'x' .. cjson.encode(rec))
+    redis.call('HDEL', P .. 'deliv', key)
     redis.call('HINCRBY', P .. 'cnt', 'failed', 1)
     redis.call('HINCRBY', P .. 'cnt', 'freed', 1)
     redis.call('HINCRBY', P .. 'errs', 'MAX_DELIVERIES', 1)
@@ -189,9 +228,10 @@ end
 /**
  * TAKE: heartbeat, reclaim the leases of dead workers and expired leases,
  * then lease up to `max` urls, origin by origin, within --origin-concurrency
- * and the per-origin interval (--rate, --delay). ARGV: worker, max, leaseMs,
- * deadAfterMs, originConcurrency, intervalMs, maxDeliveries, seed (1: the
- * coordinator, whose roots are in: the phase becomes crawl).
+ * and the per-origin interval (--rate, --delay) and backoff (Retry-After,
+ * 429/503: onext). ARGV: worker, max, leaseMs, deadAfterMs,
+ * originConcurrency, intervalMs, maxDeliveries, seed (1: the coordinator,
+ * whose roots are in: the phase becomes crawl).
  * Returns { queued, leased, over, mine, phase, key1, token1, record1, prior1, ... }.
  */
 export const TAKE = COMMON + RECLAIM + `
@@ -223,34 +263,48 @@ if ARGV[8] == '1' and (phase == 'seeding' or not phase) then
 end
 if phase == 'crawl' and max > 0 then
   local ready = redis.call('ZRANGEBYSCORE', P .. 'origins', '-inf', now, 'LIMIT', 0, 64)
+  local base
+  local hasPrior = redis.call('EXISTS', P .. 'prior') == 1
+  local leases, deadlines, mine = {}, {}, {}
+  local n = 0
   for _, origin in ipairs(ready) do
-    if #taken >= max * 4 then break end
+    if n >= max * 4 then break end
     local inflight = tonumber(redis.call('HGET', P .. 'oinf', origin) or 0)
-    while #taken < max * 4 and inflight < originConcurrency do
+    local before = inflight
+    while n < max * 4 and inflight < originConcurrency do
       local key = redis.call('LPOP', P .. 'q:' .. origin)
       if not key then
         redis.call('ZREM', P .. 'origins', origin) -- back with its next URL
         break
       end
-      local token = tostring(redis.call('INCR', P .. 'token'))
-      redis.call('HSET', P .. 'lease', key, token .. '|' .. worker .. '|' .. origin)
-      redis.call('ZADD', P .. 'leases', now + leaseMs, key)
-      redis.call('SADD', P .. 'wl:' .. worker, key)
+      base = base or redis.call('INCR', P .. 'token')
+      n = n + 1
+      local token = base .. '.' .. n
+      leases[#leases + 1] = key
+      leases[#leases + 1] = token .. '|' .. worker .. '|' .. origin
+      deadlines[#deadlines + 1] = now + leaseMs
+      deadlines[#deadlines + 1] = key
+      mine[#mine + 1] = key
       redis.call('HINCRBY', P .. 'deliv', key, 1)
-      redis.call('HINCRBY', P .. 'cnt', 'queued', -1)
-      redis.call('HINCRBY', P .. 'cnt', 'leased', 1)
       inflight = inflight + 1
       taken[#taken + 1] = key
       taken[#taken + 1] = token
-      taken[#taken + 1] = redis.call('HGET', P .. 'rec', key) or ''
-      taken[#taken + 1] = redis.call('HGET', P .. 'prior', key) or ''
+      taken[#taken + 1] = redis.call('HGET', REC, key) or ''
+      taken[#taken + 1] = hasPrior and redis.call('HGET', P .. 'prior', key) or ''
       if interval > 0 then
         redis.call('ZADD', P .. 'origins', now + interval, origin)
         redis.call('HSET', P .. 'onext', origin, now + interval)
         break
       end
     end
-    redis.call('HSET', P .. 'oinf', origin, inflight)
+    if inflight ~= before then redis.call('HSET', P .. 'oinf', origin, inflight) end
+  end
+  if n > 0 then
+    redis.call('HSET', P .. 'lease', unpack(leases))
+    redis.call('ZADD', P .. 'leases', unpack(deadlines))
+    redis.call('SADD', P .. 'wl:' .. worker, unpack(mine))
+    redis.call('HINCRBY', P .. 'cnt', 'queued', -n)
+    redis.call('HINCRBY', P .. 'cnt', 'leased', n)
   end
 end
 local out = counts(worker)
@@ -262,38 +316,36 @@ return out
  * DONE: the result is recorded and the lease released in one step, if the
  * lease is still this one (fencing); a late result is ignored. Warnings,
  * redirects and too-deep urls found meanwhile are kept either way (they are
- * idempotent). ARGV: worker, key, token, record JSON, page (1/0), error code,
- * nWarnings, nRedirects (url, json pairs), nDeep, then those values.
+ * idempotent). ARGV: worker, key, token, record (packed, '' to keep the
+ * stored one), d (a page) or x (not a page), the record's state, error
+ * code, nWarnings, nRedirects (url, json pairs), nDeep, then those values.
  * Returns { accepted (1/0), promoted item JSON? }.
  */
 export const DONE = COMMON + `
 if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
-local key, token = ARGV[2], ARGV[3]
-local i = 10
-for n = 1, tonumber(ARGV[7]) do redis.call('HSET', P .. 'warn', ARGV[i], 1); i = i + 1 end
-for n = 1, tonumber(ARGV[8]) do redis.call('HSET', P .. 'redir', ARGV[i], ARGV[i + 1]); i = i + 2 end
-for n = 1, tonumber(ARGV[9]) do redis.call('SADD', P .. 'deep', ARGV[i]); i = i + 1 end
+local key, token, seen, state = ARGV[2], ARGV[3], ARGV[5], ARGV[6]
+local i = 11
+for n = 1, tonumber(ARGV[8]) do redis.call('HSET', P .. 'warn', ARGV[i], 1); i = i + 1 end
+for n = 1, tonumber(ARGV[9]) do redis.call('HSET', P .. 'redir', ARGV[i], ARGV[i + 1]); i = i + 2 end
+for n = 1, tonumber(ARGV[10]) do redis.call('SADD', P .. 'deep', ARGV[i]); i = i + 1 end
 if key == '' then return { 1 } end
 local lease = redis.call('HGET', P .. 'lease', key)
 if not lease or string.sub(lease, 1, string.len(token) + 1) ~= token .. '|' then return { 0 } end
-if ARGV[4] ~= '' then redis.call('HSET', P .. 'rec', key, ARGV[4]) end
-release(key, lease)
-local raw = ARGV[4] ~= '' and ARGV[4] or (redis.call('HGET', P .. 'rec', key) or '')
-local function has(state) return string.find(raw, '"state":"' .. state .. '"', 1, true) ~= nil end
-if has('failed') then
-  redis.call('HINCRBY', P .. 'cnt', 'failed', 1)
-  redis.call('HINCRBY', P .. 'errs', ARGV[6] ~= '' and ARGV[6] or 'ERROR', 1)
-elseif has('redirect') then
-  redis.call('HINCRBY', P .. 'cnt', 'redirect', 1)
+if ARGV[4] ~= '' then
+  redis.call('HSET', REC, key, seen .. ARGV[4])
 else
-  redis.call('HINCRBY', P .. 'cnt', 'done', 1)
+  redis.call('HSET', REC, key, seen .. string.sub(redis.call('HGET', REC, key) or 'q', 2))
 end
-if not has('failed') then redis.call('HDEL', P .. 'refs', key) end -- only failures list their referrers
-if ARGV[5] == '1' then
-  redis.call('HSET', P .. 'seen', key, 'd')
-  return { 1 }
+release(key, lease)
+redis.call('HDEL', P .. 'deliv', key)
+if state == 'failed' then
+  redis.call('HINCRBY', P .. 'cnt', 'failed', 1)
+  redis.call('HINCRBY', P .. 'errs', ARGV[7] ~= '' and ARGV[7] or 'ERROR', 1)
+else
+  redis.call('HDEL', P .. 'refs', key) -- only failures list their referrers
+  redis.call('HINCRBY', P .. 'cnt', state == 'redirect' and 'redirect' or 'done', 1)
 end
-redis.call('HSET', P .. 'seen', key, 'x')
+if seen == 'd' then return { 1 } end
 redis.call('HINCRBY', P .. 'cnt', 'freed', 1)
 local promoted = promote_one()
 if promoted then return { 1, promoted } end
