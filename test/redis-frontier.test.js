@@ -68,12 +68,32 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     Object.assign(record, { state: 'done', status: 200, contentType: 'text/html; charset=utf-8', type: 'html', charset: 'utf-8', wanted: 'index.html', body: 'a'.repeat(64), scan: 'b'.repeat(64), change: 'new' });
     await seeder.done('http://h/', { page: true });
     expect(await redis.hlen(`${prefix}rec`)).toBe(21);
-    for (const perUrl of ['seen', 'deliv', 'lease', 'leases']) expect(await redis.exists(`${prefix}${perUrl}`)).toBe(0);
-    expect(await redis.hexists(`${prefix}refs`, 'http://h/')).toBe(0);
+    expect(await redis.exists(`${prefix}seen`)).toBe(0);
+    for (const perUrl of ['deliv', 'lease', 'refs']) expect(await redis.hexists(`${prefix}${perUrl}`, 'http://h/')).toBe(0);
+    expect(await redis.zscore(`${prefix}leases`, 'http://h/')).toBe(null);
     const value = /** @type {Buffer} */ (await redis.hgetBuffer(`${prefix}rec`, 'http://h/'));
     expect(value.length).toBeLessThan(130); // 119: blob ids as 32 bytes each; the JSON record was 290
     expect(await stored('http://h/')).toMatchObject({ state: 'done', wanted: 'index.html', body: 'a'.repeat(64) });
     expect((await redis.hgetBuffer(`${prefix}rec`, 'http://h/p0'))?.toString()).toBe('q');
+  });
+
+  it('takes the next URL with a result (two round trips a page); one never handed out goes back when the process leaves', async () => {
+    const a = open({}, true);
+    await a.add([item('http://h/')]);
+    expect(await a.take(1)).toEqual(['http://h/']);
+    await a.add([item('http://h/1', 'http://h/'), item('http://h/2', 'http://h/')]);
+    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    record.state = 'done';
+    await a.done('http://h/', { page: true });
+    expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ queued: '1', leased: '1' });
+    expect(await a.take(5)).toEqual(['http://h/1']); // no round trip: taken with the result
+    const h1 = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/1'));
+    h1.state = 'done';
+    await a.done('http://h/1', { page: true }); // takes http://h/2, which this process never visits
+    await a.leave();
+    expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ queued: '1', leased: '0' });
+    expect(await redis.hget(`${prefix}deliv`, 'http://h/2')).toBe('0');
+    expect(await open().take(5)).toEqual(['http://h/2']);
   });
 
   it('does not start the crawl before the coordinator has added the roots', async () => {
@@ -190,8 +210,9 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     // One done: one more URL of h may go.
     const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get(first[0]));
     record.state = 'done';
-    await a.done(first[0], { page: true });
-    expect((await b.take(10)).filter((key) => key.startsWith('http://h/'))).toHaveLength(1);
+    await a.done(first[0], { page: true }); // takes the next URL with the result
+    expect(await b.take(10)).toEqual([]);
+    expect((await a.take(10)).filter((key) => key.startsWith('http://h/'))).toHaveLength(1);
   });
 
   it('keeps the interval of --rate/--delay between two URLs of one origin, across processes', async () => {

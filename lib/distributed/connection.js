@@ -16,6 +16,7 @@ import { ADD, DONE, HEARTBEAT, RETRY, TAKE } from './scripts.js';
  *   prTake(prefix: string, ...args: (string | number)[]): Promise<(string | number)[]>,
  *   prTakeBuffer(prefix: string, ...args: (string | number)[]): Promise<(Buffer | number)[]>,
  *   prDone(prefix: string, ...args: (string | number | Buffer)[]): Promise<(string | number)[]>,
+ *   prDoneBuffer(prefix: string, ...args: (string | number | Buffer)[]): Promise<(Buffer | number)[]>,
  *   prRetry(prefix: string, ...args: (string | number)[]): Promise<number>,
  *   prHeartbeat(prefix: string, ...args: (string | number)[]): Promise<number>,
  *   toFrontierError(error: unknown): FrontierError,

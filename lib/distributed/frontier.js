@@ -56,6 +56,10 @@ export class RedisFrontier {
   #working = new Map();
   #counts = { queued: 1, leased: 0, over: 0, mine: 0, phase: 'seeding', saturated: false };
   #idleMs = 10;
+  /** @type {string[]} leased with the last result (DONE takes the next URL), not handed out yet */
+  #ready = [];
+  /** Whether a result also takes the next URL: until the process stops. */
+  #prefetch = true;
   /** @type {ReturnType<typeof setInterval> | null} */
   #heartbeat = null;
   /** @type {Error | null} */
@@ -160,14 +164,28 @@ export class RedisFrontier {
 
   /** @param {number} max */
   async take(max) {
+    if (this.#ready.length > 0) return this.#ready.splice(0, max);
+    const reply = await this.#call(() => this.redis.prTakeBuffer(this.prefix, ...this.#takeArgs(max)));
+    return this.#taken(reply, 0);
+  }
+
+  /** take_some's arguments (scripts.js). @param {number} max */
+  #takeArgs(max) {
     const s = this.settings;
-    const reply = await this.#call(() => this.redis.prTakeBuffer(this.prefix, this.worker, max, s.leaseMs, Math.max(200, Math.floor(s.leaseMs / 2)), s.originConcurrency, s.intervalMs, s.maxDeliveries, this.seeder ? '1' : '0'));
-    const [queued, leased, over, mine, phase] = reply;
+    return [this.worker, max, s.leaseMs, Math.max(200, Math.floor(s.leaseMs / 2)), s.originConcurrency, s.intervalMs, s.maxDeliveries, this.seeder ? '1' : '0'];
+  }
+
+  /**
+   * The counts and the leases of a take_some reply (as Buffers: the records are packed bytes).
+   * @param {(Buffer | number)[]} reply
+   * @param {number} at where take_some's reply starts
+   */
+  #taken(reply, at) {
+    const [queued, leased, over, mine, phase] = reply.slice(at, at + 5);
     this.#counts = { queued: Number(queued), leased: Number(leased), over: Number(over), mine: Number(mine), phase: String(phase), saturated: false };
-    // Replies as Buffers: the records are packed bytes.
     /** @type {string[]} */
     const keys = [];
-    for (let i = 5; i < reply.length; i += 4) {
+    for (let i = at + 5; i < reply.length; i += 4) {
       const key = String(reply[i]);
       if (this.#leases.has(key)) {
         // Our own lease had expired (a stall) and came back to us: the visit
@@ -206,11 +224,14 @@ export class RedisFrontier {
     const record = this.#working.get(key);
     const side = this.#sideData();
     if (token === undefined) {
-      if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, this.worker, '', '', '', 'x', '', '', ...side));
+      if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', ...side, this.worker, 0));
       return [];
     }
     const code = record?.state === 'failed' ? (record.error?.code ?? (record.error?.status ? `HTTP_${record.error.status}` : 'ERROR')) : '';
-    const reply = await this.#call(() => this.redis.prDone(this.prefix, this.worker, key, token, record ? packRecord(record) : '', page ? 'd' : 'x', record?.state ?? 'done', code, ...side));
+    // The result, and the next URL taken in the same call (the slot this page frees).
+    const take = this.#prefetch && this.#ready.length === 0 ? this.#takeArgs(1) : [this.worker, 0];
+    const reply = await this.#call(() => this.redis.prDoneBuffer(this.prefix, record ? packRecord(record) : '', key, token, page ? 'd' : 'x', record?.state ?? 'done', code, ...side, ...take));
+    if (reply.length > 2) this.#ready.push(...this.#taken(reply, 2));
     this.#leases.delete(key);
     this.#working.delete(key);
     this.#prior?.pages.delete(key);
@@ -219,7 +240,7 @@ export class RedisFrontier {
       return [];
     }
     if (page) this.pagesDone++;
-    if (reply.length > 1) {
+    if (String(reply[1]) !== '') {
       const item = JSON.parse(String(reply[1]));
       return [{ key: item.key, kind: item.kind, referrer: item.referrer || null }];
     }
@@ -240,7 +261,7 @@ export class RedisFrontier {
   /** Send what is left of the side data (warnings found outside pages: sitemaps). */
   async flush() {
     const side = this.#sideData();
-    if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, this.worker, '', '', '', 'x', '', '', ...side));
+    if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', ...side, this.worker, 0));
   }
 
   /** @param {string} key */
@@ -268,6 +289,7 @@ export class RedisFrontier {
 
   /** Stop the heartbeat; this worker's leases are left to expire (or be reclaimed). */
   async stop() {
+    this.#prefetch = false;
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     this.#heartbeat = null;
   }
@@ -277,6 +299,8 @@ export class RedisFrontier {
    */
   async leave() {
     await this.stop();
+    // URLs taken with the last results and never handed out (an interrupted run): back to their queues, no delivery counted.
+    for (const key of this.#ready.splice(0)) await this.retry(key).catch(() => {});
     await this.redis.multi().zadd(`${this.prefix}workers`, 0, this.worker).exec().catch(() => {});
   }
 

@@ -226,113 +226,133 @@ end
 `;
 
 /**
- * TAKE: heartbeat, reclaim the leases of dead workers and expired leases,
+ * Taking: heartbeat, reclaim the leases of dead workers and expired leases,
  * then lease up to `max` urls, origin by origin, within --origin-concurrency
  * and the per-origin interval (--rate, --delay) and backoff (Retry-After,
- * 429/503: onext). ARGV: worker, max, leaseMs, deadAfterMs,
- * originConcurrency, intervalMs, maxDeliveries, seed (1: the coordinator,
- * whose roots are in: the phase becomes crawl).
- * Returns { queued, leased, over, mine, phase, key1, token1, record1, prior1, ... }.
+ * 429/503: onext). `a` is ARGV from index `at`: worker, max, leaseMs,
+ * deadAfterMs, originConcurrency, intervalMs, maxDeliveries, seed (1: the
+ * coordinator, whose roots are in: the phase becomes crawl). Returns
+ * { queued, leased, over, mine, phase, key1, token1, record1, prior1, ... }.
  */
-export const TAKE = COMMON + RECLAIM + `
-if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
-local worker = ARGV[1]
-local max = tonumber(ARGV[2])
-local leaseMs = tonumber(ARGV[3])
-local deadAfter = tonumber(ARGV[4])
-local originConcurrency = tonumber(ARGV[5])
-local interval = tonumber(ARGV[6])
-local maxDeliveries = tonumber(ARGV[7])
-local now = now_ms()
-redis.call('ZADD', P .. 'workers', now, worker)
-local dead = redis.call('ZRANGEBYSCORE', P .. 'workers', '-inf', now - deadAfter, 'LIMIT', 0, 10)
-for _, w in ipairs(dead) do
-  for _, key in ipairs(redis.call('SMEMBERS', P .. 'wl:' .. w)) do reclaim(key, maxDeliveries, 'no heartbeat') end
-  redis.call('DEL', P .. 'wl:' .. w)
-  redis.call('ZREM', P .. 'workers', w)
-  redis.call('HDEL', P .. 'winfo', w)
-end
-for _, key in ipairs(redis.call('ZRANGEBYSCORE', P .. 'leases', '-inf', now, 'LIMIT', 0, 100)) do
-  reclaim(key, maxDeliveries, 'lease expired')
-end
-local taken = {}
-local phase = redis.call('HGET', P .. 'meta', 'phase')
-if ARGV[8] == '1' and (phase == 'seeding' or not phase) then
-  redis.call('HSET', P .. 'meta', 'phase', 'crawl')
-  phase = 'crawl'
-end
-if phase == 'crawl' and max > 0 then
-  local ready = redis.call('ZRANGEBYSCORE', P .. 'origins', '-inf', now, 'LIMIT', 0, 64)
-  local base
-  local hasPrior = redis.call('EXISTS', P .. 'prior') == 1
-  local leases, deadlines, mine = {}, {}, {}
-  local n = 0
-  for _, origin in ipairs(ready) do
-    if n >= max * 4 then break end
-    local inflight = tonumber(redis.call('HGET', P .. 'oinf', origin) or 0)
-    local before = inflight
-    while n < max * 4 and inflight < originConcurrency do
-      local key = redis.call('LPOP', P .. 'q:' .. origin)
-      if not key then
-        redis.call('ZREM', P .. 'origins', origin) -- back with its next URL
-        break
+const TAKING = RECLAIM + `
+local function take_some(a, at)
+  local worker = a[at]
+  local max = tonumber(a[at + 1])
+  local leaseMs = tonumber(a[at + 2])
+  local deadAfter = tonumber(a[at + 3])
+  local originConcurrency = tonumber(a[at + 4])
+  local interval = tonumber(a[at + 5])
+  local maxDeliveries = tonumber(a[at + 6])
+  local now = now_ms()
+  redis.call('ZADD', P .. 'workers', now, worker)
+  local dead = redis.call('ZRANGEBYSCORE', P .. 'workers', '-inf', now - deadAfter, 'LIMIT', 0, 10)
+  for _, w in ipairs(dead) do
+    for _, key in ipairs(redis.call('SMEMBERS', P .. 'wl:' .. w)) do reclaim(key, maxDeliveries, 'no heartbeat') end
+    redis.call('DEL', P .. 'wl:' .. w)
+    redis.call('ZREM', P .. 'workers', w)
+    redis.call('HDEL', P .. 'winfo', w)
+  end
+  for _, key in ipairs(redis.call('ZRANGEBYSCORE', P .. 'leases', '-inf', now, 'LIMIT', 0, 100)) do
+    reclaim(key, maxDeliveries, 'lease expired')
+  end
+  local taken = {}
+  local phase = redis.call('HGET', P .. 'meta', 'phase')
+  if a[at + 7] == '1' and (phase == 'seeding' or not phase) then
+    redis.call('HSET', P .. 'meta', 'phase', 'crawl')
+    phase = 'crawl'
+  end
+  if phase == 'crawl' and max > 0 then
+    local ready = redis.call('ZRANGEBYSCORE', P .. 'origins', '-inf', now, 'LIMIT', 0, 64)
+    local base
+    local hasPrior = redis.call('EXISTS', P .. 'prior') == 1
+    local leases, deadlines, mine = {}, {}, {}
+    local n = 0
+    for _, origin in ipairs(ready) do
+      if n >= max then break end
+      local inflight = tonumber(redis.call('HGET', P .. 'oinf', origin) or 0)
+      local before = inflight
+      while n < max and inflight < originConcurrency do
+        local key = redis.call('LPOP', P .. 'q:' .. origin)
+        if not key then
+          redis.call('ZREM', P .. 'origins', origin) -- back with its next URL
+          break
+        end
+        base = base or redis.call('INCR', P .. 'token')
+        n = n + 1
+        local token = base .. '.' .. n
+        leases[#leases + 1] = key
+        leases[#leases + 1] = token .. '|' .. worker .. '|' .. origin
+        deadlines[#deadlines + 1] = now + leaseMs
+        deadlines[#deadlines + 1] = key
+        mine[#mine + 1] = key
+        redis.call('HINCRBY', P .. 'deliv', key, 1)
+        inflight = inflight + 1
+        taken[#taken + 1] = key
+        taken[#taken + 1] = token
+        taken[#taken + 1] = redis.call('HGET', REC, key) or ''
+        taken[#taken + 1] = hasPrior and redis.call('HGET', P .. 'prior', key) or ''
+        if interval > 0 then
+          redis.call('ZADD', P .. 'origins', now + interval, origin)
+          redis.call('HSET', P .. 'onext', origin, now + interval)
+          break
+        end
       end
-      base = base or redis.call('INCR', P .. 'token')
-      n = n + 1
-      local token = base .. '.' .. n
-      leases[#leases + 1] = key
-      leases[#leases + 1] = token .. '|' .. worker .. '|' .. origin
-      deadlines[#deadlines + 1] = now + leaseMs
-      deadlines[#deadlines + 1] = key
-      mine[#mine + 1] = key
-      redis.call('HINCRBY', P .. 'deliv', key, 1)
-      inflight = inflight + 1
-      taken[#taken + 1] = key
-      taken[#taken + 1] = token
-      taken[#taken + 1] = redis.call('HGET', REC, key) or ''
-      taken[#taken + 1] = hasPrior and redis.call('HGET', P .. 'prior', key) or ''
-      if interval > 0 then
-        redis.call('ZADD', P .. 'origins', now + interval, origin)
-        redis.call('HSET', P .. 'onext', origin, now + interval)
-        break
-      end
+      if inflight ~= before then redis.call('HSET', P .. 'oinf', origin, inflight) end
     end
-    if inflight ~= before then redis.call('HSET', P .. 'oinf', origin, inflight) end
+    if n > 0 then
+      redis.call('HSET', P .. 'lease', unpack(leases))
+      redis.call('ZADD', P .. 'leases', unpack(deadlines))
+      redis.call('SADD', P .. 'wl:' .. worker, unpack(mine))
+      redis.call('HINCRBY', P .. 'cnt', 'queued', -n)
+      redis.call('HINCRBY', P .. 'cnt', 'leased', n)
+    end
   end
-  if n > 0 then
-    redis.call('HSET', P .. 'lease', unpack(leases))
-    redis.call('ZADD', P .. 'leases', unpack(deadlines))
-    redis.call('SADD', P .. 'wl:' .. worker, unpack(mine))
-    redis.call('HINCRBY', P .. 'cnt', 'queued', -n)
-    redis.call('HINCRBY', P .. 'cnt', 'leased', n)
-  end
+  local out = counts(worker)
+  for _, v in ipairs(taken) do out[#out + 1] = v end
+  return out
 end
-local out = counts(worker)
-for _, v in ipairs(taken) do out[#out + 1] = v end
-return out
+`;
+
+/**
+ * TAKE: see take_some. ARGV: worker, max, leaseMs, deadAfterMs,
+ * originConcurrency, intervalMs, maxDeliveries, seed.
+ */
+export const TAKE = COMMON + TAKING + `
+if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
+return take_some(ARGV, 1)
 `;
 
 /**
  * DONE: the result is recorded and the lease released in one step, if the
  * lease is still this one (fencing); a late result is ignored. Warnings,
  * redirects and too-deep urls found meanwhile are kept either way (they are
- * idempotent). ARGV: worker, key, token, record (packed, '' to keep the
- * stored one), d (a page) or x (not a page), the record's state, error
- * code, nWarnings, nRedirects (url, json pairs), nDeep, then those values.
- * Returns { accepted (1/0), promoted item JSON? }.
+ * idempotent). Then, in the same call, the next urls are taken (take_some),
+ * so a page costs two round trips: its links, its result with the next url.
+ * ARGV: record (packed, '' to keep the stored one), key, token, d (a page)
+ * or x (not a page), the record's state, error code, nWarnings, nRedirects
+ * (url, json pairs), nDeep, then those values, then take_some's arguments
+ * (worker first; max 0 to take nothing).
+ * Returns { accepted (1/0), promoted item JSON or '', take_some's reply... }.
  */
-export const DONE = COMMON + `
+export const DONE = COMMON + TAKING + `
 if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
-local key, token, seen, state = ARGV[2], ARGV[3], ARGV[5], ARGV[6]
-local i = 11
-for n = 1, tonumber(ARGV[8]) do redis.call('HSET', P .. 'warn', ARGV[i], 1); i = i + 1 end
-for n = 1, tonumber(ARGV[9]) do redis.call('HSET', P .. 'redir', ARGV[i], ARGV[i + 1]); i = i + 2 end
-for n = 1, tonumber(ARGV[10]) do redis.call('SADD', P .. 'deep', ARGV[i]); i = i + 1 end
-if key == '' then return { 1 } end
+local key, token, seen, state = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local i = 10
+for n = 1, tonumber(ARGV[7]) do redis.call('HSET', P .. 'warn', ARGV[i], 1); i = i + 1 end
+for n = 1, tonumber(ARGV[8]) do redis.call('HSET', P .. 'redir', ARGV[i], ARGV[i + 1]); i = i + 2 end
+for n = 1, tonumber(ARGV[9]) do redis.call('SADD', P .. 'deep', ARGV[i]); i = i + 1 end
+local function finish(accepted, promoted)
+  local out = { accepted, promoted or '' }
+  if tonumber(ARGV[i + 1]) > 0 then
+    for _, v in ipairs(take_some(ARGV, i)) do out[#out + 1] = v end
+  end
+  return out
+end
+if key == '' then return finish(1) end
 local lease = redis.call('HGET', P .. 'lease', key)
-if not lease or string.sub(lease, 1, string.len(token) + 1) ~= token .. '|' then return { 0 } end
-if ARGV[4] ~= '' then
-  redis.call('HSET', REC, key, seen .. ARGV[4])
+if not lease or string.sub(lease, 1, string.len(token) + 1) ~= token .. '|' then return finish(0) end
+if ARGV[1] ~= '' then
+  redis.call('HSET', REC, key, seen .. ARGV[1])
 else
   redis.call('HSET', REC, key, seen .. string.sub(redis.call('HGET', REC, key) or 'q', 2))
 end
@@ -340,16 +360,14 @@ release(key, lease)
 redis.call('HDEL', P .. 'deliv', key)
 if state == 'failed' then
   redis.call('HINCRBY', P .. 'cnt', 'failed', 1)
-  redis.call('HINCRBY', P .. 'errs', ARGV[7] ~= '' and ARGV[7] or 'ERROR', 1)
+  redis.call('HINCRBY', P .. 'errs', ARGV[6] ~= '' and ARGV[6] or 'ERROR', 1)
 else
   redis.call('HDEL', P .. 'refs', key) -- only failures list their referrers
   redis.call('HINCRBY', P .. 'cnt', state == 'redirect' and 'redirect' or 'done', 1)
 end
-if seen == 'd' then return { 1 } end
+if seen == 'd' then return finish(1) end
 redis.call('HINCRBY', P .. 'cnt', 'freed', 1)
-local promoted = promote_one()
-if promoted then return { 1, promoted } end
-return { 1 }
+return finish(1, promote_one())
 `;
 
 /**
