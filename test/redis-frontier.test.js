@@ -96,6 +96,37 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     expect(await open().take(5)).toEqual(['http://h/2']);
   });
 
+  it('does not send a settled URL again (done, or queued with 5 referrers), and still notes what can change', async () => {
+    const a = open({}, true);
+    await a.add([item('http://h/')]);
+    await a.take(1);
+    const pages = Array.from({ length: 6 }, (_, i) => `http://h/from${i}`);
+    await a.add(pages.map((key) => item(key, 'http://h/')));
+    // Script calls Redis ran (each ADD, TAKE, DONE is one EVALSHA).
+    const scripts = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
+    {
+      const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+      record.state = 'done';
+      await a.done('http://h/', { page: true }); // takes http://h/from0
+      const before = await scripts();
+      const calls = async () => (await scripts()) - before;
+      // Five pages link to http://h/x: its referrers are full after the fifth, and http://h/ is done.
+      for (const from of pages.slice(0, 5)) {
+        await a.add([item('http://h/x', from), item('http://h/', from), { key: 'http://h/css', kind: 'requisite', referrer: from }]);
+      }
+      expect(await calls()).toBe(5);
+      expect(await a.add([item('http://h/x', pages[5]), item('http://h/', pages[5])])).toEqual(['known', 'known']);
+      expect(await calls()).toBe(5); // both settled: nothing sent
+      expect((await redis.hget(`${prefix}refs`, 'http://h/x'))?.split('\n')).toEqual(pages.slice(0, 5));
+      // A requisite with 5 referrers is settled for requisite links only: a link to it makes it a page.
+      expect(await a.add([{ key: 'http://h/css', kind: 'requisite', referrer: pages[5] }])).toEqual(['known']);
+      expect(await calls()).toBe(5);
+      expect(await a.add([item('http://h/css', pages[5])])).toEqual(['known']);
+      expect(await calls()).toBe(6);
+      expect((await stored('http://h/css')).kind).toBe('navigation');
+    }
+  });
+
   it('does not start the crawl before the coordinator has added the roots', async () => {
     const worker = open();
     expect(await worker.take(4)).toEqual([]);

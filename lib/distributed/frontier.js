@@ -25,7 +25,9 @@ import { decodeStored, packRecord, seenByte, storedValue } from './packed.js';
  *   intervalMs: the least time between two URLs of one origin taken (from --rate and --delay), 0 for none
  */
 
-const ADD_OUTCOMES = /** @type {AddOutcome[]} */ (['known', 'added', 'limit']);
+const ADD_OUTCOMES = /** @type {AddOutcome[]} */ (['known', 'added', 'limit', 'known', 'known']);
+/** URLs remembered as settled (ADD's codes 3 and 4) by one process, at most. */
+const SETTLED_MAX = 500_000;
 const ADD_CHUNK = 1000;
 
 /** @param {string} key a canonical URL */
@@ -60,6 +62,14 @@ export class RedisFrontier {
   #ready = [];
   /** Whether a result also takes the next URL: until the process stops. */
   #prefetch = true;
+  /**
+   * URLs adding again changes nothing in Redis (done, or queued with 5
+   * referrers noted): 'all', or 'requisite' (a link to it would still make
+   * it one). A page's links are mostly such URLs (menus, related products),
+   * and are not sent again.
+   * @type {Map<string, 'all' | 'requisite'>}
+   */
+  #settled = new Map();
   /** @type {ReturnType<typeof setInterval> | null} */
   #heartbeat = null;
   /** @type {Error | null} */
@@ -146,17 +156,30 @@ export class RedisFrontier {
   /** @param {FrontierItem[]} items */
   async add(items) {
     /** @type {AddOutcome[]} */
-    const outcomes = [];
-    for (let start = 0; start < items.length;) {
+    const outcomes = new Array(items.length).fill('known');
+    /** @type {number[]} the items sent to Redis */
+    const sent = [];
+    for (let i = 0; i < items.length; i++) {
+      const settled = this.#settled.get(items[i].key);
+      if (settled !== 'all' && !(settled === 'requisite' && items[i].kind === 'requisite')) sent.push(i);
+    }
+    for (let start = 0; start < sent.length;) {
       // One call per referrer (a page's links share it), at most ADD_CHUNK items.
-      const from = items[start].referrer;
+      const from = items[sent[start]].referrer;
       let end = start + 1;
-      while (end < items.length && end - start < ADD_CHUNK && items[end].referrer === from) end++;
+      while (end < sent.length && end - start < ADD_CHUNK && items[sent[end]].referrer === from) end++;
       const token = from ? this.#leases.get(from) : undefined;
       const args = [this.settings.maxPages, token ? /** @type {string} */ (from) : '', token ?? '', this.seeder ? '1' : '0', from ?? ''];
-      for (let i = start; i < end; i++) args.push((items[i].kind === 'navigation' ? 'n' : 'r') + items[i].key);
+      for (let j = start; j < end; j++) args.push((items[sent[j]].kind === 'navigation' ? 'n' : 'r') + items[sent[j]].key);
       const codes = await this.#call(() => this.redis.prAdd(this.prefix, ...args));
-      for (const code of codes) outcomes.push(ADD_OUTCOMES[code]);
+      codes.forEach((code, j) => {
+        const item = items[sent[start + j]];
+        outcomes[sent[start + j]] = ADD_OUTCOMES[code];
+        if (code === 3 || code === 4) {
+          if (this.#settled.size >= SETTLED_MAX) this.#settled.clear();
+          this.#settled.set(item.key, code === 3 ? 'all' : 'requisite');
+        }
+      });
       start = end;
     }
     return outcomes;

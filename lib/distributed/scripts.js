@@ -92,7 +92,10 @@ end
  * each: 'n' (a link) or 'r' (a requisite) followed by its key. The origin
  * is read from the key. A worker whose lease on the page it adds links for
  * is gone (fenceKey/token no longer match) adds nothing. Returns one code
- * per item: 1 added, 0 known, 2 over --max-pages.
+ * per item: 1 added, 0 known, 2 over --max-pages, 3 known and settled (done,
+ * or queued as a link with 5 referrers noted: adding it again changes
+ * nothing), 4 known and settled for a requisite (a link to it would still
+ * make it one). The caller need not send a settled URL again.
  *
  * A known link costs one HGET; noting a referrer (up to 5, while the URL is
  * queued) two more; new URLs are pushed and counted once per origin per call.
@@ -143,16 +146,16 @@ for i = 6, #ARGV do
     end
     if nav and (st == 'r' or st == 'R') then
       local body = string.sub(raw, 2)
-      local q = st == 'r' and 'q' or 'Q'
+      st = st == 'r' and 'q' or 'Q'
       if body == '' then
-        redis.call('HSET', REC, key, q)
+        redis.call('HSET', REC, key, st)
       else
         local rec = cjson.decode(body)
         rec.kind = nil
-        redis.call('HSET', REC, key, q .. cjson.encode(rec))
+        redis.call('HSET', REC, key, st .. cjson.encode(rec))
       end
     end
-    out[#out + 1] = 0
+    out[#out + 1] = (st == 'd' or st == 'x' or st == 'Q') and 3 or st == 'R' and 4 or 0
   elseif pages >= maxPages then
     if redis.call('SISMEMBER', P .. 'overseen', key) == 1 then
       out[#out + 1] = 0
