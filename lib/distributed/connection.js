@@ -1,7 +1,7 @@
 // @ts-check
 import { Redis } from 'ioredis';
 import { FrontierError } from '../errors.js';
-import { ADD, DONE, HEARTBEAT, RETRY, TAKE } from './scripts.js';
+import { ADD, BACKOFF, DONE, HEARTBEAT, RETRY, TAKE } from './scripts.js';
 
 /**
  * One connection to the Redis that holds a crawl, with the frontier's
@@ -19,6 +19,7 @@ import { ADD, DONE, HEARTBEAT, RETRY, TAKE } from './scripts.js';
  *   prDoneBuffer(prefix: string, ...args: (string | number | Buffer)[]): Promise<(Buffer | number)[]>,
  *   prRetry(prefix: string, ...args: (string | number)[]): Promise<number>,
  *   prHeartbeat(prefix: string, ...args: (string | number)[]): Promise<number>,
+ *   prBackoff(prefix: string, ...args: (string | number)[]): Promise<number>,
  *   toFrontierError(error: unknown): FrontierError,
  * }} CrawlRedis
  */
@@ -71,6 +72,7 @@ export async function connectRedis(url, { timeoutSeconds }) {
   redis.defineCommand('prDone', { numberOfKeys: 1, lua: DONE });
   redis.defineCommand('prRetry', { numberOfKeys: 1, lua: RETRY });
   redis.defineCommand('prHeartbeat', { numberOfKeys: 1, lua: HEARTBEAT });
+  redis.defineCommand('prBackoff', { numberOfKeys: 1, lua: BACKOFF });
   /** @param {unknown} error */
   const lost = (error) => {
     const message = /** @type {Error} */ (error)?.message ?? String(error);

@@ -287,6 +287,23 @@ export class RedisFrontier {
     if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', ...side, this.worker, 0));
   }
 
+  /**
+   * A request answered 429 or 503 and is retried after `delayMs` (its
+   * Retry-After, or the backoff): the whole origin waits as long, in every
+   * process, as TAKE hands out none of its URLs meanwhile. Sent without
+   * waiting; a lost Redis shows at the next call.
+   * @param {{ url: string, delayMs: number, error: Error }} retry
+   */
+  backoff({ url, delayMs, error }) {
+    const status = /** @type {{ status?: number }} */ (error).status;
+    if (status !== 429 && status !== 503) return;
+    this.backoffs++;
+    this.redis.prBackoff(this.prefix, originOf(url), Math.max(0, Math.round(delayMs))).catch(() => {});
+  }
+
+  /** 429/503 answers this process shared as a backoff of their origin. */
+  backoffs = 0;
+
   /** @param {string} key */
   async retry(key) {
     const token = this.#leases.get(key);

@@ -17,13 +17,14 @@
  *   prior   hash     url -> what the last crawl into OUT kept of it (validators, file, blob ids), for re-crawls
  *   q:<origin> list  queued urls of one origin
  *   origins zset     origin with urls queued -> earliest time one may be taken (politeness)
- *   onext   hash     origin -> earliest time its next url may be taken (kept while its queue is empty)
+ *   onext   hash     origin -> earliest time its next url may be taken (kept while its queue is empty; --rate/--delay, and
+ *                    429/503 backoff from any process: BACKOFF)
  *   oinf    hash     origin -> urls of it leased now (--origin-concurrency)
  *   lease   hash     url -> token|worker|origin
  *   leases  zset     url -> lease deadline (ms)
  *   wl:<worker> set  urls leased by a worker
  *   deliv   hash     url -> times taken
- *   cnt     hash     queued, leased, pages, done, failed, redirect, over, freed
+ *   cnt     hash     queued, leased, pages, done, failed, redirect, over, freed, backoffs
  *   over / overseen  urls in scope refused by --max-pages, in order / as a set
  *   workers zset     worker -> last heartbeat (ms); winfo hash worker -> JSON
  *   warn    hash     warning JSON -> 1;  redir hash url -> redirect JSON;  deep set: urls past --max-depth
@@ -405,4 +406,21 @@ for i = 4, #ARGV, 2 do
   end
 end
 return 1
+`;
+
+/**
+ * BACKOFF: an origin answered 429 or 503: no process takes a URL of it
+ * before `ms` from now (Retry-After, or the retry's backoff). The origin's
+ * next time (onext, also the score TAKE reads in origins) only moves later.
+ * ARGV: origin, ms. Returns the time it may be taken again.
+ */
+export const BACKOFF = COMMON + `
+local origin = ARGV[1]
+local at = now_ms() + tonumber(ARGV[2])
+local current = tonumber(redis.call('HGET', P .. 'onext', origin) or 0)
+if at <= current then return current end
+redis.call('HSET', P .. 'onext', origin, at)
+redis.call('ZADD', P .. 'origins', 'XX', 'GT', at, origin)
+redis.call('HINCRBY', P .. 'cnt', 'backoffs', 1)
+return at
 `;
