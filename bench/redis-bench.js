@@ -16,8 +16,10 @@
  *    packed done record (INFO memory used_memory, after minus before, per URL).
  * 3. scaling: bench/origin.js --latency-ms 50 with `--products` products;
  *    the coordinator alone, then with 1 and 3 workers (1, 2, 4 processes) at
- *    -c 8 each; pages/s (wall time of the coordinator, spawn to exit) and CPU
- *    per page of all processes. Rounds interleave (1, 2, 4, 1, 2, 4…).
+ *    -c 8 each; pages/s end to end (wall time of the coordinator, spawn to
+ *    exit) and of the crawl phase (seeding to the completion barrier, from
+ *    the crawl's meta in Redis), the finishing time (the coordinator alone)
+ *    and CPU per page of all processes. Rounds interleave (1, 2, 4, 1, 2, 4…).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -167,10 +169,17 @@ function runNode(args) {
   });
 }
 
-async function scaling(redisUrl, products, latencyMs, rounds) {
+/**
+ * @param {import('ioredis').Redis} redis
+ * @param {string} redisUrl
+ * @param {number} products
+ * @param {number} latencyMs
+ * @param {number} rounds
+ */
+async function scaling(redis, redisUrl, products, latencyMs, rounds) {
   const origin = spawn(process.execPath, [path.join(HERE, 'origin.js'), '--products', String(products), '--count', '1000', '--port', '0', '--latency-ms', String(latencyMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve) => origin.stdout.once('data', (chunk) => resolve(String(chunk).trim())));
-  /** @type {Record<number, { pagesPerSecond: number, cpuMsPerPage: number }[]>} */
+  /** @type {Record<number, { pagesPerSecond: number, crawlPagesPerSecond: number, finishSeconds: number, cpuMsPerPage: number }[]>} */
   const results = { 1: [], 2: [], 4: [] };
   try {
     for (let round = 0; round < rounds; round++) {
@@ -186,8 +195,12 @@ async function scaling(redisUrl, products, latencyMs, rounds) {
         if (runs.some((r) => r.code !== 0)) throw new Error(`a process failed: ${runs.map((r) => r.stderr).join(' ')}`);
         const pages = JSON.parse(runs[0].stdout).pages;
         const cpuMs = runs.reduce((sum, r) => sum + r.cpuMs, 0);
-        results[processes].push({ pagesPerSecond: pages / (wallMs / 1000), cpuMsPerPage: cpuMs / pages });
-        process.stderr.write(`scaling: ${processes} process(es), ${pages} pages, ${(pages / (wallMs / 1000)).toFixed(0)} pages/s, ${(cpuMs / pages).toFixed(2)} ms CPU/page\n`);
+        // The crawl phase (seeding to the completion barrier) and the finishing (names, rewrite, write: the coordinator alone).
+        const meta = await redis.hgetall(`${keyPrefix(id)}meta`);
+        const crawlMs = Number(meta.finishAt) - Number(meta.startedAt);
+        const finishSeconds = (Number(meta.finishedAt) - Number(meta.finishAt)) / 1000;
+        results[processes].push({ pagesPerSecond: pages / (wallMs / 1000), crawlPagesPerSecond: pages / (crawlMs / 1000), finishSeconds, cpuMsPerPage: cpuMs / pages });
+        process.stderr.write(`scaling: ${processes} process(es), ${pages} pages, ${(pages / (wallMs / 1000)).toFixed(0)} pages/s end to end, ${(pages / (crawlMs / 1000)).toFixed(0)} pages/s crawl phase, finish ${finishSeconds.toFixed(1)} s, ${(cpuMs / pages).toFixed(2)} ms CPU/page, load ${os.loadavg()[0].toFixed(1)}\n`);
         await rm(out, { recursive: true, force: true });
       }
     }
@@ -197,9 +210,14 @@ async function scaling(redisUrl, products, latencyMs, rounds) {
   /** @param {number[]} list */
   const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
   const summary = Object.fromEntries(Object.entries(results).map(([n, list]) => [n, {
-    pagesPerSecond: median(list.map((r) => r.pagesPerSecond)), cpuMsPerPage: median(list.map((r) => r.cpuMsPerPage)), rounds: list,
+    pagesPerSecond: median(list.map((r) => r.pagesPerSecond)), crawlPagesPerSecond: median(list.map((r) => r.crawlPagesPerSecond)),
+    finishSeconds: median(list.map((r) => r.finishSeconds)), cpuMsPerPage: median(list.map((r) => r.cpuMsPerPage)), rounds: list,
   }]));
-  return { products, latencyMs, summary, speedup2: summary[2].pagesPerSecond / summary[1].pagesPerSecond, speedup4: summary[4].pagesPerSecond / summary[1].pagesPerSecond };
+  return {
+    products, latencyMs, summary,
+    speedup2: summary[2].pagesPerSecond / summary[1].pagesPerSecond, speedup4: summary[4].pagesPerSecond / summary[1].pagesPerSecond,
+    crawlPhaseSpeedup2: summary[2].crawlPagesPerSecond / summary[1].crawlPagesPerSecond, crawlPhaseSpeedup4: summary[4].crawlPagesPerSecond / summary[1].crawlPagesPerSecond,
+  };
 }
 
 const server = await startRedis();
@@ -209,7 +227,7 @@ try {
   const report = { cpu: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() };
   if (!skip.has('frontier')) report.frontier = await frontierCost(redis, Number(values.pages));
   if (!skip.has('memory')) report.memory = await memoryPerUrl(redis, Number(values.urls));
-  if (!skip.has('scaling')) report.scaling = await scaling(server.url, Number(values.products), Number(values['latency-ms']), Number(values.rounds));
+  if (!skip.has('scaling')) report.scaling = await scaling(redis, server.url, Number(values.products), Number(values['latency-ms']), Number(values.rounds));
   process.stdout.write(JSON.stringify(report, null, 2) + '\n');
 } finally {
   await redis.quit();
