@@ -22,6 +22,7 @@
  *    and CPU per page of all processes. Rounds interleave (1, 2, 4, 1, 2, 4…).
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -147,8 +148,21 @@ async function memoryPerUrl(redis, urls) {
 }
 
 /**
+ * Time the main thread of a process has spent runnable but waiting for a CPU
+ * (/proc/<pid>/schedstat, second field), in ms: on a loaded machine, what it lost to the others.
+ * @param {number} pid
+ */
+function runQueueWaitMs(pid) {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * @param {string[]} args
- * @returns {Promise<{ code: number | null, cpuMs: number, stdout: string, stderr: string }>}
+ * @returns {Promise<{ code: number | null, cpuMs: number, waitMs: number, stdout: string, stderr: string }>}
  */
 function runNode(args) {
   return new Promise((resolve) => {
@@ -156,15 +170,18 @@ function runNode(args) {
     let stdout = '';
     let stderr = '';
     let cpuMs = 0;
+    let waitMs = 0;
     const sample = setInterval(() => {
       const cpu = child.pid ? cpuOf(child.pid) : null;
       if (cpu) cpuMs = cpu.userMs + cpu.systemMs;
+      const wait = child.pid ? runQueueWaitMs(child.pid) : null;
+      if (wait !== null) waitMs = wait;
     }, 50);
     child.stdout.on('data', (chunk) => { stdout += chunk; });
     child.stderr.on('data', (chunk) => { stderr += chunk; });
     child.on('close', (code) => {
       clearInterval(sample);
-      resolve({ code, cpuMs, stdout, stderr });
+      resolve({ code, cpuMs, waitMs, stdout, stderr });
     });
   });
 }
@@ -179,7 +196,7 @@ function runNode(args) {
 async function scaling(redis, redisUrl, products, latencyMs, rounds) {
   const origin = spawn(process.execPath, [path.join(HERE, 'origin.js'), '--products', String(products), '--count', '1000', '--port', '0', '--latency-ms', String(latencyMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve) => origin.stdout.once('data', (chunk) => resolve(String(chunk).trim())));
-  /** @type {Record<number, { pagesPerSecond: number, crawlPagesPerSecond: number, finishSeconds: number, cpuMsPerPage: number }[]>} */
+  /** @type {Record<number, { pagesPerSecond: number, crawlPagesPerSecond: number, finishSeconds: number, cpuMsPerPage: number, cpuWaitMsPerPage: number }[]>} */
   const results = { 1: [], 2: [], 4: [] };
   try {
     for (let round = 0; round < rounds; round++) {
@@ -199,8 +216,9 @@ async function scaling(redis, redisUrl, products, latencyMs, rounds) {
         const meta = await redis.hgetall(`${keyPrefix(id)}meta`);
         const crawlMs = Number(meta.finishAt) - Number(meta.startedAt);
         const finishSeconds = (Number(meta.finishedAt) - Number(meta.finishAt)) / 1000;
-        results[processes].push({ pagesPerSecond: pages / (wallMs / 1000), crawlPagesPerSecond: pages / (crawlMs / 1000), finishSeconds, cpuMsPerPage: cpuMs / pages });
-        process.stderr.write(`scaling: ${processes} process(es), ${pages} pages, ${(pages / (wallMs / 1000)).toFixed(0)} pages/s end to end, ${(pages / (crawlMs / 1000)).toFixed(0)} pages/s crawl phase, finish ${finishSeconds.toFixed(1)} s, ${(cpuMs / pages).toFixed(2)} ms CPU/page, load ${os.loadavg()[0].toFixed(1)}\n`);
+        const waitMs = runs.reduce((sum, r) => sum + r.waitMs, 0);
+        results[processes].push({ pagesPerSecond: pages / (wallMs / 1000), crawlPagesPerSecond: pages / (crawlMs / 1000), finishSeconds, cpuMsPerPage: cpuMs / pages, cpuWaitMsPerPage: waitMs / pages });
+        process.stderr.write(`scaling: ${processes} process(es), ${pages} pages, ${(pages / (wallMs / 1000)).toFixed(0)} pages/s end to end, ${(pages / (crawlMs / 1000)).toFixed(0)} pages/s crawl phase, finish ${finishSeconds.toFixed(1)} s, ${(cpuMs / pages).toFixed(2)} ms CPU/page, ${(waitMs / pages).toFixed(2)} ms/page waiting for a CPU, load ${os.loadavg()[0].toFixed(1)}\n`);
         await rm(out, { recursive: true, force: true });
       }
     }
@@ -211,7 +229,8 @@ async function scaling(redis, redisUrl, products, latencyMs, rounds) {
   const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
   const summary = Object.fromEntries(Object.entries(results).map(([n, list]) => [n, {
     pagesPerSecond: median(list.map((r) => r.pagesPerSecond)), crawlPagesPerSecond: median(list.map((r) => r.crawlPagesPerSecond)),
-    finishSeconds: median(list.map((r) => r.finishSeconds)), cpuMsPerPage: median(list.map((r) => r.cpuMsPerPage)), rounds: list,
+    finishSeconds: median(list.map((r) => r.finishSeconds)), cpuMsPerPage: median(list.map((r) => r.cpuMsPerPage)),
+    cpuWaitMsPerPage: median(list.map((r) => r.cpuWaitMsPerPage)), rounds: list,
   }]));
   return {
     products, latencyMs, summary,
