@@ -127,6 +127,23 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     }
   });
 
+  it('a queued record written by one process (a redirect target\'s via) does not undo a result another recorded meanwhile', async () => {
+    const a = open({}, true);
+    await a.add([item('http://h/')]);
+    await a.take(1);
+    const b = open();
+    const stale = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await b.records.get('http://h/'));
+    expect(stale.state).toBe('queued');
+    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    Object.assign(record, { state: 'done', status: 200, wanted: 'index.html' });
+    await a.done('http://h/', { page: true });
+    stale.via = 'http://h/old';
+    stale.hops = 1;
+    await b.records.put(stale); // b read it while it was queued
+    expect(await stored('http://h/')).toMatchObject({ state: 'done', wanted: 'index.html', hops: 0 });
+    expect((await b.records.list('done')).map((r) => r.key)).toEqual(['http://h/']);
+  });
+
   it('does not start the crawl before the coordinator has added the roots', async () => {
     const worker = open();
     expect(await worker.take(4)).toEqual([]);

@@ -1,7 +1,7 @@
 // @ts-check
 import { Redis } from 'ioredis';
 import { FrontierError } from '../errors.js';
-import { ADD, BACKOFF, DONE, HEARTBEAT, RETRY, TAKE } from './scripts.js';
+import { ADD, BACKOFF, DONE, HEARTBEAT, PUT, RETRY, TAKE } from './scripts.js';
 
 /**
  * One connection to the Redis that holds a crawl, with the frontier's
@@ -20,6 +20,7 @@ import { ADD, BACKOFF, DONE, HEARTBEAT, RETRY, TAKE } from './scripts.js';
  *   prRetry(prefix: string, ...args: (string | number)[]): Promise<number>,
  *   prHeartbeat(prefix: string, ...args: (string | number)[]): Promise<number>,
  *   prBackoff(prefix: string, ...args: (string | number)[]): Promise<number>,
+ *   prPut(prefix: string, key: string, value: Buffer): Promise<number>,
  *   toFrontierError(error: unknown): FrontierError,
  * }} CrawlRedis
  */
@@ -73,6 +74,7 @@ export async function connectRedis(url, { timeoutSeconds }) {
   redis.defineCommand('prRetry', { numberOfKeys: 1, lua: RETRY });
   redis.defineCommand('prHeartbeat', { numberOfKeys: 1, lua: HEARTBEAT });
   redis.defineCommand('prBackoff', { numberOfKeys: 1, lua: BACKOFF });
+  redis.defineCommand('prPut', { numberOfKeys: 1, lua: PUT });
   /** @param {unknown} error */
   const lost = (error) => {
     const message = /** @type {Error} */ (error)?.message ?? String(error);

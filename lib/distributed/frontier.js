@@ -379,8 +379,8 @@ export class RedisRecordStore {
     // While the tree is written, a page's file and hashes are of no use to the other processes.
     if (this.frontier.finishing && record.state === 'done') return;
     const { redis, prefix } = this.frontier;
-    // Its place in the seen-set follows from its state (a page done here is d: no put reaches Redis for it while crawling).
-    await redis.hset(`${prefix}rec`, record.key, Buffer.concat([Buffer.from(seenByte(record), 'latin1'), packRecord(record)])).catch((error) => { throw redis.toFrontierError(error); });
+    // Its place in the seen-set follows from its state; a queued record is not written over a result recorded meanwhile.
+    await redis.prPut(prefix, record.key, Buffer.concat([Buffer.from(seenByte(record), 'latin1'), packRecord(record)])).catch((error) => { throw redis.toFrontierError(error); });
   }
 
   /** @param {RecordState} state */

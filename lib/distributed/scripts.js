@@ -424,3 +424,24 @@ redis.call('ZADD', P .. 'origins', 'XX', 'GT', at, origin)
 redis.call('HINCRBY', P .. 'cnt', 'backoffs', 1)
 return at
 `;
+
+/**
+ * PUT: a record written outside DONE (the coordinator's and workers' own
+ * corrections: a redirect's target gets its via/hops, a redirect loop fails).
+ * A queued record is written only while the URL is still queued: another
+ * process may have taken it and recorded its result meanwhile, which stands.
+ * Keeps the mark of 5 referrers noted. ARGV: key, value (first byte included).
+ * Returns 1 written, 0 not.
+ */
+export const PUT = COMMON + `
+local key, value = ARGV[1], ARGV[2]
+local first = string.sub(value, 1, 1)
+if first == 'q' or first == 'r' then
+  local raw = redis.call('HGET', REC, key)
+  local st = raw and string.sub(raw, 1, 1)
+  if st == 'd' or st == 'x' then return 0 end
+  if st == 'Q' or st == 'R' then value = string.upper(first) .. string.sub(value, 2) end
+end
+redis.call('HSET', REC, key, value)
+return 1
+`;
