@@ -12,14 +12,17 @@
  *    server) and commands per page (INFO stats total_commands_processed; each
  *    script call is one command, and one round trip at most).
  * 2. memory: `--urls` synthetic URLs of a catalogue at rest, as a finished
- *    crawl leaves them: the seen-set entry and the done record of each
- *    (INFO memory used_memory, after minus before, per URL).
+ *    crawl leaves them: one `rec` hash entry each, the seen-set byte and the
+ *    packed done record (INFO memory used_memory, after minus before, per URL).
  * 3. scaling: bench/origin.js --latency-ms 50 with `--products` products;
  *    the coordinator alone, then with 1 and 3 workers (1, 2, 4 processes) at
- *    -c 8 each; pages/s (wall time of the coordinator, spawn to exit) and CPU
- *    per page of all processes. Rounds interleave (1, 2, 4, 1, 2, 4…).
+ *    -c 8 each; pages/s end to end (wall time of the coordinator, spawn to
+ *    exit) and of the crawl phase (seeding to the completion barrier, from
+ *    the crawl's meta in Redis), the finishing time (the coordinator alone)
+ *    and CPU per page of all processes. Rounds interleave (1, 2, 4, 1, 2, 4…).
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -115,7 +118,15 @@ async function frontierCost(redis, pages) {
   const cpuMs = (Number(after.cpu.used_cpu_user) + Number(after.cpu.used_cpu_sys) - Number(before.cpu.used_cpu_user) - Number(before.cpu.used_cpu_sys)) * 1000;
   const serverCommands = Number(after.stats.total_commands_processed) - Number(before.stats.total_commands_processed) - 2; // the two INFO calls
   await frontier.stop();
+  // What stays per URL once the crawl is done: the rec hash; the rest only while URLs are queued or leased.
+  /** @type {Record<string, number>} */
+  const entries = {};
+  for (const key of await redis.keys(`${prefix}*`)) {
+    const type = await redis.type(key);
+    entries[key.slice(prefix.length)] = type === 'hash' ? await redis.hlen(key) : type === 'zset' ? await redis.zcard(key) : type === 'set' ? await redis.scard(key) : type === 'list' ? await redis.llen(key) : 1;
+  }
   return {
+    entriesAfterRun: entries,
     pages: done, redisCpuMsPerPage: cpuMs / done, roundTripsPerPage: clientCommands / done,
     commandsInScriptsPerPage: serverCommands / done, pagesPerSecondOneClient: done / (wallMs / 1000),
   };
@@ -124,12 +135,7 @@ async function frontierCost(redis, pages) {
 async function memoryPerUrl(redis, urls) {
   const prefix = keyPrefix('bench-memory');
   const base = Number((await info(redis, 'memory')).used_memory);
-  for (let start = 0; start < urls; start += 10_000) {
-    const batch = redis.pipeline();
-    for (let n = start; n < Math.min(urls, start + 10_000); n++) batch.hset(`${prefix}seen`, product(n), 'd');
-    await batch.exec();
-  }
-  const seen = Number((await info(redis, 'memory')).used_memory);
+  // One hash entry per URL: its place in the seen-set (first byte) and its record (packed.js), as DONE leaves it.
   for (let start = 0; start < urls; start += 10_000) {
     const batch = redis.pipeline();
     for (let n = start; n < Math.min(urls, start + 10_000); n++) batch.hset(`${prefix}rec`, product(n), encodeRecord(doneRecord(n)));
@@ -137,13 +143,26 @@ async function memoryPerUrl(redis, urls) {
   }
   const all = Number((await info(redis, 'memory')).used_memory);
   const sample = encodeRecord(doneRecord(123_456));
-  await redis.unlink(`${prefix}seen`, `${prefix}rec`);
-  return { urls, seenBytesPerUrl: (seen - base) / urls, recordBytesPerUrl: (all - seen) / urls, totalBytesPerUrl: (all - base) / urls, recordJsonBytes: Buffer.byteLength(sample) };
+  await redis.unlink(`${prefix}rec`);
+  return { urls, totalBytesPerUrl: (all - base) / urls, storedValueBytes: sample.length };
+}
+
+/**
+ * Time the main thread of a process has spent runnable but waiting for a CPU
+ * (/proc/<pid>/schedstat, second field), in ms: on a loaded machine, what it lost to the others.
+ * @param {number} pid
+ */
+function runQueueWaitMs(pid) {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+  } catch {
+    return null;
+  }
 }
 
 /**
  * @param {string[]} args
- * @returns {Promise<{ code: number | null, cpuMs: number, stdout: string, stderr: string }>}
+ * @returns {Promise<{ code: number | null, cpuMs: number, waitMs: number, stdout: string, stderr: string }>}
  */
 function runNode(args) {
   return new Promise((resolve) => {
@@ -151,23 +170,33 @@ function runNode(args) {
     let stdout = '';
     let stderr = '';
     let cpuMs = 0;
+    let waitMs = 0;
     const sample = setInterval(() => {
       const cpu = child.pid ? cpuOf(child.pid) : null;
       if (cpu) cpuMs = cpu.userMs + cpu.systemMs;
+      const wait = child.pid ? runQueueWaitMs(child.pid) : null;
+      if (wait !== null) waitMs = wait;
     }, 50);
     child.stdout.on('data', (chunk) => { stdout += chunk; });
     child.stderr.on('data', (chunk) => { stderr += chunk; });
     child.on('close', (code) => {
       clearInterval(sample);
-      resolve({ code, cpuMs, stdout, stderr });
+      resolve({ code, cpuMs, waitMs, stdout, stderr });
     });
   });
 }
 
-async function scaling(redisUrl, products, latencyMs, rounds) {
+/**
+ * @param {import('ioredis').Redis} redis
+ * @param {string} redisUrl
+ * @param {number} products
+ * @param {number} latencyMs
+ * @param {number} rounds
+ */
+async function scaling(redis, redisUrl, products, latencyMs, rounds) {
   const origin = spawn(process.execPath, [path.join(HERE, 'origin.js'), '--products', String(products), '--count', '1000', '--port', '0', '--latency-ms', String(latencyMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve) => origin.stdout.once('data', (chunk) => resolve(String(chunk).trim())));
-  /** @type {Record<number, { pagesPerSecond: number, cpuMsPerPage: number }[]>} */
+  /** @type {Record<number, { pagesPerSecond: number, crawlPagesPerSecond: number, finishSeconds: number, cpuMsPerPage: number, cpuWaitMsPerPage: number }[]>} */
   const results = { 1: [], 2: [], 4: [] };
   try {
     for (let round = 0; round < rounds; round++) {
@@ -183,8 +212,13 @@ async function scaling(redisUrl, products, latencyMs, rounds) {
         if (runs.some((r) => r.code !== 0)) throw new Error(`a process failed: ${runs.map((r) => r.stderr).join(' ')}`);
         const pages = JSON.parse(runs[0].stdout).pages;
         const cpuMs = runs.reduce((sum, r) => sum + r.cpuMs, 0);
-        results[processes].push({ pagesPerSecond: pages / (wallMs / 1000), cpuMsPerPage: cpuMs / pages });
-        process.stderr.write(`scaling: ${processes} process(es), ${pages} pages, ${(pages / (wallMs / 1000)).toFixed(0)} pages/s, ${(cpuMs / pages).toFixed(2)} ms CPU/page\n`);
+        // The crawl phase (seeding to the completion barrier) and the finishing (names, rewrite, write: the coordinator alone).
+        const meta = await redis.hgetall(`${keyPrefix(id)}meta`);
+        const crawlMs = Number(meta.finishAt) - Number(meta.startedAt);
+        const finishSeconds = (Number(meta.finishedAt) - Number(meta.finishAt)) / 1000;
+        const waitMs = runs.reduce((sum, r) => sum + r.waitMs, 0);
+        results[processes].push({ pagesPerSecond: pages / (wallMs / 1000), crawlPagesPerSecond: pages / (crawlMs / 1000), finishSeconds, cpuMsPerPage: cpuMs / pages, cpuWaitMsPerPage: waitMs / pages });
+        process.stderr.write(`scaling: ${processes} process(es), ${pages} pages, ${(pages / (wallMs / 1000)).toFixed(0)} pages/s end to end, ${(pages / (crawlMs / 1000)).toFixed(0)} pages/s crawl phase, finish ${finishSeconds.toFixed(1)} s, ${(cpuMs / pages).toFixed(2)} ms CPU/page, ${(waitMs / pages).toFixed(2)} ms/page waiting for a CPU, load ${os.loadavg()[0].toFixed(1)}\n`);
         await rm(out, { recursive: true, force: true });
       }
     }
@@ -194,9 +228,15 @@ async function scaling(redisUrl, products, latencyMs, rounds) {
   /** @param {number[]} list */
   const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
   const summary = Object.fromEntries(Object.entries(results).map(([n, list]) => [n, {
-    pagesPerSecond: median(list.map((r) => r.pagesPerSecond)), cpuMsPerPage: median(list.map((r) => r.cpuMsPerPage)), rounds: list,
+    pagesPerSecond: median(list.map((r) => r.pagesPerSecond)), crawlPagesPerSecond: median(list.map((r) => r.crawlPagesPerSecond)),
+    finishSeconds: median(list.map((r) => r.finishSeconds)), cpuMsPerPage: median(list.map((r) => r.cpuMsPerPage)),
+    cpuWaitMsPerPage: median(list.map((r) => r.cpuWaitMsPerPage)), rounds: list,
   }]));
-  return { products, latencyMs, summary, speedup2: summary[2].pagesPerSecond / summary[1].pagesPerSecond, speedup4: summary[4].pagesPerSecond / summary[1].pagesPerSecond };
+  return {
+    products, latencyMs, summary,
+    speedup2: summary[2].pagesPerSecond / summary[1].pagesPerSecond, speedup4: summary[4].pagesPerSecond / summary[1].pagesPerSecond,
+    crawlPhaseSpeedup2: summary[2].crawlPagesPerSecond / summary[1].crawlPagesPerSecond, crawlPhaseSpeedup4: summary[4].crawlPagesPerSecond / summary[1].crawlPagesPerSecond,
+  };
 }
 
 const server = await startRedis();
@@ -206,7 +246,7 @@ try {
   const report = { cpu: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() };
   if (!skip.has('frontier')) report.frontier = await frontierCost(redis, Number(values.pages));
   if (!skip.has('memory')) report.memory = await memoryPerUrl(redis, Number(values.urls));
-  if (!skip.has('scaling')) report.scaling = await scaling(server.url, Number(values.products), Number(values['latency-ms']), Number(values.rounds));
+  if (!skip.has('scaling')) report.scaling = await scaling(redis, server.url, Number(values.products), Number(values['latency-ms']), Number(values.rounds));
   process.stdout.write(JSON.stringify(report, null, 2) + '\n');
 } finally {
   await redis.quit();

@@ -7,6 +7,7 @@
  * whoever dies. Skipped outside CI without redis-server; in CI it must run.
  */
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { createHash } from 'node:crypto';
 import { readFile, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -222,6 +223,51 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
       most = Math.max(most, i - j + 1);
     }
     expect(most).toBeLessThanOrEqual(rate + 2);
+  }, 60_000);
+
+  it('a 429 with Retry-After holds its origin back in every process, not only in the one that got it', async () => {
+    /** @type {{ path: string, at: number, status: number }[]} */
+    const log = [];
+    let refused = false;
+    const PAGES = 80;
+    const server = http.createServer((request, response) => {
+      const at = Date.now();
+      const target = request.url ?? '/';
+      if (target === '/p3' && !refused) {
+        refused = true;
+        log.push({ path: target, at, status: 429 });
+        response.writeHead(429, { 'retry-after': '2', 'content-type': 'text/plain' }).end('slow down');
+        return;
+      }
+      log.push({ path: target, at, status: 200 });
+      const body = target === '/'
+        ? `<html><body>${Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">${i}</a>`).join('')}</body></html>`
+        : `<html><body><a href="/">home</a> ${target}</body></html>`;
+      setTimeout(() => response.writeHead(200, { 'content-type': 'text/html' }).end(body), 40);
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    const origin = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`;
+    try {
+      const id = nextId();
+      const out = path.join(dir, 'backoff');
+      const results = await Promise.all([
+        run(['crawl', `${origin}/`, ...shared(id, out), '-q', '-c', '2', '--json']),
+        run(worker(id, ['-c', '2'])),
+      ]);
+      expect(results.map((result) => result.code)).toEqual([0, 0]);
+      expect(JSON.parse(results[0].stdout).pages).toBe(PAGES + 1);
+      const refusal = /** @type {{ at: number }} */ (log.find((entry) => entry.status === 429));
+      // Requests taken before the 429 was shared may still arrive (at most the 4 in flight); then none for 2 s.
+      const during = log.filter((entry) => entry.at > refusal.at + 50 && entry.at < refusal.at + 1800);
+      expect(during.length).toBeLessThanOrEqual(4);
+      const retried = /** @type {{ at: number }} */ (log.find((entry) => entry.path === '/p3' && entry.status === 200));
+      expect(retried.at - refusal.at).toBeGreaterThanOrEqual(1900);
+      const status = JSON.parse((await run(['status', '--frontier', redis.url, '--crawl-id', id, '--json'])).stdout);
+      expect(status.backoffs).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   }, 60_000);
 
   it('a second crawl with the same id at 0% churn writes nothing; status --json tells the phase and counts', async () => {

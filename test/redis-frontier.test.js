@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HAVE_REDIS, startRedis } from './helpers/redis.js';
 import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
 import { RedisFrontier } from '../lib/distributed/frontier.js';
+import { decodeStored } from '../lib/distributed/packed.js';
 
 /** @type {Awaited<ReturnType<typeof startRedis>>} */
 let server;
@@ -28,6 +29,8 @@ const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
 /** @param {Partial<typeof SETTINGS>} [settings] @param {boolean} [seeder] */
 const open = (settings = {}, seeder = false) => new RedisFrontier(redis, prefix, { ...SETTINGS, ...settings }, { seeder });
+/** The record of a URL as Redis holds it. @param {string} key */
+const stored = async (key) => decodeStored(/** @type {Buffer} */ (await redis.hgetBuffer(`${prefix}rec`, key)), key);
 
 describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
   beforeAll(async () => {
@@ -53,7 +56,92 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     const added = outcomes.flat().filter((outcome) => outcome === 'added').length;
     expect(added).toBe(200);
     expect(Number(await redis.hget(`${prefix}cnt`, 'queued'))).toBe(200);
-    expect(await redis.hlen(`${prefix}seen`)).toBe(201);
+    expect(await redis.hlen(`${prefix}rec`)).toBe(201);
+  });
+
+  it('keeps one small hash entry per URL once it is done: the seen-set and the record together, nothing else', async () => {
+    const seeder = open({}, true);
+    await seeder.add([item('http://h/')]);
+    await seeder.take(1);
+    await seeder.add(Array.from({ length: 20 }, (_, i) => item(`http://h/p${i}`, 'http://h/')));
+    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await seeder.records.get('http://h/'));
+    Object.assign(record, { state: 'done', status: 200, contentType: 'text/html; charset=utf-8', type: 'html', charset: 'utf-8', wanted: 'index.html', body: 'a'.repeat(64), scan: 'b'.repeat(64), change: 'new' });
+    await seeder.done('http://h/', { page: true });
+    expect(await redis.hlen(`${prefix}rec`)).toBe(21);
+    expect(await redis.exists(`${prefix}seen`)).toBe(0);
+    for (const perUrl of ['deliv', 'lease', 'refs']) expect(await redis.hexists(`${prefix}${perUrl}`, 'http://h/')).toBe(0);
+    expect(await redis.zscore(`${prefix}leases`, 'http://h/')).toBe(null);
+    const value = /** @type {Buffer} */ (await redis.hgetBuffer(`${prefix}rec`, 'http://h/'));
+    expect(value.length).toBeLessThan(130); // 119: blob ids as 32 bytes each; the JSON record was 290
+    expect(await stored('http://h/')).toMatchObject({ state: 'done', wanted: 'index.html', body: 'a'.repeat(64) });
+    expect((await redis.hgetBuffer(`${prefix}rec`, 'http://h/p0'))?.toString()).toBe('q');
+  });
+
+  it('takes the next URL with a result (two round trips a page); one never handed out goes back when the process leaves', async () => {
+    const a = open({}, true);
+    await a.add([item('http://h/')]);
+    expect(await a.take(1)).toEqual(['http://h/']);
+    await a.add([item('http://h/1', 'http://h/'), item('http://h/2', 'http://h/')]);
+    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    record.state = 'done';
+    await a.done('http://h/', { page: true });
+    expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ queued: '1', leased: '1' });
+    expect(await a.take(5)).toEqual(['http://h/1']); // no round trip: taken with the result
+    const h1 = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/1'));
+    h1.state = 'done';
+    await a.done('http://h/1', { page: true }); // takes http://h/2, which this process never visits
+    await a.leave();
+    expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ queued: '1', leased: '0' });
+    expect(await redis.hget(`${prefix}deliv`, 'http://h/2')).toBe('0');
+    expect(await open().take(5)).toEqual(['http://h/2']);
+  });
+
+  it('does not send a settled URL again (done, or queued with 5 referrers), and still notes what can change', async () => {
+    const a = open({}, true);
+    await a.add([item('http://h/')]);
+    await a.take(1);
+    const pages = Array.from({ length: 6 }, (_, i) => `http://h/from${i}`);
+    await a.add(pages.map((key) => item(key, 'http://h/')));
+    // Script calls Redis ran (each ADD, TAKE, DONE is one EVALSHA).
+    const scripts = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
+    {
+      const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+      record.state = 'done';
+      await a.done('http://h/', { page: true }); // takes http://h/from0
+      const before = await scripts();
+      const calls = async () => (await scripts()) - before;
+      // Five pages link to http://h/x: its referrers are full after the fifth, and http://h/ is done.
+      for (const from of pages.slice(0, 5)) {
+        await a.add([item('http://h/x', from), item('http://h/', from), { key: 'http://h/css', kind: 'requisite', referrer: from }]);
+      }
+      expect(await calls()).toBe(5);
+      expect(await a.add([item('http://h/x', pages[5]), item('http://h/', pages[5])])).toEqual(['known', 'known']);
+      expect(await calls()).toBe(5); // both settled: nothing sent
+      expect((await redis.hget(`${prefix}refs`, 'http://h/x'))?.split('\n')).toEqual(pages.slice(0, 5));
+      // A requisite with 5 referrers is settled for requisite links only: a link to it makes it a page.
+      expect(await a.add([{ key: 'http://h/css', kind: 'requisite', referrer: pages[5] }])).toEqual(['known']);
+      expect(await calls()).toBe(5);
+      expect(await a.add([item('http://h/css', pages[5])])).toEqual(['known']);
+      expect(await calls()).toBe(6);
+      expect((await stored('http://h/css')).kind).toBe('navigation');
+    }
+  });
+
+  it('a queued record written by one process (a redirect target\'s via) does not undo a result another recorded meanwhile', async () => {
+    const a = open({}, true);
+    await a.add([item('http://h/')]);
+    await a.take(1);
+    const b = open();
+    const stale = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await b.records.get('http://h/'));
+    expect(stale.state).toBe('queued');
+    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    Object.assign(record, { state: 'done', status: 200, wanted: 'index.html' });
+    await a.done('http://h/', { page: true });
+    stale.via = 'http://h/old';
+    stale.hops = 1;
+    await b.records.put(stale); // b read it while it was queued
+    expect(await stored('http://h/')).toMatchObject({ state: 'done', wanted: 'index.html', hops: 0 });
+    expect((await b.records.list('done')).map((r) => r.key)).toEqual(['http://h/']);
   });
 
   it('does not start the crawl before the coordinator has added the roots', async () => {
@@ -88,8 +176,7 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     await b.records.put(fresh);
     await b.done('http://h/', { page: true });
     expect(b.lateResults).toBe(0);
-    const stored = JSON.parse(/** @type {string} */ (await redis.hget(`${prefix}rec`, 'http://h/')));
-    expect(stored.wanted).toBe('fresh.html');
+    expect((await stored('http://h/')).wanted).toBe('fresh.html');
     expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ done: '1', leased: '0', queued: '0' });
   });
 
@@ -105,7 +192,7 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     await a.records.put(record);
     await a.done('http://h/', { page: true });
     expect(a.lateResults).toBe(0);
-    expect(JSON.parse(/** @type {string} */ (await redis.hget(`${prefix}rec`, 'http://h/'))).state).toBe('done');
+    expect((await stored('http://h/')).state).toBe('done');
     expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ done: '1', leased: '0', queued: '0' });
   });
 
@@ -117,7 +204,7 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     const b = open({ leaseMs: SHORT });
     await b.take(1); // reclaims and takes it
     expect(await a.add([item('http://h/late', 'http://h/')])).toEqual(['known']);
-    expect(await redis.hexists(`${prefix}seen`, 'http://h/late')).toBe(0);
+    expect(await redis.hexists(`${prefix}rec`, 'http://h/late')).toBe(0);
   });
 
   it('heartbeats keep a slow page leased; once they stop, the lease goes to another worker', async () => {
@@ -152,10 +239,10 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
       await sleep(SHORT + 50);
     }
     await a.take(1); // reclaims it for the last time
-    const stored = JSON.parse(/** @type {string} */ (await redis.hget(`${prefix}rec`, 'http://h/')));
-    expect(stored.state).toBe('failed');
-    expect(stored.error.code).toBe('MAX_DELIVERIES');
-    expect(stored.error.message).toMatch(/taken 2 times/);
+    const failed = await stored('http://h/');
+    expect(failed.state).toBe('failed');
+    expect(failed.error?.code).toBe('MAX_DELIVERIES');
+    expect(failed.error?.message).toMatch(/taken 2 times/);
     expect(a.counts().queued).toBe(0);
   });
 
@@ -171,8 +258,9 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     // One done: one more URL of h may go.
     const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get(first[0]));
     record.state = 'done';
-    await a.done(first[0], { page: true });
-    expect((await b.take(10)).filter((key) => key.startsWith('http://h/'))).toHaveLength(1);
+    await a.done(first[0], { page: true }); // takes the next URL with the result
+    expect(await b.take(10)).toEqual([]);
+    expect((await a.take(10)).filter((key) => key.startsWith('http://h/'))).toHaveLength(1);
   });
 
   it('keeps the interval of --rate/--delay between two URLs of one origin, across processes', async () => {

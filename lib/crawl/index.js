@@ -108,7 +108,10 @@ export class Crawler extends EventEmitter {
     const retryOptions = {
       retries: o.retries,
       retryDelay: o.retryDelay,
-      onRetry: (/** @type {{ url: string, attempt: number, delayMs: number, error: Error }} */ info) => this.emit('retry', { url: info.url, attempt: info.attempt, delayMs: info.delayMs, message: info.error.message }),
+      onRetry: (/** @type {{ url: string, attempt: number, delayMs: number, error: Error }} */ info) => {
+        shared?.frontier.backoff(info); // --frontier: a 429/503 holds its origin back in every process
+        this.emit('retry', { url: info.url, attempt: info.attempt, delayMs: info.delayMs, message: info.error.message });
+      },
     };
     const politeness = { rate: o.rate, delay: o.delay, concurrency: o.concurrency };
     const loader = this.#loader

@@ -1,7 +1,7 @@
 // @ts-check
 import { Redis } from 'ioredis';
 import { FrontierError } from '../errors.js';
-import { ADD, DONE, HEARTBEAT, RETRY, TAKE } from './scripts.js';
+import { ADD, BACKOFF, DONE, HEARTBEAT, PUT, RETRY, TAKE } from './scripts.js';
 
 /**
  * One connection to the Redis that holds a crawl, with the frontier's
@@ -14,9 +14,13 @@ import { ADD, DONE, HEARTBEAT, RETRY, TAKE } from './scripts.js';
  * @typedef {Redis & {
  *   prAdd(prefix: string, ...args: (string | number)[]): Promise<number[]>,
  *   prTake(prefix: string, ...args: (string | number)[]): Promise<(string | number)[]>,
- *   prDone(prefix: string, ...args: (string | number)[]): Promise<(string | number)[]>,
+ *   prTakeBuffer(prefix: string, ...args: (string | number)[]): Promise<(Buffer | number)[]>,
+ *   prDone(prefix: string, ...args: (string | number | Buffer)[]): Promise<(string | number)[]>,
+ *   prDoneBuffer(prefix: string, ...args: (string | number | Buffer)[]): Promise<(Buffer | number)[]>,
  *   prRetry(prefix: string, ...args: (string | number)[]): Promise<number>,
  *   prHeartbeat(prefix: string, ...args: (string | number)[]): Promise<number>,
+ *   prBackoff(prefix: string, ...args: (string | number)[]): Promise<number>,
+ *   prPut(prefix: string, key: string, value: Buffer): Promise<number>,
  *   toFrontierError(error: unknown): FrontierError,
  * }} CrawlRedis
  */
@@ -69,6 +73,8 @@ export async function connectRedis(url, { timeoutSeconds }) {
   redis.defineCommand('prDone', { numberOfKeys: 1, lua: DONE });
   redis.defineCommand('prRetry', { numberOfKeys: 1, lua: RETRY });
   redis.defineCommand('prHeartbeat', { numberOfKeys: 1, lua: HEARTBEAT });
+  redis.defineCommand('prBackoff', { numberOfKeys: 1, lua: BACKOFF });
+  redis.defineCommand('prPut', { numberOfKeys: 1, lua: PUT });
   /** @param {unknown} error */
   const lost = (error) => {
     const message = /** @type {Error} */ (error)?.message ?? String(error);

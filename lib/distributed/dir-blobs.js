@@ -21,6 +21,8 @@ import { sha256 } from '../crawl/blobs.js';
 export class DirBlobStore {
   /** @type {Set<string>} blobs known to be there */
   #known = new Set();
+  /** @type {Set<string>} sub-directories made (or found) by this process: one mkdir each, not one per blob */
+  #dirs = new Set();
 
   /** @param {string} dir */
   constructor(dir) {
@@ -53,8 +55,16 @@ export class DirBlobStore {
       const file = this.#file(id);
       const temp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
       try {
-        await mkdir(path.dirname(file), { recursive: true });
-        await writeFile(temp, data);
+        const dir = path.dirname(file);
+        if (!this.#dirs.has(dir)) {
+          await mkdir(dir, { recursive: true });
+          this.#dirs.add(dir);
+        }
+        await writeFile(temp, data).catch(async (/** @type {NodeJS.ErrnoException} */ error) => {
+          if (error.code !== 'ENOENT') throw error;
+          await mkdir(dir, { recursive: true }); // removed meanwhile
+          await writeFile(temp, data);
+        });
         await rename(temp, file);
       } catch (error) {
         await rm(temp, { force: true }).catch(() => {});

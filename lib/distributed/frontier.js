@@ -2,6 +2,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { newRecord } from '../crawl/records.js';
+import { decodeStored, packRecord, seenByte, storedValue } from './packed.js';
 
 /**
  * The shared frontier and record store of a crawl across processes, in
@@ -24,7 +25,9 @@ import { newRecord } from '../crawl/records.js';
  *   intervalMs: the least time between two URLs of one origin taken (from --rate and --delay), 0 for none
  */
 
-const ADD_OUTCOMES = /** @type {AddOutcome[]} */ (['known', 'added', 'limit']);
+const ADD_OUTCOMES = /** @type {AddOutcome[]} */ (['known', 'added', 'limit', 'known', 'known']);
+/** URLs remembered as settled (ADD's codes 3 and 4) by one process, at most. */
+const SETTLED_MAX = 500_000;
 const ADD_CHUNK = 1000;
 
 /** @param {string} key a canonical URL */
@@ -34,32 +37,18 @@ export function originOf(key) {
 }
 
 /**
- * A record as stored in Redis: its JSON without its key (the hash field),
- * its referrers (kept apart, for failures only) and fields at their default.
+ * A record as stored in Redis (packed.js): its place in the seen-set, then
+ * the record without its key, referrers (kept apart) and default fields.
  * @param {PageRecord} record
  */
-export function encodeRecord(record) {
-  const { key: _key, referrers: _referrers, ...rest } = record;
-  /** @type {Record<string, unknown>} */
-  const kept = rest;
-  if (kept.kind === 'navigation') delete kept.kind;
-  if (kept.hops === 0) delete kept.hops;
-  if (kept.stale === false) delete kept.stale;
-  return JSON.stringify(kept);
-}
+export const encodeRecord = storedValue;
 
 /**
- * @param {string} raw
+ * @param {Buffer} value
  * @param {string} key
  * @returns {PageRecord}
  */
-export function decodeRecord(raw, key) {
-  const parsed = JSON.parse(raw);
-  const record = newRecord(key, parsed.kind ?? 'navigation', null);
-  record.referrers = undefined;
-  Object.assign(record, parsed);
-  return record;
-}
+export const decodeRecord = decodeStored;
 
 /** @implements {Frontier} */
 export class RedisFrontier {
@@ -69,6 +58,18 @@ export class RedisFrontier {
   #working = new Map();
   #counts = { queued: 1, leased: 0, over: 0, mine: 0, phase: 'seeding', saturated: false };
   #idleMs = 10;
+  /** @type {string[]} leased with the last result (DONE takes the next URL), not handed out yet */
+  #ready = [];
+  /** Whether a result also takes the next URL: until the process stops. */
+  #prefetch = true;
+  /**
+   * URLs adding again changes nothing in Redis (done, or queued with 5
+   * referrers noted): 'all', or 'requisite' (a link to it would still make
+   * it one). A page's links are mostly such URLs (menus, related products),
+   * and are not sent again.
+   * @type {Map<string, 'all' | 'requisite'>}
+   */
+  #settled = new Map();
   /** @type {ReturnType<typeof setInterval> | null} */
   #heartbeat = null;
   /** @type {Error | null} */
@@ -155,28 +156,59 @@ export class RedisFrontier {
   /** @param {FrontierItem[]} items */
   async add(items) {
     /** @type {AddOutcome[]} */
-    const outcomes = [];
-    for (let start = 0; start < items.length; start += ADD_CHUNK) {
-      const chunk = items.slice(start, start + ADD_CHUNK);
-      const from = chunk[0].referrer;
+    const outcomes = new Array(items.length).fill('known');
+    /** @type {number[]} the items sent to Redis */
+    const sent = [];
+    for (let i = 0; i < items.length; i++) {
+      const settled = this.#settled.get(items[i].key);
+      if (settled !== 'all' && !(settled === 'requisite' && items[i].kind === 'requisite')) sent.push(i);
+    }
+    for (let start = 0; start < sent.length;) {
+      // One call per referrer (a page's links share it), at most ADD_CHUNK items.
+      const from = items[sent[start]].referrer;
+      let end = start + 1;
+      while (end < sent.length && end - start < ADD_CHUNK && items[sent[end]].referrer === from) end++;
       const token = from ? this.#leases.get(from) : undefined;
-      const args = [this.settings.maxPages, token ? /** @type {string} */ (from) : '', token ?? '', this.seeder ? '1' : '0'];
-      for (const item of chunk) args.push(item.key, originOf(item.key), item.kind, item.referrer ?? '');
+      const args = [this.settings.maxPages, token ? /** @type {string} */ (from) : '', token ?? '', this.seeder ? '1' : '0', from ?? ''];
+      for (let j = start; j < end; j++) args.push((items[sent[j]].kind === 'navigation' ? 'n' : 'r') + items[sent[j]].key);
       const codes = await this.#call(() => this.redis.prAdd(this.prefix, ...args));
-      for (const code of codes) outcomes.push(ADD_OUTCOMES[code]);
+      codes.forEach((code, j) => {
+        const item = items[sent[start + j]];
+        outcomes[sent[start + j]] = ADD_OUTCOMES[code];
+        if (code === 3 || code === 4) {
+          if (this.#settled.size >= SETTLED_MAX) this.#settled.clear();
+          this.#settled.set(item.key, code === 3 ? 'all' : 'requisite');
+        }
+      });
+      start = end;
     }
     return outcomes;
   }
 
   /** @param {number} max */
   async take(max) {
+    if (this.#ready.length > 0) return this.#ready.splice(0, max);
+    const reply = await this.#call(() => this.redis.prTakeBuffer(this.prefix, ...this.#takeArgs(max)));
+    return this.#taken(reply, 0);
+  }
+
+  /** take_some's arguments (scripts.js). @param {number} max */
+  #takeArgs(max) {
     const s = this.settings;
-    const reply = await this.#call(() => this.redis.prTake(this.prefix, this.worker, max, s.leaseMs, Math.max(200, Math.floor(s.leaseMs / 2)), s.originConcurrency, s.intervalMs, s.maxDeliveries, this.seeder ? '1' : '0'));
-    const [queued, leased, over, mine, phase] = reply;
+    return [this.worker, max, s.leaseMs, Math.max(200, Math.floor(s.leaseMs / 2)), s.originConcurrency, s.intervalMs, s.maxDeliveries, this.seeder ? '1' : '0'];
+  }
+
+  /**
+   * The counts and the leases of a take_some reply (as Buffers: the records are packed bytes).
+   * @param {(Buffer | number)[]} reply
+   * @param {number} at where take_some's reply starts
+   */
+  #taken(reply, at) {
+    const [queued, leased, over, mine, phase] = reply.slice(at, at + 5);
     this.#counts = { queued: Number(queued), leased: Number(leased), over: Number(over), mine: Number(mine), phase: String(phase), saturated: false };
     /** @type {string[]} */
     const keys = [];
-    for (let i = 5; i < reply.length; i += 4) {
+    for (let i = at + 5; i < reply.length; i += 4) {
       const key = String(reply[i]);
       if (this.#leases.has(key)) {
         // Our own lease had expired (a stall) and came back to us: the visit
@@ -185,8 +217,8 @@ export class RedisFrontier {
         continue;
       }
       this.#leases.set(key, String(reply[i + 1]));
-      const raw = String(reply[i + 2]);
-      this.#working.set(key, raw ? decodeRecord(raw, key) : newRecord(key, 'navigation', null));
+      const raw = /** @type {Buffer} */ (reply[i + 2]);
+      this.#working.set(key, raw.length > 0 ? decodeStored(raw, key) : newRecord(key, 'navigation', null));
       const prior = String(reply[i + 3]);
       if (prior && this.#prior) this.#prior.pages.set(key, JSON.parse(prior));
       keys.push(key);
@@ -215,11 +247,14 @@ export class RedisFrontier {
     const record = this.#working.get(key);
     const side = this.#sideData();
     if (token === undefined) {
-      if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, this.worker, '', '', '', '0', '', ...side));
+      if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', ...side, this.worker, 0));
       return [];
     }
     const code = record?.state === 'failed' ? (record.error?.code ?? (record.error?.status ? `HTTP_${record.error.status}` : 'ERROR')) : '';
-    const reply = await this.#call(() => this.redis.prDone(this.prefix, this.worker, key, token, record ? encodeRecord(record) : '', page ? '1' : '0', code, ...side));
+    // The result, and the next URL taken in the same call (the slot this page frees).
+    const take = this.#prefetch && this.#ready.length === 0 ? this.#takeArgs(1) : [this.worker, 0];
+    const reply = await this.#call(() => this.redis.prDoneBuffer(this.prefix, record ? packRecord(record) : '', key, token, page ? 'd' : 'x', record?.state ?? 'done', code, ...side, ...take));
+    if (reply.length > 2) this.#ready.push(...this.#taken(reply, 2));
     this.#leases.delete(key);
     this.#working.delete(key);
     this.#prior?.pages.delete(key);
@@ -228,7 +263,7 @@ export class RedisFrontier {
       return [];
     }
     if (page) this.pagesDone++;
-    if (reply.length > 1) {
+    if (String(reply[1]) !== '') {
       const item = JSON.parse(String(reply[1]));
       return [{ key: item.key, kind: item.kind, referrer: item.referrer || null }];
     }
@@ -249,8 +284,25 @@ export class RedisFrontier {
   /** Send what is left of the side data (warnings found outside pages: sitemaps). */
   async flush() {
     const side = this.#sideData();
-    if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, this.worker, '', '', '', '0', '', ...side));
+    if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', ...side, this.worker, 0));
   }
+
+  /**
+   * A request answered 429 or 503 and is retried after `delayMs` (its
+   * Retry-After, or the backoff): the whole origin waits as long, in every
+   * process, as TAKE hands out none of its URLs meanwhile. Sent without
+   * waiting; a lost Redis shows at the next call.
+   * @param {{ url: string, delayMs: number, error: Error }} retry
+   */
+  backoff({ url, delayMs, error }) {
+    const status = /** @type {{ status?: number }} */ (error).status;
+    if (status !== 429 && status !== 503) return;
+    this.backoffs++;
+    this.redis.prBackoff(this.prefix, originOf(url), Math.max(0, Math.round(delayMs))).catch(() => {});
+  }
+
+  /** 429/503 answers this process shared as a backoff of their origin. */
+  backoffs = 0;
 
   /** @param {string} key */
   async retry(key) {
@@ -277,6 +329,7 @@ export class RedisFrontier {
 
   /** Stop the heartbeat; this worker's leases are left to expire (or be reclaimed). */
   async stop() {
+    this.#prefetch = false;
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     this.#heartbeat = null;
   }
@@ -286,6 +339,8 @@ export class RedisFrontier {
    */
   async leave() {
     await this.stop();
+    // URLs taken with the last results and never handed out (an interrupted run): back to their queues, no delivery counted.
+    for (const key of this.#ready.splice(0)) await this.retry(key).catch(() => {});
     await this.redis.multi().zadd(`${this.prefix}workers`, 0, this.worker).exec().catch(() => {});
   }
 
@@ -310,8 +365,8 @@ export class RedisRecordStore {
     const working = this.frontier.leased(key);
     if (working) return working;
     const { redis, prefix } = this.frontier;
-    const raw = await redis.hget(`${prefix}rec`, key).catch((error) => { throw redis.toFrontierError(error); });
-    return raw ? decodeRecord(raw, key) : undefined;
+    const raw = await redis.hgetBuffer(`${prefix}rec`, key).catch((error) => { throw redis.toFrontierError(error); });
+    return raw ? decodeStored(raw, key) : undefined;
   }
 
   /**
@@ -324,7 +379,8 @@ export class RedisRecordStore {
     // While the tree is written, a page's file and hashes are of no use to the other processes.
     if (this.frontier.finishing && record.state === 'done') return;
     const { redis, prefix } = this.frontier;
-    await redis.hset(`${prefix}rec`, record.key, encodeRecord(record)).catch((error) => { throw redis.toFrontierError(error); });
+    // Its place in the seen-set follows from its state; a queued record is not written over a result recorded meanwhile.
+    await redis.prPut(prefix, record.key, Buffer.concat([Buffer.from(seenByte(record), 'latin1'), packRecord(record)])).catch((error) => { throw redis.toFrontierError(error); });
   }
 
   /** @param {RecordState} state */
@@ -334,12 +390,13 @@ export class RedisRecordStore {
     const list = [];
     let cursor = '0';
     do {
-      const [next, entries] = await redis.hscan(`${prefix}rec`, cursor, 'COUNT', 2000).catch((error) => { throw redis.toFrontierError(error); });
-      cursor = next;
+      const [next, entries] = await redis.hscanBuffer(`${prefix}rec`, cursor, 'COUNT', 2000).catch((error) => { throw redis.toFrontierError(error); });
+      cursor = next.toString();
       for (let i = 1; i < entries.length; i += 2) {
-        const raw = entries[i];
-        if (!raw.includes(`"state":"${state}"`)) continue;
-        const record = decodeRecord(raw, entries[i - 1]);
+        const first = entries[i][0];
+        // d, x: no longer queued; q, r, Q, R: queued
+        if ((first === 0x64 || first === 0x78) !== (state !== 'queued')) continue;
+        const record = decodeStored(entries[i], entries[i - 1].toString());
         if (record.state === state) list.push(record);
       }
     } while (cursor !== '0');

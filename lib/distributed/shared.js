@@ -141,7 +141,7 @@ export class SharedCrawl {
     this.frontier.finishing = true;
     const { redis, prefix } = this;
     try {
-      if (!interrupted) await redis.hset(`${prefix}meta`, 'phase', 'finish');
+      if (!interrupted) await redis.hset(`${prefix}meta`, 'phase', 'finish', 'finishAt', Date.now());
       const warnings = (await redis.hkeys(`${prefix}warn`)).map((text) => JSON.parse(text));
       run.warnings.splice(0, run.warnings.length, ...warnings.sort(byUrlThenText));
       const redirects = (await redis.hvals(`${prefix}redir`)).map((text) => JSON.parse(text));

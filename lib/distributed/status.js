@@ -7,7 +7,7 @@ import { connectRedis, keyPrefix } from './connection.js';
  *
  * @typedef {{
  *   crawlId: string, phase: string, version: string | null,
- *   queued: number, leased: number, done: number, failed: number, redirects: number, notCrawled: number,
+ *   queued: number, leased: number, done: number, failed: number, redirects: number, notCrawled: number, backoffs: number,
  *   workers: { id: string, role: string, host: string, pid: number, heartbeatAgeMs: number, pages: number }[],
  *   pagesPerSecond: number, elapsedMs: number,
  *   topErrors: { code: string, count: number }[],
@@ -53,6 +53,7 @@ export async function readStatus(redis, crawlId) {
       failed: n(counts.failed),
       redirects: n(counts.redirect),
       notCrawled: n(counts.over),
+      backoffs: n(counts.backoffs),
       workers: list.filter((worker) => worker.heartbeatAgeMs < 3_600_000), // leavers are scored 0
       pagesPerSecond: elapsedMs > 0 ? Math.round((done / (elapsedMs / 1000)) * 10) / 10 : 0,
       elapsedMs,
@@ -69,6 +70,7 @@ export function formatStatus(s) {
   const lines = [
     `crawl ${s.crawlId}: ${s.phase}${s.version ? ` (prerender ${s.version})` : ''}`,
     `queued ${s.queued} · leased ${s.leased} · done ${s.done} · failed ${s.failed} · redirects ${s.redirects}${s.notCrawled ? ` · not crawled (--max-pages) ${s.notCrawled}` : ''} · ${s.pagesPerSecond} pages/s`,
+    ...(s.backoffs ? [`origins held back after 429/503: ${s.backoffs} time(s)`] : []),
     `workers alive: ${s.workers.length}`,
     ...s.workers.map((w) => `  ${w.id} (${w.role}) heartbeat ${(w.heartbeatAgeMs / 1000).toFixed(1)} s ago, ${w.pages} pages`),
   ];

@@ -63,7 +63,10 @@ export class Worker extends EventEmitter {
       }, { info: { role: 'worker', version } });
       loader = defaultLoader({
         concurrency: o.concurrency, timeout: o.timeout, maxPageBytes: o.maxPageBytes, headers: o.headers, retries: o.retries, retryDelay: o.retryDelay, rate: o.rate, delay: o.delay,
-        onRetry: (info) => this.emit('retry', { url: info.url, attempt: info.attempt, delayMs: info.delayMs, message: info.error.message }),
+        onRetry: (info) => {
+          frontier?.backoff(info); // 429/503: the origin waits in every process
+          this.emit('retry', { url: info.url, attempt: info.attempt, delayMs: info.delayMs, message: info.error.message });
+        },
       });
       const run = createCrawlRun({
         options: o,

@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import tls from 'node:tls';
 import path from 'node:path';
 
 export const IN_CI = process.env.CI === 'true';
@@ -58,15 +59,45 @@ function ping(port) {
 }
 
 /**
+ * PING over TLS, trusting `ca`.
+ * @param {number} port
+ * @param {Buffer} ca
+ * @returns {Promise<boolean>}
+ */
+function tlsPing(port, ca) {
+  return new Promise((resolve) => {
+    const socket = tls.connect({ port, host: '127.0.0.1', ca, servername: 'localhost' });
+    let reply = '';
+    socket.setTimeout(500, () => { socket.destroy(); resolve(false); });
+    socket.on('error', () => resolve(false));
+    socket.on('secureConnect', () => socket.write('PING\r\n'));
+    socket.on('data', (data) => {
+      reply += data.toString();
+      if (reply.includes('\r\n')) {
+        socket.destroy();
+        resolve(reply.startsWith('+PONG'));
+      }
+    });
+  });
+}
+
+/**
  * Start redis-server; `stop()` kills it, `restart()` kills it and starts a
- * new, empty one on the same port.
- * @param {{ port?: number, password?: string }} [options]
+ * new, empty one on the same port. With `tls` it listens with TLS only
+ * (`rediss://`), with that certificate and key, clients not asked for one.
+ * @param {{ port?: number, password?: string, tls?: { cert: string, key: string, ca: string } }} [options]
  */
 export async function startRedis(options = {}) {
   if (!REDIS_SERVER) throw new Error('redis-server is not installed (apt-get install redis-server); the Redis tests must run in CI');
   const port = options.port ?? await freePort();
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'];
   if (options.password) args.push('--requirepass', options.password);
+  const secure = options.tls;
+  if (secure) {
+    args.splice(0, 2, '--port', '0', '--tls-port', String(port));
+    args.push('--tls-cert-file', secure.cert, '--tls-key-file', secure.key, '--tls-ca-cert-file', secure.ca, '--tls-auth-clients', 'no');
+  }
+  const ca = secure ? fs.readFileSync(secure.ca) : null;
   /** @type {import('node:child_process').ChildProcess} */
   let child;
   const launch = async () => {
@@ -74,7 +105,7 @@ export async function startRedis(options = {}) {
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-      if (await ping(port)) return;
+      if (await (ca ? tlsPing(port, ca) : ping(port))) return;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     child.kill('SIGKILL');
@@ -90,7 +121,7 @@ export async function startRedis(options = {}) {
   const auth = options.password ? `:${encodeURIComponent(options.password)}@` : '';
   return {
     port,
-    url: `redis://${auth}127.0.0.1:${port}/0`,
+    url: `${secure ? 'rediss' : 'redis'}://${auth}127.0.0.1:${port}/0`,
     stop,
     async restart() {
       await stop();
