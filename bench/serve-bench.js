@@ -60,6 +60,7 @@ const { values: args } = parseArgs({
     'memory-pages': { type: 'string', default: '0' },
     'skip-speed': { type: 'boolean', default: false },
     'skip-prices': { type: 'boolean', default: false },
+    servers: { type: 'string', default: 'nginx,floor,sirv,prerender' },
   },
 });
 const PAGES = Number(args.pages);
@@ -172,16 +173,22 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function speed() {
   const { dir, prices } = ensureTree();
-  const nginx = await startNginx(dir);
-  const sirv = await start(['bench/serve-servers.js', 'sirv', dir]);
-  const prerender = await start(['bench/serve-servers.js', 'prerender', dir, prices]);
-  const servers = { nginx, sirv, prerender };
+  const wanted = new Set(String(args.servers).split(','));
+  wanted.add('nginx'); // the reference
+  /** @type {Record<string, { url: string, pid: number, stop: () => Promise<void> }>} */
+  const servers = {};
+  servers.nginx = await startNginx(dir);
+  // bare node:http sending one fixed 15,000-byte buffer: the floor of any node:http server
+  if (wanted.has('floor')) servers.floor = await start(['bench/serve-servers.js', 'floor', '15000']);
+  if (wanted.has('sirv')) servers.sirv = await start(['bench/serve-servers.js', 'sirv', dir]);
+  if (wanted.has('prerender')) servers.prerender = await start(['bench/serve-servers.js', 'prerender', dir, prices]);
   const scenarios = {
     filled: requestList('st', (n) => `/st/product${n}.htm`),
     plain: requestList('info', (n) => `/info/page${n}.html`),
   };
   /** @type {Record<string, Record<string, Awaited<ReturnType<typeof load>>[]>>} */
-  const runs = { filled: { nginx: [], sirv: [], prerender: [] }, plain: { nginx: [], sirv: [], prerender: [] } };
+  const runs = { filled: {}, plain: {} };
+  for (const byServer of Object.values(runs)) for (const name of Object.keys(servers)) byServer[name] = [];
   try {
     for (let round = 1; round <= ROUNDS; round++) {
       for (const [scenario, requests] of Object.entries(scenarios)) {
@@ -212,14 +219,17 @@ async function speed() {
   const lines = ['| pages | server | req/s | p99 | server CPU per request | vs nginx CPU | vs sirv req/s |', '| --- | --- | ---: | ---: | ---: | ---: | ---: |'];
   for (const [scenario, byServer] of Object.entries(medians)) {
     for (const [name, m] of Object.entries(byServer)) {
-      const what = scenario === 'filled' ? (name === 'prerender' ? 'with slots, filled' : 'with slots, unfilled') : 'plain (no slots)';
-      lines.push(`| ${what} | ${name} | ${m.rps.toFixed(0)} | ${m.p99} ms | ${m.cpuUsPerRequest.toFixed(1)} µs | ${(m.cpuUsPerRequest / byServer.nginx.cpuUsPerRequest).toFixed(2)}× | ${((100 * m.rps) / byServer.sirv.rps).toFixed(0)}% |`);
+      const what = name === 'floor' ? 'one fixed 15,000-byte buffer' : scenario === 'filled' ? (name === 'prerender' ? 'with slots, filled' : 'with slots, unfilled') : 'plain (no slots)';
+      const vsSirv = byServer.sirv ? `${((100 * m.rps) / byServer.sirv.rps).toFixed(0)}%` : '-';
+      lines.push(`| ${what} | ${name === 'floor' ? 'node:http floor' : name} | ${m.rps.toFixed(0)} | ${m.p99} ms | ${m.cpuUsPerRequest.toFixed(1)} µs | ${(m.cpuUsPerRequest / byServer.nginx.cpuUsPerRequest).toFixed(2)}× | ${vsSirv} |`);
     }
   }
-  const targets = [
-    { name: 'plain pages: prerender CPU/request <= 2x nginx', ok: medians.plain.prerender.cpuUsPerRequest <= 2 * medians.plain.nginx.cpuUsPerRequest },
-    { name: 'filled pages: prerender CPU/request <= 1.5x nginx (unfilled)', ok: medians.filled.prerender.cpuUsPerRequest <= 1.5 * medians.filled.nginx.cpuUsPerRequest },
-  ];
+  const targets = medians.filled.prerender
+    ? [
+        { name: 'plain pages: prerender CPU/request <= 2x nginx', ok: medians.plain.prerender.cpuUsPerRequest <= 2 * medians.plain.nginx.cpuUsPerRequest },
+        { name: 'filled pages: prerender CPU/request <= 1.5x nginx (unfilled)', ok: medians.filled.prerender.cpuUsPerRequest <= 1.5 * medians.filled.nginx.cpuUsPerRequest },
+      ]
+    : [];
   return { runs, medians, table: lines.join('\n'), targets };
 }
 
