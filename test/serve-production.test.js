@@ -113,6 +113,21 @@ describe('prices from an endpoint, under load', () => {
     expect(endpoint.hits.total).toBeLessThan(1500);
   }, 120_000);
 
+  it('1,000 concurrent requests over 1,000 pages on a cold cache get >= 99% real prices (one SKU per request, default pool and queue bound)', async () => {
+    const specs = Array.from({ length: 1000 }, (_, i) => ({ file: `st/product${i + 1}.htm`, pieces: productPieces(i + 1, { size: 600 }) }));
+    writeTree(dir, specs);
+    const endpoint = await endpointWith({ prices: benchPrice, delayMs: 50 });
+    // ~1,500 lookups, one request each: the default pool and queue bound must carry them while the
+    // endpoint answers. (A timeout above the 300 ms default: the client, the server and the endpoint
+    // share this process, on a shared machine; the pool and the queue bound are the defaults.)
+    const { port, server } = await serve({ prices: endpoint.template, priceTimeoutMs: 1000 });
+    const answers = /** @type {{ status: number, body: string }[]} */ (await burst(port, specs.map((s) => `/${s.file}`)));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    const priced = answers.filter((a) => /<span class="amount">\$\d+\.99 \(10001\)<\/span>/.test(a.body)).length;
+    const stats = /** @type {import('../lib/prices/http-source.js').HttpPriceSource} */ (server.priceFilter.prices).stats;
+    expect(priced / answers.length, JSON.stringify(stats)).toBeGreaterThanOrEqual(0.99);
+  }, 120_000);
+
   it('with the endpoint down, every page is served at once with the fallback, not after a timeout', async () => {
     buildServeTree(dir, { products: 40 });
     const endpoint = await endpointWith({ prices: benchPrice });
