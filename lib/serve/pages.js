@@ -88,9 +88,8 @@ export class PageStore extends EventEmitter {
   #logger;
   /** @type {Manifest | null} */
   manifest = null;
-  /** Pages with slots that this server fills (empty unless placeholderMode is 'filter'). */
-  /** @type {Map<string, PageMeta>} */
-  #fillable = new Map();
+  /** Whether this server fills the manifest's pages with slots (placeholderMode 'filter'). */
+  #filling = false;
   /** @type {import('lru-cache').LRUCache<string, import('./byte-cache.js').Sized>} the one byte budget, shared with the plain files */
   #cache;
   /** @type {Map<string, Promise<PreparedPage | null>>} */
@@ -134,10 +133,8 @@ export class PageStore extends EventEmitter {
   #use(manifest) {
     this.manifest = manifest;
     for (const w of manifest.warnings) this.#logger.warn(w);
-    this.#fillable = new Map();
-    if (manifest.mode === 'filter') {
-      for (const [key, meta] of manifest.pages) if (meta.slotCount > 0 || !meta.slotsValid) this.#fillable.set(key, meta);
-    } else {
+    this.#filling = manifest.mode === 'filter';
+    if (!this.#filling) {
       this.#logger.info?.(`manifest placeholderMode is '${manifest.mode}': pages are served as they are (for nginx SSI / ESI in front)`);
     }
     // Drop the pages of the previous manifest (plain files stay: they check their own stat).
@@ -148,7 +145,7 @@ export class PageStore extends EventEmitter {
 
   /** Number of pages this store fills. */
   get fillableCount() {
-    return this.#fillable.size;
+    return this.#filling && this.manifest ? this.manifest.pages.fillableCount : 0;
   }
 
   /**
@@ -156,7 +153,7 @@ export class PageStore extends EventEmitter {
    * @returns {PageMeta | undefined} set when the page at `key` has price slots
    */
   fillable(key) {
-    return this.#fillable.get(key);
+    return this.#filling && this.manifest ? this.manifest.pages.fillable(key) : undefined;
   }
 
   /**
@@ -164,7 +161,7 @@ export class PageStore extends EventEmitter {
    * @param {string} key
    */
   contentType(key) {
-    return this.manifest?.pages.get(key)?.contentType ?? contentTypeFor(key);
+    return this.manifest?.pages.contentType(key) ?? contentTypeFor(key);
   }
 
   /**
@@ -295,7 +292,7 @@ export class PageStore extends EventEmitter {
       return false;
     }
     this.#use(manifest);
-    this.#logger.info?.(`${MANIFEST_NAME} reloaded: ${this.#fillable.size} pages with price slots`);
+    this.#logger.info?.(`${MANIFEST_NAME} reloaded: ${this.fillableCount} pages with price slots`);
     this.emit('manifest-reload');
     return true;
   }
