@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import zlib from 'node:zlib';
 import { UsageError } from '../errors.js';
 import { EmptyPriceSource, openPriceSource, TablePriceSource } from '../prices/index.js';
-import { brotliOptions, createByteCache } from './byte-cache.js';
+import { brotliOptions } from './byte-cache.js';
 import { PriceEncoder } from './escape.js';
 import { FileCache } from './files.js';
 import { gzipFilled } from './gzip.js';
@@ -72,15 +72,15 @@ export function createPriceFilter(input) {
     },
   };
 
-  // One byte budget for every cached variant: pages with slots, plain files, compressed forms.
-  const cache = createByteCache(options.pageCacheBytes);
   /** @type {PageStore} */
   let pages;
   try {
-    pages = new PageStore(options.realRoot, { logger, cache });
+    // One byte budget for every cached variant (pages with slots, plain files, compressed forms), less what the manifest's pages take.
+    pages = new PageStore(options.realRoot, { logger, cacheBytes: options.pageCacheBytes });
   } catch (error) {
     throw new UsageError(`serve: cannot use the manifest: ${/** @type {Error} */ (error).message}`, { cause: error });
   }
+  const cache = pages.cache;
   const prices = openSource(options, logger, pages.fillableCount > 0);
   let warnedNoSource = pages.fillableCount > 0;
   for (const name of ['reload', 'reload-error', 'lookup-error', 'breaker']) prices.on?.(name, (arg) => events.emit(`prices-${name}`, arg));

@@ -185,6 +185,14 @@ export class PageIndex {
     return new PageMeta(key, flags & 4 ? this.#types[d.readUInt16LE(at + 1)] : null, flags & 2 ? d.readUInt32LE(at + 3) : null, slots, (flags & 1) === 1);
   }
 
+  /**
+   * What the index costs: the records, and per page its key and Map entry
+   * on the JS heap (measured: 19 MB of heap for 200,000 pages).
+   */
+  get memoryBytes() {
+    return this.#data.length + this.#offsets.size * 100;
+  }
+
   /** Bytes held off the JS heap by the records. */
   get recordBytes() {
     return this.#data.length;
