@@ -5,6 +5,7 @@
  *
  *   node bench/serve-bench.js [--pages 2000] [--duration 5] [--warmup 1] [--rounds 3]
  *                             [--connections 32] [--memory-pages 0] [--skip-speed] [--skip-prices]
+ *                             [--servers nginx,floor,sirv,prerender] [--baseline DIR]
  *
  * 1. Speed: a tree of PAGES product pages of ~15 KB with one or two price
  *    slots (st/productN.htm) and PAGES plain pages of ~15 KB without slots
@@ -18,7 +19,11 @@
  *    encoding. Per run: req/s, p99, and the server's CPU per request
  *    (utime + stime of its process tree from /proc over the run / requests):
  *    on 2 cores the load generator caps the fast servers, so CPU per request
- *    is the fairer figure. Medians of the rounds.
+ *    is the fairer figure. Medians of the rounds. `floor` is a bare node:http
+ *    server sending one fixed 15,000-byte buffer: what any node:http server
+ *    pays per request. --baseline DIR adds 'prerender-before', another
+ *    checkout's serve-servers.js (e.g. a `git worktree` of main), interleaved.
+ *    --servers picks the servers (nginx always).
  * 2. Prices (fixtures/price-endpoint.js, its own process, 50 ms per answer):
  *    a 200-slot page (one SKU per request, and {skus} batches); 1,000
  *    concurrent requests over 2,000 pages on a cold cache; the endpoint down
@@ -61,6 +66,8 @@ const { values: args } = parseArgs({
     'skip-speed': { type: 'boolean', default: false },
     'skip-prices': { type: 'boolean', default: false },
     servers: { type: 'string', default: 'nginx,floor,sirv,prerender' },
+    // another checkout of prerender (its bench/serve-servers.js), measured as 'prerender-before'
+    baseline: { type: 'string' },
   },
 });
 const PAGES = Number(args.pages);
@@ -182,6 +189,7 @@ async function speed() {
   if (wanted.has('floor')) servers.floor = await start(['bench/serve-servers.js', 'floor', '15000']);
   if (wanted.has('sirv')) servers.sirv = await start(['bench/serve-servers.js', 'sirv', dir]);
   if (wanted.has('prerender')) servers.prerender = await start(['bench/serve-servers.js', 'prerender', dir, prices]);
+  if (args.baseline) servers['prerender-before'] = await start([path.resolve(args.baseline, 'bench/serve-servers.js'), 'prerender', dir, prices]);
   const scenarios = {
     filled: requestList('st', (n) => `/st/product${n}.htm`),
     plain: requestList('info', (n) => `/info/page${n}.html`),
@@ -219,7 +227,7 @@ async function speed() {
   const lines = ['| pages | server | req/s | p99 | server CPU per request | vs nginx CPU | vs sirv req/s |', '| --- | --- | ---: | ---: | ---: | ---: | ---: |'];
   for (const [scenario, byServer] of Object.entries(medians)) {
     for (const [name, m] of Object.entries(byServer)) {
-      const what = name === 'floor' ? 'one fixed 15,000-byte buffer' : scenario === 'filled' ? (name === 'prerender' ? 'with slots, filled' : 'with slots, unfilled') : 'plain (no slots)';
+      const what = name === 'floor' ? 'one fixed 15,000-byte buffer' : scenario === 'filled' ? (name.startsWith('prerender') ? 'with slots, filled' : 'with slots, unfilled') : 'plain (no slots)';
       const vsSirv = byServer.sirv ? `${((100 * m.rps) / byServer.sirv.rps).toFixed(0)}%` : '-';
       lines.push(`| ${what} | ${name === 'floor' ? 'node:http floor' : name} | ${m.rps.toFixed(0)} | ${m.p99} ms | ${m.cpuUsPerRequest.toFixed(1)} µs | ${(m.cpuUsPerRequest / byServer.nginx.cpuUsPerRequest).toFixed(2)}× | ${vsSirv} |`);
     }
