@@ -5,6 +5,7 @@
  *
  *   node bench/serve-bench.js [--pages 2000] [--duration 5] [--warmup 1] [--rounds 3]
  *                             [--connections 32] [--memory-pages 0] [--skip-speed] [--skip-prices]
+ *                             [--servers nginx,floor,sirv,prerender] [--baseline DIR]
  *
  * 1. Speed: a tree of PAGES product pages of ~15 KB with one or two price
  *    slots (st/productN.htm) and PAGES plain pages of ~15 KB without slots
@@ -18,7 +19,11 @@
  *    encoding. Per run: req/s, p99, and the server's CPU per request
  *    (utime + stime of its process tree from /proc over the run / requests):
  *    on 2 cores the load generator caps the fast servers, so CPU per request
- *    is the fairer figure. Medians of the rounds.
+ *    is the fairer figure. Medians of the rounds. `floor` is a bare node:http
+ *    server sending one fixed 15,000-byte buffer: what any node:http server
+ *    pays per request. --baseline DIR adds 'prerender-before', another
+ *    checkout's serve-servers.js (e.g. a `git worktree` of main), interleaved.
+ *    --servers picks the servers (nginx always).
  * 2. Prices (fixtures/price-endpoint.js, its own process, 50 ms per answer):
  *    a 200-slot page (one SKU per request, and {skus} batches); 1,000
  *    concurrent requests over 2,000 pages on a cold cache; the endpoint down
@@ -60,6 +65,9 @@ const { values: args } = parseArgs({
     'memory-pages': { type: 'string', default: '0' },
     'skip-speed': { type: 'boolean', default: false },
     'skip-prices': { type: 'boolean', default: false },
+    servers: { type: 'string', default: 'nginx,floor,sirv,prerender' },
+    // another checkout of prerender (its bench/serve-servers.js), measured as 'prerender-before'
+    baseline: { type: 'string' },
   },
 });
 const PAGES = Number(args.pages);
@@ -172,16 +180,23 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function speed() {
   const { dir, prices } = ensureTree();
-  const nginx = await startNginx(dir);
-  const sirv = await start(['bench/serve-servers.js', 'sirv', dir]);
-  const prerender = await start(['bench/serve-servers.js', 'prerender', dir, prices]);
-  const servers = { nginx, sirv, prerender };
+  const wanted = new Set(String(args.servers).split(','));
+  wanted.add('nginx'); // the reference
+  /** @type {Record<string, { url: string, pid: number, stop: () => Promise<void> }>} */
+  const servers = {};
+  servers.nginx = await startNginx(dir);
+  // bare node:http sending one fixed 15,000-byte buffer: the floor of any node:http server
+  if (wanted.has('floor')) servers.floor = await start(['bench/serve-servers.js', 'floor', '15000']);
+  if (wanted.has('sirv')) servers.sirv = await start(['bench/serve-servers.js', 'sirv', dir]);
+  if (wanted.has('prerender')) servers.prerender = await start(['bench/serve-servers.js', 'prerender', dir, prices]);
+  if (args.baseline) servers['prerender-before'] = await start([path.resolve(args.baseline, 'bench/serve-servers.js'), 'prerender', dir, prices]);
   const scenarios = {
     filled: requestList('st', (n) => `/st/product${n}.htm`),
     plain: requestList('info', (n) => `/info/page${n}.html`),
   };
   /** @type {Record<string, Record<string, Awaited<ReturnType<typeof load>>[]>>} */
-  const runs = { filled: { nginx: [], sirv: [], prerender: [] }, plain: { nginx: [], sirv: [], prerender: [] } };
+  const runs = { filled: {}, plain: {} };
+  for (const byServer of Object.values(runs)) for (const name of Object.keys(servers)) byServer[name] = [];
   try {
     for (let round = 1; round <= ROUNDS; round++) {
       for (const [scenario, requests] of Object.entries(scenarios)) {
@@ -212,14 +227,17 @@ async function speed() {
   const lines = ['| pages | server | req/s | p99 | server CPU per request | vs nginx CPU | vs sirv req/s |', '| --- | --- | ---: | ---: | ---: | ---: | ---: |'];
   for (const [scenario, byServer] of Object.entries(medians)) {
     for (const [name, m] of Object.entries(byServer)) {
-      const what = scenario === 'filled' ? (name === 'prerender' ? 'with slots, filled' : 'with slots, unfilled') : 'plain (no slots)';
-      lines.push(`| ${what} | ${name} | ${m.rps.toFixed(0)} | ${m.p99} ms | ${m.cpuUsPerRequest.toFixed(1)} µs | ${(m.cpuUsPerRequest / byServer.nginx.cpuUsPerRequest).toFixed(2)}× | ${((100 * m.rps) / byServer.sirv.rps).toFixed(0)}% |`);
+      const what = name === 'floor' ? 'one fixed 15,000-byte buffer' : scenario === 'filled' ? (name.startsWith('prerender') ? 'with slots, filled' : 'with slots, unfilled') : 'plain (no slots)';
+      const vsSirv = byServer.sirv ? `${((100 * m.rps) / byServer.sirv.rps).toFixed(0)}%` : '-';
+      lines.push(`| ${what} | ${name === 'floor' ? 'node:http floor' : name} | ${m.rps.toFixed(0)} | ${m.p99} ms | ${m.cpuUsPerRequest.toFixed(1)} µs | ${(m.cpuUsPerRequest / byServer.nginx.cpuUsPerRequest).toFixed(2)}× | ${vsSirv} |`);
     }
   }
-  const targets = [
-    { name: 'plain pages: prerender CPU/request <= 2x nginx', ok: medians.plain.prerender.cpuUsPerRequest <= 2 * medians.plain.nginx.cpuUsPerRequest },
-    { name: 'filled pages: prerender CPU/request <= 1.5x nginx (unfilled)', ok: medians.filled.prerender.cpuUsPerRequest <= 1.5 * medians.filled.nginx.cpuUsPerRequest },
-  ];
+  const targets = medians.filled.prerender
+    ? [
+        { name: 'plain pages: prerender CPU/request <= 2x nginx', ok: medians.plain.prerender.cpuUsPerRequest <= 2 * medians.plain.nginx.cpuUsPerRequest },
+        { name: 'filled pages: prerender CPU/request <= 1.5x nginx (unfilled)', ok: medians.filled.prerender.cpuUsPerRequest <= 1.5 * medians.filled.nginx.cpuUsPerRequest },
+      ]
+    : [];
   return { runs, medians, table: lines.join('\n'), targets };
 }
 

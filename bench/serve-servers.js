@@ -4,6 +4,8 @@
  * One server of the serve benchmark, in its own process:
  *   node bench/serve-servers.js sirv DIR
  *   node bench/serve-servers.js prerender DIR [PRICES] [CACHE_BYTES]   (a .json file or an URL template)
+ *   node bench/serve-servers.js floor [BYTES]   (bare node:http: the same fixed buffer, default
+ *     15,000 bytes, for every request, headers as one array: what any node:http server pays)
  * Listens on 127.0.0.1, port 0; prints `listening on http://HOST:PORT` (for
  * prerender: once the pages are pre-split, i.e. ready); SIGTERM stops it.
  */
@@ -17,6 +19,18 @@ if (kind === 'sirv') {
   // sirv in production mode: file headers computed once at start-up.
   const handler = sirv(dir, { dev: false, etag: true });
   const server = http.createServer((req, res) => handler(req, res, () => { res.statusCode = 404; res.end(); }));
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+    process.stdout.write(`listening on http://127.0.0.1:${port}\n`);
+  });
+  process.on('SIGTERM', () => process.exit(0));
+} else if (kind === 'floor') {
+  const body = Buffer.alloc(Number(dir ?? 15_000), 'x');
+  const headers = ['Content-Type', 'text/html; charset=utf-8', 'Content-Length', String(body.length)];
+  const server = http.createServer((req, res) => {
+    res.writeHead(200, headers);
+    res.end(body);
+  });
   server.listen(0, '127.0.0.1', () => {
     const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
     process.stdout.write(`listening on http://127.0.0.1:${port}\n`);
@@ -37,6 +51,6 @@ if (kind === 'sirv') {
   });
   process.on('SIGTERM', () => process.exit(0));
 } else {
-  process.stderr.write('usage: serve-servers.js sirv DIR | prerender DIR [PRICES] [CACHE_BYTES]\n');
+  process.stderr.write('usage: serve-servers.js sirv DIR | floor [BYTES] | prerender DIR [PRICES] [CACHE_BYTES]\n');
   process.exitCode = 2;
 }

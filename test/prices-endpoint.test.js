@@ -95,6 +95,23 @@ describe('HttpPriceSource under load', () => {
     expect(await source.lookup('SKU-3', null)).toBe('$3.99');
   });
 
+  it('at the endpoint\'s measured pace, a lookup that could not be sent within queueMs gets no price at once (not after waiting for nothing)', async () => {
+    const endpoint = await endpointWith({ prices: benchPrice, delayMs: 100 });
+    const { source } = open(endpoint.template, { timeoutMs: 5000, connections: 2, queueMs: 450, breakerThreshold: 2 });
+    expect(await source.lookup('SKU-100', null)).toBe('$100.99'); // the pace: ~100 ms an answer
+    const lookups = skus(40).map((sku) => source.lookup(sku, null));
+    // 2 sent, a few rounds of 2 queued (each round ~100 ms, within 450 ms); the rest refused at once
+    expect(lookups.slice(0, 4).every((p) => p instanceof Promise)).toBe(true);
+    expect(lookups[39]).toBe(null);
+    const refused = lookups.filter((p) => p === null).length;
+    expect(refused).toBeGreaterThanOrEqual(25);
+    expect(source.stats.overloaded).toBeGreaterThanOrEqual(refused);
+    const prices = await Promise.all(lookups);
+    expect(prices.slice(0, 2)).toEqual(['$1.99', '$2.99']);
+    expect(source.stats.failures).toBe(0);
+    expect(source.breakerState).toBe('closed');
+  });
+
   it('the local queue is bounded: past maxQueued, lookups get no price at once', async () => {
     const endpoint = await endpointWith({ prices: benchPrice });
     endpoint.setMode('slow');

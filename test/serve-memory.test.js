@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '../lib/serve/index.js';
+import { BUFFER_OVERHEAD, ENTRY_OVERHEAD } from '../lib/serve/byte-cache.js';
 import { memoryOf } from '../bench/lib/proc.js';
 import { requestAll, treeBytes, writeLargeTree } from '../fixtures/serve/load.js';
 import { closeServer, listen, waitFor } from '../fixtures/serve/http.js';
@@ -69,8 +70,15 @@ describe('serve memory', () => {
         if (entry.identity) held.push(entry.identity.body, ...(entry.gzip ? [entry.gzip.body] : []), ...(entry.br ? [entry.br.body] : []));
         if (entry.body) held.push(entry.body);
       }
-      // Every entry is counted at its present size (deflated parts and compressed forms added after it was cached too).
+      // The manifest's pages are charged to the budget: the cache has the rest.
+      expect(cache.maxSize).toBe(budget - /** @type {any} */ (server.priceFilter.pages.manifest).pages.memoryBytes);
+      // Every entry is counted at its present size (deflated parts and compressed forms added after it was cached too),
+      // its objects and the Buffers it holds included.
       expect([...cache.values()].reduce((n, e) => n + e.bytes, 0)).toBe(cache.calculatedSize);
+      for (const entry of /** @type {any[]} */ ([...cache.values()])) {
+        const buffers = entry.parts ? [...entry.parts, ...(entry.deflated ?? [])] : entry.identity ? [entry.identity.body, entry.gzip?.body, entry.br?.body].filter(Boolean) : [entry.body];
+        expect(entry.bytes).toBeGreaterThanOrEqual(ENTRY_OVERHEAD + buffers.reduce((/** @type {number} */ n, /** @type {Buffer} */ b) => n + b.length + BUFFER_OVERHEAD, 0));
+      }
       expect(/** @type {any[]} */ ([...cache.values()]).some((e) => e.deflated)).toBe(true);
       // Buffers that are views into larger allocations would hold more than is counted.
       expect(retained(held)).toBeLessThanOrEqual(cache.calculatedSize * 1.05 + 64 * 1024);

@@ -405,6 +405,20 @@ describe('manifest', () => {
     expect(firstPrice((await request(port, '/st/product3.htm?zip=10001')).text)).toBe('$30.00');
   });
 
+  it('forgets the routes of the old manifest: a URL filled before is served as the new one says', async () => {
+    const { pages } = tree({ products: 2 });
+    writePrices(path.join(dir, 'prices.json'), PRICES);
+    const { port, filter } = await serve({ prices: path.join(dir, 'prices.json'), pollIntervalMs: 100 });
+    expect(firstPrice((await request(port, '/st/product1.htm?zip=10001')).text)).toBe('$10.00');
+    const reloaded = nextEvent(filter.events, 'manifest-reload');
+    // product1 is no longer a page with slots: the same request target is now a plain file.
+    writeManifest(path.join(dir, 'out'), pages.filter((p) => !p.file.endsWith('product1.htm')));
+    await reloaded;
+    const res = await request(port, '/st/product1.htm?zip=10001');
+    expect(res.text).toContain('<!--prerender:price sku=SKU-1-->');
+    expect(res.text).not.toContain('$10.00');
+  });
+
   it('keeps the previous manifest when the new one is broken', async () => {
     tree({ products: 1 });
     writePrices(path.join(dir, 'prices.json'), PRICES);

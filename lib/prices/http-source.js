@@ -15,7 +15,11 @@
  *   `batchSize` SKUs);
  * - at most `connections` requests are in flight; a lookup waits in a local
  *   queue for a free connection at most `queueMs` (then it gets no price:
- *   local overload, counted apart, not an endpoint error);
+ *   local overload, counted apart, not an endpoint error). The endpoint's
+ *   answer time is measured (a moving average): a new request that could not
+ *   be sent within `queueMs` at that pace, given what waits before it, is a
+ *   local overload at once, instead of waiting for nothing; otherwise the
+ *   lookup waits, so that a healthy but busy endpoint gives real prices;
  * - `timeoutMs` runs from the moment the request is sent: it measures the
  *   endpoint, not the queue in front of it;
  * - answers are cached (bounded LRU, TTL); past its TTL a price is still
@@ -35,8 +39,8 @@ import { DEFAULT_MAX_PRICE_LENGTH } from './table.js';
 export const HTTP_SOURCE_DEFAULTS = Object.freeze({
   /** The endpoint's answer, from the moment the request is sent. */
   timeoutMs: 300,
-  /** Longest wait for a free connection (local overload beyond it). */
-  queueMs: 1000,
+  /** Longest wait for a free connection (local overload beyond it; a lookup that would wait longer at the endpoint's measured pace gets no price at once). */
+  queueMs: 3000,
   /** Most lookups waiting for a connection at once (more: local overload at once). */
   maxQueued: 20_000,
   ttlMs: 60_000,
@@ -44,7 +48,7 @@ export const HTTP_SOURCE_DEFAULTS = Object.freeze({
   staleMs: 60_000,
   negativeTtlMs: 5_000,
   cacheSize: 50_000,
-  connections: 32,
+  connections: 64,
   /** Most SKUs in one request, with {skus}. */
   batchSize: 100,
   /** Longest URL a batch may make. */
@@ -102,6 +106,8 @@ export class HttpPriceSource extends EventEmitter {
   #closed = false;
   /** Background refreshes of stale answers queued or in flight (bounded by `connections`). */
   #refreshing = 0;
+  /** Moving average of the endpoint's answer time (ms, from the send), 0 before the first answer. */
+  #answerMs = 0;
   /** Counters, for tests and diagnostics. */
   stats = { requests: 0, hits: 0, stale: 0, coalesced: 0, failures: 0, timeouts: 0, invalid: 0, overloaded: 0, shortCircuited: 0, maxQueueMs: 0 };
 
@@ -179,7 +185,7 @@ export class HttpPriceSource extends EventEmitter {
       return pending;
     }
     if (this.#closed) return null;
-    if (this.#queued >= this.#options.maxQueued) {
+    if (this.#queued >= this.#options.maxQueued || this.#hopeless(zipPart)) {
       this.stats.overloaded++;
       return null;
     }
@@ -189,6 +195,23 @@ export class HttpPriceSource extends EventEmitter {
       return null;
     }
     return this.#enqueue(key, sku, zipPart);
+  }
+
+  /**
+   * Would a new request, queued now, wait more than `queueMs` for a
+   * connection at the endpoint's measured pace? (Each connection frees every
+   * `#answerMs` on average; the jobs before it go first.) False before the
+   * first answer, and for a lookup that joins an open batch.
+   * @param {string} zip
+   */
+  #hopeless(zip) {
+    if (this.#answerMs === 0 || this.#active < this.#options.connections) return false;
+    if (this.#batch) {
+      const open = this.#open.get(zip);
+      if (open && !open.sent && open.items.length < this.#options.batchSize) return false;
+    }
+    const rounds = Math.floor(this.#queue.length / this.#options.connections) + 1;
+    return rounds * this.#answerMs > this.#options.queueMs;
   }
 
   /**
@@ -295,8 +318,11 @@ export class HttpPriceSource extends EventEmitter {
     let results;
     /** @type {unknown} */
     let jobError = null;
+    const sentAt = this.#options.now();
     try {
       results = await this.#fetch(url, job.items.map((i) => i.sku));
+      const took = Math.max(1, this.#options.now() - sentAt);
+      this.#answerMs = this.#answerMs === 0 ? took : 0.9 * this.#answerMs + 0.1 * took;
       this.#breaker.success();
     } catch (error) {
       jobError = error;

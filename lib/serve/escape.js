@@ -6,6 +6,8 @@
  * charset (windows-1252, ISO-8859-x, Shift_JIS's ASCII range...).
  */
 
+import { textHash } from './etag.js';
+
 const HTML_SPECIAL = /[&<>"']/g;
 /** @type {Record<string, string>} */
 const ENTITY = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -37,10 +39,15 @@ export function isUtf8Type(contentType) {
   return /;\s*charset\s*=\s*"?utf-?8"?\s*(?:;|$)/i.test(contentType);
 }
 
-/** Memoised encodePriceText: prices repeat a lot, escaping them need not. */
+/**
+ * A price text as it goes into a page: its bytes and its hash for the ETag.
+ * @typedef {{ buf: Buffer, hash: import('./etag.js').TextHash }} EncodedPrice
+ */
+
+/** Memoised encodePriceText (and textHash): prices repeat a lot, escaping and hashing them need not. */
 export class PriceEncoder {
-  /** @type {Map<string, Buffer>} */ #utf8 = new Map();
-  /** @type {Map<string, Buffer>} */ #ascii = new Map();
+  /** @type {Map<string, EncodedPrice>} */ #utf8 = new Map();
+  /** @type {Map<string, EncodedPrice>} */ #ascii = new Map();
   #max;
   /** @param {number} [max] entries per charset before the memo starts over */
   constructor(max = 20_000) {
@@ -49,15 +56,23 @@ export class PriceEncoder {
   /**
    * @param {string} text
    * @param {boolean} asciiOnly
+   * @returns {EncodedPrice}
+   */
+  entry(text, asciiOnly) {
+    const memo = asciiOnly ? this.#ascii : this.#utf8;
+    let found = memo.get(text);
+    if (found === undefined) {
+      found = { buf: encodePriceText(text, asciiOnly), hash: textHash(text) };
+      if (memo.size >= this.#max) memo.clear();
+      memo.set(text, found);
+    }
+    return found;
+  }
+  /**
+   * @param {string} text
+   * @param {boolean} asciiOnly
    */
   encode(text, asciiOnly) {
-    const memo = asciiOnly ? this.#ascii : this.#utf8;
-    let buf = memo.get(text);
-    if (buf === undefined) {
-      buf = encodePriceText(text, asciiOnly);
-      if (memo.size >= this.#max) memo.clear();
-      memo.set(text, buf);
-    }
-    return buf;
+    return this.entry(text, asciiOnly).buf;
   }
 }

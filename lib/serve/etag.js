@@ -2,10 +2,53 @@
 /**
  * The ETag of a filled page: weak (the bytes differ per encoding, the page
  * does not), made of a hash of the page's file (computed once when the page
- * is loaded) and a 53-bit hash of the texts filled into its slots, so it
- * changes when either changes. Per request it costs a few multiplications per
- * character of the prices: no crypto call.
+ * is loaded) and a 64-bit hash of the texts filled into its slots, so it
+ * changes when either changes. Each price text is hashed once (textHash,
+ * remembered with its encoded bytes by the PriceEncoder); per request the
+ * slots' hashes are only combined, in order: a few multiplications per slot,
+ * not per character, and no crypto call.
  */
+
+/** @typedef {{ h1: number, h2: number }} TextHash */
+
+/**
+ * Two 32-bit hashes of a text (its length included, so that ["ab", "c"] and
+ * ["a", "bc"] differ once combined).
+ * @param {string} text
+ * @returns {TextHash}
+ */
+export function textHash(text) {
+  let h1 = 0xdeadbeef ^ text.length;
+  let h2 = 0x41c6ce57 ^ text.length;
+  for (let j = 0; j < text.length; j++) {
+    const c = text.charCodeAt(j);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return { h1, h2 };
+}
+
+/**
+ * @param {string} pageTag a hash of the page's bytes
+ * @param {TextHash[]} hashes one per slot, in order
+ */
+export function combineEtag(pageTag, hashes) {
+  let h1 = 0x9e3779b9 ^ hashes.length;
+  let h2 = 0x85ebca6b ^ hashes.length;
+  for (let i = 0; i < hashes.length; i++) {
+    const h = hashes[i];
+    h1 = Math.imul(h1 ^ h.h1, 2654435761);
+    h1 = (h1 << 13) | (h1 >>> 19);
+    h2 = Math.imul(h2 ^ h.h2, 1597334677);
+    h2 = (h2 << 15) | (h2 >>> 17);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  // fixed width, so that the two halves cannot run into each other
+  return `W/"${pageTag}-${(h1 >>> 0).toString(36).padStart(7, '0')}${(h2 >>> 0).toString(36).padStart(7, '0')}"`;
+}
 
 /**
  * @param {string} pageTag a hash of the page's bytes
@@ -13,21 +56,5 @@
  * @param {string} fallbackKey what a fallback counts as (no price text can equal it)
  */
 export function filledEtag(pageTag, values, fallbackKey) {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    const text = typeof v === 'string' ? v : fallbackKey;
-    for (let j = 0; j < text.length; j++) {
-      const c = text.charCodeAt(j);
-      h1 = Math.imul(h1 ^ c, 2654435761);
-      h2 = Math.imul(h2 ^ c, 1597334677);
-    }
-    // the end of a value: ["ab", "c"] and ["a", "bc"] differ
-    h1 = Math.imul(h1 ^ 0x10000, 2654435761);
-    h2 = Math.imul(h2 ^ 0x10000, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return `W/"${pageTag}-${(4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36)}"`;
+  return combineEtag(pageTag, values.map((v) => textHash(typeof v === 'string' ? v : fallbackKey)));
 }

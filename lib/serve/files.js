@@ -15,7 +15,7 @@
 import fs from 'node:fs';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { brotliOptions, exact, recount } from './byte-cache.js';
+import { brotliOptions, BUFFER_OVERHEAD, ENTRY_OVERHEAD, exact, recount } from './byte-cache.js';
 import { isNotModified, preferredEncodings } from './http-util.js';
 import { isCompressible } from './mime.js';
 import { realInside } from './paths.js';
@@ -119,7 +119,7 @@ export class FileCache {
     const compressible = isCompressible(type) && body.length >= MIN_COMPRESS;
     /** @type {FileEntry} */
     const entry = {
-      bytes: body.length,
+      bytes: body.length + ENTRY_OVERHEAD + BUFFER_OVERHEAD,
       kind: 'file',
       real,
       abs,
@@ -173,7 +173,7 @@ export class FileCache {
             // Keep a compressed form only when it saves something.
             const made = data && data.length < body.length ? this.#variant(entry, exact(data), encoding) : null;
             entry[encoding] = made;
-            entry.bytes += made ? made.body.length : 0;
+            entry.bytes += made ? made.body.length + BUFFER_OVERHEAD : 0;
             recount(this.#cache, `f\u0000${requestKey}`, entry);
             return null;
           },

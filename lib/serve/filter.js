@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import zlib from 'node:zlib';
 import { UsageError } from '../errors.js';
 import { EmptyPriceSource, openPriceSource, TablePriceSource } from '../prices/index.js';
-import { brotliOptions, createByteCache } from './byte-cache.js';
+import { brotliOptions } from './byte-cache.js';
 import { PriceEncoder } from './escape.js';
 import { FileCache } from './files.js';
 import { gzipFilled } from './gzip.js';
@@ -22,12 +22,16 @@ import { isNotModified, preferredEncodings, sendError } from './http-util.js';
 import { MANIFEST_NAME } from './manifest.js';
 import { normalizeServeOptions } from './options.js';
 import { PageStore } from './pages.js';
-import { filledEtag } from './etag.js';
+import { combineEtag, textHash } from './etag.js';
 import { encodePath, isInside, parseRequestTarget } from './paths.js';
 import { rootRedirect } from './root.js';
 import { zipFromRequest } from './request-zip.js';
-import { joinParts } from './splice.js';
+import { chunkParts, joinParts } from './splice.js';
 import { serveStatic } from './static.js';
+
+/** The route cache (see `routes`): most entries, longest URL kept. */
+const MAX_ROUTES = 10_000;
+const MAX_ROUTE_LENGTH = 512;
 
 /** Plain files larger than this are streamed, not cached. */
 const MAX_CACHED_FILE = 4 * 1024 * 1024;
@@ -68,15 +72,15 @@ export function createPriceFilter(input) {
     },
   };
 
-  // One byte budget for every cached variant: pages with slots, plain files, compressed forms.
-  const cache = createByteCache(options.pageCacheBytes);
   /** @type {PageStore} */
   let pages;
   try {
-    pages = new PageStore(options.realRoot, { logger, cache });
+    // One byte budget for every cached variant (pages with slots, plain files, compressed forms), less what the manifest's pages take.
+    pages = new PageStore(options.realRoot, { logger, cacheBytes: options.pageCacheBytes });
   } catch (error) {
     throw new UsageError(`serve: cannot use the manifest: ${/** @type {Error} */ (error).message}`, { cause: error });
   }
+  const cache = pages.cache;
   const prices = openSource(options, logger, pages.fillableCount > 0);
   let warnedNoSource = pages.fillableCount > 0;
   for (const name of ['reload', 'reload-error', 'lookup-error', 'breaker']) prices.on?.(name, (arg) => events.emit(`prices-${name}`, arg));
@@ -89,10 +93,19 @@ export function createPriceFilter(input) {
     rootLocation = rootRedirect(options.realRoot, pages.manifest, logger);
   });
 
+  /**
+   * Request targets (`req.url` as sent) already parsed that name a page with
+   * slots, so that the common request skips the path checks: each URL here
+   * passed them once. Bounded; emptied when the manifest changes.
+   * @type {Map<string, import('./pages.js').PageMeta>}
+   */
+  const routes = new Map();
+  pages.on('manifest-reload', () => routes.clear());
+
   const encoder = new PriceEncoder();
-  const fallback = { utf8: encoder.encode(options.fallback, false), ascii: encoder.encode(options.fallback, true) };
   /** What a slot with no price counts as in the ETag (not any price text: it has a NUL). */
-  const fallbackKey = `\u0000fallback\u0000${options.fallback}`;
+  const fallbackHash = textHash(`\u0000fallback\u0000${options.fallback}`);
+  const fallback = { utf8: encoder.encode(options.fallback, false), ascii: encoder.encode(options.fallback, true) };
   const names = { zipParam: options.zipParam, zipCookie: options.zipCookie };
   const files = new FileCache(cache, { realRoot: options.realRoot, cacheControl: options.staticCacheControl, maxFileBytes: Math.min(MAX_CACHED_FILE, options.pageCacheBytes / 8) });
   const staticOptions = {
@@ -181,10 +194,18 @@ export function createPriceFilter(input) {
       if (next) return next();
       return sendError(req, res, 405, { headers: { Allow: 'GET, HEAD' } });
     }
-    const target = parseRequestTarget(req.url);
+    const url = req.url;
+    // Fast path: a request target already seen that names a page with slots.
+    const known = routes.get(/** @type {string} */ (url));
+    if (known !== undefined) return load(req, res, known, next);
+    const target = parseRequestTarget(url);
     if (target.ok === false) return sendError(req, res, /** @type {import('./paths.js').RejectedTarget} */ (target).status);
     const key = target.path === '' ? 'index.html' : target.dir ? `${target.path}/index.html` : target.path;
     const meta = pages.fillable(key);
+    if (meta !== undefined && typeof url === 'string' && url.length <= MAX_ROUTE_LENGTH) {
+      if (routes.size >= MAX_ROUTES) routes.clear();
+      routes.set(url, meta);
+    }
     if (meta === undefined) {
       if (!target.dir && target.path !== '' && pages.fillable(`${target.path}/index.html`)) {
         res.writeHead(301, { Location: `${encodePath(target.path)}/${target.search}`, 'Content-Length': 0 });
@@ -212,6 +233,16 @@ export function createPriceFilter(input) {
       );
       return;
     }
+    load(req, res, meta, next);
+  }
+
+  /**
+   * @param {Req} req
+   * @param {Res} res
+   * @param {import('./pages.js').PageMeta} meta
+   * @param {Next} [next]
+   */
+  function load(req, res, meta, next) {
     const page = pages.get(meta);
     if (page instanceof Promise) {
       page.then(
@@ -274,12 +305,23 @@ export function createPriceFilter(input) {
   function send(req, res, page, values) {
     const ascii = page.asciiOnly;
     const parts = page.parts;
-    const encoded = new Array(values.length);
-    for (let i = 0; i < values.length; i++) {
+    const n = values.length;
+    /** @type {Buffer[]} */
+    const encoded = new Array(n);
+    /** @type {import('./etag.js').TextHash[]} */
+    const hashes = new Array(n);
+    for (let i = 0; i < n; i++) {
       const v = values[i];
-      encoded[i] = typeof v === 'string' ? encoder.encode(v, ascii) : ascii ? fallback.ascii : fallback.utf8;
+      if (typeof v === 'string') {
+        const e = encoder.entry(v, ascii);
+        encoded[i] = e.buf;
+        hashes[i] = e.hash;
+      } else {
+        encoded[i] = ascii ? fallback.ascii : fallback.utf8;
+        hashes[i] = fallbackHash;
+      }
     }
-    const etag = filledEtag(page.tag, values, fallbackKey);
+    const etag = combineEtag(page.tag, hashes);
     const headers = [
       'Content-Type', page.contentType,
       'Cache-Control', options.filledCacheControl,
@@ -306,7 +348,15 @@ export function createPriceFilter(input) {
       return;
     }
     if (encoding === 'gzip') return write(req, res, headers, gzipFilled(parts, pages.deflated(page), encoded), 'gzip');
-    write(req, res, headers, joinParts(parts, encoded), null);
+    // Identity: the page's parts go out as they are (no copy of the page per request).
+    const { chunks, length } = chunkParts(parts, encoded);
+    headers.push('Content-Length', String(length));
+    res.writeHead(200, headers);
+    if (req.method === 'HEAD' || chunks.length === 0) return void res.end();
+    // (node:http corks the socket on the first write: the chunks leave in one writev)
+    const last = chunks.length - 1;
+    for (let i = 0; i < last; i++) res.write(chunks[i]);
+    res.end(chunks[last]);
   }
 
   /**

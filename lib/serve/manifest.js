@@ -6,51 +6,18 @@
  */
 import { MANIFEST_NAME, checkManifest } from '../manifest/schema.js';
 import { safeContentType } from './mime.js';
+import { PageIndex } from './page-index.js';
 import { normalizeManifestPath } from './paths.js';
 
 export { MANIFEST_NAME };
 
 /**
- * @typedef {{ sku: string, offset: number, length: number }} Slot
- * @typedef {import('./manifest.js').PageMetaClass} PageMeta
- * @typedef {{ mode: import('../placeholders.js').PlaceholderMode, pages: Map<string, PageMeta>, warnings: string[], generatedAt: string | null,
+ * @typedef {import('./page-index.js').Slot} Slot
+ * @typedef {import('./page-index.js').PageMeta} PageMeta
+ * @typedef {{ mode: import('../placeholders.js').PlaceholderMode, pages: PageIndex, warnings: string[], generatedAt: string | null,
  *   roots: string[], rootFile: { key: string, url: string } | null }} Manifest
- *   rootFile: the file of the first crawl root that was written (after its redirects), for `/`
+ *   pages: compact (page-index.js); rootFile: the file of the first crawl root that was written (after its redirects), for `/`
  */
-
- /**
- * A page of the manifest, kept small (200,000 of them stay in memory): its
- * slots are packed into one string, unpacked when the page is loaded.
- */
-export class PageMetaClass {
-  /**
-   * @param {string} key
-   * @param {string | null} contentType
-   * @param {number | null} bytes
-   * @param {Slot[]} slots
-   * @param {boolean} slotsValid
-   */
-  constructor(key, contentType, bytes, slots, slotsValid) {
-    this.key = key;
-    this.contentType = contentType;
-    this.bytes = bytes;
-    this.slotCount = slots.length;
-    this.slotsValid = slotsValid;
-    /** @type {string | null} */
-    this.packed = slots.length === 0 ? null : JSON.stringify(slots.flatMap((slot) => [slot.sku, slot.offset, slot.length]));
-  }
-
-  /** @returns {Slot[]} */
-  get slots() {
-    if (this.packed === null) return [];
-    const flat = JSON.parse(this.packed);
-    /** @type {Slot[]} */
-    const slots = [];
-    for (let i = 0; i < flat.length; i += 3) slots.push({ sku: flat[i], offset: flat[i + 1], length: flat[i + 2] });
-    return slots;
-  }
-}
-const PageMeta = PageMetaClass;
 
 const PAGES_OPEN = '\n  "pages": [';
 const PAGES_CLOSE = '\n  ],\n';
@@ -156,8 +123,7 @@ function readManifest(data, pageList) {
   const mode = data.placeholderMode;
   /** @type {string[]} */
   const warnings = [];
-  /** @type {Map<string, PageMeta>} */
-  const pages = new Map();
+  const pages = new PageIndex();
   let skipped = 0;
   const roots = Array.isArray(data.roots) ? data.roots.filter((/** @type {unknown} */ r) => typeof r === 'string') : [];
   // Where each root ended up, following the crawl's redirects (bounded).
@@ -193,8 +159,9 @@ function readManifest(data, pageList) {
     }
     const { slots, valid } = readSlots(page.placeholders);
     if (!valid) warnings.push(`manifest: ${key}: placeholder list is malformed; the file will be scanned instead`);
-    pages.set(key, new PageMeta(key, contentType, Number.isSafeInteger(page.bytes) && page.bytes >= 0 ? page.bytes : null, slots, valid));
+    pages.set(key, contentType, Number.isSafeInteger(page.bytes) && page.bytes >= 0 ? page.bytes : null, slots, valid);
   }
+  pages.trim();
   if (skipped > 5) warnings.push(`manifest: skipped ${skipped} pages with unsafe file names in all`);
   return {
     mode,

@@ -22,13 +22,13 @@ export const SERVE_DEFAULTS = Object.freeze({
   static: true,
   /** Price endpoint: answer within this (from the moment the request is sent) or use the fallback. */
   priceTimeoutMs: 300,
-  /** Price endpoint: longest wait for a free connection (beyond: local overload, the fallback). */
-  priceQueueMs: 1000,
+  /** Price endpoint: longest wait for a free connection (beyond: local overload, the fallback; at once when the endpoint's measured pace says it would be). */
+  priceQueueMs: 3000,
   priceCacheTtlMs: 60_000,
   priceCacheStaleMs: 60_000,
   priceNegativeTtlMs: 5_000,
   priceCacheSize: 50_000,
-  priceConnections: 32,
+  priceConnections: 64,
   maxPriceLength: DEFAULT_MAX_PRICE_LENGTH,
   /** Reload the price file and the manifest when they change. */
   watch: true,

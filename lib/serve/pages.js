@@ -16,7 +16,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { renderPlaceholder } from '../placeholders.js';
-import { createByteCache, exact, recount } from './byte-cache.js';
+import { BUFFER_OVERHEAD, createByteCache, ENTRY_OVERHEAD, exact, recount } from './byte-cache.js';
 import { isUtf8Type } from './escape.js';
 import { deflateParts } from './gzip.js';
 import { MANIFEST_NAME, parseManifest } from './manifest.js';
@@ -88,14 +88,15 @@ export class PageStore extends EventEmitter {
   #logger;
   /** @type {Manifest | null} */
   manifest = null;
-  /** Pages with slots that this server fills (empty unless placeholderMode is 'filter'). */
-  /** @type {Map<string, PageMeta>} */
-  #fillable = new Map();
+  /** Whether this server fills the manifest's pages with slots (placeholderMode 'filter'). */
+  #filling = false;
   /** @type {import('lru-cache').LRUCache<string, import('./byte-cache.js').Sized>} the one byte budget, shared with the plain files */
   #cache;
   /** @type {Map<string, Promise<PreparedPage | null>>} */
   #loading = new Map();
   #generation = 0;
+  /** The budget when this store makes its own cache (null: given one). @type {number | null} */
+  #cacheBytes;
   /** @type {string | null} */
   #manifestSignature = null;
 
@@ -109,7 +110,9 @@ export class PageStore extends EventEmitter {
     super();
     this.#root = realRoot;
     this.#logger = logger;
+    // Without a cache given, one is made once the manifest is read: its pages are charged to the budget.
     this.#cache = cache ?? createByteCache(cacheBytes);
+    this.#cacheBytes = cache ? null : cacheBytes;
     const file = path.join(realRoot, MANIFEST_NAME);
     let text;
     try {
@@ -128,16 +131,24 @@ export class PageStore extends EventEmitter {
       throw new Error(`${file}: ${/** @type {Error} */ (error).message}`, { cause: error });
     }
     this.#use(manifest);
+    if (this.#cacheBytes !== null) {
+      const charged = Math.min(manifest.pages.memoryBytes, this.#cacheBytes / 2);
+      this.#cache = createByteCache(this.#cacheBytes - charged);
+      if (charged >= 16 * 1024 * 1024) logger.info?.(`the manifest's ${manifest.pages.size} pages take ${Math.round(charged / 1048576)} MB of the ${Math.round(this.#cacheBytes / 1048576)} MB cache budget`);
+    }
+  }
+
+  /** The one byte budget: pages with slots, plain files, their compressed forms. */
+  get cache() {
+    return this.#cache;
   }
 
   /** @param {Manifest} manifest */
   #use(manifest) {
     this.manifest = manifest;
     for (const w of manifest.warnings) this.#logger.warn(w);
-    this.#fillable = new Map();
-    if (manifest.mode === 'filter') {
-      for (const [key, meta] of manifest.pages) if (meta.slotCount > 0 || !meta.slotsValid) this.#fillable.set(key, meta);
-    } else {
+    this.#filling = manifest.mode === 'filter';
+    if (!this.#filling) {
       this.#logger.info?.(`manifest placeholderMode is '${manifest.mode}': pages are served as they are (for nginx SSI / ESI in front)`);
     }
     // Drop the pages of the previous manifest (plain files stay: they check their own stat).
@@ -148,7 +159,7 @@ export class PageStore extends EventEmitter {
 
   /** Number of pages this store fills. */
   get fillableCount() {
-    return this.#fillable.size;
+    return this.#filling && this.manifest ? this.manifest.pages.fillableCount : 0;
   }
 
   /**
@@ -156,7 +167,7 @@ export class PageStore extends EventEmitter {
    * @returns {PageMeta | undefined} set when the page at `key` has price slots
    */
   fillable(key) {
-    return this.#fillable.get(key);
+    return this.#filling && this.manifest ? this.manifest.pages.fillable(key) : undefined;
   }
 
   /**
@@ -164,7 +175,7 @@ export class PageStore extends EventEmitter {
    * @param {string} key
    */
   contentType(key) {
-    return this.manifest?.pages.get(key)?.contentType ?? contentTypeFor(key);
+    return this.manifest?.pages.contentType(key) ?? contentTypeFor(key);
   }
 
   /**
@@ -203,7 +214,7 @@ export class PageStore extends EventEmitter {
   deflated(page) {
     if (!page.deflated) {
       page.deflated = deflateParts(page.parts).map(exact);
-      page.bytes = page.fileBytes + page.deflated.reduce((n, b) => n + b.length, 0);
+      page.bytes = preparedBytes(page.fileBytes, page.parts.length) + page.deflated.reduce((n, b) => n + b.length + BUFFER_OVERHEAD, 0);
       // So that the cache counts the deflated parts too.
       recount(this.#cache, `p\u0000${page.key}`, page);
     }
@@ -227,7 +238,7 @@ export class PageStore extends EventEmitter {
    * @param {Buffer} body
    */
   rememberBrotli(page, etag, body) {
-    if (page.generation === this.#generation) this.#cache.set(`b\u0000${page.key}\u0000${etag}`, /** @type {import('./byte-cache.js').Sized} */ ({ bytes: body.length + etag.length + 64, body: exact(body) }));
+    if (page.generation === this.#generation) this.#cache.set(`b\u0000${page.key}\u0000${etag}`, /** @type {import('./byte-cache.js').Sized} */ ({ bytes: body.length + 2 * etag.length + ENTRY_OVERHEAD + BUFFER_OVERHEAD, body: exact(body) }));
   }
 
   /** @param {PreparedPage} page */
@@ -260,7 +271,7 @@ export class PageStore extends EventEmitter {
       skus: slots.map((s) => s.sku),
       contentType,
       asciiOnly: !isUtf8Type(contentType),
-      bytes: buf.length,
+      bytes: preparedBytes(buf.length, slots.length + 1),
       fileBytes: buf.length,
       tag: crypto.createHash('sha256').update(buf).digest('base64url').slice(0, 16),
       generation: this.#generation,
@@ -295,10 +306,20 @@ export class PageStore extends EventEmitter {
       return false;
     }
     this.#use(manifest);
-    this.#logger.info?.(`${MANIFEST_NAME} reloaded: ${this.#fillable.size} pages with price slots`);
+    this.#logger.info?.(`${MANIFEST_NAME} reloaded: ${this.fillableCount} pages with price slots`);
     this.emit('manifest-reload');
     return true;
   }
+}
+
+/**
+ * What a prepared page costs in the budget: its file, its objects, and the
+ * views that split it.
+ * @param {number} fileBytes
+ * @param {number} parts
+ */
+function preparedBytes(fileBytes, parts) {
+  return fileBytes + ENTRY_OVERHEAD + BUFFER_OVERHEAD * (parts + 1);
 }
 
 /** @param {fs.Stats} st */

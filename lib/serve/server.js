@@ -32,10 +32,7 @@ export function createServer(input) {
     },
     (req, res) => {
       inFlight.add(res);
-      res.once('close', () => {
-        inFlight.delete(res);
-        if (draining && inFlight.size === 0) idle?.();
-      });
+      res.on('close', onResponseClose); // one shared listener: no closure per request
       // While draining, each answer ends its connection.
       if (draining) res.setHeader('Connection', 'close');
       filter(req, res);
@@ -46,6 +43,11 @@ export function createServer(input) {
   let draining = false;
   /** @type {(() => void) | null} */
   let idle = null;
+  /** @this {http.ServerResponse} */
+  function onResponseClose() {
+    inFlight.delete(this);
+    if (draining && inFlight.size === 0) idle?.();
+  }
   server.setTimeout(o.socketTimeoutMs, (socket) => socket.destroy());
   server.on('clientError', (error, socket) => {
     const code = /** @type {{ code?: string }} */ (error).code;

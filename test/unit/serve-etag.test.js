@@ -1,6 +1,7 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { filledEtag } from '../../lib/serve/etag.js';
+import { combineEtag, filledEtag } from '../../lib/serve/etag.js';
+import { PriceEncoder } from '../../lib/serve/escape.js';
 
 describe('filledEtag', () => {
   const FALLBACK = '\u0000fallback\u0000';
@@ -25,5 +26,13 @@ describe('filledEtag', () => {
     const tags = new Set();
     for (let i = 0; i < 100_000; i++) tags.add(filledEtag('p', [`$${i}.99`, `$${i % 97}.49`], FALLBACK));
     expect(tags.size).toBe(100_000);
+  });
+
+  it('the server\'s way (hashes remembered per price text, combined per request) gives the same tags', () => {
+    const encoder = new PriceEncoder();
+    for (const values of [['$1.99', '$2.49'], ['$2.49', '$1.99'], ['ü&<>"', ''], []]) {
+      expect(combineEtag('pg', values.map((v) => encoder.entry(v, false).hash))).toBe(filledEtag('pg', values, FALLBACK));
+      expect(encoder.entry(values[0] ?? 'x', true).buf.toString('latin1')).not.toMatch(/[^\x00-\x7f]/);
+    }
   });
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { renderPlaceholder } from '../../lib/placeholders.js';
 import { deflateParts, gzipFilled } from '../../lib/serve/gzip.js';
 import { scanPlaceholders } from '../../lib/serve/pages.js';
-import { joinParts, splitAtSlots } from '../../lib/serve/splice.js';
+import { chunkParts, joinParts, splitAtSlots } from '../../lib/serve/splice.js';
 import { renderPieces } from '../../fixtures/serve/tree.js';
 
 /** A small deterministic PRNG, so failures reproduce. @param {number} seed */
@@ -55,6 +55,12 @@ describe('splice: split once, join per request', () => {
       expect(parts).toHaveLength(placeholders.length + 1);
       const filled = joinParts(parts, values);
       expect(filled.equals(expected)).toBe(true);
+      // The chunks written for identity: the same bytes, large parts not copied.
+      const { chunks, length } = chunkParts(parts, values, 64);
+      expect(length).toBe(expected.length);
+      expect(Buffer.concat(chunks).equals(expected)).toBe(true);
+      for (const part of parts) if (part.length >= 64) expect(chunks).toContain(part);
+      expect(chunks.length).toBeLessThanOrEqual(2 * parts.filter((p) => p.length >= 64).length + 1);
       if (pieces.includes(FAKE)) fakes++;
       const gz = gzipFilled(parts, deflateParts(parts), values);
       expect(zlib.gunzipSync(gz).equals(expected)).toBe(true);
