@@ -73,7 +73,9 @@ export function resolveLinks(scan, pageUrl) {
       found = { key: target ? canonicalKey(target) : null, hash: target ? target.hash : '' };
       if (cacheable) {
         if (resolved.size >= RESOLVED_MAX) resolved.clear();
-        resolved.set(cacheKey, found);
+        // A link's text is a slice of its whole page's text: the cache keeps a
+        // copy of its own, or it would keep every page it saw alive.
+        resolved.set(Buffer.from(cacheKey, 'utf16le').toString('utf16le'), found);
       }
     }
     link.key = found.key;
