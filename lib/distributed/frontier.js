@@ -340,7 +340,14 @@ export class RedisFrontier {
   async leave() {
     await this.stop();
     // URLs taken with the last results and never handed out (an interrupted run): back to their queues, no delivery counted.
-    for (const key of this.#ready.splice(0)) await this.retry(key).catch(() => {});
+    // One failed call ends it: a lost Redis must not hold the process for a call per URL.
+    for (const key of this.#ready.splice(0)) {
+      try {
+        await this.retry(key);
+      } catch {
+        break;
+      }
+    }
     await this.redis.multi().zadd(`${this.prefix}workers`, 0, this.worker).exec().catch(() => {});
   }
 
