@@ -84,7 +84,7 @@ export function resolveLinks(scan, pageUrl) {
 }
 
 /** Link kinds as numbers in a staged scan (0 and 1 as in scans staged before forms and canonicals were told apart). */
-const KIND_CODES = /** @type {const} */ (['navigation', 'requisite', 'form', 'canonical']);
+export const KIND_CODES = /** @type {const} */ (['navigation', 'requisite', 'form', 'canonical']);
 
 /**
  * A compact JSON form of a resolved scan, to stage beside the body.

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawl } from '../lib/index.js';
 import { PageThreads } from '../lib/crawl/threads.js';
-import { nameTableData } from '../lib/crawl/page-work.js';
+import { encodeNameTable } from '../lib/crawl/shared-names.js';
 import { createNameTable } from '../lib/crawl/names.js';
 import { startOrigin } from '../bench/origin.js';
 import { startSite } from '../fixtures/site.js';
@@ -110,7 +110,7 @@ describe('PageThreads', () => {
     const scanned = await pool.scan({ body: page, type: 'html', contentType: 'text/html', url: 'http://h.test/p/index.asp' });
     pool.setContext(context);
     const table = createNameTable(/** @type {any} */ (pages), [], 10);
-    pool.setNames(table, () => nameTableData(pages, [], 10));
+    pool.setNames(table, () => encodeNameTable(pages, [], 10));
     const rendered = await pool.render({
       raw: page, scan: scanned.scanBytes, bodyId: scanned.bodyId, url: 'http://h.test/p/index.asp', file: 'p/index.asp.html', type: 'html', charset: scanned.charset,
     });

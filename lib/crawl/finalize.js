@@ -10,7 +10,7 @@ import { sha256 } from './blobs.js';
 import { warn } from './context.js';
 import { fail } from './discover.js';
 import { createNameTable, splitAlias } from './names.js';
-import { nameTableData } from './page-work.js';
+import { encodeNameTable } from './shared-names.js';
 import { priorFiles, pruneLimit } from './recrawl.js';
 import { createStateWriter } from './state.js';
 import { precompress } from './precompress.js';
@@ -56,7 +56,7 @@ export async function finalize(run, pages, { interrupted, complete }) {
   for (let pass = 1; ; pass++) {
     const named = pages.filter((record) => !dropped.has(record.key));
     const names = createNameTable(named, redirects, run.options.maxRedirects);
-    run.threads.setNames(names, () => nameTableData(named, redirects, run.options.maxRedirects));
+    run.threads.setNames(names, () => encodeNameTable(named, redirects, run.options.maxRedirects));
     const outcome = await writePass(run, pages, names, dropped, interrupted, complete);
     if (outcome.failed.length === 0 && outcome.split.length === 0) {
       for (const stored of [...removal.remove, ...removal.moved]) {

@@ -1,9 +1,10 @@
 // @ts-check
-import { closeSync, constants, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { detectCharset } from '../charset.js';
-import { encodeScan, renderDocument, resolveLinks, scanDocument, decodeScan } from '../page.js';
+import { KIND_CODES, encodeScan, renderDocument, resolveLinks, scanDocument, decodeScan } from '../page.js';
+import { CREATE } from '../output/local.js';
 import { sha256 } from './blobs.js';
-import { encodeNameTable, openNameTable } from './shared-names.js';
+import { openNameTable } from './shared-names.js';
 
 /**
  * The per-page CPU work of both phases, as pure functions of a page's bytes
@@ -44,12 +45,6 @@ import { encodeNameTable, openNameTable } from './shared-names.js';
  * }} RenderOutput
  */
 
-/** Link kinds as one character in `ScanOutput.links` (the staged scan's codes). */
-export const LINK_KINDS = /** @type {const} */ (['navigation', 'requisite', 'form', 'canonical']);
-
-/** New files: created, never opened through an existing file or link. */
-const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
-
 /** @param {ScanInput} input @returns {ScanOutput} */
 export function scanPage({ body, type, contentType, url }) {
   const charset = detectCharset(contentType, body);
@@ -57,7 +52,7 @@ export function scanPage({ body, type, contentType, url }) {
   resolveLinks(scan, new URL(url));
   const scanBytes = encodeScan(scan);
   let links = '';
-  for (const link of scan.links) links += `${LINK_KINDS.indexOf(link.kind)}${link.key ?? ''}\n`;
+  for (const link of scan.links) links += `${KIND_CODES.indexOf(link.kind)}${link.key ?? ''}\n`;
   return { charset, scanBytes, bodyId: sha256(body), scanId: sha256(scanBytes), links, nofollow: scan.nofollow === true };
 }
 
@@ -71,7 +66,7 @@ export function parseLinkLines(lines) {
   let at = 0;
   while (at < lines.length) {
     const end = lines.indexOf('\n', at);
-    const kind = LINK_KINDS[lines.charCodeAt(at) - 48] ?? 'navigation';
+    const kind = KIND_CODES[lines.charCodeAt(at) - 48] ?? 'navigation';
     const key = lines.slice(at + 1, end);
     links.push({ key: key === '' ? null : key, kind });
     at = end + 1;
@@ -148,17 +143,6 @@ export function writeNew(path, data) {
   } finally {
     closeSync(fd);
   }
-}
-
-/**
- * A name table's contents, to share with the worker threads.
- * @param {{ key: string, file?: string }[]} pages named pages
- * @param {{ key: string, location?: string }[]} redirects
- * @param {number} maxHops
- * @returns {NameTableData}
- */
-export function nameTableData(pages, redirects, maxHops) {
-  return encodeNameTable(pages, redirects, maxHops);
 }
 
 /**

@@ -10,7 +10,7 @@ import { STATE_DIR, outputFailure, prepareOutDir } from './outdir.js';
 export { STATE_DIR };
 
 /** New temp files: created, never opened through an existing file or link. */
-const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+export const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 
 /**
  * Run `task` on every item, `limit` at a time.
