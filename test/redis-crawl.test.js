@@ -202,6 +202,70 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     expect(await manifestOf(out)).toBe(shopBaseline.manifest);
   }, 60_000);
 
+  it('workers help write the tree: one stopped (SIGSTOP) and one killed (SIGKILL) holding a bucket of pages lose it to another process; the same tree, late answers ignored', async () => {
+    const big = await startOrigin({ products: 400, count: 50, port: 0, host: '127.0.0.1' });
+    const origin = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (big.address()).port}`;
+    const client = await connectRedis(redis.url, { timeoutSeconds: 5 });
+    try {
+      const args = [`${origin}/st/dir.asp?Start=1&Count=50`, '-i', '/st/dir.asp', '/st/product.asp', '-c', '4'];
+      const one = path.join(dir, 'big-one');
+      expect((await run(['crawl', ...args, '-o', one, '-q'])).code).toBe(0);
+      const baseline = await treeDigest(one);
+      expect(Object.keys(baseline).length).toBeGreaterThan(400);
+
+      /**
+       * Start a coordinator and one worker; once the worker holds a bucket
+       * of the finishing phase, stop it there (SIGSTOP), checked in Redis.
+       * @param {string} id
+       * @param {string} out
+       */
+      const catchHolding = async (id, out) => {
+        const prefix = keyPrefix(id);
+        const coordinator = start(['crawl', ...args, ...shared(id, out), '-q']);
+        const victim = start(worker(id, ['-c', '4']).filter((arg) => arg !== '-q'));
+        /** Whether a process other than the coordinator holds a bucket now. */
+        const held = async () => {
+          const [token, coord] = await client.hmget(`${prefix}meta`, 'fin', 'coord');
+          if (!token) return false;
+          const leases = Object.values(await client.hgetall(`${prefix}f:${token}:lease`));
+          return leases.some((lease) => lease.split('|')[1] !== coord);
+        };
+        for (let tries = 0; ; tries++) {
+          await until(held, 30_000);
+          victim.child.kill('SIGSTOP');
+          if (await held()) break; // stopped with the bucket in hand
+          victim.child.kill('SIGCONT');
+          if (tries >= 50) throw new Error('the worker never held a bucket when stopped');
+        }
+        return { coordinator, victim, prefix };
+      };
+
+      const stopped = await catchHolding(nextId(), path.join(dir, 'big-stop'));
+      try {
+        expect((await stopped.coordinator.done).code).toBe(0);
+        expect(Number(await client.hget(`${stopped.prefix}cnt`, 'finReclaimed'))).toBeGreaterThanOrEqual(1);
+      } finally {
+        stopped.victim.child.kill('SIGCONT');
+      }
+      const late = await stopped.victim.done;
+      expect(late.code).toBe(0);
+      expect(late.stdout).toMatch(/[1-9]\d* late results? ignored/);
+      expect(await treeDigest(path.join(dir, 'big-stop'))).toEqual(baseline);
+
+      const killed = await catchHolding(nextId(), path.join(dir, 'big-kill'));
+      killed.victim.child.kill('SIGKILL');
+      expect((await killed.victim.done).signal).toBe('SIGKILL');
+      expect((await killed.coordinator.done).code).toBe(0);
+      expect(Number(await client.hget(`${killed.prefix}cnt`, 'finReclaimed'))).toBeGreaterThanOrEqual(1);
+      expect(await treeDigest(path.join(dir, 'big-kill'))).toEqual(baseline);
+      expect(await manifestOf(path.join(dir, 'big-kill'))).toBe(await manifestOf(one));
+    } finally {
+      await client.quit();
+      big.closeAllConnections();
+      await new Promise((resolve) => big.close(resolve));
+    }
+  }, 120_000);
+
   it('--rate holds across two workers, measured at the origin', async () => {
     const id = nextId();
     const out = path.join(dir, 'shop-rate');

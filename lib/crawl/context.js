@@ -52,10 +52,20 @@ import { PageThreads } from './threads.js';
  *   nameRules: import('../name-rules.js').NameRules,
  *   counts: { requisitesNotFetched: number },
  *   threads: PageThreads,
+ *   finishPool?: FinishPool | null,
  * }} CrawlRun
  *   assetOrigins: origins whose page requisites --assets fetches outside the
  *   page scope (the roots' and --assets-origins); robots: with --robots;
- *   threads: the worker threads of the per-page work (closed by whoever made the run)
+ *   threads: the worker threads of the per-page work (closed by whoever made the run);
+ *   finishPool: in a shared crawl, where the per-page work of the write passes goes
+ *   (every live process takes part; distributed/finish.js)
+ * @typedef {{
+ *   window: number,
+ *   begin(context: import('./page-work.js').RenderContext, table: import('./shared-names.js').SharedNameTable): Promise<void>,
+ *   render(input: Omit<import('./page-work.js').RenderInput, 'raw' | 'scan'>): Promise<import('./page-work.js').RenderOutput>,
+ *   end(): Promise<void>,
+ * }} FinishPool
+ *   begin: a write pass starts (its render context and name table); end: it is over
  */
 
 /**

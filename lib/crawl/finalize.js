@@ -1,6 +1,6 @@
 // @ts-check
 import pLimit from 'p-limit';
-import { OutputError } from '../errors.js';
+import { FrontierError, OutputError } from '../errors.js';
 import { isHtmlType } from '../naming.js';
 import { decodeScan, renderDocument } from '../page.js';
 import { createManifestWriter } from '../manifest/write.js';
@@ -51,13 +51,19 @@ export async function finalize(run, pages, { interrupted, complete }) {
   const dropped = new Set();
   run.stats.phase = 'write';
   const removal = planRemoval(run, pages, complete);
-  run.threads.setContext(renderContext(run));
+  const context = renderContext(run);
+  run.threads.setContext(context);
   if (pages.length >= run.options.threadsFrom) run.threads.warm();
   for (let pass = 1; ; pass++) {
     const named = pages.filter((record) => !dropped.has(record.key));
     const names = createNameTable(named, redirects, run.options.maxRedirects);
-    run.threads.setNames(names, () => encodeNameTable(named, redirects, run.options.maxRedirects));
-    const outcome = await writePass(run, pages, names, dropped, interrupted, complete);
+    /** @type {ReturnType<typeof encodeNameTable> | null} */
+    let encoded = null;
+    const encode = () => (encoded ??= encodeNameTable(named, redirects, run.options.maxRedirects));
+    run.threads.setNames(names, encode);
+    // A shared crawl: the other processes do part of the per-page work (distributed/finish.js).
+    await run.finishPool?.begin(context, encode());
+    const outcome = await writePass(run, pages, names, dropped, interrupted, complete).finally(() => run.finishPool?.end());
     if (outcome.failed.length === 0 && outcome.split.length === 0) {
       for (const stored of [...removal.remove, ...removal.moved]) {
         const file = /** @type {string} */ (stored.file);
@@ -113,7 +119,8 @@ async function writePass(run, pages, names, dropped, interrupted, complete) {
   const firsts = new Map();
   for (const record of pages) if (record.aliasOf && !dropped.has(record.key)) firsts.set(record.aliasOf, Promise.resolve(null));
   run.stats.written = 0;
-  const limit = pLimit(WRITE_CONCURRENCY);
+  const inFlight = run.finishPool?.window ?? WRITE_CONCURRENCY;
+  const limit = pLimit(inFlight);
   try {
     /** @type {Promise<{ page: ManifestPage, record: PageRecord } | null>[]} in URL order */
     const window = [];
@@ -132,7 +139,7 @@ async function writePass(run, pages, names, dropped, interrupted, complete) {
       written.catch(() => {}); // awaited in order by drain(); a later one may fail first
       if (firsts.has(record.key)) firsts.set(record.key, written);
       window.push(written);
-      if (window.length >= WRITE_CONCURRENCY * 2) await drain();
+      if (window.length >= inFlight * 2) await drain();
     }
     while (window.length > 0) await drain();
     if (failed.length > 0 || split.length > 0) {
@@ -208,16 +215,21 @@ async function writePage(run, record, names, previous, failed, counters) {
       // Rewritten, hashed and (on a local tree) written by a worker thread,
       // which reads the staged bytes itself where the blob store can say where they lie.
       const places = blobs.locate ? [blobs.locate(ids[0]), blobs.locate(ids[1])] : null;
-      const source = places
+      const source = async () => (places
         ? { places: /** @type {[import('./page-work.js').BlobPlace, import('./page-work.js').BlobPlace]} */ (places), read: () => blobs.get(ids) }
-        : await blobs.get(ids).then(([raw, scan]) => ({ raw, scan }));
+        : blobs.get(ids).then(([raw, scan]) => ({ raw, scan })));
       const reserved = target.reserve ? await target.reserve(file) : null;
       try {
-        const result = await run.threads.render({
-          ...source, bodyId: /** @type {string} */ (record.body), url: record.key, file,
+        /** @type {Omit<import('./page-work.js').RenderInput, 'raw' | 'scan'>} */
+        const request = {
+          bodyId: /** @type {string} */ (record.body), scanId: ids[1], url: record.key, file,
           type: record.type === 'css' ? 'css' : 'html', charset: record.charset ?? 'utf-8',
           unchangedSha: sameFile ? stored?.sha256 : undefined, temp: reserved?.path, wantOutput: o.precompress.length > 0,
-        });
+        };
+        // Another process of a shared crawl may do it (into the same temp file); not when the output is wanted here.
+        const result = run.finishPool && reserved && !request.wantOutput
+          ? await run.finishPool.render(request)
+          : await run.threads.render({ ...(await source()), ...request });
         for (const warning of result.warnings) warn(run, record.key, warning.code, warning.message);
         record.bytes = result.bytes;
         record.sha256 = result.sha256;
@@ -241,7 +253,7 @@ async function writePage(run, record, names, previous, failed, counters) {
     if (o.precompress.length > 0) await precompress(run, record, /** @type {Buffer} */ (output), placeholders, written ? undefined : stored, counters);
   } catch (error) {
     const fatal = outputFailure(error, 'write', `${file} in ${target.location}`);
-    if (fatal instanceof OutputError) throw fatal; // disk full, read-only...: the run cannot go on
+    if (fatal instanceof OutputError || error instanceof FrontierError) throw fatal; // disk full, read-only, Redis lost...: the run cannot go on
     await fail(run, record, error);
     failed.push(record);
     return null;

@@ -204,6 +204,7 @@ export class Crawler extends EventEmitter {
       /** @type {import('./finalize.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] }} */
       let outcome = { warnings: [], filesWritten: 0, bytesWritten: 0, removed: 0, pruneRefused: false };
       if (target) {
+        if (shared && target instanceof LocalTree && !interrupted) run.finishPool = await shared.finishPool(run, target.out);
         outcome = await finalize(run, pages, { interrupted, complete });
         committed = true;
         if (complete && blobs) await blobs.compact(liveBlobs(pages));

@@ -34,10 +34,11 @@ import { openNameTable } from './shared-names.js';
  *   the name table in shared memory: one copy for every worker
  * @typedef {{
  *   raw: Buffer, scan: Buffer, bodyId: string, url: string, file: string, type: 'html' | 'css', charset: string,
- *   unchangedSha?: string, temp?: string, wantOutput?: boolean,
+ *   unchangedSha?: string, temp?: string, wantOutput?: boolean, scanId?: string,
  * }} RenderInput
  *   unchangedSha: the sha256 of the file already there (not written again when the output has it);
- *   temp: where to write the output (created, never through a link); else the output is returned
+ *   temp: where to write the output (created, never through a link); else the output is returned;
+ *   scanId: the staged scan's id (for a render another process of a shared crawl does)
  * @typedef {{
  *   bytes: number, sha256: string, written: boolean, output?: Buffer,
  *   placeholders: { sku: string, offset: number, length: number }[],

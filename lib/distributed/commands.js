@@ -55,8 +55,9 @@ export function addDistributedCommands(program, io, setExitCode) {
     .addHelpText('after', `
 Everything else (roots, scope, limits, --rate, --origin-concurrency) comes from
 the configuration stored under the crawl id. A worker of another prerender
-version refuses to join. Exit status: 0 nothing left to fetch (the coordinator
-writes the tree), 2 usage error, Redis unreachable past --frontier-timeout or
+version refuses to join. Once nothing is left to fetch, the worker helps write
+the tree (rewriting pages in buckets the coordinator hands out) until the crawl
+is finished, or the coordinator is gone. Exit status: 0 done, 2 usage error, Redis unreachable past --frontier-timeout or
 the crawl's state lost, 130 interrupted.`)
     .action(async (flags) => {
       setExitCode(await workerAction(flags, io));
@@ -97,7 +98,7 @@ async function workerAction(flags, io) {
       signal: io.signal,
     });
     const result = await worker.run();
-    if (!flags.quiet) io.stdout.write(`worker: ${result.pages} pages fetched, ${result.failed} failed${result.lateResults ? `, ${result.lateResults} late results ignored` : ''}\n`);
+    if (!flags.quiet) io.stdout.write(`worker: ${result.pages} pages fetched, ${result.failed} failed, ${result.rewritten} rewritten and written${result.lateResults ? `, ${result.lateResults} late results ignored` : ''}\n`);
     return result.interrupted ? EXIT.INTERRUPTED : EXIT.OK;
   } catch (error) {
     io.stderr.write(`prerender: ${explainError(error)}\n`);

@@ -2,6 +2,7 @@
 import { Redis } from 'ioredis';
 import { FrontierError } from '../errors.js';
 import { ADD, BACKOFF, DONE, HEARTBEAT, PUT, RETRY, TAKE } from './scripts.js';
+import { FIN_COLLECT, FIN_DONE, FIN_TAKE } from './finish-scripts.js';
 
 /**
  * One connection to the Redis that holds a crawl, with the frontier's
@@ -21,6 +22,9 @@ import { ADD, BACKOFF, DONE, HEARTBEAT, PUT, RETRY, TAKE } from './scripts.js';
  *   prHeartbeat(prefix: string, ...args: (string | number)[]): Promise<number>,
  *   prBackoff(prefix: string, ...args: (string | number)[]): Promise<number>,
  *   prPut(prefix: string, key: string, value: Buffer): Promise<number>,
+ *   prFinTake(prefix: string, worker: string, leaseMs: number): Promise<string[]>,
+ *   prFinDone(prefix: string, token: string, bucket: string, lease: string, answers: string): Promise<number>,
+ *   prFinCollect(prefix: string, token: string, max: number): Promise<string[]>,
  *   toFrontierError(error: unknown): FrontierError,
  * }} CrawlRedis
  */
@@ -75,6 +79,9 @@ export async function connectRedis(url, { timeoutSeconds }) {
   redis.defineCommand('prHeartbeat', { numberOfKeys: 1, lua: HEARTBEAT });
   redis.defineCommand('prBackoff', { numberOfKeys: 1, lua: BACKOFF });
   redis.defineCommand('prPut', { numberOfKeys: 1, lua: PUT });
+  redis.defineCommand('prFinTake', { numberOfKeys: 1, lua: FIN_TAKE });
+  redis.defineCommand('prFinDone', { numberOfKeys: 1, lua: FIN_DONE });
+  redis.defineCommand('prFinCollect', { numberOfKeys: 1, lua: FIN_COLLECT });
   /** @param {unknown} error */
   const lost = (error) => {
     const message = /** @type {Error} */ (error)?.message ?? String(error);

@@ -7,6 +7,7 @@ import { connectRedis, keyPrefix, redactUrl } from './connection.js';
 import { configDifference, sharedConfig } from './config.js';
 import { RedisFrontier } from './frontier.js';
 import { DirBlobStore } from './dir-blobs.js';
+import { FinishPool } from './finish.js';
 
 /**
  * The coordinator's side of a shared crawl (`crawl --frontier … --crawl-id …`):
@@ -16,7 +17,8 @@ import { DirBlobStore } from './dir-blobs.js';
  * --max-depth) before names are handed out.
  *
  * Phases (meta.phase): seeding (configuration stored, roots not in yet),
- * crawl, finish (barrier passed: the coordinator writes OUT), finished.
+ * crawl, finish (barrier passed: OUT is written, by every live process in
+ * buckets, committed by the coordinator; finish.js), finished.
  * Running `crawl` again on a finished id starts a new crawl under it; on
  * an unfinished one it resumes.
  */
@@ -65,7 +67,9 @@ export async function openSharedCrawl(o, listed, prior) {
       maxPages: o.maxPages, leaseMs: o.leaseTimeout, originConcurrency: o.originConcurrency, intervalMs: intervalOf(o), maxDeliveries: o.maxDeliveries,
     }, { seeder: true, info: { role: 'coordinator', version: VERSION } });
     frontier.start();
-    return new SharedCrawl(redis, prefix, frontier, new DirBlobStore(blobsDir), url);
+    // Workers help in the finishing phase while this process is alive (finish.js).
+    await redis.hset(`${prefix}meta`, 'coord', frontier.worker);
+    return new SharedCrawl(redis, prefix, frontier, new DirBlobStore(blobsDir), url, o.leaseTimeout);
   } catch (error) {
     redis.disconnect();
     throw error instanceof FrontierError ? error : redis.toFrontierError(error);
@@ -121,13 +125,34 @@ export class SharedCrawl {
    * @param {RedisFrontier} frontier
    * @param {DirBlobStore} blobs
    * @param {string} url
+   * @param {number} leaseMs
    */
-  constructor(redis, prefix, frontier, blobs, url) {
+  constructor(redis, prefix, frontier, blobs, url, leaseMs) {
     this.redis = redis;
     this.prefix = prefix;
     this.frontier = frontier;
     this.blobs = blobs;
     this.shownUrl = redactUrl(url);
+    this.leaseMs = leaseMs;
+  }
+
+  /**
+   * Where the write passes send the per-page work: to every live process
+   * (finish.js), or, with no other process alive, nowhere but this one's threads.
+   * @param {import('../crawl/context.js').CrawlRun} run
+   * @param {string} out
+   */
+  async finishPool(run, out) {
+    const { redis, prefix, frontier } = this;
+    const others = await redis.eval(
+      "local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000); return redis.call('ZRANGEBYSCORE', KEYS[1], now - tonumber(ARGV[1]), '+inf')",
+      1, `${prefix}workers`, this.leaseMs,
+    ).catch((error) => { throw redis.toFrontierError(error); });
+    if (!/** @type {string[]} */ (others).some((worker) => worker !== frontier.worker)) return null;
+    const blobs = this.blobs;
+    return new FinishPool({
+      redis, prefix, worker: frontier.worker, leaseMs: this.leaseMs, out, blobsDir: blobs.dir, threads: run.threads, readBlobs: (ids) => blobs.get(ids),
+    });
   }
 
   /**

@@ -11,14 +11,17 @@ import { connectRedis, keyPrefix } from './connection.js';
 import { workerOptions } from './config.js';
 import { RedisFrontier } from './frontier.js';
 import { DirBlobStore } from './dir-blobs.js';
+import { helpFinish } from './finish.js';
 import { VERSION, intervalOf } from './shared.js';
 
 /**
  * `prerender worker`: join a shared crawl, take leased URLs, fetch them,
  * stage their bodies in the shared blob directory and record the results in
  * Redis, until the completion barrier (nothing queued, nothing leased
- * anywhere). The coordinator (`prerender crawl --frontier …`) then names and
- * writes the tree.
+ * anywhere). Then it helps write the tree: the coordinator (`prerender crawl
+ * --frontier …`) names the pages and hands the rewriting and writing out in
+ * leased buckets (finish.js), until the crawl is finished or the coordinator
+ * is gone (its next run finishes the crawl).
  *
  * @typedef {{
  *   frontier: string, crawlId: string, concurrency?: number, wait?: number, blobs?: string,
@@ -36,7 +39,7 @@ export class Worker extends EventEmitter {
     this.stats = { fetched: 0, failed: 0, written: 0, active: 0, queued: 0, resumed: 0, startedAt: Date.now(), phase: /** @type {'discover'} */ ('discover') };
   }
 
-  /** @returns {Promise<{ pages: number, failed: number, lateResults: number, interrupted: boolean }>} */
+  /** @returns {Promise<{ pages: number, rewritten: number, failed: number, lateResults: number, interrupted: boolean }>} */
   async run() {
     const w = this.options;
     const redis = await connectRedis(w.frontier, { timeoutSeconds: w.frontierTimeout ?? 60 });
@@ -89,13 +92,25 @@ export class Worker extends EventEmitter {
       }, config.listed);
       frontier.start();
       frontier.attach(run, { lazyPrior: true });
+      let rewritten = 0;
+      let lateBuckets = 0;
       try {
         await discover(run, []);
+        await frontier.flush();
+        // The fetching is over: help write the tree while the coordinator is alive (finish.js).
+        if (!controller.signal.aborted) {
+          await helpFinish({
+            redis, prefix, worker: frontier.worker, leaseMs: o.leaseTimeout, out: path.resolve(o.out), blobsDir, threads: run.threads,
+            readBlobs: (ids) => blobs.get(ids), signal: controller.signal,
+            onBucket: (pages) => { rewritten += pages; }, onLate: () => { lateBuckets++; },
+          });
+        }
       } finally {
         await run.threads.close();
       }
-      await frontier.flush();
-      return { pages: frontier.pagesDone, failed: this.stats.failed, lateResults: frontier.lateResults, interrupted: controller.signal.aborted };
+      return {
+        pages: frontier.pagesDone, rewritten, failed: this.stats.failed, lateResults: frontier.lateResults + lateBuckets, interrupted: controller.signal.aborted,
+      };
     } catch (error) {
       controller.abort();
       throw error;

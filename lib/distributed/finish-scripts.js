@@ -1,0 +1,95 @@
+// @ts-check
+/**
+ * The Lua scripts of the finishing phase (finish.js): rewriting and writing
+ * spread over every live process in leased buckets of pages. Same rules as
+ * the frontier's scripts (scripts.js): KEYS[1] is the crawl's prefix, time
+ * is Redis' own.
+ *
+ * Keys (after the prefix):
+ *   meta        hash    fin: the token of the write pass under way; coord: the coordinator's worker id
+ *   f:<t>:q     list    buckets of pass <t> waiting to be taken
+ *   f:<t>:b     hash    bucket -> its requests (JSON)
+ *   f:<t>:lease hash    bucket -> lease token|worker|deadline (ms)
+ *   f:<t>:r     hash    bucket -> its answers (JSON), until the coordinator collects them
+ *   f:<t>:d     list    buckets answered, in the order they were
+ *   cnt         hash    finReclaimed: buckets taken back from a process that died or stalled
+ */
+
+const COMMON = `
+local P = KEYS[1]
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`;
+
+/**
+ * FIN_TAKE: what the finishing phase holds for this process. ARGV: worker,
+ * leaseMs. Returns {phase, token, coordinator alive (1/0)} and, when a bucket
+ * was taken, {bucket, lease token, requests}. Before taking, buckets whose
+ * lease passed its deadline, or whose process has sent no heartbeat for
+ * half the lease time, go back to the queue (first).
+ */
+export const FIN_TAKE = COMMON + `
+local worker, leaseMs = ARGV[1], tonumber(ARGV[2])
+local meta = redis.call('HMGET', P .. 'meta', 'phase', 'fin', 'coord')
+local phase, token, coord = meta[1] or '', meta[2], meta[3]
+local now = now_ms()
+local alive = 0
+if coord then
+  local beat = redis.call('ZSCORE', P .. 'workers', coord)
+  if beat and tonumber(beat) > now - leaseMs then alive = 1 end
+end
+if phase ~= 'finish' or not token then return {phase, '', alive} end
+local F = P .. 'f:' .. token .. ':'
+local leased = redis.call('HGETALL', F .. 'lease')
+for i = 1, #leased, 2 do
+  local holder, deadline = string.match(leased[i + 1], '^[^|]*|(.*)|(%d+)$')
+  local beat = redis.call('ZSCORE', P .. 'workers', holder)
+  if tonumber(deadline) < now or not beat or tonumber(beat) < now - leaseMs / 2 then
+    redis.call('HDEL', F .. 'lease', leased[i])
+    redis.call('LPUSH', F .. 'q', leased[i])
+    redis.call('HINCRBY', P .. 'cnt', 'finReclaimed', 1)
+  end
+end
+local bucket = redis.call('LPOP', F .. 'q')
+if not bucket then return {phase, token, alive} end
+local lease = tostring(redis.call('INCR', P .. 'token'))
+redis.call('HSET', F .. 'lease', bucket, lease .. '|' .. worker .. '|' .. (now + leaseMs))
+return {phase, token, alive, bucket, lease, redis.call('HGET', F .. 'b', bucket) or '[]'}
+`;
+
+/**
+ * FIN_DONE: a bucket's answers, recorded and its lease released in one step,
+ * only while the lease is still this process's (fencing: a process whose
+ * lease was taken back cannot overwrite the answers of the one that redid
+ * it). ARGV: token, bucket, lease token, answers JSON. Returns 1, or 0 when late.
+ */
+export const FIN_DONE = COMMON + `
+local F = P .. 'f:' .. ARGV[1] .. ':'
+local bucket, lease = ARGV[2], ARGV[3]
+local held = redis.call('HGET', F .. 'lease', bucket)
+if not held or string.sub(held, 1, string.len(lease) + 1) ~= lease .. '|' then return 0 end
+redis.call('HDEL', F .. 'lease', bucket)
+redis.call('HDEL', F .. 'b', bucket)
+redis.call('HSET', F .. 'r', bucket, ARGV[4])
+redis.call('RPUSH', F .. 'd', bucket)
+return 1
+`;
+
+/**
+ * FIN_COLLECT: up to ARGV[2] answered buckets of pass ARGV[1], taken off
+ * the done list with their answers: {bucket, answers, bucket, answers, …}.
+ */
+export const FIN_COLLECT = COMMON + `
+local F = P .. 'f:' .. ARGV[1] .. ':'
+local buckets = redis.call('LPOP', F .. 'd', tonumber(ARGV[2]))
+if not buckets then return {} end
+local out = {}
+for _, bucket in ipairs(buckets) do
+  out[#out + 1] = bucket
+  out[#out + 1] = redis.call('HGET', F .. 'r', bucket) or '[]'
+  redis.call('HDEL', F .. 'r', bucket)
+end
+return out
+`;

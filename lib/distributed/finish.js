@@ -1,0 +1,324 @@
+// @ts-check
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { openNameTable } from '../crawl/shared-names.js';
+
+/**
+ * The finishing phase of a shared crawl, spread over every live process.
+ *
+ * The coordinator names the pages (one canonical order, so the tree does not
+ * depend on who fetched what) and streams the manifest, the sitemap and the
+ * state in URL order, as one process does. The per-page work in between,
+ * rewriting a staged page for its file, hashing it and writing it to a temp
+ * file under OUT/.prerender/, is put into buckets of pages in Redis; every
+ * process (the coordinator too) takes buckets under a lease, does them with
+ * its worker threads and records the answers (size, hash, placeholders,
+ * warnings) in one script that checks the lease. A process that dies or
+ * stalls loses its bucket to another, which writes the same bytes to the
+ * same temp file; its late answers are refused. Only the coordinator moves
+ * temp files into place (the commit), so OUT never holds a half-written file.
+ *
+ * What a process needs besides the staged blobs (on the shared blob
+ * directory) is the render context and the name table, which the
+ * coordinator writes once per pass beside the blobs.
+ *
+ * @typedef {import('../crawl/page-work.js').RenderInput} RenderInput
+ * @typedef {import('../crawl/page-work.js').RenderOutput} RenderOutput
+ * @typedef {import('../crawl/page-work.js').RenderContext} RenderContext
+ * @typedef {import('../crawl/shared-names.js').SharedNameTable} SharedNameTable
+ * @typedef {import('../crawl/threads.js').PageThreads} PageThreads
+ * @typedef {import('./connection.js').CrawlRedis} CrawlRedis
+ * @typedef {{
+ *   bodyId: string, scanId: string, url: string, file: string, type: 'html' | 'css', charset: string,
+ *   unchangedSha?: string, temp: string,
+ * }} BucketRequest
+ *   temp: the temp file, relative to OUT (under .prerender/)
+ * @typedef {{ result: Omit<RenderOutput, 'output'> } | { error: { message: string, code?: string, name?: string } }} BucketAnswer
+ */
+
+/** Pages in a bucket. */
+export const BUCKET = 16;
+/** Buckets a process works on at once (its worker threads stay busy while answers travel). */
+const IN_HAND = 2;
+
+/** @param {number} ms */
+const pause = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+
+/**
+ * The name table as one file: three u32 (data length, slots length, hops), then data and slots.
+ * @param {SharedNameTable} table
+ */
+export function nameTableBytes(table) {
+  const head = Buffer.alloc(12);
+  head.writeUInt32LE(table.data.byteLength, 0);
+  head.writeUInt32LE(table.slots.byteLength, 4);
+  head.writeUInt32LE(table.maxHops, 8);
+  return Buffer.concat([head, Buffer.from(table.data), Buffer.from(table.slots)]);
+}
+
+/**
+ * @param {Buffer} bytes
+ * @returns {SharedNameTable}
+ */
+export function nameTableFrom(bytes) {
+  const dataLength = bytes.readUInt32LE(0);
+  const slotsLength = bytes.readUInt32LE(4);
+  if (bytes.length !== 12 + dataLength + slotsLength) throw new Error('the name table file of the finishing phase is cut short');
+  const data = new SharedArrayBuffer(dataLength);
+  const slots = new SharedArrayBuffer(slotsLength);
+  new Uint8Array(data).set(bytes.subarray(12, 12 + dataLength));
+  new Uint8Array(slots).set(bytes.subarray(12 + dataLength));
+  return { data, slots, maxHops: bytes.readUInt32LE(8) };
+}
+
+/** Where a pass's name table lies, in the shared blob directory. @param {string} blobsDir @param {string} token */
+const namesFile = (blobsDir, token) => path.join(blobsDir, 'finish', `${token}.names`);
+
+/**
+ * A temp path given by the coordinator, made absolute under this process's
+ * OUT; refused unless it lies in OUT's state directory.
+ * @param {string} out
+ * @param {string} relative
+ */
+function tempPath(out, relative) {
+  if (!/^\.prerender\/tmp-[^/]+\/\d+\.tmp$/.test(relative)) throw new Error(`refusing a temp file outside OUT/.prerender/: ${relative}`);
+  return path.join(out, ...relative.split('/'));
+}
+
+/**
+ * The coordinator's side: hands the per-page work of each write pass out
+ * in buckets and gives each page its answer. `render` has the signature of
+ * `PageThreads.render`, so the write pass does not know who did the work.
+ */
+export class FinishPool {
+  /** @type {string | null} */
+  #token = null;
+  /** @type {{ requests: BucketRequest[], waiting: { resolve(value: RenderOutput): void, reject(error: Error): void }[] } | null} */
+  #filling = null;
+  /** @type {ReturnType<typeof setImmediate> | null} */
+  #flushTimer = null;
+  /** @type {Map<string, { resolve(value: RenderOutput): void, reject(error: Error): void }[]>} bucket -> its pages' waiters */
+  #sent = new Map();
+  #buckets = 0;
+  #collecting = false;
+  /** @type {Promise<void> | null} */
+  #helping = null;
+  /** @type {Error | null} */
+  #failure = null;
+
+  /**
+   * @param {{ redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, out: string, blobsDir: string, threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]> }} options
+   */
+  constructor(options) {
+    this.options = options;
+    /** Pages in the write pass's window: enough for every process to hold buckets. */
+    this.window = BUCKET * 16;
+    /** Buckets answered by this process and by others (for tests and the summary). */
+    this.counts = { buckets: 0, byOthers: 0 };
+  }
+
+  /**
+   * A new write pass: its name table goes beside the blobs, its render
+   * context and token into the crawl's meta, where the processes look.
+   * @param {RenderContext} context
+   * @param {SharedNameTable} table
+   */
+  async begin(context, table) {
+    await this.end();
+    const { redis, prefix, blobsDir } = this.options;
+    const token = `${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
+    await mkdir(path.join(blobsDir, 'finish'), { recursive: true });
+    await writeFile(namesFile(blobsDir, token), nameTableBytes(table));
+    await redis.hset(`${prefix}meta`, 'fin', token, 'finctx', JSON.stringify(context));
+    this.#token = token;
+    this.#failure = null;
+    this.#helping = helpFinish({ ...this.options, signal: null, loaded: token, stopWhen: () => this.#token !== token, onBucket: () => { this.counts.buckets++; } })
+      .then(() => {}, (error) => { this.#fail(error); });
+  }
+
+  /**
+   * One page's work, done by whichever process takes its bucket.
+   * @param {Omit<RenderInput, 'raw' | 'scan'> & { scanId?: string, wantOutput?: boolean }} input
+   * @returns {Promise<RenderOutput>}
+   */
+  render(input) {
+    if (this.#failure) return Promise.reject(this.#failure);
+    if (!this.#token || input.temp === undefined || input.scanId === undefined) throw new Error('a shared render needs a pass, a temp file and the scan id');
+    const request = {
+      bodyId: input.bodyId, scanId: input.scanId, url: input.url, file: input.file, type: input.type, charset: input.charset,
+      unchangedSha: input.unchangedSha, temp: path.relative(this.options.out, input.temp).split(path.sep).join('/'),
+    };
+    return new Promise((resolve, reject) => {
+      this.#filling ??= { requests: [], waiting: [] };
+      this.#filling.requests.push(request);
+      this.#filling.waiting.push({ resolve, reject });
+      if (this.#filling.requests.length >= BUCKET) this.#flush();
+      else this.#flushTimer ??= setImmediate(() => this.#flush());
+    });
+  }
+
+  #flush() {
+    if (this.#flushTimer) clearImmediate(this.#flushTimer);
+    this.#flushTimer = null;
+    const bucket = this.#filling;
+    this.#filling = null;
+    if (!bucket || !this.#token) return;
+    const name = String(++this.#buckets);
+    this.#sent.set(name, bucket.waiting);
+    const { redis, prefix } = this.options;
+    const keys = `${prefix}f:${this.#token}:`;
+    redis.multi().hset(`${keys}b`, name, JSON.stringify(bucket.requests)).rpush(`${keys}q`, name).exec()
+      .then(() => this.#collect(), (error) => this.#fail(redis.toFrontierError(error)));
+  }
+
+  /** Take the answered buckets off Redis while any is awaited. */
+  async #collect() {
+    if (this.#collecting) return;
+    this.#collecting = true;
+    const { redis, prefix } = this.options;
+    try {
+      for (let wait = 1; this.#sent.size > 0 && this.#token && !this.#failure;) {
+        const token = this.#token;
+        const reply = await redis.prFinCollect(prefix, token, 64);
+        for (let i = 0; i < reply.length; i += 2) {
+          const waiting = this.#sent.get(reply[i]);
+          if (!waiting) continue;
+          this.#sent.delete(reply[i]);
+          /** @type {BucketAnswer[]} */
+          const answers = JSON.parse(reply[i + 1]);
+          waiting.forEach((page, j) => {
+            const answer = answers[j];
+            if (answer && 'result' in answer) page.resolve({ ...answer.result });
+            else page.reject(Object.assign(new Error(answer?.error.message ?? 'no answer for a page of the bucket'), answer?.error ?? {}));
+          });
+        }
+        wait = reply.length > 0 ? 1 : Math.min(wait * 2, 20);
+        if (reply.length === 0) await pause(wait);
+      }
+    } catch (error) {
+      this.#fail(redis.toFrontierError(error));
+    } finally {
+      this.#collecting = false;
+    }
+  }
+
+  /** @param {Error} error */
+  #fail(error) {
+    this.#failure ??= error;
+    for (const waiting of this.#sent.values()) for (const page of waiting) page.reject(error);
+    this.#sent.clear();
+  }
+
+  /** The pass is over: its keys and its name table go. */
+  async end() {
+    const token = this.#token;
+    if (!token) return;
+    this.#flush();
+    this.#token = null;
+    await this.#helping;
+    this.#helping = null;
+    const { redis, prefix, blobsDir } = this.options;
+    const keys = `${prefix}f:${token}:`;
+    await redis.multi().unlink(`${keys}q`, `${keys}b`, `${keys}lease`, `${keys}r`, `${keys}d`).hdel(`${prefix}meta`, 'fin', 'finctx').exec().catch(() => {});
+    await rm(namesFile(blobsDir, token), { force: true });
+  }
+}
+
+/**
+ * Take buckets of the finishing phase and do them, until `stopWhen()`, the
+ * crawl is finished, or (for a worker) the coordinator is gone. Used by the
+ * coordinator during its write passes and by `prerender worker` once the
+ * fetching is over.
+ * @param {{
+ *   redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, out: string, blobsDir: string,
+ *   threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]>, signal: AbortSignal | null,
+ *   stopWhen?: () => boolean, onBucket?: (pages: number) => void, onLate?: () => void, loaded?: string,
+ * }} options
+ *   loaded: the pass whose context and names the threads already have (the coordinator's own)
+ * @returns {Promise<'finished' | 'coordinator-gone' | 'stopped'>}
+ */
+export async function helpFinish(options) {
+  const { redis, prefix, worker, leaseMs } = options;
+  /** @type {string | null} the pass whose context and names the threads have */
+  let loaded = options.loaded ?? null;
+  /** @type {Set<Promise<void>>} */
+  const inHand = new Set();
+  let idle = 5;
+  try {
+    for (;;) {
+      if (options.stopWhen?.() || options.signal?.aborted) return 'stopped';
+      if (inHand.size >= IN_HAND) {
+        await Promise.race(inHand);
+        continue;
+      }
+      const reply = await redis.prFinTake(prefix, worker, leaseMs).catch((error) => { throw redis.toFrontierError(error); });
+      const [phase, token, alive] = [String(reply[0]), String(reply[1]), Number(reply[2])];
+      if (phase === 'finished') return 'finished';
+      if (reply.length > 3 && token) {
+        if (loaded !== token) {
+          await load(options, token);
+          loaded = token;
+        }
+        const job = doBucket(options, token, String(reply[3]), String(reply[4]), JSON.parse(String(reply[5])));
+        inHand.add(job);
+        job.finally(() => inHand.delete(job)).catch(() => {});
+        idle = 5;
+        continue;
+      }
+      if (!alive && !options.stopWhen) return 'coordinator-gone';
+      if (inHand.size > 0) await Promise.race([...inHand, pause(idle)]);
+      else await pause(idle);
+      idle = Math.min(idle * 2, 100);
+    }
+  } finally {
+    await Promise.allSettled(inHand);
+  }
+}
+
+/**
+ * The render context and name table of pass `token`, into this process's threads.
+ * @param {{ redis: CrawlRedis, prefix: string, blobsDir: string, threads: PageThreads }} options
+ * @param {string} token
+ */
+async function load({ redis, prefix, blobsDir, threads }, token) {
+  const context = await redis.hget(`${prefix}meta`, 'finctx').catch((error) => { throw redis.toFrontierError(error); });
+  if (!context) throw new Error('the finishing phase has no render context in Redis');
+  const table = nameTableFrom(await readFile(namesFile(blobsDir, token)));
+  threads.setContext(JSON.parse(context));
+  threads.setNames(openNameTable(table), () => table);
+  threads.warm();
+}
+
+/**
+ * Do one bucket: each page rewritten, hashed and written to its temp file
+ * (again, if a process that held the bucket before wrote part of it), then
+ * the answers recorded under the lease.
+ * @param {Parameters<typeof helpFinish>[0]} options
+ * @param {string} token
+ * @param {string} bucket
+ * @param {string} lease
+ * @param {BucketRequest[]} requests
+ */
+async function doBucket(options, token, bucket, lease, requests) {
+  const { redis, prefix, threads, out } = options;
+  /** @type {BucketAnswer[]} */
+  const answers = await Promise.all(requests.map(async (request) => {
+    try {
+      const temp = tempPath(out, request.temp);
+      const [raw, scan] = await options.readBlobs([request.bodyId, request.scanId]);
+      await rm(temp, { force: true });
+      const { output: _output, ...result } = await threads.render({
+        raw, scan, bodyId: request.bodyId, url: request.url, file: request.file, type: request.type,
+        charset: request.charset, unchangedSha: request.unchangedSha, temp,
+      });
+      return { result };
+    } catch (error) {
+      const err = /** @type {NodeJS.ErrnoException} */ (error);
+      return { error: { message: err.message, code: err.code, name: err.name } };
+    }
+  }));
+  const accepted = await redis.prFinDone(prefix, token, bucket, lease, JSON.stringify(answers)).catch((error) => { throw redis.toFrontierError(error); });
+  if (accepted === 1) options.onBucket?.(requests.length);
+  else options.onLate?.();
+}
