@@ -23,8 +23,8 @@ import { outputFailure } from '../output/outdir.js';
  *   close(): Promise<void>,
  *   locate?(id: string): { path: string, at: number, length: number },
  * }} BlobStore
- *   locate (optional): where a blob lies, a byte range of a local file, so that
- *   a worker thread can read it itself
+ *   locate (optional): where a blob lies, a byte range of a local file (length
+ *   -1: the whole file), so that a worker thread can read it itself
  *   close() keeps what was stored, for the next run.
  */
 

@@ -1,5 +1,5 @@
 // @ts-check
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
 import { detectCharset } from '../charset.js';
 import { KIND_CODES, encodeScan, renderDocument, resolveLinks, scanDocument, decodeScan } from '../page.js';
 import { CREATE } from '../output/local.js';
@@ -29,16 +29,17 @@ import { openNameTable } from './shared-names.js';
  *   staticRoot: string, dynamicBase: string | null, origins: string[], relativeLinks: boolean, siteUrl: string | null,
  * }} RenderContext
  * @typedef {{ path: string, at: number, length: number }} BlobPlace
- *   where a staged blob lies: a byte range of a file
+ *   where a staged blob lies: a byte range of a file, or (length -1) the whole file
  * @typedef {import('./shared-names.js').SharedNameTable} NameTableData
  *   the name table in shared memory: one copy for every worker
  * @typedef {{
  *   raw: Buffer, scan: Buffer, bodyId: string, url: string, file: string, type: 'html' | 'css', charset: string,
- *   unchangedSha?: string, temp?: string, wantOutput?: boolean, scanId?: string,
+ *   unchangedSha?: string, temp?: string, wantOutput?: boolean, scanId?: string, replace?: boolean,
  * }} RenderInput
  *   unchangedSha: the sha256 of the file already there (not written again when the output has it);
  *   temp: where to write the output (created, never through a link); else the output is returned;
- *   scanId: the staged scan's id (for a render another process of a shared crawl does)
+ *   scanId: the staged scan's id (for a render another process of a shared crawl does);
+ *   replace: a temp file already there is removed first (a bucket redone after a process died)
  * @typedef {{
  *   bytes: number, sha256: string, written: boolean, output?: Buffer,
  *   placeholders: { sku: string, offset: number, length: number }[],
@@ -121,7 +122,7 @@ export function createRenderer(context) {
       const output = result.body;
       const hash = output === input.raw ? input.bodyId : sha256(output);
       const written = hash !== input.unchangedSha;
-      if (written && input.temp !== undefined) writeNew(input.temp, output);
+      if (written && input.temp !== undefined) writeNew(input.temp, output, input.replace === true);
       /** @type {RenderOutput} */
       const out = { bytes: output.length, sha256: hash, written, placeholders: result.placeholders, warnings: result.warnings };
       if (input.temp === undefined || input.wantOutput) out.output = output;
@@ -135,8 +136,10 @@ export function createRenderer(context) {
  * link), written, closed; synchronous, as it runs in a worker thread.
  * @param {string} path
  * @param {Buffer} data
+ * @param {boolean} [replace] remove a file already there first
  */
-export function writeNew(path, data) {
+export function writeNew(path, data, replace = false) {
+  if (replace) rmSync(path, { force: true });
   const fd = openSync(path, CREATE, 0o644);
   try {
     let done = 0;
@@ -158,6 +161,7 @@ export function createPlaceReader() {
    * @returns {Buffer}
    */
   return (place) => {
+    if (place.length < 0) return readFileSync(place.path); // a blob of its own: read once, nothing kept open
     let fd = fds.get(place.path);
     if (fd === undefined) {
       fd = openSync(place.path, 'r');

@@ -173,6 +173,11 @@ export class PageThreads {
     }
   }
 
+  /** Requests waiting for a worker (none sent yet). */
+  get backlog() {
+    return this.queue.length;
+  }
+
   /** Whether a worker can take requests now or soon. */
   get #working() {
     return this.slots.some((slot) => slot.ready);

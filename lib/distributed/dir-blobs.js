@@ -75,6 +75,14 @@ export class DirBlobStore {
     return ids;
   }
 
+  /**
+   * Where a blob lies: a file of its own (read whole by the worker thread that renders it).
+   * @param {string} id
+   */
+  locate(id) {
+    return { path: this.#file(id), at: 0, length: -1 };
+  }
+
   /** @param {string[]} ids */
   async get(ids) {
     return Promise.all(ids.map(async (id) => {

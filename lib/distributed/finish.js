@@ -41,6 +41,8 @@ import { openNameTable } from '../crawl/shared-names.js';
 export const BUCKET = 16;
 /** Buckets a process works on at once (its worker threads stay busy while answers travel). */
 const IN_HAND = 2;
+/** Pages waiting for the coordinator's own threads, past which pages go into buckets for every process. */
+const LOCAL_BACKLOG = 2 * BUCKET;
 
 /** @param {number} ms */
 const pause = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
@@ -108,7 +110,7 @@ export class FinishPool {
   #failure = null;
 
   /**
-   * @param {{ redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, out: string, blobsDir: string, threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]> }} options
+   * @param {{ redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, out: string, blobsDir: string, threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]>, locate(id: string): import('../crawl/page-work.js').BlobPlace }} options
    */
   constructor(options) {
     this.options = options;
@@ -144,6 +146,9 @@ export class FinishPool {
    */
   render(input) {
     if (this.#failure) return Promise.reject(this.#failure);
+    // This process's threads first: a page goes into a bucket only when they have a backlog.
+    const { threads } = this.options;
+    if (threads.backlog < LOCAL_BACKLOG) return threads.render({ ...input, places: [this.options.locate(input.bodyId), this.options.locate(/** @type {string} */ (input.scanId))], read: () => this.options.readBlobs([input.bodyId, /** @type {string} */ (input.scanId)]) });
     if (!this.#token || input.temp === undefined || input.scanId === undefined) throw new Error('a shared render needs a pass, a temp file and the scan id');
     const request = {
       bodyId: input.bodyId, scanId: input.scanId, url: input.url, file: input.file, type: input.type, charset: input.charset,
@@ -193,7 +198,7 @@ export class FinishPool {
             else page.reject(Object.assign(new Error(answer?.error.message ?? 'no answer for a page of the bucket'), answer?.error ?? {}));
           });
         }
-        wait = reply.length > 0 ? 1 : Math.min(wait * 2, 20);
+        wait = reply.length > 0 ? 1 : Math.min(wait * 2, 4);
         if (reply.length === 0) await pause(wait);
       }
     } catch (error) {
@@ -232,7 +237,8 @@ export class FinishPool {
  * fetching is over.
  * @param {{
  *   redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, out: string, blobsDir: string,
- *   threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]>, signal: AbortSignal | null,
+ *   threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]>, locate(id: string): import('../crawl/page-work.js').BlobPlace,
+ *   signal: AbortSignal | null,
  *   stopWhen?: () => boolean, onBucket?: (pages: number) => void, onLate?: () => void, loaded?: string,
  * }} options
  *   loaded: the pass whose context and names the threads already have (the coordinator's own)
@@ -269,7 +275,8 @@ export async function helpFinish(options) {
       if (!alive && !options.stopWhen) return 'coordinator-gone';
       if (inHand.size > 0) await Promise.race([...inHand, pause(idle)]);
       else await pause(idle);
-      idle = Math.min(idle * 2, 100);
+      // Buckets come while a pass is under way: look often then, seldom before.
+      idle = Math.min(idle * 2, token ? 8 : 100);
     }
   } finally {
     await Promise.allSettled(inHand);
@@ -305,12 +312,12 @@ async function doBucket(options, token, bucket, lease, requests) {
   /** @type {BucketAnswer[]} */
   const answers = await Promise.all(requests.map(async (request) => {
     try {
-      const temp = tempPath(out, request.temp);
-      const [raw, scan] = await options.readBlobs([request.bodyId, request.scanId]);
-      await rm(temp, { force: true });
+      const ids = [request.bodyId, request.scanId];
+      // The worker thread reads the blobs and replaces the temp file itself; the main thread only passes the request on.
       const { output: _output, ...result } = await threads.render({
-        raw, scan, bodyId: request.bodyId, url: request.url, file: request.file, type: request.type,
-        charset: request.charset, unchangedSha: request.unchangedSha, temp,
+        places: [options.locate(request.bodyId), options.locate(request.scanId)], read: () => options.readBlobs(ids),
+        bodyId: request.bodyId, url: request.url, file: request.file, type: request.type,
+        charset: request.charset, unchangedSha: request.unchangedSha, temp: tempPath(out, request.temp), replace: true,
       });
       return { result };
     } catch (error) {

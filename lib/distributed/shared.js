@@ -151,7 +151,7 @@ export class SharedCrawl {
     if (!/** @type {string[]} */ (others).some((worker) => worker !== frontier.worker)) return null;
     const blobs = this.blobs;
     return new FinishPool({
-      redis, prefix, worker: frontier.worker, leaseMs: this.leaseMs, out, blobsDir: blobs.dir, threads: run.threads, readBlobs: (ids) => blobs.get(ids),
+      redis, prefix, worker: frontier.worker, leaseMs: this.leaseMs, out, blobsDir: blobs.dir, threads: run.threads, readBlobs: (ids) => blobs.get(ids), locate: (id) => blobs.locate(id),
     });
   }
 

@@ -101,7 +101,7 @@ export class Worker extends EventEmitter {
         if (!controller.signal.aborted) {
           await helpFinish({
             redis, prefix, worker: frontier.worker, leaseMs: o.leaseTimeout, out: path.resolve(o.out), blobsDir, threads: run.threads,
-            readBlobs: (ids) => blobs.get(ids), signal: controller.signal,
+            readBlobs: (ids) => blobs.get(ids), locate: (id) => blobs.locate(id), signal: controller.signal,
             onBucket: (pages) => { rewritten += pages; }, onLate: () => { lateBuckets++; },
           });
         }

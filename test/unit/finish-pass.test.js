@@ -1,0 +1,45 @@
+// @ts-check
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createNameTable } from '../../lib/crawl/names.js';
+import { encodeNameTable, openNameTable } from '../../lib/crawl/shared-names.js';
+import { createPlaceReader, writeNew } from '../../lib/crawl/page-work.js';
+import { nameTableBytes, nameTableFrom } from '../../lib/distributed/finish.js';
+
+/**
+ * What the processes of a shared crawl's finishing phase read besides the
+ * blobs: the name table, written once as a file, answers as the table it was
+ * made from; a blob of its own is read whole; a temp file left by a process
+ * that died is replaced, not refused.
+ */
+
+const O = 'http://shop.test';
+let dir = '';
+afterEach(async () => { if (dir) await rm(dir, { recursive: true, force: true }); });
+
+describe('the finishing phase of a shared crawl', () => {
+  it('the name table survives the trip through a file', () => {
+    const pages = Array.from({ length: 500 }, (_, i) => ({ key: `${O}/p${i}`, file: `p${i}.html` }));
+    const redirects = [{ key: `${O}/old`, location: `${O}/p7` }];
+    const table = openNameTable(nameTableFrom(nameTableBytes(encodeNameTable(pages, redirects, 10))));
+    const expected = createNameTable(/** @type {any} */ (pages), /** @type {any} */ (redirects), 10);
+    for (const key of [`${O}/p0`, `${O}/p499`, `${O}/old`, `${O}/missing`]) expect(table.fileOf(key)).toBe(expected.fileOf(key));
+    expect(table.fileOf(`${O}/old`)).toBe('p7.html');
+    const bytes = nameTableBytes(encodeNameTable(pages, redirects, 10));
+    expect(() => nameTableFrom(bytes.subarray(0, bytes.length - 1))).toThrow(/cut short/);
+  });
+
+  it('reads a blob of its own whole, and replaces a temp file a dead process left', async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-finish-'));
+    const blob = path.join(dir, 'blob');
+    await writeFile(blob, 'the staged bytes');
+    expect(createPlaceReader()({ path: blob, at: 0, length: -1 }).toString()).toBe('the staged bytes');
+    const temp = path.join(dir, '1.tmp');
+    await writeFile(temp, 'half a page');
+    expect(() => writeNew(temp, Buffer.from('whole page'))).toThrow(/EEXIST/);
+    writeNew(temp, Buffer.from('whole page'), true);
+    expect(await readFile(temp, 'utf8')).toBe('whole page');
+  });
+});
