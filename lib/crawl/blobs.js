@@ -22,9 +22,12 @@ import { outputFailure } from '../output/outdir.js';
  *   has(id: string): boolean,
  *   close(): Promise<void>,
  *   locate?(id: string): { path: string, at: number, length: number },
+ *   readonly stageDir?: string,
  * }} BlobStore
  *   locate (optional): where a blob lies, a byte range of a local file (length
- *   -1: the whole file), so that a worker thread can read it itself
+ *   -1: the whole file), so that a worker thread can read it itself;
+ *   stageDir (optional): a directory of one file per blob (DIR/ab/<sha256>)
+ *   where the worker thread that scanned a page stores body and scan itself
  *   close() keeps what was stored, for the next run.
  */
 

@@ -25,11 +25,12 @@ import { failOrKeep, journal, keepStored, resumable, resumeFrom } from './carry.
  *   result: import('../load/http.js').LoadResult | undefined,
  *   url: URL | undefined,
  *   scan: { links: { key?: string | null, kind: import('../html/scan.js').LinkKind }[], nofollow?: boolean } | null,
- *   staged?: { scanBytes: Buffer, ids: string[] },
+ *   staged?: { scanBytes: Buffer, ids: string[], stored: boolean },
  *   finished: boolean,
  * }} PageInFlight
  *   scan: the page's links, resolved (a DocumentScan, or the links a worker thread sent back);
  *   staged: the encoded scan and the blob ids of body and scan, when a worker thread made them
+ *   (stored: and wrote them into the blob store's stageDir)
  */
 
 /** @param {Record<string, string | string[] | undefined>} headers @param {string} name lower case */
@@ -306,10 +307,13 @@ async function scan(run, page) {
   const body = loaded(page.result).body;
   if (run.stats.fetched >= run.options.threadsFrom) run.threads.warm();
   const url = page.url ?? new URL(page.key);
-  const scanned = await run.threads.scan({ body, type: record.type === 'css' ? 'css' : 'html', contentType: /** @type {string} */ (record.contentType), url: url.href });
+  const scanned = await run.threads.scan({
+    body, type: record.type === 'css' ? 'css' : 'html', contentType: /** @type {string} */ (record.contentType), url: url.href,
+    stageDir: record.change === 'not-modified' ? undefined : run.blobs?.stageDir,
+  });
   record.charset = intern(run, scanned.charset);
   page.scan = { links: parseLinkLines(scanned.links), nofollow: scanned.nofollow };
-  page.staged = { scanBytes: scanned.scanBytes, ids: [scanned.bodyId, scanned.scanId] };
+  page.staged = { scanBytes: scanned.scanBytes, ids: [scanned.bodyId, scanned.scanId], stored: scanned.stored };
 }
 
 /**
@@ -446,7 +450,9 @@ async function stage(run, page) {
   const record = page.record;
   const body = loaded(page.result).body;
   if (run.blobs && record.change !== 'not-modified') {
-    const ids = page.staged
+    const ids = page.staged?.stored
+      ? page.staged.ids
+      : page.staged
       ? await run.blobs.put([body, page.staged.scanBytes], page.staged.ids)
       : await run.blobs.put(page.scan ? [body, encodeScan(/** @type {import('../page.js').DocumentScan} */ (page.scan))] : [body]);
     const before = run.prior?.pages.get(page.key);

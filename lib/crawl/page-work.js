@@ -1,5 +1,9 @@
 // @ts-check
-import { closeSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 import { detectCharset } from '../charset.js';
 import { KIND_CODES, encodeScan, renderDocument, resolveLinks, scanDocument, decodeScan } from '../page.js';
 import { CREATE } from '../output/local.js';
@@ -18,12 +22,14 @@ import { openNameTable } from './shared-names.js';
  * output, and (given a temp path) write it there, unless its hash is the one
  * the caller already has on disk.
  *
- * @typedef {{ body: Buffer, type: 'html' | 'css', contentType: string, url: string }} ScanInput
+ * @typedef {{ body: Buffer, type: 'html' | 'css', contentType: string, url: string, stageDir?: string }} ScanInput
+ *   stageDir: a blob directory of one file per blob (DIR/ab/<sha256>) where body and scan are stored here
  * @typedef {{
  *   charset: string, scanBytes: Buffer, bodyId: string, scanId: string,
- *   links: string, nofollow: boolean,
+ *   links: string, nofollow: boolean, stored: boolean,
  * }} ScanOutput
- *   links: one line per link, its kind code then its canonical URL (empty when not http(s))
+ *   links: one line per link, its kind code then its canonical URL (empty when not http(s));
+ *   stored: body and scan are in stageDir (else the caller stores them, and reports what failed)
  * @typedef {{
  *   placeholders: import('../placeholders.js').PlaceholderMode, pricePath: string,
  *   staticRoot: string, dynamicBase: string | null, origins: string[], relativeLinks: boolean, siteUrl: string | null,
@@ -48,14 +54,58 @@ import { openNameTable } from './shared-names.js';
  */
 
 /** @param {ScanInput} input @returns {ScanOutput} */
-export function scanPage({ body, type, contentType, url }) {
+export function scanPage({ body, type, contentType, url, stageDir }) {
   const charset = detectCharset(contentType, body);
   const scan = scanDocument(body, type, charset);
   resolveLinks(scan, new URL(url));
   const scanBytes = encodeScan(scan);
   let links = '';
   for (const link of scan.links) links += `${KIND_CODES.indexOf(link.kind)}${link.key ?? ''}\n`;
-  return { charset, scanBytes, bodyId: sha256(body), scanId: sha256(scanBytes), links, nofollow: scan.nofollow === true };
+  const bodyId = sha256(body);
+  const scanId = sha256(scanBytes);
+  let stored = false;
+  if (stageDir !== undefined) {
+    try {
+      storeBlob(stageDir, bodyId, body);
+      storeBlob(stageDir, scanId, scanBytes);
+      stored = true;
+    } catch {
+      // The caller stores them again, and says what failed (a full disk ends the run there).
+    }
+  }
+  return { charset, scanBytes, bodyId, scanId, links, nofollow: scan.nofollow === true, stored };
+}
+
+/** What makes this thread's temp names unique among every process on every machine. */
+const TEMP_TAG = `${hostname()}-${process.pid}-${threadId}-${randomBytes(3).toString('hex')}`;
+let temps = 0;
+
+/**
+ * Store a blob in a directory of one file per blob (distributed/dir-blobs.js's
+ * layout), through a temp file and a rename, so it is whole or absent;
+ * synchronous (a worker thread's own time). A blob already there is left.
+ * @param {string} dir
+ * @param {string} id
+ * @param {Buffer} data
+ */
+export function storeBlob(dir, id, data) {
+  const sub = join(dir, id.slice(0, 2));
+  const file = join(sub, id);
+  if (existsSync(file)) return;
+  const temp = `${file}.tmp-${TEMP_TAG}-${++temps}`;
+  try {
+    writeNew(temp, data);
+  } catch (error) {
+    if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'ENOENT') throw error;
+    mkdirSync(sub, { recursive: true });
+    writeNew(temp, data);
+  }
+  try {
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
 }
 
 /**

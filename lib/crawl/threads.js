@@ -207,7 +207,7 @@ export class PageThreads {
       return scanPage(input);
     }
     const data = copyOf([input.body]);
-    const result = await this.#enqueue({ op: 'scan', data, input: { type: input.type, contentType: input.contentType, url: input.url } }, [data], () => scanPage(input));
+    const result = await this.#enqueue({ op: 'scan', data, input: { type: input.type, contentType: input.contentType, url: input.url, stageDir: input.stageDir } }, [data], () => scanPage(input));
     return { ...result, scanBytes: Buffer.from(result.scanBytes) };
   }
 

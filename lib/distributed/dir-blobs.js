@@ -27,6 +27,8 @@ export class DirBlobStore {
   /** @param {string} dir */
   constructor(dir) {
     this.dir = path.resolve(dir);
+    /** Worker threads store blobs here themselves (page-work.js storeBlob: the same layout). */
+    this.stageDir = this.dir;
   }
 
   async init() {
