@@ -1,5 +1,7 @@
 // @ts-check
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { FrontierError } from '../errors.js';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openNameTable } from '../crawl/shared-names.js';
@@ -250,9 +252,12 @@ export async function helpFinish(options) {
   let loaded = options.loaded ?? null;
   /** @type {Set<Promise<void>>} */
   const inHand = new Set();
+  /** @type {unknown} a bucket that could not be done here (OUT or Redis not reachable as it should be) */
+  let failure = null;
   let idle = 5;
   try {
     for (;;) {
+      if (failure) throw failure;
       if (options.stopWhen?.() || options.signal?.aborted) return 'stopped';
       if (inHand.size >= IN_HAND) {
         await Promise.race(inHand);
@@ -268,7 +273,10 @@ export async function helpFinish(options) {
         }
         const job = doBucket(options, token, String(reply[3]), String(reply[4]), JSON.parse(String(reply[5])));
         inHand.add(job);
-        job.finally(() => inHand.delete(job)).catch(() => {});
+        job.then(() => inHand.delete(job), (error) => {
+          inHand.delete(job);
+          failure ??= error;
+        });
         idle = 5;
         continue;
       }
@@ -290,8 +298,13 @@ export async function helpFinish(options) {
  */
 async function load({ redis, prefix, blobsDir, threads }, token) {
   const context = await redis.hget(`${prefix}meta`, 'finctx').catch((error) => { throw redis.toFrontierError(error); });
-  if (!context) throw new Error('the finishing phase has no render context in Redis');
-  const table = nameTableFrom(await readFile(namesFile(blobsDir, token)));
+  if (!context) throw new FrontierError('the finishing phase has no render context in Redis', { code: 'FINISH_STATE' });
+  const file = namesFile(blobsDir, token);
+  const bytes = await readFile(file).catch((/** @type {NodeJS.ErrnoException} */ error) => {
+    if (error.code !== 'ENOENT') throw error;
+    throw new FrontierError(`the blob directory ${blobsDir} is not the coordinator's (no ${path.basename(file)} in it): mount the shared blob directory here and give it with --blobs`, { code: 'NOT_SHARED' });
+  });
+  const table = nameTableFrom(bytes);
   threads.setContext(JSON.parse(context));
   threads.setNames(openNameTable(table), () => table);
   threads.warm();
@@ -309,6 +322,12 @@ async function load({ redis, prefix, blobsDir, threads }, token) {
  */
 async function doBucket(options, token, bucket, lease, requests) {
   const { redis, prefix, threads, out } = options;
+  // OUT not shared with the coordinator: every page would fail here, so this process stops
+  // helping (its bucket goes back once it leaves) instead of answering for the pages.
+  const dir = requests.length > 0 ? path.dirname(tempPath(out, requests[0].temp)) : out;
+  if (!existsSync(dir)) {
+    throw new FrontierError(`${out} is not the coordinator's output directory (no ${path.relative(out, dir)} in it): every machine needs OUT on the same shared mount, at the same path`, { code: 'NOT_SHARED' });
+  }
   /** @type {BucketAnswer[]} */
   const answers = await Promise.all(requests.map(async (request) => {
     try {
