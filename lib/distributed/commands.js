@@ -57,8 +57,10 @@ Everything else (roots, scope, limits, --rate, --origin-concurrency) comes from
 the configuration stored under the crawl id. A worker of another prerender
 version refuses to join. Once nothing is left to fetch, the worker helps write
 the tree (rewriting pages in buckets the coordinator hands out) until the crawl
-is finished, or the coordinator is gone. Exit status: 0 done, 2 usage error, Redis unreachable past --frontier-timeout or
-the crawl's state lost, 130 interrupted.`)
+is finished, or the coordinator is gone; the blob directory and OUT must be
+the coordinator's (a shared mount, at the same path). Exit status: 0 done,
+2 usage error, Redis unreachable past --frontier-timeout, the crawl's state
+lost, or the blob directory or OUT not shared, 130 interrupted.`)
     .action(async (flags) => {
       setExitCode(await workerAction(flags, io));
     });
