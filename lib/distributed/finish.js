@@ -76,8 +76,41 @@ export function nameTableFrom(bytes) {
   return { data, slots, maxHops: bytes.readUInt32LE(8) };
 }
 
-/** Where a pass's name table lies, in the shared blob directory. @param {string} blobsDir @param {string} token */
-const namesFile = (blobsDir, token) => path.join(blobsDir, 'finish', `${token}.names`);
+/**
+ * Where a pass's name table lies, in the shared blob directory.
+ * @param {string} blobsDir
+ * @param {string} token
+ */
+function namesFile(blobsDir, token) {
+  if (!/^[0-9a-z]{1,40}$/.test(token)) throw new FrontierError(`not a pass of the finishing phase: ${JSON.stringify(token)}`, { code: 'FINISH_STATE' });
+  return path.join(blobsDir, 'finish', `${token}.names`);
+}
+
+/**
+ * A pass is over (or was left by a killed coordinator): its keys and its name table go.
+ * @param {CrawlRedis} redis
+ * @param {string} prefix
+ * @param {string} blobsDir
+ * @param {string} token
+ */
+async function dropPass(redis, prefix, blobsDir, token) {
+  const keys = `${prefix}f:${token}:`;
+  await redis.multi().unlink(`${keys}q`, `${keys}b`, `${keys}lease`, `${keys}r`, `${keys}d`).hdel(`${prefix}meta`, 'fin', 'finctx').exec()
+    .catch((error) => { throw redis.toFrontierError(error); });
+  await rm(namesFile(blobsDir, token), { force: true });
+}
+
+/**
+ * What a killed coordinator's write pass left (its keys in Redis, its name
+ * table beside the blobs), removed before the finishing starts again.
+ * @param {CrawlRedis} redis
+ * @param {string} prefix
+ * @param {string} blobsDir
+ */
+export async function dropLeftPass(redis, prefix, blobsDir) {
+  const left = await redis.hget(`${prefix}meta`, 'fin').catch((error) => { throw redis.toFrontierError(error); });
+  if (left) await dropPass(redis, prefix, blobsDir, left);
+}
 
 /**
  * A temp path given by the coordinator, made absolute under this process's
@@ -131,6 +164,7 @@ export class FinishPool {
   async begin(context, table) {
     await this.end();
     const { redis, prefix, blobsDir } = this.options;
+    await dropLeftPass(redis, prefix, blobsDir);
     const token = `${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
     await mkdir(path.join(blobsDir, 'finish'), { recursive: true });
     await writeFile(namesFile(blobsDir, token), nameTableBytes(table));
@@ -225,10 +259,8 @@ export class FinishPool {
     this.#token = null;
     await this.#helping;
     this.#helping = null;
-    const { redis, prefix, blobsDir } = this.options;
-    const keys = `${prefix}f:${token}:`;
-    await redis.multi().unlink(`${keys}q`, `${keys}b`, `${keys}lease`, `${keys}r`, `${keys}d`).hdel(`${prefix}meta`, 'fin', 'finctx').exec().catch(() => {});
-    await rm(namesFile(blobsDir, token), { force: true });
+    // What cannot be removed now is removed when the finishing starts again (dropLeftPass).
+    await dropPass(this.options.redis, this.options.prefix, this.options.blobsDir, token).catch(() => {});
   }
 }
 
@@ -268,7 +300,14 @@ export async function helpFinish(options) {
       if (phase === 'finished') return 'finished';
       if (reply.length > 3 && token) {
         if (loaded !== token) {
-          await load(options, token);
+          try {
+            await load(options, token);
+          } catch (error) {
+            // A process that stalled past the pass finds its name table gone: the bucket is only late.
+            if (await isCurrent(options, token)) throw error;
+            options.onLate?.();
+            continue;
+          }
           loaded = token;
         }
         const job = doBucket(options, token, String(reply[3]), String(reply[4]), JSON.parse(String(reply[5])));
@@ -289,6 +328,16 @@ export async function helpFinish(options) {
   } finally {
     await Promise.allSettled(inHand);
   }
+}
+
+/**
+ * Whether pass `token` is still under way.
+ * @param {{ redis: CrawlRedis, prefix: string }} options
+ * @param {string} token
+ */
+async function isCurrent({ redis, prefix }, token) {
+  const current = await redis.hget(`${prefix}meta`, 'fin').catch((error) => { throw redis.toFrontierError(error); });
+  return current === token;
 }
 
 /**
@@ -326,6 +375,11 @@ async function doBucket(options, token, bucket, lease, requests) {
   // helping (its bucket goes back once it leaves) instead of answering for the pages.
   const dir = requests.length > 0 ? path.dirname(tempPath(out, requests[0].temp)) : out;
   if (!existsSync(dir)) {
+    // Unless the pass is over (this process stalled past it): then the bucket is only late.
+    if (!(await isCurrent(options, token))) {
+      options.onLate?.();
+      return;
+    }
     throw new FrontierError(`${out} is not the coordinator's output directory (no ${path.relative(out, dir)} in it): every machine needs OUT on the same shared mount, at the same path`, { code: 'NOT_SHARED' });
   }
   /** @type {BucketAnswer[]} */

@@ -7,7 +7,7 @@ import { connectRedis, keyPrefix, redactUrl } from './connection.js';
 import { configDifference, sharedConfig } from './config.js';
 import { RedisFrontier } from './frontier.js';
 import { DirBlobStore } from './dir-blobs.js';
-import { FinishPool } from './finish.js';
+import { FinishPool, dropLeftPass } from './finish.js';
 
 /**
  * The coordinator's side of a shared crawl (`crawl --frontier … --crawl-id …`):
@@ -167,6 +167,7 @@ export class SharedCrawl {
     const { redis, prefix } = this;
     try {
       if (!interrupted) await redis.hset(`${prefix}meta`, 'phase', 'finish', 'finishAt', Date.now());
+      await dropLeftPass(redis, prefix, this.blobs.dir);
       const warnings = (await redis.hkeys(`${prefix}warn`)).map((text) => JSON.parse(text));
       run.warnings.splice(0, run.warnings.length, ...warnings.sort(byUrlThenText));
       const redirects = (await redis.hvals(`${prefix}redir`)).map((text) => JSON.parse(text));
@@ -174,7 +175,7 @@ export class SharedCrawl {
       for (const key of await redis.smembers(`${prefix}deep`)) run.depth.tooDeep.add(key);
       await this.frontier.refreshCounts();
     } catch (error) {
-      throw redis.toFrontierError(error);
+      throw error instanceof FrontierError ? error : redis.toFrontierError(error);
     }
   }
 
