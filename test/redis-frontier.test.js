@@ -225,6 +225,50 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     expect(taken).toEqual(['http://h/']);
   });
 
+  it('finishing buckets: a stalled holder loses its bucket, its late answer is refused, a bucket taken back --max-deliveries times is answered with errors, and collect says when the pass is gone', async () => {
+    // Two processes with heartbeats, the coordinator (c) and a worker (w); a pass of two buckets.
+    const leaseMs = 1000;
+    for (const worker of ['c', 'w']) await redis.zadd(`${prefix}workers`, Date.now() + 60_000, worker);
+    await redis.hset(`${prefix}meta`, 'phase', 'finish', 'fin', 'pass1', 'coord', 'c');
+    const F = `${prefix}f:pass1:`;
+    const requests = (/** @type {string} */ n) => JSON.stringify([{ url: `http://h/${n}a` }, { url: `http://h/${n}b` }]);
+    await redis.multi().hset(`${F}b`, '1', requests('1')).rpush(`${F}q`, '1').exec();
+    const taken = await redis.prFinTake(prefix, 'w', leaseMs, 2);
+    expect(taken.slice(0, 4)).toEqual(['finish', 'pass1', 1, '1']);
+    const lease = taken[4];
+    // Renewed while w works on it: still w's after the first deadline.
+    await sleep(leaseMs / 2);
+    expect(await redis.prFinRenew(prefix, 'pass1', '1', lease, leaseMs)).toBe(1);
+    await sleep(leaseMs / 2 + 100);
+    expect(await redis.prFinTake(prefix, 'c', leaseMs, 2)).toHaveLength(3); // nothing to take: bucket 1 stays w's
+    // w stalls: no renewal, its deadline passes; c takes bucket 1 back and answers it; w's late answer is refused.
+    await sleep(leaseMs + 100);
+    const again = await redis.prFinTake(prefix, 'c', leaseMs, 2);
+    expect(again[3]).toBe('1');
+    expect(await redis.prFinDone(prefix, 'pass1', '1', lease, '[{"result":"late"}]')).toBe(0);
+    expect(await redis.prFinRenew(prefix, 'pass1', '1', lease, leaseMs)).toBe(0);
+    expect(await redis.prFinDone(prefix, 'pass1', '1', again[4], '[{"result":"c"},{"result":"c"}]')).toBe(1);
+    // Bucket 2 is never answered: taken back twice (--max-deliveries 2), it is answered with an error per page.
+    await redis.multi().hset(`${F}b`, '2', requests('2')).rpush(`${F}q`, '2').exec();
+    expect((await redis.prFinTake(prefix, 'c', leaseMs, 2))[3]).toBe('2');
+    await sleep(leaseMs + 100);
+    expect((await redis.prFinTake(prefix, 'w', leaseMs, 2))[3]).toBe('2');
+    await sleep(leaseMs + 100);
+    expect(await redis.prFinTake(prefix, 'w', leaseMs, 2)).toHaveLength(3); // answered, nothing left to take
+    const collected = await redis.prFinCollect(prefix, 'pass1', 64);
+    expect(collected[0]).toBe('1');
+    expect(JSON.parse(collected[1])).toEqual([{ result: 'c' }, { result: 'c' }]);
+    expect(collected[2]).toBe('2');
+    expect(JSON.parse(collected[3]).map((/** @type {any} */ a) => a.error.code)).toEqual(['MAX_DELIVERIES', 'MAX_DELIVERIES']);
+    expect(Number(await redis.hget(`${prefix}cnt`, 'finReclaimed'))).toBe(3);
+    // Nothing is handed out once the coordinator is gone; collect says LOST once the pass is not the crawl's.
+    await redis.multi().hset(`${F}b`, '3', requests('3')).rpush(`${F}q`, '3').zadd(`${prefix}workers`, 0, 'c').exec();
+    expect(await redis.prFinTake(prefix, 'w', leaseMs, 2)).toEqual(['finish', '', 0]);
+    expect(await redis.prFinCurrent(prefix, 'pass1', leaseMs)).toBe(0);
+    await redis.hdel(`${prefix}meta`, 'fin');
+    expect(await redis.prFinCollect(prefix, 'pass1', 64)).toEqual(['LOST']);
+  });
+
   it('after --max-deliveries, a URL is a failed record saying why', async () => {
     const a = open({ maxDeliveries: 2, leaseMs: SHORT }, true);
     await a.add([item('http://h/')]);

@@ -45,7 +45,7 @@ import { openNameTable } from './shared-names.js';
  *   unchangedSha: the sha256 of the file already there (not written again when the output has it);
  *   temp: where to write the output (created, never through a link); else the output is returned;
  *   scanId: the staged scan's id (for a render another process of a shared crawl does);
- *   replace: a temp file already there is removed first (a bucket redone after a process died)
+ *   replace: a temp file already there is replaced (a bucket redone after a process died or stalled)
  * @typedef {{
  *   bytes: number, sha256: string, written: boolean, output?: Buffer,
  *   placeholders: { sku: string, offset: number, length: number }[],
@@ -186,10 +186,22 @@ export function createRenderer(context) {
  * link), written, closed; synchronous, as it runs in a worker thread.
  * @param {string} path
  * @param {Buffer} data
- * @param {boolean} [replace] remove a file already there first
+ * @param {boolean} [replace] replace a file already there (atomically)
  */
 export function writeNew(path, data, replace = false) {
-  if (replace) rmSync(path, { force: true });
+  if (replace) {
+    // A file of its own first, then renamed over: another process writing the same path
+    // (a bucket redone) never meets a half-written file or loses its own.
+    const own = `${path}.${TEMP_TAG}-${++temps}`;
+    writeNew(own, data);
+    try {
+      renameSync(own, path);
+    } catch (error) {
+      rmSync(own, { force: true });
+      throw error;
+    }
+    return;
+  }
   const fd = openSync(path, CREATE, 0o644);
   try {
     let done = 0;

@@ -143,7 +143,7 @@ export class PageThreads {
       this.#dispatch();
     });
     worker.on('error', die);
-    worker.on('exit', (code) => die(new Error(`a crawl worker thread stopped (exit code ${code})`)));
+    worker.on('exit', (code) => die(Object.assign(new Error(`a crawl worker thread stopped (exit code ${code})`), { code: 'THREAD_EXIT' })));
     return slot;
   }
 

@@ -2,7 +2,7 @@
 import { Redis } from 'ioredis';
 import { FrontierError } from '../errors.js';
 import { ADD, BACKOFF, DONE, HEARTBEAT, PUT, RETRY, TAKE } from './scripts.js';
-import { FIN_COLLECT, FIN_DONE, FIN_TAKE } from './finish-scripts.js';
+import { FIN_COLLECT, FIN_CURRENT, FIN_DONE, FIN_RENEW, FIN_TAKE } from './finish-scripts.js';
 
 /**
  * One connection to the Redis that holds a crawl, with the frontier's
@@ -22,9 +22,11 @@ import { FIN_COLLECT, FIN_DONE, FIN_TAKE } from './finish-scripts.js';
  *   prHeartbeat(prefix: string, ...args: (string | number)[]): Promise<number>,
  *   prBackoff(prefix: string, ...args: (string | number)[]): Promise<number>,
  *   prPut(prefix: string, key: string, value: Buffer): Promise<number>,
- *   prFinTake(prefix: string, worker: string, leaseMs: number): Promise<string[]>,
+ *   prFinTake(prefix: string, worker: string, leaseMs: number, maxDeliveries: number): Promise<string[]>,
+ *   prFinRenew(prefix: string, token: string, bucket: string, lease: string, leaseMs: number): Promise<number>,
  *   prFinDone(prefix: string, token: string, bucket: string, lease: string, answers: string): Promise<number>,
  *   prFinCollect(prefix: string, token: string, max: number): Promise<string[]>,
+ *   prFinCurrent(prefix: string, token: string, leaseMs: number): Promise<number>,
  *   toFrontierError(error: unknown): FrontierError,
  * }} CrawlRedis
  */
@@ -81,7 +83,9 @@ export async function connectRedis(url, { timeoutSeconds }) {
   redis.defineCommand('prPut', { numberOfKeys: 1, lua: PUT });
   redis.defineCommand('prFinTake', { numberOfKeys: 1, lua: FIN_TAKE });
   redis.defineCommand('prFinDone', { numberOfKeys: 1, lua: FIN_DONE });
+  redis.defineCommand('prFinRenew', { numberOfKeys: 1, lua: FIN_RENEW });
   redis.defineCommand('prFinCollect', { numberOfKeys: 1, lua: FIN_COLLECT });
+  redis.defineCommand('prFinCurrent', { numberOfKeys: 1, lua: FIN_CURRENT });
   /** @param {unknown} error */
   const lost = (error) => {
     const message = /** @type {Error} */ (error)?.message ?? String(error);

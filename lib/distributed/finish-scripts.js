@@ -11,6 +11,7 @@
  *   f:<t>:b     hash    bucket -> its requests (JSON)
  *   f:<t>:lease hash    bucket -> lease token|worker|deadline (ms)
  *   f:<t>:r     hash    bucket -> its answers (JSON), until the coordinator collects them
+ *   f:<t>:deliv hash    bucket -> times it was taken back
  *   f:<t>:d     list    buckets answered, in the order they were
  *   cnt         hash    finReclaimed: buckets taken back from a process that died or stalled
  */
@@ -25,13 +26,18 @@ end
 
 /**
  * FIN_TAKE: what the finishing phase holds for this process. ARGV: worker,
- * leaseMs. Returns {phase, token, coordinator alive (1/0)} and, when a bucket
- * was taken, {bucket, lease token, requests}. Before taking, buckets whose
- * lease passed its deadline, or whose process has sent no heartbeat for
- * half the lease time, go back to the queue (first).
+ * leaseMs, maxDeliveries. Returns {phase, token, coordinator alive (1/0)}
+ * and, when a bucket was taken, {bucket, lease token, requests}. Nothing is
+ * handed out while the coordinator is not alive (its pass is dead; its next
+ * run starts another). Before taking, buckets whose lease passed its
+ * deadline (renewed by FIN_RENEW while the holder works on it), or whose
+ * process has sent no heartbeat for half the lease time, go back to the
+ * queue (first); a bucket taken back maxDeliveries times is answered with an
+ * error for each of its pages instead (the coordinator fails them: nothing
+ * is redone forever).
  */
 export const FIN_TAKE = COMMON + `
-local worker, leaseMs = ARGV[1], tonumber(ARGV[2])
+local worker, leaseMs, maxDeliveries = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local meta = redis.call('HMGET', P .. 'meta', 'phase', 'fin', 'coord')
 local phase, token, coord = meta[1] or '', meta[2], meta[3]
 local now = now_ms()
@@ -40,16 +46,28 @@ if coord then
   local beat = redis.call('ZSCORE', P .. 'workers', coord)
   if beat and tonumber(beat) > now - leaseMs then alive = 1 end
 end
-if phase ~= 'finish' or not token then return {phase, '', alive} end
+if phase ~= 'finish' or not token or alive == 0 then return {phase, '', alive} end
 local F = P .. 'f:' .. token .. ':'
 local leased = redis.call('HGETALL', F .. 'lease')
 for i = 1, #leased, 2 do
   local holder, deadline = string.match(leased[i + 1], '^[^|]*|(.*)|(%d+)$')
   local beat = redis.call('ZSCORE', P .. 'workers', holder)
   if tonumber(deadline) < now or not beat or tonumber(beat) < now - leaseMs / 2 then
-    redis.call('HDEL', F .. 'lease', leased[i])
-    redis.call('LPUSH', F .. 'q', leased[i])
+    local bucket = leased[i]
+    redis.call('HDEL', F .. 'lease', bucket)
     redis.call('HINCRBY', P .. 'cnt', 'finReclaimed', 1)
+    if redis.call('HINCRBY', F .. 'deliv', bucket, 1) >= maxDeliveries then
+      local requests = cjson.decode(redis.call('HGET', F .. 'b', bucket) or '[]')
+      local answers = {}
+      for j = 1, #requests do
+        answers[j] = { error = { message = 'its bucket of the finishing phase was taken ' .. maxDeliveries .. ' times without an answer (--max-deliveries)', code = 'MAX_DELIVERIES' } }
+      end
+      redis.call('HDEL', F .. 'b', bucket)
+      redis.call('HSET', F .. 'r', bucket, #answers > 0 and cjson.encode(answers) or '[]')
+      redis.call('RPUSH', F .. 'd', bucket)
+    else
+      redis.call('LPUSH', F .. 'q', bucket)
+    end
   end
 end
 local bucket = redis.call('LPOP', F .. 'q')
@@ -78,10 +96,27 @@ return 1
 `;
 
 /**
+ * FIN_RENEW: the holder of a bucket still works on it: its deadline moves
+ * to leaseMs from now. ARGV: token, bucket, lease token, leaseMs. Returns 1,
+ * or 0 when the lease is no longer this process's.
+ */
+export const FIN_RENEW = COMMON + `
+local F = P .. 'f:' .. ARGV[1] .. ':'
+local bucket, lease = ARGV[2], ARGV[3]
+local held = redis.call('HGET', F .. 'lease', bucket)
+if not held or string.sub(held, 1, string.len(lease) + 1) ~= lease .. '|' then return 0 end
+local holder = string.match(held, '^[^|]*|(.*)|%d+$')
+redis.call('HSET', F .. 'lease', bucket, lease .. '|' .. holder .. '|' .. (now_ms() + tonumber(ARGV[4])))
+return 1
+`;
+
+/**
  * FIN_COLLECT: up to ARGV[2] answered buckets of pass ARGV[1], taken off
- * the done list with their answers: {bucket, answers, bucket, answers, …}.
+ * the done list with their answers: {bucket, answers, bucket, answers, …};
+ * {'LOST'} when the pass is no longer the crawl's (its state in Redis gone).
  */
 export const FIN_COLLECT = COMMON + `
+if redis.call('HGET', P .. 'meta', 'fin') ~= ARGV[1] then return {'LOST'} end
 local F = P .. 'f:' .. ARGV[1] .. ':'
 local buckets = redis.call('LPOP', F .. 'd', tonumber(ARGV[2]))
 if not buckets then return {} end
@@ -92,4 +127,16 @@ for _, bucket in ipairs(buckets) do
   redis.call('HDEL', F .. 'r', bucket)
 end
 return out
+`;
+
+/**
+ * FIN_CURRENT: whether pass ARGV[1] is under way (the crawl's pass, and its
+ * coordinator has sent a heartbeat within ARGV[2] ms). Returns 1 or 0.
+ */
+export const FIN_CURRENT = COMMON + `
+local meta = redis.call('HMGET', P .. 'meta', 'fin', 'coord')
+if meta[1] ~= ARGV[1] or not meta[2] then return 0 end
+local beat = redis.call('ZSCORE', P .. 'workers', meta[2])
+if beat and tonumber(beat) > now_ms() - tonumber(ARGV[2]) then return 1 end
+return 0
 `;

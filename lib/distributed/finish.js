@@ -95,7 +95,7 @@ function namesFile(blobsDir, token) {
  */
 async function dropPass(redis, prefix, blobsDir, token) {
   const keys = `${prefix}f:${token}:`;
-  await redis.multi().unlink(`${keys}q`, `${keys}b`, `${keys}lease`, `${keys}r`, `${keys}d`).hdel(`${prefix}meta`, 'fin', 'finctx').exec()
+  await redis.multi().unlink(`${keys}q`, `${keys}b`, `${keys}lease`, `${keys}r`, `${keys}d`, `${keys}deliv`).hdel(`${prefix}meta`, 'fin', 'finctx').exec()
     .catch((error) => { throw redis.toFrontierError(error); });
   await rm(namesFile(blobsDir, token), { force: true });
 }
@@ -145,7 +145,7 @@ export class FinishPool {
   #failure = null;
 
   /**
-   * @param {{ redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, out: string, blobsDir: string, threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]>, locate(id: string): import('../crawl/page-work.js').BlobPlace }} options
+   * @param {{ redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, out: string, blobsDir: string, threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]>, locate(id: string): import('../crawl/page-work.js').BlobPlace, maxDeliveries: number }} options
    */
   constructor(options) {
     this.options = options;
@@ -205,6 +205,10 @@ export class FinishPool {
     const bucket = this.#filling;
     this.#filling = null;
     if (!bucket || !this.#token) return;
+    if (this.#failure) {
+      for (const page of bucket.waiting) page.reject(this.#failure);
+      return;
+    }
     const name = String(++this.#buckets);
     this.#sent.set(name, bucket.waiting);
     const { redis, prefix } = this.options;
@@ -222,6 +226,7 @@ export class FinishPool {
       for (let wait = 1; this.#sent.size > 0 && this.#token && !this.#failure;) {
         const token = this.#token;
         const reply = await redis.prFinCollect(prefix, token, 64);
+        if (reply[0] === 'LOST') throw new Error('LOST'); // the crawl's state in Redis is gone
         for (let i = 0; i < reply.length; i += 2) {
           const waiting = this.#sent.get(reply[i]);
           if (!waiting) continue;
@@ -249,6 +254,8 @@ export class FinishPool {
     this.#failure ??= error;
     for (const waiting of this.#sent.values()) for (const page of waiting) page.reject(error);
     this.#sent.clear();
+    for (const page of this.#filling?.waiting ?? []) page.reject(error);
+    this.#filling = null;
   }
 
   /** The pass is over: its keys and its name table go. */
@@ -270,7 +277,7 @@ export class FinishPool {
  * coordinator during its write passes and by `prerender worker` once the
  * fetching is over.
  * @param {{
- *   redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, out: string, blobsDir: string,
+ *   redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, maxDeliveries: number, out: string, blobsDir: string,
  *   threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]>, locate(id: string): import('../crawl/page-work.js').BlobPlace,
  *   signal: AbortSignal | null,
  *   stopWhen?: () => boolean, onBucket?: (pages: number) => void, onLate?: () => void, loaded?: string,
@@ -295,7 +302,7 @@ export async function helpFinish(options) {
         await Promise.race(inHand);
         continue;
       }
-      const reply = await redis.prFinTake(prefix, worker, leaseMs).catch((error) => { throw redis.toFrontierError(error); });
+      const reply = await redis.prFinTake(prefix, worker, leaseMs, options.maxDeliveries).catch((error) => { throw redis.toFrontierError(error); });
       const [phase, token, alive] = [String(reply[0]), String(reply[1]), Number(reply[2])];
       if (phase === 'finished') return 'finished';
       if (reply.length > 3 && token) {
@@ -331,13 +338,13 @@ export async function helpFinish(options) {
 }
 
 /**
- * Whether pass `token` is still under way.
- * @param {{ redis: CrawlRedis, prefix: string }} options
+ * Whether pass `token` is still under way: the crawl's pass, its coordinator alive.
+ * @param {{ redis: CrawlRedis, prefix: string, leaseMs: number }} options
  * @param {string} token
  */
-async function isCurrent({ redis, prefix }, token) {
-  const current = await redis.hget(`${prefix}meta`, 'fin').catch((error) => { throw redis.toFrontierError(error); });
-  return current === token;
+async function isCurrent({ redis, prefix, leaseMs }, token) {
+  const current = await redis.prFinCurrent(prefix, token, leaseMs).catch((error) => { throw redis.toFrontierError(error); });
+  return current === 1;
 }
 
 /**
@@ -382,10 +389,17 @@ async function doBucket(options, token, bucket, lease, requests) {
     }
     throw new FrontierError(`${out} is not the coordinator's output directory (no ${path.relative(out, dir)} in it): every machine needs OUT on the same shared mount, at the same path`, { code: 'NOT_SHARED' });
   }
+  // The lease stays this process's while it works on the bucket, however long that takes.
+  const renew = setInterval(() => {
+    redis.prFinRenew(prefix, token, bucket, lease, options.leaseMs).catch(() => {});
+  }, Math.max(50, Math.floor(options.leaseMs / 3)));
+  /** @type {unknown} a failure of this process (its file system, its threads), not of a page */
+  let local = null;
   /** @type {BucketAnswer[]} */
   const answers = await Promise.all(requests.map(async (request) => {
     try {
       const ids = [request.bodyId, request.scanId];
+      if (!ids.every((id) => /^[0-9a-f]{64}$/.test(id))) throw new Error(`not a blob id: ${JSON.stringify(ids)}`);
       // The worker thread reads the blobs and replaces the temp file itself; the main thread only passes the request on.
       const { output: _output, ...result } = await threads.render({
         places: [options.locate(request.bodyId), options.locate(request.scanId)], read: () => options.readBlobs(ids),
@@ -395,9 +409,20 @@ async function doBucket(options, token, bucket, lease, requests) {
       return { result };
     } catch (error) {
       const err = /** @type {NodeJS.ErrnoException} */ (error);
+      // A worker's own trouble (a file system error, a thread that died) is not the page's: it is not answered.
+      if (!options.stopWhen && (err.syscall !== undefined || err.code === 'THREAD_EXIT')) local ??= error;
       return { error: { message: err.message, code: err.code, name: err.name } };
     }
-  }));
+  })).finally(() => clearInterval(renew));
+  if (local) {
+    // Late (the pass is over, or its coordinator gone): nothing to say. Otherwise this process stops
+    // helping, and the bucket goes to another once it has left.
+    if (!(await isCurrent(options, token))) {
+      options.onLate?.();
+      return;
+    }
+    throw local;
+  }
   const accepted = await redis.prFinDone(prefix, token, bucket, lease, JSON.stringify(answers)).catch((error) => { throw redis.toFrontierError(error); });
   if (accepted === 1) options.onBucket?.(requests.length);
   else options.onLate?.();

@@ -67,7 +67,9 @@ export async function openSharedCrawl(o, listed, prior) {
       maxPages: o.maxPages, leaseMs: o.leaseTimeout, originConcurrency: o.originConcurrency, intervalMs: intervalOf(o), maxDeliveries: o.maxDeliveries,
     }, { seeder: true, info: { role: 'coordinator', version: VERSION } });
     frontier.start();
-    // Workers help in the finishing phase while this process is alive (finish.js).
+    // Workers help in the finishing phase while this process is alive (finish.js); a pass a
+    // killed coordinator left goes first, so that none of its buckets is taken again.
+    await dropLeftPass(redis, prefix, blobsDir);
     await redis.hset(`${prefix}meta`, 'coord', frontier.worker);
     return new SharedCrawl(redis, prefix, frontier, new DirBlobStore(blobsDir), url, o.leaseTimeout);
   } catch (error) {
@@ -151,7 +153,7 @@ export class SharedCrawl {
     if (!/** @type {string[]} */ (others).some((worker) => worker !== frontier.worker)) return null;
     const blobs = this.blobs;
     return new FinishPool({
-      redis, prefix, worker: frontier.worker, leaseMs: this.leaseMs, out, blobsDir: blobs.dir, threads: run.threads, readBlobs: (ids) => blobs.get(ids), locate: (id) => blobs.locate(id),
+      redis, prefix, worker: frontier.worker, leaseMs: this.leaseMs, maxDeliveries: frontier.settings.maxDeliveries, out, blobsDir: blobs.dir, threads: run.threads, readBlobs: (ids) => blobs.get(ids), locate: (id) => blobs.locate(id),
     });
   }
 

@@ -100,7 +100,7 @@ export class Worker extends EventEmitter {
         // The fetching is over: help write the tree while the coordinator is alive (finish.js).
         if (!controller.signal.aborted) {
           await helpFinish({
-            redis, prefix, worker: frontier.worker, leaseMs: o.leaseTimeout, out: path.resolve(o.out), blobsDir, threads: run.threads,
+            redis, prefix, worker: frontier.worker, leaseMs: o.leaseTimeout, maxDeliveries: o.maxDeliveries, out: path.resolve(o.out), blobsDir, threads: run.threads,
             readBlobs: (ids) => blobs.get(ids), locate: (id) => blobs.locate(id), signal: controller.signal,
             onBucket: (pages) => { rewritten += pages; }, onLate: () => { lateBuckets++; },
           });
