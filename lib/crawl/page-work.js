@@ -92,19 +92,12 @@ export function storeBlob(dir, id, data) {
   const sub = join(dir, id.slice(0, 2));
   const file = join(sub, id);
   if (existsSync(file)) return;
-  const temp = `${file}.tmp-${TEMP_TAG}-${++temps}`;
   try {
-    writeNew(temp, data);
+    writeNew(file, data, true);
   } catch (error) {
     if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'ENOENT') throw error;
     mkdirSync(sub, { recursive: true });
-    writeNew(temp, data);
-  }
-  try {
-    renameSync(temp, file);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw error;
+    writeNew(file, data, true);
   }
 }
 
@@ -191,8 +184,8 @@ export function createRenderer(context) {
 export function writeNew(path, data, replace = false) {
   if (replace) {
     // A file of its own first, then renamed over: another process writing the same path
-    // (a bucket redone) never meets a half-written file or loses its own.
-    const own = `${path}.${TEMP_TAG}-${++temps}`;
+    // (a bucket redone, the same blob) never meets a half-written file or loses its own.
+    const own = `${path}.tmp-${TEMP_TAG}-${++temps}`;
     writeNew(own, data);
     try {
       renameSync(own, path);
