@@ -11,6 +11,12 @@ import { HAVE_REDIS, startRedis } from './helpers/redis.js';
 import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
 import { RedisFrontier } from '../lib/distributed/frontier.js';
 import { decodeStored } from '../lib/distributed/packed.js';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { helpFinish, nameTableBytes } from '../lib/distributed/finish.js';
+import { encodeNameTable } from '../lib/crawl/shared-names.js';
+import { PageThreads } from '../lib/crawl/threads.js';
 
 /** @type {Awaited<ReturnType<typeof startRedis>>} */
 let server;
@@ -267,6 +273,33 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     expect(await redis.prFinCurrent(prefix, 'pass1', leaseMs)).toBe(0);
     await redis.hdel(`${prefix}meta`, 'fin');
     expect(await redis.prFinCollect(prefix, 'pass1', 64)).toEqual(['LOST']);
+  });
+
+  it('a worker whose OUT is not the coordinator\'s stops helping with one clear error; its bucket is not answered (it goes back once the worker is gone)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-finish-'));
+    try {
+      const blobsDir = path.join(dir, 'blobs');
+      await mkdir(path.join(blobsDir, 'finish'), { recursive: true });
+      await writeFile(path.join(blobsDir, 'finish', 'pass1.names'), nameTableBytes(encodeNameTable([], [], 10)));
+      const context = { placeholders: 'ssi', pricePath: '/price', staticRoot: 'http://h/', dynamicBase: null, origins: ['http://h'], relativeLinks: true, siteUrl: null };
+      const id = 'a'.repeat(64);
+      const bucket = JSON.stringify([{ bodyId: id, scanId: id, url: 'http://h/p', file: 'p.html', type: 'html', charset: 'utf-8', temp: '.prerender/tmp-gone/1.tmp' }]);
+      await redis.zadd(`${prefix}workers`, Date.now() + 60_000, 'c');
+      await redis.multi().hset(`${prefix}meta`, 'phase', 'finish', 'fin', 'pass1', 'coord', 'c', 'finctx', JSON.stringify(context))
+        .hset(`${prefix}f:pass1:b`, '1', bucket).rpush(`${prefix}f:pass1:q`, '1').exec();
+      const threads = new PageThreads(0);
+      const help = () => helpFinish({
+        redis, prefix, worker: 'w', leaseMs: 5000, maxDeliveries: 3, out: path.join(dir, 'out'), blobsDir, threads,
+        readBlobs: async () => [], locate: (blob) => ({ path: path.join(blobsDir, blob), at: 0, length: -1 }), signal: null,
+      });
+      await expect(help()).rejects.toMatchObject({ code: 'NOT_SHARED', message: expect.stringMatching(/is not the coordinator's output directory.*same shared mount/) });
+      // Nothing was answered for the page: the bucket is still leased (to go back once w is gone), not done.
+      expect(await redis.hlen(`${prefix}f:pass1:lease`)).toBe(1);
+      expect(await redis.llen(`${prefix}f:pass1:d`)).toBe(0);
+      await threads.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('after --max-deliveries, a URL is a failed record saying why', async () => {
