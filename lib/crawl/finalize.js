@@ -33,8 +33,12 @@ import { precompress } from './precompress.js';
  * @typedef {import('./state.js').StoredPage} StoredPage
  */
 
-/** Pages rewritten and written at once. */
-const WRITE_CONCURRENCY = 8;
+/**
+ * Pages rewritten and written at once: enough that the worker threads get
+ * batches, not one page per message (8 left them 45 % idle in a shared
+ * crawl's finishing, whose blobs are files of their own).
+ */
+const WRITE_CONCURRENCY = 32;
 /** Passes before giving up on a tree whose pages keep failing. */
 const MAX_PASSES = 10;
 
