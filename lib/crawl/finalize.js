@@ -39,6 +39,8 @@ import { precompress } from './precompress.js';
  * crawl's finishing, whose blobs are files of their own).
  */
 const WRITE_CONCURRENCY = 32;
+/** Non-document pages (read whole, up to --max-page-bytes each) copied at once. */
+const WHOLE_BODIES = 4;
 /** Passes before giving up on a tree whose pages keep failing. */
 const MAX_PASSES = 10;
 
@@ -106,7 +108,7 @@ async function writePass(run, pages, names, dropped, interrupted, complete) {
   // When every URL leads to the same file as last time, no page's links changed:
   // unchanged pages are kept without reading their scans.
   const sameNames = previous !== null && namesAsBefore(run, pages, names, dropped);
-  const pass = { ...run, warnings, sameNames };
+  const pass = { ...run, warnings, sameNames, wholeBodies: pLimit(WHOLE_BODIES) };
   const manifest = createManifestWriter(target, {
     roots: o.roots,
     scope: run.scope.toJSON(),
@@ -202,12 +204,16 @@ async function writePage(run, record, names, previous, failed, counters) {
     let output;
     let written = false;
     if (ids.length === 1) {
-      const [raw] = await blobs.get(ids);
-      written = !(sameFile && stored?.sha256 === record.body);
-      if (written) await writeFile(target, file, raw, counters);
-      record.bytes = raw.length;
+      // Read whole: a few at once, whatever the window of pages in flight.
+      const wholeBodies = /** @type {{ wholeBodies: import('p-limit').LimitFunction }} */ (/** @type {unknown} */ (run)).wholeBodies;
+      output = await wholeBodies(async () => {
+        const [raw] = await blobs.get(ids);
+        written = !(sameFile && stored?.sha256 === record.body);
+        if (written) await writeFile(target, file, raw, counters);
+        return raw;
+      });
+      record.bytes = output.length;
       record.sha256 = record.body;
-      output = raw;
     } else {
       if (sameFile && unchangedInput && previous) {
         const [scanned] = await blobs.get([ids[1]]);

@@ -146,7 +146,9 @@ export class Crawler extends EventEmitter {
         const prepared = await prepareOutDir(o.out);
         created = prepared.created;
         lock = await acquireLock(prepared.stateDir, prepared.out);
-        await clearLeftovers(prepared.stateDir); // a killed run's temp files and staging
+        // A killed run's temp files and staging; in a shared crawl only once its pass is
+        // dropped in Redis (openSharedCrawl), so that no worker still writes into them.
+        if (!o.frontier) await clearLeftovers(prepared.stateDir);
         prior = await loadPrior(prepared.stateDir, { full: o.full });
         if (o.resume && !o.full && !o.frontier) resumed = await readJournal(prepared.stateDir, journalKey(o));
       }
@@ -155,6 +157,7 @@ export class Crawler extends EventEmitter {
         const { openSharedCrawl } = await import('../distributed/shared.js');
         shared = await openSharedCrawl(o, listed, prior);
         blobs = stateDir ? shared.blobs : null;
+        if (stateDir) await clearLeftovers(stateDir);
       }
       if (target) await target.init();
       if (blobs) await blobs.init({ keep: (prior !== null && prior.reuse) || resumed !== null });

@@ -142,7 +142,8 @@ export class PageThreads {
       });
       this.#dispatch();
     });
-    worker.on('error', die);
+    // However it ends (an uncaught error, out of memory, an exit), the pages it held did not fail by themselves.
+    worker.on('error', (error) => die(Object.assign(new Error(`a crawl worker thread stopped: ${error.message}`), { code: 'THREAD_EXIT', cause: error })));
     worker.on('exit', (code) => die(Object.assign(new Error(`a crawl worker thread stopped (exit code ${code})`), { code: 'THREAD_EXIT' })));
     return slot;
   }

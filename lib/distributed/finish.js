@@ -39,6 +39,9 @@ import { openNameTable } from '../crawl/shared-names.js';
  * @typedef {{ result: Omit<RenderOutput, 'output'> } | { error: { message: string, code?: string, name?: string } }} BucketAnswer
  */
 
+/** Errors of the file system a worker writes to, whatever the path: its own, not a page's. */
+const OWN_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EMFILE', 'ENFILE', 'EACCES', 'EPERM', 'EIO', 'ESTALE']);
+
 /** Pages in a bucket. */
 export const BUCKET = 16;
 /** Buckets a process works on at once (its worker threads stay busy while answers travel). */
@@ -390,9 +393,13 @@ async function doBucket(options, token, bucket, lease, requests) {
     throw new FrontierError(`${out} is not the coordinator's output directory (no ${path.relative(out, dir)} in it): every machine needs OUT on the same shared mount, at the same path`, { code: 'NOT_SHARED' });
   }
   // The lease stays this process's while it works on the bucket, however long that takes.
+  // Not forever: a render that never ends loses its bucket after --max-deliveries lease times.
+  const renewUntil = Date.now() + options.maxDeliveries * options.leaseMs;
   const renew = setInterval(() => {
-    redis.prFinRenew(prefix, token, bucket, lease, options.leaseMs).catch(() => {});
+    if (Date.now() > renewUntil) clearInterval(renew);
+    else redis.prFinRenew(prefix, token, bucket, lease, options.leaseMs).catch(() => {});
   }, Math.max(50, Math.floor(options.leaseMs / 3)));
+  const tempDir = path.dirname(tempPath(out, requests[0]?.temp ?? '.prerender/tmp-x/0.tmp'));
   /** @type {unknown} a failure of this process (its file system, its threads), not of a page */
   let local = null;
   /** @type {BucketAnswer[]} */
@@ -409,15 +416,17 @@ async function doBucket(options, token, bucket, lease, requests) {
       return { result };
     } catch (error) {
       const err = /** @type {NodeJS.ErrnoException} */ (error);
-      // A worker's own trouble (a file system error, a thread that died) is not the page's: it is not answered.
-      if (!options.stopWhen && (err.syscall !== undefined || err.code === 'THREAD_EXIT')) local ??= error;
+      // A worker's own trouble (writing into OUT, a thread that died) is not the page's: it is not
+      // answered. A blob that cannot be read is the page's, as on the coordinator.
+      if (!options.stopWhen && (err.code === 'THREAD_EXIT' || (err.syscall !== undefined && (OWN_ERRORS.has(String(err.code)) || String(err.path ?? '').startsWith(tempDir))))) local ??= error;
       return { error: { message: err.message, code: err.code, name: err.name } };
     }
   })).finally(() => clearInterval(renew));
   if (local) {
-    // Late (the pass is over, or its coordinator gone): nothing to say. Otherwise this process stops
-    // helping, and the bucket goes to another once it has left.
-    if (!(await isCurrent(options, token))) {
+    // Late (the pass is over, or its coordinator gone, or its temp directory removed by a coordinator
+    // starting again): nothing to say. Otherwise this process stops helping, and the bucket goes to
+    // another once it has left.
+    if (!existsSync(tempDir) || !(await isCurrent(options, token))) {
       options.onLate?.();
       return;
     }
