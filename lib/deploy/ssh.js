@@ -266,38 +266,47 @@ export class SshTarget {
   }
 
   /**
+   * Spawn a process (no shell): its output collected (the last 16 kB of
+   * stderr), killed on abort, forgotten once it has ended.
+   * @param {string} command
+   * @param {string[]} args
+   */
+  #start(command, args) {
+    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.children.add(child);
+    const abort = () => child.kill('SIGTERM');
+    this.options.signal?.addEventListener('abort', abort, { once: true });
+    const out = { stdout: '', stderr: '' };
+    child.stdout.setEncoding('utf8').on('data', (chunk) => { out.stdout += chunk; });
+    child.stderr.setEncoding('utf8').on('data', (chunk) => { out.stderr = (out.stderr + chunk).slice(-16_000); });
+    child.stdin.on('error', () => {}); // a process that exits early: its exit code and output tell
+    /** @type {Promise<{ code: number | null, error?: Error, stdout: string, stderr: string }>} */
+    const exited = new Promise((resolve) => {
+      const end = (/** @type {number | null} */ code, /** @type {Error | undefined} */ error) => {
+        this.children.delete(child);
+        this.options.signal?.removeEventListener('abort', abort);
+        resolve({ code, error, ...out });
+      };
+      child.once('error', (error) => end(null, error));
+      child.once('close', (code) => end(code, undefined));
+    });
+    return { child, exited };
+  }
+
+  /**
    * Spawn a process (no shell), collect its output.
    * @param {string[]} args ssh arguments
    * @param {{ input?: string, command?: string, quiet?: boolean }} [options]
    * @returns {Promise<{ code: number | null, stdout: string, stderr: string }>}
    */
-  spawnCollect(args, options = {}) {
-    return new Promise((resolve, reject) => {
-      if (this.options.signal?.aborted) {
-        reject(new AbortError('interrupted'));
-        return;
-      }
-      const child = spawn(options.command ?? this.options.ssh ?? 'ssh', args, { stdio: ['pipe', 'pipe', 'pipe'] });
-      this.children.add(child);
-      const abort = () => child.kill('SIGTERM');
-      this.options.signal?.addEventListener('abort', abort, { once: true });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk; });
-      child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr = (stderr + chunk).slice(-16_000); });
-      child.stdin.on('error', () => {}); // a process that exits early: its exit code tells
-      child.stdin.end(options.input ?? '');
-      child.once('error', (error) => {
-        this.children.delete(child);
-        reject(new DeployError(`${this.label}: cannot run ${options.command ?? 'ssh'}: ${error.message}`, { code: 'DEPLOY_SSH', cause: error }));
-      });
-      child.once('close', (code) => {
-        this.children.delete(child);
-        this.options.signal?.removeEventListener('abort', abort);
-        if (this.options.signal?.aborted) reject(new AbortError('interrupted'));
-        else resolve({ code, stdout, stderr });
-      });
-    });
+  async spawnCollect(args, options = {}) {
+    if (this.options.signal?.aborted) throw new AbortError('interrupted');
+    const { child, exited } = this.#start(options.command ?? this.options.ssh ?? 'ssh', args);
+    child.stdin.end(options.input ?? '');
+    const { code, error, stdout, stderr } = await exited;
+    if (error) throw new DeployError(`${this.label}: cannot run ${options.command ?? 'ssh'}: ${error.message}`, { code: 'DEPLOY_SSH', cause: error });
+    if (this.options.signal?.aborted) throw new AbortError('interrupted');
+    return { code, stdout, stderr };
   }
 
   /**
@@ -377,25 +386,11 @@ export class SshTarget {
       throw error;
     }
     const command = ['sh', '-c', script, 'prerender', ...args].map(shQuote).join(' ');
-    const child = spawn(this.options.ssh ?? 'ssh', [...this.clientArgs(), '--', this.destination, command], { stdio: ['pipe', 'pipe', 'pipe'] });
-    this.children.add(child);
-    const abort = () => child.kill('SIGTERM');
-    this.options.signal?.addEventListener('abort', abort, { once: true });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk; });
-    child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr = (stderr + chunk).slice(-16_000); });
-    /** @type {Promise<{ code: number | null, error?: Error }>} */
-    const exited = new Promise((resolve) => {
-      child.once('error', (error) => resolve({ code: null, error }));
-      child.once('close', (code) => resolve({ code }));
-    });
-    child.stdin.on('error', () => {}); // a command that ends early (the release exists): its output says
+    const { child, exited } = this.#start(this.options.ssh ?? 'ssh', [...this.clientArgs(), '--', this.destination, command]);
+    // A command that ends early (the release exists): its output says.
     child.stdin.write(head);
     const sent = fanout.attach(child.stdin).then(() => null, (/** @type {Error} */ error) => error);
-    const [{ code, error }, readError] = await Promise.all([exited, sent]);
-    this.children.delete(child);
-    this.options.signal?.removeEventListener('abort', abort);
+    const [{ code, error, stdout, stderr }, readError] = await Promise.all([exited, sent]);
     if (this.options.signal?.aborted) throw new AbortError('interrupted');
     if (/^EXISTS$/m.test(stdout) && code === 0) return stdout;
     if (readError) throw readError;
