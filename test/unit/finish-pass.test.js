@@ -5,7 +5,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNameTable } from '../../lib/crawl/names.js';
 import { encodeNameTable, openNameTable } from '../../lib/crawl/shared-names.js';
-import { createPlaceReader, writeNew } from '../../lib/crawl/page-work.js';
+import { createPlaceReader, scanPage, storeBlob, writeNew } from '../../lib/crawl/page-work.js';
+import { readdir } from 'node:fs/promises';
 import { nameTableBytes, nameTableFrom } from '../../lib/distributed/finish.js';
 
 /**
@@ -29,6 +30,23 @@ describe('the finishing phase of a shared crawl', () => {
     expect(table.fileOf(`${O}/old`)).toBe('p7.html');
     const bytes = nameTableBytes(encodeNameTable(pages, redirects, 10));
     expect(() => nameTableFrom(bytes.subarray(0, bytes.length - 1))).toThrow(/cut short/);
+  });
+
+  it('a scan stores body and scan in a blob directory of one file per sha256 (made as needed), leaving one already there', async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-finish-'));
+    const body = Buffer.from('<html><body><a href="/next">next</a></body></html>');
+    const scanned = scanPage({ body, type: 'html', contentType: 'text/html', url: 'http://shop.test/a', stageDir: dir });
+    expect(scanned.stored).toBe(true);
+    expect(await readFile(path.join(dir, scanned.bodyId.slice(0, 2), scanned.bodyId))).toEqual(body);
+    expect(await readFile(path.join(dir, scanned.scanId.slice(0, 2), scanned.scanId))).toEqual(scanned.scanBytes);
+    const id = scanned.bodyId;
+    storeBlob(dir, id, Buffer.from('other bytes')); // already there: left as it is
+    expect(await readFile(path.join(dir, id.slice(0, 2), id))).toEqual(body);
+    expect((await readdir(path.join(dir, id.slice(0, 2)))).filter((name) => name.includes('.tmp-'))).toEqual([]);
+    // A directory that cannot be written: not stored, the caller stores them and reports the error.
+    const blocked = path.join(dir, 'file-not-dir');
+    await writeFile(blocked, '');
+    expect(scanPage({ body, type: 'html', contentType: 'text/html', url: 'http://shop.test/a', stageDir: blocked }).stored).toBe(false);
   });
 
   it('reads a blob of its own whole, and replaces a temp file a dead process left', async () => {
