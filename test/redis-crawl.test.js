@@ -188,8 +188,24 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     shopLog.length = 0;
     const coordinator = start(['crawl', ...shopArgs(), ...shared(id, out), '-q']);
     const stuck = start(worker(id, ['-c', '4']).filter((arg) => arg !== '-q'));
-    await until(() => shopLog.length >= 15);
-    stuck.child.kill('SIGSTOP');
+    // Stopped while it holds leases (a worker slow to start may have none yet).
+    const client = await connectRedis(redis.url, { timeoutSeconds: 5 });
+    const prefix = keyPrefix(id);
+    const holds = async () => {
+      const coord = await client.hget(`${prefix}meta`, 'coord');
+      return Object.values(await client.hgetall(`${prefix}lease`)).some((lease) => lease.split('|')[1] !== coord);
+    };
+    try {
+      for (let tries = 0; ; tries++) {
+        await until(holds, 30_000);
+        stuck.child.kill('SIGSTOP');
+        if (await holds()) break;
+        stuck.child.kill('SIGCONT');
+        if (tries >= 50) throw new Error('the worker never held a lease when stopped');
+      }
+    } finally {
+      await client.quit();
+    }
     try {
       expect((await coordinator.done).code).toBe(0);
     } finally {
