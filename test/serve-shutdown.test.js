@@ -158,4 +158,20 @@ describe('prerender serve: graceful shutdown', () => {
     expect(await exited).toBe(0);
     expect(performance.now() - started).toBeLessThan(5000);
   });
+
+  it('with the price endpoint down (connections refused, circuit open), SIGTERM still stops cleanly: exit 0, no stack trace', async () => {
+    const endpoint = await slowEndpoint(0);
+    const template = endpoint.template;
+    await endpoint.close(); // nothing listens there now
+    const { child, port, exited, stderr } = await startServe(['--prices', template]);
+    for (let i = 0; i < 8; i++) {
+      const answer = await get(port, `/st/product${(i % 4) + 1}.htm?zip=${i < 4 ? '10001' : '90210'}`);
+      expect('status' in answer && answer.status).toBe(200);
+    }
+    await waitFor(() => /circuit open/.test(stderr()), { what: 'the circuit to open' });
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stderr()).toMatch(/stopped/);
+    expect(stderr()).not.toMatch(/Error|    at /);
+  });
 });

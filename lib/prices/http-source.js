@@ -104,6 +104,8 @@ export class HttpPriceSource extends EventEmitter {
   #lastWarn = -Infinity;
   #suppressed = 0;
   #closed = false;
+  /** @type {Promise<void> | null} */
+  #closing = null;
   /** Background refreshes of stale answers queued or in flight (bounded by `connections`). */
   #refreshing = 0;
   /** Moving average of the endpoint's answer time (ms, from the send), 0 before the first answer. */
@@ -454,11 +456,15 @@ export class HttpPriceSource extends EventEmitter {
     this.#options.logger?.warn(`prices: ${message}${more}`);
   }
 
-  async close() {
-    this.#closed = true;
-    for (const job of this.#queue.splice(0)) this.#settleUnsent(job);
-    await Promise.allSettled([...this.#inflight.values()]);
-    await this.#agent.close();
+  /** Settles what waits, lets what was sent finish, closes the connections; once (a second call gets the same promise). */
+  close() {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      for (const job of this.#queue.splice(0)) this.#settleUnsent(job);
+      await Promise.allSettled([...this.#inflight.values()]);
+      await this.#agent.close();
+    })();
+    return this.#closing;
   }
 }
 

@@ -144,6 +144,8 @@ export function createPriceFilter(input) {
   /** @type {NodeJS.Timeout | null} */
   let debounce = null;
   let closed = false;
+  /** @type {Promise<void> | null} */
+  let closing = null;
   const recheck = () => {
     if (closed) return;
     if (debounce) clearTimeout(debounce);
@@ -406,12 +408,16 @@ export function createPriceFilter(input) {
     pages,
     cache,
     options,
-    async close() {
-      closed = true;
-      watcher?.close();
-      if (poll) clearInterval(poll);
-      if (debounce) clearTimeout(debounce);
-      await prices.close?.();
+    /** Stops watching and closes the price source; once (the server's close and a drain both call it). */
+    close() {
+      closing ??= (async () => {
+        closed = true;
+        watcher?.close();
+        if (poll) clearInterval(poll);
+        if (debounce) clearTimeout(debounce);
+        await prices.close?.();
+      })();
+      return closing;
     },
   });
 }
