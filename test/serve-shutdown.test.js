@@ -172,6 +172,6 @@ describe('prerender serve: graceful shutdown', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(stderr()).toMatch(/stopped/);
-    expect(stderr()).not.toMatch(/Error|    at /);
+    expect(stderr()).not.toMatch(/Error| {4}at /);
   });
 });
