@@ -151,7 +151,7 @@ fetch failed). --json prints one JSON object per line, then a "totals" line.`);
     .option('--default-zip <zip>', 'zip code to assume when the visitor gives none')
     .option('--fallback <text>', 'text shown when no price is known or the price source is down')
     .option('--cache-bytes <n>', 'memory for cached pages and files, all their compressed forms counted (k/m/g suffix allowed) (default: 512m)')
-    .option('--max-rss <n>', 'resident memory the server keeps under by holding fewer cached pages when the rest of the process grows; "off" for no bound (k/m/g suffix allowed) (default: --cache-bytes + 96m, which keeps the process under --cache-bytes + 150 MB)')
+    .option('--max-rss <n>', 'resident memory the server keeps under by holding fewer cached pages when the rest of the process grows; "off" for no bound (k/m/g suffix allowed) (default: --cache-bytes + 96m, so that the process stays under --cache-bytes + 150m)')
     .option('--drain-timeout <ms>', 'on SIGTERM/SIGINT, how long requests in flight may take to finish before the server exits; a second signal exits at once (default: 10000)')
     .addHelpText('after', `
 Prices: --prices prices.json | prices.csv | 'http://shop/price.asp?sku={sku}&zip={zip}'
@@ -163,7 +163,7 @@ finish (at most --drain-timeout), then exits 0; a second signal exits at once.`)
       const { runServeCommand } = await import('./serve/index.js');
       const { cacheBytes, maxRss, drainTimeout, ...options } = flags;
       if (cacheBytes !== undefined) options.pageCacheBytes = coerceOption({ name: 'pageCacheBytes', flags: '--cache-bytes <n>', type: 'bytes', min: 1024 * 1024, description: '' }, cacheBytes);
-      if (maxRss !== undefined) options.maxRssBytes = maxRss === 'off' ? null : coerceOption({ name: 'maxRssBytes', flags: '--max-rss <n>', type: 'bytes', min: 1024 * 1024, description: '' }, maxRss);
+      if (maxRss !== undefined) options.maxRssBytes = /^off$/i.test(maxRss) ? null : coerceOption({ name: 'maxRssBytes', flags: '--max-rss <n>', type: 'bytes', min: 1024 * 1024, description: '' }, maxRss);
       if (drainTimeout !== undefined) options.drainTimeoutMs = coerceOption({ name: 'drainTimeoutMs', flags: '--drain-timeout <ms>', type: 'integer', min: 0, description: '' }, drainTimeout);
       if (options.port !== undefined) {
         const port = Number(options.port);

@@ -92,11 +92,14 @@ describe('serve memory', () => {
     expect(treeBytes(dir)).toBeGreaterThan(2 * budget);
     const child = spawn(process.execPath, [BIN, 'serve', dir, '--port', '0', '--cache-bytes', '16m', '--prices', path.join(dir, '..', `${path.basename(dir)}-prices.json`)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
+    let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.resume();
+    child.stderr.on('data', (c) => (stderr += c));
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
       const port = await waitFor(() => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1] ?? 0), { timeoutMs: 10_000, what: 'the server' });
+      // `prerender serve` bounds its RSS by default: the budget + 96 MiB
+      expect(stderr).toMatch(/cache budget 16 MiB; the cache gives way when the resident memory passes 112 MiB \(--max-rss\)/);
       const all = [...targets.filled, ...targets.plain];
       for (const encoding of ['gzip', 'br', '']) expect(await requestAll(port, all, { encodings: [encoding], headers: { cookie: 'zip=10001' } })).toBe(0);
       const memory = memoryOf(/** @type {number} */ (child.pid));
@@ -125,6 +128,17 @@ describe('serve memory', () => {
     } finally {
       child.kill('SIGTERM');
       await exited;
+    }
+    // --max-rss off: no bound, and the server says so.
+    const unbound = spawn(process.execPath, [BIN, 'serve', dir, '--port', '0', '--cache-bytes', '16m', '--max-rss', 'off'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let said = '';
+    unbound.stderr.on('data', (c) => (said += c));
+    unbound.stdout.resume();
+    try {
+      await waitFor(() => /no bound on the resident memory \(--max-rss off\)/.test(said), { timeoutMs: 10_000, what: 'the start-up line' });
+    } finally {
+      unbound.kill('SIGTERM');
+      await new Promise((resolve) => unbound.once('exit', resolve));
     }
     // Under the cache budget: refused before anything starts (exit 2, one line).
     const refused = spawn(process.execPath, [BIN, 'serve', dir, '--port', '0', '--cache-bytes', '64m', '--max-rss', '32m'], { stdio: ['ignore', 'pipe', 'pipe'] });

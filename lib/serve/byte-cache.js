@@ -64,7 +64,7 @@ const collect = (() => {
  * @template {Sized} V
  * @extends {LRUCache<string, V>}
  */
-class RssBoundedCache extends LRUCache {
+export class RssBoundedCache extends LRUCache {
   #limit;
   #floor;
   #maxRss;
@@ -105,12 +105,16 @@ class RssBoundedCache extends LRUCache {
    */
   set(key, value, options) {
     super.set(key, value, options);
-    this.#sinceCheck += value?.bytes ?? 0;
+    const bytes = value?.bytes ?? 0;
+    this.#sinceCheck += bytes;
     if (this.#sinceCheck >= this.#checkEvery) {
       this.#sinceCheck = 0;
       this.#check();
     }
-    if (this.calculatedSize > this.#limit) this.#evictTo(this.#limit);
+    // An entry larger than what the cache may hold now is not kept (evicting for it would empty the
+    // cache, then drop it too). Counted above all the same, so that a cache at its floor still looks.
+    if (bytes > this.#limit) this.delete(key);
+    else if (this.calculatedSize > this.#limit) this.#evictTo(this.#limit);
     return this;
   }
 
@@ -124,16 +128,28 @@ class RssBoundedCache extends LRUCache {
       this.#release?.();
       if (this.#limit === this.#floor && !this.#saidFloor && this.#onFloor) {
         this.#saidFloor = true;
-        this.#onFloor(`resident memory ${mb(rss)} MB is over the ${mb(this.#maxRss)} MB bound with the page cache down to ${mb(this.#limit)} MB: the process holds memory outside the cache (raise the bound, or lower --cache-bytes)`);
+        this.#onFloor(`resident memory ${mb(rss)} MB is over the ${mb(this.#maxRss)} MB bound with the page cache down to ${mb(this.#limit)} MB: the process holds memory outside the cache (raise --max-rss / maxRssBytes, or lower --cache-bytes / pageCacheBytes)`);
       }
       return;
     }
-    // Well under the bound again: room for more, given back slowly.
+    // Well under the bound again (rare: the allocator keeps most of what it took): room for more.
     const slack = Math.min(32 * 1024 * 1024, this.maxSize / 8);
     if (rss < this.#maxRss - slack) {
       this.#lastHigh = 0;
       if (this.#limit < this.maxSize) this.#limit = Math.min(this.maxSize, this.#limit + (this.#maxRss - slack - rss) / 2);
     }
+  }
+
+  /**
+   * Starts over from the RSS of now: the limit back to maxSize, and only a
+   * growth past the present RSS (or the bound, whichever is higher) taken off.
+   * For after the cache was emptied on purpose (a new manifest: its pages
+   * dropped, the new one parsed), when the RSS says nothing of what the cache held.
+   */
+  rebase() {
+    this.#limit = this.maxSize;
+    this.#lastHigh = this.#rss();
+    this.#sinceCheck = 0;
   }
 
   /** @param {number} bytes */
@@ -156,6 +172,16 @@ const mb = (bytes) => Math.round(bytes / 1048576);
 export function createByteCache(maxBytes, { releaseBytes = Math.max(4 * 1024 * 1024, maxBytes / 32), releaseEveryMs = 1000, now = Date.now, release = collect, bound = null } = {}) {
   let evicted = 0;
   let lastRelease = -Infinity;
+  /** `release`, at most once every `releaseEveryMs`. */
+  const throttled = release
+    ? () => {
+        const at = now();
+        if (at - lastRelease < releaseEveryMs) return;
+        evicted = 0;
+        lastRelease = at;
+        release();
+      }
+    : null;
   /** @type {LRUCache.Options<string, Sized, unknown>} */
   const options = {
     maxSize: Math.max(1, maxBytes),
@@ -165,15 +191,10 @@ export function createByteCache(maxBytes, { releaseBytes = Math.max(4 * 1024 * 1
     dispose: (entry, _key, reason) => {
       if (reason !== 'evict' || !release) return;
       evicted += entry.bytes;
-      if (evicted < releaseBytes) return;
-      const at = now();
-      if (at - lastRelease < releaseEveryMs) return;
-      evicted = 0;
-      lastRelease = at;
-      release();
+      if (evicted >= releaseBytes) throttled?.();
     },
   };
-  return bound ? new RssBoundedCache(options, bound, release) : new LRUCache(options);
+  return bound ? new RssBoundedCache(options, bound, throttled) : new LRUCache(options);
 }
 
 /** A major GC started now, when the runtime lets us (see `collect`): after a burst of garbage, such as the manifest read at start. */

@@ -39,7 +39,7 @@ export const SERVE_DEFAULTS = Object.freeze({
    * Resident memory (bytes) the process keeps under by holding fewer cached
    * pages when the runtime's own memory grows (byte-cache.js); null: no such
    * bound. `prerender serve` (runServeCommand) sets it to pageCacheBytes +
-   * 150 MiB; middleware shares its process with the application, whose
+   * 96 MiB; middleware shares its process with the application, whose
    * memory is not the cache's to make room for, so it is off there by default.
    * @type {number | null}
    */

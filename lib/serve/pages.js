@@ -16,7 +16,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { renderPlaceholder } from '../placeholders.js';
-import { BUFFER_OVERHEAD, createByteCache, ENTRY_OVERHEAD, exact, recount, releaseGarbage } from './byte-cache.js';
+import { BUFFER_OVERHEAD, createByteCache, ENTRY_OVERHEAD, exact, recount, releaseGarbage, RssBoundedCache } from './byte-cache.js';
 import { isUtf8Type } from './escape.js';
 import { deflateParts } from './gzip.js';
 import { MANIFEST_NAME, parseManifest } from './manifest.js';
@@ -310,6 +310,9 @@ export class PageStore extends EventEmitter {
       return false;
     }
     this.#use(manifest);
+    // The old pages are dropped and the new manifest parsed: free that, and let an RSS bound start over from here.
+    releaseGarbage();
+    if (this.#cache instanceof RssBoundedCache) this.#cache.rebase();
     this.#logger.info?.(`${MANIFEST_NAME} reloaded: ${this.fillableCount} pages with price slots`);
     this.emit('manifest-reload');
     return true;

@@ -114,6 +114,9 @@ export function createServer(input) {
  */
 export const STANDALONE_RSS_HEADROOM = 96 * 1024 * 1024;
 
+/** @param {number} bytes */
+const mib = (bytes) => Math.round(bytes / 1048576);
+
 /**
  * Starts `prerender serve`, prints `listening on http://HOST:PORT`, and
  * resolves once `io.signal` aborts and the server has closed.
@@ -126,9 +129,11 @@ export async function runServeCommand(dir, opts, io) {
     warn: (/** @type {string} */ m) => void io.stderr.write(`prerender serve: ${m}\n`),
     info: (/** @type {string} */ m) => void io.stderr.write(`prerender serve: ${m}\n`),
   };
-  // The standalone server owns its process: it keeps the whole of it under the cache budget + 150 MiB unless told otherwise.
+  // The standalone server owns its process: its cache gives way when the whole of it passes the budget + 96 MiB, unless told otherwise.
   const maxRssBytes = opts.maxRssBytes === undefined ? (opts.pageCacheBytes ?? SERVE_DEFAULTS.pageCacheBytes) + STANDALONE_RSS_HEADROOM : opts.maxRssBytes;
   const server = createServer({ logger, ...opts, maxRssBytes, root: dir });
+  const budget = server.priceFilter.options.pageCacheBytes;
+  logger.info(`cache budget ${mib(budget)} MiB; ${maxRssBytes === null ? 'no bound on the resident memory (--max-rss off)' : `the cache gives way when the resident memory passes ${mib(maxRssBytes)} MiB (--max-rss)`}`);
   const { host, port } = server.priceFilter.options;
   server.listen(port, host);
   try {

@@ -89,12 +89,44 @@ describe('the byte budget', () => {
       const { cache } = bounded({ rss: () => rss, onFloor: (m) => said.push(m) });
       for (let i = 0; i < 40; i++) {
         rss += 500;
-        cache.set(`k${i}`, { bytes: 100 });
+        cache.set(`k${i}`, { bytes: 50 });
       }
       expect(cache.limit).toBe(1000 / 16);
-      expect(cache.calculatedSize).toBeLessThanOrEqual(1000 / 16);
+      expect(cache.calculatedSize).toBe(50); // one entry still fits
+      expect(cache.has('k39')).toBe(true);
       expect(said).toHaveLength(1);
       expect(said[0]).toMatch(/over the 0 MB bound with the page cache down to 0 MB/);
+    });
+
+    it('does not keep an entry larger than its present limit, and keeps the others', () => {
+      let rss = 9_000;
+      const { cache } = bounded({ rss: () => rss });
+      for (let i = 0; i < 10; i++) cache.set(`k${i}`, { bytes: 100 });
+      rss = 9_600; // the limit goes down to 400
+      for (let i = 10; i < 12; i++) cache.set(`k${i}`, { bytes: 100 });
+      rss = 10_600;
+      cache.set('k12', { bytes: 100 });
+      expect(cache.limit).toBe(400);
+      cache.set('big', { bytes: 500 });
+      expect(cache.has('big')).toBe(false);
+      expect(cache.calculatedSize).toBe(400);
+      expect(cache.has('k12')).toBe(true);
+    });
+
+    it('rebase(): after the cache was emptied on purpose, starts over from the RSS of now', () => {
+      let rss = 10_500;
+      const { cache } = bounded({ rss: () => rss });
+      for (let i = 0; i < 10; i++) cache.set(`k${i}`, { bytes: 100 });
+      expect(cache.limit).toBeLessThan(1000);
+      cache.clear(); // a new manifest: its pages dropped
+      rss = 11_000; // and the new one parsed
+      cache.rebase();
+      expect(cache.limit).toBe(1000);
+      for (let i = 0; i < 10; i++) cache.set(`n${i}`, { bytes: 100 });
+      expect(cache.limit).toBe(1000); // no growth since: nothing taken off
+      rss = 11_200;
+      cache.set('n10', { bytes: 100 });
+      expect(cache.limit).toBe(800);
     });
   });
 });
