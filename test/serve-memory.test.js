@@ -51,6 +51,25 @@ function retained(buffers) {
   return total;
 }
 
+/**
+ * The real `prerender serve` on DIR (port 0), its output collected.
+ * @param {string[]} args after `serve DIR --port 0`
+ */
+function serveProcess(args) {
+  const child = spawn(process.execPath, [BIN, 'serve', dir, '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (c) => (out.stdout += c));
+  child.stderr.on('data', (c) => (out.stderr += c));
+  /** @type {Promise<number | null>} */
+  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  const listening = () => waitFor(() => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out.stdout)?.[1] ?? 0), { timeoutMs: 10_000, what: 'the server' });
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await exited;
+  };
+  return { child, out, exited, listening, stop };
+}
+
 describe('serve memory', () => {
   it('loads nothing at start, and what the one budget counts is what the cache holds (identity, gzip, br, plain files)', async () => {
     const budget = 4 * MiB;
@@ -90,62 +109,43 @@ describe('serve memory', () => {
   it('the real process stays under budget + 150 MB on a tree larger than the budget, after gzip, br and identity traffic', async () => {
     const budget = 16 * MiB;
     expect(treeBytes(dir)).toBeGreaterThan(2 * budget);
-    const child = spawn(process.execPath, [BIN, 'serve', dir, '--port', '0', '--cache-bytes', '16m', '--prices', path.join(dir, '..', `${path.basename(dir)}-prices.json`)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const server = serveProcess(['--cache-bytes', '16m', '--prices', path.join(dir, '..', `${path.basename(dir)}-prices.json`)]);
     try {
-      const port = await waitFor(() => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1] ?? 0), { timeoutMs: 10_000, what: 'the server' });
+      const port = await server.listening();
       // `prerender serve` bounds its RSS by default: the budget + 96 MiB
-      expect(stderr).toMatch(/cache budget 16 MiB; the cache gives way when the resident memory passes 112 MiB \(--max-rss\)/);
+      expect(server.out.stderr).toMatch(/cache budget 16 MiB; the cache gives way when the resident memory passes 112 MiB \(--max-rss\)/);
       const all = [...targets.filled, ...targets.plain];
       for (const encoding of ['gzip', 'br', '']) expect(await requestAll(port, all, { encodings: [encoding], headers: { cookie: 'zip=10001' } })).toBe(0);
-      const memory = memoryOf(/** @type {number} */ (child.pid));
+      const memory = memoryOf(/** @type {number} */ (server.child.pid));
       expect(memory).not.toBe(null);
       expect(/** @type {{ hwmKB: number }} */ (memory).hwmKB * 1024).toBeLessThan(budget + 150 * MiB);
     } finally {
-      child.kill('SIGTERM');
-      await exited;
+      await server.stop();
     }
   }, 180_000);
 
   it('--max-rss: the cache gives way when the process would pass the bound, and says so once it cannot give more; a bound under the cache is refused', async () => {
     const prices = path.join(dir, '..', `${path.basename(dir)}-prices.json`);
     // A bound no process can keep (node alone takes more): the cache goes down to its floor and the server says so.
-    const child = spawn(process.execPath, [BIN, 'serve', dir, '--port', '0', '--cache-bytes', '16m', '--max-rss', '17m', '--prices', prices], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const bounded = serveProcess(['--cache-bytes', '16m', '--max-rss', '17m', '--prices', prices]);
     try {
-      const port = await waitFor(() => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1] ?? 0), { timeoutMs: 10_000, what: 'the server' });
+      const port = await bounded.listening();
       expect(await requestAll(port, targets.filled.slice(0, 300), { encodings: ['gzip'] })).toBe(0);
-      await waitFor(() => /resident memory \d+ MB is over the 17 MB bound with the page cache down to 1 MB/.test(stderr), { timeoutMs: 10_000, what: 'the warning' });
-      expect(stderr.match(/is over the 17 MB bound/g)).toHaveLength(1);
+      await waitFor(() => /resident memory \d+ MB is over the 17 MB bound with the page cache down to 1 MB/.test(bounded.out.stderr), { timeoutMs: 10_000, what: 'the warning' });
+      expect(bounded.out.stderr.match(/is over the 17 MB bound/g)).toHaveLength(1);
     } finally {
-      child.kill('SIGTERM');
-      await exited;
+      await bounded.stop();
     }
     // --max-rss off: no bound, and the server says so.
-    const unbound = spawn(process.execPath, [BIN, 'serve', dir, '--port', '0', '--cache-bytes', '16m', '--max-rss', 'off'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let said = '';
-    unbound.stderr.on('data', (c) => (said += c));
-    unbound.stdout.resume();
+    const unbound = serveProcess(['--cache-bytes', '16m', '--max-rss', 'off']);
     try {
-      await waitFor(() => /no bound on the resident memory \(--max-rss off\)/.test(said), { timeoutMs: 10_000, what: 'the start-up line' });
+      await waitFor(() => /no bound on the resident memory \(--max-rss off\)/.test(unbound.out.stderr), { timeoutMs: 10_000, what: 'the start-up line' });
     } finally {
-      unbound.kill('SIGTERM');
-      await new Promise((resolve) => unbound.once('exit', resolve));
+      await unbound.stop();
     }
     // Under the cache budget: refused before anything starts (exit 2, one line).
-    const refused = spawn(process.execPath, [BIN, 'serve', dir, '--port', '0', '--cache-bytes', '64m', '--max-rss', '32m'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let refusal = '';
-    refused.stderr.on('data', (c) => (refusal += c));
-    const code = await new Promise((resolve) => refused.once('exit', resolve));
-    expect(code).toBe(2);
-    expect(refusal).toMatch(/--max-rss \(maxRssBytes\) must be larger than --cache-bytes/);
+    const refused = serveProcess(['--cache-bytes', '64m', '--max-rss', '32m']);
+    expect(await refused.exited).toBe(2);
+    expect(refused.out.stderr).toMatch(/--max-rss \(maxRssBytes\) must be larger than --cache-bytes/);
   }, 60_000);
 });
