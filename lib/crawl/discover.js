@@ -399,7 +399,8 @@ function tooDeep(run, key) {
 async function admit(run, items) {
   if (run.robots !== null && items.length > 0) items = await allowedByRobots(run, items);
   if (items.length === 0) return [];
-  const outcomes = await run.frontier.add(items.map(({ key, kind, referrer }) => ({ key, kind, referrer })));
+  // The items themselves: a frontier may replace an added item's key by its own copy (ownString), which the records then keep too.
+  const outcomes = await run.frontier.add(items);
   await admitted(run, items, outcomes);
   return outcomes;
 }

@@ -36,6 +36,17 @@ const QUEUED = 0;
 const IN_FLIGHT = 1;
 const DONE = 2;
 
+/**
+ * A copy of `s` that does not share memory with any other string. Keys come
+ * out of the links text of the page that named them (`slice`: V8 makes a
+ * view that keeps that whole text alive, 2-50 KB a page); a key that is
+ * kept for the crawl must not hold its page's text.
+ * @param {string} s
+ */
+export function ownString(s) {
+  return Buffer.from(s, 'utf8').toString('utf8');
+}
+
 /** @implements {Frontier} */
 export class MemoryFrontier {
   /** @param {{ maxPages: number }} options */
@@ -71,8 +82,12 @@ export class MemoryFrontier {
       else this.overflowSaturated = true;
       return 'limit';
     }
-    this.states.set(item.key, QUEUED);
-    this.queue.push(item.key);
+    // Kept for the whole crawl: a string of its own, not a slice of the page text it was found in
+    // (a slice keeps all of that text alive; the record store keeps this same string).
+    const key = ownString(item.key);
+    item.key = key;
+    this.states.set(key, QUEUED);
+    this.queue.push(key);
     return 'added';
   }
 

@@ -2,6 +2,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { newRecord } from '../crawl/records.js';
+import { ownString } from '../crawl/frontier.js';
 import { decodeStored, packRecord, seenByte, storedValue } from './packed.js';
 
 /**
@@ -177,7 +178,7 @@ export class RedisFrontier {
         outcomes[sent[start + j]] = ADD_OUTCOMES[code];
         if (code === 3 || code === 4) {
           if (this.#settled.size >= SETTLED_MAX) this.#settled.clear();
-          this.#settled.set(item.key, code === 3 ? 'all' : 'requisite');
+          this.#settled.set(ownString(item.key), code === 3 ? 'all' : 'requisite'); // not a slice of its page's links text
         }
       });
       start = end;
