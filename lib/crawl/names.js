@@ -52,7 +52,7 @@ export async function assignNames(run) {
       record.aliasOf = undefined;
       const { file, collidedWith } = registry.claim(wanted, record.key);
       if (collidedWith) warn(run, record.key, 'NAME_COLLISION', `file name collision: "${wanted}" is taken by ${collidedWith}; written as "${file}"`);
-      record.file = file;
+      record.file = file === wanted ? wanted : file; // one string for both when they are the same (most pages)
       owners.set(record.key, record);
     }
     if (listening) run.emit('named', { url: record.key, file: record.file, wanted, status: record.status, aliasOf: record.aliasOf });
