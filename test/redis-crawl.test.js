@@ -105,10 +105,25 @@ const nextId = () => `crawl-${++ids}`;
 
 describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
   useTestDir('prerender-redis-', (made) => { dir = made; });
-  /** @type {{ digest: Record<string, string>, manifest: string }} */
-  let siteBaseline;
-  /** @type {{ digest: Record<string, string>, manifest: string }} */
-  let shopBaseline;
+  /** @typedef {{ digest: Record<string, string>, manifest: string }} Baseline */
+  /** @type {Promise<Baseline> | undefined} */
+  let siteOnce;
+  /** @type {Promise<Baseline> | undefined} */
+  let shopOnce;
+  /**
+   * What one process writes, crawled once by whichever test needs it first
+   * (so that any test also runs alone, with -t).
+   */
+  const siteBase = () => (siteOnce ??= (async () => {
+    const one = path.join(dir, 'one');
+    expect((await run(['crawl', ...siteArgs(), '-o', one, '-q'])).code).toBe(1); // the 500 is a failure
+    return { digest: await treeDigest(one), manifest: await manifestOf(one) };
+  })());
+  const shopBase = () => (shopOnce ??= (async () => {
+    const one = path.join(dir, 'shop-one');
+    expect((await run(['crawl', ...shopArgs(), '-o', one, '-q'])).code).toBe(0);
+    return { digest: await treeDigest(one), manifest: await manifestOf(one) };
+  })());
 
   beforeAll(async () => {
     redis = await startRedis();
@@ -124,9 +139,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
   });
 
   it('one process, and a coordinator with 0, 1 and 3 workers, write the same tree and manifest (colliding and unsafe names, a redirect, a 500)', async () => {
-    const one = path.join(dir, 'one');
-    expect((await run(['crawl', ...siteArgs(), '-o', one, '-q'])).code).toBe(1); // the 500 is a failure
-    siteBaseline = { digest: await treeDigest(one), manifest: await manifestOf(one) };
+    const siteBaseline = await siteBase(); // first, before this test's own requests reach the origin
     const manifest = JSON.parse(siteBaseline.manifest);
     expect(manifest.errors.map((/** @type {{ status?: number }} */ e) => e.status)).toContain(500);
     expect(manifest.redirects).toHaveLength(1);
@@ -145,9 +158,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
   }, 60_000);
 
   it('a worker killed (SIGKILL) mid-fetch: the same tree, no URL fetched more than twice', async () => {
-    const one = path.join(dir, 'shop-one');
-    expect((await run(['crawl', ...shopArgs(), '-o', one, '-q'])).code).toBe(0);
-    shopBaseline = { digest: await treeDigest(one), manifest: await manifestOf(one) };
+    const shopBaseline = await shopBase(); // first, before this test's own requests reach the origin
     const id = nextId();
     const out = path.join(dir, 'shop-kill-worker');
     shopLog.length = 0;
@@ -166,6 +177,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
   }, 60_000);
 
   it('the coordinator killed (SIGKILL), then the same command again: the same tree', async () => {
+    const shopBaseline = await shopBase(); // first, before this test's own requests reach the origin
     const id = nextId();
     const out = path.join(dir, 'shop-kill-coordinator');
     shopLog.length = 0;
@@ -183,6 +195,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
   }, 60_000);
 
   it('a stuck worker (SIGSTOP) loses its leases; after SIGCONT its late results are ignored', async () => {
+    const shopBaseline = await shopBase(); // first, before this test's own requests reach the origin
     const id = nextId();
     const out = path.join(dir, 'shop-stop');
     shopLog.length = 0;
@@ -302,6 +315,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
   }, 120_000);
 
   it('--rate holds across two workers, measured at the origin', async () => {
+    const shopBaseline = await shopBase(); // first, before this test's own requests reach the origin
     const id = nextId();
     const out = path.join(dir, 'shop-rate');
     shopLog.length = 0;
@@ -370,6 +384,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
   }, 60_000);
 
   it('a second crawl with the same id at 0% churn writes nothing; status --json tells the phase and counts', async () => {
+    const siteBaseline = await siteBase(); // first, before this test's own requests reach the origin
     const id = nextId();
     const out = path.join(dir, 'site-twice');
     const first = await run(['crawl', ...siteArgs(), ...shared(id, out), '--json']);
@@ -438,6 +453,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
   }, 30_000);
 
   it('Redis lost: restarted empty mid-crawl, every process exits 2 with one line and OUT holds no page; unreachable, the wait is bounded by --frontier-timeout and the password is never printed', async () => {
+    const shopBaseline = await shopBase(); // first, before this test's own requests reach the origin
     const id = nextId();
     const out = path.join(dir, 'lost');
     shopLog.length = 0;
