@@ -109,7 +109,7 @@ describe('PageThreads', () => {
   async function workOn(pool) {
     const scanned = await pool.scan({ body: page, type: 'html', contentType: 'text/html', url: 'http://h.test/p/index.asp' });
     pool.setContext(context);
-    const table = createNameTable(/** @type {any} */ (pages), [], 10);
+    const table = createNameTable(new Map(pages.map((page) => [page.key, page.file])), new Set(), [], 10);
     pool.setNames(table, () => encodeNameTable(pages, [], 10));
     const rendered = await pool.render({
       raw: page, scan: scanned.scanBytes, bodyId: scanned.bodyId, url: 'http://h.test/p/index.asp', file: 'p/index.asp.html', type: 'html', charset: scanned.charset,

@@ -43,7 +43,7 @@ import { PageThreads } from './threads.js';
  *   depth: { rootDepth: Map<string, number>, tooDeep: Set<string> },
  *   prior: import('./recrawl.js').Prior | null,
  *   ignore: RegExp | null,
- *   resumed: Map<string, import('./journal.js').JournalEntry> | null,
+ *   resumed: import('./stored-pages.js').StoredPages<import('./journal.js').JournalEntry> | null,
  *   journal: ReturnType<typeof import('./journal.js').createJournal> | null,
  *   stateDir: string | null,
  *   sources: Record<string, unknown>,

@@ -9,7 +9,7 @@ import { SitemapWriter } from '../sitemap-writer.js';
 import { sha256 } from './blobs.js';
 import { warn } from './context.js';
 import { fail } from './discover.js';
-import { createNameTable, splitAlias } from './names.js';
+import { createNameTable, namedRecord, splitAlias } from './names.js';
 import { encodeNameTable } from './shared-names.js';
 import { priorFiles, pruneLimit } from './recrawl.js';
 import { createStateWriter } from './state.js';
@@ -31,6 +31,7 @@ import { precompress } from './precompress.js';
  * @typedef {ReturnType<typeof createNameTable>} NameTable
  * @typedef {{ filesWritten: number, bytesWritten: number, removed: number, pruneRefused: boolean }} WriteOutcome
  * @typedef {import('./state.js').StoredPage} StoredPage
+ * @typedef {import('./names.js').Naming} Naming
  */
 
 /**
@@ -46,30 +47,34 @@ const MAX_PASSES = 10;
 
 /**
  * @param {CrawlRun} run
- * @param {PageRecord[]} pages named pages, in URL order
+ * @param {Naming} naming the named pages, in URL order
  * @param {{ interrupted: boolean, complete: boolean }} state complete: every in-scope URL reached, none failed
  * @returns {Promise<{ warnings: Warning[] } & WriteOutcome>}
  */
-export async function finalize(run, pages, { interrupted, complete }) {
+export async function finalize(run, naming, { interrupted, complete }) {
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   const redirects = await run.records.list('redirect');
   /** @type {Set<string>} pages that failed in a pass: skipped, and links to them stay live */
   const dropped = new Set();
   run.stats.phase = 'write';
-  const removal = planRemoval(run, pages, complete);
+  const removal = planRemoval(run, naming, complete);
   const context = renderContext(run);
   run.threads.setContext(context);
-  if (pages.length >= run.options.threadsFrom) run.threads.warm();
+  if (naming.keys.length >= run.options.threadsFrom) run.threads.warm();
   for (let pass = 1; ; pass++) {
-    const named = pages.filter((record) => !dropped.has(record.key));
-    const names = createNameTable(named, redirects, run.options.maxRedirects);
+    const named = {
+      * [Symbol.iterator]() {
+        for (const [key, file] of naming.files) if (!dropped.has(key)) yield { key, file };
+      },
+    };
+    const names = createNameTable(naming.files, dropped, redirects, run.options.maxRedirects);
     /** @type {ReturnType<typeof encodeNameTable> | null} */
     let encoded = null;
     const encode = () => (encoded ??= encodeNameTable(named, redirects, run.options.maxRedirects));
     run.threads.setNames(names, encode);
     // A shared crawl: the other processes do part of the per-page work (distributed/finish.js).
     await run.finishPool?.begin(context, encode());
-    const outcome = await writePass(run, pages, names, dropped, interrupted, complete).finally(() => run.finishPool?.end());
+    const outcome = await writePass(run, naming, names, dropped, interrupted, complete).finally(() => run.finishPool?.end());
     if (outcome.failed.length === 0 && outcome.split.length === 0) {
       for (const stored of [...removal.remove, ...removal.moved]) {
         const file = /** @type {string} */ (stored.file);
@@ -85,20 +90,20 @@ export async function finalize(run, pages, { interrupted, complete }) {
     if (pass >= MAX_PASSES) throw new Error(`pages kept failing in ${MAX_PASSES} write passes; nothing was committed`);
     for (const record of outcome.failed) dropped.add(record.key);
     // Aliases whose output differs from their first URL's get files of their own: links change, so the pass is done again.
-    for (const record of outcome.split) splitAlias(run, record);
+    for (const record of outcome.split) splitAlias(run, naming, record);
   }
 }
 
 /**
  * One pass over every page: write it, add it to the manifest, sitemap and state.
  * @param {CrawlRun} run
- * @param {PageRecord[]} pages
+ * @param {Naming} naming
  * @param {NameTable} names
  * @param {Set<string>} dropped
  * @param {boolean} interrupted
  * @param {boolean} complete
  */
-async function writePass(run, pages, names, dropped, interrupted, complete) {
+async function writePass(run, naming, names, dropped, interrupted, complete) {
   const o = run.options;
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   /** @type {Warning[]} */
@@ -107,7 +112,7 @@ async function writePass(run, pages, names, dropped, interrupted, complete) {
   const previous = run.prior?.reuseOutput ? priorFiles(run.prior, o.maxRedirects) : null;
   // When every URL leads to the same file as last time, no page's links changed:
   // unchanged pages are kept without reading their scans.
-  const sameNames = previous !== null && namesAsBefore(run, pages, names, dropped);
+  const sameNames = previous !== null && namesAsBefore(run, naming, names, dropped);
   const pass = { ...run, warnings, sameNames, wholeBodies: pLimit(WHOLE_BODIES) };
   const manifest = createManifestWriter(target, {
     roots: o.roots,
@@ -123,7 +128,7 @@ async function writePass(run, pages, names, dropped, interrupted, complete) {
   const split = [];
   /** @type {Map<string, Promise<{ page: ManifestPage, record: PageRecord } | null>>} pages that have aliases, by URL */
   const firsts = new Map();
-  for (const record of pages) if (record.aliasOf && !dropped.has(record.key)) firsts.set(record.aliasOf, Promise.resolve(null));
+  for (const [alias, first] of naming.aliasOf) if (!dropped.has(alias)) firsts.set(first, Promise.resolve(null));
   run.stats.written = 0;
   const inFlight = run.finishPool?.window ?? WRITE_CONCURRENCY;
   const limit = pLimit(inFlight);
@@ -137,13 +142,19 @@ async function writePass(run, pages, names, dropped, interrupted, complete) {
       if (sitemap && isHtmlType(done.page.contentType) && !done.record.aliasOf) await sitemap.add(done.page.file);
       await state?.addPage(done.record, done.page);
     };
-    for (const record of pages) {
-      if (dropped.has(record.key)) continue;
-      const written = limit(() => (record.aliasOf
-        ? writeAlias(pass, record, names, /** @type {Promise<{ page: ManifestPage, record: PageRecord } | null>} */ (firsts.get(record.aliasOf)), split)
-        : writePage(pass, record, names, previous, failed, counters)));
+    for (const key of naming.keys) {
+      if (dropped.has(key)) continue;
+      const aliasOf = naming.aliasOf.get(key);
+      const first = aliasOf === undefined ? undefined : firsts.get(aliasOf);
+      // Each record is read when its turn comes: the pages are never all in memory as objects.
+      const written = limit(async () => {
+        const record = await namedRecord(run, naming, key);
+        return first
+          ? writeAlias(pass, record, names, first, split)
+          : writePage(pass, record, names, previous, failed, counters);
+      });
       written.catch(() => {}); // awaited in order by drain(); a later one may fail first
-      if (firsts.has(record.key)) firsts.set(record.key, written);
+      if (firsts.has(key)) firsts.set(key, written);
       window.push(written);
       if (window.length >= inFlight * 2) await drain();
     }
@@ -357,17 +368,17 @@ function renderContext(run) {
  * Whether the name table is the last run's: the same pages with the same
  * files, and the same redirects. Then every link leads where it led.
  * @param {CrawlRun} run
- * @param {PageRecord[]} pages
+ * @param {Naming} naming
  * @param {NameTable} names
  * @param {Set<string>} dropped
  */
-function namesAsBefore(run, pages, names, dropped) {
+function namesAsBefore(run, naming, names, dropped) {
   const prior = /** @type {import('./recrawl.js').Prior} */ (run.prior);
   let count = 0;
-  for (const record of pages) {
-    if (dropped.has(record.key)) return false;
-    const stored = prior.pages.get(record.key);
-    if (!stored || stored.state !== 'done' || stored.file !== names.fileOf(record.key)) return false;
+  for (const key of naming.keys) {
+    if (dropped.has(key)) return false;
+    const stored = prior.pages.get(key);
+    if (!stored || stored.state !== 'done' || stored.file !== names.fileOf(key)) return false;
     count++;
   }
   for (const redirect of run.redirects) {
@@ -481,20 +492,21 @@ export function outputKey(run) {
  * complete crawl removes them. Decided before writing, so that a refusal is
  * in the manifest's warnings.
  * @param {CrawlRun} run
- * @param {PageRecord[]} pages
+ * @param {Naming} naming
  * @param {boolean} complete
  * @returns {{ remove: StoredPage[], moved: StoredPage[], carried: StoredPage[], refused: boolean }}
  *   remove: files of pages gone; moved: old files of pages that now have another
  */
-function planRemoval(run, pages, complete) {
+function planRemoval(run, naming, complete) {
   const o = run.options;
   const prior = run.prior;
   /** @type {{ remove: StoredPage[], moved: StoredPage[], carried: StoredPage[], refused: boolean }} */
   const plan = { remove: [], moved: [], carried: [], refused: false };
   if (!prior) return plan;
-  /** @type {Map<string, string>} */
-  const fileNow = new Map(pages.map((record) => [record.key, /** @type {string} */ (record.file)]));
-  const files = new Set(pages.map((record) => /** @type {string} */ (record.file).toLowerCase()));
+  const fileNow = naming.files;
+  /** @type {Set<string>} */
+  const files = new Set();
+  for (const file of fileNow.values()) files.add(file.toLowerCase());
   /** @type {StoredPage[]} */
   const gone = [];
   let previousPages = 0;

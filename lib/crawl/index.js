@@ -193,7 +193,7 @@ export class Crawler extends EventEmitter {
       for (const transform of opened.splice(0).reverse()) await transform.close?.();
       const interrupted = controller.signal.aborted;
       await shared?.barrier(run, { interrupted });
-      const pages = await assignNames(run);
+      const naming = await assignNames(run);
       const { overLimit, overLimitSaturated } = run.frontier.counts();
       if (overLimit > 0) {
         warn(run, o.roots[0] ?? listed[0], 'MAX_PAGES', `--max-pages ${o.maxPages} reached: ${overLimitSaturated ? 'at least ' : ''}${overLimit} more in-scope URLs were not crawled; links to them stay live`);
@@ -201,24 +201,22 @@ export class Crawler extends EventEmitter {
       if (run.depth.tooDeep.size > 0) {
         warn(run, o.roots[0] ?? listed[0], 'MAX_DEPTH', `--max-depth ${o.maxDepth} reached: ${run.depth.tooDeep.size} in-scope URLs deeper than that were not crawled; links to them stay live`);
       }
-      const stale = pages.filter((record) => record.stale).length;
+      const stale = naming.stale;
       complete = !interrupted && overLimit === 0 && run.depth.tooDeep.size === 0 && stale === 0
         && (await run.records.list('failed')).length === 0;
       /** @type {import('./finalize.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] }} */
       let outcome = { warnings: [], filesWritten: 0, bytesWritten: 0, removed: 0, pruneRefused: false };
       if (target) {
         if (shared && target instanceof LocalTree && !interrupted) run.finishPool = await shared.finishPool(run, target.out);
-        outcome = await finalize(run, pages, { interrupted, complete });
+        outcome = await finalize(run, naming, { interrupted, complete });
         committed = true;
-        if (complete && blobs) await blobs.compact(liveBlobs(pages));
       }
-      // Pages are HTML documents; requisites (--assets) are counted apart.
-      const written = { pages: 0, assets: 0 };
-      for (const record of pages) if (record.state === 'done') written[record.type === 'html' ? 'pages' : 'assets']++;
+      const { written, changes, live } = await tally(run, naming.keys, Boolean(complete && blobs && target));
+      if (live) await blobs?.compact(live);
       if (!interrupted) await shared?.finished();
       const failures = (await run.records.list('failed')).sort((a, b) => (a.key < b.key ? -1 : 1)).map(toManifestError);
       /** @param {import('./records.js').Change} change */
-      const count = (change) => pages.filter((record) => record.change === change && !record.stale).length;
+      const count = (change) => changes.get(change) ?? 0;
       return {
         out: path.resolve(o.out),
         manifest: o.dryRun ? null : path.join(path.resolve(o.out), 'prerender-manifest.json'),
@@ -284,17 +282,29 @@ function journalKey(o) {
 }
 
 /**
- * The blobs the new state refers to.
- * @param {import('./records.js').PageRecord[]} pages
+ * One pass over the pages written, each record read in turn: pages and
+ * requisites (--assets) written, the churn, and (for the blob store's
+ * compaction) the blobs the new state refers to.
+ * @param {import('./context.js').CrawlRun} run
+ * @param {string[]} keys
+ * @param {boolean} wantLive
  */
-function liveBlobs(pages) {
-  /** @type {Set<string>} */
-  const live = new Set();
-  for (const record of pages) {
-    if (record.body) live.add(record.body);
-    if (record.scan) live.add(record.scan);
+async function tally(run, keys, wantLive) {
+  // Pages are HTML documents; requisites (--assets) are counted apart.
+  const written = { pages: 0, assets: 0 };
+  /** @type {Map<import('./records.js').Change, number>} changes of pages not stale */
+  const changes = new Map();
+  /** @type {Set<string> | null} */
+  const live = wantLive ? new Set() : null;
+  for (const key of keys) {
+    const record = await run.records.get(key);
+    if (!record || record.state !== 'done') continue;
+    written[record.type === 'html' ? 'pages' : 'assets']++;
+    if (record.change && !record.stale) changes.set(record.change, (changes.get(record.change) ?? 0) + 1);
+    if (live && record.body) live.add(record.body);
+    if (live && record.scan) live.add(record.scan);
   }
-  return live;
+  return { written, changes, live };
 }
 
 /**

@@ -3,6 +3,7 @@ import { closeSync, createReadStream, openSync, writeSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { StoredPages } from './stored-pages.js';
 
 /**
  * The journal of a run in progress, OUT/.prerender/journal.ndjson: one line
@@ -32,12 +33,12 @@ const JOURNAL_VERSION = 1;
  * same key (roots and scope); null otherwise.
  * @param {string} stateDir
  * @param {string} key
- * @returns {Promise<{ startedAt: string, entries: Map<string, JournalEntry> } | null>}
+ * @returns {Promise<{ startedAt: string, entries: StoredPages<JournalEntry> } | null>}
  */
 export async function readJournal(stateDir, key) {
   const input = createReadStream(path.join(stateDir, JOURNAL_FILE));
-  /** @type {Map<string, JournalEntry>} */
-  const entries = new Map();
+  /** @type {StoredPages<JournalEntry>} packed: never 200,000 objects */
+  const entries = new StoredPages();
   let startedAt = '';
   let first = true;
   try {

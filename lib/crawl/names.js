@@ -20,44 +20,67 @@ import { warn } from './context.js';
  * The canonical order names are handed out in: shorter URL first, then byte
  * order (so `/` keeps `index.html` before `/index.html`). It depends on
  * nothing but the URLs, so one process and many workers name alike.
- * @param {PageRecord} a @param {PageRecord} b
+ * @param {string} a @param {string} b
  */
-const byKey = (a, b) => a.key.length - b.key.length || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+const byKey = (a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The names of a run: its pages in URL order, the file of each and the
+ * aliases (a URL that shares its first URL's file). Kept apart from the
+ * records, which are read one at a time while the pages are written.
+ * @typedef {{ keys: string[], files: Map<string, string>, aliasOf: Map<string, string>, stale: number }} Naming
+ */
 
 /** The registries of runs, for splitting aliases apart in phase two. */
 const registries = new WeakMap();
 
 /**
  * @param {CrawlRun} run
- * @returns {Promise<PageRecord[]>} the fetched pages in URL order, named
+ * @returns {Promise<Naming>} the fetched pages in URL order, named
  */
 export async function assignNames(run) {
-  const pages = (await run.records.list('done')).sort(byKey);
+  const keys = (await run.records.keys('done')).sort(byKey);
   const registry = new FileRegistry({ reserved: run.options.writeSitemap ? isSitemapName : undefined });
   registries.set(run, registry);
-  /** @type {Map<string, PageRecord>} */
-  const owners = new Map();
+  /** @type {Naming} */
+  const naming = { keys, files: new Map(), aliasOf: new Map(), stale: 0 };
   const listening = run.listening('named');
   let count = 0;
-  for (const record of pages) {
+  for (const key of keys) {
     // Let signals and timers in now and then: naming 200,000 pages takes a while.
     if (++count % 2000 === 0) await new Promise((resolve) => setImmediate(resolve));
+    const record = /** @type {PageRecord} */ (await run.records.get(key));
+    if (record.stale) naming.stale++;
     const wanted = /** @type {string} */ (record.wanted);
     const owner = registry.ownerOf(wanted);
-    const first = owner === undefined ? undefined : owners.get(owner);
-    if (first && sameContent(first, record)) {
-      record.file = first.file;
-      record.aliasOf = first.key;
+    const first = owner === undefined ? undefined : await run.records.get(owner);
+    if (owner !== undefined && first && sameContent(first, record)) {
+      record.file = /** @type {string} */ (naming.files.get(owner));
+      record.aliasOf = owner;
+      naming.aliasOf.set(key, owner);
     } else {
-      record.aliasOf = undefined;
-      const { file, collidedWith } = registry.claim(wanted, record.key);
-      if (collidedWith) warn(run, record.key, 'NAME_COLLISION', `file name collision: "${wanted}" is taken by ${collidedWith}; written as "${file}"`);
+      const { file, collidedWith } = registry.claim(wanted, key);
+      if (collidedWith) warn(run, key, 'NAME_COLLISION', `file name collision: "${wanted}" is taken by ${collidedWith}; written as "${file}"`);
       record.file = file === wanted ? wanted : file; // one string for both when they are the same (most pages)
-      owners.set(record.key, record);
     }
-    if (listening) run.emit('named', { url: record.key, file: record.file, wanted, status: record.status, aliasOf: record.aliasOf });
+    naming.files.set(key, record.file);
+    if (listening) run.emit('named', { url: key, file: record.file, wanted, status: record.status, aliasOf: record.aliasOf });
   }
-  return pages;
+  return naming;
+}
+
+/**
+ * A page's record as phase two writes it: its file and alias from the naming.
+ * @param {CrawlRun} run
+ * @param {Naming} naming
+ * @param {string} key
+ */
+export async function namedRecord(run, naming, key) {
+  const record = await run.records.get(key);
+  if (!record) throw new Error(`no record for ${key}`);
+  record.file = naming.files.get(key);
+  record.aliasOf = naming.aliasOf.get(key);
+  return record;
 }
 
 /**
@@ -74,9 +97,10 @@ function sameContent(a, b) {
  * resolve differently from its URL), or whose first URL failed: it gets a
  * file of its own, as any collision does.
  * @param {CrawlRun} run
+ * @param {Naming} naming
  * @param {PageRecord} record
  */
-export function splitAlias(run, record) {
+export function splitAlias(run, naming, record) {
   const registry = registries.get(run);
   if (!registry) throw new Error('splitAlias before assignNames');
   const wanted = /** @type {string} */ (record.wanted);
@@ -84,19 +108,19 @@ export function splitAlias(run, record) {
   if (collidedWith) warn(run, record.key, 'NAME_COLLISION', `file name collision: "${wanted}" is taken by ${collidedWith}; written as "${file}"`);
   record.file = file;
   record.aliasOf = undefined;
+  naming.files.set(record.key, file);
+  naming.aliasOf.delete(record.key);
   if (run.listening('named')) run.emit('named', { url: record.key, file, wanted, status: record.status });
 }
 
 /**
  * The read-only name table of phase two.
- * @param {PageRecord[]} pages named pages
+ * @param {Map<string, string>} files the file of each page
+ * @param {Set<string>} dropped pages left out (failed while written)
  * @param {PageRecord[]} redirects redirect records
  * @param {number} [maxHops] redirects followed at most
  */
-export function createNameTable(pages, redirects, maxHops = 10) {
-  /** @type {Map<string, string>} */
-  const files = new Map();
-  for (const record of pages) if (record.file) files.set(record.key, record.file);
+export function createNameTable(files, dropped, redirects, maxHops = 10) {
   /** @type {Map<string, string>} */
   const moved = new Map();
   for (const record of redirects) if (record.location) moved.set(record.key, record.location);
@@ -108,7 +132,7 @@ export function createNameTable(pages, redirects, maxHops = 10) {
     fileOf(key) {
       let current = key;
       for (let hops = 0; hops <= maxHops; hops++) {
-        const file = files.get(current);
+        const file = dropped.has(current) ? undefined : files.get(current);
         if (file !== undefined) return file;
         const next = moved.get(current);
         if (next === undefined) return null;

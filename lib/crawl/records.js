@@ -1,4 +1,6 @@
 // @ts-check
+import { Arena, grown } from './arena.js';
+import { FieldCodec } from './fields.js';
 /**
  * The record store: what is known about each in-scope URL (status,
  * validators, wanted and final file, hashes of its staged body and scan,
@@ -6,6 +8,11 @@
  * knows keys; everything else is here. Async, so that a store in Redis or on
  * disk implements the same calls; `MemoryRecordStore` is the one a local
  * crawl uses.
+ *
+ * `get` may hand out a copy: a caller that changes a record `put`s it. A
+ * record taken while queued (a page being fetched) is the same object for
+ * every `get` until it is `put`, so that the page's own changes and those
+ * made meanwhile (a referrer noted) meet in one object.
  *
  * @typedef {import('./frontier.js').FrontierItem} FrontierItem
  * @typedef {import('./frontier.js').AddOutcome} AddOutcome
@@ -53,6 +60,7 @@
  *   get(key: string): Promise<PageRecord | undefined>,
  *   put(record: PageRecord): Promise<void>,
  *   list(state: RecordState): Promise<PageRecord[]>,
+ *   keys(state: RecordState): Promise<string[]>,
  *   close(): Promise<void>,
  * }} RecordStore
  */
@@ -75,10 +83,45 @@ export function newRecord(key, kind, referrer) {
   };
 }
 
-/** @implements {RecordStore} */
+const STATES = /** @type {const} */ ([undefined, 'queued', 'done', 'failed', 'redirect', 'gone']);
+/** @type {Map<RecordState, number>} */
+const STATE_CODE = new Map(STATES.flatMap((state, i) => (state ? [[state, i]] : [])));
+const NO_REFERRERS = 1;
+const FILE_IS_WANTED = 2;
+
+/** The fields packed in the arena; key, kind, state and referrers are kept apart. */
+const CODEC = new FieldCodec([
+  ['status', 'uint'], ['contentType', 'str'], ['type', ['html', 'css', 'other']], ['charset', 'str'],
+  ['etag', 'str'], ['lastModified', 'str'], ['location', 'str'], ['via', 'str'], ['hops', 'uint'],
+  ['wanted', 'str'], ['file', 'str'], ['body', 'hex'], ['scan', 'hex'], ['bytes', 'uint'], ['sha256', 'hex'],
+  ['error', 'json'], ['change', ['new', 'changed', 'not-modified', 'same-bytes']], ['compare', 'hex'],
+  ['compressed', 'json'], ['stale', 'flag'], ['aliasOf', 'str'], ['render', 'json'],
+]);
+
+/**
+ * The records of a local crawl, packed (arena.js): about 200 bytes a page
+ * outside the JS heap, and the URL's Map entry, instead of an object and a
+ * dozen strings. Referrers are slot numbers (up to MAX_REFERRERS a URL).
+ * @implements {RecordStore}
+ */
 export class MemoryRecordStore {
-  /** @type {Map<string, PageRecord>} */
-  #records = new Map();
+  #arena = new Arena();
+  #state = new Uint8Array(this.#arena.capacity);
+  #kind = new Uint8Array(this.#arena.capacity);
+  #flags = new Uint8Array(this.#arena.capacity);
+  /** slot + 1 of each referrer; 0: none */
+  #referrers = new Int32Array(this.#arena.capacity * MAX_REFERRERS);
+  /** @type {Map<string, PageRecord>} records taken while queued, until put */
+  #taken = new Map();
+
+  constructor() {
+    this.#arena.onGrow = (capacity) => {
+      this.#state = grown(this.#state, capacity);
+      this.#kind = grown(this.#kind, capacity);
+      this.#flags = grown(this.#flags, capacity);
+      this.#referrers = grown(this.#referrers, capacity * MAX_REFERRERS);
+    };
+  }
 
   /**
    * Create records for new URLs; note the referrer and kind of known ones.
@@ -89,37 +132,129 @@ export class MemoryRecordStore {
     for (let i = 0; i < items.length; i++) {
       const { key, kind, referrer } = items[i];
       if (outcomes[i] === 'added') {
-        this.#records.set(key, newRecord(key, kind, referrer));
+        const slot = this.#arena.intern(key);
+        this.#arena.clear(slot);
+        this.#state[slot] = STATE_CODE.get('queued') ?? 0;
+        this.#kind[slot] = kind === 'navigation' ? 0 : 1;
+        this.#flags[slot] = 0;
+        this.#referrers.fill(0, slot * MAX_REFERRERS, (slot + 1) * MAX_REFERRERS);
+        if (referrer) this.#referrers[slot * MAX_REFERRERS] = this.#arena.intern(referrer) + 1;
         continue;
       }
-      const record = this.#records.get(key);
-      if (!record) continue;
-      if (kind === 'navigation') record.kind = 'navigation';
-      const referrers = record.referrers;
-      if (referrer && referrers && referrers.length < MAX_REFERRERS && !referrers.includes(referrer)) {
-        record.referrers = referrers.concat(referrer); // exact size, unlike push
+      const taken = this.#taken.get(key);
+      if (taken) {
+        if (kind === 'navigation') taken.kind = 'navigation';
+        const referrers = taken.referrers;
+        if (referrer && referrers && referrers.length < MAX_REFERRERS && !referrers.includes(referrer)) {
+          taken.referrers = referrers.concat(referrer); // exact size, unlike push
+        }
+        continue;
       }
+      const slot = this.#arena.slotOf(key);
+      if (slot === undefined || this.#state[slot] === 0) continue;
+      if (kind === 'navigation') this.#kind[slot] = 0;
+      if (referrer && !(this.#flags[slot] & NO_REFERRERS)) this.#noteReferrer(slot, referrer);
+    }
+  }
+
+  /**
+   * @param {number} slot
+   * @param {string} referrer
+   */
+  #noteReferrer(slot, referrer) {
+    const from = this.#arena.slotOf(referrer);
+    const base = slot * MAX_REFERRERS;
+    for (let i = 0; i < MAX_REFERRERS; i++) {
+      const noted = this.#referrers[base + i];
+      if (noted === 0) {
+        this.#referrers[base + i] = (from ?? this.#arena.intern(referrer)) + 1;
+        return;
+      }
+      if (noted === (from ?? -1) + 1) return;
     }
   }
 
   /** @param {string} key */
   async get(key) {
-    return this.#records.get(key);
+    return this.#get(key);
+  }
+
+  /** @param {string} key */
+  #get(key) {
+    const taken = this.#taken.get(key);
+    if (taken) return taken;
+    const slot = this.#arena.slotOf(key);
+    if (slot === undefined || this.#state[slot] === 0) return undefined;
+    const record = this.#decode(slot, key);
+    if (record.state === 'queued') this.#taken.set(key, record);
+    return record;
+  }
+
+  /**
+   * @param {number} slot
+   * @param {string} key
+   */
+  #decode(slot, key) {
+    const record = newRecord(key, this.#kind[slot] === 0 ? 'navigation' : 'requisite', null);
+    record.state = /** @type {RecordState} */ (STATES[this.#state[slot]]);
+    const flags = this.#flags[slot];
+    if (flags & NO_REFERRERS) {
+      record.referrers = undefined;
+    } else {
+      const base = slot * MAX_REFERRERS;
+      for (let i = 0; i < MAX_REFERRERS && this.#referrers[base + i] !== 0; i++) {
+        /** @type {string[]} */ (record.referrers).push(this.#arena.keys[this.#referrers[base + i] - 1]);
+      }
+    }
+    const bytes = this.#arena.read(slot);
+    if (bytes) CODEC.decode(bytes, record);
+    if (flags & FILE_IS_WANTED) record.file = record.wanted;
+    return record;
   }
 
   /** @param {PageRecord} record */
   async put(record) {
-    this.#records.set(record.key, record);
+    const slot = this.#arena.intern(record.key);
+    this.#state[slot] = STATE_CODE.get(record.state) ?? 0;
+    this.#kind[slot] = record.kind === 'navigation' ? 0 : 1;
+    const fileIsWanted = record.file !== undefined && record.file === record.wanted;
+    this.#flags[slot] = (record.referrers ? 0 : NO_REFERRERS) | (fileIsWanted ? FILE_IS_WANTED : 0);
+    const base = slot * MAX_REFERRERS;
+    this.#referrers.fill(0, base, base + MAX_REFERRERS);
+    const referrers = record.referrers ?? [];
+    for (let i = 0; i < referrers.length && i < MAX_REFERRERS; i++) this.#referrers[base + i] = this.#arena.intern(referrers[i]) + 1;
+    const bytes = CODEC.encode(record, fileIsWanted ? 'file' : undefined);
+    if (bytes.length > 0) this.#arena.write(slot, bytes, bytes.length);
+    else this.#arena.clear(slot);
+    if (this.#taken.get(record.key) === record) this.#taken.delete(record.key);
   }
 
   /** @param {RecordState} state */
   async list(state) {
+    const code = STATE_CODE.get(state);
     const list = [];
-    for (const record of this.#records.values()) if (record.state === state) list.push(record);
+    const keys = this.#arena.keys;
+    for (let slot = 0; slot < keys.length; slot++) {
+      const taken = this.#taken.get(keys[slot]);
+      if (taken ? taken.state === state : this.#state[slot] === code) list.push(taken ?? this.#decode(slot, keys[slot]));
+    }
+    return list;
+  }
+
+  /** @param {RecordState} state */
+  async keys(state) {
+    const code = STATE_CODE.get(state);
+    const list = [];
+    const keys = this.#arena.keys;
+    for (let slot = 0; slot < keys.length; slot++) {
+      const taken = this.#taken.get(keys[slot]);
+      if (taken ? taken.state === state : this.#state[slot] === code) list.push(keys[slot]);
+    }
     return list;
   }
 
   async close() {
-    this.#records.clear();
+    this.#taken.clear();
+    this.#arena.clearAll();
   }
 }

@@ -31,47 +31,51 @@ function fnv1a(bytes, start, end) {
 }
 
 /**
- * @param {{ key: string, file?: string }[]} pages named pages
+ * Two passes over the entries (their size, then the table), so that no
+ * object per URL is made on the way.
+ * @param {Iterable<{ key: string, file?: string }>} pages named pages (iterated twice)
  * @param {{ key: string, location?: string }[]} redirects
  * @param {number} maxHops
  * @returns {SharedNameTable}
  */
 export function encodeNameTable(pages, redirects, maxHops) {
-  /** @type {[Buffer, Buffer, number][]} */
-  const entries = [];
-  let size = 0;
-  const add = (/** @type {string} */ key, /** @type {string} */ value, /** @type {number} */ kind) => {
-    const k = Buffer.from(key, 'utf8');
-    const v = Buffer.from(value, 'utf8');
-    entries.push([k, v, kind]);
-    size += HEADER + k.length + v.length;
+  /** @type {(each: (key: string, value: string, kind: number) => void) => void} */
+  const entries = (each) => {
+    for (const page of pages) if (page.file) each(page.key, page.file, FILE);
+    for (const record of redirects) if (record.location) each(record.key, record.location, REDIRECT);
   };
-  for (const record of pages) if (record.file) add(record.key, record.file, FILE);
-  for (const record of redirects) if (record.location) add(record.key, record.location, REDIRECT);
+  let size = 0;
+  let count = 0;
+  entries((key, value) => {
+    size += HEADER + Buffer.byteLength(key, 'utf8') + Buffer.byteLength(value, 'utf8');
+    count++;
+  });
   const data = new SharedArrayBuffer(Math.max(1, size));
   const bytes = Buffer.from(data);
   let capacity = 16;
-  while (capacity < entries.length * 2) capacity *= 2;
+  while (capacity < count * 2) capacity *= 2;
   const slots = new SharedArrayBuffer(capacity * 4);
   const table = new Int32Array(slots);
   const mask = capacity - 1;
   let at = 0;
-  for (const [k, v, kind] of entries) {
-    bytes.writeUInt32LE(k.length, at);
-    bytes.writeUInt32LE(v.length, at + 4);
+  entries((key, value, kind) => {
+    if (at + HEADER > size) throw new Error('the name table changed while it was encoded');
+    const keyLength = bytes.write(key, at + HEADER, 'utf8');
+    const valueLength = bytes.write(value, at + HEADER + keyLength, 'utf8');
+    bytes.writeUInt32LE(keyLength, at);
+    bytes.writeUInt32LE(valueLength, at + 4);
     bytes[at + 8] = kind;
-    k.copy(bytes, at + HEADER);
-    v.copy(bytes, at + HEADER + k.length);
+    const k = bytes.subarray(at + HEADER, at + HEADER + keyLength);
     let slot = fnv1a(k, 0, k.length) & mask;
     // A later entry for the same key wins, as in a Map: a page's file over a redirect.
     for (;;) {
       const taken = table[slot];
-      if (taken === 0 || sameKey(bytes, taken - 1, k)) break;
+      if (taken === 0 || (taken - 1 !== at && sameKey(bytes, taken - 1, k))) break;
       slot = (slot + 1) & mask;
     }
     if (table[slot] === 0 || bytes[table[slot] - 1 + 8] !== FILE || kind === FILE) table[slot] = at + 1;
-    at += HEADER + k.length + v.length;
-  }
+    at += HEADER + keyLength + valueLength;
+  });
   return { data, slots, maxHops };
 }
 

@@ -5,6 +5,7 @@ import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { PrerenderError } from '../errors.js';
+import { StoredPages } from './stored-pages.js';
 
 /**
  * The state a crawl leaves in OUT/.prerender/ for the next one:
@@ -45,15 +46,15 @@ export class StateVersionError extends PrerenderError {
 /**
  * Read the previous run's state, or null when there is none.
  * @param {string} stateDir
- * @returns {Promise<{ header: StateHeader, pages: Map<string, StoredPage> } | null>}
+ * @returns {Promise<{ header: StateHeader, pages: StoredPages<StoredPage> } | null>}
  */
 export async function readState(stateDir) {
   const file = path.join(stateDir, STATE_FILE);
   const input = createReadStream(file);
   /** @type {StateHeader | null} */
   let header = null;
-  /** @type {Map<string, StoredPage>} */
-  const pages = new Map();
+  /** @type {StoredPages<StoredPage>} packed: never 200,000 objects */
+  const pages = new StoredPages();
   try {
     for await (const line of createInterface({ input, crlfDelay: Infinity })) {
       if (line === '') continue;

@@ -79,7 +79,7 @@ export class RedisFrontier {
   #run = null;
   /** @type {string[]} */
   #deep = [];
-  /** @type {import('../crawl/recrawl.js').Prior | null} a worker's view of the last crawl: filled as pages are taken */
+  /** @type {{ pages: Map<string, import('../crawl/state.js').StoredPage> } | null} a worker's view of the last crawl: filled as pages are taken (a Map of its own, worker.js) */
   #prior = null;
 
   /**
@@ -143,7 +143,7 @@ export class RedisFrontier {
    * @param {{ lazyPrior?: boolean }} [options]
    */
   attach(run, { lazyPrior = false } = {}) {
-    if (lazyPrior) this.#prior = run.prior;
+    if (lazyPrior) this.#prior = /** @type {{ pages: Map<string, import('../crawl/state.js').StoredPage> } | null} */ (run.prior);
     const deep = this.#deep;
     const tooDeep = run.depth.tooDeep;
     const add = tooDeep.add.bind(tooDeep);
@@ -389,6 +389,22 @@ export class RedisRecordStore {
     const { redis, prefix } = this.frontier;
     // Its place in the seen-set follows from its state; a queued record is not written over a result recorded meanwhile.
     await redis.prPut(prefix, record.key, Buffer.concat([Buffer.from(seenByte(record), 'latin1'), packRecord(record)])).catch((error) => { throw redis.toFrontierError(error); });
+  }
+
+  /** @param {RecordState} state */
+  async keys(state) {
+    if (state !== 'done') return (await this.list(state)).map((record) => record.key);
+    const { redis, prefix } = this.frontier;
+    /** @type {string[]} */
+    const keys = [];
+    let cursor = '0';
+    do {
+      const [next, entries] = await redis.hscanBuffer(`${prefix}rec`, cursor, 'COUNT', 2000).catch((error) => { throw redis.toFrontierError(error); });
+      cursor = next.toString();
+      // d: done, a page (the first byte says so without decoding the record)
+      for (let i = 1; i < entries.length; i += 2) if (entries[i][0] === 0x64) keys.push(entries[i - 1].toString());
+    } while (cursor !== '0');
+    return keys;
   }
 
   /** @param {RecordState} state */

@@ -25,7 +25,7 @@ describe('the finishing phase of a shared crawl', () => {
     const pages = Array.from({ length: 500 }, (_, i) => ({ key: `${O}/p${i}`, file: `p${i}.html` }));
     const redirects = [{ key: `${O}/old`, location: `${O}/p7` }];
     const table = openNameTable(nameTableFrom(nameTableBytes(encodeNameTable(pages, redirects, 10))));
-    const expected = createNameTable(/** @type {any} */ (pages), /** @type {any} */ (redirects), 10);
+    const expected = createNameTable(new Map(pages.map((/** @type {any} */ page) => [page.key, page.file])), new Set(), /** @type {any} */ (redirects), 10);
     for (const key of [`${O}/p0`, `${O}/p499`, `${O}/old`, `${O}/missing`]) expect(table.fileOf(key)).toBe(expected.fileOf(key));
     expect(table.fileOf(`${O}/old`)).toBe('p7.html');
     const bytes = nameTableBytes(encodeNameTable(pages, redirects, 10));

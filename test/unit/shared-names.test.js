@@ -35,7 +35,7 @@ describe('shared name table', () => {
 
   it('answers as the Map-based table does', () => {
     for (const maxHops of [0, 1, 10]) {
-      const reference = createNameTable(/** @type {any} */ (pages), /** @type {any} */ (redirects), maxHops);
+      const reference = createNameTable(new Map(pages.map((/** @type {any} */ page) => [page.key, page.file])), new Set(), /** @type {any} */ (redirects), maxHops);
       const shared = openNameTable(encodeNameTable(pages, redirects, maxHops));
       expect(asked.map((key) => [key, shared.fileOf(key)])).toEqual(asked.map((key) => [key, reference.fileOf(key)]));
     }

@@ -1,0 +1,189 @@
+// @ts-check
+/**
+ * A compact binary form for flat objects of known fields (page records,
+ * stored pages, journal entries), for `arena.js`. Each field present is a tag
+ * byte (its number in the table, 1 to 63) and its value:
+ *
+ *   uint   a varint                      str    varint length + UTF-8
+ *   hex    32 bytes (64 lower-case hex digits: sha256 ids)
+ *   enum   one byte, the value's index   flag   nothing (true)
+ *   json   varint length + JSON text
+ *
+ * A value that does not fit its field's form (a hex field that is not 64
+ * hex digits, an enum value not in the list, a null...) is written as JSON
+ * with the tag's 0x40 bit set, so any value comes back as it went in.
+ * `undefined` (and `false` for a flag) is left out. Properties that are not
+ * in the table go together as one JSON object under tag 63.
+ *
+ * @typedef {'uint' | 'str' | 'hex' | 'json' | 'flag' | readonly string[]} FieldKind
+ * @typedef {readonly (readonly [string, FieldKind])[]} FieldTable
+ */
+
+const AS_JSON = 0x40;
+const EXTRA = 63;
+const HEX64 = /^[0-9a-f]{64}$/;
+
+export class FieldCodec {
+  /** @type {Buffer} */
+  #out = Buffer.allocUnsafeSlow(4096);
+  #at = 0;
+
+  /**
+   * @param {FieldTable} fields
+   * @param {{ skip?: string[], extra?: boolean }} [options] skip: properties never written
+   *   (kept elsewhere); extra: keep properties not in the table
+   */
+  constructor(fields, { skip = [], extra = false } = {}) {
+    if (fields.length >= EXTRA) throw new Error('too many fields');
+    this.fields = fields;
+    this.known = new Set([...fields.map(([name]) => name), ...skip]);
+    this.extra = extra;
+  }
+
+  /**
+   * The bytes of an object: a view of a scratch buffer, valid until the next call.
+   * @param {Record<string, any>} object
+   * @param {string} [omit] a field left out this time (the caller keeps it another way)
+   * @returns {Buffer}
+   */
+  encode(object, omit) {
+    this.#at = 0;
+    const fields = this.fields;
+    for (let i = 0; i < fields.length; i++) {
+      const [name, kind] = fields[i];
+      const value = object[name];
+      if (value === undefined || (kind === 'flag' && value === false) || name === omit) continue;
+      const tag = i + 1;
+      if (kind === 'str' && typeof value === 'string') {
+        this.#byte(tag);
+        this.#string(value);
+      } else if (kind === 'uint' && Number.isSafeInteger(value) && value >= 0) {
+        this.#byte(tag);
+        this.#varint(value);
+      } else if (kind === 'hex' && typeof value === 'string' && value.length === 64 && HEX64.test(value)) {
+        this.#room(33);
+        this.#out[this.#at++] = tag;
+        this.#at += this.#out.write(value, this.#at, 'hex');
+      } else if (kind === 'flag' && value === true) {
+        this.#byte(tag);
+      } else if (kind === 'json') {
+        this.#byte(tag);
+        this.#string(JSON.stringify(value));
+      } else if (Array.isArray(kind) && kind.includes(value)) {
+        this.#byte(tag);
+        this.#byte(kind.indexOf(value));
+      } else {
+        this.#byte(tag | AS_JSON);
+        this.#string(JSON.stringify(value));
+      }
+    }
+    if (this.extra) {
+      /** @type {Record<string, unknown> | null} */
+      let rest = null;
+      for (const name of Object.keys(object)) {
+        if (!this.known.has(name) && object[name] !== undefined) (rest ??= {})[name] = object[name];
+      }
+      if (rest) {
+        this.#byte(EXTRA);
+        this.#string(JSON.stringify(rest));
+      }
+    }
+    return this.#out.subarray(0, this.#at);
+  }
+
+  /**
+   * Set the fields of `bytes` on `into`.
+   * @template {Record<string, any>} T
+   * @param {Uint8Array} bytes
+   * @param {T} into
+   * @returns {T}
+   */
+  decode(bytes, into) {
+    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const target = /** @type {Record<string, any>} */ (into);
+    let at = 0;
+    while (at < buffer.length) {
+      const tag = buffer[at++];
+      if (tag === EXTRA) {
+        const [length, start] = varintAt(buffer, at);
+        Object.assign(target, JSON.parse(buffer.toString('utf8', start, start + length)));
+        at = start + length;
+        continue;
+      }
+      const field = this.fields[(tag & ~AS_JSON) - 1];
+      if (!field) throw new Error(`unknown field ${tag} in packed bytes`);
+      const [name, kind] = field;
+      if (tag & AS_JSON) {
+        const [length, start] = varintAt(buffer, at);
+        target[name] = JSON.parse(buffer.toString('utf8', start, start + length));
+        at = start + length;
+      } else if (kind === 'hex') {
+        target[name] = buffer.toString('hex', at, at + 32);
+        at += 32;
+      } else if (kind === 'flag') {
+        target[name] = true;
+      } else if (kind === 'uint') {
+        const [n, next] = varintAt(buffer, at);
+        target[name] = n;
+        at = next;
+      } else if (Array.isArray(kind)) {
+        target[name] = kind[buffer[at++]];
+      } else {
+        const [length, start] = varintAt(buffer, at);
+        const text = buffer.toString('utf8', start, start + length);
+        target[name] = kind === 'json' ? JSON.parse(text) : text;
+        at = start + length;
+      }
+    }
+    return into;
+  }
+
+  /** @param {number} n */
+  #room(n) {
+    if (this.#at + n <= this.#out.length) return;
+    const next = Buffer.allocUnsafeSlow(Math.max(this.#out.length * 2, this.#at + n));
+    this.#out.copy(next, 0, 0, this.#at);
+    this.#out = next;
+  }
+
+  /** @param {number} byte */
+  #byte(byte) {
+    this.#room(1);
+    this.#out[this.#at++] = byte;
+  }
+
+  /** @param {number} n */
+  #varint(n) {
+    this.#room(8);
+    while (n >= 0x80) {
+      this.#out[this.#at++] = (n % 0x80) | 0x80;
+      n = Math.floor(n / 0x80);
+    }
+    this.#out[this.#at++] = n;
+  }
+
+  /** @param {string} text */
+  #string(text) {
+    const length = Buffer.byteLength(text, 'utf8');
+    this.#varint(length);
+    this.#room(length);
+    this.#at += this.#out.write(text, this.#at, length, 'utf8');
+  }
+}
+
+/**
+ * @param {Buffer} buffer
+ * @param {number} at
+ * @returns {[number, number]} value, next position
+ */
+function varintAt(buffer, at) {
+  let n = 0;
+  let scale = 1;
+  for (;;) {
+    const byte = buffer[at++];
+    if (byte === undefined) throw new Error('truncated packed bytes');
+    n += (byte & 0x7f) * scale;
+    if (byte < 0x80) return [n, at];
+    scale *= 0x80;
+  }
+}

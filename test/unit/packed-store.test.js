@@ -1,0 +1,199 @@
+// @ts-check
+import { describe, expect, it } from 'vitest';
+import { Arena } from '../../lib/crawl/arena.js';
+import { FieldCodec } from '../../lib/crawl/fields.js';
+import { MemoryRecordStore, MAX_REFERRERS } from '../../lib/crawl/records.js';
+import { StoredPages } from '../../lib/crawl/stored-pages.js';
+
+const HEX = 'ab'.repeat(32);
+const HEX2 = '0f'.repeat(32);
+
+describe('FieldCodec', () => {
+  const codec = new FieldCodec([
+    ['n', 'uint'], ['s', 'str'], ['h', 'hex'], ['j', 'json'], ['f', 'flag'], ['e', ['a', 'b']],
+  ], { extra: true, skip: ['id'] });
+
+  it('gives back every field as it went in, in each form', () => {
+    const object = { n: 300000, s: 'héllo ✓', h: HEX, j: { a: [1, 'x'] }, f: true, e: 'b' };
+    const bytes = Buffer.from(codec.encode(object));
+    expect(codec.decode(bytes, {})).toEqual(object);
+    // 64 hex digits take 32 bytes, a known enum value one
+    expect(Buffer.from(codec.encode({ h: HEX })).length).toBe(33);
+    expect(Buffer.from(codec.encode({ e: 'a' })).length).toBe(2);
+  });
+
+  it('keeps values that do not fit their field as JSON, and properties outside the table', () => {
+    const object = { n: -1, s: 5, h: HEX.toUpperCase(), e: 'c', f: 'yes', other: [1, 2], id: 'skipped' };
+    const back = codec.decode(Buffer.from(codec.encode(object)), {});
+    expect(back).toEqual({ n: -1, s: 5, h: HEX.toUpperCase(), e: 'c', f: 'yes', other: [1, 2] });
+    expect(codec.decode(Buffer.from(codec.encode({ n: null, j: null })), {})).toEqual({ n: null, j: null });
+  });
+
+  it('leaves out undefined, a false flag and the field it is told to omit', () => {
+    expect(codec.encode({ n: undefined, f: false }).length).toBe(0);
+    expect(codec.decode(Buffer.from(codec.encode({ s: 'a', n: 1 }, 's')), {})).toEqual({ n: 1 });
+  });
+
+  it('grows its scratch buffer for a large value', () => {
+    const big = 'x'.repeat(100_000);
+    expect(codec.decode(Buffer.from(codec.encode({ s: big })), {})).toEqual({ s: big });
+  });
+});
+
+describe('Arena', () => {
+  it('keeps a value per slot; a smaller one in place, a larger one moved', () => {
+    const arena = new Arena();
+    const a = arena.intern('a');
+    const b = arena.intern('b');
+    expect(arena.intern('a')).toBe(a);
+    arena.write(a, Buffer.from('12345'), 5);
+    arena.write(b, Buffer.from('xyz'), 3);
+    expect(arena.read(a)?.toString()).toBe('12345');
+    arena.write(a, Buffer.from('98'), 2);
+    expect(arena.read(a)?.toString()).toBe('98');
+    arena.write(a, Buffer.from('abcdefgh'), 8);
+    expect(arena.read(a)?.toString()).toBe('abcdefgh');
+    expect(arena.read(b)?.toString()).toBe('xyz');
+    arena.clear(b);
+    expect(arena.read(b)).toBeUndefined();
+    expect(arena.slotOf('c')).toBeUndefined();
+  });
+
+  it('compacts its chunks when most of them is garbage, values unchanged', () => {
+    const arena = new Arena();
+    const slots = Array.from({ length: 3000 }, (_, i) => arena.intern(`k${i}`));
+    let grows = 0;
+    arena.onGrow = () => grows++;
+    const arenaBefore = arena;
+    expect(arenaBefore.count).toBe(3000);
+    // each round writes every value again, one byte longer: the old ones are garbage
+    for (let round = 1; round <= 40; round++) {
+      for (const slot of slots) {
+        const value = Buffer.alloc(100 + round, slot % 251);
+        arena.write(slot, value, value.length);
+      }
+    }
+    for (const slot of slots) {
+      const value = arena.read(slot);
+      expect(value?.length).toBe(140);
+      expect(value?.every((byte) => byte === slot % 251)).toBe(true);
+    }
+    // 3,000 values of 140 bytes: well under what 40 rounds wrote (16 MB) once compacted
+    expect(arena.bytes).toBeLessThanOrEqual(6 * 1024 * 1024);
+  });
+
+  it('holds a value larger than a chunk', () => {
+    const arena = new Arena();
+    const slot = arena.intern('big');
+    const value = Buffer.alloc(3 * 1024 * 1024, 7);
+    arena.write(slot, value, value.length);
+    expect(arena.read(slot)?.equals(value)).toBe(true);
+  });
+
+  it('grows its slots and tells its user', () => {
+    const arena = new Arena();
+    const capacities = /** @type {number[]} */ ([]);
+    arena.onGrow = (capacity) => capacities.push(capacity);
+    for (let i = 0; i < 5000; i++) arena.write(arena.intern(`u${i}`), Buffer.from(String(i)), String(i).length);
+    expect(capacities.length).toBeGreaterThan(0);
+    expect(arena.read(/** @type {number} */ (arena.slotOf('u4321')))?.toString()).toBe('4321');
+  });
+});
+
+describe('MemoryRecordStore (packed)', () => {
+  const key = (/** @type {number} */ i) => `http://shop.test/p?id=${i}`;
+
+  it('hands out one object for a queued record until it is put, then copies', async () => {
+    const store = new MemoryRecordStore();
+    await store.admit([{ key: key(1), kind: 'navigation', referrer: null }], ['added']);
+    const taken = await store.get(key(1));
+    expect(taken?.state).toBe('queued');
+    expect(await store.get(key(1))).toBe(taken);
+    const record = /** @type {import('../../lib/crawl/records.js').PageRecord} */ (taken);
+    Object.assign(record, {
+      state: 'done', status: 200, contentType: 'text/html; charset=utf-8', type: 'html', charset: 'utf-8',
+      etag: '"e1"', wanted: 'p1.htm', file: 'p1.htm', body: HEX, scan: HEX2, change: 'new', referrers: undefined,
+    });
+    await store.put(record);
+    const copy = await store.get(key(1));
+    expect(copy).not.toBe(record);
+    expect(copy).toEqual(record);
+    copy && (copy.file = 'elsewhere.htm');
+    expect((await store.get(key(1)))?.file).toBe('p1.htm');
+    copy && (copy.file = 'elsewhere.htm');
+    copy && (await store.put(copy));
+    expect(await store.get(key(1))).toMatchObject({ wanted: 'p1.htm', file: 'elsewhere.htm' });
+  });
+
+  it('notes the kind and up to five distinct referrers of a known URL', async () => {
+    const store = new MemoryRecordStore();
+    await store.admit([{ key: key(1), kind: 'requisite', referrer: key(100) }], ['added']);
+    const more = Array.from({ length: 8 }, (_, i) => ({ key: key(1), kind: /** @type {const} */ ('requisite'), referrer: key(100 + (i % 7)) }));
+    await store.admit(more, more.map(() => 'known'));
+    await store.admit([{ key: key(1), kind: 'navigation', referrer: null }], ['known']);
+    const record = await store.get(key(1));
+    expect(record?.kind).toBe('navigation');
+    expect(record?.referrers).toEqual([100, 101, 102, 103, 104].map(key));
+    expect(record?.referrers?.length).toBe(MAX_REFERRERS);
+    // referrers noted on the object while it is taken, then kept by put
+    await store.admit([{ key: key(2), kind: 'navigation', referrer: null }], ['added']);
+    const taken = await store.get(key(2));
+    await store.admit([{ key: key(2), kind: 'navigation', referrer: key(9) }], ['known']);
+    expect(taken?.referrers).toEqual([key(9)]);
+    if (taken) {
+      taken.state = 'failed';
+      taken.error = { message: 'HTTP 500', status: 500 };
+      await store.put(taken);
+    }
+    expect(await store.get(key(2))).toMatchObject({ state: 'failed', referrers: [key(9)], error: { message: 'HTTP 500', status: 500 } });
+    // a record put without referrers notes no more
+    const done = await store.get(key(1));
+    if (done) {
+      done.state = 'done';
+      done.referrers = undefined;
+      await store.put(done);
+    }
+    await store.admit([{ key: key(1), kind: 'navigation', referrer: key(200) }], ['known']);
+    expect((await store.get(key(1)))?.referrers).toBeUndefined();
+  });
+
+  it('lists records and keys by state, the taken ones as they are now', async () => {
+    const store = new MemoryRecordStore();
+    const items = Array.from({ length: 10 }, (_, i) => ({ key: key(i), kind: /** @type {const} */ ('navigation'), referrer: null }));
+    await store.admit(items, items.map(() => 'added'));
+    for (let i = 0; i < 10; i += 2) {
+      const record = await store.get(key(i));
+      if (!record) continue;
+      record.state = i === 4 ? 'redirect' : 'done';
+      record.location = i === 4 ? key(5) : undefined;
+      if (i !== 8) await store.put(record); // 8 is done but not put yet
+    }
+    expect((await store.keys('done')).sort()).toEqual([0, 2, 6, 8].map(key).sort());
+    expect((await store.list('redirect')).map((record) => [record.key, record.location])).toEqual([[key(4), key(5)]]);
+    expect((await store.keys('queued')).length).toBe(5);
+    expect(await store.get('http://unknown.test/')).toBeUndefined();
+  });
+});
+
+describe('StoredPages', () => {
+  it('gives back each page as it was set, by URL and in order', () => {
+    const pages = new StoredPages();
+    /** @type {import('../../lib/crawl/state.js').StoredPage[]} */
+    const list = [
+      { url: 'http://a.test/1', state: 'done', status: 200, contentType: 'text/html', type: 'html', file: 'a/1.html', body: HEX, scan: HEX2, bytes: 10, sha256: HEX, placeholders: [{ sku: 'X', offset: 3, length: 4 }] },
+      { url: 'http://a.test/2', state: 'redirect', status: 301, location: 'http://a.test/1' },
+    ];
+    for (const page of list) pages.set(page.url, page);
+    expect(pages.size).toBe(2);
+    expect(pages.get('http://a.test/1')).toEqual(list[0]);
+    expect(pages.get('http://a.test/2')).toEqual(list[1]);
+    expect(pages.has('http://a.test/3')).toBe(false);
+    expect(pages.get('http://a.test/3')).toBeUndefined();
+    expect([...pages.values()]).toEqual(list);
+    expect([...pages.keys()]).toEqual(list.map((page) => page.url));
+    // set again: the new value, not the one decoded before
+    pages.set('http://a.test/2', { ...list[1], status: 308 });
+    expect(pages.get('http://a.test/2')?.status).toBe(308);
+    expect(pages.size).toBe(2);
+  });
+});
