@@ -279,7 +279,8 @@ async function writePage(run, record, names, previous, failed, counters) {
     failed.push(record);
     return null;
   }
-  await run.records.put(record);
+  // What was written (file, bytes, sha256) goes to the manifest and the state;
+  // the record store keeps what the crawl found, and is not written again.
   return { page: pageEntry(run, record, placeholders), record };
 }
 
@@ -314,7 +315,6 @@ async function writeAlias(run, record, names, firstWritten, split) {
   record.bytes = first.page.bytes;
   record.sha256 = first.page.sha256;
   record.compressed = first.record.compressed;
-  await run.records.put(record);
   return { page: pageEntry(run, record, first.page.placeholders), record };
 }
 

@@ -211,8 +211,8 @@ export class Crawler extends EventEmitter {
         outcome = await finalize(run, naming, { interrupted, complete });
         committed = true;
       }
-      const { written, changes, live } = await tally(run, naming.keys, Boolean(complete && blobs && target));
-      if (live) await blobs?.compact(live);
+      if (complete && blobs && target) await blobs.compact(liveBlobs(run, naming.keys));
+      const { written, changes } = await tally(run, naming.keys);
       if (!interrupted) await shared?.finished();
       const failures = (await run.records.list('failed')).sort((a, b) => (a.key < b.key ? -1 : 1)).map(toManifestError);
       /** @param {import('./records.js').Change} change */
@@ -282,29 +282,36 @@ function journalKey(o) {
 }
 
 /**
- * One pass over the pages written, each record read in turn: pages and
- * requisites (--assets) written, the churn, and (for the blob store's
- * compaction) the blobs the new state refers to.
+ * Pages and requisites (--assets) written, and the churn: each record read in turn.
  * @param {import('./context.js').CrawlRun} run
  * @param {string[]} keys
- * @param {boolean} wantLive
  */
-async function tally(run, keys, wantLive) {
+async function tally(run, keys) {
   // Pages are HTML documents; requisites (--assets) are counted apart.
   const written = { pages: 0, assets: 0 };
   /** @type {Map<import('./records.js').Change, number>} changes of pages not stale */
   const changes = new Map();
-  /** @type {Set<string> | null} */
-  const live = wantLive ? new Set() : null;
   for (const key of keys) {
     const record = await run.records.get(key);
     if (!record || record.state !== 'done') continue;
     written[record.type === 'html' ? 'pages' : 'assets']++;
     if (record.change && !record.stale) changes.set(record.change, (changes.get(record.change) ?? 0) + 1);
-    if (live && record.body) live.add(record.body);
-    if (live && record.scan) live.add(record.scan);
   }
-  return { written, changes, live };
+  return { written, changes };
+}
+
+/**
+ * The blobs the new state refers to, read from the records as the blob store asks.
+ * @param {import('./context.js').CrawlRun} run
+ * @param {string[]} keys
+ */
+async function* liveBlobs(run, keys) {
+  for (const key of keys) {
+    const record = await run.records.get(key);
+    if (!record || record.state !== 'done') continue;
+    if (record.body) yield record.body;
+    if (record.scan) yield record.scan;
+  }
 }
 
 /**

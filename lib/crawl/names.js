@@ -31,7 +31,7 @@ const byKey = (a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
  * @typedef {{ keys: string[], files: Map<string, string>, aliasOf: Map<string, string>, stale: number }} Naming
  */
 
-/** The registries of runs, for splitting aliases apart in phase two. */
+/** The registries of namings being split apart in phase two. */
 const registries = new WeakMap();
 
 /**
@@ -40,8 +40,7 @@ const registries = new WeakMap();
  */
 export async function assignNames(run) {
   const keys = (await run.records.keys('done')).sort(byKey);
-  const registry = new FileRegistry({ reserved: run.options.writeSitemap ? isSitemapName : undefined });
-  registries.set(run, registry);
+  const registry = newRegistry(run);
   /** @type {Naming} */
   const naming = { keys, files: new Map(), aliasOf: new Map(), stale: 0 };
   const listening = run.listening('named');
@@ -66,8 +65,13 @@ export async function assignNames(run) {
     naming.files.set(key, record.file);
     if (listening) run.emit('named', { url: key, file: record.file, wanted, status: record.status, aliasOf: record.aliasOf });
   }
+  // The registry's tree (a node and a string a page) is not kept for the
+  // rare alias split: splitAlias builds it again from the names.
   return naming;
 }
+
+/** @param {CrawlRun} run */
+const newRegistry = (run) => new FileRegistry({ reserved: run.options.writeSitemap ? isSitemapName : undefined });
 
 /**
  * A page's record as phase two writes it: its file and alias from the naming.
@@ -101,8 +105,16 @@ function sameContent(a, b) {
  * @param {PageRecord} record
  */
 export function splitAlias(run, naming, record) {
-  const registry = registries.get(run);
-  if (!registry) throw new Error('splitAlias before assignNames');
+  let registry = registries.get(naming);
+  if (!registry) {
+    // The names handed out, claimed again in URL order: all distinct, so each keeps its file.
+    registry = newRegistry(run);
+    for (const key of naming.keys) {
+      const file = naming.files.get(key);
+      if (file !== undefined && !naming.aliasOf.has(key)) registry.claim(file, key);
+    }
+    registries.set(naming, registry);
+  }
   const wanted = /** @type {string} */ (record.wanted);
   const { file, collidedWith } = registry.claim(wanted, record.key);
   if (collidedWith) warn(run, record.key, 'NAME_COLLISION', `file name collision: "${wanted}" is taken by ${collidedWith}; written as "${file}"`);

@@ -107,9 +107,12 @@ export class DirBlobStore {
 
   /**
    * Remove the blobs no longer referenced (after a complete crawl).
-   * @param {Set<string>} live
+   * @param {Iterable<string> | AsyncIterable<string>} ids the blobs still referred to
    */
-  async compact(live) {
+  async compact(ids) {
+    /** @type {Set<string>} */
+    const live = new Set();
+    for await (const id of ids) live.add(id);
     for (const sub of await readdir(this.dir).catch(() => /** @type {string[]} */ ([]))) {
       if (!/^[0-9a-f]{2}$/.test(sub)) continue;
       for (const name of await readdir(path.join(this.dir, sub)).catch(() => /** @type {string[]} */ ([]))) {

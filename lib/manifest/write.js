@@ -85,6 +85,9 @@ export function formatManifest(manifest) {
  */
 export function createManifestWriter(target, header) {
   const stream = new PassThrough();
+  // Its failures reach the caller through `written`; abort() destroys it with
+  // an error that nobody else listens for (a pass redone after a split).
+  stream.on('error', () => {});
   const written = target.write(MANIFEST_NAME, stream);
   written.catch(() => {}); // awaited in finish(); an early failure must not go unhandled
   let count = 0;

@@ -1,5 +1,7 @@
 // @ts-check
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { BlobIndex } from '../../lib/crawl/blob-index.js';
 import { Arena } from '../../lib/crawl/arena.js';
 import { FieldCodec } from '../../lib/crawl/fields.js';
 import { MemoryRecordStore, MAX_REFERRERS } from '../../lib/crawl/records.js';
@@ -195,5 +197,42 @@ describe('StoredPages', () => {
     pages.set('http://a.test/2', { ...list[1], status: 308 });
     expect(pages.get('http://a.test/2')?.status).toBe(308);
     expect(pages.size).toBe(2);
+  });
+});
+
+describe('BlobIndex', () => {
+  const id = (/** @type {number} */ i) => createHash('sha256').update(String(i)).digest('hex');
+
+  it('finds, updates, deletes and lists ids, past several growths', () => {
+    const index = new BlobIndex();
+    for (let i = 0; i < 5000; i++) index.set(id(i), { at: i * 100, length: i });
+    expect(index.size).toBe(5000);
+    expect(index.get(id(4321))).toEqual({ at: 432100, length: 4321 });
+    expect(index.has(id(5000))).toBe(false);
+    expect(index.get('not an id')).toBeUndefined();
+    index.set(id(7), { at: 1, length: 2 });
+    expect(index.get(id(7))).toEqual({ at: 1, length: 2 });
+    expect(index.size).toBe(5000);
+    expect(index.delete(id(8))).toBe(true);
+    expect(index.delete(id(8))).toBe(false);
+    expect(index.has(id(8))).toBe(false);
+    expect(index.size).toBe(4999);
+    index.set(id(8), { at: 9, length: 9 });
+    expect(index.get(id(8))).toEqual({ at: 9, length: 9 });
+    const listed = new Map([...index]);
+    expect(listed.size).toBe(5000);
+    expect(listed.get(id(123))).toEqual({ at: 12300, length: 123 });
+    // marks for a compaction: known ids once each
+    expect(index.mark(id(1))).toBe(true);
+    expect(index.mark(id(1))).toBe(false);
+    expect(index.mark(id(9999))).toBe(false);
+    index.mark(id(2));
+    expect([...index.marked()].map(([blob]) => blob).sort()).toEqual([id(1), id(2)].sort());
+    index.clearMarks();
+    expect([...index.marked()]).toEqual([]);
+    index.clear();
+    expect(index.size).toBe(0);
+    expect(index.has(id(1))).toBe(false);
+    expect(() => index.set('xyz', { at: 0, length: 0 })).toThrow(/not a blob id/);
   });
 });

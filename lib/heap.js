@@ -1,0 +1,43 @@
+// @ts-check
+import { PerformanceObserver, constants } from 'node:perf_hooks';
+import v8 from 'node:v8';
+
+/**
+ * Keep a large crawl's heap close to what is live in it. On a machine with
+ * several GB of memory V8 lets its old generation grow to up to four times
+ * what survived the last full collection before it runs the next one; a
+ * crawl promotes a steady stream of short-lived page data, so at 200,000
+ * pages that slack, not what is live, was most of the resident memory. Once
+ * a full collection leaves more than `liveBytes` live, V8 is told to grow
+ * the heap by at most `percent` % between full collections (its
+ * `--heap-growing-percent`); below half of that, V8 decides again. Small
+ * crawls are left alone: their slack is small and the extra collections
+ * would cost them a few % of CPU (BENCHMARKS.md).
+ *
+ * V8 flags are per process: this is for the command line, not the library.
+ *
+ * @param {{ liveBytes?: number, percent?: number }} [options]
+ * @returns {() => void} stop watching, and give V8 its own policy back
+ */
+export function boundHeapGrowth({ liveBytes = 32 * 1024 * 1024, percent = 50 } = {}) {
+  let bounded = false;
+  /** @param {boolean} on */
+  const set = (on) => {
+    if (on === bounded) return;
+    bounded = on;
+    v8.setFlagsFromString(`--heap-growing-percent=${on ? percent : 0}`);
+  };
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      if (/** @type {{ detail?: { kind?: number } }} */ (/** @type {unknown} */ (entry)).detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
+      const live = v8.getHeapStatistics().used_heap_size;
+      if (live > liveBytes) set(true);
+      else if (live < liveBytes / 2) set(false);
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return () => {
+    observer.disconnect();
+    set(false);
+  };
+}
