@@ -7,9 +7,10 @@
  * URL costs its key, one Map entry and its packed bytes in 1 MiB chunks.
  *
  * Keys get slots (0, 1, 2...) in the order they are first seen; a slot holds
- * at most one value. A value written again goes in place when it fits, else
- * at the end; the chunks are compacted when more than half of them is
- * garbage.
+ * at most one value per column (the record store, the last run's pages and
+ * the journal share one arena, so a URL's key and Map entry exist once). A
+ * value written again goes in place when it fits, else at the end; the
+ * chunks are compacted when more than half of them is garbage.
  */
 
 const CHUNK = 1 << 20;
@@ -32,20 +33,42 @@ export class Arena {
   #slots = new Map();
   /** @type {string[]} slot -> key */
   keys = [];
-  /** chunk index + 1 of a slot's value; 0: no value */
-  #chunkOf = new Uint32Array(1024);
-  #offset = new Uint32Array(1024);
-  #length = new Uint32Array(1024);
+  #columns;
+  #capacity = 1024;
+  /** per slot and column: chunk index + 1 of the value; 0: no value */
+  #chunkOf;
+  #offset;
+  #length;
   /** @type {Buffer[]} */
   #chunks = [];
   #used = CHUNK;
   #live = 0;
   #garbage = 0;
-  /** @type {((capacity: number) => void) | null} called when the slot arrays grow */
-  onGrow = null;
+  /** @type {((capacity: number) => void)[]} told when the slots grow */
+  #growers = [];
+
+  /** @param {number} [columns] values a slot may hold */
+  constructor(columns = 1) {
+    this.#columns = columns;
+    this.#chunkOf = new Uint32Array(this.#capacity * columns);
+    this.#offset = new Uint32Array(this.#capacity * columns);
+    this.#length = new Uint32Array(this.#capacity * columns);
+  }
 
   get capacity() {
-    return this.#length.length;
+    return this.#capacity;
+  }
+
+  get columns() {
+    return this.#columns;
+  }
+
+  /**
+   * Call `grow(capacity)` whenever the slots grow, so that arrays kept beside them grow too.
+   * @param {(capacity: number) => void} grow
+   */
+  onGrow(grow) {
+    this.#growers.push(grow);
   }
 
   /** Slots handed out. */
@@ -66,18 +89,18 @@ export class Arena {
     let slot = this.#slots.get(key);
     if (slot !== undefined) return slot;
     slot = this.keys.length;
-    if (slot >= this.#length.length) this.#grow();
+    if (slot >= this.#capacity) this.#grow();
     this.#slots.set(key, slot);
     this.keys.push(key);
     return slot;
   }
 
   #grow() {
-    const capacity = this.#length.length * 2;
-    this.#chunkOf = grown(this.#chunkOf, capacity);
-    this.#offset = grown(this.#offset, capacity);
-    this.#length = grown(this.#length, capacity);
-    this.onGrow?.(capacity);
+    this.#capacity *= 2;
+    this.#chunkOf = grown(this.#chunkOf, this.#capacity * this.#columns);
+    this.#offset = grown(this.#offset, this.#capacity * this.#columns);
+    this.#length = grown(this.#length, this.#capacity * this.#columns);
+    for (const grow of this.#growers) grow(this.#capacity);
   }
 
   /**
@@ -85,67 +108,75 @@ export class Arena {
    * @param {number} slot
    * @param {Uint8Array} source
    * @param {number} length
+   * @param {number} [column]
    */
-  write(slot, source, length) {
-    const chunk = this.#chunkOf[slot];
-    const old = this.#length[slot];
+  write(slot, source, length, column = 0) {
+    const at = slot * this.#columns + column;
+    const chunk = this.#chunkOf[at];
+    const old = this.#length[at];
     if (chunk !== 0 && length <= old) {
-      this.#chunks[chunk - 1].set(source.subarray(0, length), this.#offset[slot]);
-      this.#length[slot] = length;
+      this.#chunks[chunk - 1].set(source.subarray(0, length), this.#offset[at]);
+      this.#length[at] = length;
       this.#live -= old - length;
       this.#garbage += old - length;
       return;
     }
-    if (chunk !== 0) this.clear(slot);
-    this.#place(slot, length).set(source.subarray(0, length));
+    if (chunk !== 0) this.clear(slot, column);
+    this.#place(at, length).set(source.subarray(0, length));
     this.#live += length;
     if (this.#garbage > MIN_GARBAGE_TO_COMPACT && this.#garbage > this.#live) this.#compact();
   }
 
   /**
-   * Room for a value at the end; the slot points at it.
-   * @param {number} slot
+   * Room for a value at the end; the value's place (slot and column) points at it.
+   * @param {number} at
    * @param {number} length
    */
-  #place(slot, length) {
+  #place(at, length) {
     if (length > CHUNK) {
       // A value larger than a chunk (a long error or render report) gets a chunk of its own.
       this.#chunks.push(Buffer.allocUnsafeSlow(length));
-      this.#chunkOf[slot] = this.#chunks.length;
-      this.#offset[slot] = 0;
-      this.#length[slot] = length;
+      this.#chunkOf[at] = this.#chunks.length;
+      this.#offset[at] = 0;
+      this.#length[at] = length;
       return this.#chunks[this.#chunks.length - 1];
     }
     if (this.#used + length > CHUNK) {
       this.#chunks.push(Buffer.allocUnsafeSlow(CHUNK));
       this.#used = 0;
     }
-    const at = this.#used;
+    const offset = this.#used;
     this.#used += length;
-    this.#chunkOf[slot] = this.#chunks.length;
-    this.#offset[slot] = at;
-    this.#length[slot] = length;
-    return this.#chunks[this.#chunks.length - 1].subarray(at, at + length);
+    this.#chunkOf[at] = this.#chunks.length;
+    this.#offset[at] = offset;
+    this.#length[at] = length;
+    return this.#chunks[this.#chunks.length - 1].subarray(offset, offset + length);
   }
 
   /**
    * The slot's value (a view, valid until the slot is written again), or undefined.
    * @param {number} slot
+   * @param {number} [column]
    */
-  read(slot) {
-    const chunk = this.#chunkOf[slot];
+  read(slot, column = 0) {
+    const at = slot * this.#columns + column;
+    const chunk = this.#chunkOf[at];
     if (chunk === 0) return undefined;
-    const at = this.#offset[slot];
-    return this.#chunks[chunk - 1].subarray(at, at + this.#length[slot]);
+    const offset = this.#offset[at];
+    return this.#chunks[chunk - 1].subarray(offset, offset + this.#length[at]);
   }
 
-  /** @param {number} slot */
-  clear(slot) {
-    if (this.#chunkOf[slot] === 0) return;
-    this.#garbage += this.#length[slot];
-    this.#live -= this.#length[slot];
-    this.#chunkOf[slot] = 0;
-    this.#length[slot] = 0;
+  /**
+   * @param {number} slot
+   * @param {number} [column]
+   */
+  clear(slot, column = 0) {
+    const at = slot * this.#columns + column;
+    if (this.#chunkOf[at] === 0) return;
+    this.#garbage += this.#length[at];
+    this.#live -= this.#length[at];
+    this.#chunkOf[at] = 0;
+    this.#length[at] = 0;
   }
 
   /** Values copied into fresh chunks, in slot order; the old chunks go. */
@@ -157,11 +188,12 @@ export class Arena {
     this.#used = CHUNK;
     this.#chunkOf = new Uint32Array(chunkOf.length);
     this.#offset = new Uint32Array(offset.length);
-    for (let slot = 0; slot < this.keys.length; slot++) {
-      const chunk = chunkOf[slot];
+    const places = this.keys.length * this.#columns;
+    for (let at = 0; at < places; at++) {
+      const chunk = chunkOf[at];
       if (chunk === 0) continue;
-      const length = this.#length[slot];
-      this.#place(slot, length).set(old[chunk - 1].subarray(offset[slot], offset[slot] + length));
+      const length = this.#length[at];
+      this.#place(at, length).set(old[chunk - 1].subarray(offset[at], offset[at] + length));
     }
     this.#garbage = 0;
   }
@@ -169,16 +201,5 @@ export class Arena {
   /** Bytes held in chunks (for tests and benchmarks). */
   get bytes() {
     return this.#chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-  }
-
-  clearAll() {
-    this.#slots.clear();
-    this.keys = [];
-    this.#chunks = [];
-    this.#chunkOf.fill(0);
-    this.#length.fill(0);
-    this.#used = CHUNK;
-    this.#live = 0;
-    this.#garbage = 0;
   }
 }

@@ -8,6 +8,10 @@
  *   hex    32 bytes (64 lower-case hex digits: sha256 ids)
  *   enum   one byte, the value's index   flag   nothing (true)
  *   json   varint length + JSON text
+ *   common a varint: the string's number in a table this codec learns as it
+ *          goes (content types, charsets: a few values repeated on every
+ *          page; the first 4,096 distinct ones get a number). In memory
+ *          only: bytes are read back by the codec that wrote them.
  *
  * A value that does not fit its field's form (a hex field that is not 64
  * hex digits, an enum value not in the list, a null...) is written as JSON
@@ -15,18 +19,23 @@
  * `undefined` (and `false` for a flag) is left out. Properties that are not
  * in the table go together as one JSON object under tag 63.
  *
- * @typedef {'uint' | 'str' | 'hex' | 'json' | 'flag' | readonly string[]} FieldKind
+ * @typedef {'uint' | 'str' | 'hex' | 'json' | 'flag' | 'common' | readonly string[]} FieldKind
  * @typedef {readonly (readonly [string, FieldKind])[]} FieldTable
  */
 
 const AS_JSON = 0x40;
 const EXTRA = 63;
 const HEX64 = /^[0-9a-f]{64}$/;
+const MAX_COMMON = 4096;
 
 export class FieldCodec {
   /** @type {Buffer} */
   #out = Buffer.allocUnsafeSlow(4096);
   #at = 0;
+  /** @type {Map<string, number>} the 'common' strings, numbered */
+  #common = new Map();
+  /** @type {string[]} */
+  #commonList = [];
 
   /**
    * @param {FieldTable} fields
@@ -66,6 +75,9 @@ export class FieldCodec {
         this.#at += this.#out.write(value, this.#at, 'hex');
       } else if (kind === 'flag' && value === true) {
         this.#byte(tag);
+      } else if (kind === 'common' && typeof value === 'string' && this.#number(value) >= 0) {
+        this.#byte(tag);
+        this.#varint(this.#number(value));
       } else if (kind === 'json') {
         this.#byte(tag);
         this.#string(JSON.stringify(value));
@@ -122,9 +134,9 @@ export class FieldCodec {
         at += 32;
       } else if (kind === 'flag') {
         target[name] = true;
-      } else if (kind === 'uint') {
+      } else if (kind === 'uint' || kind === 'common') {
         const [n, next] = varintAt(buffer, at);
-        target[name] = n;
+        target[name] = kind === 'uint' ? n : this.#commonList[n];
         at = next;
       } else if (Array.isArray(kind)) {
         target[name] = kind[buffer[at++]];
@@ -136,6 +148,21 @@ export class FieldCodec {
       }
     }
     return into;
+  }
+
+  /**
+   * A common string's number (a new one while there is room), or -1.
+   * @param {string} value
+   */
+  #number(value) {
+    let n = this.#common.get(value);
+    if (n === undefined) {
+      if (this.#commonList.length >= MAX_COMMON) return -1;
+      n = this.#commonList.length;
+      this.#common.set(value, n);
+      this.#commonList.push(value);
+    }
+    return n;
   }
 
   /** @param {number} n */

@@ -49,9 +49,13 @@ export function ownString(s) {
 
 /** @implements {Frontier} */
 export class MemoryFrontier {
-  /** @param {{ maxPages: number }} options */
-  constructor({ maxPages }) {
+  /**
+   * @param {{ maxPages: number, keyOf?: (key: string) => string }} options keyOf: the one
+   *   string the run keeps for a URL (the record store's), instead of a copy of its own
+   */
+  constructor({ maxPages, keyOf = ownString }) {
     this.maxPages = maxPages;
+    this.keyOf = keyOf;
     /** @type {Map<string, number>} key -> state */
     this.states = new Map();
     /** @type {string[]} */
@@ -83,8 +87,8 @@ export class MemoryFrontier {
       return 'limit';
     }
     // Kept for the whole crawl: a string of its own, not a slice of the page text it was found in
-    // (a slice keeps all of that text alive; the record store keeps this same string).
-    const key = ownString(item.key);
+    // (a slice keeps all of that text alive); the run's (index.js) is the one its arena keeps.
+    const key = this.keyOf(item.key);
     item.key = key;
     this.states.set(key, QUEUED);
     this.queue.push(key);

@@ -14,8 +14,10 @@ import { discover } from './discover.js';
 import { finalize, outputKey, toManifestError } from './finalize.js';
 import { loadPrior } from './recrawl.js';
 import { createJournal, readJournal } from './journal.js';
-import { MemoryFrontier } from './frontier.js';
+import { MemoryFrontier, ownString } from './frontier.js';
 import { assignNames } from './names.js';
+import { Arena } from './arena.js';
+import { StoredPages } from './stored-pages.js';
 import { MemoryRecordStore } from './records.js';
 import { LogBlobStore } from './blobs.js';
 import { createRenderStep } from '../render/step.js';
@@ -63,6 +65,11 @@ import { createRenderStep } from '../render/step.js';
 
 /** The events `onEvent` receives. */
 const ON_EVENT = ['page', 'redirect', 'retry', 'failure', 'warning', 'written'];
+
+/** The columns of a run's arena. */
+const RECORDS = 0;
+const PRIOR = 1;
+const JOURNAL = 2;
 
 /** @returns {CrawlStats} */
 const freshStats = () => ({ fetched: 0, failed: 0, written: 0, active: 0, queued: 0, resumed: 0, startedAt: Date.now(), phase: 'discover' });
@@ -140,6 +147,9 @@ export class Crawler extends EventEmitter {
     let complete = false;
     /** @type {CrawlRun | null} */
     let run = null;
+    // What this run knows of each URL, what the last run kept and what a killed
+    // run's journal says: one packed arena, each URL's key kept once.
+    const arena = new Arena(3);
     try {
       // OUT is checked and locked before anything is fetched.
       if (stateDir) {
@@ -149,8 +159,8 @@ export class Crawler extends EventEmitter {
         // A killed run's temp files and staging; in a shared crawl only once its pass is
         // dropped in Redis (openSharedCrawl), so that no worker still writes into them.
         if (!o.frontier) await clearLeftovers(prepared.stateDir);
-        prior = await loadPrior(prepared.stateDir, { full: o.full });
-        if (o.resume && !o.full && !o.frontier) resumed = await readJournal(prepared.stateDir, journalKey(o));
+        prior = await loadPrior(prepared.stateDir, { full: o.full, pages: new StoredPages(arena, PRIOR) });
+        if (o.resume && !o.full && !o.frontier) resumed = await readJournal(prepared.stateDir, journalKey(o), new StoredPages(arena, JOURNAL));
       }
       const listed = await loadListedRoots(o, (url, message) => warn({ warnings, emit }, url, 'SITEMAP', message));
       if (o.frontier) {
@@ -169,8 +179,8 @@ export class Crawler extends EventEmitter {
         stats,
         signal: controller.signal,
         loader,
-        frontier: shared?.frontier ?? new MemoryFrontier({ maxPages: o.maxPages }),
-        records: shared?.frontier.records ?? new MemoryRecordStore(),
+        frontier: shared?.frontier ?? new MemoryFrontier({ maxPages: o.maxPages, keyOf: (key) => arena.keys[arena.slotOf(key) ?? arena.intern(ownString(key))] }),
+        records: shared?.frontier.records ?? new MemoryRecordStore(arena, RECORDS),
         blobs,
         target,
         transforms,

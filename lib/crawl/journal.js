@@ -33,12 +33,11 @@ const JOURNAL_VERSION = 1;
  * same key (roots and scope); null otherwise.
  * @param {string} stateDir
  * @param {string} key
+ * @param {StoredPages<JournalEntry>} [entries] where to keep the entries (packed: never 200,000 objects)
  * @returns {Promise<{ startedAt: string, entries: StoredPages<JournalEntry> } | null>}
  */
-export async function readJournal(stateDir, key) {
+export async function readJournal(stateDir, key, entries = /** @type {StoredPages<JournalEntry>} */ (new StoredPages())) {
   const input = createReadStream(path.join(stateDir, JOURNAL_FILE));
-  /** @type {StoredPages<JournalEntry>} packed: never 200,000 objects */
-  const entries = new StoredPages();
   let startedAt = '';
   let first = true;
   try {

@@ -91,7 +91,7 @@ const FILE_IS_WANTED = 2;
 
 /** The fields packed in the arena; key, kind, state and referrers are kept apart. */
 const CODEC = new FieldCodec([
-  ['status', 'uint'], ['contentType', 'str'], ['type', ['html', 'css', 'other']], ['charset', 'str'],
+  ['status', 'uint'], ['contentType', 'common'], ['type', ['html', 'css', 'other']], ['charset', 'common'],
   ['etag', 'str'], ['lastModified', 'str'], ['location', 'str'], ['via', 'str'], ['hops', 'uint'],
   ['wanted', 'str'], ['file', 'str'], ['body', 'hex'], ['scan', 'hex'], ['bytes', 'uint'], ['sha256', 'hex'],
   ['error', 'json'], ['change', ['new', 'changed', 'not-modified', 'same-bytes']], ['compare', 'hex'],
@@ -105,22 +105,41 @@ const CODEC = new FieldCodec([
  * @implements {RecordStore}
  */
 export class MemoryRecordStore {
-  #arena = new Arena();
-  #state = new Uint8Array(this.#arena.capacity);
-  #kind = new Uint8Array(this.#arena.capacity);
-  #flags = new Uint8Array(this.#arena.capacity);
+  #arena;
+  #column;
+  #state;
+  #kind;
+  #flags;
   /** slot + 1 of each referrer; 0: none */
-  #referrers = new Int32Array(this.#arena.capacity * MAX_REFERRERS);
+  #referrers;
   /** @type {Map<string, PageRecord>} records taken while queued, until put */
   #taken = new Map();
 
-  constructor() {
-    this.#arena.onGrow = (capacity) => {
+  /**
+   * @param {Arena} [arena] shared with the last run's pages (stored-pages.js), so a URL's key is kept once
+   * @param {number} [column] the arena's column for the records
+   */
+  constructor(arena = new Arena(), column = 0) {
+    this.#arena = arena;
+    this.#column = column;
+    this.#state = new Uint8Array(arena.capacity);
+    this.#kind = new Uint8Array(arena.capacity);
+    this.#flags = new Uint8Array(arena.capacity);
+    this.#referrers = new Int32Array(arena.capacity * MAX_REFERRERS);
+    arena.onGrow((capacity) => {
       this.#state = grown(this.#state, capacity);
       this.#kind = grown(this.#kind, capacity);
       this.#flags = grown(this.#flags, capacity);
       this.#referrers = grown(this.#referrers, capacity * MAX_REFERRERS);
-    };
+    });
+  }
+
+  /**
+   * The one string kept for a URL (for the frontier, which keeps its keys as long).
+   * @param {string} key
+   */
+  keyOf(key) {
+    return this.#arena.keys[this.#arena.intern(key)];
   }
 
   /**
@@ -133,7 +152,7 @@ export class MemoryRecordStore {
       const { key, kind, referrer } = items[i];
       if (outcomes[i] === 'added') {
         const slot = this.#arena.intern(key);
-        this.#arena.clear(slot);
+        this.#arena.clear(slot, this.#column);
         this.#state[slot] = STATE_CODE.get('queued') ?? 0;
         this.#kind[slot] = kind === 'navigation' ? 0 : 1;
         this.#flags[slot] = 0;
@@ -206,7 +225,7 @@ export class MemoryRecordStore {
         /** @type {string[]} */ (record.referrers).push(this.#arena.keys[this.#referrers[base + i] - 1]);
       }
     }
-    const bytes = this.#arena.read(slot);
+    const bytes = this.#arena.read(slot, this.#column);
     if (bytes) CODEC.decode(bytes, record);
     if (flags & FILE_IS_WANTED) record.file = record.wanted;
     return record;
@@ -224,8 +243,8 @@ export class MemoryRecordStore {
     const referrers = record.referrers ?? [];
     for (let i = 0; i < referrers.length && i < MAX_REFERRERS; i++) this.#referrers[base + i] = this.#arena.intern(referrers[i]) + 1;
     const bytes = CODEC.encode(record, fileIsWanted ? 'file' : undefined);
-    if (bytes.length > 0) this.#arena.write(slot, bytes, bytes.length);
-    else this.#arena.clear(slot);
+    if (bytes.length > 0) this.#arena.write(slot, bytes, bytes.length, this.#column);
+    else this.#arena.clear(slot, this.#column);
     if (this.#taken.get(record.key) === record) this.#taken.delete(record.key);
   }
 
@@ -255,6 +274,5 @@ export class MemoryRecordStore {
 
   async close() {
     this.#taken.clear();
-    this.#arena.clearAll();
   }
 }

@@ -27,13 +27,13 @@ import { StateVersionError, readState } from './state.js';
 
 /**
  * @param {string} stateDir
- * @param {{ full: boolean }} options
+ * @param {{ full: boolean, pages?: import('./stored-pages.js').StoredPages<StoredPage> }} options pages: where to keep the last run's pages
  * @returns {Promise<Prior | null>}
  */
-export async function loadPrior(stateDir, { full }) {
+export async function loadPrior(stateDir, { full, pages }) {
   let state;
   try {
-    state = await readState(stateDir);
+    state = await readState(stateDir, pages);
   } catch (error) {
     if (full && error instanceof StateVersionError) return null; // --full starts over
     throw error;

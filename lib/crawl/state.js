@@ -46,15 +46,14 @@ export class StateVersionError extends PrerenderError {
 /**
  * Read the previous run's state, or null when there is none.
  * @param {string} stateDir
+ * @param {StoredPages<StoredPage>} [pages] where to keep the pages (packed: never 200,000 objects)
  * @returns {Promise<{ header: StateHeader, pages: StoredPages<StoredPage> } | null>}
  */
-export async function readState(stateDir) {
+export async function readState(stateDir, pages = /** @type {StoredPages<StoredPage>} */ (new StoredPages())) {
   const file = path.join(stateDir, STATE_FILE);
   const input = createReadStream(file);
   /** @type {StateHeader | null} */
   let header = null;
-  /** @type {StoredPages<StoredPage>} packed: never 200,000 objects */
-  const pages = new StoredPages();
   try {
     for await (const line of createInterface({ input, crlfDelay: Infinity })) {
       if (line === '') continue;

@@ -14,8 +14,8 @@ import { FieldCodec } from './fields.js';
  */
 
 const CODEC = new FieldCodec([
-  ['state', ['done', 'redirect']], ['status', 'uint'], ['contentType', 'str'], ['type', ['html', 'css', 'other']],
-  ['charset', 'str'], ['etag', 'str'], ['lastModified', 'str'], ['location', 'str'], ['file', 'str'], ['wanted', 'str'],
+  ['state', ['done', 'redirect']], ['status', 'uint'], ['contentType', 'common'], ['type', ['html', 'css', 'other']],
+  ['charset', 'common'], ['etag', 'str'], ['lastModified', 'str'], ['location', 'str'], ['file', 'str'], ['wanted', 'str'],
   ['body', 'hex'], ['scan', 'hex'], ['bytes', 'uint'], ['sha256', 'hex'], ['compare', 'hex'], ['compressed', 'json'],
   ['placeholders', 'json'], ['render', 'json'], ['change', ['new', 'changed', 'not-modified', 'same-bytes']], ['stale', 'flag'],
 ], { skip: ['url'], extra: true });
@@ -25,10 +25,20 @@ const RECENT = 64;
 
 /** @template {JournalEntry} T */
 export class StoredPages {
-  #arena = new Arena();
+  #arena;
+  #column;
   #size = 0;
   /** @type {Map<string, T>} */
   #recent = new Map();
+
+  /**
+   * @param {Arena} [arena] shared with the record store, so a URL's key is kept once
+   * @param {number} [column] the arena's column for these pages
+   */
+  constructor(arena = new Arena(), column = 0) {
+    this.#arena = arena;
+    this.#column = column;
+  }
 
   /**
    * @param {string} url
@@ -36,10 +46,10 @@ export class StoredPages {
    */
   set(url, page) {
     const slot = this.#arena.intern(url);
-    if (this.#arena.read(slot) === undefined) this.#size++;
+    if (this.#arena.read(slot, this.#column) === undefined) this.#size++;
     const bytes = CODEC.encode(page);
     // An empty value would read as "no page": a page always has a state.
-    this.#arena.write(slot, bytes.length > 0 ? bytes : EMPTY, bytes.length > 0 ? bytes.length : 1);
+    this.#arena.write(slot, bytes.length > 0 ? bytes : EMPTY, bytes.length > 0 ? bytes.length : 1, this.#column);
     this.#recent.delete(url);
     return this;
   }
@@ -60,7 +70,7 @@ export class StoredPages {
   /** @param {string} url */
   has(url) {
     const slot = this.#arena.slotOf(url);
-    return slot !== undefined && this.#arena.read(slot) !== undefined;
+    return slot !== undefined && this.#arena.read(slot, this.#column) !== undefined;
   }
 
   get size() {
@@ -78,7 +88,7 @@ export class StoredPages {
 
   * keys() {
     const keys = this.#arena.keys;
-    for (let slot = 0; slot < keys.length; slot++) if (this.#arena.read(slot) !== undefined) yield keys[slot];
+    for (let slot = 0; slot < keys.length; slot++) if (this.#arena.read(slot, this.#column) !== undefined) yield keys[slot];
   }
 
   /**
@@ -87,7 +97,7 @@ export class StoredPages {
    * @returns {T | undefined}
    */
   #decode(slot, url) {
-    const bytes = this.#arena.read(slot);
+    const bytes = this.#arena.read(slot, this.#column);
     if (bytes === undefined) return undefined;
     if (bytes.length === 1 && bytes[0] === 0) return /** @type {T} */ ({ url });
     return CODEC.decode(bytes, /** @type {T} */ ({ url }));

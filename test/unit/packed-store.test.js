@@ -36,6 +36,19 @@ describe('FieldCodec', () => {
     expect(codec.decode(Buffer.from(codec.encode({ s: 'a', n: 1 }, 's')), {})).toEqual({ n: 1 });
   });
 
+  it('numbers common strings: two bytes once known, and any value still comes back', () => {
+    const common = new FieldCodec([['type', 'common'], ['n', 'uint']]);
+    const first = Buffer.from(common.encode({ type: 'text/html; charset=utf-8' }));
+    expect(first.length).toBe(2);
+    expect(common.decode(first, {})).toEqual({ type: 'text/html; charset=utf-8' });
+    const values = Array.from({ length: 5000 }, (_, i) => `type/${i}`);
+    const encoded = values.map((type) => Buffer.from(common.encode({ type, n: 1 })));
+    // past the table's room the value is kept as JSON
+    expect(encoded[4999].length).toBeGreaterThan(encoded[10].length);
+    expect(encoded.map((bytes) => common.decode(bytes, {}).type)).toEqual(values);
+    expect(common.decode(Buffer.from(common.encode({ type: 7 })), {})).toEqual({ type: 7 });
+  });
+
   it('grows its scratch buffer for a large value', () => {
     const big = 'x'.repeat(100_000);
     expect(codec.decode(Buffer.from(codec.encode({ s: big })), {})).toEqual({ s: big });
@@ -65,7 +78,7 @@ describe('Arena', () => {
     const arena = new Arena();
     const slots = Array.from({ length: 3000 }, (_, i) => arena.intern(`k${i}`));
     let grows = 0;
-    arena.onGrow = () => grows++;
+    arena.onGrow(() => grows++);
     const arenaBefore = arena;
     expect(arenaBefore.count).toBe(3000);
     // each round writes every value again, one byte longer: the old ones are garbage
@@ -95,7 +108,7 @@ describe('Arena', () => {
   it('grows its slots and tells its user', () => {
     const arena = new Arena();
     const capacities = /** @type {number[]} */ ([]);
-    arena.onGrow = (capacity) => capacities.push(capacity);
+    arena.onGrow((capacity) => capacities.push(capacity));
     for (let i = 0; i < 5000; i++) arena.write(arena.intern(`u${i}`), Buffer.from(String(i)), String(i).length);
     expect(capacities.length).toBeGreaterThan(0);
     expect(arena.read(/** @type {number} */ (arena.slotOf('u4321')))?.toString()).toBe('4321');
@@ -234,5 +247,32 @@ describe('BlobIndex', () => {
     expect(index.size).toBe(0);
     expect(index.has(id(1))).toBe(false);
     expect(() => index.set('xyz', { at: 0, length: 0 })).toThrow(/not a blob id/);
+  });
+});
+
+describe('one arena for the records and the last run\'s pages', () => {
+  it('keeps each URL once; each side sees only its own values', async () => {
+    const arena = new Arena(2);
+    const prior = new StoredPages(arena, 1);
+    const records = new MemoryRecordStore(arena, 0);
+    const url = 'http://shop.test/p?id=1';
+    prior.set(url, { url, state: 'done', status: 200, file: 'p1.htm', body: HEX });
+    prior.set('http://shop.test/gone', { url: 'http://shop.test/gone', state: 'done', status: 200, file: 'gone.htm' });
+    expect(await records.get(url)).toBeUndefined();
+    expect(await records.keys('queued')).toEqual([]);
+    const key = records.keyOf(`${url}`);
+    expect(arena.keys.filter((known) => known === url)).toHaveLength(1);
+    await records.admit([{ key, kind: 'navigation', referrer: null }], ['added']);
+    const record = await records.get(url);
+    if (record) {
+      Object.assign(record, { state: 'done', status: 304, file: 'p1.htm', wanted: 'p1.htm', body: HEX2 });
+      await records.put(record);
+    }
+    expect(prior.get(url)).toMatchObject({ status: 200, body: HEX });
+    expect(await records.get(url)).toMatchObject({ status: 304, body: HEX2 });
+    expect(prior.size).toBe(2);
+    expect([...prior.keys()]).toEqual([url, 'http://shop.test/gone']);
+    expect(await records.keys('done')).toEqual([url]);
+    expect(arena.count).toBe(2);
   });
 });
