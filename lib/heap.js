@@ -19,7 +19,7 @@ import v8 from 'node:v8';
  * @param {{ liveBytes?: number, percent?: number }} [options]
  * @returns {() => void} stop watching, and give V8 its own policy back
  */
-export function boundHeapGrowth({ liveBytes = 32 * 1024 * 1024, percent = 50 } = {}) {
+export function boundHeapGrowth({ liveBytes = 32 * 1024 * 1024, percent = 35 } = {}) {
   let bounded = false;
   /** @param {boolean} on */
   const set = (on) => {

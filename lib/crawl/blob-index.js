@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * Where each blob lies in the blob log, by id (the sha256 of its bytes, in
- * hex): a Map-like table packed in typed arrays, about 60 bytes an id instead
+ * hex): a Map-like table packed in typed arrays, about 55 bytes an id instead
  * of a 64-character string, an object and a Map entry (some 300 bytes on the
  * JS heap). A crawl of 200,000 pages has 400,000 blobs (body and scan).
  *
@@ -14,12 +14,16 @@
  */
 
 const ID_BYTES = 32;
+/** The table is at most 70 % full (uniform hashes: short probes). */
+const LOAD_FACTOR = 7;
+const LOAD_DIVISOR = 10;
 const DELETED = -1;
 
 export class BlobIndex {
   #ids = Buffer.alloc(ID_BYTES * 1024);
   #at = new Float64Array(1024);
-  #length = new Float64Array(1024);
+  /** blobs are capped well under 4 GB (--max-page-bytes) */
+  #length = new Uint32Array(1024);
   /** entry number + 1; 0: empty */
   #table = new Int32Array(2048);
   /** 1: marked live (compaction) */
@@ -72,8 +76,8 @@ export class BlobIndex {
     let entry = this.#find(id);
     if (entry < 0) {
       if (id.length !== ID_BYTES * 2 || !/^[0-9a-f]+$/.test(id)) throw new Error(`not a blob id: ${id}`);
-      if (this.#entries >= this.#at.length) this.#growEntries();
-      if ((this.#entries + 1) * 2 > this.#table.length) this.#rehash(this.#table.length * 2);
+      if (this.#entries >= this.#at.length) this.#growEntries(Math.ceil(this.#at.length * 1.5));
+      if ((this.#entries + 1) * LOAD_DIVISOR > this.#table.length * LOAD_FACTOR) this.#rehash(this.#table.length * 2);
       entry = this.#entries++;
       this.#ids.write(id, entry * ID_BYTES, 'hex');
       this.#insert(entry);
@@ -142,15 +146,26 @@ export class BlobIndex {
     this.#table[slot] = entry + 1;
   }
 
-  #growEntries() {
-    const capacity = this.#at.length * 2;
+  /**
+   * Room for `count` ids in all, without growing on the way (an index read back whole).
+   * @param {number} count
+   */
+  reserve(count) {
+    if (count > this.#at.length) this.#growEntries(count);
+    let table = this.#table.length;
+    while (count * LOAD_DIVISOR > table * LOAD_FACTOR) table *= 2;
+    if (table > this.#table.length) this.#rehash(table);
+  }
+
+  /** @param {number} capacity */
+  #growEntries(capacity) {
     const ids = Buffer.alloc(capacity * ID_BYTES);
     this.#ids.copy(ids);
     this.#ids = ids;
     const at = new Float64Array(capacity);
     at.set(this.#at);
     this.#at = at;
-    const length = new Float64Array(capacity);
+    const length = new Uint32Array(capacity);
     length.set(this.#length);
     this.#length = length;
     const marks = new Uint8Array(capacity);

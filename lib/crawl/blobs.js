@@ -85,6 +85,7 @@ export class LogBlobStore {
     const data = await readFile(this.indexFile).catch(() => null);
     if (!data || data.length < 6 || (data.length - 6) % INDEX_ENTRY !== 0) return false;
     if (data.readUIntBE(data.length - 6, 6) !== this.size) return false;
+    this.index.reserve((data.length - 6) / INDEX_ENTRY);
     for (let at = 0; at < data.length - 6; at += INDEX_ENTRY) {
       this.index.set(data.toString('hex', at, at + 32), { at: data.readUIntBE(at + 32, 6), length: data.readUIntBE(at + 38, 6) });
     }

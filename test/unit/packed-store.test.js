@@ -247,6 +247,12 @@ describe('BlobIndex', () => {
     expect(index.size).toBe(0);
     expect(index.has(id(1))).toBe(false);
     expect(() => index.set('xyz', { at: 0, length: 0 })).toThrow(/not a blob id/);
+    // room made at once for an index read back whole
+    const reserved = new BlobIndex();
+    reserved.reserve(20_000);
+    for (let i = 0; i < 20_000; i++) reserved.set(id(i), { at: i, length: 1 });
+    expect(reserved.get(id(19_999))).toEqual({ at: 19_999, length: 1 });
+    expect(reserved.size).toBe(20_000);
   });
 });
 
