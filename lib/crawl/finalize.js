@@ -504,9 +504,15 @@ function planRemoval(run, naming, complete) {
   const plan = { remove: [], moved: [], carried: [], refused: false };
   if (!prior) return plan;
   const fileNow = naming.files;
-  /** @type {Set<string>} */
-  const files = new Set();
-  for (const file of fileNow.values()) files.add(file.toLowerCase());
+  /** @type {Set<string> | null} the files of this run, lower-cased: made only if a page's file moved */
+  let lowered = null;
+  const taken = (/** @type {string} */ file) => {
+    if (!lowered) {
+      lowered = new Set();
+      for (const name of fileNow.values()) lowered.add(name.toLowerCase());
+    }
+    return lowered.has(file.toLowerCase());
+  };
   /** @type {StoredPage[]} */
   const gone = [];
   let previousPages = 0;
@@ -514,7 +520,7 @@ function planRemoval(run, naming, complete) {
     if (stored.state !== 'done' || !stored.file) continue;
     previousPages++;
     const now = fileNow.get(stored.url);
-    if (now === stored.file || files.has(stored.file.toLowerCase())) continue; // still there, or its file is another page's now
+    if (now === stored.file || taken(stored.file)) continue; // still there, or its file is another page's now
     if (now === undefined) gone.push(stored);
     else plan.moved.push(stored);
   }
