@@ -16,16 +16,17 @@ import v8 from 'node:v8';
  *
  * V8 flags are per process: this is for the command line, not the library.
  *
- * @param {{ liveBytes?: number, percent?: number }} [options]
+ * @param {{ liveBytes?: number, percent?: number, setFlags?: (flags: string) => void }} [options]
+ *   setFlags: for tests
  * @returns {() => void} stop watching, and give V8 its own policy back
  */
-export function boundHeapGrowth({ liveBytes = 32 * 1024 * 1024, percent = 35 } = {}) {
+export function boundHeapGrowth({ liveBytes = 32 * 1024 * 1024, percent = 35, setFlags = v8.setFlagsFromString } = {}) {
   let bounded = false;
   /** @param {boolean} on */
   const set = (on) => {
     if (on === bounded) return;
     bounded = on;
-    v8.setFlagsFromString(`--heap-growing-percent=${on ? percent : 0}`);
+    setFlags(`--heap-growing-percent=${on ? percent : 0}`);
   };
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {

@@ -199,11 +199,12 @@ export class FieldCodec {
 }
 
 /**
+ * A varint (7 bits a byte, low first) of a buffer.
  * @param {Buffer} buffer
  * @param {number} at
  * @returns {[number, number]} value, next position
  */
-function varintAt(buffer, at) {
+export function varintAt(buffer, at) {
   let n = 0;
   let scale = 1;
   for (;;) {

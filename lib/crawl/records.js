@@ -250,26 +250,25 @@ export class MemoryRecordStore {
 
   /** @param {RecordState} state */
   async list(state) {
-    const code = STATE_CODE.get(state);
-    const list = [];
-    const keys = this.#arena.keys;
-    for (let slot = 0; slot < keys.length; slot++) {
-      const taken = this.#taken.get(keys[slot]);
-      if (taken ? taken.state === state : this.#state[slot] === code) list.push(taken ?? this.#decode(slot, keys[slot]));
-    }
-    return list;
+    return [...this.#inState(state)].map((slot) => this.#taken.get(this.#arena.keys[slot]) ?? this.#decode(slot, this.#arena.keys[slot]));
   }
 
   /** @param {RecordState} state */
   async keys(state) {
+    return [...this.#inState(state)].map((slot) => this.#arena.keys[slot]);
+  }
+
+  /**
+   * The slots of the records in a state (a taken record by its state now).
+   * @param {RecordState} state
+   */
+  * #inState(state) {
     const code = STATE_CODE.get(state);
-    const list = [];
     const keys = this.#arena.keys;
     for (let slot = 0; slot < keys.length; slot++) {
       const taken = this.#taken.get(keys[slot]);
-      if (taken ? taken.state === state : this.#state[slot] === code) list.push(keys[slot]);
+      if (taken ? taken.state === state : this.#state[slot] === code) yield slot;
     }
-    return list;
   }
 
   async close() {

@@ -391,40 +391,43 @@ export class RedisRecordStore {
     await redis.prPut(prefix, record.key, Buffer.concat([Buffer.from(seenByte(record), 'latin1'), packRecord(record)])).catch((error) => { throw redis.toFrontierError(error); });
   }
 
-  /** @param {RecordState} state */
-  async keys(state) {
-    if (state !== 'done') return (await this.list(state)).map((record) => record.key);
+  /**
+   * Every record's field and value, 2,000 at a time.
+   * @param {(key: Buffer, value: Buffer) => void} each
+   */
+  async #scan(each) {
     const { redis, prefix } = this.frontier;
-    /** @type {string[]} */
-    const keys = [];
     let cursor = '0';
     do {
       const [next, entries] = await redis.hscanBuffer(`${prefix}rec`, cursor, 'COUNT', 2000).catch((error) => { throw redis.toFrontierError(error); });
       cursor = next.toString();
-      // d: done, a page (the first byte says so without decoding the record)
-      for (let i = 1; i < entries.length; i += 2) if (entries[i][0] === 0x64) keys.push(entries[i - 1].toString());
+      for (let i = 1; i < entries.length; i += 2) each(entries[i - 1], entries[i]);
     } while (cursor !== '0');
+  }
+
+  /** @param {RecordState} state */
+  async keys(state) {
+    if (state !== 'done') return (await this.list(state)).map((record) => record.key);
+    /** @type {string[]} */
+    const keys = [];
+    // d: done, a page (the first byte says so without decoding the record)
+    await this.#scan((key, value) => { if (value[0] === 0x64) keys.push(key.toString()); });
     return keys;
   }
 
   /** @param {RecordState} state */
   async list(state) {
-    const { redis, prefix } = this.frontier;
     /** @type {PageRecord[]} */
     const list = [];
-    let cursor = '0';
-    do {
-      const [next, entries] = await redis.hscanBuffer(`${prefix}rec`, cursor, 'COUNT', 2000).catch((error) => { throw redis.toFrontierError(error); });
-      cursor = next.toString();
-      for (let i = 1; i < entries.length; i += 2) {
-        const first = entries[i][0];
-        // d, x: no longer queued; q, r, Q, R: queued
-        if ((first === 0x64 || first === 0x78) !== (state !== 'queued')) continue;
-        const record = decodeStored(entries[i], entries[i - 1].toString());
-        if (record.state === state) list.push(record);
-      }
-    } while (cursor !== '0');
+    await this.#scan((key, value) => {
+      const first = value[0];
+      // d, x: no longer queued; q, r, Q, R: queued
+      if ((first === 0x64 || first === 0x78) !== (state !== 'queued')) return;
+      const record = decodeStored(value, key.toString());
+      if (record.state === state) list.push(record);
+    });
     if (state === 'failed') {
+      const { redis, prefix } = this.frontier;
       // The pages that linked to a failure, noted as they were found.
       for (let start = 0; start < list.length; start += 1000) {
         const chunk = list.slice(start, start + 1000);

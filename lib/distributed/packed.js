@@ -1,4 +1,5 @@
 // @ts-check
+import { varintAt } from '../crawl/fields.js';
 import { newRecord } from '../crawl/records.js';
 
 /**
@@ -137,22 +138,6 @@ export function storedValue(record) {
   return Buffer.concat([Buffer.from(seenByte(record), 'latin1'), packRecord(record)]);
 }
 
-/**
- * @param {Buffer} buffer
- * @param {number} at
- * @returns {[number, number]} value, next position
- */
-function readVarint(buffer, at) {
-  let n = 0;
-  let scale = 1;
-  for (;;) {
-    const byte = buffer[at++];
-    if (byte === undefined) throw new Error('truncated packed record');
-    n += (byte & 0x7f) * scale;
-    if (byte < 0x80) return [n, at];
-    scale *= 0x80;
-  }
-}
 
 /**
  * A record from its stored value (first byte included).
@@ -180,7 +165,7 @@ export function decodeStored(value, key) {
       continue;
     }
     if (tag === EXTRA) {
-      const [length, start] = readVarint(value, at);
+      const [length, start] = varintAt(value, at);
       Object.assign(fields, JSON.parse(value.subarray(start, start + length).toString('utf8')));
       at = start + length;
       continue;
@@ -193,11 +178,11 @@ export function decodeStored(value, key) {
     } else if (type === 'flag') {
       fields[name] = true;
     } else if (type === 'uint' || type === 'state' || type === 'type') {
-      const [n, next] = readVarint(value, at);
+      const [n, next] = varintAt(value, at);
       fields[name] = type === 'state' ? STATES[n] : type === 'type' ? TYPES[n] : n;
       at = next;
     } else {
-      const [length, start] = readVarint(value, at);
+      const [length, start] = varintAt(value, at);
       const text = value.subarray(start, start + length).toString('utf8');
       fields[name] = type === 'json' ? JSON.parse(text) : text;
       at = start + length;

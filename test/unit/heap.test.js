@@ -1,0 +1,47 @@
+// @ts-check
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { boundHeapGrowth } from '../../lib/heap.js';
+
+v8.setFlagsFromString('--expose-gc');
+const gc = /** @type {() => void} */ (vm.runInNewContext('gc'));
+
+/**
+ * Full collections until the observer has seen one (its entries come asynchronously).
+ * @param {string[]} calls
+ * @param {number} count calls to wait for
+ */
+async function collectUntil(calls, count) {
+  for (let i = 0; i < 50 && calls.length < count; i++) {
+    gc();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('boundHeapGrowth', () => {
+  it('bounds the heap growth once what is live passes the threshold, and gives V8 its policy back', async () => {
+    /** @type {string[]} */
+    const calls = [];
+    const stop = boundHeapGrowth({ liveBytes: 1, percent: 35, setFlags: (flags) => calls.push(flags) });
+    await collectUntil(calls, 1);
+    expect(calls).toEqual(['--heap-growing-percent=35']);
+    stop();
+    expect(calls).toEqual(['--heap-growing-percent=35', '--heap-growing-percent=0']);
+  });
+
+  it('leaves a small heap to V8', async () => {
+    /** @type {string[]} */
+    const calls = [];
+    /** @type {string[]} */
+    const probe = [];
+    const stop = boundHeapGrowth({ liveBytes: 64 * 1024 * 1024 * 1024, setFlags: (flags) => calls.push(flags) });
+    // a second observer with a threshold of 1 byte tells when a collection has been seen
+    const seen = boundHeapGrowth({ liveBytes: 1, setFlags: (flags) => probe.push(flags) });
+    await collectUntil(probe, 1);
+    stop();
+    seen();
+    expect(probe.length).toBeGreaterThan(0);
+    expect(calls).toEqual([]);
+  });
+});
