@@ -134,8 +134,10 @@ export class Arena {
    */
   #place(at, length) {
     if (length > CHUNK) {
-      // A value larger than a chunk (a long error or render report) gets a chunk of its own.
+      // A value larger than a chunk (a long error or render report) gets a
+      // chunk of its own, full: the next value starts a new chunk.
       this.#chunks.push(Buffer.allocUnsafeSlow(length));
+      this.#used = CHUNK;
       this.#chunkOf[at] = this.#chunks.length;
       this.#offset[at] = 0;
       this.#length[at] = length;

@@ -205,6 +205,7 @@ export async function redirect(run, page, status, location) {
   run.emit('redirect', { url: page.key, location: key, status, decision: decision.decision });
   if (decision.decision !== 'crawl') {
     record.referrers = undefined;
+    await run.records.put(record); // the store may keep a copy: stored again
     return;
   }
   const max = run.options.maxRedirects;
@@ -234,6 +235,7 @@ export async function redirect(run, page, status, location) {
     }
   }
   record.referrers = undefined;
+  await run.records.put(record); // the store may keep a copy: stored again
 }
 
 /**

@@ -18,7 +18,7 @@ import { MemoryFrontier, ownString } from './frontier.js';
 import { assignNames } from './names.js';
 import { Arena } from './arena.js';
 import { StoredPages } from './stored-pages.js';
-import { MemoryRecordStore } from './records.js';
+import { MemoryRecordStore, eachRecord } from './records.js';
 import { LogBlobStore } from './blobs.js';
 import { createRenderStep } from '../render/step.js';
 
@@ -301,8 +301,7 @@ async function tally(run, keys) {
   const written = { pages: 0, assets: 0 };
   /** @type {Map<import('./records.js').Change, number>} changes of pages not stale */
   const changes = new Map();
-  for (const key of keys) {
-    const record = await run.records.get(key);
+  for await (const [, record] of eachRecord(run.records, keys)) {
     if (!record || record.state !== 'done') continue;
     written[record.type === 'html' ? 'pages' : 'assets']++;
     if (record.change && !record.stale) changes.set(record.change, (changes.get(record.change) ?? 0) + 1);
@@ -316,8 +315,7 @@ async function tally(run, keys) {
  * @param {string[]} keys
  */
 async function* liveBlobs(run, keys) {
-  for (const key of keys) {
-    const record = await run.records.get(key);
+  for await (const [, record] of eachRecord(run.records, keys)) {
     if (!record || record.state !== 'done') continue;
     if (record.body) yield record.body;
     if (record.scan) yield record.scan;

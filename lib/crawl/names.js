@@ -2,6 +2,7 @@
 import { FileRegistry } from '../naming.js';
 import { isSitemapName } from '../sitemap-writer.js';
 import { warn } from './context.js';
+import { eachRecord } from './records.js';
 
 /**
  * Naming: every fetched page gets its file in URL order (so collisions
@@ -39,16 +40,17 @@ const registries = new WeakMap();
  * @returns {Promise<Naming>} the fetched pages in URL order, named
  */
 export async function assignNames(run) {
-  const keys = (await run.records.keys('done')).sort(byKey);
+  // (a store in Redis may list a key twice while it rehashes)
+  const keys = (await run.records.keys('done')).sort(byKey).filter((key, i, sorted) => i === 0 || key !== sorted[i - 1]);
   const registry = newRegistry(run);
   /** @type {Naming} */
   const naming = { keys, files: new Map(), aliasOf: new Map(), stale: 0 };
   const listening = run.listening('named');
   let count = 0;
-  for (const key of keys) {
+  for await (const [key, found] of eachRecord(run.records, keys)) {
     // Let signals and timers in now and then: naming 200,000 pages takes a while.
     if (++count % 2000 === 0) await new Promise((resolve) => setImmediate(resolve));
-    const record = /** @type {PageRecord} */ (await run.records.get(key));
+    const record = /** @type {PageRecord} */ (found);
     if (record.stale) naming.stale++;
     const wanted = /** @type {string} */ (record.wanted);
     const owner = registry.ownerOf(wanted);

@@ -58,6 +58,7 @@ import { FieldCodec } from './fields.js';
  * @typedef {{
  *   admit(items: FrontierItem[], outcomes: AddOutcome[]): Promise<void>,
  *   get(key: string): Promise<PageRecord | undefined>,
+ *   getMany?(keys: string[]): Promise<(PageRecord | undefined)[]>,
  *   put(record: PageRecord): Promise<void>,
  *   list(state: RecordState): Promise<PageRecord[]>,
  *   keys(state: RecordState): Promise<string[]>,
@@ -66,6 +67,22 @@ import { FieldCodec } from './fields.js';
  */
 
 export const MAX_REFERRERS = 5;
+
+/**
+ * The records of `keys`, in order, read in batches: one round trip a batch
+ * from a store that has `getMany` (Redis), instead of one a key.
+ * @param {RecordStore} store
+ * @param {string[]} keys
+ * @param {number} [batch]
+ * @returns {AsyncGenerator<[string, PageRecord | undefined]>}
+ */
+export async function* eachRecord(store, keys, batch = 1000) {
+  for (let start = 0; start < keys.length; start += batch) {
+    const chunk = keys.slice(start, start + batch);
+    const records = store.getMany ? await store.getMany(chunk) : await Promise.all(chunk.map((key) => store.get(key)));
+    for (let i = 0; i < chunk.length; i++) yield [chunk[i], records[i]];
+  }
+}
 
 /**
  * A fresh record: every field declared, so all records share one shape.
@@ -157,7 +174,9 @@ export class MemoryRecordStore {
         this.#kind[slot] = kind === 'navigation' ? 0 : 1;
         this.#flags[slot] = 0;
         this.#referrers.fill(0, slot * MAX_REFERRERS, (slot + 1) * MAX_REFERRERS);
-        if (referrer) this.#referrers[slot * MAX_REFERRERS] = this.#arena.intern(referrer) + 1;
+        // The slot first: interning may grow the arrays.
+        const from = referrer ? this.#arena.intern(referrer) : -1;
+        if (referrer) this.#referrers[slot * MAX_REFERRERS] = from + 1;
         continue;
       }
       const taken = this.#taken.get(key);
@@ -186,7 +205,8 @@ export class MemoryRecordStore {
     for (let i = 0; i < MAX_REFERRERS; i++) {
       const noted = this.#referrers[base + i];
       if (noted === 0) {
-        this.#referrers[base + i] = (from ?? this.#arena.intern(referrer)) + 1;
+        const slotOfReferrer = from ?? this.#arena.intern(referrer); // may grow the arrays: read them after
+        this.#referrers[base + i] = slotOfReferrer + 1;
         return;
       }
       if (noted === (from ?? -1) + 1) return;
@@ -196,6 +216,11 @@ export class MemoryRecordStore {
   /** @param {string} key */
   async get(key) {
     return this.#get(key);
+  }
+
+  /** @param {string[]} keys */
+  async getMany(keys) {
+    return keys.map((key) => this.#get(key));
   }
 
   /** @param {string} key */
@@ -234,14 +259,15 @@ export class MemoryRecordStore {
   /** @param {PageRecord} record */
   async put(record) {
     const slot = this.#arena.intern(record.key);
+    // Every key interned before the arrays are written: interning may grow them.
+    const referrers = (record.referrers ?? []).slice(0, MAX_REFERRERS).map((referrer) => this.#arena.intern(referrer) + 1);
     this.#state[slot] = STATE_CODE.get(record.state) ?? 0;
     this.#kind[slot] = record.kind === 'navigation' ? 0 : 1;
     const fileIsWanted = record.file !== undefined && record.file === record.wanted;
     this.#flags[slot] = (record.referrers ? 0 : NO_REFERRERS) | (fileIsWanted ? FILE_IS_WANTED : 0);
     const base = slot * MAX_REFERRERS;
     this.#referrers.fill(0, base, base + MAX_REFERRERS);
-    const referrers = record.referrers ?? [];
-    for (let i = 0; i < referrers.length && i < MAX_REFERRERS; i++) this.#referrers[base + i] = this.#arena.intern(referrers[i]) + 1;
+    this.#referrers.set(referrers, base);
     const bytes = CODEC.encode(record, fileIsWanted ? 'file' : undefined);
     if (bytes.length > 0) this.#arena.write(slot, bytes, bytes.length, this.#column);
     else this.#arena.clear(slot, this.#column);
@@ -265,8 +291,9 @@ export class MemoryRecordStore {
   * #inState(state) {
     const code = STATE_CODE.get(state);
     const keys = this.#arena.keys;
+    const anyTaken = this.#taken.size > 0;
     for (let slot = 0; slot < keys.length; slot++) {
-      const taken = this.#taken.get(keys[slot]);
+      const taken = anyTaken ? this.#taken.get(keys[slot]) : undefined;
       if (taken ? taken.state === state : this.#state[slot] === code) yield slot;
     }
   }

@@ -378,6 +378,17 @@ export class RedisRecordStore {
   }
 
   /**
+   * Several records in one round trip (phase two reads every page's).
+   * @param {string[]} keys
+   */
+  async getMany(keys) {
+    if (keys.length === 0) return [];
+    const { redis, prefix } = this.frontier;
+    const raws = await redis.hmgetBuffer(`${prefix}rec`, ...keys).catch((error) => { throw redis.toFrontierError(error); });
+    return keys.map((key, i) => this.frontier.leased(key) ?? (raws[i] ? decodeStored(raws[i], key) : undefined));
+  }
+
+  /**
    * A page leased here is kept until done() records it with the lease
    * released; any other record is written now.
    * @param {PageRecord} record

@@ -101,8 +101,14 @@ describe('Arena', () => {
     const arena = new Arena();
     const slot = arena.intern('big');
     const value = Buffer.alloc(3 * 1024 * 1024, 7);
+    arena.write(arena.intern('before'), Buffer.from('ab'), 2);
     arena.write(slot, value, value.length);
+    // the next values go elsewhere, not over the large one
+    const after = arena.intern('after');
+    arena.write(after, Buffer.from('xyz'), 3);
     expect(arena.read(slot)?.equals(value)).toBe(true);
+    expect(arena.read(after)?.toString()).toBe('xyz');
+    expect(arena.read(/** @type {number} */ (arena.slotOf('before')))?.toString()).toBe('ab');
   });
 
   it('grows its slots and tells its user', () => {
@@ -170,6 +176,22 @@ describe('MemoryRecordStore (packed)', () => {
     }
     await store.admit([{ key: key(1), kind: 'navigation', referrer: key(200) }], ['known']);
     expect((await store.get(key(1)))?.referrers).toBeUndefined();
+  });
+
+  it('keeps a referrer seen for the first time just as the slots grow', async () => {
+    const store = new MemoryRecordStore();
+    const filler = Array.from({ length: 1023 }, (_, i) => ({ key: key(i), kind: /** @type {const} */ ('navigation'), referrer: null }));
+    await store.admit(filler, filler.map(() => 'added'));
+    // slot 1023 for the new key, 1024 (past the first capacity) for its referrer
+    await store.admit([{ key: key(5000), kind: 'navigation', referrer: 'http://elsewhere.test/' }], ['added']);
+    expect((await store.get(key(5000)))?.referrers).toEqual(['http://elsewhere.test/']);
+    const record = await store.get(key(0));
+    if (record) {
+      record.state = 'failed';
+      record.referrers = Array.from({ length: 5 }, (_, i) => `http://new.test/${i}`);
+      await store.put(record);
+    }
+    expect((await store.get(key(0)))?.referrers).toEqual(Array.from({ length: 5 }, (_, i) => `http://new.test/${i}`));
   });
 
   it('lists records and keys by state, the taken ones as they are now', async () => {
