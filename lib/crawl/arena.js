@@ -1,4 +1,5 @@
 // @ts-check
+import { ownString } from './frontier.js';
 /**
  * Bytes by key, kept outside the JS heap: what a crawl knows about each of
  * its URLs (the record store, the last run's state, the journal of a killed
@@ -59,10 +60,6 @@ export class Arena {
     return this.#capacity;
   }
 
-  get columns() {
-    return this.#columns;
-  }
-
   /**
    * Call `grow(capacity)` whenever the slots grow, so that arrays kept beside them grow too.
    * @param {(capacity: number) => void} grow
@@ -71,14 +68,19 @@ export class Arena {
     this.#growers.push(grow);
   }
 
-  /** Slots handed out. */
-  get count() {
-    return this.keys.length;
-  }
-
   /** @param {string} key */
   slotOf(key) {
     return this.#slots.get(key);
+  }
+
+  /**
+   * The one string kept for a key (for the frontier, which keeps its keys as
+   * long): the arena's, or a copy of its own when the key is new, never a
+   * slice of the page text it was found in (which would keep that text alive).
+   * @param {string} key
+   */
+  own(key) {
+    return this.keys[this.#slots.get(key) ?? this.intern(ownString(key))];
   }
 
   /**

@@ -14,7 +14,7 @@ import { discover } from './discover.js';
 import { finalize, outputKey, toManifestError } from './finalize.js';
 import { loadPrior } from './recrawl.js';
 import { createJournal, readJournal } from './journal.js';
-import { MemoryFrontier, ownString } from './frontier.js';
+import { MemoryFrontier } from './frontier.js';
 import { assignNames } from './names.js';
 import { Arena } from './arena.js';
 import { StoredPages } from './stored-pages.js';
@@ -179,7 +179,7 @@ export class Crawler extends EventEmitter {
         stats,
         signal: controller.signal,
         loader,
-        frontier: shared?.frontier ?? new MemoryFrontier({ maxPages: o.maxPages, keyOf: (key) => arena.keys[arena.slotOf(key) ?? arena.intern(ownString(key))] }),
+        frontier: shared?.frontier ?? new MemoryFrontier({ maxPages: o.maxPages, keyOf: (key) => arena.own(key) }),
         records: shared?.frontier.records ?? new MemoryRecordStore(arena, RECORDS),
         blobs,
         target,

@@ -152,14 +152,6 @@ export class MemoryRecordStore {
   }
 
   /**
-   * The one string kept for a URL (for the frontier, which keeps its keys as long).
-   * @param {string} key
-   */
-  keyOf(key) {
-    return this.#arena.keys[this.#arena.intern(key)];
-  }
-
-  /**
    * Create records for new URLs; note the referrer and kind of known ones.
    * @param {FrontierItem[]} items
    * @param {AddOutcome[]} outcomes

@@ -86,11 +86,6 @@ export class StoredPages {
     }
   }
 
-  * keys() {
-    const keys = this.#arena.keys;
-    for (let slot = 0; slot < keys.length; slot++) if (this.#arena.read(slot, this.#column) !== undefined) yield keys[slot];
-  }
-
   /**
    * @param {number} slot
    * @param {string} url

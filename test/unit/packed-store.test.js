@@ -77,10 +77,7 @@ describe('Arena', () => {
   it('compacts its chunks when most of them is garbage, values unchanged', () => {
     const arena = new Arena();
     const slots = Array.from({ length: 3000 }, (_, i) => arena.intern(`k${i}`));
-    let grows = 0;
-    arena.onGrow(() => grows++);
-    const arenaBefore = arena;
-    expect(arenaBefore.count).toBe(3000);
+    expect(arena.keys.length).toBe(3000);
     // each round writes every value again, one byte longer: the old ones are garbage
     for (let round = 1; round <= 40; round++) {
       for (const slot of slots) {
@@ -227,7 +224,6 @@ describe('StoredPages', () => {
     expect(pages.has('http://a.test/3')).toBe(false);
     expect(pages.get('http://a.test/3')).toBeUndefined();
     expect([...pages.values()]).toEqual(list);
-    expect([...pages.keys()]).toEqual(list.map((page) => page.url));
     // set again: the new value, not the one decoded before
     pages.set('http://a.test/2', { ...list[1], status: 308 });
     expect(pages.get('http://a.test/2')?.status).toBe(308);
@@ -288,7 +284,9 @@ describe('one arena for the records and the last run\'s pages', () => {
     prior.set('http://shop.test/gone', { url: 'http://shop.test/gone', state: 'done', status: 200, file: 'gone.htm' });
     expect(await records.get(url)).toBeUndefined();
     expect(await records.keys('queued')).toEqual([]);
-    const key = records.keyOf(`${url}`);
+    // the frontier's key is the arena's string: the one the last run's pages put there
+    const key = arena.own(`${url}?`.slice(0, -1));
+    expect(key).toBe(arena.keys[/** @type {number} */ (arena.slotOf(url))]);
     expect(arena.keys.filter((known) => known === url)).toHaveLength(1);
     await records.admit([{ key, kind: 'navigation', referrer: null }], ['added']);
     const record = await records.get(url);
@@ -299,8 +297,8 @@ describe('one arena for the records and the last run\'s pages', () => {
     expect(prior.get(url)).toMatchObject({ status: 200, body: HEX });
     expect(await records.get(url)).toMatchObject({ status: 304, body: HEX2 });
     expect(prior.size).toBe(2);
-    expect([...prior.keys()]).toEqual([url, 'http://shop.test/gone']);
+    expect([...prior.values()].map((page) => page.url)).toEqual([url, 'http://shop.test/gone']);
     expect(await records.keys('done')).toEqual([url]);
-    expect(arena.count).toBe(2);
+    expect(arena.keys.length).toBe(2);
   });
 });
