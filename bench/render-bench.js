@@ -13,12 +13,17 @@
  *   node bin/prerender.js crawl ORIGIN/st/dir.asp -i /st/dir.asp /st/product.asp -o TMP
  *       --render --render-concurrency N --render-wait W --render-isolation I --quiet --json
  * and measures: wall time (spawn to exit) and pages/s; CPU of the crawler
- * and every browser process it started (user + sys of the node process and
- * its waited-for descendants: /proc/<sh>/stat cutime + cstime of a shell
- * that ran it), and of the node process alone (its getrusage, written at
- * exit by bench/lib/rusage.js); peak RSS of the whole process tree (node + Chromium, summed
- * VmRSS, and summed Pss which counts shared pages once), sampled every 250 ms.
- * The origin runs in its own process and is not counted. Then it checks the
+ * and every browser process it started (user + sys of every process seen
+ * in its tree, sampled every 250 ms by TreeSampler of bench/lib/proc.js, or
+ * the cutime + cstime of a shell that ran it if larger: Chromium's renderer
+ * processes are often not waited for by a process of the tree, so cutime
+ * alone missed about half), and of the node process alone (its getrusage,
+ * written at exit by bench/lib/rusage.js); the busy CPU time of the whole
+ * machine over the run, per page (origin and this script included: a
+ * cross-check on an idle machine); peak RSS of the whole process tree (node +
+ * Chromium, summed VmRSS, every 250 ms) and summed Pss, which counts shared
+ * pages once (every 2 s: reading it costs CPU). The origin runs in its own
+ * process and is not counted in the tree. Then it checks the
  * tree (every page rendered, product pages with their placeholder and
  * relative links) and prints one line per run and a table of medians.
  *
@@ -32,33 +37,12 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { clockTicks, processTree } from './lib/proc.js';
+import { TreeSampler, clockTicks, machineBusyMs } from './lib/proc.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..');
 const BIN = path.join(REPO, 'bin/prerender.js');
 const WAITS = /** @type {Record<string, string>} */ ({ networkidle: 'networkidle', selector: 'selector:[data-ready]' });
-
-/** @param {number} pid @param {string} file @param {RegExp} field */
-function kbOf(pid, file, field) {
-  try {
-    const match = field.exec(readFileSync(`/proc/${pid}/${file}`, 'utf8'));
-    return match ? Number(match[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** Summed RSS and PSS of a process tree, in KiB. */
-function treeMemory(/** @type {number} */ pid) {
-  let rss = 0;
-  let pss = 0;
-  for (const member of processTree(pid)) {
-    rss += kbOf(member, 'status', /VmRSS:\s+(\d+)/);
-    pss += kbOf(member, 'smaps_rollup', /Pss:\s+(\d+)/);
-  }
-  return { rss, pss };
-}
 
 /** @param {number} products @param {number} count */
 async function startOrigin(products, count) {
@@ -91,19 +75,25 @@ async function crawlOnce({ url, concurrency, wait, isolation, recycle, maxPages,
   let peakPss = 0;
   /** @type {{ t: number, rssMB: number }[]} */
   const series = [];
+  const sampler = new TreeSampler(/** @type {number} */ (child.pid));
+  let samples = 0;
+  const busyBefore = machineBusyMs();
   const sample = () => {
-    const { rss, pss } = treeMemory(/** @type {number} */ (child.pid));
-    peakRss = Math.max(peakRss, rss);
-    peakPss = Math.max(peakPss, pss);
-    series.push({ t: Math.round(performance.now() - started), rssMB: Math.round(rss / 1024) });
+    const { rssKB, pssKB } = sampler.sample({ pss: samples++ % 8 === 0 }); // Pss every 2 s: reading it costs CPU
+    peakRss = Math.max(peakRss, rssKB);
+    if (pssKB !== null) peakPss = Math.max(peakPss, pssKB);
+    series.push({ t: Math.round(performance.now() - started), rssMB: Math.round(rssKB / 1024) });
   };
   const timer = setInterval(sample, 250);
   const code = await new Promise((resolve) => child.on('close', resolve));
   clearInterval(timer);
   const wallMs = performance.now() - started;
+  const machineMs = machineBusyMs() - busyBefore;
   const statLine = stderr.trim().split('\n').pop() ?? '';
   const fields = statLine.slice(statLine.lastIndexOf(')') + 2).split(' ');
-  const cpuMs = ((Number(fields[13]) + Number(fields[14])) * 1000) / clockTicks(); // cutime + cstime
+  const waitedMs = ((Number(fields[13]) + Number(fields[14])) * 1000) / clockTicks(); // cutime + cstime
+  // The larger of: every process seen (sampled), and what the shell's waited-for descendants reported.
+  const cpuMs = Math.max(sampler.cpuMs, waitedMs);
   let result;
   try {
     result = JSON.parse(stdout.trim().split('\n').pop() ?? '');
@@ -116,7 +106,7 @@ async function crawlOnce({ url, concurrency, wait, isolation, recycle, maxPages,
   await rm(rusageFile, { force: true });
   const nodeCpuMs = ((usage.userCPUTime ?? NaN) + (usage.systemCPUTime ?? NaN)) / 1000;
   const reasons = (result.failures ?? []).slice(0, 3).map((/** @type {{ url: string, message: string }} */ f) => `${f.url}: ${f.message}`);
-  return { code, wallMs, cpuMs, nodeCpuMs, peakRssMB: peakRss / 1024, peakPssMB: peakPss / 1024, pages: result.pages, failed: result.failed, problems, reasons, series };
+  return { code, wallMs, cpuMs, machineMs, waitedMs, nodeCpuMs, peakRssMB: peakRss / 1024, peakPssMB: peakPss / 1024, pages: result.pages, failed: result.failed, problems, reasons, series };
 }
 
 /**
@@ -175,7 +165,7 @@ async function main() {
             const key = `${waitName} c=${concurrency}${isolations.length > 1 ? ` ${isolation}` : ''}`;
             (runs[key] ??= []).push(run);
             const loadNow = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
-            console.log(`${key.padEnd(20)} ${run.pages} pages  ${(run.pages / (run.wallMs / 1000)).toFixed(1)} pages/s  ${(run.cpuMs / run.pages).toFixed(1)} ms CPU/page (node ${(run.nodeCpuMs / run.pages).toFixed(1)})  peak RSS ${run.peakRssMB.toFixed(0)} MB (PSS ${run.peakPssMB.toFixed(0)} MB)  load ${loadNow}${run.problems.length ? '  PROBLEMS: ' + run.problems.join('; ') : ''}`);
+            console.log(`${key.padEnd(20)} ${run.pages} pages  ${(run.pages / (run.wallMs / 1000)).toFixed(1)} pages/s  ${(run.cpuMs / run.pages).toFixed(1)} ms CPU/page (node ${(run.nodeCpuMs / run.pages).toFixed(1)}; machine ${(run.machineMs / run.pages).toFixed(1)})  peak RSS ${run.peakRssMB.toFixed(0)} MB (PSS ${run.peakPssMB.toFixed(0)} MB)  load ${loadNow}${run.problems.length ? '  PROBLEMS: ' + run.problems.join('; ') : ''}`);
             for (const reason of run.reasons) console.log(`    failed: ${reason}`);
             if (run.problems.length > 0 || run.pages !== pages) ok = false;
           }
@@ -185,9 +175,9 @@ async function main() {
   } finally {
     origin.stop();
   }
-  console.log('\nmedians: wait, --render-concurrency | pages/s | CPU ms/page | of which node | peak RSS MB (tree) | peak PSS MB');
+  console.log('\nmedians: wait, --render-concurrency | pages/s | CPU ms/page | of which node | machine busy ms/page | peak RSS MB (tree) | peak PSS MB');
   for (const [key, list] of Object.entries(runs)) {
-    console.log(`| ${key} | ${median(list.map((r) => r.pages / (r.wallMs / 1000))).toFixed(1)} | ${median(list.map((r) => r.cpuMs / r.pages)).toFixed(1)} | ${median(list.map((r) => r.nodeCpuMs / r.pages)).toFixed(1)} | ${median(list.map((r) => r.peakRssMB)).toFixed(0)} | ${median(list.map((r) => r.peakPssMB)).toFixed(0)} |`);
+    console.log(`| ${key} | ${median(list.map((r) => r.pages / (r.wallMs / 1000))).toFixed(1)} | ${median(list.map((r) => r.cpuMs / r.pages)).toFixed(1)} | ${median(list.map((r) => r.nodeCpuMs / r.pages)).toFixed(1)} | ${median(list.map((r) => r.machineMs / r.pages)).toFixed(1)} | ${median(list.map((r) => r.peakRssMB)).toFixed(0)} | ${median(list.map((r) => r.peakPssMB)).toFixed(0)} |`);
   }
   const dir = path.join(HERE, 'results');
   mkdirSync(dir, { recursive: true });

@@ -147,6 +147,25 @@ describeRender('--render (real Chromium)', () => {
     expect(saved.warnings.map((w) => w.code)).toContain('RENDER_PARTIAL');
   }, SLOW);
 
+  it('in-page waits (no networkidle, no Network domain): the timeout names what the page still waits for and the requests its resource timing has not seen end', async () => {
+    // never.asp leaves GET /api/hang open and sets prerenderReady = false; #half is there, #whole never comes.
+    const hung = await renderCrawl(['/st/never.asp'], { renderTimeout: 2500, renderWait: ['selector:#half', 'selector:#whole'] });
+    expect(hung.failures[0].code).toBe('RENDER_TIMEOUT');
+    expect(hung.failures[0].message).toContain('render timed out after 2500 ms waiting for selector:#whole (');
+    expect(hung.failures[0].message).not.toContain('selector:#half');
+    expect(hung.failures[0].message).toContain(`1 request in flight: GET ${shop.origin}/api/hang)`);
+    // Every selector there: what is left is the page's own flag.
+    const flag = await renderCrawl(['/st/never.asp'], { renderTimeout: 2500, renderWait: ['selector:#half'] });
+    expect(flag.failures[0].message).toContain('waiting for window.prerenderReady === true (1 request in flight');
+    // Ended requests (the app script, the JSON) are not listed.
+    const late = await renderCrawl(['/st/late.asp'], { renderTimeout: 2500, renderWait: ['event:never-fired'] });
+    expect(late.failures[0].message).toMatch(/waiting for event:never-fired \(no request in flight\)$/);
+    // A script that never yields cannot say: the reason says so instead of guessing.
+    const busy = await renderCrawl(['/st/busy.asp'], { renderTimeout: 2500, renderWait: ['selector:#never'] });
+    expect(busy.failures[0].code).toBe('RENDER_TIMEOUT');
+    expect(busy.failures[0].message).toContain('the page\'s script is busy');
+  }, SLOW);
+
   it('a page whose prerenderReady stays false is waited for, and named in the timeout', async () => {
     // never.asp sets prerenderReady = false: with a wait that holds (load), the flag is what is awaited.
     const { failures } = await renderCrawl(['/st/never.asp'], { renderTimeout: 6000, renderWait: ['load'] });

@@ -135,3 +135,89 @@ export function machineBusyMs() {
   const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
   return ((user + nice + system + irq + softirq + steal) * 1000) / clockTicks();
 }
+
+/**
+ * Follows a process tree that starts and ends processes (a browser and its
+ * renderers): each call to `sample()` reads /proc/<pid>/stat of every
+ * process once (one directory listing, no per-thread files), adds the
+ * descendants of the root to the processes it knows, and keeps sampling a
+ * known process until it is gone, even after it left the tree (Chromium's
+ * zygote children are reparented when the browser exits, and their CPU never
+ * reaches a waiting parent's cutime). CPU is each known process's last
+ * user + sys: what a process spent in its last interval before it ended is
+ * not counted. Memory: summed VmRSS of the live processes of the tree, and
+ * summed Pss (smaps_rollup, costly to read: only when asked).
+ */
+export class TreeSampler {
+  /** @type {Map<number, number>} pid → last CPU ticks (user + sys) */
+  #cpu = new Map();
+  /** @type {Set<number>} pids alive at the last sample */
+  #live = new Set();
+
+  /** @param {number} root */
+  constructor(root) {
+    this.root = root;
+  }
+
+  /**
+   * @param {{ pss?: boolean }} [options]
+   * @returns {{ rssKB: number, pssKB: number | null }}
+   */
+  sample({ pss = false } = {}) {
+    /** @type {Map<number, number[]>} ppid → children */
+    const children = new Map();
+    /** @type {Map<number, number>} pid → CPU ticks */
+    const ticks = new Map();
+    for (const entry of readdirSync('/proc')) {
+      const pid = Number(entry);
+      if (!Number.isInteger(pid)) continue;
+      let stat;
+      try {
+        stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
+      } catch {
+        continue; // ended meanwhile
+      }
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ppid = Number(fields[1]);
+      ticks.set(pid, Number(fields[11]) + Number(fields[12]));
+      const list = children.get(ppid);
+      if (list) list.push(pid);
+      else children.set(ppid, [pid]);
+    }
+    const tree = [this.root];
+    for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]) ?? []));
+    for (const pid of tree) if (!this.#cpu.has(pid)) this.#cpu.set(pid, 0);
+    this.#live.clear();
+    for (const pid of this.#cpu.keys()) {
+      const now = ticks.get(pid);
+      if (now === undefined) continue;
+      this.#cpu.set(pid, now);
+      this.#live.add(pid);
+    }
+    let rssKB = 0;
+    let pssKB = pss ? 0 : null;
+    for (const pid of this.#live) {
+      rssKB += memoryOf(pid)?.rssKB ?? 0;
+      if (pssKB !== null) {
+        try {
+          pssKB += Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+        } catch {
+          // ended meanwhile
+        }
+      }
+    }
+    return { rssKB, pssKB };
+  }
+
+  /** CPU of every process seen in the tree, user + sys, in milliseconds. */
+  get cpuMs() {
+    let total = 0;
+    for (const value of this.#cpu.values()) total += value;
+    return (total * 1000) / clockTicks();
+  }
+
+  /** Processes seen in the tree so far. */
+  get seen() {
+    return this.#cpu.size;
+  }
+}

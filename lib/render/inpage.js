@@ -206,3 +206,25 @@ export function serialiseDocument({ stripScripts, seal = false, unlessNotReady =
   }
   return { html: `${head}<html${attributes}>${inner}</html>\n`, ...found };
 }
+
+/** The page-global name under which the in-page waits list what they still wait for. */
+export const PENDING_KEY = '__prerenderPending';
+
+/**
+ * Note `name` as awaited until `promise` settles, in a set kept under `key`
+ * (not enumerable), so that a timeout can ask the page what is still awaited.
+ * @template T
+ * @param {string} key
+ * @param {string} name
+ * @param {Promise<T>} promise
+ * @returns {Promise<T>}
+ */
+export function trackInPage(key, name, promise) {
+  const w = /** @type {any} */ (window);
+  if (!w[key]) Object.defineProperty(window, key, { value: new Set(), enumerable: false });
+  w[key].add(name);
+  return promise.then((value) => {
+    w[key].delete(name);
+    return value;
+  });
+}

@@ -1,7 +1,7 @@
 // @ts-check
 import { AbortError, PrerenderError } from '../errors.js';
 import { HEAVY_TYPES } from './block.js';
-import { EVENTS_KEY, pollInPage, serialiseDocument, waitForEventInPage, waitForSelectorInPage } from './inpage.js';
+import { EVENTS_KEY, PENDING_KEY, pollInPage, serialiseDocument, trackInPage, waitForEventInPage, waitForSelectorInPage } from './inpage.js';
 import { bounded } from './pool.js';
 
 /**
@@ -12,8 +12,6 @@ import { bounded } from './pool.js';
  * media, fonts and blocked hosts by default. Then wait for the ready
  * conditions, within --render-timeout, and serialise the DOM.
  *
- * @typedef {import('puppeteer-core').HTTPRequest} HTTPRequest
- * @typedef {import('puppeteer-core').Page} Page
  * @typedef {{ method: string, url: string, why: 'method' | 'resource' | 'blocked' | 'navigation' }} AbortedRequest
  * @typedef {{ methods: number, resources: number, blocked: number }} AbortCounts
  *   methods: requests other than GET/HEAD; resources: images, media, fonts;
@@ -52,8 +50,18 @@ const MAX_NAMED = 5;
 const SAVE_GRACE_MS = 2000;
 /** Polling interval of flag: and prerenderReady waits, inside the page. */
 const POLL_MS = 20;
+/** Conditions waited for inside the page. */
+const IN_PAGE = /^(selector|event|flag):/;
 /** Response headers not handed on to the browser with the main document's bytes. */
 const DROPPED_HEADERS = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive']);
+
+/** A page's script that never yields leaves this long to list what is still in flight. */
+const LIST_GRACE_MS = 1000;
+
+/**
+ * @typedef {{ requestId: string, networkId?: string, frameId: string, resourceType: string, request: { url: string, method: string, headers: Record<string, string> } }} PausedRequest
+ *   a Fetch.requestPaused event (the fields used here)
+ */
 
 /**
  * @param {import('./tab.js').Tab} tab
@@ -62,11 +70,17 @@ const DROPPED_HEADERS = new Set(['content-length', 'content-encoding', 'transfer
  */
 export async function renderPage(tab, { url, result, settings, signal }) {
   const started = performance.now();
-  const { page } = tab;
+  const { session } = tab;
   tab.pages++;
   tab.clean = false; // until the render ends well: a tab left in any other state is not reused
-  /** @type {Map<HTTPRequest, string>} */
+  /**
+   * Requests let through and not seen to end: by Network request id when the
+   * Network domain is on (networkidle), else every one let through (which of
+   * them ended is asked of the page's resource timing, only for a timeout's reason).
+   * @type {Map<string, { label: string, url: string }>}
+   */
   const inFlight = new Map();
+  let mainKey = '';
   /** @type {AbortCounts} */
   const aborted = { methods: 0, resources: 0, blocked: 0 };
   /** @type {AbortedRequest[]} */
@@ -77,6 +91,9 @@ export async function renderPage(tab, { url, result, settings, signal }) {
   /** @type {() => void} */
   let onLoaded = () => {};
   const loadedEvent = new Promise((resolve) => { onLoaded = () => resolve(undefined); });
+  /** @type {() => void} */
+  let onParsed = () => {};
+  const parsed = new Promise((resolve) => { onParsed = () => resolve(undefined); });
   let mainServed = false;
   /** @type {(error: Error) => void} */
   let fail = () => {};
@@ -94,58 +111,74 @@ export async function renderPage(tab, { url, result, settings, signal }) {
     if (loaded && inFlight.size === 0) idleTimer = setTimeout(() => { if (inFlight.size === 0) markIdle(); }, settings.idle);
   };
 
-  /** @param {HTTPRequest} request @param {AbortedRequest['why']} why */
-  const abort = (request, why) => {
+  /** @param {string} method @param {Record<string, unknown>} [params] */
+  const send = (method, params) => { session.send(/** @type {any} */ (method), /** @type {any} */ (params)).catch(() => {}); };
+
+  /** @param {PausedRequest} event @param {AbortedRequest['why']} why */
+  const abort = (event, why) => {
     if (why === 'method') aborted.methods++;
     else if (why === 'resource') aborted.resources++;
     else aborted.blocked++;
-    if (abortedList.length < MAX_LISTED) abortedList.push({ method: request.method(), url: request.url(), why });
-    request.abort('blockedbyclient').catch(() => {});
+    if (abortedList.length < MAX_LISTED) abortedList.push({ method: event.request.method, url: event.request.url, why });
+    send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'BlockedByClient' });
   };
-  /** @param {HTTPRequest} request */
-  const onRequest = (request) => {
-    if (request.isInterceptResolutionHandled()) return;
-    const method = request.method();
-    const main = request.isNavigationRequest() && request.frame() === page.mainFrame();
+  /** @param {PausedRequest} event */
+  const track = (event) => {
+    const key = tab.network ? event.networkId ?? event.requestId : event.requestId;
+    inFlight.set(key, { label: `${event.request.method} ${event.request.url}`, url: event.request.url });
+    clearTimeout(idleTimer);
+    return key;
+  };
+  /** @param {PausedRequest} event */
+  const onPaused = (event) => {
+    const { requestId, request, frameId } = event;
+    const { method, url: raw } = request;
+    const type = event.resourceType.toLowerCase();
+    const main = type === 'document' && frameId === tab.frameId;
     if (main && !mainServed) {
       mainServed = true;
-      tab.origins.add(new URL(request.url()).origin);
-      inFlight.set(request, `${method} ${request.url()}`);
-      /** @type {Record<string, string | string[]>} */
-      const headers = {};
-      for (const [name, value] of Object.entries(result.headers)) if (value !== undefined && !DROPPED_HEADERS.has(name)) headers[name] = value;
-      request.respond({ status: result.status, headers, body: result.body }).catch(() => {});
+      tab.origins.add(new URL(raw).origin);
+      mainKey = track(event);
+      /** @type {{ name: string, value: string }[]} */
+      const headers = [];
+      for (const [name, value] of Object.entries(result.headers)) {
+        if (value === undefined || DROPPED_HEADERS.has(name)) continue;
+        for (const one of Array.isArray(value) ? value : [value]) headers.push({ name, value: String(one) });
+      }
+      send('Fetch.fulfillRequest', { requestId, responseCode: result.status, responseHeaders: headers, body: result.body.toString('base64') });
       return;
     }
-    if (main) return abort(request, 'navigation'); // a script leaving the page: the render is of this one
-    if (method !== 'GET' && method !== 'HEAD') return abort(request, 'method');
-    const raw = request.url();
+    if (main) return abort(event, 'navigation'); // a script leaving the page: the render is of this one
+    if (method !== 'GET' && method !== 'HEAD') return abort(event, 'method');
     if (raw.startsWith('data:') || raw.startsWith('blob:')) {
-      request.continue().catch(() => {});
+      send('Fetch.continueRequest', { requestId });
       return;
     }
     let target;
     try {
       target = new URL(raw);
     } catch {
-      return abort(request, 'blocked');
+      return abort(event, 'blocked');
     }
     // The browser's own favicon request is not the page's: dropped, not counted (it must not hold networkidle).
-    if (request.resourceType() === 'other' && target.pathname.endsWith('/favicon.ico')) {
-      request.abort('blockedbyclient').catch(() => {});
+    if (type === 'other' && target.pathname.endsWith('/favicon.ico')) {
+      send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' });
       return;
     }
-    if (!settings.allResources && HEAVY_TYPES.has(request.resourceType())) return abort(request, 'resource');
-    if (settings.blocked(target)) return abort(request, 'blocked');
-    if (request.resourceType() === 'document' && target.origin !== 'null') tab.origins.add(target.origin); // a frame: its storage is cleared after
-    inFlight.set(request, `${method} ${raw}`);
-    clearTimeout(idleTimer);
-    const extra = settings.origins.has(target.origin) && Object.keys(settings.extraHeaders).length > 0;
-    request.continue(extra ? { headers: { ...request.headers(), ...settings.extraHeaders } } : undefined).catch(() => {});
+    if (!settings.allResources && HEAVY_TYPES.has(type)) return abort(event, 'resource');
+    if (settings.blocked(target)) return abort(event, 'blocked');
+    if (type === 'document' && target.origin !== 'null') tab.origins.add(target.origin); // a frame: its storage is cleared after
+    track(event);
+    if (settings.origins.has(target.origin) && Object.keys(settings.extraHeaders).length > 0) {
+      const merged = { ...request.headers, ...settings.extraHeaders };
+      send('Fetch.continueRequest', { requestId, headers: Object.entries(merged).map(([name, value]) => ({ name, value: String(value) })) });
+    } else {
+      send('Fetch.continueRequest', { requestId });
+    }
   };
-  /** @param {HTTPRequest} request */
-  const onDone = (request) => {
-    if (inFlight.delete(request)) checkIdle();
+  /** @param {{ requestId: string }} event Network.loadingFinished / loadingFailed */
+  const onEnded = (event) => {
+    if (inFlight.delete(event.requestId)) checkIdle();
   };
 
   const onAbort = () => fail(new AbortError('crawl interrupted'));
@@ -158,67 +191,99 @@ export async function renderPage(tab, { url, result, settings, signal }) {
   /** @template T @param {Promise<T>} work @returns {Promise<T | 'timeout'>} */
   const race = (work) => /** @type {Promise<T | 'timeout'>} */ (Promise.race([work, deadline, failed]));
 
-  /** @param {Error} error */
-  const onError = (error) => fail(new RendererCrashError(`the page's renderer crashed (${error.message})`));
-  const onClose = () => fail(new RendererCrashError('the page was closed under the render (the browser went away)'));
-  const onDomContentLoaded = () => pending.delete('domcontentloaded');
+  const onCrash = () => fail(new RendererCrashError('the page\'s renderer crashed'));
+  /** @param {string} why */
+  const onGone = (why) => fail(new RendererCrashError(why));
+  const onParsedEvent = () => {
+    pending.delete('domcontentloaded');
+    onParsed();
+  };
   const onLoad = () => {
     loaded = true;
     pending.delete('load');
     onLoaded();
     checkIdle();
   };
+  const listeners = /** @type {[string, (event: any) => void][]} */ ([
+    ['Fetch.requestPaused', onPaused],
+    ['Page.domContentEventFired', onParsedEvent],
+    ['Page.loadEventFired', onLoad],
+    ['Inspector.targetCrashed', onCrash],
+    ...(tab.network ? [['Network.loadingFinished', onEnded], ['Network.loadingFailed', onEnded]] : []),
+  ]);
   try {
-    page.on('error', onError);
-    page.on('close', onClose);
-    page.on('request', onRequest);
-    page.on('requestfinished', onDone);
-    page.on('requestfailed', onDone);
-    page.on('domcontentloaded', onDomContentLoaded);
-    page.on('load', onLoad);
+    for (const [name, listener] of listeners) session.on(name, listener);
+    tab.onGone.add(onGone);
+    if (tab.gone) onGone('the browser went away');
 
-    /** @type {Error | null} */
-    let navError = null;
-    const navigation = page.goto(url, { waitUntil: 'domcontentloaded', timeout: 0 }).catch((error) => { navError = error; });
-    if ((await race(navigation)) === 'timeout') throw timedOut('the document to be parsed (DOMContentLoaded)');
-    if (navError) throw new RenderError(`the browser could not load the page: ${/** @type {Error} */ (navError).message}`);
+    const navigation = session.send('Page.navigate', { url }).then((answer) => {
+      if (answer.errorText) throw new RenderError(`the browser could not load the page: ${answer.errorText}`);
+    }, (error) => {
+      throw new RenderError(`the browser could not load the page: ${/** @type {Error} */ (error).message}`);
+    });
+    navigation.catch(() => {});
+    if ((await race(navigation)) === 'timeout') throw await timedOut('the document to be parsed (DOMContentLoaded)');
+    if ((await race(parsed)) === 'timeout') throw await timedOut('the document to be parsed (DOMContentLoaded)');
+    if (!tab.network) inFlight.delete(mainKey); // our own bytes, all handed over
 
-    /** @type {Promise<unknown>[]} */
-    const conditions = settings.wait.map((cond) => waitFor(cond).then(() => { pending.delete(cond); }));
-    if ((await race(Promise.all(conditions))) === 'timeout') throw timedOut();
-    // One call reads the DOM, unless the page said window.prerenderReady = false (compatibility):
-    // then it is waited for until it says true, and read.
     const serialise = { stripScripts: settings.stripScripts, seal: true, unlessNotReady: true };
-    let serialised = await race(page.evaluate(serialiseDocument, serialise));
-    if (serialised === 'timeout') throw timedOut('the DOM to be serialised (the page\'s script is busy)');
-    if (serialised === null) {
-      pending.add('window.prerenderReady === true');
-      const ready = inPage(page.evaluate(`(${pollInPage})(() => window.prerenderReady === true, ${POLL_MS})`));
-      if ((await race(ready)) === 'timeout') throw timedOut();
-      pending.clear();
-      serialised = await race(page.evaluate(serialiseDocument, { ...serialise, unlessNotReady: false }));
-      if (serialised === 'timeout') throw timedOut('the DOM to be serialised (the page\'s script is busy)');
+    /** @type {import('./inpage.js').Serialised | null | 'timeout'} */
+    let serialised;
+    if (settings.wait.every((cond) => cond === 'domcontentloaded' || IN_PAGE.test(cond))) {
+      // Every condition is the page's own: one call waits for them, then for
+      // window.prerenderReady (compatibility), and reads the DOM.
+      const waits = settings.wait.filter((cond) => IN_PAGE.test(cond)).map((cond) => tracked(cond, inPageWait(cond)));
+      const ready = tracked('window.prerenderReady === true', `(${pollInPage})(() => window.prerenderReady !== false, ${POLL_MS})`);
+      serialised = await race(evaluate(`(async () => { await Promise.all([${waits.join(', ')}]); await ${ready}; return (${serialiseDocument})(${JSON.stringify({ ...serialise, unlessNotReady: false })}); })()`));
+      if (serialised === 'timeout') throw await timedOut(await pendingInPage());
+    } else {
+      /** @type {Promise<unknown>[]} */
+      const conditions = settings.wait.map((cond) => waitFor(cond).then(() => { pending.delete(cond); }));
+      if ((await race(Promise.all(conditions))) === 'timeout') throw await timedOut();
+      // One call reads the DOM, unless the page said window.prerenderReady = false (compatibility):
+      // then it is waited for until it says true, and read.
+      serialised = await race(evaluate(serialiseDocument, serialise));
+      if (serialised === 'timeout') throw await timedOut('the DOM to be serialised (the page\'s script is busy)');
+      if (serialised === null) {
+        pending.add('window.prerenderReady === true');
+        const ready = inPage(evaluate(`(${pollInPage})(() => window.prerenderReady === true, ${POLL_MS})`));
+        if ((await race(ready)) === 'timeout') throw await timedOut();
+        pending.clear();
+        serialised = await race(evaluate(serialiseDocument, { ...serialise, unlessNotReady: false }));
+        if (serialised === 'timeout') throw await timedOut('the DOM to be serialised (the page\'s script is busy)');
+      }
     }
-    if (serialised === null) throw new RenderError('the page could not be read');
+    if (!serialised) throw new RenderError('the page could not be read');
     tab.clean = true;
-    return outcome(serialised, false);
+    return outcome(/** @type {import('./inpage.js').Serialised} */ (serialised), false);
   } catch (error) {
     if (!(error instanceof RenderTimeoutError) || settings.onTimeout !== 'save') throw error;
     // --on-render-timeout save: keep what is there, marked partial.
-    const serialised = await bounded(page.evaluate(serialiseDocument, { stripScripts: settings.stripScripts, seal: true }), SAVE_GRACE_MS, 'serialise the DOM').catch(() => null);
+    const serialised = await bounded(evaluate(serialiseDocument, { stripScripts: settings.stripScripts, seal: true }), SAVE_GRACE_MS, 'serialise the DOM').catch(() => null);
     if (!serialised) throw new RenderTimeoutError(`${error.message}; the partial DOM could not be read either (the page's script is busy)`);
-    return { ...outcome(serialised, true), reason: error.message };
+    return { ...outcome(/** @type {import('./inpage.js').Serialised} */ (serialised), true), reason: error.message };
   } finally {
     clearTimeout(deadlineTimer);
     clearTimeout(idleTimer);
     signal.removeEventListener('abort', onAbort);
-    page.off('error', onError);
-    page.off('close', onClose);
-    page.off('request', onRequest);
-    page.off('requestfinished', onDone);
-    page.off('requestfailed', onDone);
-    page.off('domcontentloaded', onDomContentLoaded);
-    page.off('load', onLoad);
+    tab.onGone.delete(onGone);
+    for (const [name, listener] of listeners) session.off(name, listener);
+  }
+
+  /**
+   * Run a function (with one JSON argument) or an expression in the page, and return its value.
+   * @param {Function | string} code
+   * @param {unknown} [arg]
+   * @returns {Promise<any>}
+   */
+  async function evaluate(code, arg) {
+    const expression = typeof code === 'string' ? code : `(${code})(${JSON.stringify(arg)})`;
+    const answer = await session.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true });
+    if (answer.exceptionDetails) {
+      const text = answer.exceptionDetails.exception?.description ?? answer.exceptionDetails.text;
+      throw new RenderError(`a script of the render failed in the page: ${text.split('\n')[0]}`);
+    }
+    return answer.result.value;
   }
 
   /**
@@ -238,15 +303,43 @@ export async function renderPage(tab, { url, result, settings, signal }) {
     };
   }
 
+  /**
+   * The page-side expression of a selector:, event: or flag: condition (a promise).
+   * @param {string} cond
+   */
+  function inPageWait(cond) {
+    if (cond.startsWith('selector:')) return `(${waitForSelectorInPage})(${JSON.stringify(cond.slice(9))})`;
+    if (cond.startsWith('event:')) return `(${waitForEventInPage})(${JSON.stringify(EVENTS_KEY)}, ${JSON.stringify(cond.slice(6))})`;
+    return `(${pollInPage})(() => (${cond.slice(5)}), ${POLL_MS})`;
+  }
+
+  /**
+   * An in-page wait that notes itself as awaited in the page until it holds.
+   * @param {string} name
+   * @param {string} expression a promise
+   */
+  function tracked(name, expression) {
+    return `(${trackInPage})(${JSON.stringify(PENDING_KEY)}, ${JSON.stringify(name)}, ${expression})`;
+  }
+
+  /**
+   * What the page says it still waits for (the in-page waits), or, when its
+   * script does not yield, every in-page condition.
+   * @returns {Promise<string>}
+   */
+  async function pendingInPage() {
+    const listed = await bounded(evaluate(`Array.from(window[${JSON.stringify(PENDING_KEY)}] ?? [])`), LIST_GRACE_MS, 'list its waits').catch(() => null);
+    if (Array.isArray(listed)) return listed.length > 0 ? listed.join(', ') : 'the DOM to be serialised';
+    return `${settings.wait.filter((cond) => IN_PAGE.test(cond)).join(', ') || 'the DOM to be serialised'}, or the DOM to be serialised (the page's script is busy)`;
+  }
+
   /** @param {string} cond */
   function waitFor(cond) {
     if (cond === 'load') return loadedEvent;
-    if (cond === 'domcontentloaded') return Promise.resolve(); // goto waited for it
+    if (cond === 'domcontentloaded') return Promise.resolve(); // waited for before any condition
     if (cond === 'networkidle') return idle;
     // Waited for inside the page (no polling from here, no helper script injected into each page).
-    if (cond.startsWith('selector:')) return inPage(page.evaluate(waitForSelectorInPage, cond.slice(9)));
-    if (cond.startsWith('event:')) return inPage(page.evaluate(waitForEventInPage, EVENTS_KEY, cond.slice(6)));
-    if (cond.startsWith('flag:')) return inPage(page.evaluate(`(${pollInPage})(() => (${cond.slice(5)}), ${POLL_MS})`));
+    if (IN_PAGE.test(cond)) return inPage(evaluate(inPageWait(cond)));
     throw new RenderError(`unknown --render-wait condition ${JSON.stringify(cond)}`);
   }
 
@@ -260,12 +353,37 @@ export async function renderPage(tab, { url, result, settings, signal }) {
     return promise;
   }
 
+  /**
+   * The requests still in flight: known from Network's events when it is on;
+   * else those let through that the page's resource timing does not list as
+   * ended (null: the page did not answer, its script is busy).
+   * @returns {Promise<string[] | null>}
+   */
+  async function stillInFlight() {
+    if (tab.network || inFlight.size === 0) return [...inFlight.values()].map((request) => request.label);
+    const ended = await bounded(evaluate('performance.getEntriesByType("resource").map((entry) => entry.name)'), LIST_GRACE_MS, 'list its requests').catch(() => null);
+    if (!Array.isArray(ended)) return null;
+    /** @type {Map<string, number>} */
+    const counts = new Map();
+    for (const name of ended) counts.set(name, (counts.get(name) ?? 0) + 1);
+    return [...inFlight.values()].filter((request) => {
+      const left = counts.get(request.url) ?? 0;
+      if (left > 0) counts.set(request.url, left - 1);
+      return left === 0;
+    }).map((request) => request.label);
+  }
+
   /** @param {string} [stage] what was awaited instead of the conditions */
-  function timedOut(stage) {
+  async function timedOut(stage) {
     const what = stage ?? ([...pending].join(', ') || 'the page');
-    const requests = [...inFlight.values()];
-    const named = requests.slice(0, MAX_NAMED).join(', ') + (requests.length > MAX_NAMED ? `, … ${requests.length - MAX_NAMED} more` : '');
-    const flight = requests.length === 0 ? 'no request in flight' : `${requests.length} request${requests.length === 1 ? '' : 's'} in flight: ${named}`;
+    const requests = await stillInFlight();
+    let flight;
+    if (requests === null) {
+      flight = `${inFlight.size} request${inFlight.size === 1 ? '' : 's'} let through; which are still in flight is unknown, the page's script does not yield`;
+    } else {
+      const named = requests.slice(0, MAX_NAMED).join(', ') + (requests.length > MAX_NAMED ? `, … ${requests.length - MAX_NAMED} more` : '');
+      flight = requests.length === 0 ? 'no request in flight' : `${requests.length} request${requests.length === 1 ? '' : 's'} in flight: ${named}`;
+    }
     return new RenderTimeoutError(`render timed out after ${settings.timeout} ms waiting for ${what} (${flight})`);
   }
 }

@@ -70,10 +70,11 @@ export class BrowserPool {
   /**
    * @param {{
    *   executablePath: string, recycle: number, protocolTimeout: number, isolation?: 'context' | 'slot',
-   *   events?: string[], tmpDir?: string, onEvent?: (type: string, data: Record<string, unknown>) => void,
+   *   events?: string[], network?: boolean, tmpDir?: string, onEvent?: (type: string, data: Record<string, unknown>) => void,
    * }} options
    *   isolation: a tab per page ('context') or tabs reset and reused (default 'slot');
    *   events: event: wait conditions, listened for in every tab before any page script;
+   *   network: tabs see when each request ends (networkidle is awaited);
    *   tmpDir: where profiles are made (default: the system's temp directory)
    */
   constructor(options) {
@@ -108,7 +109,7 @@ export class BrowserPool {
       let tab = slot.idle.pop();
       if (!tab) {
         try {
-          tab = await bounded(openTab(slot.browser, { events: this.options.events ?? [] }), BROWSER_CALL_MS, 'open a browser context');
+          tab = await bounded(openTab(slot.browser, { events: this.options.events ?? [], network: this.options.network }), BROWSER_CALL_MS, 'open a browser context');
           this.tabs++;
         } catch (error) {
           throw this.#gone(slot, error);

@@ -63,6 +63,7 @@ export function createRenderStep(o, context = {}) {
         protocolTimeout: o.renderTimeout + 10_000,
         isolation: o.renderIsolation,
         events: o.renderWait.filter((cond) => cond.startsWith('event:')).map((cond) => cond.slice(6)),
+        network: o.renderWait.includes('networkidle'),
         tmpDir: context.tmpDir,
         onEvent: (type, data) => run.emit(type, data),
       });

@@ -1,17 +1,28 @@
 // @ts-check
+import { CDPSessionEvent } from 'puppeteer-core';
+import { BrowserError } from '../errors.js';
 import { EVENTS_KEY, listenForEvents } from './inpage.js';
 
 /**
- * A tab: a page in a browser context of its own, with request interception
- * on and the event: listeners installed before any page script. With
- * --render-isolation slot a tab serves page after page; between two pages
- * `resetTab` removes everything a page can leave behind in the browser:
+ * A tab: a page target in a browser context of its own, driven through one
+ * raw DevTools session with only the domains a render needs: Fetch (every
+ * request of the page paused, so that the main document is served from our
+ * bytes and the rest let through, or aborted), Page (DOMContentLoaded and
+ * load), Inspector (a renderer crash), and Network only when `networkidle`
+ * is awaited (it alone needs to know when a request ends). No puppeteer
+ * `Page`: it enables Network, Runtime, Log, Performance and lifecycle events
+ * on every tab and pairs each paused request with its Network event, which
+ * cost the browser process, the one process every tab goes through, about
+ * half of its CPU per page (BENCHMARKS.md, "Rendering").
+ *
+ * With --render-isolation slot a tab serves page after page; between two
+ * pages `resetTab` removes everything a page can leave behind in the browser:
  *
  * - cookies of every site (Network.clearBrowserCookies: the context's jar);
  * - for every origin whose document or frame the page loaded: local and
  *   session storage, IndexedDB, Cache Storage, service workers, file systems,
- *   shared storage and storage buckets (Storage.clearDataForOrigin "all",
- *   DOMStorage.clear for session storage).
+ *   shared storage, interest groups and storage buckets
+ *   (Storage.clearDataForOrigin, DOMStorage.clear for session storage).
  *
  * The HTTP cache is kept: it holds the origin's responses by URL, reused
  * only as their own Cache-Control/Vary allow (as any browser would), not
@@ -27,28 +38,84 @@ import { EVENTS_KEY, listenForEvents } from './inpage.js';
  *
  * @typedef {import('puppeteer-core').Browser} Browser
  * @typedef {import('puppeteer-core').BrowserContext} BrowserContext
- * @typedef {import('puppeteer-core').Page} Page
  * @typedef {import('puppeteer-core').CDPSession} CDPSession
- * @typedef {{ context: BrowserContext, page: Page, client: CDPSession, origins: Set<string>, pages: number, clean: boolean }} Tab
+ * @typedef {{
+ *   context: BrowserContext, session: CDPSession, frameId: string, network: boolean,
+ *   origins: Set<string>, pages: number, clean: boolean, gone: boolean, onGone: Set<(why: string) => void>,
+ * }} Tab
+ *   frameId: the main frame's id (a page target's id);
+ *   network: the Network domain is on (requests are seen to end: networkidle);
  *   origins: of the documents (page and frames) loaded since the last reset;
  *   pages: rendered in this tab so far; clean: its last render ended well
  *   (a page that failed, timed out or was saved partial may still be busy:
- *   its tab is closed, not reused)
+ *   its tab is closed, not reused); gone: its session ended (the tab or the
+ *   browser closed), and onGone is told why
  */
 
 /**
+ * What a page can keep for an origin, cleared after it: every type
+ * Storage.clearDataForOrigin knows but the GPU's shader cache, which no page
+ * can read (clearing it empties the whole on-disk cache every time: 3-4 ms
+ * of CPU a page, BENCHMARKS.md).
+ */
+const STORAGE_TYPES = 'cookies,file_systems,indexeddb,local_storage,websql,service_workers,cache_storage,interest_groups,shared_storage,storage_buckets';
+
+/** The viewport every tab gets (puppeteer's default for pages). */
+const VIEWPORT = { width: 1280, height: 800, deviceScaleFactor: 1, mobile: false };
+
+/** Puppeteer's session event for a session that ended (detached, or its connection closed). */
+const SESSION_ENDED = /** @type {{ Disconnected?: symbol }} */ (CDPSessionEvent).Disconnected;
+
+/** @type {WeakMap<Browser, Promise<CDPSession>>} a session with the browser target, one per browser */
+const browserSessions = new WeakMap();
+
+/** @param {Browser} browser */
+function browserSession(browser) {
+  let session = browserSessions.get(browser);
+  if (!session) {
+    session = browser.target().createCDPSession();
+    session.catch(() => browserSessions.delete(browser));
+    browserSessions.set(browser, session);
+  }
+  return session;
+}
+
+/**
  * @param {Browser} browser
- * @param {{ events: string[] }} options events: names awaited by event: conditions
+ * @param {{ events: string[], network?: boolean }} options
+ *   events: names awaited by event: conditions; network: turn the Network domain on (networkidle)
  * @returns {Promise<Tab>}
  */
-export async function openTab(browser, { events }) {
+export async function openTab(browser, { events, network = false }) {
   const context = await browser.createBrowserContext();
   try {
-    const page = await context.newPage();
-    await page.setRequestInterception(true);
-    if (events.length > 0) await page.evaluateOnNewDocument(listenForEvents, EVENTS_KEY, events);
-    const client = await page.createCDPSession();
-    return { context, page, client, origins: new Set(), pages: 0, clean: true };
+    const root = await browserSession(browser);
+    const { targetId } = await root.send('Target.createTarget', { url: 'about:blank', browserContextId: context.id });
+    const { sessionId } = await root.send('Target.attachToTarget', { targetId, flatten: true });
+    const session = root.connection()?.session(sessionId);
+    if (!session) throw new BrowserError('the browser gave no session for a new tab', { code: 'BROWSER_SESSION' });
+    /** @type {Tab} */
+    const tab = { context, session, frameId: targetId, network, origins: new Set(), pages: 0, clean: true, gone: false, onGone: new Set() };
+    /** @param {string} why */
+    const end = (why) => {
+      if (tab.gone) return;
+      tab.gone = true;
+      for (const listener of tab.onGone) listener(why);
+    };
+    // The session ends with the tab, and with the browser's connection.
+    if (SESSION_ENDED) session.once(SESSION_ENDED, () => end('the page was closed under the render (the browser went away)'));
+    else browser.once('disconnected', () => end('the browser went away'));
+    await Promise.all([
+      session.send('Page.enable'),
+      session.send('Inspector.enable'),
+      session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] }),
+      session.send('Emulation.setDeviceMetricsOverride', VIEWPORT),
+      network ? session.send('Network.enable') : null,
+      events.length > 0
+        ? session.send('Page.addScriptToEvaluateOnNewDocument', { source: `(${listenForEvents})(${JSON.stringify(EVENTS_KEY)}, ${JSON.stringify(events)})` })
+        : null,
+    ]);
+    return tab;
   } catch (error) {
     await context.close().catch(() => {});
     throw error;
@@ -60,12 +127,12 @@ export async function openTab(browser, { events }) {
  * @param {Tab} tab
  */
 export async function resetTab(tab) {
-  const { client } = tab;
+  const { session } = tab;
   /** @type {Promise<unknown>[]} */
-  const calls = [client.send('Network.clearBrowserCookies')];
+  const calls = [session.send('Network.clearBrowserCookies')];
   for (const origin of tab.origins) {
-    calls.push(client.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' }));
-    calls.push(client.send('DOMStorage.clear', { storageId: { securityOrigin: origin, isLocalStorage: false } }));
+    calls.push(session.send('Storage.clearDataForOrigin', { origin, storageTypes: STORAGE_TYPES }));
+    calls.push(session.send('DOMStorage.clear', { storageId: { securityOrigin: origin, isLocalStorage: false } }));
   }
   await Promise.all(calls);
   tab.origins.clear();
