@@ -241,13 +241,19 @@ describeRender('--render (real Chromium)', () => {
 
   it('a browser killed under a page is restarted, and the page rendered again in a fresh context', async () => {
     let killed = 0;
+    /** @type {string[]} */
+    const tmpDirs = [];
     const { out, browsers, failures } = await renderCrawl(['/st/slow.asp'], { renderWait: ['selector:#slow'] }, (crawler) => {
       crawler.on('browser', (event) => {
+        // Chromium's temporary files (its singleton socket directory) go inside the profile, removed with it.
+        const tmp = readFileSyncSafe(`/proc/${event.pid}/environ`).split('\0').find((entry) => entry.startsWith('TMPDIR='));
+        tmpDirs.push(tmp === `TMPDIR=${path.join(event.profile, 'tmp')}` ? 'inside the profile' : String(tmp));
         if (killed++ === 0) setTimeout(() => process.kill(event.pid, 'SIGKILL'), 300);
       });
     });
     expect(failures).toEqual([]);
     expect(browsers.length).toBe(2);
+    expect(tmpDirs).toEqual(['inside the profile', 'inside the profile']);
     expect(await read(out, 'st/slow.asp.html')).toContain('<p id="slow">slow content</p>');
   }, SLOW);
 

@@ -1,5 +1,5 @@
 // @ts-check
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BrowserError } from '../errors.js';
@@ -160,6 +160,11 @@ export class BrowserPool {
     const { launch } = (await import('puppeteer-core')).default;
     const profile = await mkdtemp(path.join(this.options.tmpDir ?? os.tmpdir(), 'prerender-chromium-'));
     this.#profiles.add(profile);
+    // Chromium's own temporary files (its singleton socket directory, shared
+    // memory with --disable-dev-shm-usage) go inside the profile, removed with
+    // it: a browser killed with SIGKILL leaves nothing in the system's /tmp.
+    const tmp = path.join(profile, 'tmp');
+    await mkdir(tmp);
     let browser;
     try {
       browser = await launch({
@@ -171,6 +176,7 @@ export class BrowserPool {
         handleSIGINT: false,
         handleSIGTERM: false,
         handleSIGHUP: false,
+        env: { ...process.env, TMPDIR: tmp },
         timeout: BROWSER_CALL_MS,
         protocolTimeout: this.options.protocolTimeout,
         defaultViewport: { width: 1280, height: 800 },
