@@ -44,6 +44,21 @@ const REPO = path.resolve(HERE, '..');
 const BIN = path.join(REPO, 'bin/prerender.js');
 const WAITS = /** @type {Record<string, string>} */ ({ networkidle: 'networkidle', selector: 'selector:[data-ready]' });
 
+/** @type {Set<number>} process groups of the crawls running */
+const running = new Set();
+for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
+  process.once(signal, () => {
+    for (const pid of running) {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    process.exit(130);
+  });
+}
+
 /** @param {number} products @param {number} count */
 async function startOrigin(products, count) {
   const child = spawn(process.execPath, [path.join(HERE, 'spa-origin.js'), String(products), String(count)], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -66,7 +81,10 @@ async function crawlOnce({ url, concurrency, wait, isolation, recycle, maxPages,
   // The shell waits for node, which waits for its browsers: the shell's cutime/cstime are theirs.
   const script = '"$@"; code=$?; cat /proc/$$/stat >&2; exit $code';
   const started = performance.now();
-  const child = spawn('sh', ['-c', script, 'sh', process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PRERENDER_BENCH_RUSAGE: rusageFile } });
+  // A process group of its own, so that stopping this script stops the crawl and its browsers too.
+  const child = spawn('sh', ['-c', script, 'sh', process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, PRERENDER_BENCH_RUSAGE: rusageFile } });
+  running.add(/** @type {number} */ (child.pid));
+  child.once('exit', () => running.delete(/** @type {number} */ (child.pid)));
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => { stdout += chunk; });

@@ -39,7 +39,7 @@ describe('finding the browser', () => {
 
   it('starts Chromium with the flags of the issue, and --no-sandbox only as root', () => {
     const flags = ['--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run',
-      '--disable-site-isolation-trials', '--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup,SpareRendererForSitePerProcess,BackForwardCache,site-per-process,IsolateOrigins'];
+      '--disable-site-isolation-trials', '--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup,SpareRendererForSitePerProcess,BackForwardCache,RenderDocument,site-per-process,IsolateOrigins'];
     expect(launchFlags({ root: false })).toEqual(flags);
     expect(launchFlags({ root: true })).toEqual([...flags, '--no-sandbox']);
   });
