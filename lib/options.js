@@ -42,6 +42,10 @@ const checkRenderWait = (item) => (/^(load|domcontentloaded|networkidle)$|^(sele
 
 /** Worker threads by default: one per core the process may use. */
 export const DEFAULT_THREADS = os.availableParallelism();
+/** Tabs rendering at once by default when networkidle is awaited: its quiet window leaves each tab idle (BENCHMARKS.md, "Rendering"). */
+export const RENDER_TABS_IDLE = 8;
+/** Tabs by default with waits the page answers at once (selector:, event:, flag:): one per core keeps the cores busy (each tab is a renderer process: at most 16). */
+export const DEFAULT_RENDER_TABS = Math.min(16, Math.max(2, DEFAULT_THREADS));
 /** Pages a crawl fetches before its worker threads start (a small crawl does not pay for them). */
 export const THREADS_FROM = 64;
 
@@ -90,7 +94,7 @@ export const CRAWL_OPTIONS = [
   { name: 'renderResources', flags: '--render-resources <mode>', type: 'choice', choices: ['dom', 'all'], default: 'dom', description: 'dom: abort images, media and fonts (they do not change the DOM); all: let them load' },
   { name: 'renderBlock', flags: '--render-block <pattern...>', type: 'string[]', default: [], description: 'more requests to abort while rendering: a host (and its subdomains), or a URL prefix ("*" wildcards; "/path" on any origin)' },
   { name: 'renderBlockDefaults', flags: '--render-block-defaults', type: 'boolean', default: true, description: 'abort requests to the built-in list of analytics and ads hosts (on by default)' },
-  { name: 'renderConcurrency', flags: '--render-concurrency <n>', type: 'integer', min: 1, max: 64, default: 4, description: 'pages rendered at once (independent of --concurrency)' },
+  { name: 'renderConcurrency', flags: '--render-concurrency <n>', type: 'integer', min: 1, max: 64, description: `pages rendered at once (independent of --concurrency); default: ${RENDER_TABS_IDLE} when networkidle is awaited (its quiet window leaves a tab idle), else one per CPU core, 2 to 16 (${DEFAULT_RENDER_TABS} here)` },
   { name: 'renderRecycle', flags: '--render-recycle <n>', type: 'integer', min: 1, default: 200, description: 'restart the browser after n pages (bounds its memory)' },
   { name: 'renderIsolation', flags: '--render-isolation <mode>', type: 'choice', choices: ['slot', 'context'], default: 'slot', description: 'slot: each of the --render-concurrency tabs renders page after page, its cookies, storage and cache cleared between pages (fast); context: a new browser context for every page (strict, about 2x the CPU)' },
   { name: 'browser', flags: '--browser <path>', type: 'string', description: 'Chromium or Chrome to render with (default: PUPPETEER_EXECUTABLE_PATH, CHROME_PATH, then chromium, chromium-browser, google-chrome on the PATH); never downloaded' },
@@ -324,6 +328,7 @@ export function resolveCrawlOptions(input, context = {}) {
   if (out.render && out.frontier) {
     throw fail(`${source ? '"render"' : '--render'} cannot be used with ${source ? '"frontier"' : '--frontier'} yet: the workers of a shared crawl do not render; render on one machine`, source);
   }
+  out.renderConcurrency ??= out.renderWait.includes('networkidle') ? RENDER_TABS_IDLE : DEFAULT_RENDER_TABS;
   out.retryDelay = typeof input.retryDelay === 'number' && input.retryDelay >= 0 ? input.retryDelay : 500;
   // Pages fetched before the worker threads start (tests start them at once).
   out.threadsFrom = typeof input.threadsFrom === 'number' && input.threadsFrom >= 0 ? input.threadsFrom : THREADS_FROM;

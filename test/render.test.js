@@ -181,6 +181,15 @@ describeRender('--render (real Chromium)', () => {
     expect(shop.count('POST', '/api/track')).toBe(0);
   }, SLOW);
 
+  it('a dedicated worker\'s requests: its GET ends networkidle like any other, its POST is aborted and never reaches the origin', async () => {
+    for (const renderWait of [['networkidle'], ['selector:#from-worker']]) {
+      const { out, failures } = await renderCrawl(['/st/worker.asp'], { renderWait, renderTimeout: 8000 });
+      expect(failures, renderWait[0]).toEqual([]);
+      expect(await read(out, 'st/worker.asp.html')).toContain('<p id="from-worker">Product 1, Product 2</p>');
+    }
+    expect(shop.count('POST', '/api/track')).toBe(0);
+  }, SLOW);
+
   it('turns <meta name="prerender-status-code"> into a recorded 404 and a redirect, and removes the tags', async () => {
     const { out, result, failures } = await renderCrawl(['/st/gone.asp', '/st/moved.asp'], { include: ['/st/gone.asp', '/st/moved.asp', '/st/product.asp?SKUSetID=1'] });
     expect(failures).toEqual([expect.objectContaining({ url: `${shop.origin}/st/gone.asp`, status: 404 })]);

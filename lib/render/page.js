@@ -124,8 +124,11 @@ export async function renderPage(tab, { url, result, settings, signal }) {
   };
   /** @param {PausedRequest} event */
   const track = (event) => {
-    const key = tab.network ? event.networkId ?? event.requestId : event.requestId;
-    inFlight.set(key, { label: `${event.request.method} ${event.request.url}`, url: event.request.url });
+    // A redirect's hops share their network id: one request, named by its latest URL, matched
+    // against resource timing by its first (the URL its entry has).
+    const key = event.networkId ?? event.requestId;
+    const first = inFlight.get(key)?.url ?? event.request.url;
+    inFlight.set(key, { label: `${event.request.method} ${event.request.url}`, url: first });
     clearTimeout(idleTimer);
     return key;
   };
@@ -223,8 +226,8 @@ export async function renderPage(tab, { url, result, settings, signal }) {
     });
     navigation.catch(() => {});
     if ((await race(navigation)) === 'timeout') throw await timedOut('the document to be parsed (DOMContentLoaded)');
+    if (!tab.network) inFlight.delete(mainKey); // our own bytes, all handed over with the answer
     if ((await race(parsed)) === 'timeout') throw await timedOut('the document to be parsed (DOMContentLoaded)');
-    if (!tab.network) inFlight.delete(mainKey); // our own bytes, all handed over
 
     const serialise = { stripScripts: settings.stripScripts, seal: true, unlessNotReady: true };
     /** @type {import('./inpage.js').Serialised | null | 'timeout'} */
@@ -233,7 +236,8 @@ export async function renderPage(tab, { url, result, settings, signal }) {
       // Every condition is the page's own: one call waits for them, then for
       // window.prerenderReady (compatibility), and reads the DOM.
       const waits = settings.wait.filter((cond) => IN_PAGE.test(cond)).map((cond) => tracked(cond, inPageWait(cond)));
-      const ready = tracked('window.prerenderReady === true', `(${pollInPage})(() => window.prerenderReady !== false, ${POLL_MS})`);
+      // As on the other path: a page whose flag is false once its conditions hold is waited for until it is true.
+      const ready = `(window.prerenderReady === false ? ${tracked('window.prerenderReady === true', `(${pollInPage})(() => window.prerenderReady === true, ${POLL_MS})`)} : true)`;
       serialised = await race(evaluate(`(async () => { await Promise.all([${waits.join(', ')}]); await ${ready}; return (${serialiseDocument})(${JSON.stringify({ ...serialise, unlessNotReady: false })}); })()`));
       if (serialised === 'timeout') throw await timedOut(await pendingInPage());
     } else {

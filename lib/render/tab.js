@@ -60,6 +60,9 @@ import { EVENTS_KEY, listenForEvents } from './inpage.js';
  */
 const STORAGE_TYPES = 'cookies,file_systems,indexeddb,local_storage,websql,service_workers,cache_storage,interest_groups,shared_storage,storage_buckets';
 
+/** Resolves once the document's load event has fired. */
+const LOADED = "document.readyState === 'complete' || new Promise((resolve) => addEventListener('load', () => setTimeout(resolve), { once: true }))";
+
 /** The viewport every tab gets (puppeteer's default for pages). */
 const VIEWPORT = { width: 1280, height: 800, deviceScaleFactor: 1, mobile: false };
 
@@ -105,7 +108,13 @@ export async function openTab(browser, { events, network = false }) {
     // The session ends with the tab, and with the browser's connection.
     if (SESSION_ENDED) session.once(SESSION_ENDED, () => end('the page was closed under the render (the browser went away)'));
     else browser.once('disconnected', () => end('the browser went away'));
+    if (network) {
+      // A worker's requests are paused here (Fetch) but end on the worker's own
+      // target: attached, its Network events come to this session too.
+      session.on('Target.attachedToTarget', (event) => { void watchWorker(session, event); });
+    }
     await Promise.all([
+      network ? session.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true, filter: WORKERS }) : null,
       session.send('Page.enable'),
       session.send('Inspector.enable'),
       session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] }),
@@ -115,11 +124,34 @@ export async function openTab(browser, { events, network = false }) {
         ? session.send('Page.addScriptToEvaluateOnNewDocument', { source: `(${listenForEvents})(${JSON.stringify(EVENTS_KEY)}, ${JSON.stringify(events)})` })
         : null,
     ]);
+    // The new target's first document (about:blank) loads on its own time: wait
+    // until it has, so that its DOMContentLoaded and load events (which carry no
+    // document id) are over before the first render listens for a page's.
+    await session.send('Runtime.evaluate', { expression: LOADED, awaitPromise: true, returnByValue: true });
     return tab;
   } catch (error) {
     await context.close().catch(() => {});
     throw error;
   }
+}
+
+/** The targets auto-attached to a tab (with networkidle): its workers. */
+const WORKERS = [{ type: 'worker', exclude: false }, { type: 'shared_worker', exclude: false }, { type: 'service_worker', exclude: false }, { exclude: true }];
+
+/**
+ * A worker of the tab's page: its Network events are handed to the tab's
+ * session (where a render listens), then it is let run.
+ * @param {CDPSession} session the tab's
+ * @param {{ sessionId: string, waitingForDebugger: boolean }} event Target.attachedToTarget
+ */
+async function watchWorker(session, event) {
+  const child = session.connection()?.session(event.sessionId);
+  if (!child) return;
+  for (const name of ['Network.loadingFinished', 'Network.loadingFailed']) {
+    child.on(name, (params) => { session.emit(/** @type {any} */ (name), params); });
+  }
+  await child.send('Network.enable').catch(() => {});
+  if (event.waitingForDebugger) await child.send('Runtime.runIfWaitingForDebugger').catch(() => {});
 }
 
 /**

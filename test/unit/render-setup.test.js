@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findBrowser, launchFlags } from '../../lib/render/browser.js';
 import { compileBlockPattern, createBlocklist } from '../../lib/render/block.js';
-import { resolveCrawlOptions } from '../../lib/options.js';
+import { DEFAULT_RENDER_TABS, resolveCrawlOptions } from '../../lib/options.js';
 
 describe('finding the browser', () => {
   /** @type {string} */
@@ -74,7 +74,12 @@ describe('what a render blocks', () => {
 describe('render options', () => {
   it('have their defaults, and a bad wait condition is a usage error', () => {
     const o = resolveCrawlOptions({ roots: ['http://shop.example/'] });
-    expect(o).toMatchObject({ render: false, renderWait: ['networkidle'], renderIdle: 500, renderTimeout: 30_000, onRenderTimeout: 'fail', renderScripts: 'keep', renderResources: 'dom', renderBlockDefaults: true, renderConcurrency: 4, renderRecycle: 200 });
+    expect(o).toMatchObject({ render: false, renderWait: ['networkidle'], renderIdle: 500, renderTimeout: 30_000, onRenderTimeout: 'fail', renderScripts: 'keep', renderResources: 'dom', renderBlockDefaults: true, renderConcurrency: 8, renderRecycle: 200 });
+    // Without networkidle a tab is never idle: one per core (at least 2); given, the number is kept.
+    expect(resolveCrawlOptions({ roots: ['http://shop.example/'], renderWait: ['selector:#app'] }).renderConcurrency).toBe(DEFAULT_RENDER_TABS);
+    expect(DEFAULT_RENDER_TABS).toBe(Math.min(16, Math.max(2, os.availableParallelism())));
+    expect(resolveCrawlOptions({ roots: ['http://shop.example/'], renderWait: ['load', 'networkidle'] }).renderConcurrency).toBe(8);
+    expect(resolveCrawlOptions({ roots: ['http://shop.example/'], renderConcurrency: 3 }).renderConcurrency).toBe(3);
     expect(() => resolveCrawlOptions({ roots: ['http://shop.example/'], renderWait: ['idle'] })).toThrow(/load, domcontentloaded, networkidle, selector:<css>, event:<name> or flag:<js expression>/);
     expect(() => resolveCrawlOptions({ roots: ['http://shop.example/'], renderWait: ['selector:'] })).toThrow(/--render-wait must be/);
   });
