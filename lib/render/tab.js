@@ -19,6 +19,8 @@ import { EVENTS_KEY, listenForEvents } from './inpage.js';
  * pages `resetTab` removes everything a page can leave behind in the browser:
  *
  * - cookies of every site (Network.clearBrowserCookies: the context's jar);
+ * - the tab's session history (Page.resetNavigationHistory: history.length
+ *   is then what a fresh tab's would be);
  * - for every origin whose document or frame the page loaded: local and
  *   session storage, IndexedDB, Cache Storage, service workers, file systems,
  *   shared storage, interest groups and storage buckets
@@ -33,8 +35,8 @@ import { EVENTS_KEY, listenForEvents } from './inpage.js';
  * What the page's script could still do after its DOM was read (a timer, an
  * unload handler writing storage) is stopped before that, inside the page
  * (serialiseDocument's `seal`: its timers cleared, its storage, cookie and
- * IndexedDB writes disabled). The JavaScript heap, window.name and history
- * go with the document: the next page is a new navigation of the tab.
+ * IndexedDB writes disabled). The JavaScript heap and window.name go with
+ * the document: the next page is a new navigation of the tab.
  *
  * @typedef {import('puppeteer-core').Browser} Browser
  * @typedef {import('puppeteer-core').BrowserContext} BrowserContext
@@ -161,7 +163,8 @@ async function watchWorker(session, event) {
 export async function resetTab(tab) {
   const { session } = tab;
   /** @type {Promise<unknown>[]} */
-  const calls = [session.send('Network.clearBrowserCookies')];
+  // The session history too: history.length would tell a page how many came before it in the tab.
+  const calls = [session.send('Network.clearBrowserCookies'), session.send('Page.resetNavigationHistory')];
   for (const origin of tab.origins) {
     calls.push(session.send('Storage.clearDataForOrigin', { origin, storageTypes: STORAGE_TYPES }));
     calls.push(session.send('DOMStorage.clear', { storageId: { securityOrigin: origin, isLocalStorage: false } }));
