@@ -13,6 +13,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Crawler } from '../lib/crawl/index.js';
 import { findBrowser, processesUsing } from '../lib/render/browser.js';
+import { BrowserPool } from '../lib/render/pool.js';
 import { startSpaShop } from '../fixtures/spa-shop.js';
 import { readManifest, pageOf, tempDirs } from './crawl-helpers.js';
 import { BIN, runCli } from './helpers/cli.js';
@@ -264,6 +265,22 @@ describeRender('--render (real Chromium)', () => {
     expect(browsers.length).toBe(2);
     expect(tmpDirs).toEqual(['inside the profile', 'inside the profile']);
     expect(await read(out, 'st/slow.asp.html')).toContain('<p id="slow">slow content</p>');
+  }, SLOW);
+
+  it('under a temporary directory too long for a socket path inside the profile, Chromium keeps its own TMPDIR and still starts', async () => {
+    const long = await dirs.make(`prerender-${'x'.repeat(60)}-`);
+    /** @type {{ pid?: number, profile?: string }} */
+    const seen = {};
+    const pool = new BrowserPool({ executablePath: /** @type {string} */ (BROWSER), recycle: 10, protocolTimeout: 10_000, tmpDir: long, onEvent: (type, data) => { if (type === 'browser') Object.assign(seen, data); } });
+    try {
+      await pool.start();
+      const tmp = readFileSyncSafe(`/proc/${seen.pid}/environ`).split('\0').find((entry) => entry.startsWith('TMPDIR='));
+      expect(tmp).toBe(process.env.TMPDIR === undefined ? undefined : `TMPDIR=${process.env.TMPDIR}`);
+      expect(String(seen.profile).startsWith(long)).toBe(true);
+    } finally {
+      await pool.close();
+    }
+    expect(processesUsing(/** @type {string} */ (seen.profile))).toEqual([]);
   }, SLOW);
 
   it('isolation slot: a tab renders page after page, and nothing one page stored reaches the next (cookies, storage, IndexedDB, caches, late writes)', async () => {

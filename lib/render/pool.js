@@ -163,8 +163,11 @@ export class BrowserPool {
     // Chromium's own temporary files (its singleton socket directory, shared
     // memory with --disable-dev-shm-usage) go inside the profile, removed with
     // it: a browser killed with SIGKILL leaves nothing in the system's /tmp.
+    // Unless the socket's path would pass the 107 bytes a Unix socket may
+    // have (a long temporary directory): then Chromium's own choice stands.
     const tmp = path.join(profile, 'tmp');
-    await mkdir(tmp);
+    const ownTmp = Buffer.byteLength(path.join(tmp, 'org.chromium.Chromium.XXXXXX', 'SingletonSocket')) <= 107;
+    if (ownTmp) await mkdir(tmp);
     let browser;
     try {
       browser = await launch({
@@ -176,7 +179,7 @@ export class BrowserPool {
         handleSIGINT: false,
         handleSIGTERM: false,
         handleSIGHUP: false,
-        env: { ...process.env, TMPDIR: tmp },
+        env: ownTmp ? { ...process.env, TMPDIR: tmp } : process.env,
         timeout: BROWSER_CALL_MS,
         protocolTimeout: this.options.protocolTimeout,
         defaultViewport: { width: 1280, height: 800 },
