@@ -325,9 +325,6 @@ export function resolveCrawlOptions(input, context = {}) {
   if (!out.frontier && (out.blobs !== undefined || out.fresh)) {
     throw fail('--blobs and --fresh are options of a shared crawl: give --frontier and --crawl-id too', source);
   }
-  if (out.render && out.frontier) {
-    throw fail(`${source ? '"render"' : '--render'} cannot be used with ${source ? '"frontier"' : '--frontier'} yet: the workers of a shared crawl do not render; render on one machine`, source);
-  }
   out.renderConcurrency ??= out.renderWait.includes('networkidle') ? RENDER_TABS_IDLE : DEFAULT_RENDER_TABS;
   out.retryDelay = typeof input.retryDelay === 'number' && input.retryDelay >= 0 ? input.retryDelay : 500;
   // Pages fetched before the worker threads start (tests start them at once).

@@ -6,14 +6,12 @@
  * tree and manifest as one process, whatever the number of workers and
  * whoever dies. Skipped outside CI without redis-server; in CI it must run.
  */
-import { spawn } from 'node:child_process';
 import http from 'node:http';
-import { createHash } from 'node:crypto';
-import { readFile, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAVE_REDIS, freePort, startRedis } from './helpers/redis.js';
-import { BIN } from './helpers/cli.js';
+import { manifestOf, startCli, treeDigest, until } from './helpers/processes.js';
 import { useTestDir } from './helpers/fixtures.js';
 import { startSite } from '../fixtures/site.js';
 import { startChangingSite } from '../fixtures/changing-site.js';
@@ -32,66 +30,10 @@ const shopLog = [];
 let dir = '';
 let ids = 0;
 
-/**
- * @param {string[]} args
- * @returns {{ child: import('node:child_process').ChildProcess, done: Promise<{ code: number | null, signal: string | null, stdout: string, stderr: string }> }}
- */
-function start(args) {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk) => { stdout += chunk; });
-  child.stderr?.on('data', (chunk) => { stderr += chunk; });
-  const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
-  const done = new Promise((resolve) => {
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-  return { child, done: /** @type {any} */ (done) };
-}
-
+/** @param {string[]} args */
+const start = (args) => startCli(args);
 /** @param {string[]} args */
 const run = (args) => start(args).done;
-
-/** @param {() => boolean | Promise<boolean>} condition @param {number} [limitMs] */
-async function until(condition, limitMs = 15_000) {
-  const deadline = Date.now() + limitMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => { setTimeout(resolve, 10); });
-  }
-}
-
-/**
- * Every file of a tree with the sha256 of its bytes, .prerender/ and the
- * manifest left out: equal trees give equal objects (and a difference shows
- * which file).
- * @param {string} root
- */
-async function treeDigest(root) {
-  /** @type {Record<string, string>} */
-  const files = {};
-  /** @param {string} sub */
-  const walk = async (sub) => {
-    const entries = (await readdir(path.join(root, sub), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1));
-    for (const entry of entries) {
-      const rel = sub ? `${sub}/${entry.name}` : entry.name;
-      if (rel === '.prerender' || rel === 'prerender-manifest.json') continue;
-      if (entry.isDirectory()) await walk(rel);
-      else files[rel] = createHash('sha256').update(await readFile(path.join(root, rel))).digest('hex');
-    }
-  };
-  await walk('');
-  return files;
-}
-
-/** The manifest without its time stamp. @param {string} root */
-async function manifestOf(root) {
-  const manifest = JSON.parse(await readFile(path.join(root, 'prerender-manifest.json'), 'utf8'));
-  return JSON.stringify({ ...manifest, generatedAt: '' });
-}
 
 const siteArgs = () => [
   site.url('/names/index.asp'), site.url('/redir/a301.asp'), site.url('/errors/500.asp'),

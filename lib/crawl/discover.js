@@ -27,10 +27,12 @@ import { failOrKeep, journal, keepStored, resumable, resumeFrom } from './carry.
  *   scan: { links: { key?: string | null, kind: import('../html/scan.js').LinkKind }[], nofollow?: boolean } | null,
  *   staged?: { scanBytes: Buffer, ids: string[], stored: boolean },
  *   finished: boolean,
+ *   requisitesSkipped?: number,
  * }} PageInFlight
  *   scan: the page's links, resolved (a DocumentScan, or the links a worker thread sent back);
  *   staged: the encoded scan and the blob ids of body and scan, when a worker thread made them
- *   (stored: and wrote them into the blob store's stageDir)
+ *   (stored: and wrote them into the blob store's stageDir);
+ *   requisitesSkipped: references to requisites of the roots' origins not fetched (no --assets)
  */
 
 /** @param {Record<string, string | string[] | undefined>} headers @param {string} name lower case */
@@ -70,7 +72,10 @@ function pump(run) {
   // request (tokenised, in a worker thread, staged) meanwhile, so that the
   // connections never wait for the CPU work of the pages before.
   const requests = run.options.concurrency;
-  const capacity = requests * 2;
+  // In a shared crawl, no more pages leased than a slow step (the render tabs)
+  // can keep busy: pages held here would wait while other processes starve.
+  const narrowest = Math.min(...run.transforms.map((transform) => transform.concurrency ?? Infinity));
+  const capacity = run.options.frontier && narrowest < requests ? narrowest * 2 : requests * 2;
   const runPage = createStepRunner(/** @type {import('./steps.js').Step<PageInFlight>[]} */ ([
     { name: 'load', concurrency: requests, run: (page) => load(run, page) },
     ...run.transforms.map((transform) => ({ name: transform.name, concurrency: transform.concurrency, run: (/** @type {PageInFlight} */ page) => transform.run(page, run) })),
@@ -98,7 +103,7 @@ function pump(run) {
       if (error instanceof OutputError) throw error; // the run cannot go on
       await failOrKeep(run, page, error);
     }
-    const promoted = await frontier.done(key, { page: record.state === 'done' });
+    const promoted = await frontier.done(key, { page: record.state === 'done', requisitesSkipped: page.requisitesSkipped });
     if (promoted.length > 0) await admitted(run, promoted, promoted.map(() => 'added'));
   };
 
@@ -332,6 +337,7 @@ export async function links(run, page) {
   const nofollow = run.robots !== null && page.scan.nofollow === true;
   /** @type {(FrontierItem & { decision: import('../scope.js').ScopeDecision })[]} */
   const follow = [];
+  let skipped = 0;
   for (const link of page.scan.links) {
     const key = link.key;
     if (!key) continue;
@@ -339,9 +345,11 @@ export async function links(run, page) {
     let followed = decision.decision === 'crawl' && link.kind !== 'form' && (link.kind !== 'requisite' || followRequisites) && !nofollow;
     if (followed && tooDeep(run, key)) followed = false;
     if (followed) follow.push({ key, kind: link.kind === 'requisite' ? 'requisite' : 'navigation', referrer: page.key, decision });
-    else if (link.kind === 'requisite' && !followRequisites && run.origins.has(originOf(key))) run.counts.requisitesNotFetched++;
+    else if (link.kind === 'requisite' && !followRequisites && run.origins.has(originOf(key))) skipped++;
     if (listening) run.emit('link', { from: page.key, url: key, kind: link.kind, followed, nofollow, ...decision });
   }
+  run.counts.requisitesNotFetched += skipped;
+  page.requisitesSkipped = skipped; // a shared crawl counts them in Redis, with the page's result
   await admit(run, follow);
 }
 

@@ -48,13 +48,18 @@ export function addDistributedCommands(program, io, setExitCode) {
     .addOption(new Option('--frontier <url>', 'the crawl\'s Redis: redis://[user:pass@]host:port/db or rediss:// (default: REDIS_URL)'))
     .addOption(new Option('--crawl-id <id>', 'the shared crawl to join'))
     .option('-c, --concurrency <n>', 'requests in flight at once in this process (default: 8)')
+    .option('--render-concurrency <n>', 'when the crawl renders (--render): pages rendered at once in this process (default: 8 when networkidle is awaited, else one per CPU core, 2 to 16)')
+    .option('--browser <path>', 'when the crawl renders: the Chromium or Chrome of this machine (default: PUPPETEER_EXECUTABLE_PATH, CHROME_PATH, then chromium, chromium-browser, google-chrome on the PATH)')
     .option('--blobs <dir>', 'the shared blob directory as mounted here (default: the one the crawl was started with)')
     .option('--wait <s>', 'wait this long for a crawl id that does not exist yet (default: 60)')
     .option('--frontier-timeout <s>', 'keep retrying this long while Redis is unreachable, then exit 2 (default: 60)')
     .option('-q, --quiet', 'print nothing but errors')
     .addHelpText('after', `
-Everything else (roots, scope, limits, --rate, --origin-concurrency) comes from
-the configuration stored under the crawl id. A worker of another prerender
+Everything else (roots, scope, limits, --rate, --origin-concurrency, and with
+--render how pages are rendered and awaited) comes from the configuration
+stored under the crawl id. A worker of a crawl started with --render renders
+the pages it takes in its own headless Chromium (a browser it cannot find is
+exit 2 before it takes anything). A worker of another prerender
 version refuses to join. Once nothing is left to fetch, the worker helps write
 the tree (rewriting pages in buckets the coordinator hands out) until the crawl
 is finished, or the coordinator is gone; the blob directory and OUT must be
@@ -94,13 +99,16 @@ async function workerAction(flags, io) {
       frontier: frontierOf(flags, io),
       crawlId: flags.crawlId,
       concurrency: integer(flags.concurrency, '--concurrency', 1, 256),
+      renderConcurrency: integer(flags.renderConcurrency, '--render-concurrency', 1, 64),
+      browser: flags.browser,
+      env: io.env,
       wait: integer(flags.wait, '--wait', 0, 86_400),
       frontierTimeout: integer(flags.frontierTimeout, '--frontier-timeout', 1, 86_400),
       blobs: flags.blobs,
       signal: io.signal,
     });
     const result = await worker.run();
-    if (!flags.quiet) io.stdout.write(`worker: ${result.pages} pages fetched, ${result.failed} failed, ${result.rewritten} rewritten and written${result.lateResults ? `, ${result.lateResults} late results ignored` : ''}\n`);
+    if (!flags.quiet) io.stdout.write(`worker: ${result.pages} pages fetched${result.rendered ? ` (${result.rendered} rendered)` : ''}, ${result.failed} failed, ${result.rewritten} rewritten and written${result.lateResults ? `, ${result.lateResults} late results ignored` : ''}\n`);
     return result.interrupted ? EXIT.INTERRUPTED : EXIT.OK;
   } catch (error) {
     io.stderr.write(`prerender: ${explainError(error)}\n`);

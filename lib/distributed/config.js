@@ -20,7 +20,13 @@ export const RESULT_OPTIONS = [
   'out', 'include', 'exclude', 'maxPages', 'timeout', 'retries', 'maxDepth', 'maxRedirects', 'dynamicBase', 'assets', 'maxPageBytes',
   'placeholders', 'pricePath', 'header', 'sitemap', 'urls', 'writeSitemap', 'siteUrl', 'ignore', 'precompress',
   'blobs', 'originConcurrency', 'rate', 'delay', 'maxDeliveries', 'leaseTimeout',
+  // --render: how pages are rendered is the crawl's; how many tabs and which browser binary, each process's.
+  'render', 'renderOnly', 'renderSkip', 'renderWait', 'renderIdle', 'renderTimeout', 'onRenderTimeout', 'renderScripts',
+  'renderResources', 'renderBlock', 'renderBlockDefaults', 'renderIsolation',
 ];
+
+/** Options each process sets for itself (a worker from its own command line). */
+export const LOCAL_OPTIONS = ['concurrency', 'renderConcurrency', 'renderRecycle', 'browser'];
 
 /**
  * A resolved option back in the form of a config file value.
@@ -73,16 +79,17 @@ export function configDifference(stored, given) {
 }
 
 /**
- * The options a worker crawls with: the stored ones, its own concurrency.
+ * The options a worker crawls with: the stored ones, plus its own
+ * connections, render tabs, browser recycling and browser binary.
  * @param {SharedConfig} config
- * @param {{ concurrency?: number, frontier: string, crawlId: string }} local
+ * @param {{ frontier: string, crawlId: string, concurrency?: number, renderConcurrency?: number, renderRecycle?: number, browser?: string }} local
  */
 export function workerOptions(config, local) {
-  return {
-    ...config.options,
-    frontier: local.frontier,
-    crawlId: local.crawlId,
-    roots: config.roots,
-    ...(local.concurrency !== undefined ? { concurrency: local.concurrency } : {}),
-  };
+  /** @type {Record<string, unknown>} */
+  const own = {};
+  for (const name of LOCAL_OPTIONS) {
+    const value = /** @type {Record<string, unknown>} */ (local)[name];
+    if (value !== undefined) own[name] = value;
+  }
+  return { ...config.options, frontier: local.frontier, crawlId: local.crawlId, roots: config.roots, ...own };
 }

@@ -240,21 +240,21 @@ export class RedisFrontier {
 
   /**
    * @param {string} key
-   * @param {{ page: boolean }} outcome
+   * @param {{ page: boolean, requisitesSkipped?: number }} outcome
    * @returns {Promise<FrontierItem[]>}
    */
-  async done(key, { page }) {
+  async done(key, { page, requisitesSkipped = 0 }) {
     const token = this.#leases.get(key);
     const record = this.#working.get(key);
     const side = this.#sideData();
     if (token === undefined) {
-      if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', ...side, this.worker, 0));
+      if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', 0, ...side, this.worker, 0));
       return [];
     }
     const code = record?.state === 'failed' ? (record.error?.code ?? (record.error?.status ? `HTTP_${record.error.status}` : 'ERROR')) : '';
     // The result, and the next URL taken in the same call (the slot this page frees).
     const take = this.#prefetch && this.#ready.length === 0 ? this.#takeArgs(1) : [this.worker, 0];
-    const reply = await this.#call(() => this.redis.prDoneBuffer(this.prefix, record ? packRecord(record) : '', key, token, page ? 'd' : 'x', record?.state ?? 'done', code, ...side, ...take));
+    const reply = await this.#call(() => this.redis.prDoneBuffer(this.prefix, record ? packRecord(record) : '', key, token, page ? 'd' : 'x', record?.state ?? 'done', code, requisitesSkipped, ...side, ...take));
     if (reply.length > 2) this.#ready.push(...this.#taken(reply, 2));
     this.#leases.delete(key);
     this.#working.delete(key);
@@ -285,7 +285,7 @@ export class RedisFrontier {
   /** Send what is left of the side data (warnings found outside pages: sitemaps). */
   async flush() {
     const side = this.#sideData();
-    if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', ...side, this.worker, 0));
+    if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', 0, ...side, this.worker, 0));
   }
 
   /**

@@ -24,7 +24,8 @@
  *   leases  zset     url -> lease deadline (ms)
  *   wl:<worker> set  urls leased by a worker
  *   deliv   hash     url -> times taken
- *   cnt     hash     queued, leased, pages, done, failed, redirect, over, freed, backoffs
+ *   cnt     hash     queued, leased, pages, done, failed, redirect, over, freed, backoffs,
+ *                    reqSkipped (references to requisites not fetched, without --assets)
  *   over / overseen  urls in scope refused by --max-pages, in order / as a set
  *   workers zset     worker -> last heartbeat (ms); winfo hash worker -> JSON
  *   warn    hash     warning JSON -> 1;  redir hash url -> redirect JSON;  deep set: urls past --max-depth
@@ -333,18 +334,19 @@ return take_some(ARGV, 1)
  * idempotent). Then, in the same call, the next urls are taken (take_some),
  * so a page costs two round trips: its links, its result with the next url.
  * ARGV: record (packed, '' to keep the stored one), key, token, d (a page)
- * or x (not a page), the record's state, error code, nWarnings, nRedirects
- * (url, json pairs), nDeep, then those values, then take_some's arguments
+ * or x (not a page), the record's state, error code, the page's references
+ * to requisites not fetched (counted once, with an accepted result),
+ * nWarnings, nRedirects (url, json pairs), nDeep, then those values, then take_some's arguments
  * (worker first; max 0 to take nothing).
  * Returns { accepted (1/0), promoted item JSON or '', take_some's reply... }.
  */
 export const DONE = COMMON + TAKING + `
 if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
 local key, token, seen, state = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local i = 10
-for n = 1, tonumber(ARGV[7]) do redis.call('HSET', P .. 'warn', ARGV[i], 1); i = i + 1 end
-for n = 1, tonumber(ARGV[8]) do redis.call('HSET', P .. 'redir', ARGV[i], ARGV[i + 1]); i = i + 2 end
-for n = 1, tonumber(ARGV[9]) do redis.call('SADD', P .. 'deep', ARGV[i]); i = i + 1 end
+local i = 11
+for n = 1, tonumber(ARGV[8]) do redis.call('HSET', P .. 'warn', ARGV[i], 1); i = i + 1 end
+for n = 1, tonumber(ARGV[9]) do redis.call('HSET', P .. 'redir', ARGV[i], ARGV[i + 1]); i = i + 2 end
+for n = 1, tonumber(ARGV[10]) do redis.call('SADD', P .. 'deep', ARGV[i]); i = i + 1 end
 local function finish(accepted, promoted)
   local out = { accepted, promoted or '' }
   if tonumber(ARGV[i + 1]) > 0 then
@@ -362,6 +364,7 @@ else
 end
 release(key, lease)
 redis.call('HDEL', P .. 'deliv', key)
+if tonumber(ARGV[7]) > 0 then redis.call('HINCRBY', P .. 'cnt', 'reqSkipped', tonumber(ARGV[7])) end
 if state == 'failed' then
   redis.call('HINCRBY', P .. 'cnt', 'failed', 1)
   redis.call('HINCRBY', P .. 'errs', ARGV[6] ~= '' and ARGV[6] or 'ERROR', 1)

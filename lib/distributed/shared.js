@@ -175,6 +175,7 @@ export class SharedCrawl {
       const redirects = (await redis.hvals(`${prefix}redir`)).map((text) => JSON.parse(text));
       run.redirects.splice(0, run.redirects.length, ...redirects.sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0)));
       for (const key of await redis.smembers(`${prefix}deep`)) run.depth.tooDeep.add(key);
+      run.counts.requisitesNotFetched = Number(await redis.hget(`${prefix}cnt`, 'reqSkipped') ?? 0); // every process's pages
       await this.frontier.refreshCounts();
     } catch (error) {
       throw error instanceof FrontierError ? error : redis.toFrontierError(error);

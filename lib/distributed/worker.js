@@ -6,6 +6,7 @@ import { resolveCrawlOptions } from '../options.js';
 import { FrontierError } from '../errors.js';
 import { STATE_DIR } from '../output/outdir.js';
 import { discover } from '../crawl/discover.js';
+import { createRenderStep } from '../render/step.js';
 import { createCrawlRun } from '../crawl/context.js';
 import { connectRedis, keyPrefix } from './connection.js';
 import { workerOptions } from './config.js';
@@ -21,14 +22,19 @@ import { VERSION, intervalOf } from './shared.js';
  * anywhere). Then it helps write the tree: the coordinator (`prerender crawl
  * --frontier …`) names the pages and hands the rewriting and writing out in
  * leased buckets (finish.js), until the crawl is finished or the coordinator
- * is gone (its next run finishes the crawl).
+ * is gone (its next run finishes the crawl). A crawl started with --render is
+ * rendered by every process: the worker starts its own Chromium, with its own
+ * number of tabs.
  *
  * @typedef {{
  *   frontier: string, crawlId: string, concurrency?: number, wait?: number, blobs?: string,
  *   frontierTimeout?: number, signal?: AbortSignal, version?: string,
+ *   renderConcurrency?: number, browser?: string, env?: Record<string, string | undefined>,
  * }} WorkerOptions
  *   wait: seconds to wait for a crawl id that does not exist yet (default 60);
- *   version: the version this worker claims (tests)
+ *   version: the version this worker claims (tests);
+ *   renderConcurrency, browser: this process's tabs and browser binary when the crawl renders;
+ *   env: where the browser is looked for (default process.env)
  */
 
 export class Worker extends EventEmitter {
@@ -39,7 +45,7 @@ export class Worker extends EventEmitter {
     this.stats = { fetched: 0, failed: 0, written: 0, active: 0, queued: 0, resumed: 0, startedAt: Date.now(), phase: /** @type {'discover'} */ ('discover') };
   }
 
-  /** @returns {Promise<{ pages: number, rewritten: number, failed: number, lateResults: number, interrupted: boolean }>} */
+  /** @returns {Promise<{ pages: number, rendered: number, rewritten: number, failed: number, lateResults: number, interrupted: boolean }>} */
   async run() {
     const w = this.options;
     const redis = await connectRedis(w.frontier, { timeoutSeconds: w.frontierTimeout ?? 60 });
@@ -57,7 +63,13 @@ export class Worker extends EventEmitter {
       if (config.version !== version) {
         throw new FrontierError(`crawl id "${w.crawlId}" was started by prerender ${config.version}; this worker is prerender ${version}: run workers of the same version`, { code: 'VERSION_MISMATCH' });
       }
-      const o = resolveCrawlOptions(workerOptions(config, { concurrency: w.concurrency, frontier: w.frontier, crawlId: w.crawlId }));
+      const o = resolveCrawlOptions({
+        ...workerOptions(config, { concurrency: w.concurrency, renderConcurrency: w.renderConcurrency, browser: w.browser, frontier: w.frontier, crawlId: w.crawlId }),
+        ...(w.env ? { env: w.env } : {}),
+      });
+      // --render: the browser is found before anything is taken (a worker without one exits 2 at once).
+      const render = o.render ? createRenderStep(o) : null;
+      let rendered = 0;
       const blobsDir = w.blobs ? path.resolve(w.blobs) : o.blobs ?? path.join(o.out, STATE_DIR, 'blobs');
       const blobs = new DirBlobStore(blobsDir);
       await blobs.init();
@@ -82,7 +94,7 @@ export class Worker extends EventEmitter {
         records: frontier.records,
         blobs,
         target: null,
-        transforms: [],
+        transforms: render ? [{ ...render, run: async (page, crawl) => { await render.run(page, crawl); if (page.record.render) rendered++; } }] : [],
         warnings: [],
         prior: { complete: false, pages: new Map(), reuse: true, output: '', reuseOutput: false },
         resumed: null,
@@ -94,9 +106,17 @@ export class Worker extends EventEmitter {
       frontier.attach(run, { lazyPrior: true });
       let rewritten = 0;
       let lateBuckets = 0;
+      /** @type {import('../crawl/context.js').Transform | null} a transform open (closed however the run ends) */
+      let opened = null;
       try {
+        if (render) {
+          opened = render;
+          await render.open?.(run);
+        }
         await discover(run, []);
         await frontier.flush();
+        opened = null;
+        await render?.close?.(); // the browser is not needed to write the tree
         // The fetching is over: help write the tree while the coordinator is alive (finish.js).
         if (!controller.signal.aborted) {
           await helpFinish({
@@ -106,10 +126,11 @@ export class Worker extends EventEmitter {
           });
         }
       } finally {
+        await opened?.close?.();
         await run.threads.close();
       }
       return {
-        pages: frontier.pagesDone, rewritten, failed: this.stats.failed, lateResults: frontier.lateResults + lateBuckets, interrupted: controller.signal.aborted,
+        pages: frontier.pagesDone, rendered, rewritten, failed: this.stats.failed, lateResults: frontier.lateResults + lateBuckets, interrupted: controller.signal.aborted,
       };
     } catch (error) {
       controller.abort();

@@ -1,0 +1,98 @@
+// @ts-check
+/**
+ * A crawl started with --render, shared through a real redis-server: the
+ * `prerender worker` processes render the pages they take in their own
+ * Chromium, with their own number of tabs, and the tree is the one a single
+ * rendering process writes. Real processes, a real browser and a real Redis;
+ * skipped outside CI when one is missing, in CI they must run.
+ */
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HAVE_REDIS, IN_CI, startRedis } from './helpers/redis.js';
+import { manifestOf, startCli, treeDigest } from './helpers/processes.js';
+import { useTestDir } from './helpers/fixtures.js';
+import { findBrowser } from '../lib/render/browser.js';
+import { startSpaShop } from '../fixtures/spa-shop.js';
+
+/** @returns {string | null} */
+function installedBrowser() {
+  try {
+    return findBrowser({});
+  } catch {
+    return null;
+  }
+}
+const HAVE_BROWSER = installedBrowser() !== null || IN_CI;
+
+/** The manifest without the times a render took (they differ from run to run). @param {string} out */
+async function manifestWithoutTimes(out) {
+  return (await manifestOf(out)).replace(/"renderMs":\d+/g, '"renderMs":0');
+}
+
+describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through Redis', () => {
+  /** @type {Awaited<ReturnType<typeof startRedis>>} */
+  let redis;
+  /** @type {Awaited<ReturnType<typeof startSpaShop>>} */
+  let shop;
+  let dir = '';
+  useTestDir('prerender-redis-render-', (made) => { dir = made; });
+  beforeAll(async () => {
+    redis = await startRedis();
+    shop = await startSpaShop({ products: 30, count: 5 });
+  });
+  afterAll(async () => {
+    await redis?.stop();
+    await shop?.close();
+  });
+
+  const crawlArgs = () => [`${shop.origin}/st/dir.asp`, '-i', '/st/dir.asp', '/st/product.asp', '--render', '--render-idle', '100', '--retries', '0'];
+  /** @param {string} id @param {string} out */
+  const sharedArgs = (id, out) => ['--frontier', redis.url, '--crawl-id', id, '-o', out, '--lease-timeout', '10000'];
+
+  it('workers render the pages they take, with their own tabs: the same tree and manifest as one rendering process, each page fetched once', async () => {
+    const one = path.join(dir, 'one');
+    const alone = await startCli(['crawl', ...crawlArgs(), '-o', one, '--render-concurrency', '2']).done;
+    expect(alone.code).toBe(0);
+    shop.hits.clear();
+    const out = path.join(dir, 'shared');
+    const [coordinator, worker] = await Promise.all([
+      startCli(['crawl', ...crawlArgs(), ...sharedArgs('render-1', out), '--render-concurrency', '1']).done,
+      startCli(['worker', '--frontier', redis.url, '--crawl-id', 'render-1', '--render-concurrency', '2']).done,
+    ]);
+    expect(coordinator.code, coordinator.stderr).toBe(0);
+    expect(worker.code, worker.stderr).toBe(0);
+    // The worker took a share and rendered every page it took (the shells have no product links before their script runs).
+    const [, fetched, rendered] = /** @type {RegExpMatchArray} */ (worker.stdout.match(/^worker: (\d+) pages fetched \((\d+) rendered\)/m) ?? [0, 0, 0]);
+    expect(Number(fetched)).toBeGreaterThan(0);
+    expect(Number(rendered)).toBe(Number(fetched));
+    expect(await treeDigest(out)).toEqual(await treeDigest(one));
+    // What every process's pages referred to, not only the coordinator's.
+    const requisites = (/** @type {string} */ text) => text.match(/^\d+ stylesheet\/script\/image references/m)?.[0];
+    expect(requisites(alone.stdout)).toBeDefined();
+    expect(requisites(coordinator.stdout)).toBe(requisites(alone.stdout));
+    expect(await manifestWithoutTimes(out)).toBe(await manifestWithoutTimes(one));
+    const manifest = JSON.parse(await manifestOf(out));
+    expect(manifest.pages).toHaveLength(36); // 6 directory pages, 30 products
+    expect(manifest.pages.every((/** @type {{ rendered?: boolean }} */ page) => page.rendered === true)).toBe(true);
+    for (let n = 1; n <= 30; n++) expect(shop.hits.get(`GET /st/product.asp?SKUSetID=${n}`), `product ${n}`).toBe(1);
+  }, 90_000);
+
+  it('a worker that cannot find its browser exits 2 before it takes anything; the crawl is finished without it', async () => {
+    const out = path.join(dir, 'no-browser');
+    const coordinator = startCli(['crawl', ...crawlArgs(), ...sharedArgs('render-2', out), '--render-concurrency', '2', '-q']);
+    const worker = await startCli(['worker', '--frontier', redis.url, '--crawl-id', 'render-2', '--browser', path.join(dir, 'no-such-chromium')]).done;
+    expect(worker.code).toBe(2);
+    expect(worker.stderr).toMatch(/no-such-chromium/);
+    expect(worker.stdout).toBe('');
+    expect((await coordinator.done).code).toBe(0);
+    expect(JSON.parse(await manifestOf(out)).pages).toHaveLength(36);
+  }, 90_000);
+
+  it('another render configuration under the same crawl id is refused with what differs', async () => {
+    const out = path.join(dir, 'mismatch');
+    expect((await startCli(['crawl', ...crawlArgs(), ...sharedArgs('render-3', out), '-q']).done).code).toBe(0);
+    const again = await startCli(['crawl', ...crawlArgs(), ...sharedArgs('render-3', out), '--render-wait', 'selector:#app a']).done;
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('--render-wait');
+  }, 90_000);
+});
