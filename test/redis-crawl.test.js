@@ -7,7 +7,7 @@
  * whoever dies. Skipped outside CI without redis-server; in CI it must run.
  */
 import http from 'node:http';
-import { readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAVE_REDIS, freePort, startRedis } from './helpers/redis.js';
@@ -132,6 +132,27 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     expect((await helper.done).code).toBe(0); // the worker finishes the fetching alone
     const again = await run(command);
     expect(again.code).toBe(0);
+    expect(await treeDigest(out)).toEqual(shopBaseline.digest);
+    expect(await manifestOf(out)).toBe(shopBaseline.manifest);
+  }, 60_000);
+
+  it('a second coordinator on a crawl id whose coordinator is alive is refused (exit 2), and the first one\'s tree is untouched', async () => {
+    const shopBaseline = await shopBase(); // first, before this test's own requests reach the origin
+    const id = nextId();
+    // The same command on two machines whose OUT is not the shared mount it should be: the
+    // same relative -o from two directories, so the lock on OUT does not see the other one.
+    const [here, there] = [path.join(dir, 'machine-a'), path.join(dir, 'machine-b')];
+    await Promise.all([mkdir(here), mkdir(there)]);
+    const out = path.join(here, 'out');
+    shopLog.length = 0;
+    // One connection: about 3 s of crawling, more than the 2 s (--lease-timeout) the second one waits.
+    const command = ['crawl', ...shopArgs(), ...shared(id, 'out'), '-q', '-c', '1'];
+    const first = startCli(command, { cwd: here });
+    await until(() => shopLog.length >= 3);
+    const second = await startCli(command, { cwd: there }).done;
+    expect(second.code).toBe(2);
+    expect(second.stderr).toMatch(/has a live coordinator .*one coordinator per crawl id/);
+    expect((await first.done).code).toBe(0);
     expect(await treeDigest(out)).toEqual(shopBaseline.digest);
     expect(await manifestOf(out)).toBe(shopBaseline.manifest);
   }, 60_000);

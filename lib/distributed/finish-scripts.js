@@ -140,3 +140,28 @@ local beat = redis.call('ZSCORE', P .. 'workers', meta[2])
 if beat and tonumber(beat) > now_ms() - tonumber(ARGV[2]) then return 1 end
 return 0
 `;
+
+/**
+ * COORD_CLAIM: this process becomes the crawl's coordinator, unless another
+ * one is alive (its heartbeat newer than ARGV[2] ms). ARGV: worker, staleMs,
+ * peek (1: only tell, claim nothing). Claiming takes the pass a killed
+ * coordinator left out of meta in the same step, so none of its buckets is
+ * handed out under the new coordinator (the caller removes its keys and name
+ * table). Returns {1, the left pass's token or ''} or {0, the live
+ * coordinator, ms since its last heartbeat}.
+ */
+export const COORD_CLAIM = COMMON + `
+local worker, staleMs = ARGV[1], tonumber(ARGV[2])
+local now = now_ms()
+local coord = redis.call('HGET', P .. 'meta', 'coord')
+if coord and coord ~= worker then
+  local beat = redis.call('ZSCORE', P .. 'workers', coord)
+  if beat and tonumber(beat) > now - staleMs then return {0, coord, now - tonumber(beat)} end
+end
+if ARGV[3] == '1' then return {1, ''} end
+local left = redis.call('HGET', P .. 'meta', 'fin') or ''
+redis.call('HDEL', P .. 'meta', 'fin')
+redis.call('HSET', P .. 'meta', 'coord', worker)
+redis.call('ZADD', P .. 'workers', now, worker)
+return {1, left}
+`;

@@ -96,7 +96,7 @@ function namesFile(blobsDir, token) {
  * @param {string} blobsDir
  * @param {string} token
  */
-async function dropPass(redis, prefix, blobsDir, token) {
+export async function dropPass(redis, prefix, blobsDir, token) {
   const keys = `${prefix}f:${token}:`;
   await redis.multi().unlink(`${keys}q`, `${keys}b`, `${keys}lease`, `${keys}r`, `${keys}d`, `${keys}deliv`).hdel(`${prefix}meta`, 'fin', 'finctx').exec()
     .catch((error) => { throw redis.toFrontierError(error); });

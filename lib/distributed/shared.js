@@ -7,7 +7,7 @@ import { connectRedis, keyPrefix, redactUrl } from './connection.js';
 import { configDifference, sharedConfig } from './config.js';
 import { RedisFrontier } from './frontier.js';
 import { DirBlobStore } from './dir-blobs.js';
-import { FinishPool, dropLeftPass } from './finish.js';
+import { FinishPool, dropLeftPass, dropPass } from './finish.js';
 
 /**
  * The coordinator's side of a shared crawl (`crawl --frontier … --crawl-id …`):
@@ -42,6 +42,8 @@ export async function openSharedCrawl(o, listed, prior) {
   const redis = await connectRedis(url, { timeoutSeconds: o.frontierTimeout });
   const prefix = keyPrefix(crawlId);
   try {
+    // One coordinator per crawl id: a second one (started by mistake) would drop the live one's pass.
+    await claimCoordinator(redis, prefix, { worker: '', leaseMs: o.leaseTimeout, crawlId, peek: true });
     if (o.fresh) await clearCrawl(redis, prefix);
     const blobsDir = o.blobs ? path.resolve(o.blobs) : path.join(path.resolve(o.out), STATE_DIR, 'blobs');
     const given = sharedConfig({ ...o, blobs: blobsDir }, listed, VERSION);
@@ -66,15 +68,38 @@ export async function openSharedCrawl(o, listed, prior) {
     const frontier = new RedisFrontier(redis, prefix, {
       maxPages: o.maxPages, leaseMs: o.leaseTimeout, originConcurrency: o.originConcurrency, intervalMs: intervalOf(o), maxDeliveries: o.maxDeliveries,
     }, { seeder: true, info: { role: 'coordinator', version: VERSION } });
-    frontier.start();
     // Workers help in the finishing phase while this process is alive (finish.js); a pass a
-    // killed coordinator left goes first, so that none of its buckets is taken again.
-    await dropLeftPass(redis, prefix, blobsDir);
-    await redis.hset(`${prefix}meta`, 'coord', frontier.worker);
+    // killed coordinator left is taken out of reach in the claim, then dropped.
+    const left = await claimCoordinator(redis, prefix, { worker: frontier.worker, leaseMs: o.leaseTimeout, crawlId, peek: false });
+    frontier.start();
+    if (left) await dropPass(redis, prefix, blobsDir, left);
     return new SharedCrawl(redis, prefix, frontier, new DirBlobStore(blobsDir), url, o.leaseTimeout);
   } catch (error) {
     redis.disconnect();
     throw error instanceof FrontierError ? error : redis.toFrontierError(error);
+  }
+}
+
+/**
+ * This process becomes the crawl's coordinator (or, with peek, makes sure
+ * none is alive). A coordinator whose heartbeat is newer than half of
+ * --lease-timeout may be alive: this waits, at most --lease-timeout, for its
+ * heartbeat to lapse (a SIGKILLed coordinator's does; one that exited
+ * cleanly left none), and refuses if it goes on: two coordinators would both
+ * write OUT. Returns the pass a killed coordinator left ('' if none).
+ * @param {import('./connection.js').CrawlRedis} redis
+ * @param {string} prefix
+ * @param {{ worker: string, leaseMs: number, crawlId: string, peek: boolean }} claim
+ */
+async function claimCoordinator(redis, prefix, { worker, leaseMs, crawlId, peek }) {
+  const deadline = Date.now() + leaseMs;
+  for (;;) {
+    const [claimed, left, age] = await redis.prCoordClaim(prefix, worker, Math.ceil(leaseMs / 2), peek ? 1 : 0);
+    if (Number(claimed) === 1) return String(left);
+    if (Date.now() >= deadline) {
+      throw new FrontierError(`crawl id "${crawlId}" has a live coordinator (${left}, last heartbeat ${age} ms ago): one coordinator per crawl id; help it with "prerender worker --crawl-id ${crawlId}", or stop it first`, { code: 'COORDINATOR_ALIVE' });
+    }
+    await new Promise((resolve) => { setTimeout(resolve, Math.min(250, Math.max(10, Math.floor(leaseMs / 12)))); });
   }
 }
 

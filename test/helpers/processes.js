@@ -12,11 +12,11 @@ import { BIN } from './cli.js';
 /**
  * `prerender …args`, SIGKILLed past `limitMs`.
  * @param {string[]} args
- * @param {{ limitMs?: number, env?: Record<string, string | undefined> }} [options]
+ * @param {{ limitMs?: number, env?: Record<string, string | undefined>, cwd?: string }} [options]
  * @returns {{ child: import('node:child_process').ChildProcess, done: Promise<{ code: number | null, signal: string | null, stdout: string, stderr: string }> }}
  */
-export function startCli(args, { limitMs = 40_000, env } = {}) {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(env ? { env } : {}) });
+export function startCli(args, { limitMs = 40_000, env, cwd } = {}) {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(env ? { env } : {}), ...(cwd ? { cwd } : {}) });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk) => { stdout += chunk; });
