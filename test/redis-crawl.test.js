@@ -7,7 +7,7 @@
  * whoever dies. Skipped outside CI without redis-server; in CI it must run.
  */
 import http from 'node:http';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAVE_REDIS, freePort, startRedis } from './helpers/redis.js';
@@ -17,6 +17,8 @@ import { startSite } from '../fixtures/site.js';
 import { startChangingSite } from '../fixtures/changing-site.js';
 import { startOrigin } from '../bench/origin.js';
 import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
+import { openSharedCrawl } from '../lib/distributed/shared.js';
+import { resolveCrawlOptions } from '../lib/options.js';
 
 /** @type {Awaited<ReturnType<typeof startRedis>>} */
 let redis;
@@ -136,25 +138,47 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     expect(await manifestOf(out)).toBe(shopBaseline.manifest);
   }, 60_000);
 
-  it('a second coordinator on a crawl id whose coordinator is alive is refused (exit 2), and the first one\'s tree is untouched', async () => {
+  /** The options of a coordinator of shopArgs() at --rate 20 (about 4 s), in this process. @param {string} id @param {string} out */
+  const shopCoordinatorOptions = (id, out) => resolveCrawlOptions({
+    roots: [`${shop}/st/dir.asp?Start=1&Count=20`], include: ['/st/dir.asp', '/st/product.asp'], out, frontier: redis.url, crawlId: id, leaseTimeout: 2000, rate: 20,
+  });
+  const shopCoordinator = (/** @type {string} */ id, /** @type {string} */ out) => ['crawl', ...shopArgs(), ...shared(id, out), '-q', '--rate', '20'];
+
+  it('a second coordinator on a crawl id whose coordinator is alive is refused, and the first one\'s tree is untouched', async () => {
     const shopBaseline = await shopBase(); // first, before this test's own requests reach the origin
     const id = nextId();
-    // The same command on two machines whose OUT is not the shared mount it should be: the
-    // same relative -o from two directories, so the lock on OUT does not see the other one.
-    const [here, there] = [path.join(dir, 'machine-a'), path.join(dir, 'machine-b')];
-    await Promise.all([mkdir(here), mkdir(there)]);
-    const out = path.join(here, 'out');
+    const out = path.join(dir, 'shop-two-coordinators');
     shopLog.length = 0;
-    // One connection: about 3 s of crawling, more than the 2 s (--lease-timeout) the second one waits.
-    const command = ['crawl', ...shopArgs(), ...shared(id, 'out'), '-q', '-c', '1'];
-    const first = startCli(command, { cwd: here });
+    const first = start(shopCoordinator(id, out));
     await until(() => shopLog.length >= 3);
-    const second = await startCli(command, { cwd: there }).done;
-    expect(second.code).toBe(2);
-    expect(second.stderr).toMatch(/has a live coordinator .*one coordinator per crawl id/);
+    // Another machine's coordinator (the lock on OUT would stop one on this machine first).
+    await expect(openSharedCrawl(shopCoordinatorOptions(id, out), [], null)).rejects.toMatchObject({ code: 'COORDINATOR_ALIVE', message: expect.stringMatching(/has a live coordinator .*one coordinator per crawl id/) });
+    expect(first.child.exitCode, 'the first coordinator still runs').toBeNull();
     expect((await first.done).code).toBe(0);
     expect(await treeDigest(out)).toEqual(shopBaseline.digest);
     expect(await manifestOf(out)).toBe(shopBaseline.manifest);
+  }, 60_000);
+
+  it('a coordinator that stalled (SIGSTOP) while another took the crawl over stops when it wakes (exit 2)', async () => {
+    const id = nextId();
+    const out = path.join(dir, 'shop-replaced');
+    shopLog.length = 0;
+    const first = start(shopCoordinator(id, out));
+    await until(() => shopLog.length >= 3);
+    first.child.kill('SIGSTOP');
+    let second;
+    try {
+      second = await openSharedCrawl(shopCoordinatorOptions(id, out), [], null); // once the stalled one's heartbeat lapsed
+    } finally {
+      first.child.kill('SIGCONT');
+    }
+    try {
+      const result = await first.done;
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/another one took the crawl over/);
+    } finally {
+      await second.close();
+    }
   }, 60_000);
 
   it('a stuck worker (SIGSTOP) loses its leases; after SIGCONT its late results are ignored', async () => {

@@ -24,6 +24,9 @@ function installedBrowser() {
 }
 const HAVE_BROWSER = installedBrowser() !== null || IN_CI;
 
+/** A prerender process, given longer than usual: it starts a browser. @param {string[]} args */
+const cli = (args) => startCli(args, { limitMs: 80_000 });
+
 /** The manifest without the times a render took (they differ from run to run). @param {string} out */
 async function manifestWithoutTimes(out) {
   return (await manifestOf(out)).replace(/"renderMs":\d+/g, '"renderMs":0');
@@ -51,13 +54,13 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
 
   it('workers render the pages they take, with their own tabs: the same tree and manifest as one rendering process, each page fetched once', async () => {
     const one = path.join(dir, 'one');
-    const alone = await startCli(['crawl', ...crawlArgs(), '-o', one, '--render-concurrency', '2']).done;
+    const alone = await cli(['crawl', ...crawlArgs(), '-o', one, '--render-concurrency', '2']).done;
     expect(alone.code).toBe(0);
     shop.hits.clear();
     const out = path.join(dir, 'shared');
     const [coordinator, worker] = await Promise.all([
-      startCli(['crawl', ...crawlArgs(), ...sharedArgs('render-1', out), '--render-concurrency', '1']).done,
-      startCli(['worker', '--frontier', redis.url, '--crawl-id', 'render-1', '--render-concurrency', '2']).done,
+      cli(['crawl', ...crawlArgs(), ...sharedArgs('render-1', out), '--render-concurrency', '1']).done,
+      cli(['worker', '--frontier', redis.url, '--crawl-id', 'render-1', '--render-concurrency', '2']).done,
     ]);
     expect(coordinator.code, coordinator.stderr).toBe(0);
     expect(worker.code, worker.stderr).toBe(0);
@@ -79,8 +82,8 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
 
   it('a worker that cannot find its browser exits 2 before it takes anything; the crawl is finished without it', async () => {
     const out = path.join(dir, 'no-browser');
-    const coordinator = startCli(['crawl', ...crawlArgs(), ...sharedArgs('render-2', out), '--render-concurrency', '2', '-q']);
-    const worker = await startCli(['worker', '--frontier', redis.url, '--crawl-id', 'render-2', '--browser', path.join(dir, 'no-such-chromium')]).done;
+    const coordinator = cli(['crawl', ...crawlArgs(), ...sharedArgs('render-2', out), '--render-concurrency', '2', '-q']);
+    const worker = await cli(['worker', '--frontier', redis.url, '--crawl-id', 'render-2', '--browser', path.join(dir, 'no-such-chromium')]).done;
     expect(worker.code).toBe(2);
     expect(worker.stderr).toMatch(/no-such-chromium/);
     expect(worker.stdout).toBe('');
@@ -90,8 +93,8 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
 
   it('another render configuration under the same crawl id is refused with what differs', async () => {
     const out = path.join(dir, 'mismatch');
-    expect((await startCli(['crawl', ...crawlArgs(), ...sharedArgs('render-3', out), '-q']).done).code).toBe(0);
-    const again = await startCli(['crawl', ...crawlArgs(), ...sharedArgs('render-3', out), '--render-wait', 'selector:#app a']).done;
+    expect((await cli(['crawl', ...crawlArgs(), ...sharedArgs('render-3', out), '-q']).done).code).toBe(0);
+    const again = await cli(['crawl', ...crawlArgs(), ...sharedArgs('render-3', out), '--render-wait', 'selector:#app a']).done;
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('--render-wait');
   }, 90_000);

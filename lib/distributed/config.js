@@ -19,7 +19,7 @@ import { OPTION_BY_NAME } from '../options.js';
 export const RESULT_OPTIONS = [
   'out', 'include', 'exclude', 'maxPages', 'timeout', 'retries', 'maxDepth', 'maxRedirects', 'dynamicBase', 'assets', 'maxPageBytes',
   'placeholders', 'pricePath', 'header', 'sitemap', 'urls', 'writeSitemap', 'siteUrl', 'ignore', 'precompress',
-  'blobs', 'originConcurrency', 'rate', 'delay', 'maxDeliveries', 'leaseTimeout',
+  'blobs', 'originConcurrency', 'rate', 'delay', 'maxDeliveries', 'leaseTimeout', 'robots', 'assetsOrigins', 'name', 'relativeLinks',
   // --render: how pages are rendered is the crawl's; how many tabs and which browser binary, each process's.
   'render', 'renderOnly', 'renderSkip', 'renderWait', 'renderIdle', 'renderTimeout', 'onRenderTimeout', 'renderScripts',
   'renderResources', 'renderBlock', 'renderBlockDefaults', 'renderIsolation',
@@ -69,7 +69,8 @@ export function configDifference(stored, given) {
   if (JSON.stringify(stored.roots) !== JSON.stringify(given.roots)) differences.push(`roots (stored ${JSON.stringify(stored.roots)}, given ${JSON.stringify(given.roots)})`);
   if (JSON.stringify(stored.listed) !== JSON.stringify(given.listed)) differences.push(`URLs from --sitemap/--urls (stored ${stored.listed.length}, given ${given.listed.length})`);
   for (const name of RESULT_OPTIONS) {
-    const a = JSON.stringify(stored.options[name] ?? null);
+    // A key the stored configuration lacks (stored before the option was kept) had its default then.
+    const a = JSON.stringify(stored.options[name] ?? OPTION_BY_NAME.get(name)?.default ?? null);
     const b = JSON.stringify(given.options[name] ?? null);
     if (a === b) continue;
     const flag = OPTION_BY_NAME.get(name)?.flags.split(/[ ,]+/).find((f) => f.startsWith('--')) ?? name;

@@ -6,7 +6,8 @@
  * is Redis' own.
  *
  * Keys (after the prefix):
- *   meta        hash    fin: the token of the write pass under way; coord: the coordinator's worker id
+ *   meta        hash    fin: the token of the write pass under way; coord: the coordinator's worker id;
+ *                       finleft: a killed coordinator's pass, being removed
  *   f:<t>:q     list    buckets of pass <t> waiting to be taken
  *   f:<t>:b     hash    bucket -> its requests (JSON)
  *   f:<t>:lease hash    bucket -> lease token|worker|deadline (ms)
@@ -145,9 +146,10 @@ return 0
  * COORD_CLAIM: this process becomes the crawl's coordinator, unless another
  * one is alive (its heartbeat newer than ARGV[2] ms). ARGV: worker, staleMs,
  * peek (1: only tell, claim nothing). Claiming takes the pass a killed
- * coordinator left out of meta in the same step, so none of its buckets is
- * handed out under the new coordinator (the caller removes its keys and name
- * table). Returns {1, the left pass's token or ''} or {0, the live
+ * coordinator left out of meta.fin in the same step, so none of its buckets
+ * is handed out under the new coordinator; it stays named in meta.finleft
+ * until the caller has removed its keys and name table (a claimer killed
+ * before that leaves it to the next claim). Returns {1, the left pass's token or ''} or {0, the live
  * coordinator, ms since its last heartbeat}.
  */
 export const COORD_CLAIM = COMMON + `
@@ -159,7 +161,8 @@ if coord and coord ~= worker then
   if beat and tonumber(beat) > now - staleMs then return {0, coord, now - tonumber(beat)} end
 end
 if ARGV[3] == '1' then return {1, ''} end
-local left = redis.call('HGET', P .. 'meta', 'fin') or ''
+local left = redis.call('HGET', P .. 'meta', 'fin') or redis.call('HGET', P .. 'meta', 'finleft') or ''
+if left ~= '' then redis.call('HSET', P .. 'meta', 'finleft', left) end
 redis.call('HDEL', P .. 'meta', 'fin')
 redis.call('HSET', P .. 'meta', 'coord', worker)
 redis.call('ZADD', P .. 'workers', now, worker)

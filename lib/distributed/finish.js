@@ -98,7 +98,7 @@ function namesFile(blobsDir, token) {
  */
 export async function dropPass(redis, prefix, blobsDir, token) {
   const keys = `${prefix}f:${token}:`;
-  await redis.multi().unlink(`${keys}q`, `${keys}b`, `${keys}lease`, `${keys}r`, `${keys}d`, `${keys}deliv`).hdel(`${prefix}meta`, 'fin', 'finctx').exec()
+  await redis.multi().unlink(`${keys}q`, `${keys}b`, `${keys}lease`, `${keys}r`, `${keys}d`, `${keys}deliv`).hdel(`${prefix}meta`, 'fin', 'finctx', 'finleft').exec()
     .catch((error) => { throw redis.toFrontierError(error); });
   await rm(namesFile(blobsDir, token), { force: true });
 }
@@ -111,7 +111,8 @@ export async function dropPass(redis, prefix, blobsDir, token) {
  * @param {string} blobsDir
  */
 export async function dropLeftPass(redis, prefix, blobsDir) {
-  const left = await redis.hget(`${prefix}meta`, 'fin').catch((error) => { throw redis.toFrontierError(error); });
+  const [left, older] = await redis.hmget(`${prefix}meta`, 'fin', 'finleft').catch((error) => { throw redis.toFrontierError(error); });
+  if (older && older !== left) await dropPass(redis, prefix, blobsDir, older);
   if (left) await dropPass(redis, prefix, blobsDir, left);
 }
 

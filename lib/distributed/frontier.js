@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { newRecord } from '../crawl/records.js';
 import { ownString } from '../crawl/frontier.js';
 import { decodeStored, packRecord, seenByte, storedValue } from './packed.js';
+import { FrontierError } from '../errors.js';
 
 /**
  * The shared frontier and record store of a crawl across processes, in
@@ -86,14 +87,16 @@ export class RedisFrontier {
    * @param {import('./connection.js').CrawlRedis} redis
    * @param {string} prefix the crawl's key prefix
    * @param {FrontierSettings} settings
-   * @param {{ seeder?: boolean, info?: Record<string, unknown> }} [options]
-   *   seeder: the coordinator, whose roots start the crawl
+   * @param {{ seeder?: boolean, coordinator?: boolean, info?: Record<string, unknown> }} [options]
+   *   seeder: the process whose roots start the crawl;
+   *   coordinator: the crawl's coordinator (meta.coord): its heartbeat stops it once another one took over
    */
-  constructor(redis, prefix, settings, { seeder = false, info = {} } = {}) {
+  constructor(redis, prefix, settings, { seeder = false, coordinator = false, info = {} } = {}) {
     this.redis = redis;
     this.prefix = prefix;
     this.settings = settings;
     this.seeder = seeder;
+    this.coordinator = coordinator;
     this.worker = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.info = { host: hostname(), pid: process.pid, startedAt: Date.now(), ...info };
     /** Results refused because the lease had passed to another worker. */
@@ -120,9 +123,12 @@ export class RedisFrontier {
     const beat = () => {
       const args = [];
       for (const [key, token] of this.#leases) args.push(key, token);
-      this.redis.prHeartbeat(this.prefix, this.worker, this.settings.leaseMs, JSON.stringify({ ...this.info, pages: this.pagesDone }), ...args)
+      this.redis.prHeartbeat(this.prefix, this.worker, this.settings.leaseMs, JSON.stringify({ ...this.info, pages: this.pagesDone }), this.coordinator ? 'c' : 'w', ...args)
         .then((alive) => {
           if (alive === 0) this.#heartbeatError = this.redis.toFrontierError(new Error('LOST'));
+          if (alive === 2) {
+            this.#heartbeatError ??= new FrontierError('this coordinator stalled past --lease-timeout and another one took the crawl over: this one stops (its results so far are kept in Redis)', { code: 'COORDINATOR_REPLACED' });
+          }
         }, (error) => { this.#heartbeatError = this.redis.toFrontierError(error); });
     };
     beat();

@@ -393,16 +393,18 @@ return 1
 
 /**
  * HEARTBEAT: the worker is alive; its leases get a new deadline. ARGV:
- * worker, leaseMs, info JSON, then (key, token) pairs. Returns 0 when the
- * crawl state is gone.
+ * worker, leaseMs, info JSON, c (the coordinator) or w, then (key, token)
+ * pairs. Returns 0 when the crawl state is gone, 2 when this coordinator is
+ * no longer the crawl's (it stalled, and another one took over), else 1.
  */
 export const HEARTBEAT = COMMON + `
 if redis.call('EXISTS', P .. 'config') == 0 then return 0 end
+if ARGV[4] == 'c' and redis.call('HGET', P .. 'meta', 'coord') ~= ARGV[1] then return 2 end
 local now = now_ms()
 redis.call('ZADD', P .. 'workers', now, ARGV[1])
 redis.call('HSET', P .. 'winfo', ARGV[1], ARGV[3])
 local deadline = now + tonumber(ARGV[2])
-for i = 4, #ARGV, 2 do
+for i = 5, #ARGV, 2 do
   local lease = redis.call('HGET', P .. 'lease', ARGV[i])
   if lease and string.sub(lease, 1, string.len(ARGV[i + 1]) + 1) == ARGV[i + 1] .. '|' then
     redis.call('ZADD', P .. 'leases', 'XX', deadline, ARGV[i])

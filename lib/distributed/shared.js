@@ -67,7 +67,7 @@ export async function openSharedCrawl(o, listed, prior) {
     }
     const frontier = new RedisFrontier(redis, prefix, {
       maxPages: o.maxPages, leaseMs: o.leaseTimeout, originConcurrency: o.originConcurrency, intervalMs: intervalOf(o), maxDeliveries: o.maxDeliveries,
-    }, { seeder: true, info: { role: 'coordinator', version: VERSION } });
+    }, { seeder: true, coordinator: true, info: { role: 'coordinator', version: VERSION } });
     // Workers help in the finishing phase while this process is alive (finish.js); a pass a
     // killed coordinator left is taken out of reach in the claim, then dropped.
     const left = await claimCoordinator(redis, prefix, { worker: frontier.worker, leaseMs: o.leaseTimeout, crawlId, peek: false });
