@@ -2,12 +2,10 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { CRAWL_OPTIONS, OPTION_BY_NAME, coerceOption } from './options.js';
-import { Crawler } from './crawl/index.js';
 import { boundHeapGrowth } from './heap.js';
 import { UsageError, ConfigError } from './errors.js';
 import { explainError, formatSummary, startProgress, formatPlanRow, formatPlanTotals, formatWhy, redact } from './report.js';
 import { findConfig, loadConfigFile, CONFIG_FILES } from './config.js';
-import { preview, explainUrl } from './preview.js';
 import { writeFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { addDeployCommands } from './deploy/cli.js';
@@ -266,6 +264,8 @@ async function crawlAction(flags, io) {
   const { json, quiet, ...options } = flags;
   // A shared crawl may take its Redis from the environment.
   if (options.crawlId !== undefined && options.frontier === undefined && io.env?.REDIS_URL) options.frontier = io.env.REDIS_URL;
+  // The engine (and its HTTP client) is loaded by the commands that crawl, not with the CLI.
+  const { Crawler } = await import('./crawl/index.js');
   let crawler;
   try {
     crawler = new Crawler({ ...options, signal: io.signal, stdin: io.stdin, env: io.env });
@@ -315,6 +315,7 @@ async function previewAction(flags, io) {
   const { json, quiet, why, limit, ...options } = flags;
   const write = (/** @type {string} */ text) => io.stdout.write(text);
   for (const name of PREVIEW_IGNORES) if (name !== 'assets') delete options[name];
+  const { preview, explainUrl } = await import('./preview.js');
   if (why !== undefined) {
     const answer = await explainUrl({ ...options, signal: io.signal, stdin: io.stdin }, why);
     write(json ? JSON.stringify(answer) + '\n' : formatWhy(answer));

@@ -1,5 +1,4 @@
 // @ts-check
-import { CDPSessionEvent } from 'puppeteer-core';
 import { BrowserError } from '../errors.js';
 import { EVENTS_KEY, listenForEvents } from './inpage.js';
 
@@ -68,8 +67,14 @@ const LOADED = "document.readyState === 'complete' || new Promise((resolve) => a
 /** The viewport every tab gets (puppeteer's default for pages). */
 const VIEWPORT = { width: 1280, height: 800, deviceScaleFactor: 1, mobile: false };
 
-/** Puppeteer's session event for a session that ended (detached, or its connection closed). */
-const SESSION_ENDED = /** @type {{ Disconnected?: symbol }} */ (CDPSessionEvent).Disconnected;
+/**
+ * Puppeteer's session event for a session that ended (detached, or its
+ * connection closed). Puppeteer is loaded when the first browser starts, not
+ * with the CLI (it costs every command a tenth of a second).
+ * @type {Promise<symbol | undefined> | null}
+ */
+let sessionEnded = null;
+const SESSION_ENDED = () => (sessionEnded ??= import('puppeteer-core').then((puppeteer) => /** @type {{ Disconnected?: symbol }} */ (puppeteer.CDPSessionEvent).Disconnected));
 
 /** @type {WeakMap<Browser, Promise<CDPSession>>} a session with the browser target, one per browser */
 const browserSessions = new WeakMap();
@@ -92,6 +97,7 @@ function browserSession(browser) {
  * @returns {Promise<Tab>}
  */
 export async function openTab(browser, { events, network = false }) {
+  const ended = await SESSION_ENDED();
   const context = await browser.createBrowserContext();
   try {
     const root = await browserSession(browser);
@@ -108,7 +114,7 @@ export async function openTab(browser, { events, network = false }) {
       for (const listener of tab.onGone) listener(why);
     };
     // The session ends with the tab, and with the browser's connection.
-    if (SESSION_ENDED) session.once(SESSION_ENDED, () => end('the page was closed under the render (the browser went away)'));
+    if (ended) session.once(ended, () => end('the page was closed under the render (the browser went away)'));
     else browser.once('disconnected', () => end('the browser went away'));
     if (network) {
       // A worker's requests are paused here (Fetch) but end on the worker's own

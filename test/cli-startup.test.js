@@ -1,0 +1,46 @@
+// @ts-check
+/**
+ * Every command pays for what the CLI loads before it runs: the HTTP client
+ * (undici) and puppeteer-core are loaded by the commands that crawl or
+ * render, not by `--help`, `publish` or `verify` (they cost a start about
+ * 0.25 s on the 2-vCPU machine of BENCHMARKS.md).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN } from './helpers/cli.js';
+
+describe('what a command loads', () => {
+  let dir = '';
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-startup-'));
+    // A module hook that names the heavy packages as they are resolved.
+    await writeFile(path.join(dir, 'hooks.mjs'), `export async function resolve(specifier, context, next) {
+  if (specifier === 'undici' || specifier === 'puppeteer-core') process.stderr.write('LOADED ' + specifier + '\\n');
+  return next(specifier, context);
+}\n`);
+    await writeFile(path.join(dir, 'register.mjs'), "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n");
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** @param {string[]} args @returns {string[]} the heavy packages loaded */
+  const loaded = (args) => {
+    const child = spawnSync(process.execPath, ['--import', path.join(dir, 'register.mjs'), ...args], { encoding: 'utf8', timeout: 30_000 });
+    return [...child.stderr.matchAll(/^LOADED (\S+)$/gm)].map((match) => match[1]).sort();
+  };
+
+  it('sees a heavy package when one is loaded (the check works)', () => {
+    expect(loaded(['-e', "await import('undici')", '--input-type=module'])).toEqual(['undici']);
+  });
+
+  it('--help, publish and verify load neither undici nor puppeteer-core; crawl loads undici only', () => {
+    expect(loaded([BIN, '--help'])).toEqual([]);
+    expect(loaded([BIN, 'verify', path.join(dir, 'no-such-tree')])).toEqual([]);
+    expect(loaded([BIN, 'publish', path.join(dir, 'no-such-tree'), '--to', path.join(dir, 'www')])).toEqual([]);
+    expect(loaded([BIN, 'crawl', 'http://127.0.0.1:9/', '-o', path.join(dir, 'out'), '--retries', '0', '--timeout', '1000', '-q'])).toEqual(['undici']);
+  });
+});
