@@ -151,8 +151,9 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     shopLog.length = 0;
     const first = start(shopCoordinator(id, out));
     await until(() => shopLog.length >= 3);
-    // Another machine's coordinator (the lock on OUT would stop one on this machine first).
-    await expect(openSharedCrawl(shopCoordinatorOptions(id, out), [], null)).rejects.toMatchObject({ code: 'COORDINATOR_ALIVE', message: expect.stringMatching(/has a live coordinator .*one coordinator per crawl id/) });
+    // Another machine's coordinator (the lock on OUT would stop one on this machine first), even with
+    // --fresh: it must neither clear nor join the live crawl.
+    await expect(openSharedCrawl({ ...shopCoordinatorOptions(id, out), fresh: true }, [], null)).rejects.toMatchObject({ code: 'COORDINATOR_ALIVE', message: expect.stringMatching(/has a live coordinator .*one coordinator per crawl id/) });
     expect(first.child.exitCode, 'the first coordinator still runs').toBeNull();
     expect((await first.done).code).toBe(0);
     expect(await treeDigest(out)).toEqual(shopBaseline.digest);

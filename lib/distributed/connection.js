@@ -2,7 +2,7 @@
 import { Redis } from 'ioredis';
 import { FrontierError } from '../errors.js';
 import { ADD, BACKOFF, DONE, HEARTBEAT, PUT, RETRY, TAKE } from './scripts.js';
-import { COORD_CLAIM, FIN_COLLECT, FIN_CURRENT, FIN_DONE, FIN_RENEW, FIN_TAKE } from './finish-scripts.js';
+import { COORD_CLAIM, COORD_KEEP, FIN_COLLECT, FIN_CURRENT, FIN_DONE, FIN_RENEW, FIN_TAKE } from './finish-scripts.js';
 
 /**
  * One connection to the Redis that holds a crawl, with the frontier's
@@ -27,7 +27,8 @@ import { COORD_CLAIM, FIN_COLLECT, FIN_CURRENT, FIN_DONE, FIN_RENEW, FIN_TAKE } 
  *   prFinDone(prefix: string, token: string, bucket: string, lease: string, answers: string): Promise<number>,
  *   prFinCollect(prefix: string, token: string, max: number): Promise<string[]>,
  *   prFinCurrent(prefix: string, token: string, leaseMs: number): Promise<number>,
- *   prCoordClaim(prefix: string, worker: string, staleMs: number, peek: number): Promise<(string | number)[]>,
+ *   prCoordClaim(prefix: string, worker: string, staleMs: number): Promise<(string | number)[]>,
+ *   prCoordKeep(prefix: string, worker: string, reset: number): Promise<number>,
  *   toFrontierError(error: unknown): FrontierError,
  * }} CrawlRedis
  */
@@ -88,6 +89,7 @@ export async function connectRedis(url, { timeoutSeconds }) {
   redis.defineCommand('prFinCollect', { numberOfKeys: 1, lua: FIN_COLLECT });
   redis.defineCommand('prFinCurrent', { numberOfKeys: 1, lua: FIN_CURRENT });
   redis.defineCommand('prCoordClaim', { numberOfKeys: 1, lua: COORD_CLAIM });
+  redis.defineCommand('prCoordKeep', { numberOfKeys: 1, lua: COORD_KEEP });
   /** @param {unknown} error */
   const lost = (error) => {
     const message = /** @type {Error} */ (error)?.message ?? String(error);

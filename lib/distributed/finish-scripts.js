@@ -144,8 +144,8 @@ return 0
 
 /**
  * COORD_CLAIM: this process becomes the crawl's coordinator, unless another
- * one is alive (its heartbeat newer than ARGV[2] ms). ARGV: worker, staleMs,
- * peek (1: only tell, claim nothing). Claiming takes the pass a killed
+ * one is alive (its heartbeat newer than ARGV[2] ms). ARGV: worker, staleMs.
+ * Claiming takes the pass a killed
  * coordinator left out of meta.fin in the same step, so none of its buckets
  * is handed out under the new coordinator; it stays named in meta.finleft
  * until the caller has removed its keys and name table (a claimer killed
@@ -160,11 +160,26 @@ if coord and coord ~= worker then
   local beat = redis.call('ZSCORE', P .. 'workers', coord)
   if beat and tonumber(beat) > now - staleMs then return {0, coord, now - tonumber(beat)} end
 end
-if ARGV[3] == '1' then return {1, ''} end
 local left = redis.call('HGET', P .. 'meta', 'fin') or redis.call('HGET', P .. 'meta', 'finleft') or ''
 if left ~= '' then redis.call('HSET', P .. 'meta', 'finleft', left) end
 redis.call('HDEL', P .. 'meta', 'fin')
 redis.call('HSET', P .. 'meta', 'coord', worker)
 redis.call('ZADD', P .. 'workers', now, worker)
 return {1, left}
+`;
+
+/**
+ * COORD_KEEP: while a coordinator starts (before its heartbeat runs), its
+ * claim is kept fresh; ARGV[2] = 1 also empties meta and the worker list
+ * but for this claim (a crawl id cleared for a new crawl). ARGV: worker,
+ * reset. Returns 0 when the claim is no longer this process's, else 1.
+ */
+export const COORD_KEEP = COMMON + `
+if redis.call('HGET', P .. 'meta', 'coord') ~= ARGV[1] then return 0 end
+if ARGV[2] == '1' then
+  redis.call('DEL', P .. 'meta', P .. 'workers')
+  redis.call('HSET', P .. 'meta', 'coord', ARGV[1])
+end
+redis.call('ZADD', P .. 'workers', now_ms(), ARGV[1])
+return 1
 `;

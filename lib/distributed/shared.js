@@ -42,37 +42,43 @@ export async function openSharedCrawl(o, listed, prior) {
   const redis = await connectRedis(url, { timeoutSeconds: o.frontierTimeout });
   const prefix = keyPrefix(crawlId);
   try {
-    // One coordinator per crawl id: a second one (started by mistake) would drop the live one's pass.
-    await claimCoordinator(redis, prefix, { worker: '', leaseMs: o.leaseTimeout, crawlId, peek: true });
-    if (o.fresh) await clearCrawl(redis, prefix);
     const blobsDir = o.blobs ? path.resolve(o.blobs) : path.join(path.resolve(o.out), STATE_DIR, 'blobs');
-    const given = sharedConfig({ ...o, blobs: blobsDir }, listed, VERSION);
-    const created = await redis.set(`${prefix}config`, JSON.stringify(given), 'NX');
-    if (created) {
-      await storePrior(redis, prefix, prior);
-      await redis.hset(`${prefix}meta`, 'phase', 'seeding', 'startedAt', Date.now());
-    } else {
-      const stored = JSON.parse(/** @type {string} */ (await redis.get(`${prefix}config`)));
-      const difference = configDifference(stored, given);
-      if (difference) {
-        throw new FrontierError(`crawl id "${crawlId}" holds another configuration: ${difference}; use the same options, another --crawl-id, or --fresh to start over`, { code: 'CONFIG_MISMATCH' });
-      }
-      const phase = await redis.hget(`${prefix}meta`, 'phase');
-      if (phase === 'finished' || phase === null) {
-        // A new crawl under the same id: the frontier starts empty.
-        await clearCrawl(redis, prefix, { keepConfig: true });
-        await storePrior(redis, prefix, prior);
-        await redis.hset(`${prefix}meta`, 'phase', 'seeding', 'startedAt', Date.now());
-      }
-    }
     const frontier = new RedisFrontier(redis, prefix, {
       maxPages: o.maxPages, leaseMs: o.leaseTimeout, originConcurrency: o.originConcurrency, intervalMs: intervalOf(o), maxDeliveries: o.maxDeliveries,
     }, { seeder: true, coordinator: true, info: { role: 'coordinator', version: VERSION } });
-    // Workers help in the finishing phase while this process is alive (finish.js); a pass a
-    // killed coordinator left is taken out of reach in the claim, then dropped.
-    const left = await claimCoordinator(redis, prefix, { worker: frontier.worker, leaseMs: o.leaseTimeout, crawlId, peek: false });
+    // One coordinator per crawl id, claimed before anything is cleared or stored: a second
+    // one (started by mistake) would clear or drop what the live one works on.
+    const left = await claimCoordinator(redis, prefix, { worker: frontier.worker, leaseMs: o.leaseTimeout, crawlId });
+    const claim = keepClaim(redis, prefix, frontier.worker, o.leaseTimeout, crawlId);
+    try {
+      // A pass a killed coordinator left (taken out of reach in the claim): its keys and name table go.
+      if (left) await dropPass(redis, prefix, blobsDir, left);
+      if (o.fresh) await clearCrawl(redis, prefix, { coordinator: frontier.worker });
+      const given = sharedConfig({ ...o, blobs: blobsDir }, listed, VERSION);
+      const created = await redis.set(`${prefix}config`, JSON.stringify(given), 'NX');
+      if (created) {
+        await storePrior(redis, prefix, prior);
+        await redis.hset(`${prefix}meta`, 'phase', 'seeding', 'startedAt', Date.now());
+      } else {
+        const stored = JSON.parse(/** @type {string} */ (await redis.get(`${prefix}config`)));
+        const difference = configDifference(stored, given);
+        if (difference) {
+          throw new FrontierError(`crawl id "${crawlId}" holds another configuration: ${difference}; use the same options, another --crawl-id, or --fresh to start over`, { code: 'CONFIG_MISMATCH' });
+        }
+        const phase = await redis.hget(`${prefix}meta`, 'phase');
+        if (phase === 'finished' || phase === null) {
+          // A new crawl under the same id: the frontier starts empty.
+          await clearCrawl(redis, prefix, { keepConfig: true, coordinator: frontier.worker });
+          await storePrior(redis, prefix, prior);
+          await redis.hset(`${prefix}meta`, 'phase', 'seeding', 'startedAt', Date.now());
+        }
+      }
+      claim.check();
+    } finally {
+      claim.stop();
+    }
+    // Workers help in the finishing phase while this process is alive (finish.js).
     frontier.start();
-    if (left) await dropPass(redis, prefix, blobsDir, left);
     return new SharedCrawl(redis, prefix, frontier, new DirBlobStore(blobsDir), url, o.leaseTimeout);
   } catch (error) {
     redis.disconnect();
@@ -81,26 +87,49 @@ export async function openSharedCrawl(o, listed, prior) {
 }
 
 /**
- * This process becomes the crawl's coordinator (or, with peek, makes sure
- * none is alive). A coordinator whose heartbeat is newer than half of
+ * This process becomes the crawl's coordinator. A coordinator whose heartbeat is newer than half of
  * --lease-timeout may be alive: this waits, at most --lease-timeout, for its
  * heartbeat to lapse (a SIGKILLed coordinator's does; one that exited
  * cleanly left none), and refuses if it goes on: two coordinators would both
  * write OUT. Returns the pass a killed coordinator left ('' if none).
  * @param {import('./connection.js').CrawlRedis} redis
  * @param {string} prefix
- * @param {{ worker: string, leaseMs: number, crawlId: string, peek: boolean }} claim
+ * @param {{ worker: string, leaseMs: number, crawlId: string }} claim
  */
-async function claimCoordinator(redis, prefix, { worker, leaseMs, crawlId, peek }) {
+async function claimCoordinator(redis, prefix, { worker, leaseMs, crawlId }) {
   const deadline = Date.now() + leaseMs;
   for (;;) {
-    const [claimed, left, age] = await redis.prCoordClaim(prefix, worker, Math.ceil(leaseMs / 2), peek ? 1 : 0);
+    const [claimed, left, age] = await redis.prCoordClaim(prefix, worker, Math.ceil(leaseMs / 2));
     if (Number(claimed) === 1) return String(left);
     if (Date.now() >= deadline) {
       throw new FrontierError(`crawl id "${crawlId}" has a live coordinator (${left}, last heartbeat ${age} ms ago): one coordinator per crawl id; help it with "prerender worker --crawl-id ${crawlId}", or stop it first`, { code: 'COORDINATOR_ALIVE' });
     }
     await new Promise((resolve) => { setTimeout(resolve, Math.min(250, Math.max(10, Math.floor(leaseMs / 12)))); });
   }
+}
+
+/**
+ * The claim, kept fresh while the coordinator starts (its heartbeat takes
+ * over with frontier.start()): storing a large prior can outlast half of
+ * --lease-timeout, after which another coordinator could claim the id.
+ * @param {import('./connection.js').CrawlRedis} redis
+ * @param {string} prefix
+ * @param {string} worker
+ * @param {number} leaseMs
+ * @param {string} crawlId
+ */
+function keepClaim(redis, prefix, worker, leaseMs, crawlId) {
+  let lost = false;
+  const timer = setInterval(() => {
+    redis.prCoordKeep(prefix, worker, 0).then((kept) => { if (kept === 0) lost = true; }, () => {}); // a lost Redis shows at the next call
+  }, Math.max(50, Math.floor(leaseMs / 6)));
+  timer.unref();
+  return {
+    check() {
+      if (lost) throw new FrontierError(`another coordinator took crawl id "${crawlId}" over while this one started: one coordinator per crawl id`, { code: 'COORDINATOR_ALIVE' });
+    },
+    stop() { clearInterval(timer); },
+  };
 }
 
 /**
@@ -129,20 +158,26 @@ async function storePrior(redis, prefix, prior) {
 }
 
 /**
- * Remove every key of a crawl (or all but its configuration).
- * @param {import('ioredis').Redis} redis
+ * Remove every key of a crawl (or all but its configuration), and of meta
+ * and the worker list all but the claim of `coordinator`, this process
+ * (refused if the claim is no longer its own).
+ * @param {import('./connection.js').CrawlRedis} redis
  * @param {string} prefix
- * @param {{ keepConfig?: boolean }} [options]
+ * @param {{ keepConfig?: boolean, coordinator: string }} options
  */
-export async function clearCrawl(redis, prefix, { keepConfig = false } = {}) {
+async function clearCrawl(redis, prefix, { keepConfig = false, coordinator }) {
   const pattern = `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
+  const kept = new Set([`${prefix}meta`, `${prefix}workers`, ...(keepConfig ? [`${prefix}config`] : [])]);
   let cursor = '0';
   do {
     const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
     cursor = next;
-    const doomed = keepConfig ? keys.filter((key) => key !== `${prefix}config`) : keys;
+    const doomed = keys.filter((key) => !kept.has(key));
     if (doomed.length > 0) await redis.unlink(...doomed);
   } while (cursor !== '0');
+  if (await redis.prCoordKeep(prefix, coordinator, 1) === 0) {
+    throw new FrontierError('another coordinator took this crawl id over while this one started: one coordinator per crawl id', { code: 'COORDINATOR_ALIVE' });
+  }
 }
 
 export class SharedCrawl {
