@@ -160,6 +160,22 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     expect(await manifestOf(out)).toBe(shopBaseline.manifest);
   }, 60_000);
 
+  it('a coordinator with another configuration changes nothing under a live crawl id, even with a shorter --lease-timeout; with --fresh it is refused too', async () => {
+    const shopBaseline = await shopBase(); // first, before this test's own requests reach the origin
+    const id = nextId();
+    const out = path.join(dir, 'shop-mismatch-live');
+    shopLog.length = 0;
+    const first = start(shopCoordinator(id, out));
+    await until(() => shopLog.length >= 3);
+    // Claimed with its own 200 ms lease, it would take the id over between the live one's heartbeats (2 s / 6).
+    const other = { ...shopCoordinatorOptions(id, out), leaseTimeout: 200 };
+    await expect(openSharedCrawl(other, [], null)).rejects.toMatchObject({ code: 'CONFIG_MISMATCH' });
+    await expect(openSharedCrawl({ ...other, fresh: true }, [], null)).rejects.toMatchObject({ code: 'COORDINATOR_ALIVE' });
+    expect(first.child.exitCode, 'the first coordinator still runs').toBeNull();
+    expect((await first.done).code).toBe(0);
+    expect(await treeDigest(out)).toEqual(shopBaseline.digest);
+  }, 60_000);
+
   it('a coordinator that stalled (SIGSTOP) while another took the crawl over stops when it wakes (exit 2)', async () => {
     const id = nextId();
     const out = path.join(dir, 'shop-replaced');

@@ -231,21 +231,23 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     expect(taken).toEqual(['http://h/']);
   });
 
-  it('the coordinator claim: one live coordinator per crawl id; a killed one\'s pass kept in reach until dropped; only the claimant may clear the crawl', async () => {
+  it('the coordinator claim: one live coordinator per crawl id; a killed one\'s pass kept in reach until dropped; only the claimant may clear the crawl; a failed start lets it go', async () => {
+    const info = JSON.stringify({ role: 'coordinator', host: 'h', pid: 1 });
     await redis.hset(`${prefix}meta`, 'phase', 'finish', 'fin', 'pass1');
-    expect(await redis.prCoordClaim(prefix, 'a', 500)).toEqual([1, 'pass1']); // nobody held it: a's, with the left pass
+    expect(await redis.prCoordClaim(prefix, 'a', 500, info)).toEqual([1, 'pass1']); // nobody held it: a's, with the left pass
     expect(await redis.hmget(`${prefix}meta`, 'coord', 'fin', 'finleft')).toEqual(['a', null, 'pass1']);
-    const [refused, holder] = await redis.prCoordClaim(prefix, 'b', 500);
+    expect(await redis.hget(`${prefix}winfo`, 'a')).toBe(info); // status names it while it starts
+    const [refused, holder] = await redis.prCoordClaim(prefix, 'b', 500, info);
     expect([refused, holder]).toEqual([0, 'a']); // a's heartbeat is fresh
-    expect(await redis.prCoordKeep(prefix, 'b', 1)).toBe(0); // b may not clear: meta and workers stay a's
+    expect(await redis.prCoordKeep(prefix, 'b', 'reset', info)).toBe(0); // b may not clear: meta and workers stay a's
     expect(await redis.hget(`${prefix}meta`, 'phase')).toBe('finish');
     await redis.zadd(`${prefix}workers`, Date.now(), 'w1');
-    expect(await redis.prCoordKeep(prefix, 'a', 1)).toBe(1); // a clears: its claim alone is left
+    expect(await redis.prCoordKeep(prefix, 'a', 'reset', info)).toBe(1); // a clears: its claim alone is left
     expect(await redis.hgetall(`${prefix}meta`)).toEqual({ coord: 'a' });
     expect(await redis.zrange(`${prefix}workers`, 0, -1)).toEqual(['a']);
-    await redis.zadd(`${prefix}workers`, Date.now() - 1000, 'a'); // a stopped beating (killed)
-    expect((await redis.prCoordClaim(prefix, 'b', 500))[0]).toBe(1);
-    expect(await redis.prCoordKeep(prefix, 'a', 0)).toBe(0); // a, if it wakes, learns it was replaced
+    expect(await redis.prCoordKeep(prefix, 'a', 'release', info)).toBe(1); // a's start failed: no wait for the next one
+    expect((await redis.prCoordClaim(prefix, 'b', 500, info))[0]).toBe(1);
+    expect(await redis.prCoordKeep(prefix, 'a', 'keep', info)).toBe(0); // a, if it goes on, learns it was replaced
   });
 
   it('finishing buckets: a stalled holder loses its bucket, its late answer is refused, a bucket taken back --max-deliveries times is answered with errors, and collect says when the pass is gone', async () => {

@@ -27,8 +27,8 @@ import { COORD_CLAIM, COORD_KEEP, FIN_COLLECT, FIN_CURRENT, FIN_DONE, FIN_RENEW,
  *   prFinDone(prefix: string, token: string, bucket: string, lease: string, answers: string): Promise<number>,
  *   prFinCollect(prefix: string, token: string, max: number): Promise<string[]>,
  *   prFinCurrent(prefix: string, token: string, leaseMs: number): Promise<number>,
- *   prCoordClaim(prefix: string, worker: string, staleMs: number): Promise<(string | number)[]>,
- *   prCoordKeep(prefix: string, worker: string, reset: number): Promise<number>,
+ *   prCoordClaim(prefix: string, worker: string, staleMs: number, info: string): Promise<(string | number)[]>,
+ *   prCoordKeep(prefix: string, worker: string, mode: 'keep' | 'reset' | 'release', info: string): Promise<number>,
  *   toFrontierError(error: unknown): FrontierError,
  * }} CrawlRedis
  */

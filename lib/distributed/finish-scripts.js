@@ -144,7 +144,8 @@ return 0
 
 /**
  * COORD_CLAIM: this process becomes the crawl's coordinator, unless another
- * one is alive (its heartbeat newer than ARGV[2] ms). ARGV: worker, staleMs.
+ * one is alive (its heartbeat newer than ARGV[2] ms). ARGV: worker, staleMs,
+ * its info JSON (for status).
  * Claiming takes the pass a killed
  * coordinator left out of meta.fin in the same step, so none of its buckets
  * is handed out under the new coordinator; it stays named in meta.finleft
@@ -153,7 +154,7 @@ return 0
  * coordinator, ms since its last heartbeat}.
  */
 export const COORD_CLAIM = COMMON + `
-local worker, staleMs = ARGV[1], tonumber(ARGV[2])
+local worker, staleMs, info = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local now = now_ms()
 local coord = redis.call('HGET', P .. 'meta', 'coord')
 if coord and coord ~= worker then
@@ -165,21 +166,29 @@ if left ~= '' then redis.call('HSET', P .. 'meta', 'finleft', left) end
 redis.call('HDEL', P .. 'meta', 'fin')
 redis.call('HSET', P .. 'meta', 'coord', worker)
 redis.call('ZADD', P .. 'workers', now, worker)
+redis.call('HSET', P .. 'winfo', worker, info)
 return {1, left}
 `;
 
 /**
  * COORD_KEEP: while a coordinator starts (before its heartbeat runs), its
- * claim is kept fresh; ARGV[2] = 1 also empties meta and the worker list
- * but for this claim (a crawl id cleared for a new crawl). ARGV: worker,
- * reset. Returns 0 when the claim is no longer this process's, else 1.
+ * claim is kept fresh. ARGV: worker, mode, its info JSON. Mode 'keep';
+ * 'reset' also empties meta and the worker list but for this claim (a crawl
+ * id cleared for a new crawl); 'release' lets the claim go at once (a start
+ * that failed: the next one need not wait). Returns 0 when the claim is no
+ * longer this process's, else 1.
  */
 export const COORD_KEEP = COMMON + `
 if redis.call('HGET', P .. 'meta', 'coord') ~= ARGV[1] then return 0 end
-if ARGV[2] == '1' then
-  redis.call('DEL', P .. 'meta', P .. 'workers')
+if ARGV[2] == 'release' then
+  redis.call('ZADD', P .. 'workers', 0, ARGV[1])
+  return 1
+end
+if ARGV[2] == 'reset' then
+  redis.call('DEL', P .. 'meta', P .. 'workers', P .. 'winfo')
   redis.call('HSET', P .. 'meta', 'coord', ARGV[1])
 end
 redis.call('ZADD', P .. 'workers', now_ms(), ARGV[1])
+redis.call('HSET', P .. 'winfo', ARGV[1], ARGV[3])
 return 1
 `;

@@ -43,37 +43,44 @@ export async function openSharedCrawl(o, listed, prior) {
   const prefix = keyPrefix(crawlId);
   try {
     const blobsDir = o.blobs ? path.resolve(o.blobs) : path.join(path.resolve(o.out), STATE_DIR, 'blobs');
+    const given = sharedConfig({ ...o, blobs: blobsDir }, listed, VERSION);
+    // Another configuration changes nothing under the crawl id (unless --fresh replaces it).
+    const storedText = await redis.get(`${prefix}config`);
+    const stored = storedText ? /** @type {import('./config.js').SharedConfig} */ (JSON.parse(storedText)) : null;
+    if (stored && !o.fresh) refuseDifference(stored, given, crawlId);
     const frontier = new RedisFrontier(redis, prefix, {
       maxPages: o.maxPages, leaseMs: o.leaseTimeout, originConcurrency: o.originConcurrency, intervalMs: intervalOf(o), maxDeliveries: o.maxDeliveries,
     }, { seeder: true, coordinator: true, info: { role: 'coordinator', version: VERSION } });
     // One coordinator per crawl id, claimed before anything is cleared or stored: a second
-    // one (started by mistake) would clear or drop what the live one works on.
-    const left = await claimCoordinator(redis, prefix, { worker: frontier.worker, leaseMs: o.leaseTimeout, crawlId });
-    const claim = keepClaim(redis, prefix, frontier.worker, o.leaseTimeout, crawlId);
+    // one (started by mistake) would clear or drop what the live one works on. A live
+    // coordinator beats at its own --lease-timeout: the longer of the two decides.
+    const claimLeaseMs = Math.max(o.leaseTimeout, Number(stored?.options.leaseTimeout ?? 0));
+    const claim = await claimCoordinator(redis, prefix, frontier, claimLeaseMs, crawlId);
     try {
       // A pass a killed coordinator left (taken out of reach in the claim): its keys and name table go.
-      if (left) await dropPass(redis, prefix, blobsDir, left);
-      if (o.fresh) await clearCrawl(redis, prefix, { coordinator: frontier.worker });
-      const given = sharedConfig({ ...o, blobs: blobsDir }, listed, VERSION);
+      if (claim.left) await dropPass(redis, prefix, blobsDir, claim.left);
+      if (o.fresh) await clearCrawl(redis, prefix, claim, { keepConfig: false });
       const created = await redis.set(`${prefix}config`, JSON.stringify(given), 'NX');
       if (created) {
+        claim.check();
         await storePrior(redis, prefix, prior);
+        claim.check();
         await redis.hset(`${prefix}meta`, 'phase', 'seeding', 'startedAt', Date.now());
       } else {
-        const stored = JSON.parse(/** @type {string} */ (await redis.get(`${prefix}config`)));
-        const difference = configDifference(stored, given);
-        if (difference) {
-          throw new FrontierError(`crawl id "${crawlId}" holds another configuration: ${difference}; use the same options, another --crawl-id, or --fresh to start over`, { code: 'CONFIG_MISMATCH' });
-        }
+        refuseDifference(JSON.parse(/** @type {string} */ (await redis.get(`${prefix}config`))), given, crawlId);
         const phase = await redis.hget(`${prefix}meta`, 'phase');
         if (phase === 'finished' || phase === null) {
           // A new crawl under the same id: the frontier starts empty.
-          await clearCrawl(redis, prefix, { keepConfig: true, coordinator: frontier.worker });
+          await clearCrawl(redis, prefix, claim, { keepConfig: true });
           await storePrior(redis, prefix, prior);
+          claim.check();
           await redis.hset(`${prefix}meta`, 'phase', 'seeding', 'startedAt', Date.now());
         }
       }
       claim.check();
+    } catch (error) {
+      await claim.release();
+      throw error;
     } finally {
       claim.stop();
     }
@@ -87,46 +94,70 @@ export async function openSharedCrawl(o, listed, prior) {
 }
 
 /**
- * This process becomes the crawl's coordinator. A coordinator whose heartbeat is newer than half of
- * --lease-timeout may be alive: this waits, at most --lease-timeout, for its
- * heartbeat to lapse (a SIGKILLed coordinator's does; one that exited
- * cleanly left none), and refuses if it goes on: two coordinators would both
- * write OUT. Returns the pass a killed coordinator left ('' if none).
- * @param {import('./connection.js').CrawlRedis} redis
- * @param {string} prefix
- * @param {{ worker: string, leaseMs: number, crawlId: string }} claim
+ * @param {import('./config.js').SharedConfig} stored
+ * @param {import('./config.js').SharedConfig} given
+ * @param {string} crawlId
  */
-async function claimCoordinator(redis, prefix, { worker, leaseMs, crawlId }) {
-  const deadline = Date.now() + leaseMs;
-  for (;;) {
-    const [claimed, left, age] = await redis.prCoordClaim(prefix, worker, Math.ceil(leaseMs / 2));
-    if (Number(claimed) === 1) return String(left);
-    if (Date.now() >= deadline) {
-      throw new FrontierError(`crawl id "${crawlId}" has a live coordinator (${left}, last heartbeat ${age} ms ago): one coordinator per crawl id; help it with "prerender worker --crawl-id ${crawlId}", or stop it first`, { code: 'COORDINATOR_ALIVE' });
-    }
-    await new Promise((resolve) => { setTimeout(resolve, Math.min(250, Math.max(10, Math.floor(leaseMs / 12)))); });
+function refuseDifference(stored, given, crawlId) {
+  const difference = configDifference(stored, given);
+  if (difference) {
+    throw new FrontierError(`crawl id "${crawlId}" holds another configuration: ${difference}; use the same options, another --crawl-id, or --fresh to start over`, { code: 'CONFIG_MISMATCH' });
   }
 }
 
 /**
- * The claim, kept fresh while the coordinator starts (its heartbeat takes
- * over with frontier.start()): storing a large prior can outlast half of
- * --lease-timeout, after which another coordinator could claim the id.
+ * @typedef {{ left: string, check(): void, release(): Promise<void>, stop(): void, worker: string, info: string }} Claim
+ *   left: the pass a killed coordinator left ('' if none); check: throws once
+ *   another coordinator took the id over; release: let the claim go at once
+ *   (a start that failed); stop: the keeper ends (the heartbeat takes over)
+ */
+
+/**
+ * This process becomes the crawl's coordinator. A coordinator whose
+ * heartbeat is newer than half of the lease time may be alive: this waits,
+ * at most the lease time, for its heartbeat to lapse (a SIGKILLed
+ * coordinator's does; one that exited cleanly left none), and refuses if it
+ * goes on: two coordinators would both write OUT. Until the frontier's
+ * heartbeat starts, the claim is kept fresh here: storing a large prior can
+ * outlast half of the lease time.
  * @param {import('./connection.js').CrawlRedis} redis
  * @param {string} prefix
- * @param {string} worker
+ * @param {RedisFrontier} frontier
  * @param {number} leaseMs
  * @param {string} crawlId
+ * @returns {Promise<Claim>}
  */
-function keepClaim(redis, prefix, worker, leaseMs, crawlId) {
+async function claimCoordinator(redis, prefix, frontier, leaseMs, crawlId) {
+  const worker = frontier.worker;
+  const info = JSON.stringify({ ...frontier.info, pages: 0 });
+  const deadline = Date.now() + leaseMs;
+  let left = '';
+  for (;;) {
+    const [claimed, token, age] = await redis.prCoordClaim(prefix, worker, Math.ceil(leaseMs / 2), info);
+    if (Number(claimed) === 1) {
+      left = String(token);
+      break;
+    }
+    if (Date.now() >= deadline) {
+      throw new FrontierError(`crawl id "${crawlId}" has a live coordinator (${token}, last heartbeat ${age} ms ago): one coordinator per crawl id; help it with "prerender worker --crawl-id ${crawlId}", or stop it first`, { code: 'COORDINATOR_ALIVE' });
+    }
+    await new Promise((resolve) => { setTimeout(resolve, Math.min(250, Math.max(10, Math.floor(leaseMs / 12)))); });
+  }
   let lost = false;
   const timer = setInterval(() => {
-    redis.prCoordKeep(prefix, worker, 0).then((kept) => { if (kept === 0) lost = true; }, () => {}); // a lost Redis shows at the next call
-  }, Math.max(50, Math.floor(leaseMs / 6)));
+    redis.prCoordKeep(prefix, worker, 'keep', info).then((kept) => { if (kept === 0) lost = true; }, () => {}); // a lost Redis shows at the next call
+  }, Math.max(50, Math.floor(frontier.settings.leaseMs / 6)));
   timer.unref();
   return {
+    left,
+    worker,
+    info,
     check() {
       if (lost) throw new FrontierError(`another coordinator took crawl id "${crawlId}" over while this one started: one coordinator per crawl id`, { code: 'COORDINATOR_ALIVE' });
+    },
+    async release() {
+      clearInterval(timer);
+      await redis.prCoordKeep(prefix, worker, 'release', info).catch(() => {});
     },
     stop() { clearInterval(timer); },
   };
@@ -159,15 +190,23 @@ async function storePrior(redis, prefix, prior) {
 
 /**
  * Remove every key of a crawl (or all but its configuration), and of meta
- * and the worker list all but the claim of `coordinator`, this process
- * (refused if the claim is no longer its own).
+ * and the worker list all but this process's claim; refused if the claim is
+ * no longer its own (checked before and after).
  * @param {import('./connection.js').CrawlRedis} redis
  * @param {string} prefix
- * @param {{ keepConfig?: boolean, coordinator: string }} options
+ * @param {Claim} claim
+ * @param {{ keepConfig: boolean }} options
  */
-async function clearCrawl(redis, prefix, { keepConfig = false, coordinator }) {
+async function clearCrawl(redis, prefix, claim, { keepConfig }) {
+  const own = async (/** @type {'keep' | 'reset'} */ mode) => {
+    if (await redis.prCoordKeep(prefix, claim.worker, mode, claim.info) === 0) {
+      throw new FrontierError('another coordinator took this crawl id over while this one started: one coordinator per crawl id', { code: 'COORDINATOR_ALIVE' });
+    }
+  };
+  claim.check();
+  await own('keep');
   const pattern = `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
-  const kept = new Set([`${prefix}meta`, `${prefix}workers`, ...(keepConfig ? [`${prefix}config`] : [])]);
+  const kept = new Set([`${prefix}meta`, `${prefix}workers`, `${prefix}winfo`, ...(keepConfig ? [`${prefix}config`] : [])]);
   let cursor = '0';
   do {
     const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
@@ -175,9 +214,7 @@ async function clearCrawl(redis, prefix, { keepConfig = false, coordinator }) {
     const doomed = keys.filter((key) => !kept.has(key));
     if (doomed.length > 0) await redis.unlink(...doomed);
   } while (cursor !== '0');
-  if (await redis.prCoordKeep(prefix, coordinator, 1) === 0) {
-    throw new FrontierError('another coordinator took this crawl id over while this one started: one coordinator per crawl id', { code: 'COORDINATOR_ALIVE' });
-  }
+  await own('reset');
 }
 
 export class SharedCrawl {
