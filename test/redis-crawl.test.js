@@ -142,15 +142,22 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
   const shopCoordinatorOptions = (id, out) => resolveCrawlOptions({
     roots: [`${shop}/st/dir.asp?Start=1&Count=20`], include: ['/st/dir.asp', '/st/product.asp'], out, frontier: redis.url, crawlId: id, leaseTimeout: 2000, rate: 20,
   });
-  const shopCoordinator = (/** @type {string} */ id, /** @type {string} */ out) => ['crawl', ...shopArgs(), ...shared(id, out), '-q', '--rate', '20'];
+  /**
+   * A coordinator of shopArgs() at --rate 20 under a new crawl id, once it has made its first requests.
+   * @param {string} name its OUT under the test directory
+   */
+  const liveCoordinator = async (name) => {
+    const id = nextId();
+    const out = path.join(dir, name);
+    shopLog.length = 0;
+    const first = start(['crawl', ...shopArgs(), ...shared(id, out), '-q', '--rate', '20']);
+    await until(() => shopLog.length >= 3);
+    return { id, out, first };
+  };
 
   it('a second coordinator on a crawl id whose coordinator is alive is refused, and the first one\'s tree is untouched', async () => {
     const shopBaseline = await shopBase(); // first, before this test's own requests reach the origin
-    const id = nextId();
-    const out = path.join(dir, 'shop-two-coordinators');
-    shopLog.length = 0;
-    const first = start(shopCoordinator(id, out));
-    await until(() => shopLog.length >= 3);
+    const { id, out, first } = await liveCoordinator('shop-two-coordinators');
     // Another machine's coordinator (the lock on OUT would stop one on this machine first), even with
     // --fresh: it must neither clear nor join the live crawl.
     await expect(openSharedCrawl({ ...shopCoordinatorOptions(id, out), fresh: true }, [], null)).rejects.toMatchObject({ code: 'COORDINATOR_ALIVE', message: expect.stringMatching(/has a live coordinator .*one coordinator per crawl id/) });
@@ -162,11 +169,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
 
   it('a coordinator with another configuration changes nothing under a live crawl id, even with a shorter --lease-timeout; with --fresh it is refused too', async () => {
     const shopBaseline = await shopBase(); // first, before this test's own requests reach the origin
-    const id = nextId();
-    const out = path.join(dir, 'shop-mismatch-live');
-    shopLog.length = 0;
-    const first = start(shopCoordinator(id, out));
-    await until(() => shopLog.length >= 3);
+    const { id, out, first } = await liveCoordinator('shop-mismatch-live');
     // Claimed with its own 200 ms lease, it would take the id over between the live one's heartbeats (2 s / 6).
     const other = { ...shopCoordinatorOptions(id, out), leaseTimeout: 200 };
     await expect(openSharedCrawl(other, [], null)).rejects.toMatchObject({ code: 'CONFIG_MISMATCH' });
@@ -177,11 +180,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
   }, 60_000);
 
   it('a coordinator that stalled (SIGSTOP) while another took the crawl over stops when it wakes (exit 2)', async () => {
-    const id = nextId();
-    const out = path.join(dir, 'shop-replaced');
-    shopLog.length = 0;
-    const first = start(shopCoordinator(id, out));
-    await until(() => shopLog.length >= 3);
+    const { id, out, first } = await liveCoordinator('shop-replaced');
     first.child.kill('SIGSTOP');
     let second;
     try {
