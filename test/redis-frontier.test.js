@@ -202,6 +202,29 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ done: '1', leased: '0', queued: '0' });
   });
 
+  it('a late result whose URL comes back with it (reclaimed, then taken in the same call) is visited again, never lost', async () => {
+    const a = open({ leaseMs: SHORT }, true);
+    await a.add([item('http://h/')]);
+    expect(await a.take(4)).toEqual(['http://h/']);
+    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    await sleep(SHORT + 100); // a stall: the lease expires
+    expect(await open({ leaseMs: SHORT }).take(0)).toEqual([]); // another process's call reclaims it (and takes nothing)
+    record.state = 'done';
+    record.status = 200;
+    await a.records.put(record);
+    // The result is late; taking the next URL in the same call hands the same one back to a.
+    expect(await a.done('http://h/', { page: true })).toEqual([]);
+    expect(a.lateResults).toBe(1);
+    expect(await a.take(4)).toEqual(['http://h/']); // a new lease: visited again (before the fix, forgotten here)
+    const again = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    again.state = 'done';
+    again.status = 200;
+    await a.records.put(again);
+    await a.done('http://h/', { page: true });
+    expect((await stored('http://h/')).state).toBe('done');
+    expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ done: '1', leased: '0', queued: '0' });
+  });
+
   it('a late worker adds no links: its lease on the page is gone', async () => {
     const a = open({ leaseMs: SHORT }, true);
     await a.add([item('http://h/')]);

@@ -261,10 +261,13 @@ export class RedisFrontier {
     // The result, and the next URL taken in the same call (the slot this page frees).
     const take = this.#prefetch && this.#ready.length === 0 ? this.#takeArgs(1) : [this.worker, 0];
     const reply = await this.#call(() => this.redis.prDoneBuffer(this.prefix, record ? packRecord(record) : '', key, token, page ? 'd' : 'x', record?.state ?? 'done', code, requisitesSkipped, ...side, ...take));
-    if (reply.length > 2) this.#ready.push(...this.#taken(reply, 2));
+    // This visit is over, before the URLs taken with it are looked at: a late
+    // result's own URL, reclaimed meanwhile, may be among them, and is then a
+    // new lease to visit again (taken as the one in flight, it was lost).
     this.#leases.delete(key);
     this.#working.delete(key);
     this.#prior?.pages.delete(key);
+    if (reply.length > 2) this.#ready.push(...this.#taken(reply, 2));
     if (Number(reply[0]) !== 1) {
       this.lateResults++;
       return [];
