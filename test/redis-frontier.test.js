@@ -186,20 +186,48 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ done: '1', leased: '0', queued: '0' });
   });
 
-  it('a page whose lease expired and came back to the same process is not visited twice there; its result stands', async () => {
+  it('a page whose lease expired and came back to the same process while its visit was in flight is visited again under the new lease (the first visit\'s links may have been refused)', async () => {
     const a = open({ leaseMs: SHORT }, true);
     await a.add([item('http://h/')]);
     expect(await a.take(4)).toEqual(['http://h/']);
     const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
     await sleep(SHORT + 100); // a stall: the lease expires
-    expect(await a.take(4)).toEqual([]); // reclaimed and leased to a again: the visit in flight goes on
+    expect(await a.take(4)).toEqual([]); // reclaimed and leased to a again, while the visit is in flight: not a second visit yet
+    // The visit's links, sent under the old lease, are refused (they read as known).
+    expect(await a.add([item('http://h/child', 'http://h/')])).toEqual(['known']);
     record.state = 'done';
     record.status = 200;
     await a.records.put(record);
     await a.done('http://h/', { page: true });
-    expect(a.lateResults).toBe(0);
+    expect(a.lateResults).toBe(1); // under the old lease: refused
+    expect(a.counts().queued).toBeGreaterThan(0); // the URL waits here: the crawl is not over
+    expect(await a.take(4)).toEqual(['http://h/']); // visited again under the new lease
+    expect(await a.add([item('http://h/child', 'http://h/')])).toEqual(['added']);
+    const again = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    again.state = 'done';
+    again.status = 200;
+    await a.records.put(again);
+    await a.done('http://h/', { page: true });
+    expect(a.lateResults).toBe(1);
     expect((await stored('http://h/')).state).toBe('done');
-    expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ done: '1', leased: '0', queued: '0' });
+    const counts = await redis.hgetall(`${prefix}cnt`);
+    expect([counts.done, counts.failed]).toEqual(['1', undefined]); // one result, no failure
+    expect(await a.take(1)).toEqual(['http://h/child']); // the child it added the second time (taken with that result)
+  });
+
+  it('a URL taken with a result and not started yet counts as work left: the process does not stop with it in hand', async () => {
+    const a = open({}, true);
+    await a.add([item('http://h/')]);
+    expect(await a.take(1)).toEqual(['http://h/']);
+    await a.add([item('http://h/next', 'http://h/')]);
+    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    record.state = 'done';
+    record.status = 200;
+    await a.records.put(record);
+    await a.done('http://h/', { page: true }); // takes http://h/next with the result
+    expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ queued: '0', leased: '1' }); // leased to a: Redis alone says nothing is left
+    expect(a.counts().queued).toBe(1);
+    expect(await a.take(1)).toEqual(['http://h/next']);
   });
 
   it('a late result whose URL comes back with it (reclaimed, then taken in the same call) is visited again, never lost', async () => {

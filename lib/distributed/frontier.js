@@ -62,6 +62,14 @@ export class RedisFrontier {
   #idleMs = 10;
   /** @type {string[]} leased with the last result (DONE takes the next URL), not handed out yet */
   #ready = [];
+  /**
+   * URLs whose lease came back to this process while their visit was still
+   * in flight (it had lapsed in a stall, and was reclaimed): that visit's
+   * links may have been refused under its old lease, so once it ends the
+   * URL is visited again under the new one (kept alive by the heartbeat).
+   * @type {Map<string, { token: string, record: PageRecord, prior: string }>}
+   */
+  #again = new Map();
   /** Whether a result also takes the next URL: until the process stops. */
   #prefetch = true;
   /**
@@ -123,6 +131,7 @@ export class RedisFrontier {
     const beat = () => {
       const args = [];
       for (const [key, token] of this.#leases) args.push(key, token);
+      for (const [key, { token }] of this.#again) args.push(key, token);
       this.redis.prHeartbeat(this.prefix, this.worker, this.settings.leaseMs, JSON.stringify({ ...this.info, pages: this.pagesDone }), this.coordinator ? 'c' : 'w', ...args)
         .then((alive) => {
           if (alive === 0) this.#heartbeatError = this.redis.toFrontierError(new Error('LOST'));
@@ -217,16 +226,18 @@ export class RedisFrontier {
     const keys = [];
     for (let i = at + 5; i < reply.length; i += 4) {
       const key = String(reply[i]);
+      const raw = /** @type {Buffer} */ (reply[i + 2]);
+      const record = raw.length > 0 ? decodeStored(raw, key) : newRecord(key, 'navigation', null);
+      const prior = String(reply[i + 3]);
       if (this.#leases.has(key)) {
-        // Our own lease had expired (a stall) and came back to us: the visit
-        // in flight goes on under the new lease; no second visit.
-        this.#leases.set(key, String(reply[i + 1]));
+        // Our own lease had expired (a stall) and came back to us while the
+        // visit is in flight: its links may have been refused under the old
+        // lease, so it is visited again once this visit ends (done, retry).
+        this.#again.set(key, { token: String(reply[i + 1]), record, prior });
         continue;
       }
       this.#leases.set(key, String(reply[i + 1]));
-      const raw = /** @type {Buffer} */ (reply[i + 2]);
-      this.#working.set(key, raw.length > 0 ? decodeStored(raw, key) : newRecord(key, 'navigation', null));
-      const prior = String(reply[i + 3]);
+      this.#working.set(key, record);
       if (prior && this.#prior) this.#prior.pages.set(key, JSON.parse(prior));
       keys.push(key);
     }
@@ -260,13 +271,12 @@ export class RedisFrontier {
     const code = record?.state === 'failed' ? (record.error?.code ?? (record.error?.status ? `HTTP_${record.error.status}` : 'ERROR')) : '';
     // The result, and the next URL taken in the same call (the slot this page frees).
     const take = this.#prefetch && this.#ready.length === 0 ? this.#takeArgs(1) : [this.worker, 0];
-    const reply = await this.#call(() => this.redis.prDoneBuffer(this.prefix, record ? packRecord(record) : '', key, token, page ? 'd' : 'x', record?.state ?? 'done', code, requisitesSkipped, ...side, ...take));
-    // This visit is over, before the URLs taken with it are looked at: a late
-    // result's own URL, reclaimed meanwhile, may be among them, and is then a
-    // new lease to visit again (taken as the one in flight, it was lost).
-    this.#leases.delete(key);
-    this.#working.delete(key);
-    this.#prior?.pages.delete(key);
+    const packed = record ? packRecord(record) : '';
+    // This visit is over before its result is sent: any reply read meanwhile
+    // (this DONE's own take, another call's) that hands the URL back to this
+    // process is a new lease to visit again, never taken for this visit.
+    this.#endVisit(key);
+    const reply = await this.#call(() => this.redis.prDoneBuffer(this.prefix, packed, key, token, page ? 'd' : 'x', record?.state ?? 'done', code, requisitesSkipped, ...side, ...take));
     if (reply.length > 2) this.#ready.push(...this.#taken(reply, 2));
     if (Number(reply[0]) !== 1) {
       this.lateResults++;
@@ -314,12 +324,28 @@ export class RedisFrontier {
   /** 429/503 answers this process shared as a backoff of their origin. */
   backoffs = 0;
 
-  /** @param {string} key */
-  async retry(key) {
-    const token = this.#leases.get(key);
+  /**
+   * A visit ends here: its lease is no longer this process's work, and a
+   * lease of its URL that came back during it becomes a visit of its own.
+   * @param {string} key
+   */
+  #endVisit(key) {
     this.#leases.delete(key);
     this.#working.delete(key);
     this.#prior?.pages.delete(key);
+    const again = this.#again.get(key);
+    if (!again) return;
+    this.#again.delete(key);
+    this.#leases.set(key, again.token);
+    this.#working.set(key, again.record);
+    if (again.prior && this.#prior) this.#prior.pages.set(key, JSON.parse(again.prior));
+    this.#ready.push(key);
+  }
+
+  /** @param {string} key */
+  async retry(key) {
+    const token = this.#leases.get(key);
+    this.#endVisit(key);
     if (token !== undefined) await this.#call(() => this.redis.prRetry(this.prefix, key, token));
   }
 
@@ -327,7 +353,11 @@ export class RedisFrontier {
     const c = this.#counts;
     // Work not done yet anywhere else: this process must not stop while
     // another one may still add URLs. Before the roots are in, there is work.
-    const pending = c.phase === 'seeding' || c.phase === 'none' ? 1 : c.phase === 'crawl' ? c.queued + Math.max(0, c.leased - c.mine) : 0;
+    // URLs this process holds but has not started (taken with a result) are work too; and
+    // of the leases Redis counts as this process's, only those it works on are its own: one
+    // it does not (a defect) keeps the crawl open until it lapses and is handed out again.
+    const own = Math.min(c.mine, this.#leases.size + this.#again.size);
+    const pending = (c.phase === 'seeding' || c.phase === 'none' ? 1 : c.phase === 'crawl' ? c.queued + Math.max(0, c.leased - own) : 0) + this.#ready.length;
     return { queued: pending, inFlight: c.mine, known: 0, overLimit: c.over, overLimitSaturated: c.saturated };
   }
 
