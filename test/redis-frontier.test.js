@@ -38,6 +38,15 @@ const open = (settings = {}, seeder = false) => new RedisFrontier(redis, prefix,
 /** The record of a URL as Redis holds it. @param {string} key */
 const stored = async (key) => decodeStored(/** @type {Buffer} */ (await redis.hgetBuffer(`${prefix}rec`, key)), key);
 
+/** The record a process holds for a URL. @param {RedisFrontier} frontier @param {string} key */
+const recordOf = async (frontier, key) => /** @type {import('../lib/crawl/records.js').PageRecord} */ (await frontier.records.get(key));
+/** A visit's result: its record done (200) and put. @param {RedisFrontier} frontier @param {import('../lib/crawl/records.js').PageRecord} record */
+const putDone = async (frontier, record) => {
+  record.state = 'done';
+  record.status = 200;
+  await frontier.records.put(record);
+};
+
 describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
   beforeAll(async () => {
     server = await startRedis();
@@ -190,23 +199,19 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     const a = open({ leaseMs: SHORT }, true);
     await a.add([item('http://h/')]);
     expect(await a.take(4)).toEqual(['http://h/']);
-    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    const record = await recordOf(a, 'http://h/');
     await sleep(SHORT + 100); // a stall: the lease expires
     expect(await a.take(4)).toEqual([]); // reclaimed and leased to a again, while the visit is in flight: not a second visit yet
     // The visit's links, sent under the old lease, are refused (they read as known).
     expect(await a.add([item('http://h/child', 'http://h/')])).toEqual(['known']);
-    record.state = 'done';
-    record.status = 200;
-    await a.records.put(record);
+    await putDone(a, record);
     await a.done('http://h/', { page: true });
     expect(a.lateResults).toBe(1); // under the old lease: refused
     expect(a.counts().queued).toBeGreaterThan(0); // the URL waits here: the crawl is not over
     expect(await a.take(4)).toEqual(['http://h/']); // visited again under the new lease
     expect(await a.add([item('http://h/child', 'http://h/')])).toEqual(['added']);
-    const again = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
-    again.state = 'done';
-    again.status = 200;
-    await a.records.put(again);
+    const again = await recordOf(a, 'http://h/');
+    await putDone(a, again);
     await a.done('http://h/', { page: true });
     expect(a.lateResults).toBe(1);
     expect((await stored('http://h/')).state).toBe('done');
@@ -220,10 +225,8 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     await a.add([item('http://h/')]);
     expect(await a.take(1)).toEqual(['http://h/']);
     await a.add([item('http://h/next', 'http://h/')]);
-    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
-    record.state = 'done';
-    record.status = 200;
-    await a.records.put(record);
+    const record = await recordOf(a, 'http://h/');
+    await putDone(a, record);
     await a.done('http://h/', { page: true }); // takes http://h/next with the result
     expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ queued: '0', leased: '1' }); // leased to a: Redis alone says nothing is left
     expect(a.counts().queued).toBe(1);
@@ -234,20 +237,16 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     const a = open({ leaseMs: SHORT }, true);
     await a.add([item('http://h/')]);
     expect(await a.take(4)).toEqual(['http://h/']);
-    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    const record = await recordOf(a, 'http://h/');
     await sleep(SHORT + 100); // a stall: the lease expires
     expect(await open({ leaseMs: SHORT }).take(0)).toEqual([]); // another process's call reclaims it (and takes nothing)
-    record.state = 'done';
-    record.status = 200;
-    await a.records.put(record);
+    await putDone(a, record);
     // The result is late; taking the next URL in the same call hands the same one back to a.
     expect(await a.done('http://h/', { page: true })).toEqual([]);
     expect(a.lateResults).toBe(1);
     expect(await a.take(4)).toEqual(['http://h/']); // a new lease: visited again (before the fix, forgotten here)
-    const again = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
-    again.state = 'done';
-    again.status = 200;
-    await a.records.put(again);
+    const again = await recordOf(a, 'http://h/');
+    await putDone(a, again);
     await a.done('http://h/', { page: true });
     expect((await stored('http://h/')).state).toBe('done');
     expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ done: '1', leased: '0', queued: '0' });
