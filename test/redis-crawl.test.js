@@ -460,9 +460,17 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     const id = nextId();
     const out = path.join(dir, 'lost');
     shopLog.length = 0;
-    const coordinator = start(['crawl', ...shopArgs(), ...shared(id, out), '-q']);
+    // --rate 20: about 3 s of crawling, time for the worker to join even on a loaded machine.
+    const coordinator = start(['crawl', ...shopArgs(), ...shared(id, out), '-q', '--rate', '20']);
     const helper = start(worker(id));
-    await until(() => shopLog.length >= 10);
+    // The worker must have joined (under load it can start after the crawl is well under way):
+    // one still waiting for the crawl id would go on waiting for it after the restart (--wait).
+    const client = await connectRedis(redis.url, { timeoutSeconds: 5 });
+    try {
+      await until(async () => shopLog.length >= 10 && (await client.zcard(`${keyPrefix(id)}workers`)) >= 2, 30_000);
+    } finally {
+      client.disconnect();
+    }
     await redis.restart(); // no persistence: the crawl's state is gone
     const [c, w] = await Promise.all([coordinator.done, helper.done]);
     expect([c.code, w.code]).toEqual([2, 2]);
