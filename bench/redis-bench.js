@@ -15,6 +15,8 @@
  *    crawl leaves them: one `rec` hash entry each, the seen-set byte and the
  *    packed done record (INFO memory used_memory, after minus before, per URL).
  * 3. scaling: bench/origin.js --latency-ms 50 with `--products` products;
+ *    (`--processes 1,2,4`; `--threads a,b` runs each count once per value of
+ *    every process's --threads, interleaved)
  *    the coordinator alone, then with 1 and 3 workers (1, 2, 4 processes) at
  *    -c 8 each; pages/s end to end (wall time of the coordinator, spawn to
  *    exit) and of the crawl phase (seeding to the completion barrier, from
@@ -44,6 +46,8 @@ const { values } = parseArgs({
     'latency-ms': { type: 'string', default: '50' },
     rounds: { type: 'string', default: '1' },
     skip: { type: 'string', default: '' },
+    processes: { type: 'string', default: '1,2,4' },
+    threads: { type: 'string', default: '' },
   },
 });
 const skip = new Set(String(values.skip).split(',').filter(Boolean));
@@ -196,17 +200,22 @@ function runNode(args) {
 async function scaling(redis, redisUrl, products, latencyMs, rounds) {
   const origin = spawn(process.execPath, [path.join(HERE, 'origin.js'), '--products', String(products), '--count', '1000', '--port', '0', '--latency-ms', String(latencyMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve) => origin.stdout.once('data', (chunk) => resolve(String(chunk).trim())));
-  /** @type {Record<number, { pagesPerSecond: number, crawlPagesPerSecond: number, finishSeconds: number, cpuMsPerPage: number, cpuWaitMsPerPage: number }[]>} */
-  const results = { 1: [], 2: [], 4: [] };
+  const counts = String(values.processes).split(',').map(Number);
+  // --threads a,b: each count of processes once per value of every process's --threads, interleaved (default: their own default).
+  const threadValues = values.threads ? String(values.threads).split(',') : [''];
+  /** @type {Record<string, { pagesPerSecond: number, crawlPagesPerSecond: number, finishSeconds: number, cpuMsPerPage: number, cpuWaitMsPerPage: number }[]>} */
+  const results = {};
   try {
     for (let round = 0; round < rounds; round++) {
-      for (const processes of [1, 2, 4]) {
+      for (const processes of counts) for (const threads of threadValues) {
+        const key = threads === '' ? String(processes) : `${processes}/threads ${threads}`;
+        const extra = threads === '' ? [] : ['--threads', threads];
         const out = await mkdtemp(path.join(os.tmpdir(), 'prerender-redis-bench-'));
         const id = `bench-${processes}-${round}-${Date.now()}`;
         const started = performance.now();
         const runs = await Promise.all([
-          runNode([BIN, 'crawl', `${url}/st/dir.asp`, '-i', '/st/dir.asp', '/st/product.asp', '-o', out, '-c', '8', '-q', '--json', '--frontier', redisUrl, '--crawl-id', id]),
-          ...Array.from({ length: processes - 1 }, () => runNode([BIN, 'worker', '--frontier', redisUrl, '--crawl-id', id, '-c', '8', '-q'])),
+          runNode([BIN, 'crawl', `${url}/st/dir.asp`, '-i', '/st/dir.asp', '/st/product.asp', '-o', out, '-c', '8', '-q', '--json', '--frontier', redisUrl, '--crawl-id', id, ...extra]),
+          ...Array.from({ length: processes - 1 }, () => runNode([BIN, 'worker', '--frontier', redisUrl, '--crawl-id', id, '-c', '8', '-q', ...extra])),
         ]);
         const wallMs = performance.now() - started;
         if (runs.some((r) => r.code !== 0)) throw new Error(`a process failed: ${runs.map((r) => r.stderr).join(' ')}`);
@@ -217,8 +226,8 @@ async function scaling(redis, redisUrl, products, latencyMs, rounds) {
         const crawlMs = Number(meta.finishAt) - Number(meta.startedAt);
         const finishSeconds = (Number(meta.finishedAt) - Number(meta.finishAt)) / 1000;
         const waitMs = runs.reduce((sum, r) => sum + r.waitMs, 0);
-        results[processes].push({ pagesPerSecond: pages / (wallMs / 1000), crawlPagesPerSecond: pages / (crawlMs / 1000), finishSeconds, cpuMsPerPage: cpuMs / pages, cpuWaitMsPerPage: waitMs / pages });
-        process.stderr.write(`scaling: ${processes} process(es), ${pages} pages, ${(pages / (wallMs / 1000)).toFixed(0)} pages/s end to end, ${(pages / (crawlMs / 1000)).toFixed(0)} pages/s crawl phase, finish ${finishSeconds.toFixed(1)} s, ${(cpuMs / pages).toFixed(2)} ms CPU/page, ${(waitMs / pages).toFixed(2)} ms/page waiting for a CPU, load ${os.loadavg()[0].toFixed(1)}\n`);
+        (results[key] ??= []).push({ pagesPerSecond: pages / (wallMs / 1000), crawlPagesPerSecond: pages / (crawlMs / 1000), finishSeconds, cpuMsPerPage: cpuMs / pages, cpuWaitMsPerPage: waitMs / pages });
+        process.stderr.write(`scaling: ${key} process(es), ${pages} pages, ${(pages / (wallMs / 1000)).toFixed(0)} pages/s end to end, ${(pages / (crawlMs / 1000)).toFixed(0)} pages/s crawl phase, finish ${finishSeconds.toFixed(1)} s, ${(cpuMs / pages).toFixed(2)} ms CPU/page, ${(waitMs / pages).toFixed(2)} ms/page waiting for a CPU, load ${os.loadavg()[0].toFixed(1)}\n`);
         await rm(out, { recursive: true, force: true });
       }
     }
@@ -232,10 +241,12 @@ async function scaling(redis, redisUrl, products, latencyMs, rounds) {
     finishSeconds: median(list.map((r) => r.finishSeconds)), cpuMsPerPage: median(list.map((r) => r.cpuMsPerPage)),
     cpuWaitMsPerPage: median(list.map((r) => r.cpuWaitMsPerPage)), rounds: list,
   }]));
+  /** @param {number} n @param {'pagesPerSecond' | 'crawlPagesPerSecond'} field */
+  const speedup = (n, field) => (summary[n] && summary[1] ? summary[n][field] / summary[1][field] : undefined);
   return {
     products, latencyMs, summary,
-    speedup2: summary[2].pagesPerSecond / summary[1].pagesPerSecond, speedup4: summary[4].pagesPerSecond / summary[1].pagesPerSecond,
-    crawlPhaseSpeedup2: summary[2].crawlPagesPerSecond / summary[1].crawlPagesPerSecond, crawlPhaseSpeedup4: summary[4].crawlPagesPerSecond / summary[1].crawlPagesPerSecond,
+    speedup2: speedup(2, 'pagesPerSecond'), speedup4: speedup(4, 'pagesPerSecond'),
+    crawlPhaseSpeedup2: speedup(2, 'crawlPagesPerSecond'), crawlPhaseSpeedup4: speedup(4, 'crawlPagesPerSecond'),
   };
 }
 

@@ -48,6 +48,7 @@ export function addDistributedCommands(program, io, setExitCode) {
     .addOption(new Option('--frontier <url>', 'the crawl\'s Redis: redis://[user:pass@]host:port/db or rediss:// (default: REDIS_URL)'))
     .addOption(new Option('--crawl-id <id>', 'the shared crawl to join'))
     .option('-c, --concurrency <n>', 'requests in flight at once in this process (default: 8)')
+    .option('--threads <n>', 'worker threads for the per-page work in this process; 0 does it in the main thread (default: one per CPU core)')
     .option('--render-concurrency <n>', 'when the crawl renders (--render): pages rendered at once in this process (default: 8 when networkidle is awaited, else one per CPU core, 2 to 16)')
     .option('--browser <path>', 'when the crawl renders: the Chromium or Chrome of this machine (default: PUPPETEER_EXECUTABLE_PATH, CHROME_PATH, then chromium, chromium-browser, google-chrome on the PATH)')
     .option('--blobs <dir>', 'the shared blob directory as mounted here (default: the one the crawl was started with)')
@@ -100,6 +101,7 @@ async function workerAction(flags, io) {
       crawlId: flags.crawlId,
       concurrency: integer(flags.concurrency, '--concurrency', 1, 256),
       renderConcurrency: integer(flags.renderConcurrency, '--render-concurrency', 1, 64),
+      threads: integer(flags.threads, '--threads', 0, 64),
       browser: flags.browser,
       env: io.env,
       wait: integer(flags.wait, '--wait', 0, 86_400),

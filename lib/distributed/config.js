@@ -26,7 +26,7 @@ export const RESULT_OPTIONS = [
 ];
 
 /** Options each process sets for itself (a worker from its own command line). */
-export const LOCAL_OPTIONS = ['concurrency', 'renderConcurrency', 'renderRecycle', 'browser'];
+export const LOCAL_OPTIONS = ['concurrency', 'threads', 'renderConcurrency', 'renderRecycle', 'browser'];
 
 /**
  * A resolved option back in the form of a config file value.
@@ -81,9 +81,9 @@ export function configDifference(stored, given) {
 
 /**
  * The options a worker crawls with: the stored ones, plus its own
- * connections, render tabs, browser recycling and browser binary.
+ * connections, worker threads, render tabs, browser recycling and browser binary.
  * @param {SharedConfig} config
- * @param {{ frontier: string, crawlId: string, concurrency?: number, renderConcurrency?: number, renderRecycle?: number, browser?: string }} local
+ * @param {{ frontier: string, crawlId: string, concurrency?: number, threads?: number, renderConcurrency?: number, renderRecycle?: number, browser?: string }} local
  */
 export function workerOptions(config, local) {
   /** @type {Record<string, unknown>} */

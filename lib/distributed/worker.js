@@ -29,7 +29,7 @@ import { VERSION, intervalOf } from './shared.js';
  * @typedef {{
  *   frontier: string, crawlId: string, concurrency?: number, wait?: number, blobs?: string,
  *   frontierTimeout?: number, signal?: AbortSignal, version?: string,
- *   renderConcurrency?: number, browser?: string, env?: Record<string, string | undefined>,
+ *   renderConcurrency?: number, threads?: number, browser?: string, env?: Record<string, string | undefined>,
  * }} WorkerOptions
  *   wait: seconds to wait for a crawl id that does not exist yet (default 60);
  *   version: the version this worker claims (tests);
@@ -64,7 +64,7 @@ export class Worker extends EventEmitter {
         throw new FrontierError(`crawl id "${w.crawlId}" was started by prerender ${config.version}; this worker is prerender ${version}: run workers of the same version`, { code: 'VERSION_MISMATCH' });
       }
       const o = resolveCrawlOptions({
-        ...workerOptions(config, { concurrency: w.concurrency, renderConcurrency: w.renderConcurrency, browser: w.browser, frontier: w.frontier, crawlId: w.crawlId }),
+        ...workerOptions(config, { concurrency: w.concurrency, threads: w.threads, renderConcurrency: w.renderConcurrency, browser: w.browser, frontier: w.frontier, crawlId: w.crawlId }),
         ...(w.env ? { env: w.env } : {}),
       });
       // --render: the browser is found before anything is taken (a worker without one exits 2 at once).

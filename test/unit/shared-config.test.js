@@ -6,18 +6,20 @@ import { resolveCrawlOptions } from '../../lib/options.js';
 const base = { roots: ['http://shop.test/st/dir.asp'], frontier: 'redis://127.0.0.1:6379/0', crawlId: 'c1' };
 
 describe('the stored configuration of a shared crawl', () => {
-  it('carries every option that changes what a worker fetches, names or renders; the worker keeps its own tabs, connections and browser', () => {
+  it('carries every option that changes what a worker fetches, names or renders; the worker keeps its own tabs, connections, threads and browser', () => {
     const o = resolveCrawlOptions({
       ...base, robots: true, name: ['/doku.php?id=*', '{query.id}.html'], assets: true, assetsOrigins: ['https://cdn.shop.test'], relativeLinks: false,
-      render: true, renderWait: ['selector:#app a'], renderOnly: ['/st/'], renderTimeout: 5000, renderConcurrency: 3, browser: '/opt/chrome',
+      render: true, renderWait: ['selector:#app a'], renderOnly: ['/st/'], renderTimeout: 5000, renderConcurrency: 3, browser: '/opt/chrome', threads: 2,
     });
     const config = sharedConfig(o, [], '1.2.3');
-    const worker = resolveCrawlOptions(workerOptions(JSON.parse(JSON.stringify(config)), { frontier: base.frontier, crawlId: 'c1', renderConcurrency: 6, concurrency: 4 }));
+    const worker = resolveCrawlOptions(workerOptions(JSON.parse(JSON.stringify(config)), { frontier: base.frontier, crawlId: 'c1', renderConcurrency: 6, concurrency: 4, threads: 0 }));
     for (const name of ['robots', 'name', 'assetsOrigins', 'relativeLinks', 'render', 'renderWait', 'renderOnly', 'renderTimeout']) {
       expect(/** @type {any} */ (worker)[name], name).toEqual(/** @type {any} */ (o)[name]);
     }
     expect(worker.renderConcurrency).toBe(6);
     expect(worker.concurrency).toBe(4);
+    expect(worker.threads).toBe(0); // --threads is each process's own
+    expect(Object.keys(config.options)).not.toContain('threads');
     expect(worker.browser).toBeUndefined(); // found on the worker's own machine, never the coordinator's path
     for (const name of LOCAL_OPTIONS) expect(RESULT_OPTIONS).not.toContain(name);
   });
