@@ -7,6 +7,7 @@
  * whoever dies. Skipped outside CI without redis-server; in CI it must run.
  */
 import http from 'node:http';
+import { availableParallelism } from 'node:os';
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -234,16 +235,29 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     expect(await manifestOf(out)).toBe(shopBaseline.manifest);
   }, 60_000);
 
-  it('workers help write the tree: one stopped (SIGSTOP) and one killed (SIGKILL) holding a bucket of pages lose it to another process; the same tree, late answers ignored', async () => {
+  it('workers on other machines help write the tree, not those sharing the coordinator\'s cores; one stopped (SIGSTOP) and one killed (SIGKILL) holding a bucket of pages lose it to another process; the same tree, late answers ignored', async () => {
     const big = await startOrigin({ products: 400, count: 50, port: 0, host: '127.0.0.1' });
     const origin = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (big.address()).port}`;
     const client = await connectRedis(redis.url, { timeoutSeconds: 5 });
+    /** A worker that says it runs on another machine (PRERENDER_HOST), so that it brings cores of its own. */
+    const elsewhere = (/** @type {string[]} */ args) => startCli(args, { env: { ...process.env, PRERENDER_HOST: 'helper.test' } });
     try {
       const args = [`${origin}/st/dir.asp?Start=1&Count=50`, '-i', '/st/dir.asp', '/st/product.asp', '-c', '4'];
       const one = path.join(dir, 'big-one');
       expect((await run(['crawl', ...args, '-o', one, '-q'])).code).toBe(0);
       const baseline = await treeDigest(one);
       expect(Object.keys(baseline).length).toBeGreaterThan(400);
+
+      // A worker on the coordinator's machine, whose threads use every core already: it fetches, and the coordinator writes alone.
+      const sameId = nextId();
+      const [alone, beside] = await Promise.all([
+        run(['crawl', ...args, ...shared(sameId, path.join(dir, 'big-same')), '-q', '--threads', String(availableParallelism())]),
+        run(worker(sameId, ['-c', '4']).filter((arg) => arg !== '-q')),
+      ]);
+      expect(alone.code, alone.stderr).toBe(0);
+      expect(beside.code, beside.stderr).toBe(0);
+      expect(beside.stdout).toMatch(/worker: [1-9]\d* pages fetched, 0 failed, 0 rewritten and written/);
+      expect(await treeDigest(path.join(dir, 'big-same'))).toEqual(baseline);
 
       /**
        * Start a coordinator and one worker; once the worker holds a bucket
@@ -254,7 +268,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
       const catchHolding = async (id, out) => {
         const prefix = keyPrefix(id);
         const coordinator = start(['crawl', ...args, ...shared(id, out), '-q']);
-        const victim = start(worker(id, ['-c', '4']).filter((arg) => arg !== '-q'));
+        const victim = elsewhere(worker(id, ['-c', '4']).filter((arg) => arg !== '-q'));
         /** Whether a process other than the coordinator holds a bucket now. */
         const held = async () => {
           const [token, coord] = await client.hmget(`${prefix}meta`, 'fin', 'coord');
@@ -299,7 +313,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
       const prefix = keyPrefix(id);
       const command = ['crawl', ...args, ...shared(id, out), '-q'];
       const coordinator = start(command);
-      const helper = start(worker(id, ['-c', '4']));
+      const helper = elsewhere(worker(id, ['-c', '4']));
       await until(async () => (await client.hget(`${prefix}meta`, 'fin')) !== null, 30_000);
       const left = /** @type {string} */ (await client.hget(`${prefix}meta`, 'fin'));
       coordinator.child.kill('SIGKILL');

@@ -105,8 +105,8 @@ export class RedisFrontier {
     this.settings = settings;
     this.seeder = seeder;
     this.coordinator = coordinator;
-    this.worker = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.info = { host: hostname(), pid: process.pid, startedAt: Date.now(), ...info };
+    this.worker = `${this.info.host}:${process.pid}:${randomBytes(3).toString('hex')}`;
     /** Results refused because the lease had passed to another worker. */
     this.lateResults = 0;
     this.records = new RedisRecordStore(this);

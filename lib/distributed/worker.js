@@ -13,7 +13,7 @@ import { workerOptions } from './config.js';
 import { RedisFrontier } from './frontier.js';
 import { DirBlobStore } from './dir-blobs.js';
 import { helpFinish } from './finish.js';
-import { VERSION, intervalOf } from './shared.js';
+import { VERSION, intervalOf, machineOf } from './shared.js';
 
 /**
  * `prerender worker`: join a shared crawl, take leased URLs, fetch them,
@@ -75,7 +75,7 @@ export class Worker extends EventEmitter {
       await blobs.init();
       frontier = new RedisFrontier(redis, prefix, {
         maxPages: o.maxPages, leaseMs: o.leaseTimeout, originConcurrency: o.originConcurrency, intervalMs: intervalOf(o), maxDeliveries: o.maxDeliveries,
-      }, { info: { role: 'worker', version } });
+      }, { info: { role: 'worker', version, host: machineOf(w.env ?? process.env) } });
       loader = defaultLoader({
         concurrency: o.concurrency, timeout: o.timeout, maxPageBytes: o.maxPageBytes, headers: o.headers, retries: o.retries, retryDelay: o.retryDelay, rate: o.rate, delay: o.delay,
         onRetry: (info) => {
