@@ -37,9 +37,13 @@ import { precompress } from './precompress.js';
 /**
  * Pages rewritten and written at once: enough that the worker threads get
  * batches, not one page per message (8 left them 45 % idle in a shared
- * crawl's finishing, whose blobs are files of their own).
+ * crawl's finishing, whose blobs are files of their own), and that a page
+ * whose record or file is slow to come does not hold the others up
+ * (finishing 10,000 pages: 1.62 s with 32, 1.33 s with 128, medians of 3
+ * interleaved). Only a page's record and request wait in the window; bodies
+ * stay in the blob store.
  */
-const WRITE_CONCURRENCY = 32;
+const WRITE_CONCURRENCY = 128;
 /** Non-document pages (read whole, up to --max-page-bytes each) copied at once. */
 const WHOLE_BODIES = 4;
 /** Passes before giving up on a tree whose pages keep failing. */
