@@ -6,13 +6,15 @@
  * rendering process writes. Real processes, a real browser and a real Redis;
  * skipped outside CI when one is missing, in CI they must run.
  */
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAVE_REDIS, IN_CI, startRedis } from './helpers/redis.js';
-import { manifestOf, startCli, treeDigest } from './helpers/processes.js';
+import { manifestOf, startCli, treeDigest, until } from './helpers/processes.js';
 import { useTestDir } from './helpers/fixtures.js';
 import { findBrowser } from '../lib/render/browser.js';
 import { startSpaShop } from '../fixtures/spa-shop.js';
+import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
 
 /** @returns {string | null} */
 function installedBrowser() {
@@ -26,6 +28,36 @@ const HAVE_BROWSER = installedBrowser() !== null || IN_CI;
 
 /** A prerender process, given longer than usual: it starts a browser. @param {string[]} args */
 const cli = (args) => startCli(args, { limitMs: 80_000 });
+
+/**
+ * The processes whose parent is `pid` (from /proc).
+ * @param {number} pid
+ */
+function childrenOf(pid) {
+  /** @type {number[]} */
+  const children = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ')'.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) children.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return children;
+}
+
+/** Whether a process still runs (a zombie waiting for its reaper does not). @param {number} pid */
+function running(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
 
 /** The manifest without the times a render took (they differ from run to run). @param {string} out */
 async function manifestWithoutTimes(out) {
@@ -78,6 +110,43 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
     expect(manifest.pages).toHaveLength(36); // 6 directory pages, 30 products
     expect(manifest.pages.every((/** @type {{ rendered?: boolean }} */ page) => page.rendered === true)).toBe(true);
     for (let n = 1; n <= 30; n++) expect(shop.hits.get(`GET /st/product.asp?SKUSetID=${n}`), `product ${n}`).toBe(1);
+  }, 90_000);
+
+  it('Ctrl-C in a rendering worker while it holds pages: it exits 130 at once, its browser with it, its pages go back; the coordinator writes the whole tree', async () => {
+    const id = 'render-int';
+    const out = path.join(dir, 'interrupted');
+    const client = await connectRedis(redis.url, { timeoutSeconds: 5 });
+    try {
+      const coordinator = cli(['crawl', ...crawlArgs(), ...sharedArgs(id, out), '--render-concurrency', '1', '-q']);
+      const worker = cli(['worker', '--frontier', redis.url, '--crawl-id', id, '--render-concurrency', '2']);
+      const pid = /** @type {number} */ (worker.child.pid);
+      // The worker holds leased pages (it renders them): its set of leases in Redis is not empty.
+      const prefix = keyPrefix(id);
+      /** @type {string | undefined} */
+      let me;
+      await until(async () => {
+        me ??= (await client.zrange(`${prefix}workers`, 0, -1)).find((member) => member.includes(`:${pid}:`));
+        return me !== undefined && (await client.scard(`${prefix}wl:${me}`)) > 0;
+      }, 60_000);
+      const browsers = childrenOf(pid);
+      expect(browsers.length).toBeGreaterThan(0); // its Chromium
+      const stoppedAt = Date.now();
+      worker.child.kill('SIGINT');
+      const stopped = await worker.done;
+      expect(stopped.code, stopped.stderr).toBe(130);
+      expect(Date.now() - stoppedAt).toBeLessThan(15_000);
+      for (const browser of browsers) expect(running(browser), `browser process ${browser}`).toBe(false);
+      // Its leases were handed back, not left to lapse: nothing of it is left leased.
+      expect(await client.scard(`${prefix}wl:${me}`)).toBe(0);
+      const finished = await coordinator.done;
+      expect(finished.code, finished.stderr).toBe(0);
+      const manifest = JSON.parse(await manifestOf(out));
+      expect(manifest.pages).toHaveLength(36);
+      expect(manifest.pages.every((/** @type {{ rendered?: boolean }} */ page) => page.rendered === true)).toBe(true);
+      expect(manifest.errors).toEqual([]);
+    } finally {
+      await client.quit();
+    }
   }, 90_000);
 
   it('a worker that cannot find its browser exits 2 before it takes anything; the crawl is finished without it', async () => {
