@@ -7,7 +7,7 @@
  * whoever dies. Skipped outside CI without redis-server; in CI it must run.
  */
 import http from 'node:http';
-import { availableParallelism } from 'node:os';
+import { existsSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -248,15 +248,17 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
       const baseline = await treeDigest(one);
       expect(Object.keys(baseline).length).toBeGreaterThan(400);
 
-      // A worker on the coordinator's machine, whose threads use every core already: it fetches, and the coordinator writes alone.
+      // A worker on the coordinator's machine, whose threads use every core already (the default): it fetches,
+      // and the coordinator writes alone, no pass of buckets begun. --rate keeps the crawl going until the worker is in.
       const sameId = nextId();
       const [alone, beside] = await Promise.all([
-        run(['crawl', ...args, ...shared(sameId, path.join(dir, 'big-same')), '-q', '--threads', String(availableParallelism())]),
+        run(['crawl', ...args, ...shared(sameId, path.join(dir, 'big-same')), '-q', '--rate', '150']),
         run(worker(sameId, ['-c', '4']).filter((arg) => arg !== '-q')),
       ]);
       expect(alone.code, alone.stderr).toBe(0);
       expect(beside.code, beside.stderr).toBe(0);
       expect(beside.stdout).toMatch(/worker: [1-9]\d* pages fetched, 0 failed, 0 rewritten and written/);
+      expect(existsSync(path.join(dir, 'big-same', '.prerender', 'blobs', 'finish'))).toBe(false);
       expect(await treeDigest(path.join(dir, 'big-same'))).toEqual(baseline);
 
       /**
@@ -453,7 +455,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     expect(fresh.code).toBe(1);
   }, 60_000);
 
-  it('a worker of another version refuses to join; a worker waits (bounded) for a crawl id that does not exist', async () => {
+  it('a worker of another version refuses to join; a worker waits (bounded) for a crawl id that does not exist; a bad PRERENDER_HOST is refused', async () => {
     const id = nextId();
     const client = await connectRedis(redis.url, { timeoutSeconds: 5 });
     try {
@@ -467,6 +469,14 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     const missing = await run(worker(nextId(), ['--wait', '1']));
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/no crawl "crawl-\d+" in Redis after waiting 1 s/);
+    // A machine name that could not sit in a lease entry: refused before anything is taken, by a worker and a coordinator alike.
+    const env = { ...process.env, PRERENDER_HOST: 'rack|7' };
+    const badWorker = await startCli(worker(id), { env }).done;
+    expect(badWorker.code).toBe(2);
+    expect(badWorker.stderr).toMatch(/PRERENDER_HOST must be a machine name .*"rack\|7"/);
+    const badCoordinator = await startCli(['crawl', ...shopArgs(), ...shared(nextId(), path.join(dir, 'bad-host'))], { env }).done;
+    expect(badCoordinator.code).toBe(2);
+    expect(badCoordinator.stderr).toMatch(/PRERENDER_HOST must be a machine name/);
   }, 30_000);
 
   it('Redis lost: restarted empty mid-crawl, every process exits 2 with one line and OUT holds no page; unreachable, the wait is bounded by --frontier-timeout and the password is never printed', async () => {

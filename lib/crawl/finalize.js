@@ -40,10 +40,15 @@ import { precompress } from './precompress.js';
  * crawl's finishing, whose blobs are files of their own), and that a page
  * whose record or file is slow to come does not hold the others up
  * (finishing 10,000 pages: 1.62 s with 32, 1.33 s with 128, medians of 3
- * interleaved). Only a page's record and request wait in the window; bodies
- * stay in the blob store.
+ * interleaved). That is while worker threads read the staged bytes
+ * themselves and keep no output: a page in the window is then its record
+ * and its request. When a page's bytes come to the main thread (no worker
+ * thread, --precompress wanting the output), each page in the window may
+ * hold up to --max-page-bytes, and the window is WRITE_HOLDING.
  */
 const WRITE_CONCURRENCY = 128;
+/** Pages rewritten and written at once when each may hold its bytes in the main thread. */
+const WRITE_HOLDING = 32;
 /** Non-document pages (read whole, up to --max-page-bytes each) copied at once. */
 const WHOLE_BODIES = 4;
 /** Passes before giving up on a tree whose pages keep failing. */
@@ -134,7 +139,8 @@ async function writePass(run, naming, names, dropped, interrupted, complete) {
   const firsts = new Map();
   for (const [alias, first] of naming.aliasOf) if (!dropped.has(alias)) firsts.set(first, Promise.resolve(null));
   run.stats.written = 0;
-  const inFlight = run.finishPool?.window ?? WRITE_CONCURRENCY;
+  const holding = o.precompress.length > 0 || run.threads.size === 0 || !run.blobs?.locate;
+  const inFlight = run.finishPool?.window ?? (holding ? WRITE_HOLDING : WRITE_CONCURRENCY);
   const limit = pLimit(inFlight);
   try {
     /** @type {Promise<{ page: ManifestPage, record: PageRecord } | null>[]} in URL order */

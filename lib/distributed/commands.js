@@ -62,10 +62,10 @@ stored under the crawl id. A worker of a crawl started with --render renders
 the pages it takes in its own headless Chromium (a browser it cannot find is
 exit 2 before it takes anything). A worker of another prerender
 version refuses to join. Once nothing is left to fetch, the worker helps write
-the tree (rewriting pages in buckets the coordinator hands out when the
-workers bring cores of their own: some process runs on another machine, its
-PRERENDER_HOST or host name) until the crawl is finished, or the coordinator
-is gone; the blob directory and OUT must be
+the tree (rewriting pages in buckets the coordinator hands out when that
+adds cores: some process runs on another machine, named by PRERENDER_HOST or
+the host name, or the coordinator runs fewer threads than its cores) until the
+crawl is finished, or the coordinator is gone; the blob directory and OUT must be
 the coordinator's (a shared mount, at the same path). Exit status: 0 done,
 2 usage error, Redis unreachable past --frontier-timeout, the crawl's state
 lost, or the blob directory or OUT not shared, 130 interrupted.`)

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, hostname } from 'node:os';
-import { FrontierError } from '../errors.js';
+import { FrontierError, UsageError } from '../errors.js';
 import { STATE_DIR } from '../output/outdir.js';
 import { connectRedis, keyPrefix, redactUrl } from './connection.js';
 import { configDifference, sharedConfig } from './config.js';
@@ -26,6 +26,9 @@ import { FinishPool, dropLeftPass, dropPass } from './finish.js';
 
 export const VERSION = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
+/** What a machine's name may hold: it starts the process's id in Redis, whose lease entries are `token|worker|origin`. */
+const MACHINE_NAME = /^[A-Za-z0-9._-]{1,253}$/;
+
 /**
  * The machine a process says it runs on (status, and whether it brings
  * cores of its own to the finishing phase): PRERENDER_HOST, else the host name.
@@ -33,7 +36,27 @@ export const VERSION = JSON.parse(readFileSync(new URL('../../package.json', imp
  * @param {Record<string, string | undefined> | undefined} env
  */
 export function machineOf(env) {
-  return env?.PRERENDER_HOST || hostname();
+  const given = env?.PRERENDER_HOST;
+  if (given !== undefined && given !== '') {
+    if (!MACHINE_NAME.test(given)) throw new UsageError(`PRERENDER_HOST must be a machine name (letters, digits, ".", "-", "_"; at most 253): ${JSON.stringify(given)}`);
+    return given;
+  }
+  return hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 253) || 'localhost';
+}
+
+/**
+ * Whether the finishing phase's buckets would add CPU: some helper runs on
+ * another machine (a heartbeat info without a known host counts as one), or
+ * this process runs fewer worker threads than its machine has cores. Among
+ * processes that share this machine's cores, all of them busy with its own
+ * threads, buckets add their round trips and nothing else.
+ * @param {(string | null)[]} helpers the heartbeat infos (JSON) of the other live processes
+ * @param {{ host: string, threads: number, cores: number }} here
+ */
+export function bucketsAddCores(helpers, here) {
+  if (helpers.length === 0) return false;
+  if (here.threads < here.cores) return true;
+  return helpers.some((text) => text === null || hostOf(text) !== here.host);
 }
 
 /**
@@ -50,6 +73,7 @@ export const intervalOf = (o) => Math.max(o.delay ?? 0, o.rate ? Math.ceil(1000 
 export async function openSharedCrawl(o, listed, prior) {
   const url = /** @type {string} */ (o.frontier);
   const crawlId = /** @type {string} */ (o.crawlId);
+  const host = machineOf(o.env ?? process.env);
   const redis = await connectRedis(url, { timeoutSeconds: o.frontierTimeout });
   const prefix = keyPrefix(crawlId);
   try {
@@ -61,7 +85,7 @@ export async function openSharedCrawl(o, listed, prior) {
     if (stored && !o.fresh) refuseDifference(stored, given, crawlId);
     const frontier = new RedisFrontier(redis, prefix, {
       maxPages: o.maxPages, leaseMs: o.leaseTimeout, originConcurrency: o.originConcurrency, intervalMs: intervalOf(o), maxDeliveries: o.maxDeliveries,
-    }, { seeder: true, coordinator: true, info: { role: 'coordinator', version: VERSION, host: machineOf(o.env ?? process.env) } });
+    }, { seeder: true, coordinator: true, info: { role: 'coordinator', version: VERSION, host } });
     // One coordinator per crawl id, claimed before anything is cleared or stored: a second
     // one (started by mistake) would clear or drop what the live one works on. A live
     // coordinator beats at its own --lease-timeout: the longer of the two decides.
@@ -263,10 +287,8 @@ export class SharedCrawl {
       1, `${prefix}workers`, this.leaseMs,
     ).catch((error) => { throw redis.toFrontierError(error); })).filter((worker) => worker !== frontier.worker);
     if (helpers.length === 0) return null;
-    if (run.threads.size >= availableParallelism()) {
-      const infos = await redis.hmget(`${prefix}winfo`, ...helpers).catch((error) => { throw redis.toFrontierError(error); });
-      if (infos.every((text) => text !== null && hostOf(text) === frontier.info.host)) return null;
-    }
+    const infos = await redis.hmget(`${prefix}winfo`, ...helpers).catch((error) => { throw redis.toFrontierError(error); });
+    if (!bucketsAddCores(infos, { host: String(frontier.info.host), threads: run.threads.size, cores: availableParallelism() })) return null;
     const blobs = this.blobs;
     return new FinishPool({
       redis, prefix, worker: frontier.worker, leaseMs: this.leaseMs, maxDeliveries: frontier.settings.maxDeliveries, out, blobsDir: blobs.dir, threads: run.threads, readBlobs: (ids) => blobs.get(ids), locate: (id) => blobs.locate(id),

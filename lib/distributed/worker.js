@@ -48,6 +48,7 @@ export class Worker extends EventEmitter {
   /** @returns {Promise<{ pages: number, rendered: number, rewritten: number, failed: number, lateResults: number, interrupted: boolean }>} */
   async run() {
     const w = this.options;
+    const host = machineOf(w.env ?? process.env);
     const redis = await connectRedis(w.frontier, { timeoutSeconds: w.frontierTimeout ?? 60 });
     const prefix = keyPrefix(w.crawlId);
     /** @type {RedisFrontier | null} */
@@ -75,7 +76,7 @@ export class Worker extends EventEmitter {
       await blobs.init();
       frontier = new RedisFrontier(redis, prefix, {
         maxPages: o.maxPages, leaseMs: o.leaseTimeout, originConcurrency: o.originConcurrency, intervalMs: intervalOf(o), maxDeliveries: o.maxDeliveries,
-      }, { info: { role: 'worker', version, host: machineOf(w.env ?? process.env) } });
+      }, { info: { role: 'worker', version, host } });
       loader = defaultLoader({
         concurrency: o.concurrency, timeout: o.timeout, maxPageBytes: o.maxPageBytes, headers: o.headers, retries: o.retries, retryDelay: o.retryDelay, rate: o.rate, delay: o.delay,
         onRetry: (info) => {
