@@ -30,6 +30,23 @@ describe('boundHeapGrowth', () => {
     expect(calls).toEqual(['--heap-growing-percent=35', '--heap-growing-percent=0']);
   });
 
+  it('waits for `when` (a crawl past its first pages) before it bounds anything', async () => {
+    /** @type {string[]} */
+    const calls = [];
+    let big = false;
+    const stop = boundHeapGrowth({ liveBytes: 1, when: () => big, setFlags: (flags) => calls.push(flags) });
+    /** @type {string[]} */
+    const probe = [];
+    const seen = boundHeapGrowth({ liveBytes: 1, setFlags: (flags) => probe.push(flags) });
+    await collectUntil(probe, 1);
+    expect(calls).toEqual([]);
+    big = true;
+    await collectUntil(calls, 1);
+    stop();
+    seen();
+    expect(calls).toEqual(['--heap-growing-percent=35', '--heap-growing-percent=0']);
+  });
+
   it('leaves a small heap to V8', async () => {
     /** @type {string[]} */
     const calls = [];
