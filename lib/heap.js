@@ -11,15 +11,16 @@ import v8 from 'node:v8';
  * a full collection leaves more than `liveBytes` live, V8 is told to grow
  * the heap by at most `percent` % between full collections (its
  * `--heap-growing-percent`); below half of that, V8 decides again. Small
- * crawls are left alone (`when`, e.g. until 5,000 pages are fetched): their
- * slack is small and the extra collections would cost them a few % of CPU
- * and of pages/s against a slow origin (BENCHMARKS.md).
+ * crawls are left alone (`when`, e.g. until 5,000 pages are fetched, unless
+ * much is live already, as in a re-crawl that has loaded its last state):
+ * their slack is small and the extra collections would cost them a few % of
+ * CPU and of pages/s against a slow origin (BENCHMARKS.md).
  *
  * The flag is per process, so it holds in the worker threads' heaps too.
  * V8 flags are per process: this is for the command line, not the library.
  *
- * @param {{ liveBytes?: number, percent?: number, when?: () => boolean, setFlags?: (flags: string) => void }} [options]
- *   when: whether to bound now (checked at each full collection; default always);
+ * @param {{ liveBytes?: number, percent?: number, when?: (live: number) => boolean, setFlags?: (flags: string) => void }} [options]
+ *   when: whether to bound now, given the bytes live (checked at each full collection past `liveBytes`; default always);
  *   setFlags: for tests
  * @returns {() => void} stop watching, and give V8 its own policy back
  */
@@ -35,7 +36,7 @@ export function boundHeapGrowth({ liveBytes = 32 * 1024 * 1024, percent = 35, wh
     for (const entry of list.getEntries()) {
       if (/** @type {{ detail?: { kind?: number } }} */ (/** @type {unknown} */ (entry)).detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
       const live = v8.getHeapStatistics().used_heap_size;
-      if (live > liveBytes && when()) set(true);
+      if (live > liveBytes && when(live)) set(true);
       else if (live < liveBytes / 2) set(false);
     }
   });
