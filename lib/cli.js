@@ -2,7 +2,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { CRAWL_OPTIONS, OPTION_BY_NAME, coerceOption } from './options.js';
-import { boundHeapGrowth } from './heap.js';
+import { boundHeapGrowth, crawlBound } from './heap.js';
 import { UsageError, ConfigError } from './errors.js';
 import { explainError, formatSummary, startProgress, formatPlanRow, formatPlanTotals, formatWhy, redact } from './report.js';
 import { findConfig, loadConfigFile, CONFIG_FILES } from './config.js';
@@ -285,10 +285,8 @@ async function crawlAction(flags, io) {
     if (!quiet) io.stderr.write('prerender: writing the pages already fetched and the manifest\n');
   }, { once: true });
   let result;
-  // A crawl past 5,000 pages, or with more than 32 MiB live (a re-crawl that has loaded its last state),
-  // keeps its resident memory near what is live (heap.js): 20,000 products peaked at 234 MB with it,
-  // 265 MB with the bound from 32 MiB live only (medians of 3 interleaved), CPU per page within the noise.
-  const unboundHeap = boundHeapGrowth({ liveBytes: 8 * 1024 * 1024, when: (live) => live > 32 * 1024 * 1024 || crawler.stats.fetched >= 5000 });
+  // A crawl past its first pages keeps its resident memory near what is live (heap.js).
+  const unboundHeap = boundHeapGrowth({ liveBytes: 8 * 1024 * 1024, when: crawlBound(crawler.stats) });
   try {
     result = await crawler.run();
   } catch (error) {

@@ -46,3 +46,16 @@ export function boundHeapGrowth({ liveBytes = 32 * 1024 * 1024, percent = 35, wh
     set(false);
   };
 }
+
+/**
+ * When a crawl's heap is bounded (boundHeapGrowth's `when`): past its first
+ * 5,000 pages, or at once when more than 32 MiB is live (a re-crawl that has
+ * loaded its last state). 20,000 products peaked at 234 MB with it, 265 MB
+ * with the bound from 32 MiB live only; a re-crawl of 200,000 pages waiting
+ * for its 5,000th page grew to 378–443 MB (BENCHMARKS.md).
+ * @param {{ fetched: number }} stats the crawl's counters, read at each full collection
+ * @returns {(live: number) => boolean}
+ */
+export function crawlBound(stats) {
+  return (live) => live > 32 * 1024 * 1024 || stats.fetched >= 5000;
+}

@@ -2,7 +2,7 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { boundHeapGrowth } from '../../lib/heap.js';
+import { boundHeapGrowth, crawlBound } from '../../lib/heap.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = /** @type {() => void} */ (vm.runInNewContext('gc'));
@@ -60,5 +60,14 @@ describe('boundHeapGrowth', () => {
     seen();
     expect(probe.length).toBeGreaterThan(0);
     expect(calls).toEqual([]);
+  });
+
+  it('a crawl is bounded past its first 5,000 pages, or at once with more than 32 MiB live (a re-crawl with its last state loaded)', () => {
+    const stats = { fetched: 0 };
+    const when = crawlBound(stats);
+    expect(when(10 * 1024 * 1024)).toBe(false);
+    expect(when(33 * 1024 * 1024)).toBe(true);
+    stats.fetched = 5000;
+    expect(when(10 * 1024 * 1024)).toBe(true);
   });
 });
