@@ -129,6 +129,15 @@ describeRender('--render (real Chromium)', () => {
     expect(await read(out, 'st/late.asp.html')).toContain('late content');
   }, SLOW);
 
+  it('networkidle waits for the page\'s script too: work it does after the last response, in short tasks, ends before the DOM is read', async () => {
+    // 12 tasks of 30 ms each after the last request: the network is quiet for 100 ms long before the list is built.
+    const { out, failures } = await renderCrawl(['/st/chunked.asp'], { renderWait: ['networkidle'], renderIdle: 100 });
+    expect(failures).toEqual([]);
+    const html = await read(out, 'st/chunked.asp.html');
+    expect(html.match(/<li>/g)).toHaveLength(12);
+    expect(html).toContain('data-ready="1"');
+  }, SLOW);
+
   it('a page that never becomes ready fails with what was awaited and the requests in flight; save keeps it as partial', async () => {
     const failed = await renderCrawl(['/st/never.asp'], { renderTimeout: 6000 });
     expect(failed.result.failed).toBe(1);

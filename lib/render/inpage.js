@@ -1,7 +1,7 @@
 // @ts-check
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-/* global window, document, CSSStyleSheet, MutationObserver, Document, IDBFactory, CacheStorage, ServiceWorkerContainer, CookieStore -- this code runs in the browser */
+/* global window, document, requestIdleCallback, CSSStyleSheet, MutationObserver, Document, IDBFactory, CacheStorage, ServiceWorkerContainer, CookieStore -- this code runs in the browser */
 /**
  * Code that runs inside the rendered page (each function is sent to the
  * browser as source text, so it uses nothing from this module's scope).
@@ -20,6 +20,50 @@ export function listenForEvents(key, names) {
   const seen = new Set();
   Object.defineProperty(window, key, { value: seen, enumerable: false });
   for (const name of names) document.addEventListener(name, () => { seen.add(name); }, { capture: true });
+}
+
+/** The page-global name under which watchChanges keeps the time of the DOM's last change. */
+export const CHANGES_KEY = '__prerenderChanges';
+
+/**
+ * Installed with evaluateOnNewDocument when networkidle is awaited: note, on
+ * the page's clock, when its DOM last changed after it was parsed.
+ * @param {string} key
+ */
+export function watchChanges(key) {
+  const state = { last: 0 };
+  Object.defineProperty(window, key, { value: state, enumerable: false });
+  const watch = () => {
+    state.last = performance.now();
+    new MutationObserver(() => { state.last = performance.now(); })
+      .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  };
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', watch, { once: true });
+  else watch();
+}
+
+/**
+ * The page's half of networkidle, once the network has been quiet: resolves
+ * when the page's main thread has been idle (what it had queued has run), and
+ * then its DOM has not changed for `quiet` ms of its own clock; at most `cap`
+ * ms after it began (a page that never stops changing is read as it is).
+ * @param {{ key: string, quiet: number, cap: number }} options
+ * @returns {Promise<true>}
+ */
+export function settledInPage({ key, quiet, cap }) {
+  const begun = performance.now();
+  /** @type {{ last: number } | undefined} */
+  const state = /** @type {any} */ (window)[key];
+  return new Promise((resolve) => {
+    const check = () => {
+      const now = performance.now();
+      const since = now - (state ? state.last : 0);
+      if (since >= quiet || now - begun >= cap) resolve(true);
+      else setTimeout(check, Math.ceil(Math.min(quiet - since, cap - (now - begun))) + 1);
+    };
+    if (typeof requestIdleCallback === 'function') requestIdleCallback(check, { timeout: cap });
+    else check();
+  });
 }
 
 /**

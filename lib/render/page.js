@@ -1,7 +1,7 @@
 // @ts-check
 import { AbortError, PrerenderError } from '../errors.js';
 import { HEAVY_TYPES } from './block.js';
-import { EVENTS_KEY, PENDING_KEY, pollInPage, serialiseDocument, trackInPage, waitForEventInPage, waitForSelectorInPage } from './inpage.js';
+import { CHANGES_KEY, EVENTS_KEY, PENDING_KEY, pollInPage, settledInPage, serialiseDocument, trackInPage, waitForEventInPage, waitForSelectorInPage } from './inpage.js';
 import { bounded } from './pool.js';
 
 /**
@@ -59,6 +59,13 @@ const DROPPED_HEADERS = new Set(['content-length', 'content-encoding', 'transfer
 const LIST_GRACE_MS = 1000;
 
 /**
+ * How long networkidle waits, on the page's clock, for the page to settle once
+ * the network is quiet: this, or --render-idle if longer. A page whose DOM
+ * never stops changing (a ticker, an animation in the DOM) is read after it.
+ */
+const SETTLE_CAP_MS = 1000;
+
+/**
  * @typedef {{ requestId: string, networkId?: string, frameId: string, resourceType: string, request: { url: string, method: string, headers: Record<string, string> } }} PausedRequest
  *   a Fetch.requestPaused event (the fields used here)
  */
@@ -100,15 +107,34 @@ export async function renderPage(tab, { url, result, settings, signal }) {
   const failed = new Promise((_, reject) => { fail = reject; });
   failed.catch(() => {});
 
-  // Idle: the load event has fired and no request was in flight for settings.idle ms.
+  // Idle: the load event has fired, no request was in flight for settings.idle ms, and then
+  // the page settled (settledInPage) with still none begun. The network's quiet is timed on
+  // our clock, from the browser's events; a renderer short of CPU may not yet have run what
+  // the last response starts (its script, the DOM it builds, the requests it makes), and a
+  // script may build the page in many short tasks after it. The page's own idle callback and
+  // the time of its DOM's last change, on its own clock, cover both: a loaded machine or a
+  // scheduler that yields does not get a half-built page read.
   /** @type {() => void} */
   let markIdle = () => {};
   const idle = new Promise((resolve) => { markIdle = () => resolve(undefined); });
   /** @type {NodeJS.Timeout | undefined} */
   let idleTimer;
+  /** Requests begun so far: a confirmation holds only if none began meanwhile. */
+  let begun = 0;
+  /** The quiet was seen and the page has not confirmed it yet (its script may be busy). */
+  let confirming = false;
+  const confirmIdle = () => {
+    if (inFlight.size !== 0) return;
+    const seen = begun;
+    confirming = true;
+    evaluate(settledInPage, { key: CHANGES_KEY, quiet: settings.idle, cap: Math.max(settings.idle, SETTLE_CAP_MS) }).then(() => {
+      confirming = false;
+      if (seen === begun && inFlight.size === 0) markIdle(); // else the request begun meanwhile checks again when it ends
+    }, () => { confirming = false; });
+  };
   const checkIdle = () => {
     clearTimeout(idleTimer);
-    if (loaded && inFlight.size === 0) idleTimer = setTimeout(() => { if (inFlight.size === 0) markIdle(); }, settings.idle);
+    if (loaded && inFlight.size === 0) idleTimer = setTimeout(confirmIdle, settings.idle);
   };
 
   /** @param {string} method @param {Record<string, unknown>} [params] */
@@ -129,6 +155,7 @@ export async function renderPage(tab, { url, result, settings, signal }) {
     const key = event.networkId ?? event.requestId;
     const first = inFlight.get(key)?.url ?? event.request.url;
     inFlight.set(key, { label: `${event.request.method} ${event.request.url}`, url: first });
+    begun++;
     clearTimeout(idleTimer);
     return key;
   };
@@ -379,7 +406,8 @@ export async function renderPage(tab, { url, result, settings, signal }) {
 
   /** @param {string} [stage] what was awaited instead of the conditions */
   async function timedOut(stage) {
-    const what = stage ?? ([...pending].join(', ') || 'the page');
+    const waiting = [...pending].map((cond) => (cond === 'networkidle' && confirming ? 'networkidle (the network is quiet; the page\'s script has not yielded since)' : cond));
+    const what = stage ?? (waiting.join(', ') || 'the page');
     const requests = await stillInFlight();
     let flight;
     if (requests === null) {

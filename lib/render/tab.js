@@ -1,6 +1,6 @@
 // @ts-check
 import { BrowserError } from '../errors.js';
-import { EVENTS_KEY, listenForEvents } from './inpage.js';
+import { CHANGES_KEY, EVENTS_KEY, listenForEvents, watchChanges } from './inpage.js';
 
 /**
  * A tab: a page target in a browser context of its own, driven through one
@@ -128,6 +128,7 @@ export async function openTab(browser, { events, network = false }) {
       session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] }),
       session.send('Emulation.setDeviceMetricsOverride', VIEWPORT),
       network ? session.send('Network.enable') : null,
+      network ? session.send('Page.addScriptToEvaluateOnNewDocument', { source: `(${watchChanges})(${JSON.stringify(CHANGES_KEY)})` }) : null,
       events.length > 0
         ? session.send('Page.addScriptToEvaluateOnNewDocument', { source: `(${listenForEvents})(${JSON.stringify(EVENTS_KEY)}, ${JSON.stringify(events)})` })
         : null,
