@@ -2,6 +2,7 @@
 import { Option } from 'commander';
 import { UsageError } from '../errors.js';
 import { explainError } from '../report.js';
+import { boundHeapGrowth, crawlBound } from '../heap.js';
 
 /**
  * The commands of a shared crawl: `prerender worker` and `prerender status`
@@ -111,7 +112,14 @@ async function workerAction(flags, io) {
       blobs: flags.blobs,
       signal: io.signal,
     });
-    const result = await worker.run();
+    // As for a crawl: a long-running worker keeps its resident memory near what is live (heap.js).
+    const unboundHeap = boundHeapGrowth({ liveBytes: 8 * 1024 * 1024, when: crawlBound(worker.stats) });
+    let result;
+    try {
+      result = await worker.run();
+    } finally {
+      unboundHeap();
+    }
     if (!flags.quiet) io.stdout.write(`worker: ${result.pages} pages fetched${result.rendered ? ` (${result.rendered} rendered)` : ''}, ${result.failed} failed, ${result.rewritten} rewritten and written${result.lateResults ? `, ${result.lateResults} late results ignored` : ''}\n`);
     return result.interrupted ? EXIT.INTERRUPTED : EXIT.OK;
   } catch (error) {
