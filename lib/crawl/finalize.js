@@ -49,6 +49,19 @@ import { precompress } from './precompress.js';
 const WRITE_CONCURRENCY = 128;
 /** Pages rewritten and written at once when each may hold its bytes in the main thread. */
 const WRITE_HOLDING = 32;
+
+/**
+ * The pages a write pass has in flight at once: a finishing pool's own
+ * window, or WRITE_HOLDING when a page's bytes come to the main thread
+ * (--precompress wants the output; no worker thread; a blob store the
+ * threads cannot read themselves), else WRITE_CONCURRENCY.
+ * @param {{ precompress: boolean, threads: number, locate: boolean, pool?: number }} how
+ */
+export function writeWindow({ precompress, threads, locate, pool }) {
+  if (pool !== undefined) return pool;
+  return precompress || threads === 0 || !locate ? WRITE_HOLDING : WRITE_CONCURRENCY;
+}
+
 /** Non-document pages (read whole, up to --max-page-bytes each) copied at once. */
 const WHOLE_BODIES = 4;
 /** Passes before giving up on a tree whose pages keep failing. */
@@ -139,8 +152,7 @@ async function writePass(run, naming, names, dropped, interrupted, complete) {
   const firsts = new Map();
   for (const [alias, first] of naming.aliasOf) if (!dropped.has(alias)) firsts.set(first, Promise.resolve(null));
   run.stats.written = 0;
-  const holding = o.precompress.length > 0 || run.threads.size === 0 || !run.blobs?.locate;
-  const inFlight = run.finishPool?.window ?? (holding ? WRITE_HOLDING : WRITE_CONCURRENCY);
+  const inFlight = writeWindow({ precompress: o.precompress.length > 0, threads: run.threads.size, locate: Boolean(run.blobs?.locate), pool: run.finishPool?.window });
   const limit = pLimit(inFlight);
   try {
     /** @type {Promise<{ page: ManifestPage, record: PageRecord } | null>[]} in URL order */

@@ -8,6 +8,7 @@ import { encodeNameTable, openNameTable } from '../../lib/crawl/shared-names.js'
 import { createPlaceReader, scanPage, storeBlob, writeNew } from '../../lib/crawl/page-work.js';
 import { readdir } from 'node:fs/promises';
 import { nameTableBytes, nameTableFrom } from '../../lib/distributed/finish.js';
+import { writeWindow } from '../../lib/crawl/finalize.js';
 
 /**
  * What the processes of a shared crawl's finishing phase read besides the
@@ -59,5 +60,18 @@ describe('the finishing phase of a shared crawl', () => {
     expect(() => writeNew(temp, Buffer.from('whole page'))).toThrow(/EEXIST/);
     writeNew(temp, Buffer.from('whole page'), true);
     expect(await readFile(temp, 'utf8')).toBe('whole page');
+  });
+});
+
+describe('the write pass window', () => {
+  it('is narrow whenever each page in flight may hold its bytes in the main thread, wide otherwise', () => {
+    const wide = writeWindow({ precompress: false, threads: 2, locate: true });
+    const narrow = writeWindow({ precompress: false, threads: 0, locate: true });
+    expect(wide).toBeGreaterThan(narrow);
+    // --precompress wants the output; a blob store the threads cannot read: the same narrow window.
+    expect(writeWindow({ precompress: true, threads: 2, locate: true })).toBe(narrow);
+    expect(writeWindow({ precompress: false, threads: 2, locate: false })).toBe(narrow);
+    // A finishing pool's own window wins.
+    expect(writeWindow({ precompress: true, threads: 0, locate: false, pool: 7 })).toBe(7);
   });
 });
