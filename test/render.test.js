@@ -130,12 +130,21 @@ describeRender('--render (real Chromium)', () => {
   }, SLOW);
 
   it('networkidle waits for the page\'s script too: work it does after the last response, in short tasks, ends before the DOM is read', async () => {
-    // 12 tasks of 30 ms each after the last request: the network is quiet for 100 ms long before the list is built.
-    const { out, failures } = await renderCrawl(['/st/chunked.asp'], { renderWait: ['networkidle'], renderIdle: 100 });
+    // 12 tasks of 15 ms each after the last request: the network is quiet for 50 ms long before the list is built.
+    const { out, failures } = await renderCrawl(['/st/chunked.asp'], { renderWait: ['networkidle'], renderIdle: 50 });
     expect(failures).toEqual([]);
     const html = await read(out, 'st/chunked.asp.html');
     expect(html.match(/<li>/g)).toHaveLength(12);
     expect(html).toContain('data-ready="1"');
+  }, SLOW);
+
+  it('networkidle still ends on a page whose DOM never stops changing, and on one that replaces the clock, timers and idle callback', async () => {
+    const { out, failures } = await renderCrawl(['/st/ticker.asp', '/st/odd.asp'], {
+      include: ['/st/ticker.asp', '/st/odd.asp'], renderWait: ['networkidle'], renderIdle: 100, renderTimeout: 6000,
+    });
+    expect(failures).toEqual([]);
+    expect(await read(out, 'st/ticker.asp.html')).toContain('<p id="ticker">ticking</p>');
+    expect(await read(out, 'st/odd.asp.html')).toContain('<p id="odd">odd page</p>');
   }, SLOW);
 
   it('a page that never becomes ready fails with what was awaited and the requests in flight; save keeps it as partial', async () => {

@@ -27,16 +27,27 @@ export const CHANGES_KEY = '__prerenderChanges';
 
 /**
  * Installed with evaluateOnNewDocument when networkidle is awaited: note, on
- * the page's clock, when its DOM last changed after it was parsed.
+ * the page's clock, when the main frame's DOM last changed after it was
+ * parsed (nodes added or removed, text changed; not attributes, which
+ * tickers and animations change all the time). It keeps its own copies of
+ * the clock, the timer and the idle callback, taken before any page script
+ * runs, for settledInPage: a page that replaces them does not break the wait.
  * @param {string} key
  */
 export function watchChanges(key) {
-  const state = { last: 0 };
+  if (window !== window.top || key in window) return;
+  const now = performance.now.bind(performance);
+  const Observer = MutationObserver;
+  const state = {
+    last: 0,
+    now,
+    setTimeout: setTimeout.bind(window),
+    idle: typeof requestIdleCallback === 'function' ? requestIdleCallback.bind(window) : null,
+  };
   Object.defineProperty(window, key, { value: state, enumerable: false });
   const watch = () => {
-    state.last = performance.now();
-    new MutationObserver(() => { state.last = performance.now(); })
-      .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    state.last = now();
+    new Observer(() => { state.last = now(); }).observe(document, { subtree: true, childList: true, characterData: true });
   };
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', watch, { once: true });
   else watch();
@@ -44,25 +55,37 @@ export function watchChanges(key) {
 
 /**
  * The page's half of networkidle, once the network has been quiet: resolves
- * when the page's main thread has been idle (what it had queued has run), and
- * then its DOM has not changed for `quiet` ms of its own clock; at most `cap`
- * ms after it began (a page that never stops changing is read as it is).
+ * after the page's idle callback (what its main thread had queued has run,
+ * unless it stays busy: then after `cap`), once its DOM has not changed for
+ * `quiet` ms of its own clock; at most `cap` ms after it began (a page that
+ * never stops changing is read as it is). Anything odd (no watcher in this
+ * document, a clock that throws) resolves at once: the network's quiet stands.
  * @param {{ key: string, quiet: number, cap: number }} options
  * @returns {Promise<true>}
  */
 export function settledInPage({ key, quiet, cap }) {
-  const begun = performance.now();
-  /** @type {{ last: number } | undefined} */
+  /** @type {{ last: number, now: () => number, setTimeout: (f: () => void, ms: number) => unknown, idle: ((f: () => void, o: { timeout: number }) => unknown) | null } | undefined} */
   const state = /** @type {any} */ (window)[key];
   return new Promise((resolve) => {
-    const check = () => {
-      const now = performance.now();
-      const since = now - (state ? state.last : 0);
-      if (since >= quiet || now - begun >= cap) resolve(true);
-      else setTimeout(check, Math.ceil(Math.min(quiet - since, cap - (now - begun))) + 1);
-    };
-    if (typeof requestIdleCallback === 'function') requestIdleCallback(check, { timeout: cap });
-    else check();
+    if (!state) return resolve(true);
+    try {
+      const begun = state.now();
+      const check = () => {
+        try {
+          const now = state.now();
+          const since = now - state.last;
+          if (since >= quiet || now - begun >= cap) resolve(true);
+          else state.setTimeout(check, Math.ceil(Math.min(quiet - since, cap - (now - begun))) + 1);
+        } catch {
+          resolve(true);
+        }
+      };
+      state.setTimeout(check, cap); // should the idle callback never come
+      if (state.idle) state.idle(check, { timeout: cap });
+      else check();
+    } catch {
+      resolve(true);
+    }
   });
 }
 

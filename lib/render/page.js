@@ -64,6 +64,8 @@ const LIST_GRACE_MS = 1000;
  * never stops changing (a ticker, an animation in the DOM) is read after it.
  */
 const SETTLE_CAP_MS = 1000;
+/** Past the cap, how long a settling waits for the page's answer (its script may not yield). */
+const SETTLE_GRACE_MS = 1000;
 
 /**
  * @typedef {{ requestId: string, networkId?: string, frameId: string, resourceType: string, request: { url: string, method: string, headers: Record<string, string> } }} PausedRequest
@@ -119,22 +121,27 @@ export async function renderPage(tab, { url, result, settings, signal }) {
   const idle = new Promise((resolve) => { markIdle = () => resolve(undefined); });
   /** @type {NodeJS.Timeout | undefined} */
   let idleTimer;
-  /** Requests begun so far: a confirmation holds only if none began meanwhile. */
+  /** Requests begun so far: a settling holds only if none began meanwhile. */
   let begun = 0;
-  /** The quiet was seen and the page has not confirmed it yet (its script may be busy). */
-  let confirming = false;
-  const confirmIdle = () => {
+  /** Settlings asked of the page and not answered yet (its script may be busy, its DOM still changing). */
+  let settling = 0;
+  const settle = () => {
     if (inFlight.size !== 0) return;
     const seen = begun;
-    confirming = true;
-    evaluate(settledInPage, { key: CHANGES_KEY, quiet: settings.idle, cap: Math.max(settings.idle, SETTLE_CAP_MS) }).then(() => {
-      confirming = false;
+    const cap = Math.max(settings.idle, SETTLE_CAP_MS);
+    settling++;
+    // Bounded here too: a page whose script never yields gets networkidle as before, and the
+    // read of its DOM is what times out; a settling that fails leaves the network's quiet standing.
+    const asked = bounded(evaluate(settledInPage, { key: CHANGES_KEY, quiet: settings.idle, cap }), cap + SETTLE_GRACE_MS, 'settle');
+    const after = () => {
+      settling--;
       if (seen === begun && inFlight.size === 0) markIdle(); // else the request begun meanwhile checks again when it ends
-    }, () => { confirming = false; });
+    };
+    asked.then(after, after);
   };
   const checkIdle = () => {
     clearTimeout(idleTimer);
-    if (loaded && inFlight.size === 0) idleTimer = setTimeout(confirmIdle, settings.idle);
+    if (loaded && inFlight.size === 0) idleTimer = setTimeout(settle, settings.idle);
   };
 
   /** @param {string} method @param {Record<string, unknown>} [params] */
@@ -406,7 +413,8 @@ export async function renderPage(tab, { url, result, settings, signal }) {
 
   /** @param {string} [stage] what was awaited instead of the conditions */
   async function timedOut(stage) {
-    const waiting = [...pending].map((cond) => (cond === 'networkidle' && confirming ? 'networkidle (the network is quiet; the page\'s script has not yielded since)' : cond));
+    const unsettled = settling > 0 && inFlight.size === 0;
+    const waiting = [...pending].map((cond) => (cond === 'networkidle' && unsettled ? 'networkidle (the network is quiet; the page has not settled: its script is busy or its DOM still changing)' : cond));
     const what = stage ?? (waiting.join(', ') || 'the page');
     const requests = await stillInFlight();
     let flight;
