@@ -145,6 +145,10 @@ export class Worker extends EventEmitter {
   }
 }
 
+/** How often a worker asks for its crawl's configuration in its first CONFIG_POLL_FOR_MS. */
+const CONFIG_POLL_MS = 25;
+const CONFIG_POLL_FOR_MS = 10_000;
+
 /**
  * The crawl's configuration, once it exists (bounded by --wait).
  * @param {import('./connection.js').CrawlRedis} redis
@@ -153,8 +157,11 @@ export class Worker extends EventEmitter {
  * @returns {Promise<import('./config.js').SharedConfig>}
  */
 async function waitForConfig(redis, prefix, w) {
-  const deadline = Date.now() + (w.wait ?? 60) * 1000;
-  for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+  const begun = Date.now();
+  const deadline = begun + (w.wait ?? 60) * 1000;
+  // Workers are often started with their coordinator: asked often at first (a
+  // GET every CONFIG_POLL_MS), so that they join as soon as it has seeded; then less and less.
+  for (let delay = CONFIG_POLL_MS; ; delay = Date.now() - begun < CONFIG_POLL_FOR_MS ? CONFIG_POLL_MS : Math.min(delay * 2, 1000)) {
     const text = await redis.get(`${prefix}config`).catch((error) => { throw redis.toFrontierError(error); });
     if (text) return JSON.parse(text);
     if (Date.now() >= deadline || w.signal?.aborted) {
