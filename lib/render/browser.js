@@ -128,6 +128,25 @@ export function processesUsing(profile) {
 }
 
 /**
+ * Kill what is left of a browser and wait until it is gone: a process sent
+ * SIGKILL still runs until the kernel schedules its death, which on a loaded
+ * machine can outlast the call (and a dying renderer can still write into
+ * the profile about to be removed). Bounded by `limitMs`.
+ * @param {string} profile
+ * @param {number} [limitMs]
+ * @returns {Promise<boolean>} whether none is left
+ */
+export async function killAndWait(profile, limitMs = 5000) {
+  const until = Date.now() + limitMs;
+  for (;;) {
+    killLeftovers(profile);
+    if (processesUsing(profile).length === 0) return true;
+    if (Date.now() >= until) return false;
+    await new Promise((resolve) => { setTimeout(resolve, 10); });
+  }
+}
+
+/**
  * Kill what is left of a browser: every process started with its profile.
  * @param {string} profile
  * @returns {number} how many were signalled

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BrowserError } from '../errors.js';
-import { killLeftovers, launchFlags } from './browser.js';
+import { killAndWait, launchFlags } from './browser.js';
 import { openTab, resetTab } from './tab.js';
 
 /**
@@ -185,7 +185,7 @@ export class BrowserPool {
         defaultViewport: { width: 1280, height: 800 },
       });
     } catch (error) {
-      killLeftovers(profile);
+      await killAndWait(profile);
       await rm(profile, { recursive: true, force: true }).catch(() => {});
       this.#profiles.delete(profile);
       const message = /** @type {Error} */ (error)?.message?.split('\n')[0] ?? String(error);
@@ -237,7 +237,7 @@ export class BrowserPool {
       } catch {
         // already gone
       }
-      killLeftovers(slot.profile);
+      await killAndWait(slot.profile);
       await rm(slot.profile, { recursive: true, force: true }).catch(() => {});
       this.#profiles.delete(slot.profile);
       this.#slots.delete(slot);
@@ -251,7 +251,7 @@ export class BrowserPool {
     await this.#launching?.catch(() => {});
     await Promise.all([...this.#slots].map((slot) => this.#closeSlot(slot)));
     for (const profile of this.#profiles) {
-      killLeftovers(profile);
+      await killAndWait(profile);
       await rm(profile, { recursive: true, force: true }).catch(() => {});
     }
     this.#profiles.clear();
