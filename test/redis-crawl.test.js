@@ -469,6 +469,20 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     const missing = await run(worker(nextId(), ['--wait', '1']));
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/no crawl "crawl-\d+" in Redis after waiting 1 s/);
+    // Ctrl-C while it waits: exit 130 at once, not the --wait error.
+    const waiting = startCli(worker(nextId(), ['--wait', '60']));
+    const watcher = await connectRedis(redis.url, { timeoutSeconds: 5 });
+    try {
+      await until(async () => /cmd=get/.test(String(await watcher.client('LIST'))), 20_000); // it asks for its crawl's configuration
+    } finally {
+      await watcher.quit();
+    }
+    const stoppedAt = Date.now();
+    waiting.child.kill('SIGINT');
+    const stopped = await waiting.done;
+    expect(stopped.code, stopped.stderr).toBe(130);
+    expect(stopped.stderr).not.toMatch(/no crawl/);
+    expect(Date.now() - stoppedAt).toBeLessThan(5_000);
     // A machine name that could not sit in a lease entry: refused before anything is taken, by a worker and a coordinator alike.
     const env = { ...process.env, PRERENDER_HOST: 'rack|7' };
     const badWorker = await startCli(worker(id), { env }).done;

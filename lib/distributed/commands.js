@@ -1,6 +1,6 @@
 // @ts-check
 import { Option } from 'commander';
-import { UsageError } from '../errors.js';
+import { AbortError, UsageError } from '../errors.js';
 import { explainError } from '../report.js';
 import { boundHeapGrowth, crawlBound } from '../heap.js';
 
@@ -123,6 +123,7 @@ async function workerAction(flags, io) {
     if (!flags.quiet) io.stdout.write(`worker: ${result.pages} pages fetched${result.rendered ? ` (${result.rendered} rendered)` : ''}, ${result.failed} failed, ${result.rewritten} rewritten and written${result.lateResults ? `, ${result.lateResults} late results ignored` : ''}\n`);
     return result.interrupted ? EXIT.INTERRUPTED : EXIT.OK;
   } catch (error) {
+    if (error instanceof AbortError) return EXIT.INTERRUPTED; // Ctrl-C before it took anything
     io.stderr.write(`prerender: ${explainError(error)}\n`);
     return EXIT.USAGE;
   }

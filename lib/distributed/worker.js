@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { defaultLoader } from '../load/index.js';
 import { resolveCrawlOptions } from '../options.js';
-import { FrontierError } from '../errors.js';
+import { AbortError, FrontierError } from '../errors.js';
 import { STATE_DIR } from '../output/outdir.js';
 import { discover } from '../crawl/discover.js';
 import { createRenderStep } from '../render/step.js';
@@ -161,7 +161,8 @@ async function waitForConfig(redis, prefix, w) {
   const deadline = begun + (w.wait ?? 60) * 1000;
   // Workers are often started with their coordinator: asked often at first (a
   // GET every CONFIG_POLL_MS), so that they join as soon as it has seeded; then less and less.
-  for (let delay = CONFIG_POLL_MS; ; delay = Date.now() - begun < CONFIG_POLL_FOR_MS ? CONFIG_POLL_MS : Math.min(delay * 2, 1000)) {
+  for (let delay = CONFIG_POLL_MS; ; delay = Date.now() - begun < CONFIG_POLL_FOR_MS ? CONFIG_POLL_MS : Math.min(Math.max(delay * 2, 500), 1000)) {
+    if (w.signal?.aborted) throw new AbortError('interrupted while waiting for the crawl');
     const text = await redis.get(`${prefix}config`).catch((error) => { throw redis.toFrontierError(error); });
     if (text) return JSON.parse(text);
     if (Date.now() >= deadline || w.signal?.aborted) {

@@ -137,12 +137,19 @@ export function processesUsing(profile) {
  * @returns {Promise<boolean>} whether none is left
  */
 export async function killAndWait(profile, limitMs = 5000) {
-  const until = Date.now() + limitMs;
-  for (;;) {
-    killLeftovers(profile);
-    if (processesUsing(profile).length === 0) return true;
-    if (Date.now() >= until) return false;
-    await new Promise((resolve) => { setTimeout(resolve, 10); });
+  const until = performance.now() + limitMs;
+  for (let pause = 10; ; pause = Math.min(pause * 2, 100)) {
+    const left = processesUsing(profile); // one scan of /proc a pass (it blocks the event loop while it reads)
+    if (left.length === 0) return true;
+    if (performance.now() >= until) return false;
+    for (const pid of left) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    await new Promise((resolve) => { setTimeout(resolve, pause); });
   }
 }
 
