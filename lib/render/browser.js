@@ -152,21 +152,3 @@ export async function killAndWait(profile, limitMs = 5000) {
     await new Promise((resolve) => { setTimeout(resolve, pause); });
   }
 }
-
-/**
- * Kill what is left of a browser: every process started with its profile.
- * @param {string} profile
- * @returns {number} how many were signalled
- */
-export function killLeftovers(profile) {
-  let killed = 0;
-  for (const pid of processesUsing(profile)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-      killed++;
-    } catch {
-      // already gone
-    }
-  }
-  return killed;
-}
