@@ -2,7 +2,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { CRAWL_OPTIONS, OPTION_BY_NAME, coerceOption } from './options.js';
-import { boundHeapGrowth, crawlBound } from './heap.js';
+import { boundCrawlHeap } from './heap.js';
 import { UsageError, ConfigError } from './errors.js';
 import { explainError, formatSummary, startProgress, formatPlanRow, formatPlanTotals, formatWhy, redact } from './report.js';
 import { findConfig, loadConfigFile, CONFIG_FILES } from './config.js';
@@ -286,7 +286,7 @@ async function crawlAction(flags, io) {
   }, { once: true });
   let result;
   // A crawl past its first pages keeps its resident memory near what is live (heap.js).
-  const unboundHeap = boundHeapGrowth({ liveBytes: 8 * 1024 * 1024, when: crawlBound(crawler.stats) });
+  const unboundHeap = boundCrawlHeap(crawler.stats);
   try {
     result = await crawler.run();
   } catch (error) {

@@ -59,3 +59,14 @@ export function boundHeapGrowth({ liveBytes = 32 * 1024 * 1024, percent = 35, wh
 export function crawlBound(stats) {
   return (live) => live > 32 * 1024 * 1024 || stats.fetched >= 5000;
 }
+
+/**
+ * The heap bound of a crawling process (`crawl`, `worker`): from 8 MiB live,
+ * when crawlBound says so.
+ * @param {{ fetched: number }} stats the process's crawl counters
+ * @param {{ setFlags?: (flags: string) => void }} [options] for tests
+ * @returns {() => void} stop watching
+ */
+export function boundCrawlHeap(stats, options = {}) {
+  return boundHeapGrowth({ liveBytes: 8 * 1024 * 1024, when: crawlBound(stats), ...options });
+}

@@ -2,7 +2,7 @@
 import { Option } from 'commander';
 import { AbortError, UsageError } from '../errors.js';
 import { explainError } from '../report.js';
-import { boundHeapGrowth, crawlBound } from '../heap.js';
+import { boundCrawlHeap } from '../heap.js';
 
 /**
  * The commands of a shared crawl: `prerender worker` and `prerender status`
@@ -113,7 +113,7 @@ async function workerAction(flags, io) {
       signal: io.signal,
     });
     // As for a crawl: a long-running worker keeps its resident memory near what is live (heap.js).
-    const unboundHeap = boundHeapGrowth({ liveBytes: 8 * 1024 * 1024, when: crawlBound(worker.stats) });
+    const unboundHeap = boundCrawlHeap(worker.stats);
     let result;
     try {
       result = await worker.run();

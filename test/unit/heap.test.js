@@ -2,7 +2,7 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { boundHeapGrowth, crawlBound } from '../../lib/heap.js';
+import { boundCrawlHeap, boundHeapGrowth, crawlBound } from '../../lib/heap.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = /** @type {() => void} */ (vm.runInNewContext('gc'));
@@ -69,5 +69,25 @@ describe('boundHeapGrowth', () => {
     expect(when(33 * 1024 * 1024)).toBe(true);
     stats.fetched = 5000;
     expect(when(10 * 1024 * 1024)).toBe(true);
+  });
+
+  it('the bound of crawl and worker processes: nothing before the 5,000th page (under 32 MiB live), bounded after it', async () => {
+    const held = new Array(200_000).fill(0).map((_, i) => ({ i, s: `page ${i}` })); // well over 8 MiB live
+    const stats = { fetched: 4999 };
+    /** @type {string[]} */
+    const calls = [];
+    const stop = boundCrawlHeap(stats, { setFlags: (flags) => calls.push(flags) });
+    /** @type {string[]} */
+    const probe = [];
+    const seen = boundHeapGrowth({ liveBytes: 1, setFlags: (flags) => probe.push(flags) });
+    await collectUntil(probe, 1);
+    const live = v8.getHeapStatistics().used_heap_size;
+    if (live < 32 * 1024 * 1024) expect(calls).toEqual([]); // past 32 MiB the bound holds at once, whatever the pages
+    stats.fetched = 5000;
+    await collectUntil(calls, 1);
+    stop();
+    seen();
+    expect(held.length).toBe(200_000);
+    expect(calls[0]).toBe('--heap-growing-percent=35');
   });
 });
