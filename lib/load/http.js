@@ -1,8 +1,8 @@
 // @ts-check
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { ContentEncodingError, FetchError, HttpStatusError, PageTooLargeError, TimeoutError, AbortError } from '../errors.js';
+import { AbortError, ContentEncodingError, FetchError, HttpStatusError, PageTooLargeError, PrerenderError, TimeoutError } from '../errors.js';
 import { parseRetryAfter } from './retry.js';
 import { fanout } from './abort.js';
 
@@ -51,80 +51,186 @@ export function createHttpLoader(options) {
    * @param {LoadOptions} [callOptions]
    * @returns {Promise<LoadResult>}
    */
-  async function load(url, callOptions = {}) {
-    const { signal } = callOptions;
-    // One controller per request; its timer goes when the request ends.
-    // (AbortSignal.timeout() would keep every request's objects alive for
-    // the whole timeout, and AbortSignal.any() leaks a WeakRef per call on Node 20.)
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), timeout);
-    const unlink = fanout.link(signal, () => controller.abort());
+  function load(url, callOptions = {}) {
     const headers = callOptions.headers ? { ...baseHeaders, ...callOptions.headers } : baseHeaders;
-    try {
-      const response = await request(url, { dispatcher: agent, method: 'GET', headers, signal: controller.signal });
-      const { statusCode: status } = response;
-      const responseHeaders = response.headers;
-      if (status === 304) {
-        await response.body.dump();
-        return { url, status, headers: responseHeaders, body: Buffer.alloc(0), notModified: true };
-      }
-      if (status >= 300 && status < 400) {
-        await response.body.dump();
-        const location = responseHeaders.location;
-        if (typeof location !== 'string' || location === '') throw new HttpStatusError(status);
-        return { url, status, headers: responseHeaders, body: Buffer.alloc(0), location };
-      }
-      if (status < 200 || status >= 300) {
-        await response.body.dump();
-        throw new HttpStatusError(status, { retryAfterMs: parseRetryAfter(responseHeaders['retry-after']) });
-      }
-      const declared = Number(responseHeaders['content-length']);
-      if (declared > maxPageBytes) {
-        discard(response.body);
-        throw new PageTooLargeError(`body of ${declared} bytes is over --max-page-bytes ${maxPageBytes}`);
-      }
-      const encodings = contentEncodings(responseHeaders['content-encoding']);
-      const raw = await readCapped(response.body, maxPageBytes);
-      const body = encodings.length === 0 ? raw : await decode(raw, encodings, maxPageBytes);
-      return { url, status, headers: responseHeaders, body };
-    } catch (error) {
-      throw classify(error, { signal, timedOut: controller.signal.aborted && !signal?.aborted, timeout });
-    } finally {
-      clearTimeout(timer);
-      unlink();
-    }
+    return new Promise((resolve, reject) => {
+      const exchange = new Exchange(url, maxPageBytes, timeout, callOptions.signal, resolve, reject);
+      exchange.start(agent, headers);
+    });
   }
 
   return { load, close: () => agent.close() };
 }
 
-/**
- * Stop reading a body we will not use. undici reports the abort as an
- * 'error' event, which must not become an uncaught exception.
- * @param {{ on: (event: 'error', listener: () => void) => unknown, destroy: () => void }} body
- */
-function discard(body) {
-  body.on('error', () => {});
-  body.destroy();
-}
+/** Bytes of an unwanted body (a redirect's, an error page's) read to keep its connection, as undici's dump() does. */
+const DISCARD_LIMIT = 128 * 1024;
 
 /**
- * @param {AsyncIterable<Buffer> & { destroy: () => void, on: (event: 'error', listener: () => void) => unknown }} stream
- * @param {number} cap
+ * One request, driven by undici's dispatcher handler API: the body arrives
+ * as chunks collected here, with no stream, async iterator or
+ * AbortController per request (which cost about a tenth of the main
+ * thread's time at a few hundred pages a second). It settles once: with
+ * the page, or with a typed error; the request's own timer (--timeout for
+ * the whole exchange), the run's signal and the size cap abort it.
  */
-async function readCapped(stream, cap) {
+class Exchange {
+  /** @type {{ abort(reason?: Error): void } | null} undici's controller, once the request has started */
+  #controller = null;
+  /** @type {Error | null} why this side aborted (before the request started, or while it ran) */
+  #abortedWith = null;
+  /** @type {LoadResult | Error | null} the outcome known from the headers (a redirect, a 304, an error status) */
+  #known = null;
   /** @type {Buffer[]} */
-  const chunks = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    size += chunk.length;
-    if (size > cap) {
-      discard(stream);
-      throw new PageTooLargeError(`body is over --max-page-bytes ${cap}`);
-    }
-    chunks.push(chunk);
+  #chunks = [];
+  #size = 0;
+  #settled = false;
+  /** @type {Headers} */
+  #headers = {};
+  #status = 0;
+  /** @type {string[]} */
+  #encodings = [];
+  #timer;
+  /** @type {() => void} */
+  #unlink = () => {};
+
+  /**
+   * @param {string} url
+   * @param {number} cap --max-page-bytes
+   * @param {number} timeout ms for the whole exchange
+   * @param {AbortSignal | undefined} signal the run's
+   * @param {(result: LoadResult) => void} resolve
+   * @param {(error: Error) => void} reject
+   */
+  constructor(url, cap, timeout, signal, resolve, reject) {
+    this.url = url;
+    this.cap = cap;
+    this.timeout = timeout;
+    this.resolve = resolve;
+    this.reject = reject;
+    this.#timer = setTimeout(() => this.#abort(new TimeoutError(`no answer within ${timeout} ms`)), timeout);
+    const unlink = fanout.link(signal, () => this.#abort(new AbortError('crawl interrupted')));
+    if (this.#settled) unlink();
+    else this.#unlink = unlink;
   }
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+
+  /**
+   * @param {Agent} agent
+   * @param {Record<string, string>} headers
+   */
+  start(agent, headers) {
+    if (this.#settled) return;
+    let target;
+    try {
+      target = new URL(this.url);
+    } catch (error) {
+      this.#settle(classify(error, this.timeout));
+      return;
+    }
+    try {
+      agent.dispatch({ origin: target.origin, path: `${target.pathname}${target.search}`, method: 'GET', headers }, this);
+    } catch (error) {
+      this.#settle(classify(error, this.timeout));
+    }
+  }
+
+  /** @param {Error} reason */
+  #abort(reason) {
+    if (this.#settled) return;
+    this.#abortedWith = reason;
+    this.#settle(reason);
+    this.#controller?.abort(reason);
+  }
+
+  /** @param {LoadResult | Error} outcome */
+  #settle(outcome) {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    this.#unlink();
+    this.#chunks = [];
+    if (outcome instanceof Error) this.reject(outcome);
+    else this.resolve(outcome);
+  }
+
+  /** @param {{ abort(reason?: Error): void }} controller */
+  onRequestStart(controller) {
+    this.#controller = controller;
+    if (this.#abortedWith) controller.abort(this.#abortedWith);
+  }
+
+  /**
+   * @param {{ abort(reason?: Error): void }} controller
+   * @param {number} status
+   * @param {Headers} headers
+   */
+  onResponseStart(controller, status, headers) {
+    if (this.#settled) return;
+    this.#status = status;
+    this.#headers = headers;
+    const empty = Buffer.alloc(0);
+    if (status === 304) {
+      this.#known = { url: this.url, status, headers, body: empty, notModified: true };
+    } else if (status >= 300 && status < 400) {
+      const location = headers.location;
+      this.#known = typeof location !== 'string' || location === ''
+        ? new HttpStatusError(status)
+        : { url: this.url, status, headers, body: empty, location };
+    } else if (status < 200 || status >= 300) {
+      this.#known = new HttpStatusError(status, { retryAfterMs: parseRetryAfter(headers['retry-after']) });
+    } else if (Number(headers['content-length']) > this.cap) {
+      this.#abort(new PageTooLargeError(`body of ${Number(headers['content-length'])} bytes is over --max-page-bytes ${this.cap}`));
+      return;
+    } else {
+      this.#encodings = contentEncodings(headers['content-encoding']);
+    }
+  }
+
+  /**
+   * @param {{ abort(reason?: Error): void }} controller
+   * @param {Buffer} chunk
+   */
+  onResponseData(controller, chunk) {
+    if (this.#settled) return;
+    this.#size += chunk.length;
+    if (this.#known) {
+      // Not wanted: read on (the connection is kept) up to a limit, then the outcome stands without it.
+      if (this.#size > DISCARD_LIMIT) {
+        const known = this.#known;
+        this.#settle(known);
+        controller.abort(new AbortError('body not wanted'));
+      }
+      return;
+    }
+    if (this.#size > this.cap) {
+      this.#abort(new PageTooLargeError(`body is over --max-page-bytes ${this.cap}`));
+      return;
+    }
+    this.#chunks.push(chunk);
+  }
+
+  onResponseEnd() {
+    if (this.#settled) return;
+    if (this.#known) {
+      this.#settle(this.#known);
+      return;
+    }
+    const chunks = this.#chunks;
+    const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, this.#size);
+    const page = (/** @type {Buffer} */ body) => ({ url: this.url, status: this.#status, headers: this.#headers, body });
+    if (this.#encodings.length === 0) {
+      this.#settle(page(raw));
+      return;
+    }
+    decode(raw, this.#encodings, this.cap).then((body) => this.#settle(page(body)), (error) => this.#settle(error));
+  }
+
+  /**
+   * @param {unknown} controller
+   * @param {Error} error
+   */
+  onResponseError(controller, error) {
+    this.#settle(classify(error, this.timeout));
+  }
 }
 
 /**
@@ -174,13 +280,13 @@ async function decode(body, encodings, cap) {
 /**
  * Map whatever undici threw to one of our typed errors.
  * @param {any} error
- * @param {{ signal?: AbortSignal, timedOut: boolean, timeout: number }} context
+ * @param {number} timeout
+ * @returns {Error}
  */
-function classify(error, { signal, timedOut, timeout }) {
-  if (error instanceof HttpStatusError || error instanceof PageTooLargeError || error instanceof ContentEncodingError) return error;
-  if (signal?.aborted) return new AbortError('crawl interrupted', { cause: error });
+function classify(error, timeout) {
+  if (error instanceof PrerenderError) return error;
   const code = error?.code ?? error?.cause?.code;
-  if (timedOut || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
     return new TimeoutError(`no answer within ${timeout} ms`, { cause: error });
   }
   const detail = code ? `${code}${error?.message ? ': ' + error.message : ''}` : String(error?.message ?? error);
