@@ -1,9 +1,9 @@
 // @ts-check
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
-import { availableParallelism, hostname } from 'node:os';
-import { FrontierError, UsageError } from '../errors.js';
+import { availableParallelism } from 'node:os';
+import { FrontierError } from '../errors.js';
 import { STATE_DIR } from '../output/outdir.js';
+import { VERSION, machineOf } from './identity.js';
 import { connectRedis, keyPrefix, redactUrl } from './connection.js';
 import { configDifference, sharedConfig } from './config.js';
 import { RedisFrontier } from './frontier.js';
@@ -24,25 +24,7 @@ import { FinishPool, dropLeftPass, dropPass } from './finish.js';
  * an unfinished one it resumes.
  */
 
-export const VERSION = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
-
-/** What a machine's name may hold: it starts the process's id in Redis, whose lease entries are `token|worker|origin`. */
-const MACHINE_NAME = /^[A-Za-z0-9._-]{1,253}$/;
-
-/**
- * The machine a process says it runs on (status, and whether it brings
- * cores of its own to the finishing phase): PRERENDER_HOST, else the host name.
- * Containers that share one machine's cores may say so with the same PRERENDER_HOST.
- * @param {Record<string, string | undefined> | undefined} env
- */
-export function machineOf(env) {
-  const given = env?.PRERENDER_HOST;
-  if (given !== undefined && given !== '') {
-    if (!MACHINE_NAME.test(given)) throw new UsageError(`PRERENDER_HOST must be a machine name (letters, digits, ".", "-", "_"; at most 253): ${JSON.stringify(given)}`);
-    return given;
-  }
-  return hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 253) || 'localhost';
-}
+export { VERSION, machineOf };
 
 /**
  * Whether the finishing phase's buckets would add CPU: some helper runs on

@@ -1,19 +1,29 @@
 // @ts-check
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { defaultLoader } from '../load/index.js';
-import { resolveCrawlOptions } from '../options.js';
 import { AbortError, FrontierError } from '../errors.js';
-import { STATE_DIR } from '../output/outdir.js';
-import { discover } from '../crawl/discover.js';
-import { createRenderStep } from '../render/step.js';
-import { createCrawlRun } from '../crawl/context.js';
 import { connectRedis, keyPrefix } from './connection.js';
-import { workerOptions } from './config.js';
-import { RedisFrontier } from './frontier.js';
-import { DirBlobStore } from './dir-blobs.js';
-import { helpFinish } from './finish.js';
-import { VERSION, intervalOf, machineOf } from './shared.js';
+import { VERSION, machineOf } from './identity.js';
+
+/**
+ * The crawl engine, loaded once the worker's crawl exists: a worker started
+ * beside its coordinator then leaves the machine's cores to the coordinator
+ * while it seeds (four processes loading the engine at once on two cores
+ * delayed the seeding by a quarter of a second).
+ */
+async function loadEngine() {
+  const [load, options, outdir, discover, step, context, config, frontier, dirBlobs, finish, shared] = await Promise.all([
+    import('../load/index.js'), import('../options.js'), import('../output/outdir.js'), import('../crawl/discover.js'),
+    import('../render/step.js'), import('../crawl/context.js'), import('./config.js'), import('./frontier.js'),
+    import('./dir-blobs.js'), import('./finish.js'), import('./shared.js'),
+  ]);
+  return {
+    defaultLoader: load.defaultLoader, resolveCrawlOptions: options.resolveCrawlOptions, STATE_DIR: outdir.STATE_DIR,
+    discover: discover.discover, createRenderStep: step.createRenderStep, createCrawlRun: context.createCrawlRun,
+    workerOptions: config.workerOptions, RedisFrontier: frontier.RedisFrontier, DirBlobStore: dirBlobs.DirBlobStore,
+    helpFinish: finish.helpFinish, intervalOf: shared.intervalOf,
+  };
+}
 
 /**
  * `prerender worker`: join a shared crawl, take leased URLs, fetch them,
@@ -51,7 +61,7 @@ export class Worker extends EventEmitter {
     const host = machineOf(w.env ?? process.env);
     const redis = await connectRedis(w.frontier, { timeoutSeconds: w.frontierTimeout ?? 60 });
     const prefix = keyPrefix(w.crawlId);
-    /** @type {RedisFrontier | null} */
+    /** @type {import('./frontier.js').RedisFrontier | null} */
     let frontier = null;
     /** @type {import('../load/http.js').Loader | null} */
     let loader = null;
@@ -64,6 +74,9 @@ export class Worker extends EventEmitter {
       if (config.version !== version) {
         throw new FrontierError(`crawl id "${w.crawlId}" was started by prerender ${config.version}; this worker is prerender ${version}: run workers of the same version`, { code: 'VERSION_MISMATCH' });
       }
+      const {
+        defaultLoader, resolveCrawlOptions, STATE_DIR, discover, createRenderStep, createCrawlRun, workerOptions, RedisFrontier, DirBlobStore, helpFinish, intervalOf,
+      } = await loadEngine();
       const o = resolveCrawlOptions({
         ...workerOptions(config, { concurrency: w.concurrency, threads: w.threads, renderConcurrency: w.renderConcurrency, browser: w.browser, frontier: w.frontier, crawlId: w.crawlId }),
         ...(w.env ? { env: w.env } : {}),

@@ -1,0 +1,31 @@
+// @ts-check
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { UsageError } from '../errors.js';
+
+/**
+ * Who a process of a shared crawl is: its prerender version and its
+ * machine. Small on purpose: a worker reads them before it loads the crawl
+ * engine (which it loads only once its crawl exists).
+ */
+
+export const VERSION = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+
+/** What a machine's name may hold: it starts the process's id in Redis, whose lease entries are `token|worker|origin`. */
+const MACHINE_NAME = /^[A-Za-z0-9._-]{1,253}$/;
+
+/**
+ * The machine a process says it runs on (status, and whether it brings
+ * cores of its own to the finishing phase): PRERENDER_HOST, else the host name.
+ * Containers that share one machine's cores may say so with the same PRERENDER_HOST.
+ * @param {Record<string, string | undefined> | undefined} env
+ */
+export function machineOf(env) {
+  const given = env?.PRERENDER_HOST;
+  if (given !== undefined && given !== '') {
+    if (!MACHINE_NAME.test(given)) throw new UsageError(`PRERENDER_HOST must be a machine name (letters, digits, ".", "-", "_"; at most 253): ${JSON.stringify(given)}`);
+    return given;
+  }
+  return hostname().replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 253) || 'localhost';
+}
+
