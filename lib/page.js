@@ -139,5 +139,5 @@ export function renderDocument(input) {
   }
   if (scan.unclosedSlots > 0) warnings.push({ code: 'SLOT_UNCLOSED', message: 'price slot element is never closed: left as it is' });
   if (edits.length === 0) return { body: input.body, placeholders: [], warnings };
-  return { ...applyEdits(input.body.toString('latin1'), edits), warnings };
+  return { ...applyEdits(input.body, edits), warnings };
 }

@@ -71,11 +71,15 @@ const NOT_PCHAR = /[^A-Za-z0-9\-._~!$&+,;=:@]+/gu;
  * @returns {string}
  */
 export function encodeFilePath(file) {
+  if (PLAIN_PATH.test(file)) return file; // most names: nothing to encode
   return file
     .split('/')
     .map((segment) => segment.replace(NOT_PCHAR, (run) => encodeURIComponent(run).replace(/['()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())))
     .join('/');
 }
+
+/** A path of pchar segments: encoded, it is itself. */
+const PLAIN_PATH = /^[A-Za-z0-9\-._~!$&+,;=:@/]*$/u;
 
 /**
  * The relative URL from the file `from` to the file `to` (both relative to
@@ -85,14 +89,21 @@ export function encodeFilePath(file) {
  * @returns {string}
  */
 export function relativeFileUrl(from, to) {
-  const fromDirs = from.split('/').slice(0, -1);
-  const toParts = to.split('/');
+  // Rewriting calls this for every link of every page: plain string scans, no arrays.
+  const fromDir = from.lastIndexOf('/') + 1; // `from`'s directories: from[0, fromDir)
+  // The directories both share: up to and including the last "/" before the first difference.
   let common = 0;
-  while (common < fromDirs.length && common < toParts.length - 1 && fromDirs[common] === toParts[common]) common++;
-  const ups = fromDirs.length - common;
-  const rest = toParts.slice(common);
-  const relative = '../'.repeat(ups) + encodeFilePath(rest.join('/'));
+  const limit = Math.min(fromDir, to.length);
+  for (let i = 0; i < limit; i++) {
+    const c = from.charCodeAt(i);
+    if (c !== to.charCodeAt(i)) break;
+    if (c === 0x2f) common = i + 1;
+  }
+  let ups = 0;
+  for (let i = common; i < fromDir; i++) if (from.charCodeAt(i) === 0x2f) ups++;
+  const rest = to.slice(common);
+  const relative = '../'.repeat(ups) + encodeFilePath(rest);
   // A first segment with a colon would read as a scheme ("a:b.html").
-  if (ups === 0 && /^[^/]*:/.test(rest[0])) return './' + relative;
+  if (ups === 0 && /^[^/]*:/.test(rest)) return './' + relative;
   return relative;
 }
