@@ -148,7 +148,9 @@ describe('PageThreads', () => {
   it('a worker that dies fails what it held; the main thread takes what comes next', async () => {
     const pool = new PageThreads(1);
     await ready(pool);
-    const held = pool.scan({ body: page, type: 'html', contentType: 'text/html', url: 'http://h.test/' });
+    // A page that takes the thread a while (100,000 links), so that it is still held when the thread stops.
+    const big = Buffer.from(`<html><body>${'<a href="x.html">x</a>'.repeat(100_000)}</body></html>`);
+    const held = pool.scan({ body: big, type: 'html', contentType: 'text/html', url: 'http://h.test/' });
     await pool.slots[0].worker.terminate();
     await expect(held).rejects.toThrow(/worker thread stopped/);
     const next = await pool.scan({ body: page, type: 'html', contentType: 'text/html', url: 'http://h.test/' });
