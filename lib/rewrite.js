@@ -197,9 +197,12 @@ export function applyEdits(document, edits) {
   let size = bytes.length;
   for (const edit of edits) {
     if (edit.start < position) continue;
-    kept.push(edit);
-    size += edit.text.length - (edit.end - edit.start);
-    position = edit.end;
+    // (within the document, whatever the scan said: a scan that does not match its body cannot write past it)
+    const start = Math.min(edit.start, bytes.length);
+    const end = Math.min(Math.max(edit.end, start), bytes.length);
+    kept.push(start === edit.start && end === edit.end ? edit : { ...edit, start, end });
+    size += edit.text.length - (end - start);
+    position = end;
   }
   const body = Buffer.allocUnsafe(size);
   /** @type {{ sku: string, offset: number, length: number }[]} */

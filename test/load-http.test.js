@@ -51,6 +51,11 @@ const routes = new Map([
     const timer = setInterval(() => res.write('x'), 50);
     res.on('close', () => clearInterval(timer));
   }],
+  ['/early-hints', (req, res) => {
+    res.writeEarlyHints({ link: '</a.css>; rel=preload; as=style' });
+    res.writeProcessing();
+    res.writeHead(200, { 'Content-Type': 'text/html' }).end('<p>after hints</p>');
+  }],
   ['/gzip', (req, res) => { res.writeHead(200, { 'Content-Encoding': 'gzip' }).end(zlib.gzipSync('<p>gzip page</p>')); }],
   ['/br', (req, res) => { res.writeHead(200, { 'Content-Encoding': 'br' }).end(zlib.brotliCompressSync('<p>br page</p>')); }],
   ['/compress', (req, res) => { res.writeHead(200, { 'Content-Encoding': 'compress' }).end('whatever'); }],
@@ -198,6 +203,15 @@ describe('createHttpLoader', () => {
     const { value, ms } = await timed(make({ timeout: 300 }).load(`${origin}/301-drip`));
     expect(value).toMatchObject({ status: 301, location: '/target' });
     expect(ms).toBeLessThan(3000);
+  });
+
+  it('interim answers (103 Early Hints, 102 Processing) are passed over for the page that follows; a URL not http(s) is a FetchError', async () => {
+    const page = await make().load(`${origin}/early-hints`);
+    expect(page).toMatchObject({ status: 200 });
+    expect(page.body.toString()).toBe('<p>after hints</p>');
+    const error = await failure(make().load('ftp://127.0.0.1/x'));
+    expect(error).toBeInstanceOf(FetchError);
+    expect(error.message).toMatch(/not an http\(s\) URL/);
   });
 
   it.each(['/reset', '/short'])('%s (socket destroyed mid-body / shorter than Content-Length) is FetchError', async (path) => {

@@ -147,6 +147,10 @@ class Exchange {
       this.#settle(classify(error, this.timeout));
       return;
     }
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+      this.#settle(new FetchError(`not an http(s) URL: ${this.url}`, { code: 'FETCH' }));
+      return;
+    }
     try {
       agent.dispatch({ origin: target.origin, path: `${target.pathname}${target.search}`, method: 'GET', headers }, this);
     } catch (error) {
@@ -186,7 +190,8 @@ class Exchange {
    * @param {Headers} headers
    */
   onResponseStart(controller, status, headers) {
-    if (this.#settled) return;
+    // An interim answer (103 Early Hints, 102 Processing) comes before the real one.
+    if (this.#settled || status < 200) return;
     this.#status = status;
     this.#headers = headers;
     const empty = Buffer.alloc(0);
@@ -232,6 +237,9 @@ class Exchange {
       this.#settle(this.#known);
       return;
     }
+    // The answer is in: decoding it is not the origin's time, nor interrupted by the run's signal.
+    clearTimeout(this.#timer);
+    this.#unlink();
     const chunks = this.#chunks;
     const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, this.#size);
     const page = (/** @type {Buffer} */ body) => ({ url: this.url, status: this.#status, headers: this.#headers, body });

@@ -230,4 +230,11 @@ describe('applyEdits', () => {
     expect(body.toString('utf8')).toBe('<s>é<!--p--></s>');
     expect(placeholders).toEqual([{ sku: 'S', offset: Buffer.byteLength('<s>é'), length: 8 }]);
   });
+
+  it('takes the bytes of a Buffer as they are, and keeps an edit past the end within the document', () => {
+    const bytes = Buffer.from([0x3c, 0x61, 0xff, 0x00, 0x3e]);
+    expect(applyEdits(bytes, [{ start: 2, end: 3, text: 'b' }]).body).toEqual(Buffer.from([0x3c, 0x61, 0x62, 0x00, 0x3e]));
+    expect(applyEdits(bytes, [{ start: 4, end: 9, text: 'zz' }]).body).toEqual(Buffer.from([0x3c, 0x61, 0xff, 0x00, 0x7a, 0x7a]));
+    expect(applyEdits(bytes, [{ start: 8, end: 8, text: '!' }]).body).toEqual(Buffer.from([0x3c, 0x61, 0xff, 0x00, 0x3e, 0x21]));
+  });
 });
