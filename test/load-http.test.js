@@ -2,6 +2,7 @@
 import http from 'node:http';
 import zlib from 'node:zlib';
 import { once } from 'node:events';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpLoader } from '../lib/load/http.js';
 import { AbortError, ContentEncodingError, FetchError, HttpStatusError, PageTooLargeError, TimeoutError } from '../lib/errors.js';
@@ -212,6 +213,31 @@ describe('createHttpLoader', () => {
     const error = await failure(make().load('ftp://127.0.0.1/x'));
     expect(error).toBeInstanceOf(FetchError);
     expect(error.message).toMatch(/not an http\(s\) URL/);
+  });
+
+  it('an HTTP/1.0 answer without Content-Length, its body ended by the close, and a 204, are pages like any other', async () => {
+    // Old ASP servers answer so: a raw socket server, as node:http would add a length or chunks.
+    const raw = net.createServer((socket) => {
+      socket.once('data', (request) => {
+        const noContent = request.toString('latin1').startsWith('GET /204 ');
+        socket.end(noContent
+          ? 'HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n'
+          : `HTTP/1.0 200 OK\r\nContent-Type: text/html\r\nX-Builder-FileName: old.htm\r\n\r\n<p>${'x'.repeat(70_000)}</p>`);
+      });
+    });
+    raw.listen(0, '127.0.0.1');
+    await once(raw, 'listening');
+    const rawOrigin = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (raw.address()).port}`;
+    try {
+      const loader = make({ concurrency: 1 });
+      const page = await loader.load(`${rawOrigin}/old.asp`);
+      expect(page).toMatchObject({ status: 200, headers: { 'x-builder-filename': 'old.htm' } });
+      expect(page.body.length).toBe(70_007);
+      expect((await loader.load(`${rawOrigin}/204`)).body.length).toBe(0);
+      expect((await loader.load(`${rawOrigin}/again.asp`)).body.length).toBe(70_007); // a new connection after each close
+    } finally {
+      await new Promise((resolve) => raw.close(resolve));
+    }
   });
 
   it.each(['/reset', '/short'])('%s (socket destroyed mid-body / shorter than Content-Length) is FetchError', async (path) => {
