@@ -180,9 +180,8 @@ function escapeAttribute(text) {
  * Apply sorted, non-overlapping edits to a document's bytes and return the
  * new bytes, with the byte position of every placeholder edit in the output.
  * Edit texts are latin1 strings (one char a byte, already in the document's
- * encoding). The output is written once into a buffer of its exact size:
- * no copy of the document as a string (a page's worth of heap garbage per
- * page, which the write pass's worker threads paid for in scavenges).
+ * encoding). The output is written once into a buffer of its exact size,
+ * with no copy of the document as a string.
  * @param {Buffer | string} document its bytes (or a latin1 string of them)
  * @param {Edit[]} edits
  * @returns {{ body: Buffer, placeholders: { sku: string, offset: number, length: number }[] }}

@@ -202,7 +202,7 @@ class Exchange {
       this.#known = typeof location !== 'string' || location === ''
         ? new HttpStatusError(status)
         : { url: this.url, status, headers, body: empty, location };
-    } else if (status < 200 || status >= 300) {
+    } else if (status >= 400) {
       this.#known = new HttpStatusError(status, { retryAfterMs: parseRetryAfter(headers['retry-after']) });
     } else if (Number(headers['content-length']) > this.cap) {
       this.#abort(new PageTooLargeError(`body of ${Number(headers['content-length'])} bytes is over --max-page-bytes ${this.cap}`));
