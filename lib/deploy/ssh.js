@@ -33,7 +33,8 @@ import { checkHashes, parseHashes, removalList } from './verify.js';
  *   switch:   ln -sfn releases/ID .current.tmp.ID && mv -T .current.tmp.ID
  *             current; the releases beyond --keep removed; the lock removed
  *
- * The server needs sh, GNU coreutils (cp -al, sha256sum, xargs -0) and tar.
+ * The server needs sh, GNU coreutils (cp -al, sha256sum, xargs -0) and tar;
+ * it hashes with openssl where it has one (CHECK_SUMS).
  *
  * @typedef {import('./targets.js').DeployTarget} DeployTarget
  * @typedef {import('./targets.js').StagePlan} StagePlan
@@ -93,12 +94,54 @@ cd -- "$1" || exit 0
 if [ "$(cat ${LOCK_NAME}/owner 2>/dev/null)" = "$2" ]; then rm -rf -- ${LOCK_NAME}; fi`;
 
 /**
+ * Shell functions of the stage script for hashing on the server.
+ * - fast_sha256: whether the server's \`openssl dgst -sha256 -r\` answers in
+ *   coreutils' format (OpenSSL 1.1 and 3 do). It uses the CPU's SHA
+ *   extensions: 5-6 times less CPU than the sha256sum of Debian 12's
+ *   coreutils, which is built without them.
+ * - check_sums LIST FAILED: the files of a \`sha256sum -c\` check list (LIST)
+ *   hashed and compared; what fails is written to FAILED as \`sha256sum -c
+ *   --quiet\` says it ("NAME: FAILED", "NAME: FAILED open or read"), and the
+ *   status is 0 only when every file matched. Through openssl where
+ *   fast_sha256 and no name in the list is escaped (a backslash or a
+ *   newline in it); else \`sha256sum -c\`.
+ * - all_sums: every file under . hashed, in sha256sum's output format (or
+ *   openssl's "HASH *NAME", which parseHashes reads too); names with a
+ *   backslash or a newline always by sha256sum, which escapes them.
+ */
+export const CHECK_SUMS = `
+fast_sha256() {
+  [ "$(openssl dgst -sha256 -r /dev/null 2>/dev/null)" = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 */dev/null" ] && command -v awk >/dev/null 2>&1
+}
+check_sums() {
+  if fast_sha256 && ! grep -q '^\\\\' "$1"; then
+    cut -c67- < "$1" | sed 's|^|./|' | tr '\\n' '\\000' | xargs -0 -r openssl dgst -sha256 -r > "$2.sums" 2>/dev/null || true
+    awk 'NR == FNR { want[substr($0, 67)] = substr($0, 1, 64); next }
+      substr($0, 65, 4) == " *./" { got[substr($0, 69)] = substr($0, 1, 64) }
+      END { bad = 0; for (f in want) { if (!(f in got)) { print f ": FAILED open or read"; bad = 1 } else if (got[f] != want[f]) { print f ": FAILED"; bad = 1 } } exit bad }' "$1" "$2.sums" > "$2"
+    s=$?; rm -f -- "$2.sums"; return $s
+  fi
+  sha256sum -c --quiet --strict < "$1" > "$2" 2>/dev/null
+}
+all_sums() {
+  nl='
+'
+  if fast_sha256; then
+    find . -type f ! -path '*\\\\*' ! -path "*$nl*" -print0 | xargs -0 -r openssl dgst -sha256 -r 2>/dev/null || true
+    find . -type f \\( -path '*\\\\*' -o -path "*$nl*" \\) -print0 | xargs -0 -r sha256sum -- || true
+  else
+    find . -type f -print0 | xargs -0 -r sha256sum -- || true
+  fi
+}`;
+
+/**
  * $1 dir, $2 id, $3 previous id (or ""), $4 $5 $6 bytes of the removal list,
  * the check list and the record at the start of stdin, $7 "all" (hash every
  * file, print the sums, do not commit) or "sent", $8 files in the tar stream.
  */
 const STAGE_SCRIPT = `
 set -e
+${CHECK_SUMS}
 mkdir -p -- "$1/${RELEASES}"
 cd -- "$1/${RELEASES}"
 rm -rf ./${TMP_PREFIX}*
@@ -117,8 +160,8 @@ cd -- "$t"
 xargs -0 -r rm -rf -- < "../$t.remove"
 if [ "$8" != 0 ]; then tar -x -f - --no-same-owner; fi
 echo RECEIVED
-if [ "$7" = all ]; then echo SUMS; find . -type f -print0 | xargs -0 -r sha256sum -- || true; exit 0; fi
-if [ "$5" = 0 ] || sha256sum -c --quiet --strict < "../$t.check" > "../$t.failed" 2>/dev/null; then
+if [ "$7" = all ]; then echo SUMS; all_sums; exit 0; fi
+if [ "$5" = 0 ] || check_sums "../$t.check" "../$t.failed"; then
   cd ..
   rm -f -- "$t.remove" "$t.check" "$t.failed"
   mv -f -- "$t.json" "$2.json"
