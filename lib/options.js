@@ -114,7 +114,7 @@ export const CRAWL_OPTIONS = [
 export const OPTION_BY_NAME = new Map(CRAWL_OPTIONS.map((spec) => [spec.name, spec]));
 const BY_NAME = OPTION_BY_NAME;
 /** API-only keys: `roots`, and knobs for tests and embedding. */
-const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env', 'threadsFrom'];
+const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env', 'threadsFrom', 'early'];
 
 /**
  * The options of `crawl()`, `new Crawler()` and `preview()`, as written in a
@@ -130,7 +130,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   render?: boolean, renderOnly?: string[], renderSkip?: string[], renderWait?: string[], renderIdle?: number, renderTimeout?: number,
  *   onRenderTimeout?: 'fail' | 'save', renderScripts?: 'keep' | 'strip', renderResources?: 'dom' | 'all', renderBlock?: string[],
  *   renderBlockDefaults?: boolean, renderConcurrency?: number, renderRecycle?: number, renderIsolation?: 'slot' | 'context', browser?: string,
- *   signal?: AbortSignal, retryDelay?: number, env?: Record<string, string | undefined>, threadsFrom?: number,
+ *   signal?: AbortSignal, retryDelay?: number, env?: Record<string, string | undefined>, threadsFrom?: number, early?: boolean,
  *   frontier?: string, crawlId?: string, fresh?: boolean, blobs?: string, originConcurrency?: number,
  *   maxDeliveries?: number, frontierTimeout?: number, leaseTimeout?: number,
  * }} CrawlOptions
@@ -141,7 +141,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   roots: string[], out: string, include: string[], exclude: string[], concurrency: number, threads: number,
  *   maxPages: number, maxDepth: number, timeout: number, retries: number, maxRedirects: number, dynamicBase: URL | null, assets: boolean,
  *   maxPageBytes: number, placeholders: 'filter' | 'ssi' | 'esi', pricePath: string,
- *   headers: Record<string, string>, retryDelay: number, signal?: AbortSignal, threadsFrom: number,
+ *   headers: Record<string, string>, retryDelay: number, signal?: AbortSignal, threadsFrom: number, early: boolean,
  *   sitemap: string[], urls?: string, writeSitemap: boolean, siteUrl: URL | null, dryRun: boolean,
  *   full: boolean, pruneMax: string, force: boolean, ignore: string[], resume: boolean, precompress: ('gzip' | 'br')[],
  *   assetsOrigins: string[], relativeLinks: boolean, name: import('./name-rules.js').NameRule[],
@@ -329,6 +329,8 @@ export function resolveCrawlOptions(input, context = {}) {
   out.retryDelay = typeof input.retryDelay === 'number' && input.retryDelay >= 0 ? input.retryDelay : 500;
   // Pages fetched before the worker threads start (tests start them at once).
   out.threadsFrom = typeof input.threadsFrom === 'number' && input.threadsFrom >= 0 ? input.threadsFrom : THREADS_FROM;
+  // Pages written while the crawl runs (early.js); false (internal, for tests and the bench) leaves it all to phase two.
+  out.early = input.early !== false;
   if (input.signal !== undefined) out.signal = input.signal;
   for (const key of Object.keys(input)) {
     if (!BY_NAME.has(key) && !INTERNAL_KEYS.includes(key)) {

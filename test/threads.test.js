@@ -57,7 +57,7 @@ describe('--threads', () => {
     const alone = await crawlShop(0);
     const threaded = await crawlShop(2);
     expect(alone.result.pages).toBe(153);
-    expect(alone.result.threads).toEqual({ workers: 0, inWorkers: 0, inMain: 2 * 153 });
+    expect(alone.result.threads).toEqual({ workers: 0, inWorkers: 0, inMain: 2 * 153, early: 0 });
     expect(threaded.result.pages).toBe(153);
     expect(threaded.result.threads.workers).toBe(2);
     // Phase one starts them after 64 pages; until they are ready the main thread works alone

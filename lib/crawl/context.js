@@ -53,12 +53,14 @@ import { PageThreads } from './threads.js';
  *   counts: { requisitesNotFetched: number },
  *   threads: PageThreads,
  *   finishPool?: FinishPool | null,
+ *   early?: import('./early.js').EarlyWrites | null,
  * }} CrawlRun
  *   assetOrigins: origins whose page requisites --assets fetches outside the
  *   page scope (the roots' and --assets-origins); robots: with --robots;
  *   threads: the worker threads of the per-page work (closed by whoever made the run);
  *   finishPool: in a shared crawl, where the per-page work of the write passes goes
- *   (every live process takes part; distributed/finish.js)
+ *   (every live process takes part; distributed/finish.js);
+ *   early: pages rendered and written while the crawl runs (early.js)
  * @typedef {{
  *   window: number,
  *   begin(context: import('./page-work.js').RenderContext, table: import('./shared-names.js').SharedNameTable): Promise<void>,

@@ -103,6 +103,7 @@ function pump(run) {
       if (error instanceof OutputError) throw error; // the run cannot go on
       await failOrKeep(run, page, error);
     }
+    run.early?.visited(page);
     const promoted = await frontier.done(key, { page: record.state === 'done', requisitesSkipped: page.requisitesSkipped });
     if (promoted.length > 0) await admitted(run, promoted, promoted.map(() => 'added'));
   };

@@ -97,6 +97,7 @@ export async function finalize(run, naming, { interrupted, complete }) {
     // A shared crawl: the other processes do part of the per-page work (distributed/finish.js).
     await run.finishPool?.begin(context, encode());
     const outcome = await writePass(run, naming, names, dropped, interrupted, complete).finally(() => run.finishPool?.end());
+    run.early?.drop(); // a second pass: files may have changed
     if (outcome.failed.length === 0 && outcome.split.length === 0) {
       for (const stored of [...removal.remove, ...removal.moved]) {
         const file = /** @type {string} */ (stored.file);
@@ -261,7 +262,9 @@ async function writePage(run, record, names, previous, failed, counters) {
       const source = async () => (places
         ? { places: /** @type {[import('./page-work.js').BlobPlace, import('./page-work.js').BlobPlace]} */ (places), read: () => blobs.get(ids) }
         : blobs.get(ids).then(([raw, scan]) => ({ raw, scan })));
-      const reserved = target.reserve ? await target.reserve(file) : null;
+      // Rendered while the crawl ran, for this very file (early.js): only kept now.
+      const early = run.early ? await run.early.take(record.key, file) : null;
+      const reserved = early ? { path: undefined, keep: early.keep, drop: async () => {} } : target.reserve ? await target.reserve(file) : null;
       try {
         /** @type {Omit<import('./page-work.js').RenderInput, 'raw' | 'scan'>} */
         const request = {
@@ -270,7 +273,9 @@ async function writePage(run, record, names, previous, failed, counters) {
           unchangedSha: sameFile ? stored?.sha256 : undefined, temp: reserved?.path, wantOutput: o.precompress.length > 0,
         };
         // Another process of a shared crawl may do it (into the same temp file); not when the output is wanted here.
-        const result = run.finishPool && reserved && !request.wantOutput
+        const result = early
+          ? early.result
+          : run.finishPool && reserved && !request.wantOutput
           ? await run.finishPool.render(request)
           : await run.threads.render({ ...(await source()), ...request });
         for (const warning of result.warnings) warn(run, record.key, warning.code, warning.message);
@@ -373,7 +378,7 @@ function render(run, record, raw, scan, names) {
  * @param {CrawlRun} run
  * @returns {import('./page-work.js').RenderContext}
  */
-function renderContext(run) {
+export function renderContext(run) {
   const o = run.options;
   return {
     placeholders: o.placeholders,

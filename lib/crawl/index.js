@@ -11,7 +11,8 @@ import { resolveCrawlOptions } from '../options.js';
 import { loadListedRoots } from '../sources.js';
 import { createCrawlRun, warn } from './context.js';
 import { discover } from './discover.js';
-import { finalize, outputKey, toManifestError } from './finalize.js';
+import { finalize, outputKey, renderContext, toManifestError } from './finalize.js';
+import { EarlyWrites } from './early.js';
 import { loadPrior } from './recrawl.js';
 import { createJournal, readJournal } from './journal.js';
 import { MemoryFrontier } from './frontier.js';
@@ -50,7 +51,7 @@ import { createRenderStep } from '../render/step.js';
  *   out: string, manifest: string | null, pages: number, assets: number, failed: number, warnings: number, redirects: number,
  *   notCrawled: number, notCrawledSaturated: boolean, maxPages: number, requisitesNotFetched: number,
  *   interrupted: boolean, durationMs: number,
- *   threads: { workers: number, inWorkers: number, inMain: number },
+ *   threads: { workers: number, inWorkers: number, inMain: number, early: number },
  *   failures: import('../manifest/schema.js').ManifestError[],
  *   stale: number, resumed: number, pruneRefused: boolean,
  *   churn: {
@@ -192,6 +193,9 @@ export class Crawler extends EventEmitter {
         sources: sources(o, listed.length),
       }, listed);
       if (prior) prior.reuseOutput = prior.reuse && prior.output === outputKey(run);
+      if (o.early && target instanceof LocalTree && blobs instanceof LogBlobStore && !shared && o.precompress.length === 0 && run.threads.size > 0) {
+        run.early = new EarlyWrites(run, renderContext(run));
+      }
       // threadsFrom 0 (an internal option, for tests): the workers take the very first page.
       if (o.threadsFrom === 0) await run.threads.start();
       for (const transform of transforms) {
@@ -204,6 +208,7 @@ export class Crawler extends EventEmitter {
       const interrupted = controller.signal.aborted;
       await shared?.barrier(run, { interrupted });
       const naming = await assignNames(run);
+      run.early?.close(naming);
       const { overLimit, overLimitSaturated } = run.frontier.counts();
       if (overLimit > 0) {
         warn(run, o.roots[0] ?? listed[0], 'MAX_PAGES', `--max-pages ${o.maxPages} reached: ${overLimitSaturated ? 'at least ' : ''}${overLimit} more in-scope URLs were not crawled; links to them stay live`);
@@ -239,7 +244,7 @@ export class Crawler extends EventEmitter {
         notCrawledSaturated: overLimitSaturated,
         maxPages: o.maxPages,
         requisitesNotFetched: run.counts.requisitesNotFetched,
-        threads: { workers: run.threads.slots.length, inWorkers: run.threads.counts.worker, inMain: run.threads.counts.local },
+        threads: { workers: run.threads.slots.length, inWorkers: run.threads.counts.worker, inMain: run.threads.counts.local, early: run.early?.counts.taken ?? 0 },
         interrupted,
         durationMs: Math.round(performance.now() - startedAt),
         failures,

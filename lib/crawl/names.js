@@ -29,8 +29,13 @@ const byKey = (a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
  * The names of a run: its pages in URL order, the file of each and the
  * aliases (a URL that shares its first URL's file). Kept apart from the
  * records, which are read one at a time while the pages are written.
- * @typedef {{ keys: string[], files: Map<string, string>, aliasOf: Map<string, string>, stale: number }} Naming
+ * renamed: pages whose file is not the one they wanted (a collision, or an
+ * alias of a page that collided), their URLs up to RENAMED_LISTED.
+ * @typedef {{ keys: string[], files: Map<string, string>, aliasOf: Map<string, string>, stale: number, renamed: string[] }} Naming
  */
+
+/** Renamed URLs listed, at most (one more says "more than that"). */
+export const RENAMED_LISTED = 1000;
 
 /** The registries of namings being split apart in phase two. */
 const registries = new WeakMap();
@@ -44,7 +49,7 @@ export async function assignNames(run) {
   const keys = (await run.records.keys('done')).sort(byKey).filter((key, i, sorted) => i === 0 || key !== sorted[i - 1]);
   const registry = newRegistry(run);
   /** @type {Naming} */
-  const naming = { keys, files: new Map(), aliasOf: new Map(), stale: 0 };
+  const naming = { keys, files: new Map(), aliasOf: new Map(), stale: 0, renamed: /** @type {string[]} */ ([]) };
   const listening = run.listening('named');
   let count = 0;
   for await (const [key, found] of eachRecord(run.records, keys)) {
@@ -65,6 +70,7 @@ export async function assignNames(run) {
       record.file = file === wanted ? wanted : file; // one string for both when they are the same (most pages)
     }
     naming.files.set(key, record.file);
+    if (record.file !== wanted && naming.renamed.length <= RENAMED_LISTED) naming.renamed.push(key);
     if (listening) run.emit('named', { url: key, file: record.file, wanted, status: record.status, aliasOf: record.aliasOf });
   }
   // The registry's tree (a node and a string a page) is not kept for the

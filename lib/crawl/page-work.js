@@ -41,11 +41,14 @@ import { openNameTable } from './shared-names.js';
  * @typedef {{
  *   raw: Buffer, scan: Buffer, bodyId: string, url: string, file: string, type: 'html' | 'css', charset: string,
  *   unchangedSha?: string, temp?: string, wantOutput?: boolean, scanId?: string, replace?: boolean,
+ *   names?: Map<string, string>,
  * }} RenderInput
  *   unchangedSha: the sha256 of the file already there (not written again when the output has it);
  *   temp: where to write the output (created, never through a link); else the output is returned;
  *   scanId: the staged scan's id (for a render another process of a shared crawl does);
- *   replace: a temp file already there is replaced (a bucket redone after a process died or stalled)
+ *   replace: a temp file already there is replaced (a bucket redone after a process died or stalled);
+ *   names: the files of this page's links, for a page rendered while the crawl runs (early.js): a
+ *   link not in it leads to no file; without it, the name table of the write pass
  * @typedef {{
  *   bytes: number, sha256: string, written: boolean, output?: Buffer,
  *   placeholders: { sku: string, offset: number, length: number }[],
@@ -144,7 +147,8 @@ export function createRenderer(context) {
     },
     /** @param {RenderInput} input @returns {RenderOutput} */
     render(input) {
-      const table = names;
+      const own = input.names;
+      const table = own ? { fileOf: (/** @type {string} */ key) => own.get(key) ?? null } : names;
       if (!table) throw new Error('render before the name table was set');
       const result = renderDocument({
         body: input.raw,

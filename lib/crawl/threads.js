@@ -269,6 +269,23 @@ export class PageThreads {
     return result;
   }
 
+  /** Whether a worker thread is ready for requests. */
+  get ready() {
+    return this.#working;
+  }
+
+  /**
+   * A render that only a worker thread does (a page rendered while the crawl
+   * runs, early.js), from where its staged bytes lie and with the files of
+   * its own links; null when no worker is left to do it.
+   * @param {Omit<RenderInput, 'raw' | 'scan'> & { places: [BlobPlace, BlobPlace], names: Map<string, string> }} input
+   * @returns {Promise<RenderOutput | null>}
+   */
+  async renderEarly(input) {
+    if (!this.#working || !this.context) return null;
+    return this.#enqueue({ op: 'render', input }, [], () => null);
+  }
+
   async close() {
     this.closed = true;
     const slots = this.slots.splice(0);

@@ -155,6 +155,30 @@ export class LocalTree {
   }
 
   /**
+   * A temp file of this run not yet given to a tree file: written before
+   * its file is certain (a page rendered while the crawl runs), then given
+   * to a file by `keepScratch` (its directory in the tree made then), or
+   * left for the commit or abort to remove with the other temp files.
+   */
+  scratch() {
+    const n = ++this.counter;
+    return { path: this.#tempPath(n), n };
+  }
+
+  /**
+   * @param {number} n a temp file of `scratch()`
+   * @param {string} file the tree file it becomes at the commit
+   */
+  async keepScratch(n, file) {
+    const target = this.resolve(file);
+    await this.#ensureDir(path.dirname(target));
+    const previous = this.pending.get(file);
+    this.pending.set(file, n);
+    this.removals.delete(file);
+    if (previous !== undefined) await rm(this.#tempPath(previous), { force: true });
+  }
+
+  /**
    * The size of a committed file of the tree, or null.
    * @param {string} file
    */

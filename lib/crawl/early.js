@@ -1,0 +1,360 @@
+// @ts-check
+import { decideLink } from './discover.js';
+import { RENAMED_LISTED } from './names.js';
+
+/**
+ * Pages rewritten and written while the crawl still runs, so that phase two
+ * has little left to do once the last page is fetched.
+ *
+ * A page's output depends on its own file and on the file each of its links
+ * leads to. Files are handed out at the end, in URL order, so that
+ * collisions resolve the same way whatever the fetch order (names.js); but
+ * almost every page ends with the file it wanted. So a page is rendered
+ * early, in a worker thread, into a temp file of the output target, once
+ * every URL it links to is settled: fetched (its wanted file stands in for
+ * its file), or a URL that can never become a page of this crawl (outside
+ * the scope: its link stays live). A page that links to a URL still queued
+ * waits for it; one that links to a failure, a redirect or an in-scope URL
+ * that was not admitted is left to phase two.
+ *
+ * Phase two takes an early output only where it is exactly what it would
+ * make itself: in its first pass, when no page got a file other than the
+ * one it wanted (no collision, no alias split, nothing dropped) and the
+ * page's own file is the one it was rendered for. Anything else is rendered
+ * again, as without this; an early output not taken is a temp file that the
+ * commit or abort removes with the others.
+ *
+ * Only where it pays and is simple: a local output tree, worker threads
+ * running, pages new to OUT, no --precompress, not a shared crawl.
+ *
+ * @typedef {import('./context.js').CrawlRun} CrawlRun
+ * @typedef {import('./page-work.js').RenderOutput} RenderOutput
+ * @typedef {{ key: string, deps: string[], left: number }} Waiting
+ */
+
+/** Pages that may wait for the URLs they link to, at most (each holds its links' keys). */
+const MAX_WAITING = 20_000;
+/** Settled URLs remembered, at most (a URL and its wanted file each). */
+const MAX_KNOWN = 2_000_000;
+
+/** A URL that ended as anything but a page with a file: links to it make a page wait for phase two. */
+const UNSETTLED = '';
+
+/** An early output's state: still rendering, rendered, failed (phase two renders it again). */
+const RENDERING = 0;
+const RENDERED = 1;
+const FAILED = 2;
+
+/**
+ * Two bit positions (0-255) for a URL in a page's sketch (FNV-1a of its UTF-16 units).
+ * @param {string} key
+ * @returns {[number, number]}
+ */
+function bitsOf(key) {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  return [hash & 255, (hash >>> 8) & 255];
+}
+
+/**
+ * The early outputs, packed: a slot per page (its file, temp file, state,
+ * size and sha256 in typed arrays; placeholders and warnings only where a
+ * page has any), so that 200,000 of them cost a few MB, not an object each.
+ */
+class Outputs {
+  constructor() {
+    /** @type {Map<string, number>} URL -> slot */
+    this.slots = new Map();
+    /** @type {string[]} the file each was rendered for */
+    this.files = [];
+    this.temps = new Int32Array(1024);
+    this.states = new Uint8Array(1024);
+    this.sizes = new Float64Array(1024);
+    this.hashes = Buffer.alloc(1024 * 32);
+    /** A 256-bit sketch of the URLs each page links to (two bits a URL), to find the pages a renamed URL touches. */
+    this.sketches = Buffer.alloc(1024 * 32);
+    /** @type {Map<number, Pick<RenderOutput, 'placeholders' | 'warnings'>>} */
+    this.extras = new Map();
+    /** @type {Map<number, Promise<void>>} renders under way */
+    this.pending = new Map();
+  }
+
+  get size() {
+    return this.slots.size;
+  }
+
+  /**
+   * @param {string} key
+   * @param {string} file
+   * @param {number} temp
+   * @param {Promise<RenderOutput | null>} result
+   * @param {string[]} deps the URLs it links to
+   */
+  add(key, file, temp, result, deps) {
+    const slot = this.files.length;
+    if (slot === this.temps.length) this.#grow();
+    this.slots.set(key, slot);
+    for (const dep of deps) {
+      const [a, b] = bitsOf(dep);
+      this.sketches[slot * 32 + (a >> 3)] |= 1 << (a & 7);
+      this.sketches[slot * 32 + (b >> 3)] |= 1 << (b & 7);
+    }
+    this.files.push(file);
+    this.temps[slot] = temp;
+    this.states[slot] = RENDERING;
+    this.pending.set(slot, result.then((out) => {
+      this.pending.delete(slot);
+      if (!out || !out.written) {
+        this.states[slot] = FAILED;
+        return;
+      }
+      this.sizes[slot] = out.bytes;
+      this.hashes.write(out.sha256, slot * 32, 'hex');
+      if (out.placeholders.length > 0 || out.warnings.length > 0) this.extras.set(slot, { placeholders: out.placeholders, warnings: out.warnings });
+      this.states[slot] = RENDERED;
+    }));
+  }
+
+  #grow() {
+    const size = this.temps.length * 2;
+    const grown = (/** @type {any} */ from, /** @type {any} */ Type, /** @type {number} */ length) => {
+      const next = new Type(length);
+      next.set(from);
+      return next;
+    };
+    this.temps = grown(this.temps, Int32Array, size);
+    this.states = grown(this.states, Uint8Array, size);
+    this.sizes = grown(this.sizes, Float64Array, size);
+    const hashes = Buffer.alloc(size * 32);
+    this.hashes.copy(hashes);
+    this.hashes = hashes;
+    const sketches = Buffer.alloc(size * 32);
+    this.sketches.copy(sketches);
+    this.sketches = sketches;
+  }
+
+  /**
+   * The output of a page if it was rendered for this file; removed either way.
+   * @param {string} key
+   * @param {string} file
+   * @returns {Promise<{ result: RenderOutput, temp: number } | null>}
+   */
+  async take(key, file) {
+    const slot = this.slots.get(key);
+    if (slot === undefined) return null;
+    this.slots.delete(key);
+    await this.pending.get(slot);
+    const extra = this.extras.get(slot);
+    this.extras.delete(slot);
+    if (this.states[slot] !== RENDERED || this.files[slot] !== file) return null;
+    /** @type {RenderOutput} */
+    const result = {
+      bytes: this.sizes[slot], sha256: this.hashes.toString('hex', slot * 32, slot * 32 + 32), written: true,
+      placeholders: extra?.placeholders ?? [], warnings: extra?.warnings ?? [],
+    };
+    return { result, temp: this.temps[slot] };
+  }
+
+  /**
+   * Forget the outputs of the pages that may link to one of these URLs
+   * (a sketch can say "maybe" for a page that does not: it is rendered again).
+   * @param {string[]} keys
+   */
+  forgetLinksTo(keys) {
+    const bits = keys.map(bitsOf);
+    for (const [key, slot] of this.slots) {
+      const at = slot * 32;
+      const touched = bits.some(([a, b]) => (this.sketches[at + (a >> 3)] & (1 << (a & 7))) !== 0 && (this.sketches[at + (b >> 3)] & (1 << (b & 7))) !== 0);
+      if (touched) this.slots.delete(key);
+    }
+  }
+
+  clear() {
+    this.slots.clear();
+    this.files = [];
+    this.extras.clear();
+    this.pending.clear();
+    this.temps = new Int32Array(0);
+    this.states = new Uint8Array(0);
+    this.sizes = new Float64Array(0);
+    this.hashes = Buffer.alloc(0);
+    this.sketches = Buffer.alloc(0);
+  }
+}
+
+export class EarlyWrites {
+  /**
+   * @param {CrawlRun} run
+   * @param {import('./page-work.js').RenderContext} context
+   */
+  constructor(run, context) {
+    this.run = run;
+    this.context = context;
+    /** @type {Map<string, string>} URL -> its wanted file, or UNSETTLED */
+    this.known = new Map();
+    /** @type {Map<string, Waiting[]>} a queued URL -> the pages waiting for it */
+    this.waiters = new Map();
+    this.waiting = 0;
+    this.done = new Outputs();
+    this.open = true;
+    this.contextSet = false;
+    /** Pages rendered early, and of them the ones phase two took (the crawl's result says how many). */
+    this.counts = { rendered: 0, taken: 0 };
+  }
+
+  /**
+   * A page's visit ended (fetched, kept, failed or redirected): what waited
+   * for it may go on, and the page itself may be rendered now.
+   * @param {import('./discover.js').PageInFlight} page
+   */
+  visited(page) {
+    if (!this.open) return;
+    const record = page.record;
+    const settled = record.state === 'done' && record.wanted !== undefined;
+    if (this.known.size < MAX_KNOWN) this.known.set(page.key, settled ? /** @type {string} */ (record.wanted) : UNSETTLED);
+    if (settled && record.change === 'new' && !record.stale && (record.type === 'html' || record.type === 'css')
+      && record.body !== undefined && record.scan !== undefined && page.scan) {
+      this.#consider(page.key, page.scan.links);
+    }
+    const waiting = this.waiters.get(page.key);
+    if (waiting) {
+      this.waiters.delete(page.key);
+      for (const waiter of waiting) {
+        if (waiter.left < 0) continue; // given up already
+        if (!settled) {
+          waiter.left = -1;
+          this.waiting--;
+          continue;
+        }
+        if (--waiter.left === 0) {
+          this.waiting--;
+          this.#render(waiter.key, waiter.deps);
+        }
+      }
+    }
+  }
+
+  /**
+   * @param {string} key
+   * @param {{ key?: string | null }[]} links
+   */
+  #consider(key, links) {
+    /** @type {Set<string>} */
+    const deps = new Set();
+    for (const link of links) if (link.key) deps.add(link.key);
+    let left = 0;
+    /** @type {string[]} */
+    const pending = [];
+    for (const dep of deps) {
+      if (dep === key) continue;
+      const file = this.known.get(dep);
+      if (file !== undefined) {
+        if (file === UNSETTLED) return; // a failure or redirect: phase two
+        continue;
+      }
+      if (this.#neverAPage(dep)) continue;
+      if (!this.#queued(dep)) return; // in scope but not admitted (depth, limit, robots...): phase two
+      pending.push(dep);
+      left++;
+    }
+    const all = [...deps];
+    if (left === 0) {
+      this.#render(key, all);
+      return;
+    }
+    if (this.waiting >= MAX_WAITING) return;
+    /** @type {Waiting} */
+    const waiter = { key, deps: all, left };
+    this.waiting++;
+    for (const dep of pending) {
+      const list = this.waiters.get(dep);
+      if (list) list.push(waiter);
+      else this.waiters.set(dep, [waiter]);
+    }
+  }
+
+  /**
+   * Whether a URL can never be a page of this crawl, however it is linked:
+   * the scope does not crawl it as a page, nor (with --assets) as a requisite.
+   * @param {string} key
+   */
+  #neverAPage(key) {
+    return decideLink(this.run, key, 'navigation').decision !== 'crawl' && decideLink(this.run, key, 'requisite').decision !== 'crawl';
+  }
+
+  /** @param {string} key whether the frontier holds it, not yet visited */
+  #queued(key) {
+    const states = /** @type {{ states?: Map<string, number> }} */ (/** @type {unknown} */ (this.run.frontier)).states;
+    return states?.has(key) === true;
+  }
+
+  /**
+   * @param {string} key
+   * @param {string[]} deps
+   */
+  #render(key, deps) {
+    const run = this.run;
+    const file = this.known.get(key);
+    const target = /** @type {import('../output/local.js').LocalTree} */ (run.target);
+    const blobs = /** @type {import('./blobs.js').LogBlobStore} */ (run.blobs);
+    if (!file || !this.open || !run.threads.ready) return;
+    /** @type {Map<string, string>} */
+    const names = new Map();
+    for (const dep of deps) {
+      const found = dep === key ? file : this.known.get(dep);
+      if (found === UNSETTLED) return;
+      if (found !== undefined) names.set(dep, found);
+    }
+    if (!this.contextSet) {
+      run.threads.setContext(this.context);
+      this.contextSet = true;
+    }
+    const scratch = target.scratch();
+    const result = (async () => {
+      const record = await run.records.get(key);
+      if (!record || record.body === undefined || record.scan === undefined) return null;
+      const ids = [record.body, record.scan];
+      const places = /** @type {[import('./page-work.js').BlobPlace, import('./page-work.js').BlobPlace]} */ ([blobs.locate(ids[0]), blobs.locate(ids[1])]);
+      return run.threads.renderEarly({
+        places, bodyId: record.body, scanId: record.scan, url: key, file,
+        type: record.type === 'css' ? 'css' : 'html', charset: record.charset ?? 'utf-8', temp: scratch.path, names,
+      });
+    })().catch(() => null); // phase two renders it again, and says what fails
+    this.counts.rendered++;
+    this.done.add(key, file, scratch.n, result, deps);
+  }
+
+  /**
+   * The crawl phase is over: nothing more is rendered early. A page that
+   * links to a URL whose file is not the one it wanted (a collision) is
+   * rendered again in phase two; so is every page when such URLs are many.
+   * @param {{ renamed: string[] }} naming
+   */
+  close(naming) {
+    this.open = false;
+    this.known.clear();
+    this.waiters.clear();
+    if (naming.renamed.length > RENAMED_LISTED) this.done.clear();
+    else if (naming.renamed.length > 0) this.done.forgetLinksTo(naming.renamed);
+  }
+
+  /**
+   * The early output of a page, if it was rendered for this file (phase
+   * two's first pass); null to render it as usual.
+   * @param {string} key
+   * @param {string} file
+   * @returns {Promise<{ result: RenderOutput, keep: () => Promise<void> } | null>}
+   */
+  async take(key, file) {
+    const early = await this.done.take(key, file);
+    if (!early) return null;
+    this.counts.taken++;
+    const target = /** @type {import('../output/local.js').LocalTree} */ (this.run.target);
+    return { result: early.result, keep: () => target.keepScratch(early.temp, file) };
+  }
+
+  /** No early output is taken any more (a later pass: files changed). */
+  drop() {
+    this.done.clear();
+  }
+}
