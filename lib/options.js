@@ -130,7 +130,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   render?: boolean, renderOnly?: string[], renderSkip?: string[], renderWait?: string[], renderIdle?: number, renderTimeout?: number,
  *   onRenderTimeout?: 'fail' | 'save', renderScripts?: 'keep' | 'strip', renderResources?: 'dom' | 'all', renderBlock?: string[],
  *   renderBlockDefaults?: boolean, renderConcurrency?: number, renderRecycle?: number, renderIsolation?: 'slot' | 'context', browser?: string,
- *   signal?: AbortSignal, retryDelay?: number, env?: Record<string, string | undefined>, threadsFrom?: number, early?: boolean,
+ *   signal?: AbortSignal, retryDelay?: number, env?: Record<string, string | undefined>, threadsFrom?: number, early?: boolean | 'always',
  *   frontier?: string, crawlId?: string, fresh?: boolean, blobs?: string, originConcurrency?: number,
  *   maxDeliveries?: number, frontierTimeout?: number, leaseTimeout?: number,
  * }} CrawlOptions
@@ -141,7 +141,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   roots: string[], out: string, include: string[], exclude: string[], concurrency: number, threads: number,
  *   maxPages: number, maxDepth: number, timeout: number, retries: number, maxRedirects: number, dynamicBase: URL | null, assets: boolean,
  *   maxPageBytes: number, placeholders: 'filter' | 'ssi' | 'esi', pricePath: string,
- *   headers: Record<string, string>, retryDelay: number, signal?: AbortSignal, threadsFrom: number, early: boolean,
+ *   headers: Record<string, string>, retryDelay: number, signal?: AbortSignal, threadsFrom: number, early: boolean | 'always',
  *   sitemap: string[], urls?: string, writeSitemap: boolean, siteUrl: URL | null, dryRun: boolean,
  *   full: boolean, pruneMax: string, force: boolean, ignore: string[], resume: boolean, precompress: ('gzip' | 'br')[],
  *   assetsOrigins: string[], relativeLinks: boolean, name: import('./name-rules.js').NameRule[],
@@ -329,8 +329,9 @@ export function resolveCrawlOptions(input, context = {}) {
   out.retryDelay = typeof input.retryDelay === 'number' && input.retryDelay >= 0 ? input.retryDelay : 500;
   // Pages fetched before the worker threads start (tests start them at once).
   out.threadsFrom = typeof input.threadsFrom === 'number' && input.threadsFrom >= 0 ? input.threadsFrom : THREADS_FROM;
-  // Pages written while the crawl runs (early.js); false (internal, for tests and the bench) leaves it all to phase two.
-  out.early = input.early !== false;
+  // Pages written while the crawl runs (early.js), while the main thread has time to spare;
+  // internal, for tests and the bench: false leaves it all to phase two, 'always' whatever the main thread's load.
+  out.early = input.early === 'always' ? 'always' : input.early !== false;
   if (input.signal !== undefined) out.signal = input.signal;
   for (const key of Object.keys(input)) {
     if (!BY_NAME.has(key) && !INTERNAL_KEYS.includes(key)) {

@@ -28,11 +28,14 @@ import { failOrKeep, journal, keepStored, resumable, resumeFrom } from './carry.
  *   staged?: { scanBytes: Buffer, ids: string[], stored: boolean },
  *   finished: boolean,
  *   requisitesSkipped?: number,
+ *   linksTo?: { keys: string[], never: Set<string> },
  * }} PageInFlight
  *   scan: the page's links, resolved (a DocumentScan, or the links a worker thread sent back);
  *   staged: the encoded scan and the blob ids of body and scan, when a worker thread made them
  *   (stored: and wrote them into the blob store's stageDir);
- *   requisitesSkipped: references to requisites of the roots' origins not fetched (no --assets)
+ *   requisitesSkipped: references to requisites of the roots' origins not fetched (no --assets);
+ *   linksTo: with early writes (early.js), the URLs the page links to, and those of them that can
+ *   never be a page of this crawl (as the links step decided them)
  */
 
 /** @param {Record<string, string | string[] | undefined>} headers @param {string} name lower case */
@@ -339,16 +342,24 @@ export async function links(run, page) {
   /** @type {(FrontierItem & { decision: import('../scope.js').ScopeDecision })[]} */
   const follow = [];
   let skipped = 0;
+  /** @type {{ keys: string[], never: Set<string> } | undefined} */
+  const linksTo = run.early?.wanted() ? { keys: [], never: new Set() } : undefined;
   for (const link of page.scan.links) {
     const key = link.key;
     if (!key) continue;
     const decision = decideLink(run, key, link.kind);
+    if (linksTo) {
+      linksTo.keys.push(key);
+      // Not crawled as this kind of link, nor (--assets) as a requisite of an assets origin: never a page.
+      if (decision.decision !== 'crawl' && !(followRequisites && run.assetOrigins.has(originOf(key)))) linksTo.never.add(key);
+    }
     let followed = decision.decision === 'crawl' && link.kind !== 'form' && (link.kind !== 'requisite' || followRequisites) && !nofollow;
     if (followed && tooDeep(run, key)) followed = false;
     if (followed) follow.push({ key, kind: link.kind === 'requisite' ? 'requisite' : 'navigation', referrer: page.key, decision });
     else if (link.kind === 'requisite' && !followRequisites && run.origins.has(originOf(key))) skipped++;
     if (listening) run.emit('link', { from: page.key, url: key, kind: link.kind, followed, nofollow, ...decision });
   }
+  page.linksTo = linksTo;
   run.counts.requisitesNotFetched += skipped;
   page.requisitesSkipped = skipped; // a shared crawl counts them in Redis, with the page's result
   await admit(run, follow);

@@ -1,5 +1,5 @@
 // @ts-check
-import { decideLink } from './discover.js';
+import { performance } from 'node:perf_hooks';
 import { RENAMED_LISTED } from './names.js';
 
 /**
@@ -33,7 +33,23 @@ import { RENAMED_LISTED } from './names.js';
  */
 
 /** Pages that may wait for the URLs they link to, at most (each holds its links' keys). */
-const MAX_WAITING = 20_000;
+const MAX_WAITING = 10_000;
+/**
+ * Early renders handed to the worker threads and not answered yet, at most:
+ * past it a page is left to phase two, so that early writes take only the
+ * threads' idle time (a crawl bound by its CPU keeps its scans first).
+ */
+const MAX_IN_FLIGHT = 16;
+/**
+ * Early writes only in time the crawl does not need: not while requests wait
+ * for the worker threads, nor while the main thread is busy past this share
+ * of a window (a crawl at memory speed, bound by its CPU: there the waiting
+ * and the extra messages cost more than they save, and phase two does the
+ * pages as before).
+ */
+const BUSY = 0.6;
+/** The window that share is measured over, in ms. */
+const WINDOW_MS = 250;
 /** Settled URLs remembered, at most (a URL and its wanted file each). */
 const MAX_KNOWN = 2_000_000;
 
@@ -65,11 +81,10 @@ class Outputs {
   constructor() {
     /** @type {Map<string, number>} URL -> slot */
     this.slots = new Map();
-    /** @type {string[]} the file each was rendered for */
-    this.files = [];
+    this.count = 0;
     this.temps = new Int32Array(1024);
     this.states = new Uint8Array(1024);
-    this.sizes = new Float64Array(1024);
+    this.sizes = new Uint32Array(1024);
     this.hashes = Buffer.alloc(1024 * 32);
     /** A 256-bit sketch of the URLs each page links to (two bits a URL), to find the pages a renamed URL touches. */
     this.sketches = Buffer.alloc(1024 * 32);
@@ -85,13 +100,12 @@ class Outputs {
 
   /**
    * @param {string} key
-   * @param {string} file
    * @param {number} temp
    * @param {Promise<RenderOutput | null>} result
    * @param {string[]} deps the URLs it links to
    */
-  add(key, file, temp, result, deps) {
-    const slot = this.files.length;
+  add(key, temp, result, deps) {
+    const slot = this.count++;
     if (slot === this.temps.length) this.#grow();
     this.slots.set(key, slot);
     for (const dep of deps) {
@@ -99,7 +113,6 @@ class Outputs {
       this.sketches[slot * 32 + (a >> 3)] |= 1 << (a & 7);
       this.sketches[slot * 32 + (b >> 3)] |= 1 << (b & 7);
     }
-    this.files.push(file);
     this.temps[slot] = temp;
     this.states[slot] = RENDERING;
     this.pending.set(slot, result.then((out) => {
@@ -124,7 +137,7 @@ class Outputs {
     };
     this.temps = grown(this.temps, Int32Array, size);
     this.states = grown(this.states, Uint8Array, size);
-    this.sizes = grown(this.sizes, Float64Array, size);
+    this.sizes = grown(this.sizes, Uint32Array, size);
     const hashes = Buffer.alloc(size * 32);
     this.hashes.copy(hashes);
     this.hashes = hashes;
@@ -134,19 +147,18 @@ class Outputs {
   }
 
   /**
-   * The output of a page if it was rendered for this file; removed either way.
+   * The output of a page, removed.
    * @param {string} key
-   * @param {string} file
    * @returns {Promise<{ result: RenderOutput, temp: number } | null>}
    */
-  async take(key, file) {
+  async take(key) {
     const slot = this.slots.get(key);
     if (slot === undefined) return null;
     this.slots.delete(key);
     await this.pending.get(slot);
     const extra = this.extras.get(slot);
     this.extras.delete(slot);
-    if (this.states[slot] !== RENDERED || this.files[slot] !== file) return null;
+    if (this.states[slot] !== RENDERED) return null;
     /** @type {RenderOutput} */
     const result = {
       bytes: this.sizes[slot], sha256: this.hashes.toString('hex', slot * 32, slot * 32 + 32), written: true,
@@ -156,11 +168,13 @@ class Outputs {
   }
 
   /**
-   * Forget the outputs of the pages that may link to one of these URLs
-   * (a sketch can say "maybe" for a page that does not: it is rendered again).
+   * Forget the outputs of these pages, and of the pages that may link to
+   * one of them (a sketch can say "maybe" for a page that does not: it is
+   * rendered again).
    * @param {string[]} keys
    */
   forgetLinksTo(keys) {
+    for (const key of keys) this.slots.delete(key);
     const bits = keys.map(bitsOf);
     for (const [key, slot] of this.slots) {
       const at = slot * 32;
@@ -171,12 +185,11 @@ class Outputs {
 
   clear() {
     this.slots.clear();
-    this.files = [];
     this.extras.clear();
     this.pending.clear();
     this.temps = new Int32Array(0);
     this.states = new Uint8Array(0);
-    this.sizes = new Float64Array(0);
+    this.sizes = new Uint32Array(0);
     this.hashes = Buffer.alloc(0);
     this.sketches = Buffer.alloc(0);
   }
@@ -198,6 +211,11 @@ export class EarlyWrites {
     this.done = new Outputs();
     this.open = true;
     this.contextSet = false;
+    this.inFlight = 0;
+    this.utilization = performance.eventLoopUtilization();
+    this.checkedAt = performance.now();
+    this.busy = false;
+    this.always = run.options.early === 'always';
     /** Pages rendered early, and of them the ones phase two took (the crawl's result says how many). */
     this.counts = { rendered: 0, taken: 0 };
   }
@@ -213,9 +231,10 @@ export class EarlyWrites {
     const settled = record.state === 'done' && record.wanted !== undefined;
     if (this.known.size < MAX_KNOWN) this.known.set(page.key, settled ? /** @type {string} */ (record.wanted) : UNSETTLED);
     if (settled && record.change === 'new' && !record.stale && (record.type === 'html' || record.type === 'css')
-      && record.body !== undefined && record.scan !== undefined && page.scan) {
-      this.#consider(page.key, page.scan.links);
+      && record.body !== undefined && record.scan !== undefined && page.linksTo) {
+      this.#consider(page.key, page.linksTo);
     }
+    page.linksTo = undefined;
     const waiting = this.waiters.get(page.key);
     if (waiting) {
       this.waiters.delete(page.key);
@@ -235,13 +254,38 @@ export class EarlyWrites {
   }
 
   /**
-   * @param {string} key
-   * @param {{ key?: string | null }[]} links
+   * Whether a page's links are worth collecting for early writes now (the
+   * links step asks, so that a busy crawl pays nothing for them).
    */
-  #consider(key, links) {
-    /** @type {Set<string>} */
-    const deps = new Set();
-    for (const link of links) if (link.key) deps.add(link.key);
+  wanted() {
+    return this.open && !this.#tooBusy();
+  }
+
+  /**
+   * Whether early work would take time the crawl needs: the worker threads
+   * have requests waiting for them, or the main thread was busy over the
+   * last window (measured once a window).
+   */
+  #tooBusy() {
+    if (this.always) return false;
+    if (this.run.threads.backlog > 0) return true;
+    const now = performance.now();
+    if (now - this.checkedAt >= WINDOW_MS) {
+      const current = performance.eventLoopUtilization();
+      this.busy = performance.eventLoopUtilization(current, this.utilization).utilization > BUSY;
+      this.utilization = current;
+      this.checkedAt = now;
+    }
+    return this.busy;
+  }
+
+  /**
+   * @param {string} key
+   * @param {{ keys: string[], never: Set<string> }} linksTo
+   */
+  #consider(key, linksTo) {
+    if (this.#tooBusy()) return;
+    const deps = [...new Set(linksTo.keys)];
     let left = 0;
     /** @type {string[]} */
     const pending = [];
@@ -252,34 +296,24 @@ export class EarlyWrites {
         if (file === UNSETTLED) return; // a failure or redirect: phase two
         continue;
       }
-      if (this.#neverAPage(dep)) continue;
+      if (linksTo.never.has(dep)) continue;
       if (!this.#queued(dep)) return; // in scope but not admitted (depth, limit, robots...): phase two
       pending.push(dep);
       left++;
     }
-    const all = [...deps];
     if (left === 0) {
-      this.#render(key, all);
+      this.#render(key, deps);
       return;
     }
     if (this.waiting >= MAX_WAITING) return;
     /** @type {Waiting} */
-    const waiter = { key, deps: all, left };
+    const waiter = { key, deps, left };
     this.waiting++;
     for (const dep of pending) {
       const list = this.waiters.get(dep);
       if (list) list.push(waiter);
       else this.waiters.set(dep, [waiter]);
     }
-  }
-
-  /**
-   * Whether a URL can never be a page of this crawl, however it is linked:
-   * the scope does not crawl it as a page, nor (with --assets) as a requisite.
-   * @param {string} key
-   */
-  #neverAPage(key) {
-    return decideLink(this.run, key, 'navigation').decision !== 'crawl' && decideLink(this.run, key, 'requisite').decision !== 'crawl';
   }
 
   /** @param {string} key whether the frontier holds it, not yet visited */
@@ -298,6 +332,7 @@ export class EarlyWrites {
     const target = /** @type {import('../output/local.js').LocalTree} */ (run.target);
     const blobs = /** @type {import('./blobs.js').LogBlobStore} */ (run.blobs);
     if (!file || !this.open || !run.threads.ready) return;
+    if (this.inFlight >= MAX_IN_FLIGHT || this.#tooBusy()) return; // phase two does it
     /** @type {Map<string, string>} */
     const names = new Map();
     for (const dep of deps) {
@@ -319,9 +354,11 @@ export class EarlyWrites {
         places, bodyId: record.body, scanId: record.scan, url: key, file,
         type: record.type === 'css' ? 'css' : 'html', charset: record.charset ?? 'utf-8', temp: scratch.path, names,
       });
-    })().catch(() => null); // phase two renders it again, and says what fails
+    })().catch(() => null) // phase two renders it again, and says what fails
+      .finally(() => { this.inFlight--; });
+    this.inFlight++;
     this.counts.rendered++;
-    this.done.add(key, file, scratch.n, result, deps);
+    this.done.add(key, scratch.n, result, deps);
   }
 
   /**
@@ -339,14 +376,14 @@ export class EarlyWrites {
   }
 
   /**
-   * The early output of a page, if it was rendered for this file (phase
-   * two's first pass); null to render it as usual.
+   * The early output of a page (phase two's first pass; its file, the one
+   * it wanted, since it is not among the renamed); null to render it as usual.
    * @param {string} key
    * @param {string} file
    * @returns {Promise<{ result: RenderOutput, keep: () => Promise<void> } | null>}
    */
   async take(key, file) {
-    const early = await this.done.take(key, file);
+    const early = await this.done.take(key);
     if (!early) return null;
     this.counts.taken++;
     const target = /** @type {import('../output/local.js').LocalTree} */ (this.run.target);
