@@ -390,6 +390,11 @@ export class EarlyWrites {
     return { result: early.result, keep: () => target.keepScratch(early.temp, file) };
   }
 
+  /** @param {string} key whether a page has an early output to take */
+  has(key) {
+    return this.done.slots.has(key);
+  }
+
   /** No early output is taken any more (a later pass: files changed). */
   drop() {
     this.done.clear();

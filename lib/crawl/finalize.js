@@ -263,7 +263,7 @@ async function writePage(run, record, names, previous, failed, counters) {
         ? { places: /** @type {[import('./page-work.js').BlobPlace, import('./page-work.js').BlobPlace]} */ (places), read: () => blobs.get(ids) }
         : blobs.get(ids).then(([raw, scan]) => ({ raw, scan })));
       // Rendered while the crawl ran, for this very file (early.js): only kept now.
-      const early = run.early ? await run.early.take(record.key, file) : null;
+      const early = run.early?.has(record.key) ? await run.early.take(record.key, file) : null;
       const reserved = early ? { path: undefined, keep: early.keep, drop: async () => {} } : target.reserve ? await target.reserve(file) : null;
       try {
         /** @type {Omit<import('./page-work.js').RenderInput, 'raw' | 'scan'>} */
