@@ -171,3 +171,41 @@ describe('a collision found after pages were written early', () => {
   });
 });
 
+describe('many collisions, with pages still being written early when the naming ends', () => {
+  /** @type {http.Server} */
+  let server;
+  let base = '';
+  beforeAll(async () => {
+    // 150 pages that all want "same.html" (more renamed pages than are listed: no early output is
+    // taken), linked from a root of 3 MB that keeps the main thread busy while their renders run.
+    const pad = 'x'.repeat(3 * 1024 * 1024);
+    server = http.createServer((req, res) => {
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      if (req.url === '/') {
+        let links = '';
+        for (let i = 0; i < 150; i++) links += `<a href="/p/${i}.asp">p${i}</a>\n`;
+        res.end(`<!doctype html><title>r</title>${links}<p>${pad}</p>`);
+        return;
+      }
+      const match = /^\/p\/(\d+)\.asp$/.exec(req.url ?? '');
+      if (match) {
+        res.setHeader('x-builder-filename', 'same.html');
+        res.end(`<!doctype html><title>${match[1]}</title><a href="/">home</a> <a href="/p/${(Number(match[1]) + 1) % 150}.asp">next</a>`);
+        return;
+      }
+      res.writeHead(404).end();
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    base = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('renders that end after their outputs were given up keep nothing, and the commit waits for them: the same tree', async () => {
+    const { late, early } = await both({ roots: [`${base}/`], include: ['/'] });
+    expect(late.result.pages).toBe(151);
+    expect(early.result.threads.early).toBe(0);
+    expect(early.files).toEqual(late.files);
+  });
+});

@@ -51,7 +51,7 @@ const BUSY = 0.6;
 /** The window that share is measured over, in ms. */
 const WINDOW_MS = 250;
 /** Settled URLs remembered, at most (a URL and its wanted file each). */
-const MAX_KNOWN = 2_000_000;
+const MAX_KNOWN = 500_000;
 
 /** A URL that ended as anything but a page with a file: links to it make a page wait for phase two. */
 const UNSETTLED = '';
@@ -90,8 +90,12 @@ class Outputs {
     this.sketches = Buffer.alloc(1024 * 32);
     /** @type {Map<number, Pick<RenderOutput, 'placeholders' | 'warnings'>>} */
     this.extras = new Map();
-    /** @type {Map<number, Promise<void>>} renders under way */
+    /** @type {Map<number, Promise<void>>} renders under way, by slot */
     this.pending = new Map();
+    /** @type {Set<Promise<void>>} every render under way, kept or cleared */
+    this.inFlight = new Set();
+    /** Bumped by clear(): a render that ends after it keeps nothing. */
+    this.generation = 0;
   }
 
   get size() {
@@ -115,8 +119,11 @@ class Outputs {
     }
     this.temps[slot] = temp;
     this.states[slot] = RENDERING;
-    this.pending.set(slot, result.then((out) => {
+    const generation = this.generation;
+    const settled = result.then((out) => {
       this.pending.delete(slot);
+      this.inFlight.delete(settled);
+      if (generation !== this.generation) return; // cleared meanwhile: nothing of it is kept
       if (!out || !out.written) {
         this.states[slot] = FAILED;
         return;
@@ -125,7 +132,14 @@ class Outputs {
       this.hashes.write(out.sha256, slot * 32, 'hex');
       if (out.placeholders.length > 0 || out.warnings.length > 0) this.extras.set(slot, { placeholders: out.placeholders, warnings: out.warnings });
       this.states[slot] = RENDERED;
-    }));
+    });
+    this.pending.set(slot, settled);
+    this.inFlight.add(settled);
+  }
+
+  /** Every render handed out has ended (its temp file written or abandoned). */
+  async settled() {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
 
   #grow() {
@@ -176,14 +190,21 @@ class Outputs {
   forgetLinksTo(keys) {
     for (const key of keys) this.slots.delete(key);
     const bits = keys.map(bitsOf);
+    const sketches = this.sketches;
     for (const [key, slot] of this.slots) {
       const at = slot * 32;
-      const touched = bits.some(([a, b]) => (this.sketches[at + (a >> 3)] & (1 << (a & 7))) !== 0 && (this.sketches[at + (b >> 3)] & (1 << (b & 7))) !== 0);
-      if (touched) this.slots.delete(key);
+      for (const [a, b] of bits) {
+        if ((sketches[at + (a >> 3)] & (1 << (a & 7))) !== 0 && (sketches[at + (b >> 3)] & (1 << (b & 7))) !== 0) {
+          this.slots.delete(key);
+          break;
+        }
+      }
     }
   }
 
   clear() {
+    this.generation++;
+    this.count = 0;
     this.slots.clear();
     this.extras.clear();
     this.pending.clear();
@@ -227,9 +248,18 @@ export class EarlyWrites {
    */
   visited(page) {
     if (!this.open) return;
+    if (this.known.size >= MAX_KNOWN) {
+      // Past this, no URL is remembered, so no page could be rendered with all its links: the rest is phase two's.
+      this.open = false;
+      this.waiters.clear();
+      return;
+    }
     const record = page.record;
-    const settled = record.state === 'done' && record.wanted !== undefined;
-    if (this.known.size < MAX_KNOWN) this.known.set(page.key, settled ? /** @type {string} */ (record.wanted) : UNSETTLED);
+    // A URL is remembered only while early writes are wanted (a crawl at memory speed keeps
+    // no map); one visited meanwhile makes the pages that link to it wait for phase two.
+    const recorded = !this.#tooBusy() || this.waiters.has(page.key);
+    const settled = recorded && record.state === 'done' && record.wanted !== undefined;
+    if (recorded) this.known.set(page.key, settled ? /** @type {string} */ (record.wanted) : UNSETTLED);
     if (settled && record.change === 'new' && !record.stale && (record.type === 'html' || record.type === 'css')
       && record.body !== undefined && record.scan !== undefined && page.linksTo) {
       this.#consider(page.key, page.linksTo);
@@ -395,8 +425,13 @@ export class EarlyWrites {
     return this.done.slots.has(key);
   }
 
-  /** No early output is taken any more (a later pass: files changed). */
-  drop() {
+  /**
+   * No early output is taken any more (after a write pass: a later one may
+   * have other files); resolves once no render is under way, so that none
+   * writes into the temp directory while the commit removes it.
+   */
+  async drop() {
     this.done.clear();
+    await this.done.settled();
   }
 }

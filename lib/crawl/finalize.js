@@ -96,8 +96,10 @@ export async function finalize(run, naming, { interrupted, complete }) {
     run.threads.setNames(names, encode);
     // A shared crawl: the other processes do part of the per-page work (distributed/finish.js).
     await run.finishPool?.begin(context, encode());
-    const outcome = await writePass(run, naming, names, dropped, interrupted, complete).finally(() => run.finishPool?.end());
-    run.early?.drop(); // a second pass: files may have changed
+    // Early outputs serve the first pass only (a later one may have other files); none is still being written at the commit.
+    const outcome = await writePass(run, naming, names, dropped, interrupted, complete)
+      .finally(() => run.finishPool?.end())
+      .finally(() => run.early?.drop());
     if (outcome.failed.length === 0 && outcome.split.length === 0) {
       for (const stored of [...removal.remove, ...removal.moved]) {
         const file = /** @type {string} */ (stored.file);

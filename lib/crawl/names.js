@@ -35,7 +35,7 @@ const byKey = (a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
  */
 
 /** Renamed URLs listed, at most (one more says "more than that"). */
-export const RENAMED_LISTED = 1000;
+export const RENAMED_LISTED = 100;
 
 /** The registries of namings being split apart in phase two. */
 const registries = new WeakMap();
