@@ -1,5 +1,5 @@
 // @ts-check
-import { access, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { access, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { readManifest as readManifestOf } from '../lib/manifest/read.js';
@@ -130,4 +130,20 @@ export function attr(html, id, name) {
  */
 export function blankUrlValues(text) {
   return text.replace(/(\s(?:href|src|action|srcset|content|poster|data)\s*=\s*)(?:"[^"]*"|'[^']*'|[^\s>]+)/gi, '$1"#"');
+}
+
+/**
+ * Every file of a tree (not .prerender/) with its bytes, base64; the manifest
+ * as text with its date blanked: two crawls of the same site compare equal.
+ * @param {string} out
+ * @returns {Promise<Record<string, string>>}
+ */
+export async function snapshotTree(out) {
+  /** @type {Record<string, string>} */
+  const files = {};
+  for (const file of await listFiles(out)) {
+    const bytes = await readFile(path.join(out, file));
+    files[file] = file === 'prerender-manifest.json' ? bytes.toString().replace(/"generatedAt": "[^"]*"/, '"generatedAt": ""') : bytes.toString('base64');
+  }
+  return files;
 }

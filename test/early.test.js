@@ -1,12 +1,11 @@
 // @ts-check
-import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawl } from '../lib/index.js';
 import { startOrigin } from '../bench/origin.js';
 import { startSite } from '../fixtures/site.js';
-import { listFiles, tempDirs } from './crawl-helpers.js';
+import { snapshotTree, tempDirs } from './crawl-helpers.js';
 
 /**
  * Pages written while the crawl runs (lib/crawl/early.js): the tree and the
@@ -17,18 +16,20 @@ import { listFiles, tempDirs } from './crawl-helpers.js';
 
 const dirs = tempDirs();
 
+const snapshot = snapshotTree;
+
 /**
- * Every file of a tree with its bytes; the manifest without its date.
- * @param {string} out
+ * A site of the test's own on 127.0.0.1, port 0.
+ * @param {http.RequestListener} handler
+ * @returns {Promise<{ base: string, close: () => Promise<unknown> }>}
  */
-async function snapshot(out) {
-  /** @type {Record<string, string>} */
-  const files = {};
-  for (const file of await listFiles(out)) {
-    const bytes = await readFile(path.join(out, file));
-    files[file] = file === 'prerender-manifest.json' ? bytes.toString().replace(/"generatedAt": "[^"]*"/, '"generatedAt": ""') : bytes.toString('base64');
-  }
-  return files;
+async function serve(handler) {
+  const server = http.createServer(handler);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+  return {
+    base: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 /**
@@ -133,14 +134,14 @@ describe('early writes on the edge cases of the fixture site', () => {
 });
 
 describe('a collision found after pages were written early', () => {
-  /** @type {http.Server} */
-  let server;
+  /** @type {Awaited<ReturnType<typeof serve>>} */
+  let site;
   let base = '';
   beforeAll(async () => {
     // /a links to /b and /c; /c's name header claims the file /b wants. /b is slow, so /c is
     // fetched (and /a written early with /c at "b.html") before /b comes and, by URL order
     // (shorter first), keeps "b.html": /c moves to "b-2.html" (or so) in the naming.
-    server = http.createServer((req, res) => {
+    site = await serve((req, res) => {
       const page = (/** @type {string} */ body, /** @type {Record<string, string>} */ headers = {}) => {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...headers });
         res.end(`<!doctype html><title>t</title>${body}`);
@@ -150,11 +151,10 @@ describe('a collision found after pages were written early', () => {
       if (req.url === '/cc.asp') return page('<a href="/a.asp">back to a</a>', { 'x-builder-filename': 'b.html' });
       res.writeHead(404).end();
     });
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-    base = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`;
+    base = site.base;
   });
   afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
+    await site.close();
   });
 
   it('phase two refuses the early outputs of the pages it touches and writes them again: links lead to the files the naming gave', async () => {
@@ -172,14 +172,14 @@ describe('a collision found after pages were written early', () => {
 });
 
 describe('many collisions, with pages still being written early when the naming ends', () => {
-  /** @type {http.Server} */
-  let server;
+  /** @type {Awaited<ReturnType<typeof serve>>} */
+  let site;
   let base = '';
   beforeAll(async () => {
     // 150 pages that all want "same.html" (more renamed pages than are listed: no early output is
     // taken), linked from a root of 3 MB that keeps the main thread busy while their renders run.
     const pad = 'x'.repeat(3 * 1024 * 1024);
-    server = http.createServer((req, res) => {
+    site = await serve((req, res) => {
       res.setHeader('content-type', 'text/html; charset=utf-8');
       if (req.url === '/') {
         let links = '';
@@ -195,11 +195,10 @@ describe('many collisions, with pages still being written early when the naming 
       }
       res.writeHead(404).end();
     });
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-    base = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`;
+    base = site.base;
   });
   afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
+    await site.close();
   });
 
   it('renders that end after their outputs were given up keep nothing, and the commit waits for them: the same tree', async () => {

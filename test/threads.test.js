@@ -1,5 +1,4 @@
 // @ts-check
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawl } from '../lib/index.js';
@@ -8,7 +7,7 @@ import { encodeNameTable } from '../lib/crawl/shared-names.js';
 import { createNameTable } from '../lib/crawl/names.js';
 import { startOrigin } from '../bench/origin.js';
 import { startSite } from '../fixtures/site.js';
-import { listFiles, tempDirs } from './crawl-helpers.js';
+import { snapshotTree, tempDirs } from './crawl-helpers.js';
 
 /**
  * The worker threads of the per-page work (--threads): the same tree, byte
@@ -31,19 +30,7 @@ afterAll(async () => {
   await dirs.cleanup();
 });
 
-/**
- * Every file of a tree with its bytes; the manifest without its date.
- * @param {string} out
- */
-async function snapshot(out) {
-  /** @type {Record<string, string>} */
-  const files = {};
-  for (const file of await listFiles(out)) {
-    const bytes = await readFile(path.join(out, file));
-    files[file] = file === 'prerender-manifest.json' ? bytes.toString().replace(/"generatedAt": "[^"]*"/, '') : bytes.toString('base64');
-  }
-  return files;
-}
+const snapshot = snapshotTree;
 
 /** @param {number} threads */
 async function crawlShop(threads) {

@@ -18,14 +18,16 @@ import { RENAMED_LISTED } from './names.js';
  * that was not admitted is left to phase two.
  *
  * Phase two takes an early output only where it is exactly what it would
- * make itself: in its first pass, when no page got a file other than the
- * one it wanted (no collision, no alias split, nothing dropped) and the
- * page's own file is the one it was rendered for. Anything else is rendered
+ * make itself: in its first pass (a later one may drop pages or split
+ * aliases), for a page that got the file it wanted and that does not link
+ * to a page that did not (naming lists the renamed URLs; a sketch of each
+ * page's links finds the pages they touch). Anything else is rendered
  * again, as without this; an early output not taken is a temp file that the
  * commit or abort removes with the others.
  *
  * Only where it pays and is simple: a local output tree, worker threads
- * running, pages new to OUT, no --precompress, not a shared crawl.
+ * running, pages new to OUT, no --precompress, not a shared crawl; and only
+ * in time the crawl does not need (`#tooBusy`).
  *
  * @typedef {import('./context.js').CrawlRun} CrawlRun
  * @typedef {import('./page-work.js').RenderOutput} RenderOutput
@@ -73,8 +75,8 @@ function bitsOf(key) {
 }
 
 /**
- * The early outputs, packed: a slot per page (its file, temp file, state,
- * size and sha256 in typed arrays; placeholders and warnings only where a
+ * The early outputs, packed: a slot per page (its temp file, state, size,
+ * sha256 and link sketch in typed arrays; placeholders and warnings only where a
  * page has any), so that 200,000 of them cost a few MB, not an object each.
  */
 class Outputs {
@@ -143,7 +145,7 @@ class Outputs {
   }
 
   #grow() {
-    const size = this.temps.length * 2;
+    const size = Math.max(1024, this.temps.length * 2);
     const grown = (/** @type {any} */ from, /** @type {any} */ Type, /** @type {number} */ length) => {
       const next = new Type(length);
       next.set(from);
@@ -237,8 +239,8 @@ export class EarlyWrites {
     this.checkedAt = performance.now();
     this.busy = false;
     this.always = run.options.early === 'always';
-    /** Pages rendered early, and of them the ones phase two took (the crawl's result says how many). */
-    this.counts = { rendered: 0, taken: 0 };
+    /** Pages phase two took from early writes (the crawl's result says how many). */
+    this.counts = { taken: 0 };
   }
 
   /**
@@ -387,7 +389,6 @@ export class EarlyWrites {
     })().catch(() => null) // phase two renders it again, and says what fails
       .finally(() => { this.inFlight--; });
     this.inFlight++;
-    this.counts.rendered++;
     this.done.add(key, scratch.n, result, deps);
   }
 
