@@ -11,6 +11,8 @@
  *    the crawl's pump does. Redis CPU per page (INFO cpu, user + sys of the
  *    server) and commands per page (INFO stats total_commands_processed; each
  *    script call is one command, and one round trip at most).
+ *    Then the same with the feed read (a coordinator writing pages while the
+ *    crawl runs: each result carries its links, read every 50 ms).
  * 2. memory: `--urls` synthetic URLs of a catalogue at rest, as a finished
  *    crawl leaves them: one `rec` hash entry each, the seen-set byte and the
  *    packed done record (INFO memory used_memory, after minus before, per URL).
@@ -32,6 +34,7 @@ import { parseArgs } from 'node:util';
 import { startRedis } from '../test/helpers/redis.js';
 import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
 import { RedisFrontier, encodeRecord } from '../lib/distributed/frontier.js';
+import { SharedCrawl } from '../lib/distributed/shared.js';
 import { newRecord } from '../lib/crawl/records.js';
 import { cpuOf } from './lib/proc.js';
 
@@ -82,9 +85,13 @@ function doneRecord(n) {
   return record;
 }
 
-/** @param {import('ioredis').Redis} redis @param {number} pages */
-async function frontierCost(redis, pages) {
-  const prefix = keyPrefix('bench-frontier');
+/**
+ * @param {import('ioredis').Redis} redis
+ * @param {number} pages
+ * @param {boolean} feed a coordinator reads the feed meanwhile (every 50 ms), and each result carries its 50 links
+ */
+async function frontierCost(redis, pages, feed) {
+  const prefix = keyPrefix(feed ? 'bench-frontier-feed' : 'bench-frontier');
   await redis.set(`${prefix}config`, '{}');
   await redis.hset(`${prefix}meta`, 'phase', 'seeding');
   const frontier = new RedisFrontier(/** @type {any} */ (redis), prefix, { maxPages: 10_000_000, leaseMs: 30_000, originConcurrency: 64, intervalMs: 0, maxDeliveries: 3 }, { seeder: true });
@@ -96,6 +103,16 @@ async function frontierCost(redis, pages) {
     sent++;
     return send(.../** @type {[any]} */ (args));
   });
+  const reader = feed ? new SharedCrawl(/** @type {any} */ (redis), prefix, frontier, /** @type {any} */ (null), '', 30_000).feed() : null;
+  let fed = 0;
+  let reading = true;
+  if (reader) await reader.read(60_000, 0);
+  const readLoop = (async () => {
+    while (reader && reading) {
+      fed += (await reader.read(60_000, 512)).length;
+      await new Promise((resolve) => { setTimeout(resolve, 50); });
+    }
+  })();
   const before = { cpu: await info(redis, 'cpu'), stats: await info(redis, 'stats') };
   sent = 0;
   let done = 0;
@@ -111,10 +128,13 @@ async function frontierCost(redis, pages) {
       const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await frontier.records.get(key));
       Object.assign(record, doneRecord(n));
       await frontier.records.put(record);
-      await frontier.done(key, { page: true });
+      await frontier.done(key, { page: true, linksTo: feed ? { keys: links.map((link) => link.key), never: new Set() } : undefined });
     }));
     done += keys.length;
   }
+  reading = false;
+  await readLoop;
+  if (reader) fed += (await reader.read(60_000, 1_000_000)).length;
   const wallMs = performance.now() - started;
   const clientCommands = sent;
   redis.sendCommand = send;
@@ -133,6 +153,7 @@ async function frontierCost(redis, pages) {
     entriesAfterRun: entries,
     pages: done, redisCpuMsPerPage: cpuMs / done, roundTripsPerPage: clientCommands / done,
     commandsInScriptsPerPage: serverCommands / done, pagesPerSecondOneClient: done / (wallMs / 1000),
+    ...(feed ? { fed } : {}),
   };
 }
 
@@ -255,7 +276,9 @@ const redis = await connectRedis(server.url, { timeoutSeconds: 10 });
 try {
   /** @type {Record<string, unknown>} */
   const report = { cpu: os.cpus()[0]?.model, node: process.version, loadavg: os.loadavg() };
-  if (!skip.has('frontier')) report.frontier = await frontierCost(redis, Number(values.pages));
+  if (!skip.has('frontier')) report.frontier = await frontierCost(redis, Number(values.pages), false);
+  // The same with the coordinator reading the feed (pages written while the crawl runs).
+  if (!skip.has('frontier')) report.frontierWithFeed = await frontierCost(redis, Number(values.pages), true);
   if (!skip.has('memory')) report.memory = await memoryPerUrl(redis, Number(values.urls));
   if (!skip.has('scaling')) report.scaling = await scaling(redis, server.url, Number(values.products), Number(values['latency-ms']), Number(values.rounds));
   process.stdout.write(JSON.stringify(report, null, 2) + '\n');

@@ -147,3 +147,17 @@ export async function snapshotTree(out) {
   }
   return files;
 }
+
+/**
+ * A crawl of the fixture site's edge cases (fixtures/site.js): name headers,
+ * a collision, unsafe names, redirects, <base>, windows-1252, price slots,
+ * CSS and other requisites, a sitemap.
+ * @param {{ url: (path: string) => string }} site
+ */
+export function edgeCaseOptions(site) {
+  return {
+    roots: ['/links/index.asp', '/base/index.asp', '/names/index.asp', '/redir/index.asp', '/enc/index.asp', '/prices/index.asp', '/assets/index.asp'].map((p) => site.url(p)),
+    include: ['/links/', '/base/', '/names/', '/redir/', '/enc/', '/prices/', '/assets/', '/infodir/'],
+    assets: true, siteUrl: 'https://static.example/', writeSitemap: true,
+  };
+}

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawl } from '../lib/index.js';
 import { startOrigin } from '../bench/origin.js';
 import { startSite } from '../fixtures/site.js';
-import { snapshotTree, tempDirs } from './crawl-helpers.js';
+import { edgeCaseOptions, snapshotTree, tempDirs } from './crawl-helpers.js';
 
 /**
  * Pages written while the crawl runs (lib/crawl/early.js): the tree and the
@@ -120,11 +120,7 @@ describe('early writes on the edge cases of the fixture site', () => {
   afterAll(async () => { await site.close(); });
 
   it('name headers, collisions, unsafe names, redirects, <base>, windows-1252, price slots, CSS: the same tree', async () => {
-    const { late, early } = await both({
-      roots: ['/links/index.asp', '/base/index.asp', '/names/index.asp', '/redir/index.asp', '/enc/index.asp', '/prices/index.asp', '/assets/index.asp'].map((p) => site.url(p)),
-      include: ['/links/', '/base/', '/names/', '/redir/', '/enc/', '/prices/', '/assets/', '/infodir/'],
-      assets: true, siteUrl: 'https://static.example/', writeSitemap: true,
-    });
+    const { late, early } = await both(edgeCaseOptions(site));
     expect(Object.keys(late.files).length).toBeGreaterThan(20);
     // This site has a collision: the pages that link to the URL that moved are written again in phase two.
     expect(late.files['prerender-manifest.json']).toContain('NAME_COLLISION');

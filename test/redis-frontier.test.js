@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HAVE_REDIS, startRedis } from './helpers/redis.js';
 import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
 import { RedisFrontier } from '../lib/distributed/frontier.js';
+import { SharedCrawl } from '../lib/distributed/shared.js';
 import { decodeStored } from '../lib/distributed/packed.js';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -193,6 +194,52 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     expect(b.lateResults).toBe(0);
     expect((await stored('http://h/')).wanted).toBe('fresh.html');
     expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ done: '1', leased: '0', queued: '0' });
+  });
+
+  it('the feed: while the coordinator reads it, each accepted result with the links its process collected (a late one never), until it stops', async () => {
+    const feed = new SharedCrawl(redis, prefix, open(), /** @type {any} */ (null), '', SHORT).feed();
+    const a = open({ leaseMs: SHORT }, true);
+    await a.add([item('http://h/')]);
+    expect(await a.take(1)).toEqual(['http://h/']);
+    await a.add(['http://h/1', 'http://h/2', 'http://h/3'].map((key) => item(key, 'http://h/')));
+    await putDone(a, Object.assign(await recordOf(a, 'http://h/'), { wanted: 'index.html' }));
+    await a.done('http://h/', { page: true, linksTo: { keys: ['http://h/1'], never: new Set() } });
+    expect(await feed.read(60_000, 100)).toEqual([]); // not fed before the coordinator wanted it; from now on, it is
+    expect(a.wantsLinks()).toBe(false); // its last result said nothing of a feed
+    expect(await a.take(1)).toEqual(['http://h/1']);
+    await putDone(a, Object.assign(await recordOf(a, 'http://h/1'), { wanted: 'one.html' }));
+    await a.done('http://h/1', { page: true, linksTo: { keys: ['http://h/2'], never: new Set() } }); // its links were not collected: a's last reply said no feed
+    expect(a.wantsLinks()).toBe(true);
+    expect(await a.take(1)).toEqual(['http://h/2']);
+    await putDone(a, Object.assign(await recordOf(a, 'http://h/2'), { wanted: 'two.html', type: 'html', body: 'b'.repeat(64), scan: 'c'.repeat(64), change: 'new' }));
+    const linksTo = { keys: ['http://h/1', 'http://x/out', 'http://h/3', 'http://h/1', 'http://h/ü'], never: new Set(['http://x/out']) };
+    await a.done('http://h/2', { page: true, linksTo });
+    const fed = await feed.read(60_000, 100);
+    expect(fed.map(({ key, record, linksTo: links }) => ({ key, wanted: record.wanted, state: record.state, links: links?.keys }))).toEqual([
+      { key: 'http://h/1', wanted: 'one.html', state: 'done', links: undefined },
+      { key: 'http://h/2', wanted: 'two.html', state: 'done', links: ['http://h/1', 'http://h/3', 'http://h/ü'] }, // once each, never-pages left out
+    ]);
+    expect(fed[1].record).toMatchObject({ body: 'b'.repeat(64), scan: 'c'.repeat(64), change: 'new', type: 'html' });
+    // A late result is not fed; the result that stands is.
+    expect(await a.take(1)).toEqual(['http://h/3']);
+    const b = open({ leaseMs: SHORT });
+    await sleep(SHORT + 100);
+    expect(await feed.read(60_000, 100)).toEqual([]);
+    expect(await b.take(1)).toEqual(['http://h/3']);
+    await putDone(a, Object.assign(await recordOf(a, 'http://h/3'), { wanted: 'late.html' }));
+    await a.done('http://h/3', { page: true });
+    expect(a.lateResults).toBe(1);
+    await putDone(b, Object.assign(await recordOf(b, 'http://h/3'), { wanted: 'fresh.html' }));
+    await b.done('http://h/3', { page: true });
+    expect((await feed.read(60_000, 100)).map(({ key, record }) => [key, record.wanted])).toEqual([['http://h/3', 'fresh.html']]);
+    // Stopped: what it holds goes, and results are no longer fed.
+    await a.add([item('http://h/4')]);
+    expect(await b.take(1)).toEqual(['http://h/4']);
+    await feed.stop();
+    await putDone(b, await recordOf(b, 'http://h/4'));
+    await b.done('http://h/4', { page: true });
+    expect(b.wantsLinks()).toBe(false);
+    expect(await redis.llen(`${prefix}feed`)).toBe(0);
   });
 
   it('a page whose lease expired and came back to the same process while its visit was in flight is visited again under the new lease (the first visit\'s links may have been refused)', async () => {

@@ -107,7 +107,7 @@ function pump(run) {
       await failOrKeep(run, page, error);
     }
     run.early?.visited(page);
-    const promoted = await frontier.done(key, { page: record.state === 'done', requisitesSkipped: page.requisitesSkipped });
+    const promoted = await frontier.done(key, { page: record.state === 'done', requisitesSkipped: page.requisitesSkipped, linksTo: page.linksTo });
     if (promoted.length > 0) await admitted(run, promoted, promoted.map(() => 'added'));
   };
 
@@ -343,7 +343,8 @@ export async function links(run, page) {
   const follow = [];
   let skipped = 0;
   /** @type {{ keys: string[], never: Set<string> } | undefined} */
-  const linksTo = run.early?.wanted() ? { keys: [], never: new Set() } : undefined;
+  // A shared frontier wants them for its coordinator's early writes (sent with the page's result).
+  const linksTo = (run.frontier.wantsLinks ? run.frontier.wantsLinks() : run.early?.wanted()) ? { keys: [], never: new Set() } : undefined;
   for (const link of page.scan.links) {
     const key = link.key;
     if (!key) continue;

@@ -26,20 +26,38 @@ import { RENAMED_LISTED } from './names.js';
  * commit or abort removes with the others.
  *
  * Only where it pays and is simple: a local output tree, worker threads
- * running, pages new to OUT, no --precompress, not a shared crawl; and only
- * in time the crawl does not need (`#tooBusy`).
+ * running, pages new to OUT, no --precompress; and only in time the crawl
+ * does not need (`#tooBusy`).
+ *
+ * In a shared crawl the coordinator writes every process's pages early: each
+ * accepted result comes to it through a feed in Redis (distributed/scripts.js
+ * DONE and FEED), with the links the page's process collected, and its
+ * staged bytes lie in the shared blob directory. A URL it has not heard of
+ * is waited for (it may be queued or leased elsewhere); a page still waiting
+ * when the crawl ends is left to phase two.
  *
  * @typedef {import('./context.js').CrawlRun} CrawlRun
  * @typedef {import('./page-work.js').RenderOutput} RenderOutput
- * @typedef {{ key: string, deps: string[], left: number }} Waiting
+ * @typedef {import('./records.js').PageRecord} PageRecord
+ * @typedef {{ body: string, scan: string, type: 'html' | 'css', charset: string }} Source
+ *   where a page fed by another process has its staged bytes (its record, which this process does not hold)
+ * @typedef {{ key: string, deps: string[], left: number, source?: Source }} Waiting
+ * @typedef {{ keys: string[], never: Set<string> }} LinksTo
+ * @typedef {{
+ *   read(wantMs: number, max: number): Promise<{ key: string, record: PageRecord, linksTo?: LinksTo }[]>,
+ *   stop(): Promise<void>,
+ * }} Feed
+ *   a shared crawl's results, every process's (read: the next ones, and the feed is wanted
+ *   wantMs more; stop: it is not, and what it holds goes)
  */
 
 /** Pages that may wait for the URLs they link to, at most (each holds its links' keys). */
 const MAX_WAITING = 10_000;
 /**
  * Early renders handed to the worker threads and not answered yet, at most:
- * past it a page is left to phase two, so that early writes take only the
- * threads' idle time (a crawl bound by its CPU keeps its scans first).
+ * past it a page ready to render waits in line (at most MAX_WAITING of them;
+ * more are left to phase two), so that early writes take only the threads'
+ * idle time (a crawl bound by its CPU keeps its scans first).
  */
 const MAX_IN_FLIGHT = 16;
 /**
@@ -57,6 +75,12 @@ const MAX_KNOWN = 500_000;
 
 /** A URL that ended as anything but a page with a file: links to it make a page wait for phase two. */
 const UNSETTLED = '';
+
+/** How long the feed stays wanted after each read (a coordinator that stops reading stops it within this). */
+const FEED_WANT_MS = 2000;
+/** Results read from the feed at once, at most; and the pause when it had fewer. */
+const FEED_BATCH = 512;
+const FEED_EVERY_MS = 50;
 
 /** An early output's state: still rendering, rendered, failed (phase two renders it again). */
 const RENDERING = 0;
@@ -222,8 +246,9 @@ export class EarlyWrites {
   /**
    * @param {CrawlRun} run
    * @param {import('./page-work.js').RenderContext} context
+   * @param {Feed | null} [feed] a shared crawl's feed: every result comes from it
    */
-  constructor(run, context) {
+  constructor(run, context, feed = null) {
     this.run = run;
     this.context = context;
     /** @type {Map<string, string>} URL -> its wanted file, or UNSETTLED */
@@ -231,6 +256,11 @@ export class EarlyWrites {
     /** @type {Map<string, Waiting[]>} a queued URL -> the pages waiting for it */
     this.waiters = new Map();
     this.waiting = 0;
+    /** @type {Waiting[]} pages ready to render, waiting for a place among the renders in flight (from readyAt) */
+    this.ready = [];
+    this.readyAt = 0;
+    /** @type {Set<string>} URLs fed twice (a shared crawl) */
+    this.refed = new Set();
     this.done = new Outputs();
     this.open = true;
     this.contextSet = false;
@@ -241,14 +271,51 @@ export class EarlyWrites {
     this.always = run.options.early === 'always';
     /** Pages phase two took from early writes (the crawl's result says how many). */
     this.counts = { taken: 0 };
+    this.feed = feed;
+    if (feed) this.#follow(feed);
   }
 
   /**
    * A page's visit ended (fetched, kept, failed or redirected): what waited
-   * for it may go on, and the page itself may be rendered now.
+   * for it may go on, and the page itself may be rendered now. In a shared
+   * crawl this process's results come through the feed like the others'.
    * @param {import('./discover.js').PageInFlight} page
    */
   visited(page) {
+    if (this.feed) return;
+    this.#settle(page.key, page.record, page.linksTo);
+    page.linksTo = undefined;
+    if (this.readyAt < this.ready.length) this.#pump();
+  }
+
+  /**
+   * Read the feed until the crawl phase ends (or it fails: early writes end,
+   * phase two does the rest).
+   * @param {Feed} feed
+   */
+  async #follow(feed) {
+    try {
+      await feed.stop(); // what a killed coordinator left
+      while (this.open) {
+        const results = await feed.read(FEED_WANT_MS, FEED_BATCH);
+        if (!this.open) break;
+        if (results.length > 0 && !this.run.threads.ready) this.run.threads.warm();
+        for (const { key, record, linksTo } of results) this.#settle(key, record, linksTo);
+        this.#pump();
+        if (results.length < FEED_BATCH) await new Promise((resolve) => { setTimeout(resolve, FEED_EVERY_MS).unref(); });
+      }
+    } catch {
+      this.open = false;
+      this.waiters.clear();
+    }
+  }
+
+  /**
+   * @param {string} key
+   * @param {PageRecord} record
+   * @param {LinksTo | undefined} linksTo
+   */
+  #settle(key, record, linksTo) {
     if (!this.open) return;
     if (this.known.size >= MAX_KNOWN) {
       // Past this, no URL is remembered, so no page could be rendered with all its links: the rest is phase two's.
@@ -256,20 +323,26 @@ export class EarlyWrites {
       this.waiters.clear();
       return;
     }
-    const record = page.record;
+    // Fed again (its lease lapsed and another visit's result was accepted): what was
+    // rendered from the first result, its own output and those that link to it, goes.
+    if (this.feed && this.known.has(key)) {
+      this.done.forgetLinksTo([key]);
+      this.refed.add(key); // and it is not rendered early again (a render of its first result may still wait in line)
+    }
     // A URL is remembered only while early writes are wanted (a crawl at memory speed keeps
     // no map); one visited meanwhile makes the pages that link to it wait for phase two.
-    const recorded = !this.#tooBusy() || this.waiters.has(page.key);
+    // The feed's are all remembered: a page waits for any URL not heard of.
+    const recorded = this.feed !== null || !this.#tooBusy() || this.waiters.has(key);
     const settled = recorded && record.state === 'done' && record.wanted !== undefined;
-    if (recorded) this.known.set(page.key, settled ? /** @type {string} */ (record.wanted) : UNSETTLED);
+    if (recorded) this.known.set(key, settled ? /** @type {string} */ (record.wanted) : UNSETTLED);
     if (settled && record.change === 'new' && !record.stale && (record.type === 'html' || record.type === 'css')
-      && record.body !== undefined && record.scan !== undefined && page.linksTo) {
-      this.#consider(page.key, page.linksTo);
+      && record.body !== undefined && record.scan !== undefined && linksTo) {
+      const source = this.feed ? { body: record.body, scan: record.scan, type: record.type, charset: record.charset ?? 'utf-8' } : undefined;
+      this.#consider(key, linksTo, source);
     }
-    page.linksTo = undefined;
-    const waiting = this.waiters.get(page.key);
+    const waiting = this.waiters.get(key);
     if (waiting) {
-      this.waiters.delete(page.key);
+      this.waiters.delete(key);
       for (const waiter of waiting) {
         if (waiter.left < 0) continue; // given up already
         if (!settled) {
@@ -279,7 +352,7 @@ export class EarlyWrites {
         }
         if (--waiter.left === 0) {
           this.waiting--;
-          this.#render(waiter.key, waiter.deps);
+          this.#render(waiter.key, waiter.deps, waiter.source);
         }
       }
     }
@@ -313,10 +386,11 @@ export class EarlyWrites {
 
   /**
    * @param {string} key
-   * @param {{ keys: string[], never: Set<string> }} linksTo
+   * @param {LinksTo} linksTo
+   * @param {Source} [source] a fed page's staged bytes
    */
-  #consider(key, linksTo) {
-    if (this.#tooBusy()) return;
+  #consider(key, linksTo, source) {
+    if (!this.feed && this.#tooBusy()) return; // the feed's links are collected anyway: considered, rendered when there is time
     const deps = [...new Set(linksTo.keys)];
     let left = 0;
     /** @type {string[]} */
@@ -334,12 +408,12 @@ export class EarlyWrites {
       left++;
     }
     if (left === 0) {
-      this.#render(key, deps);
+      this.#render(key, deps, source);
       return;
     }
     if (this.waiting >= MAX_WAITING) return;
     /** @type {Waiting} */
-    const waiter = { key, deps, left };
+    const waiter = { key, deps, left, source };
     this.waiting++;
     for (const dep of pending) {
       const list = this.waiters.get(dep);
@@ -348,8 +422,9 @@ export class EarlyWrites {
     }
   }
 
-  /** @param {string} key whether the frontier holds it, not yet visited */
+  /** @param {string} key whether the frontier holds it, not yet visited (in a shared crawl: may) */
   #queued(key) {
+    if (this.feed) return true;
     const states = /** @type {{ states?: Map<string, number> }} */ (/** @type {unknown} */ (this.run.frontier)).states;
     return states?.has(key) === true;
   }
@@ -357,14 +432,43 @@ export class EarlyWrites {
   /**
    * @param {string} key
    * @param {string[]} deps
+   * @param {Source} [source] a fed page's staged bytes (else its record says)
    */
-  #render(key, deps) {
+  #render(key, deps, source) {
+    if (!this.open) return;
+    if (this.inFlight >= MAX_IN_FLIGHT || !this.run.threads.ready || this.#tooBusy()) {
+      if (this.ready.length - this.readyAt < MAX_WAITING) this.ready.push({ key, deps, left: 0, source }); // else phase two does it
+      return;
+    }
+    this.#start(key, deps, source);
+  }
+
+  /** Start the renders waiting in line, as far as the threads have time. */
+  #pump() {
+    while (this.readyAt < this.ready.length && this.open && this.inFlight < MAX_IN_FLIGHT && this.run.threads.ready && !this.#tooBusy()) {
+      const next = this.ready[this.readyAt++];
+      this.#start(next.key, next.deps, next.source);
+    }
+    if (this.readyAt === this.ready.length) {
+      this.ready = [];
+      this.readyAt = 0;
+    } else if (this.readyAt > 1024 && this.readyAt * 2 > this.ready.length) {
+      this.ready = this.ready.slice(this.readyAt);
+      this.readyAt = 0;
+    }
+  }
+
+  /**
+   * @param {string} key
+   * @param {string[]} deps
+   * @param {Source} [source]
+   */
+  #start(key, deps, source) {
     const run = this.run;
     const file = this.known.get(key);
     const target = /** @type {import('../output/local.js').LocalTree} */ (run.target);
-    const blobs = /** @type {import('./blobs.js').LogBlobStore} */ (run.blobs);
-    if (!file || !this.open || !run.threads.ready) return;
-    if (this.inFlight >= MAX_IN_FLIGHT || this.#tooBusy()) return; // phase two does it
+    const blobs = /** @type {{ locate(id: string): import('./page-work.js').BlobPlace }} */ (/** @type {unknown} */ (run.blobs));
+    if (!file || file === UNSETTLED || this.refed.has(key)) return;
     /** @type {Map<string, string>} */
     const names = new Map();
     for (const dep of deps) {
@@ -378,16 +482,18 @@ export class EarlyWrites {
     }
     const scratch = target.scratch();
     const result = (async () => {
-      const record = await run.records.get(key);
+      const record = source ?? await run.records.get(key);
       if (!record || record.body === undefined || record.scan === undefined) return null;
-      const ids = [record.body, record.scan];
-      const places = /** @type {[import('./page-work.js').BlobPlace, import('./page-work.js').BlobPlace]} */ ([blobs.locate(ids[0]), blobs.locate(ids[1])]);
+      const places = /** @type {[import('./page-work.js').BlobPlace, import('./page-work.js').BlobPlace]} */ ([blobs.locate(record.body), blobs.locate(record.scan)]);
       return run.threads.renderEarly({
         places, bodyId: record.body, scanId: record.scan, url: key, file,
         type: record.type === 'css' ? 'css' : 'html', charset: record.charset ?? 'utf-8', temp: scratch.path, names,
       });
     })().catch(() => null) // phase two renders it again, and says what fails
-      .finally(() => { this.inFlight--; });
+      .finally(() => {
+        this.inFlight--;
+        this.#pump();
+      });
     this.inFlight++;
     this.done.add(key, scratch.n, result, deps);
   }
@@ -399,11 +505,19 @@ export class EarlyWrites {
    * @param {{ renamed: string[] }} naming
    */
   close(naming) {
+    this.stop();
+    if (naming.renamed.length > RENAMED_LISTED) this.done.clear();
+    else if (naming.renamed.length > 0) this.done.forgetLinksTo(naming.renamed);
+  }
+
+  /** Nothing more is rendered early, nor fed (the run ends, or its crawl phase did). */
+  stop() {
+    if (this.open || this.known.size > 0) this.feed?.stop().catch(() => {}); // a lost Redis shows in the run's own calls
     this.open = false;
     this.known.clear();
     this.waiters.clear();
-    if (naming.renamed.length > RENAMED_LISTED) this.done.clear();
-    else if (naming.renamed.length > 0) this.done.forgetLinksTo(naming.renamed);
+    this.ready = [];
+    this.readyAt = 0;
   }
 
   /**

@@ -14,12 +14,15 @@
  * @typedef {{
  *   add(items: FrontierItem[]): Promise<AddOutcome[]>,
  *   take(max: number): Promise<string[]>,
- *   done(key: string, outcome: { page: boolean, requisitesSkipped?: number }): Promise<FrontierItem[]>,
+ *   done(key: string, outcome: { page: boolean, requisitesSkipped?: number, linksTo?: { keys: string[], never: Set<string> } }): Promise<FrontierItem[]>,
  *   retry(key: string): Promise<void>,
  *   counts(): { queued: number, inFlight: number, known: number, overLimit: number, overLimitSaturated: boolean },
  *   idle?(): Promise<void>,
+ *   wantsLinks?(): boolean,
  * }} Frontier
- *   done() returns the items admitted in place of a URL that did not become a page.
+ *   done() returns the items admitted in place of a URL that did not become a page;
+ *   linksTo: the page's links, when collected for a frontier that wantsLinks() (a
+ *   shared crawl's coordinator writes pages early from them: crawl/early.js).
  *   counts() is synchronous: a shared frontier answers with what its last take() saw;
  *   its `queued` then counts the work other processes still hold, so a
  *   process does not stop while another may still add URLs.

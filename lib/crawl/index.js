@@ -193,8 +193,9 @@ export class Crawler extends EventEmitter {
         sources: sources(o, listed.length),
       }, listed);
       if (prior) prior.reuseOutput = prior.reuse && prior.output === outputKey(run);
-      if (o.early && target instanceof LocalTree && blobs instanceof LogBlobStore && !shared && o.precompress.length === 0 && run.threads.size > 0) {
-        run.early = new EarlyWrites(run, renderContext(run));
+      // In a shared crawl, from every process's results (the feed) and the shared blob directory.
+      if (o.early && target instanceof LocalTree && (shared ? blobs !== null : blobs instanceof LogBlobStore) && o.precompress.length === 0 && run.threads.size > 0) {
+        run.early = new EarlyWrites(run, renderContext(run), shared?.feed() ?? null);
       }
       // threadsFrom 0 (an internal option, for tests): the workers take the very first page.
       if (o.threadsFrom === 0) await run.threads.start();
@@ -269,6 +270,7 @@ export class Crawler extends EventEmitter {
     } finally {
       o.signal?.removeEventListener('abort', onAbort);
       for (const transform of opened.reverse()) await transform.close?.().catch(() => {});
+      run?.early?.stop();
       await run?.threads.close();
       await loader.close().catch(() => {});
       // A complete run needs no journal; any other keeps it to be resumed.

@@ -1,7 +1,7 @@
 // @ts-check
 import { Redis } from 'ioredis';
 import { FrontierError } from '../errors.js';
-import { ADD, BACKOFF, DONE, HEARTBEAT, PUT, RETRY, TAKE } from './scripts.js';
+import { ADD, BACKOFF, DONE, FEED, HEARTBEAT, PUT, RETRY, TAKE } from './scripts.js';
 import { COORD_CLAIM, COORD_KEEP, FIN_COLLECT, FIN_CURRENT, FIN_DONE, FIN_RENEW, FIN_TAKE } from './finish-scripts.js';
 
 /**
@@ -19,6 +19,7 @@ import { COORD_CLAIM, COORD_KEEP, FIN_COLLECT, FIN_CURRENT, FIN_DONE, FIN_RENEW,
  *   prDone(prefix: string, ...args: (string | number | Buffer)[]): Promise<(string | number)[]>,
  *   prDoneBuffer(prefix: string, ...args: (string | number | Buffer)[]): Promise<(Buffer | number)[]>,
  *   prRetry(prefix: string, ...args: (string | number)[]): Promise<number>,
+ *   prFeed(prefix: string, wantMs: number): Promise<number>,
  *   prHeartbeat(prefix: string, ...args: (string | number)[]): Promise<number>,
  *   prBackoff(prefix: string, ...args: (string | number)[]): Promise<number>,
  *   prPut(prefix: string, key: string, value: Buffer): Promise<number>,
@@ -80,6 +81,7 @@ export async function connectRedis(url, { timeoutSeconds }) {
   redis.defineCommand('prTake', { numberOfKeys: 1, lua: TAKE });
   redis.defineCommand('prDone', { numberOfKeys: 1, lua: DONE });
   redis.defineCommand('prRetry', { numberOfKeys: 1, lua: RETRY });
+  redis.defineCommand('prFeed', { numberOfKeys: 1, lua: FEED });
   redis.defineCommand('prHeartbeat', { numberOfKeys: 1, lua: HEARTBEAT });
   redis.defineCommand('prBackoff', { numberOfKeys: 1, lua: BACKOFF });
   redis.defineCommand('prPut', { numberOfKeys: 1, lua: PUT });

@@ -52,6 +52,47 @@ export const encodeRecord = storedValue;
  */
 export const decodeRecord = decodeStored;
 
+/**
+ * A page's links as the feed carries them: 'L', then each URL that may
+ * become a page once ('\n' before each); those that never can are left out
+ * (their links stay live whatever happens). A result without links (not
+ * collected) has '' instead.
+ * @param {{ keys: string[], never: Set<string> }} linksTo
+ */
+export function feedLinks({ keys, never }) {
+  const seen = new Set();
+  let text = 'L';
+  for (const key of keys) {
+    if (never.has(key) || seen.has(key)) continue;
+    seen.add(key);
+    text += `\n${key}`;
+  }
+  return text;
+}
+
+/**
+ * The results a read of the feed brought (scripts.js DONE, FEED): three
+ * items each, the key, the stored record and the links as feedLinks() wrote them.
+ * @param {Buffer[]} items
+ * @returns {{ key: string, record: PageRecord, linksTo?: { keys: string[], never: Set<string> } }[]}
+ */
+export function parseFeed(items) {
+  if (items.length % 3 !== 0) throw new FrontierError('the feed holds a result cut short', { code: 'FEED_ENTRY' });
+  const results = [];
+  for (let i = 0; i < items.length; i += 3) {
+    const key = items[i].toString('utf8');
+    const record = decodeStored(items[i + 1], key);
+    const links = items[i + 2];
+    if (links.length === 0 || links[0] !== 76 /* L */) {
+      results.push({ key, record });
+      continue;
+    }
+    const text = links.toString('utf8', 1);
+    results.push({ key, record, linksTo: { keys: text === '' ? [] : text.slice(1).split('\n'), never: new Set() } });
+  }
+  return results;
+}
+
 /** @implements {Frontier} */
 export class RedisFrontier {
   /** @type {Map<string, string>} key -> lease token, for the pages this process works on */
@@ -72,6 +113,8 @@ export class RedisFrontier {
   #again = new Map();
   /** Whether a result also takes the next URL: until the process stops. */
   #prefetch = true;
+  /** Whether the coordinator reads the feed (DONE's reply says, each time). */
+  #feeding = false;
   /**
    * URLs adding again changes nothing in Redis (done, or queued with 5
    * referrers noted): 'all', or 'requisite' (a link to it would still make
@@ -256,18 +299,29 @@ export class RedisFrontier {
   }
 
   /**
+   * Whether the coordinator reads the feed (DONE's last reply said so): a
+   * page's links are then collected and sent with its result, for the pages
+   * it writes while the crawl runs (crawl/early.js).
+   */
+  wantsLinks() {
+    return this.#feeding;
+  }
+
+  /**
    * @param {string} key
-   * @param {{ page: boolean, requisitesSkipped?: number }} outcome
+   * @param {{ page: boolean, requisitesSkipped?: number, linksTo?: { keys: string[], never: Set<string> } }} outcome
+   *   linksTo: the URLs the page links to (with those that can never be pages), for the feed
    * @returns {Promise<FrontierItem[]>}
    */
-  async done(key, { page, requisitesSkipped = 0 }) {
+  async done(key, { page, requisitesSkipped = 0, linksTo }) {
     const token = this.#leases.get(key);
     const record = this.#working.get(key);
     const side = this.#sideData();
     if (token === undefined) {
-      if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', 0, ...side, this.worker, 0));
+      if (side.length > 4) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', 0, ...side, this.worker, 0));
       return [];
     }
+    if (linksTo && this.#feeding) side[3] = feedLinks(linksTo);
     const code = record?.state === 'failed' ? (record.error?.code ?? (record.error?.status ? `HTTP_${record.error.status}` : 'ERROR')) : '';
     // The result, and the next URL taken in the same call (the slot this page frees).
     const take = this.#prefetch && this.#ready.length === 0 ? this.#takeArgs(1) : [this.worker, 0];
@@ -277,7 +331,8 @@ export class RedisFrontier {
     // process is a new lease to visit again, never taken for this visit.
     this.#endVisit(key);
     const reply = await this.#call(() => this.redis.prDoneBuffer(this.prefix, packed, key, token, page ? 'd' : 'x', record?.state ?? 'done', code, requisitesSkipped, ...side, ...take));
-    if (reply.length > 2) this.#ready.push(...this.#taken(reply, 2));
+    this.#feeding = Number(reply[2]) === 1;
+    if (reply.length > 3) this.#ready.push(...this.#taken(reply, 3));
     if (Number(reply[0]) !== 1) {
       this.lateResults++;
       return [];
@@ -290,21 +345,21 @@ export class RedisFrontier {
     return [];
   }
 
-  /** Warnings, redirects and deep URLs not yet sent, as DONE's arguments. */
+  /** Warnings, redirects and deep URLs not yet sent, as DONE's arguments (the links, '', after their counts). */
   #sideData() {
     const run = this.#run;
-    if (!run) return ['0', '0', '0'];
+    if (!run) return ['0', '0', '0', ''];
     // Sent with this result and forgotten here: the coordinator gathers them all from Redis at the barrier.
     const warnings = run.warnings.splice(0).map((warning) => JSON.stringify({ url: warning.url, code: warning.code, message: warning.message }));
     const redirects = run.redirects.splice(0).flatMap((redirect) => [redirect.url, JSON.stringify(redirect)]);
     const deep = this.#deep.splice(0);
-    return [String(warnings.length), String(redirects.length / 2), String(deep.length), ...warnings, ...redirects, ...deep];
+    return [String(warnings.length), String(redirects.length / 2), String(deep.length), '', ...warnings, ...redirects, ...deep];
   }
 
   /** Send what is left of the side data (warnings found outside pages: sitemaps). */
   async flush() {
     const side = this.#sideData();
-    if (side.length > 3) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', 0, ...side, this.worker, 0));
+    if (side.length > 4) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', 0, ...side, this.worker, 0));
   }
 
   /**

@@ -336,19 +336,29 @@ return take_some(ARGV, 1)
  * ARGV: record (packed, '' to keep the stored one), key, token, d (a page)
  * or x (not a page), the record's state, error code, the page's references
  * to requisites not fetched (counted once, with an accepted result),
- * nWarnings, nRedirects (url, json pairs), nDeep, then those values, then take_some's arguments
- * (worker first; max 0 to take nothing).
- * Returns { accepted (1/0), promoted item JSON or '', take_some's reply... }.
+ * nWarnings, nRedirects (url, json pairs), nDeep, the URLs the page links
+ * to (for the feed, as frontier.js feedLinks writes them; '' if not
+ * collected), then those values, then take_some's arguments (worker first;
+ * max 0 to take nothing).
+ *
+ * The feed: while the coordinator wants it (meta.feed, a deadline it moves
+ * on each read: FEED), an accepted result is appended to the list `feed` as
+ * three items: its key, its stored record and its links (no string built
+ * here: Lua would hash it), for pages the coordinator writes while the crawl
+ * runs (crawl/early.js). A coordinator that stops reading stops the feed
+ * within that deadline.
+ * Returns { accepted (1/0), promoted item JSON or '', 1 while the feed is wanted (else 0), take_some's reply... }.
  */
 export const DONE = COMMON + TAKING + `
 if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
 local key, token, seen, state = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local i = 11
+local i = 12
 for n = 1, tonumber(ARGV[8]) do redis.call('HSET', P .. 'warn', ARGV[i], 1); i = i + 1 end
 for n = 1, tonumber(ARGV[9]) do redis.call('HSET', P .. 'redir', ARGV[i], ARGV[i + 1]); i = i + 2 end
 for n = 1, tonumber(ARGV[10]) do redis.call('SADD', P .. 'deep', ARGV[i]); i = i + 1 end
+local feeding = tonumber(redis.call('HGET', P .. 'meta', 'feed') or 0) > now_ms()
 local function finish(accepted, promoted)
-  local out = { accepted, promoted or '' }
+  local out = { accepted, promoted or '', feeding and 1 or 0 }
   if tonumber(ARGV[i + 1]) > 0 then
     for _, v in ipairs(take_some(ARGV, i)) do out[#out + 1] = v end
   end
@@ -358,7 +368,9 @@ if key == '' then return finish(1) end
 local lease = redis.call('HGET', P .. 'lease', key)
 if not lease or string.sub(lease, 1, string.len(token) + 1) ~= token .. '|' then return finish(0) end
 if ARGV[1] ~= '' then
-  redis.call('HSET', REC, key, seen .. ARGV[1])
+  local stored = seen .. ARGV[1]
+  redis.call('HSET', REC, key, stored)
+  if feeding then redis.call('RPUSH', P .. 'feed', key, stored, ARGV[11]) end
 else
   redis.call('HSET', REC, key, seen .. string.sub(redis.call('HGET', REC, key) or 'q', 2))
 end
@@ -375,6 +387,24 @@ end
 if seen == 'd' then return finish(1) end
 redis.call('HINCRBY', P .. 'cnt', 'freed', 1)
 return finish(1, promote_one())
+`;
+
+/**
+ * FEED: the coordinator wants the feed for ARGV[1] ms more (0: the feed
+ * stops, and what it holds goes); it reads what DONE appended with a plain
+ * LPOP in the same round trip (results of three items each: through a
+ * script, each would be copied into Lua and back). No key is made once the
+ * crawl state is gone (the crawl's own calls say so).
+ */
+export const FEED = COMMON + `
+if tonumber(ARGV[1]) <= 0 then
+  redis.call('HDEL', P .. 'meta', 'feed')
+  redis.call('DEL', P .. 'feed')
+  return 0
+end
+if redis.call('EXISTS', P .. 'config') == 0 then return 0 end
+redis.call('HSET', P .. 'meta', 'feed', now_ms() + tonumber(ARGV[1]))
+return 1
 `;
 
 /**

@@ -6,7 +6,7 @@ import { STATE_DIR } from '../output/outdir.js';
 import { VERSION, machineOf } from './identity.js';
 import { connectRedis, keyPrefix, redactUrl } from './connection.js';
 import { configDifference, sharedConfig } from './config.js';
-import { RedisFrontier } from './frontier.js';
+import { RedisFrontier, parseFeed } from './frontier.js';
 import { DirBlobStore } from './dir-blobs.js';
 import { FinishPool, dropLeftPass, dropPass } from './finish.js';
 
@@ -275,6 +275,23 @@ export class SharedCrawl {
     return new FinishPool({
       redis, prefix, worker: frontier.worker, leaseMs: this.leaseMs, maxDeliveries: frontier.settings.maxDeliveries, out, blobsDir: blobs.dir, threads: run.threads, readBlobs: (ids) => blobs.get(ids), locate: (id) => blobs.locate(id),
     });
+  }
+
+  /**
+   * Every process's accepted results, as they come (scripts.js DONE and
+   * FEED), for the pages the coordinator writes while the crawl runs.
+   * @returns {import('../crawl/early.js').Feed}
+   */
+  feed() {
+    const { redis, prefix } = this;
+    return {
+      read: async (wantMs, max) => {
+        const replies = await /** @type {any} */ (redis.pipeline()).prFeed(prefix, wantMs).lpopBuffer(`${prefix}feed`, 3 * Math.max(1, max)).exec();
+        for (const [error] of replies ?? []) if (error) throw redis.toFrontierError(error);
+        return parseFeed(replies?.[1]?.[1] ?? []);
+      },
+      stop: async () => { await redis.prFeed(prefix, 0); },
+    };
   }
 
   /**

@@ -47,3 +47,94 @@ describe('early writes: when they are wanted', () => {
     expect(early.known.has('http://h.test/last')).toBe(false);
   });
 });
+
+/**
+ * A fed page (a shared crawl's feed), new HTML with its staged blobs.
+ * @param {string} key @param {string} wanted @param {string[]} [links] not given: its links were not collected
+ */
+const fed = (key, wanted, links) => ({
+  key,
+  record: /** @type {any} */ ({ key, state: 'done', wanted, change: 'new', type: 'html', charset: 'utf-8', body: `${key}#body`, scan: `${key}#scan` }),
+  linksTo: links ? { keys: links, never: new Set() } : undefined,
+});
+
+/**
+ * Early writes fed by a script: each read hands out the next batch.
+ * @param {ReturnType<typeof fed>[][]} batches
+ */
+function fedEarlyWrites(batches) {
+  /** @type {{ url: string, names: Map<string, string> }[]} */
+  const rendered = [];
+  let temps = 0;
+  const run = /** @type {any} */ ({
+    options: { early: 'always' },
+    threads: {
+      backlog: 0, ready: true, setContext() {}, warm() {},
+      async renderEarly(/** @type {any} */ input) {
+        rendered.push({ url: input.url, names: input.names });
+        return { bytes: 1, sha256: '0'.repeat(64), written: true, placeholders: [], warnings: [] };
+      },
+    },
+    target: { scratch: () => ({ n: temps, path: `/tmp/never-written-${temps++}` }), keepScratch: async () => {} },
+    blobs: { locate: (/** @type {string} */ id) => ({ path: id, at: 0, length: -1 }) },
+  });
+  let reads = 0;
+  const feed = {
+    stopped: 0,
+    async read() {
+      reads++;
+      return batches.shift() ?? [];
+    },
+    async stop() { this.stopped++; },
+  };
+  const early = new EarlyWrites(run, /** @type {any} */ ({}), feed);
+  return { early, rendered, feed, reads: () => reads };
+}
+
+/** Bounded wait for a condition (the feed is read every 50 ms). @param {() => boolean} condition */
+async function until(condition) {
+  const end = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error('not in 10 s');
+    await delay(5);
+  }
+}
+
+describe('early writes of a shared crawl: fed by every process', () => {
+  it('a page is rendered once every URL it links to was fed, with their wanted files; not one whose links were not collected', async () => {
+    const { early, rendered, reads } = fedEarlyWrites([
+      [fed('http://h.test/p', 'p.htm', ['http://h.test/q', 'http://h.test/r'])], // q, r not heard of yet: p waits
+      [fed('http://h.test/q', 'q.htm', []), fed('http://h.test/r', 'r.htm'), fed('http://h.test/s', 's.htm', ['http://h.test/q'])],
+    ]);
+    await until(() => reads() > 2); // both batches read
+    expect(rendered.map((r) => r.url).sort()).toEqual(['http://h.test/p', 'http://h.test/q', 'http://h.test/s']);
+    const p = /** @type {{ names: Map<string, string> }} */ (rendered.find((r) => r.url === 'http://h.test/p'));
+    expect([...p.names].sort()).toEqual([['http://h.test/q', 'q.htm'], ['http://h.test/r', 'r.htm']]);
+    expect(early.has('http://h.test/r')).toBe(false);
+    early.close({ renamed: [] });
+    expect(early.has('http://h.test/p')).toBe(true);
+  });
+
+  it('a URL fed twice (a second visit\'s result stood): its early output and those of the pages that link to it are not taken, and it is not rendered again', async () => {
+    const { early, rendered, reads } = fedEarlyWrites([
+      [fed('http://h.test/q', 'q.htm', []), fed('http://h.test/p', 'p.htm', ['http://h.test/q']), fed('http://h.test/o', 'o.htm', [])],
+      [fed('http://h.test/q', 'q2.htm', [])],
+    ]);
+    await until(() => reads() > 2);
+    expect(rendered.map((r) => r.url).sort()).toEqual(['http://h.test/o', 'http://h.test/p', 'http://h.test/q']);
+    expect(early.has('http://h.test/q')).toBe(false);
+    expect(early.has('http://h.test/p')).toBe(false);
+    expect(early.has('http://h.test/o')).toBe(true);
+  });
+
+  it('clears what a killed coordinator left before reading, reads until the crawl phase ends, then stops the feed', async () => {
+    const { early, feed, reads } = fedEarlyWrites([]);
+    await until(() => reads() > 1);
+    expect(feed.stopped).toBe(1);
+    early.close({ renamed: [] });
+    const after = reads();
+    await delay(120);
+    expect(reads()).toBeLessThanOrEqual(after + 1); // a read under way when it closed, at most
+    expect(feed.stopped).toBe(2);
+  });
+});
