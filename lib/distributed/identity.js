@@ -1,7 +1,10 @@
 // @ts-check
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { UsageError } from '../errors.js';
+import * as scripts from './scripts.js';
+import * as finishScripts from './finish-scripts.js';
 
 /**
  * Who a process of a shared crawl is: its prerender version and its
@@ -9,7 +12,28 @@ import { UsageError } from '../errors.js';
  * engine (which it loads only once its crawl exists).
  */
 
-export const VERSION = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+/**
+ * Bumped when what processes exchange through Redis outside the scripts
+ * changes: the packed records (packed.js), the feed's items (frontier.js).
+ */
+const WIRE = 2;
+
+/**
+ * The prerender version, with a fingerprint of what processes of one crawl
+ * must share (`0.1.0+1a2b3c4d`): the Redis scripts they run (any change to
+ * one changes it) and WIRE. Processes of one release but another protocol
+ * (a checkout between releases) refuse each other as other versions do.
+ */
+export const VERSION = `${JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version}+${protocolOf([...Object.values(scripts), ...Object.values(finishScripts)])}`;
+
+/**
+ * @param {unknown[]} sources the scripts' texts
+ */
+export function protocolOf(sources) {
+  const hash = createHash('sha256').update(`wire ${WIRE}`);
+  for (const source of sources) if (typeof source === 'string') hash.update('\0').update(source);
+  return hash.digest('hex').slice(0, 8);
+}
 
 /** What a machine's name may hold: it starts the process's id in Redis, whose lease entries are `token|worker|origin`. */
 const MACHINE_NAME = /^[A-Za-z0-9._-]{1,253}$/;
