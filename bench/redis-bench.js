@@ -103,6 +103,7 @@ async function frontierCost(redis, pages, feed) {
     sent++;
     return send(.../** @type {[any]} */ (args));
   });
+  if (feed) await redis.hset(`${prefix}meta`, 'coord', frontier.worker);
   const reader = feed ? new SharedCrawl(/** @type {any} */ (redis), prefix, frontier, /** @type {any} */ (null), '', 30_000).feed() : null;
   let fed = 0;
   let reading = true;

@@ -197,7 +197,9 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
   });
 
   it('the feed: while the coordinator reads it, each accepted result with the links its process collected (a late one never), until it stops', async () => {
-    const feed = new SharedCrawl(redis, prefix, open(), /** @type {any} */ (null), '', SHORT).feed();
+    const coordinator = open();
+    await redis.hset(`${prefix}meta`, 'coord', coordinator.worker);
+    const feed = new SharedCrawl(redis, prefix, coordinator, /** @type {any} */ (null), '', SHORT).feed();
     const a = open({ leaseMs: SHORT }, true);
     await a.add([item('http://h/')]);
     expect(await a.take(1)).toEqual(['http://h/']);
@@ -212,12 +214,13 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     expect(a.wantsLinks()).toBe(true);
     expect(await a.take(1)).toEqual(['http://h/2']);
     await putDone(a, Object.assign(await recordOf(a, 'http://h/2'), { wanted: 'two.html', type: 'html', body: 'b'.repeat(64), scan: 'c'.repeat(64), change: 'new' }));
-    const linksTo = { keys: ['http://h/1', 'http://x/out', 'http://h/3', 'http://h/1', 'http://h/ü'], never: new Set(['http://x/out']) };
+    const linksTo = { keys: ['http://h/1', 'http://x/out', 'http://h/3', 'http://h/1', 'http://h/ü'], never: new Set(['http://x/out']), sure: new Set(['http://h/1', 'http://h/3']) };
     await a.done('http://h/2', { page: true, linksTo });
     const fed = await feed.read(60_000, 100);
-    expect(fed.map(({ key, record, linksTo: links }) => ({ key, wanted: record.wanted, state: record.state, links: links?.keys }))).toEqual([
-      { key: 'http://h/1', wanted: 'one.html', state: 'done', links: undefined },
-      { key: 'http://h/2', wanted: 'two.html', state: 'done', links: ['http://h/1', 'http://h/3', 'http://h/ü'] }, // once each, never-pages left out
+    expect(fed.map(({ key, record, linksTo: links }) => ({ key, wanted: record.wanted, state: record.state, links: links?.keys, sure: links && [...links.sure ?? []] }))).toEqual([
+      { key: 'http://h/1', wanted: 'one.html', state: 'done', links: undefined, sure: undefined },
+      // once each, never-pages left out; those not sure to be fetched said so
+      { key: 'http://h/2', wanted: 'two.html', state: 'done', links: ['http://h/1', 'http://h/3', 'http://h/ü'], sure: ['http://h/1', 'http://h/3'] },
     ]);
     expect(fed[1].record).toMatchObject({ body: 'b'.repeat(64), scan: 'c'.repeat(64), change: 'new', type: 'html' });
     // A late result is not fed; the result that stands is.
@@ -232,14 +235,26 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     await putDone(b, Object.assign(await recordOf(b, 'http://h/3'), { wanted: 'fresh.html' }));
     await b.done('http://h/3', { page: true });
     expect((await feed.read(60_000, 100)).map(({ key, record }) => [key, record.wanted])).toEqual([['http://h/3', 'fresh.html']]);
-    // Stopped: what it holds goes, and results are no longer fed.
-    await a.add([item('http://h/4')]);
+    // A process that is no longer the coordinator (another took over) reads nothing of the new one's feed, nor stops it.
+    await a.add([item('http://h/4'), item('http://h/5')]);
     expect(await b.take(1)).toEqual(['http://h/4']);
-    await feed.stop();
+    const successor = open();
+    await redis.hset(`${prefix}meta`, 'coord', successor.worker);
+    const newFeed = new SharedCrawl(redis, prefix, successor, /** @type {any} */ (null), '', SHORT).feed();
+    expect(await newFeed.read(60_000, 100)).toEqual([]);
     await putDone(b, await recordOf(b, 'http://h/4'));
     await b.done('http://h/4', { page: true });
+    expect(await feed.read(60_000, 100)).toEqual([]);
+    await feed.stop();
+    expect((await newFeed.read(60_000, 100)).map(({ key }) => key)).toEqual(['http://h/4']);
+    // Stopped: what it holds goes, and results are no longer fed.
+    expect(await b.take(1)).toEqual(['http://h/5']);
+    await newFeed.stop();
+    await putDone(b, await recordOf(b, 'http://h/5'));
+    await b.done('http://h/5', { page: true });
     expect(b.wantsLinks()).toBe(false);
-    expect(await redis.llen(`${prefix}feed`)).toBe(0);
+    expect(await redis.keys(`${prefix}feed*`)).toEqual([]);
+    expect(await redis.hexists(`${prefix}meta`, 'feed')).toBe(0);
   });
 
   it('a page whose lease expired and came back to the same process while its visit was in flight is visited again under the new lease (the first visit\'s links may have been refused)', async () => {

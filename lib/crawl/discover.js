@@ -28,7 +28,7 @@ import { failOrKeep, journal, keepStored, resumable, resumeFrom } from './carry.
  *   staged?: { scanBytes: Buffer, ids: string[], stored: boolean },
  *   finished: boolean,
  *   requisitesSkipped?: number,
- *   linksTo?: { keys: string[], never: Set<string> },
+ *   linksTo?: import('./early.js').LinksTo,
  * }} PageInFlight
  *   scan: the page's links, resolved (a DocumentScan, or the links a worker thread sent back);
  *   staged: the encoded scan and the blob ids of body and scan, when a worker thread made them
@@ -342,9 +342,10 @@ export async function links(run, page) {
   /** @type {(FrontierItem & { decision: import('../scope.js').ScopeDecision })[]} */
   const follow = [];
   let skipped = 0;
-  /** @type {{ keys: string[], never: Set<string> } | undefined} */
   // A shared frontier wants them for its coordinator's early writes (sent with the page's result).
-  const linksTo = (run.frontier.wantsLinks ? run.frontier.wantsLinks() : run.early?.wanted()) ? { keys: [], never: new Set() } : undefined;
+  const shared = run.frontier.wantsLinks !== undefined;
+  /** @type {import('./early.js').LinksTo | undefined} */
+  const linksTo = (shared ? run.frontier.wantsLinks?.() : run.early?.wanted()) ? { keys: [], never: new Set() } : undefined;
   for (const link of page.scan.links) {
     const key = link.key;
     if (!key) continue;
@@ -363,7 +364,14 @@ export async function links(run, page) {
   page.linksTo = linksTo;
   run.counts.requisitesNotFetched += skipped;
   page.requisitesSkipped = skipped; // a shared crawl counts them in Redis, with the page's result
-  await admit(run, follow);
+  const admittedHere = await admitFollowed(run, follow);
+  if (linksTo && shared) {
+    // The coordinator waits for a link only if it is sure to be fetched (this page added it, or
+    // the frontier knew it): one not followed here (a form, a requisite without --assets,
+    // nofollow, too deep, robots.txt, past --max-pages) may never come, and is not waited for.
+    linksTo.sure = new Set();
+    admittedHere.items.forEach((item, i) => { if (admittedHere.outcomes[i] !== 'limit') linksTo.sure?.add(item.key); });
+  }
 }
 
 /**
@@ -420,12 +428,23 @@ function tooDeep(run, key) {
  * @returns {Promise<import('./frontier.js').AddOutcome[]>}
  */
 async function admit(run, items) {
+  return (await admitFollowed(run, items)).outcomes;
+}
+
+/**
+ * admit(), with the items robots.txt let through (outcomes are theirs).
+ * @template {FrontierItem} T
+ * @param {CrawlRun} run
+ * @param {T[]} items
+ * @returns {Promise<{ items: T[], outcomes: import('./frontier.js').AddOutcome[] }>}
+ */
+async function admitFollowed(run, items) {
   if (run.robots !== null && items.length > 0) items = await allowedByRobots(run, items);
-  if (items.length === 0) return [];
+  if (items.length === 0) return { items, outcomes: [] };
   // The items themselves: a frontier may replace an added item's key by its own copy (ownString), which the records then keep too.
   const outcomes = await run.frontier.add(items);
   await admitted(run, items, outcomes);
-  return outcomes;
+  return { items, outcomes };
 }
 
 /**

@@ -33,8 +33,9 @@ import { RENAMED_LISTED } from './names.js';
  * accepted result comes to it through a feed in Redis (distributed/scripts.js
  * DONE and FEED), with the links the page's process collected, and its
  * staged bytes lie in the shared blob directory. A URL it has not heard of
- * is waited for (it may be queued or leased elsewhere); a page still waiting
- * when the crawl ends is left to phase two.
+ * is waited for if the page's process found it sure to come (it added it to
+ * the frontier, or the frontier knew it: queued or leased elsewhere); a page
+ * still waiting when the crawl ends is left to phase two.
  *
  * @typedef {import('./context.js').CrawlRun} CrawlRun
  * @typedef {import('./page-work.js').RenderOutput} RenderOutput
@@ -42,7 +43,9 @@ import { RENAMED_LISTED } from './names.js';
  * @typedef {{ body: string, scan: string, type: 'html' | 'css', charset: string }} Source
  *   where a page fed by another process has its staged bytes (its record, which this process does not hold)
  * @typedef {{ key: string, deps: string[], left: number, source?: Source }} Waiting
- * @typedef {{ keys: string[], never: Set<string> }} LinksTo
+ * @typedef {{ keys: string[], never: Set<string>, sure?: Set<string> }} LinksTo
+ *   keys: the URLs a page links to; never: those that can never be pages of the crawl; sure (a
+ *   shared crawl's): those sure to come through the feed (added to the frontier, or known to it)
  * @typedef {{
  *   read(wantMs: number, max: number): Promise<{ key: string, record: PageRecord, linksTo?: LinksTo }[]>,
  *   stop(): Promise<void>,
@@ -272,6 +275,8 @@ export class EarlyWrites {
     /** Pages phase two took from early writes (the crawl's result says how many). */
     this.counts = { taken: 0 };
     this.feed = feed;
+    /** Results the feed brought (worker threads start past --threads-from's count, as in the crawl). */
+    this.fed = 0;
     if (feed) this.#follow(feed);
   }
 
@@ -299,7 +304,8 @@ export class EarlyWrites {
       while (this.open) {
         const results = await feed.read(FEED_WANT_MS, FEED_BATCH);
         if (!this.open) break;
-        if (results.length > 0 && !this.run.threads.ready) this.run.threads.warm();
+        this.fed += results.length;
+        if (this.fed >= this.run.options.threadsFrom && !this.run.threads.ready) this.run.threads.warm();
         for (const { key, record, linksTo } of results) this.#settle(key, record, linksTo);
         this.#pump();
         if (results.length < FEED_BATCH) await new Promise((resolve) => { setTimeout(resolve, FEED_EVERY_MS).unref(); });
@@ -403,7 +409,8 @@ export class EarlyWrites {
         continue;
       }
       if (linksTo.never.has(dep)) continue;
-      if (!this.#queued(dep)) return; // in scope but not admitted (depth, limit, robots...): phase two
+      // In scope but not admitted (depth, limit, robots...), or in a shared crawl not sure to be: phase two.
+      if (this.feed ? !linksTo.sure?.has(dep) : !this.#queued(dep)) return;
       pending.push(dep);
       left++;
     }
@@ -422,9 +429,8 @@ export class EarlyWrites {
     }
   }
 
-  /** @param {string} key whether the frontier holds it, not yet visited (in a shared crawl: may) */
+  /** @param {string} key whether the frontier holds it, not yet visited */
   #queued(key) {
-    if (this.feed) return true;
     const states = /** @type {{ states?: Map<string, number> }} */ (/** @type {unknown} */ (this.run.frontier)).states;
     return states?.has(key) === true;
   }

@@ -14,7 +14,7 @@
  * @typedef {{
  *   add(items: FrontierItem[]): Promise<AddOutcome[]>,
  *   take(max: number): Promise<string[]>,
- *   done(key: string, outcome: { page: boolean, requisitesSkipped?: number, linksTo?: { keys: string[], never: Set<string> } }): Promise<FrontierItem[]>,
+ *   done(key: string, outcome: { page: boolean, requisitesSkipped?: number, linksTo?: import('./early.js').LinksTo }): Promise<FrontierItem[]>,
  *   retry(key: string): Promise<void>,
  *   counts(): { queued: number, inFlight: number, known: number, overLimit: number, overLimitSaturated: boolean },
  *   idle?(): Promise<void>,

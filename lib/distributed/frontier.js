@@ -54,18 +54,18 @@ export const decodeRecord = decodeStored;
 
 /**
  * A page's links as the feed carries them: 'L', then each URL that may
- * become a page once ('\n' before each); those that never can are left out
- * (their links stay live whatever happens). A result without links (not
- * collected) has '' instead.
- * @param {{ keys: string[], never: Set<string> }} linksTo
+ * become a page once ('\n' before each, '\n?' for one not sure to be
+ * fetched); those that never can are left out (their links stay live
+ * whatever happens). A result without links (not collected) has '' instead.
+ * @param {import('../crawl/early.js').LinksTo} linksTo
  */
-export function feedLinks({ keys, never }) {
+export function feedLinks({ keys, never, sure }) {
   const seen = new Set();
   let text = 'L';
   for (const key of keys) {
     if (never.has(key) || seen.has(key)) continue;
     seen.add(key);
-    text += `\n${key}`;
+    text += sure?.has(key) ? `\n${key}` : `\n?${key}`;
   }
   return text;
 }
@@ -74,7 +74,7 @@ export function feedLinks({ keys, never }) {
  * The results a read of the feed brought (scripts.js DONE, FEED): three
  * items each, the key, the stored record and the links as feedLinks() wrote them.
  * @param {Buffer[]} items
- * @returns {{ key: string, record: PageRecord, linksTo?: { keys: string[], never: Set<string> } }[]}
+ * @returns {{ key: string, record: PageRecord, linksTo?: import('../crawl/early.js').LinksTo }[]}
  */
 export function parseFeed(items) {
   if (items.length % 3 !== 0) throw new FrontierError('the feed holds a result cut short', { code: 'FEED_ENTRY' });
@@ -87,8 +87,20 @@ export function parseFeed(items) {
       results.push({ key, record });
       continue;
     }
+    /** @type {string[]} */
+    const keys = [];
+    const sure = new Set();
     const text = links.toString('utf8', 1);
-    results.push({ key, record, linksTo: { keys: text === '' ? [] : text.slice(1).split('\n'), never: new Set() } });
+    if (text !== '') {
+      for (const line of text.slice(1).split('\n')) {
+        if (line.startsWith('?')) keys.push(line.slice(1));
+        else {
+          keys.push(line);
+          sure.add(line);
+        }
+      }
+    }
+    results.push({ key, record, linksTo: { keys, never: new Set(), sure } });
   }
   return results;
 }
@@ -309,7 +321,7 @@ export class RedisFrontier {
 
   /**
    * @param {string} key
-   * @param {{ page: boolean, requisitesSkipped?: number, linksTo?: { keys: string[], never: Set<string> } }} outcome
+   * @param {{ page: boolean, requisitesSkipped?: number, linksTo?: import('../crawl/early.js').LinksTo }} outcome
    *   linksTo: the URLs the page links to (with those that can never be pages), for the feed
    * @returns {Promise<FrontierItem[]>}
    */

@@ -24,7 +24,16 @@ const WIRE = 2;
  * one changes it) and WIRE. Processes of one release but another protocol
  * (a checkout between releases) refuse each other as other versions do.
  */
-export const VERSION = `${JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version}+${protocolOf([...Object.values(scripts), ...Object.values(finishScripts)])}`;
+export const VERSION = `${JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version}+${protocolOf([...byName(scripts), ...byName(finishScripts)])}`;
+
+/**
+ * A module's exports in the order of their names (a namespace's own order is
+ * not the same under every loader: a test runner's may differ from Node's).
+ * @param {Record<string, unknown>} namespace
+ */
+function byName(namespace) {
+  return Object.keys(namespace).sort().map((name) => namespace[name]);
+}
 
 /**
  * @param {unknown[]} sources the scripts' texts

@@ -342,7 +342,7 @@ return take_some(ARGV, 1)
  * max 0 to take nothing).
  *
  * The feed: while the coordinator wants it (meta.feed, a deadline it moves
- * on each read: FEED), an accepted result is appended to the list `feed` as
+ * on each read, and its id: FEED), an accepted result is appended to its list `feed:<coordinator>` as
  * three items: its key, its stored record and its links (no string built
  * here: Lua would hash it), for pages the coordinator writes while the crawl
  * runs (crawl/early.js). A coordinator that stops reading stops the feed
@@ -356,7 +356,8 @@ local i = 12
 for n = 1, tonumber(ARGV[8]) do redis.call('HSET', P .. 'warn', ARGV[i], 1); i = i + 1 end
 for n = 1, tonumber(ARGV[9]) do redis.call('HSET', P .. 'redir', ARGV[i], ARGV[i + 1]); i = i + 2 end
 for n = 1, tonumber(ARGV[10]) do redis.call('SADD', P .. 'deep', ARGV[i]); i = i + 1 end
-local feeding = tonumber(redis.call('HGET', P .. 'meta', 'feed') or 0) > now_ms()
+local feed_until, feed_to = string.match(redis.call('HGET', P .. 'meta', 'feed') or '', '^(%d+)|(.+)$')
+local feeding = feed_until ~= nil and tonumber(feed_until) > now_ms()
 local function finish(accepted, promoted)
   local out = { accepted, promoted or '', feeding and 1 or 0 }
   if tonumber(ARGV[i + 1]) > 0 then
@@ -370,7 +371,7 @@ if not lease or string.sub(lease, 1, string.len(token) + 1) ~= token .. '|' then
 if ARGV[1] ~= '' then
   local stored = seen .. ARGV[1]
   redis.call('HSET', REC, key, stored)
-  if feeding then redis.call('RPUSH', P .. 'feed', key, stored, ARGV[11]) end
+  if feeding then redis.call('RPUSH', P .. 'feed:' .. feed_to, key, stored, ARGV[11]) end
 else
   redis.call('HSET', REC, key, seen .. string.sub(redis.call('HGET', REC, key) or 'q', 2))
 end
@@ -390,20 +391,26 @@ return finish(1, promote_one())
 `;
 
 /**
- * FEED: the coordinator wants the feed for ARGV[1] ms more (0: the feed
- * stops, and what it holds goes); it reads what DONE appended with a plain
- * LPOP in the same round trip (results of three items each: through a
- * script, each would be copied into Lua and back). No key is made once the
- * crawl state is gone (the crawl's own calls say so).
+ * FEED: the coordinator ARGV[2] wants the feed for ARGV[1] ms more (0: its
+ * feed stops, and what its list holds goes); it reads what DONE appended to
+ * its list, `feed:<coordinator>`, with a plain LPOP in the same round trip
+ * (results of three items each: through a script, each would be copied into
+ * Lua and back). A process that is no longer the crawl's coordinator (it
+ * stalled, another took over) changes nothing: the new one's feed goes to
+ * the new one's list. No key is made once the crawl state is gone (the
+ * crawl's own calls say so). Returns 1 when the feed is this process's.
  */
 export const FEED = COMMON + `
+local worker = ARGV[2]
 if tonumber(ARGV[1]) <= 0 then
-  redis.call('HDEL', P .. 'meta', 'feed')
-  redis.call('DEL', P .. 'feed')
+  local feed = redis.call('HGET', P .. 'meta', 'feed')
+  if feed and string.sub(feed, -(#worker + 1)) == '|' .. worker then redis.call('HDEL', P .. 'meta', 'feed') end
+  redis.call('DEL', P .. 'feed:' .. worker)
   return 0
 end
 if redis.call('EXISTS', P .. 'config') == 0 then return 0 end
-redis.call('HSET', P .. 'meta', 'feed', now_ms() + tonumber(ARGV[1]))
+if redis.call('HGET', P .. 'meta', 'coord') ~= worker then return 0 end
+redis.call('HSET', P .. 'meta', 'feed', (now_ms() + tonumber(ARGV[1])) .. '|' .. worker)
 return 1
 `;
 

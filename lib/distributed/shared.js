@@ -284,13 +284,14 @@ export class SharedCrawl {
    */
   feed() {
     const { redis, prefix } = this;
+    const worker = this.frontier.worker;
     return {
       read: async (wantMs, max) => {
-        const replies = await /** @type {any} */ (redis.pipeline()).prFeed(prefix, wantMs).lpopBuffer(`${prefix}feed`, 3 * Math.max(1, max)).exec();
+        const replies = await /** @type {any} */ (redis.pipeline()).prFeed(prefix, wantMs, worker).lpopBuffer(`${prefix}feed:${worker}`, 3 * Math.max(1, max)).exec();
         for (const [error] of replies ?? []) if (error) throw redis.toFrontierError(error);
         return parseFeed(replies?.[1]?.[1] ?? []);
       },
-      stop: async () => { await redis.prFeed(prefix, 0); },
+      stop: async () => { await redis.prFeed(prefix, 0, worker); },
     };
   }
 

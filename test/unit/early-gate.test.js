@@ -51,11 +51,12 @@ describe('early writes: when they are wanted', () => {
 /**
  * A fed page (a shared crawl's feed), new HTML with its staged blobs.
  * @param {string} key @param {string} wanted @param {string[]} [links] not given: its links were not collected
+ * @param {string[]} [notSure] those of its links not sure to be fetched (its process did not add them)
  */
-const fed = (key, wanted, links) => ({
+const fed = (key, wanted, links, notSure = []) => ({
   key,
   record: /** @type {any} */ ({ key, state: 'done', wanted, change: 'new', type: 'html', charset: 'utf-8', body: `${key}#body`, scan: `${key}#scan` }),
-  linksTo: links ? { keys: links, never: new Set() } : undefined,
+  linksTo: links ? { keys: links, never: new Set(), sure: new Set(links.filter((link) => !notSure.includes(link))) } : undefined,
 });
 
 /**
@@ -125,6 +126,15 @@ describe('early writes of a shared crawl: fed by every process', () => {
     expect(early.has('http://h.test/q')).toBe(false);
     expect(early.has('http://h.test/p')).toBe(false);
     expect(early.has('http://h.test/o')).toBe(true);
+  });
+
+  it('a page is not held for a link its process did not add to the frontier (it may never be fetched): no waiting place is taken', async () => {
+    // 10,001 pages link to a form's URL that no process follows; a page that waits for a URL still queued comes after them.
+    const many = Array.from({ length: 10_001 }, (_, i) => fed(`http://h.test/m${i}`, `m${i}.htm`, ['http://h.test/cart'], ['http://h.test/cart']));
+    const { early, rendered, reads } = fedEarlyWrites([many, [fed('http://h.test/p', 'p.htm', ['http://h.test/q'])], [fed('http://h.test/q', 'q.htm', [])]]);
+    await until(() => reads() > 3);
+    expect(early.waiting).toBe(0);
+    expect(rendered.map((r) => r.url).sort()).toEqual(['http://h.test/p', 'http://h.test/q']);
   });
 
   it('clears what a killed coordinator left before reading, reads until the crawl phase ends, then stops the feed', async () => {
