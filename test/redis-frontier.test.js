@@ -242,6 +242,7 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     await redis.hset(`${prefix}meta`, 'coord', successor.worker);
     const newFeed = new SharedCrawl(redis, prefix, successor, /** @type {any} */ (null), '', SHORT).feed();
     expect(await newFeed.read(60_000, 100)).toEqual([]);
+    expect(await feed.read(60_000, 100)).toEqual([]); // the old one wakes up and reads
     await putDone(b, await recordOf(b, 'http://h/4'));
     await b.done('http://h/4', { page: true });
     expect(await feed.read(60_000, 100)).toEqual([]);
