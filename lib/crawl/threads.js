@@ -30,13 +30,19 @@ import { createRenderer, scanPage } from './page-work.js';
  * @typedef {{ resolve: (value: any) => void, reject: (error: Error) => void }} Waiting
  * @typedef {{ request: object, transfer: ArrayBuffer[], waiting: Waiting, local: () => unknown }} Task
  *   local: the same work in the main thread, should no worker be left
- * @typedef {{ worker: Worker, ready: boolean, dead: boolean, batch: Waiting[] | null }} Slot
+ * @typedef {{ worker: Worker, ready: boolean, dead: boolean, batch: Waiting[] | null, sentAt: number }} Slot
+ *   sentAt: when its batch was sent (or the window began, if later)
  */
 
 const WORKER_URL = new URL('./thread.js', import.meta.url);
 
 /** Requests in one batch at most. */
 const BATCH = 64;
+/** The window over which the running workers' busy share is measured, and the share from which another starts. */
+const GROW_WINDOW_MS = 250;
+const GROW_BUSY = 0.7;
+/** Requests waiting from which idle workers share them (fewer all go to the first). */
+const SPLIT_FROM = 8;
 
 /**
  * The ArrayBuffer of exactly these bytes, to transfer: the buffer's own when
@@ -68,6 +74,8 @@ function copyOf(buffers) {
 }
 
 export class PageThreads {
+  /** @type {{ at: number, busyMs: number } | null} the window the workers' busy time is measured over, while more may start */
+  #window = null;
   /**
    * @param {number} size worker threads (0: all work in the main thread)
    */
@@ -88,10 +96,34 @@ export class PageThreads {
     this.counts = { worker: 0, local: 0 };
   }
 
-  /** Start the workers (once; a no-op with --threads 0). */
+  /**
+   * Start a worker (once; a no-op with --threads 0). The others start as
+   * the work outgrows the ones running (#grow).
+   */
   warm() {
-    if (this.slots.length > 0 || this.closed) return;
-    for (let i = 0; i < this.size; i++) this.slots.push(this.#spawn());
+    if (this.slots.length > 0 || this.closed || this.size === 0) return;
+    this.slots.push(this.#spawn());
+    this.#window = { at: performance.now(), busyMs: 0 };
+  }
+
+  /**
+   * Another worker, up to --threads, once the running ones were busy most
+   * of a window: a crawl that waits for its origin keeps one thread (its
+   * start, its JIT, its wakeups) where two took turns; one bound by its CPU
+   * gets the next within a window of its first pages.
+   */
+  #grow() {
+    const window = this.#window;
+    if (!window || this.closed) return;
+    const now = performance.now();
+    if (now - window.at < GROW_WINDOW_MS) return;
+    const running = this.slots.filter((slot) => slot.ready).length;
+    const busy = window.busyMs + this.slots.reduce((sum, slot) => sum + (slot.batch ? now - Math.max(slot.sentAt, window.at) : 0), 0);
+    this.#window = { at: now, busyMs: 0 };
+    for (const slot of this.slots) if (slot.batch) slot.sentAt = now;
+    if (running === 0 || this.slots.length !== running || busy < GROW_BUSY * running * (now - window.at)) return;
+    this.slots.push(this.#spawn());
+    if (this.slots.length >= this.size) this.#window = null;
   }
 
   /**
@@ -100,7 +132,7 @@ export class PageThreads {
    * @param {number} [limitMs]
    */
   async start(limitMs = 10_000) {
-    this.warm();
+    if (!this.closed) while (this.slots.length < this.size) this.slots.push(this.#spawn());
     const until = Date.now() + limitMs;
     while (this.slots.some((slot) => !slot.ready && !slot.dead) && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -114,7 +146,7 @@ export class PageThreads {
     const worker = new Worker(WORKER_URL, { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
     worker.unref(); // never what keeps the process alive
     /** @type {Slot} */
-    const slot = { worker, ready: false, dead: false, batch: null };
+    const slot = { worker, ready: false, dead: false, batch: null, sentAt: 0 };
     const die = (/** @type {Error} */ error) => {
       if (slot.dead) return;
       slot.dead = true;
@@ -134,6 +166,7 @@ export class PageThreads {
       }
       const batch = slot.batch ?? [];
       slot.batch = null;
+      if (this.#window) this.#window.busyMs += performance.now() - Math.max(slot.sentAt, this.#window.at);
       /** @type {any[]} */
       const answers = message.answers;
       answers.forEach((answer, i) => {
@@ -148,16 +181,22 @@ export class PageThreads {
     return slot;
   }
 
-  /** Send what waits to the idle workers, a batch each. */
+  /**
+   * Send what waits to the idle workers, a batch each: a few requests all
+   * to the first (the others sleep on), more shared among them.
+   */
   #dispatch() {
     for (const slot of this.slots) {
       if (this.queue.length === 0) return;
       if (!slot.ready || slot.batch) continue;
-      const tasks = this.queue.splice(0, Math.max(1, Math.min(BATCH, Math.ceil(this.queue.length / this.#idleCount()))));
+      const share = this.queue.length < SPLIT_FROM ? this.queue.length : Math.ceil(this.queue.length / this.#idleCount());
+      const tasks = this.queue.splice(0, Math.max(1, Math.min(BATCH, share)));
       slot.batch = tasks.map((task) => task.waiting);
+      slot.sentAt = performance.now();
       slot.worker.postMessage({ op: 'batch', requests: tasks.map((task) => task.request) }, tasks.flatMap((task) => task.transfer));
       this.counts.worker += tasks.length;
     }
+    this.#grow();
   }
 
   #idleCount() {

@@ -9,6 +9,7 @@ import { configDifference, sharedConfig } from './config.js';
 import { RedisFrontier, parseFeed } from './frontier.js';
 import { DirBlobStore } from './dir-blobs.js';
 import { FinishPool, dropLeftPass, dropPass } from './finish.js';
+import { failRedirectLoops } from './loops.js';
 
 /**
  * The coordinator's side of a shared crawl (`crawl --frontier … --crawl-id …`):
@@ -312,6 +313,8 @@ export class SharedCrawl {
       run.warnings.splice(0, run.warnings.length, ...warnings.sort(byUrlThenText));
       const redirects = (await redis.hvals(`${prefix}redir`)).map((text) => JSON.parse(text));
       run.redirects.splice(0, run.redirects.length, ...redirects.sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0)));
+      // A loop whose hops two processes fetched at once went unseen by both.
+      if (!interrupted) await failRedirectLoops(run, async (key, referrer) => { await redis.hset(`${prefix}refs`, key, referrer); });
       for (const key of await redis.smembers(`${prefix}deep`)) run.depth.tooDeep.add(key);
       run.counts.requisitesNotFetched = Number(await redis.hget(`${prefix}cnt`, 'reqSkipped') ?? 0); // every process's pages
       await this.frontier.refreshCounts();
