@@ -14,7 +14,8 @@ import { crawl } from '../lib/index.js';
 import { startOrigin } from '../bench/origin.js';
 import { startSite } from '../fixtures/site.js';
 import { HAVE_REDIS, startRedis } from './helpers/redis.js';
-import { startCli } from './helpers/processes.js';
+import { startCli, until } from './helpers/processes.js';
+import { connectRedis } from '../lib/distributed/connection.js';
 import { edgeCaseOptions, snapshotTree, tempDirs } from './crawl-helpers.js';
 
 const dirs = tempDirs();
@@ -42,6 +43,13 @@ describe.skipIf(!HAVE_REDIS)('a shared crawl writes pages while it runs', () => 
     const out = path.join(await dirs.make(), 'out');
     const id = `early-${++crawlIds}`;
     const worker = startCli(['worker', '--frontier', redis.url, '--crawl-id', id, '-c', '8', '--wait', '30']);
+    // The worker is up (connected, asking for the crawl every 25 ms) before the crawl starts: it takes most pages.
+    const client = await connectRedis(redis.url, { timeoutSeconds: 5 });
+    try {
+      await until(async () => String(await client.client('LIST')).trim().split('\n').length >= 2, 30_000);
+    } finally {
+      await client.quit();
+    }
     const result = await crawl({ ...common, out, early: 'always', frontier: redis.url, crawlId: id, concurrency: 1 });
     const helped = await worker.done;
     expect(helped.code, helped.stderr).toBe(0);
