@@ -107,12 +107,11 @@ export class PageThreads {
   }
 
   /**
-   * Another worker, up to --threads, when requests wait while every running
-   * worker is busy (#dispatch calls this only then) and the running ones
-   * were busy for most of the time since the last look (at least a window):
-   * a crawl that waits for its origin keeps one thread (its start, its JIT,
-   * its wakeups) where two took turns; one bound by its CPU gets the next
-   * within a window of its first pages.
+   * Another worker, up to --threads, once the running ones were busy for
+   * most of the time since the last look (a window at least; each dispatch
+   * looks): a crawl that waits for its origin keeps one thread (its start,
+   * its JIT, its wakeups) where two took turns; one bound by its CPU gets
+   * the next within a window of its first pages.
    */
   #grow() {
     const window = this.#window;
@@ -189,7 +188,7 @@ export class PageThreads {
    */
   #dispatch() {
     for (const slot of this.slots) {
-      if (this.queue.length === 0) return;
+      if (this.queue.length === 0) break;
       if (!slot.ready || slot.batch) continue;
       const share = this.queue.length < SPLIT_FROM ? this.queue.length : Math.ceil(this.queue.length / this.#idleCount());
       const tasks = this.queue.splice(0, Math.max(1, Math.min(BATCH, share)));
@@ -198,7 +197,6 @@ export class PageThreads {
       slot.worker.postMessage({ op: 'batch', requests: tasks.map((task) => task.request) }, tasks.flatMap((task) => task.transfer));
       this.counts.worker += tasks.length;
     }
-    // Requests left waiting, every running worker busy: perhaps time for another.
     this.#grow();
   }
 
