@@ -369,8 +369,7 @@ export async function links(run, page) {
     // The coordinator waits for a link only if it is sure to be fetched (this page added it, or
     // the frontier knew it): one not followed here (a form, a requisite without --assets,
     // nofollow, too deep, robots.txt, past --max-pages) may never come, and is not waited for.
-    linksTo.sure = new Set();
-    admittedHere.items.forEach((item, i) => { if (admittedHere.outcomes[i] !== 'limit') linksTo.sure?.add(item.key); });
+    linksTo.sure = new Set(admittedHere.items.filter((_, i) => admittedHere.outcomes[i] !== 'limit').map((item) => item.key));
   }
 }
 

@@ -125,10 +125,19 @@ export class LocalTree {
       await rm(temp, { force: true });
       throw outputFailure(error, 'write', temp);
     }
+    if (options.sameTimeAs !== undefined) this.sameTime.set(file, options.sameTimeAs);
+    await this.#adopt(file, n);
+  }
+
+  /**
+   * Temp file `n` becomes `file` at the commit (a temp file it had before goes).
+   * @param {string} file
+   * @param {number} n
+   */
+  async #adopt(file, n) {
     const previous = this.pending.get(file);
     this.pending.set(file, n);
     this.removals.delete(file);
-    if (options.sameTimeAs !== undefined) this.sameTime.set(file, options.sameTimeAs);
     if (previous !== undefined) await rm(this.#tempPath(previous), { force: true });
   }
 
@@ -144,12 +153,7 @@ export class LocalTree {
     const temp = this.#tempPath(n);
     return {
       path: temp,
-      keep: async () => {
-        const previous = this.pending.get(file);
-        this.pending.set(file, n);
-        this.removals.delete(file);
-        if (previous !== undefined) await rm(this.#tempPath(previous), { force: true });
-      },
+      keep: () => this.#adopt(file, n),
       drop: () => rm(temp, { force: true }),
     };
   }
@@ -172,10 +176,7 @@ export class LocalTree {
   async keepScratch(n, file) {
     const target = this.resolve(file);
     await this.#ensureDir(path.dirname(target));
-    const previous = this.pending.get(file);
-    this.pending.set(file, n);
-    this.removals.delete(file);
-    if (previous !== undefined) await rm(this.#tempPath(previous), { force: true });
+    await this.#adopt(file, n);
   }
 
   /**
