@@ -29,13 +29,15 @@ import { failOrKeep, journal, keepStored, resumable, resumeFrom } from './carry.
  *   finished: boolean,
  *   requisitesSkipped?: number,
  *   linksTo?: import('./early.js').LinksTo,
+ *   stored?: import('./state.js').StoredPage | null,
  * }} PageInFlight
  *   scan: the page's links, resolved (a DocumentScan, or the links a worker thread sent back);
  *   staged: the encoded scan and the blob ids of body and scan, when a worker thread made them
  *   (stored: and wrote them into the blob store's stageDir);
  *   requisitesSkipped: references to requisites of the roots' origins not fetched (no --assets);
  *   linksTo: with early writes (early.js), the URLs the page links to, and those of them that can
- *   never be a page of this crawl (as the links step decided them)
+ *   never be a page of this crawl (as the links step decided them);
+ *   stored: the last run's copy of the page, when it can be kept (looked up once, before the request)
  */
 
 /** @param {Record<string, string | string[] | undefined>} headers @param {string} name lower case */
@@ -152,7 +154,8 @@ function pump(run) {
  * @param {PageInFlight} page
  */
 async function load(run, page) {
-  page.result = await run.loader.load(page.key, { signal: run.signal, headers: conditionalHeaders(run.prior, page.key, run.blobs) });
+  page.stored = reusable(run.prior, page.key, run.blobs);
+  page.result = await run.loader.load(page.key, { signal: run.signal, headers: conditionalHeaders(run.prior, page.stored) });
 }
 
 /**
@@ -170,7 +173,7 @@ async function classify(run, page) {
     return;
   }
   if (result.notModified) {
-    const stored = reusable(run.prior, page.key, run.blobs);
+    const stored = page.stored === undefined ? reusable(run.prior, page.key, run.blobs) : page.stored;
     if (!stored) throw new PrerenderError('HTTP 304 Not Modified, and there is no earlier copy of this page to keep', { code: 'NOT_MODIFIED' });
     await keepStored(run, page, stored, 'not-modified');
     // A 304 may carry the name header: a page renamed without a new body.

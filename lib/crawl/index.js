@@ -211,6 +211,7 @@ export class Crawler extends EventEmitter {
       const naming = await assignNames(run);
       run.early?.close(naming);
       const { overLimit, overLimitSaturated } = run.frontier.counts();
+      run.frontier.release?.();
       if (overLimit > 0) {
         warn(run, o.roots[0] ?? listed[0], 'MAX_PAGES', `--max-pages ${o.maxPages} reached: ${overLimitSaturated ? 'at least ' : ''}${overLimit} more in-scope URLs were not crawled; links to them stay live`);
       }

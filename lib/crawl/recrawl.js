@@ -43,22 +43,19 @@ export async function loadPrior(stateDir, { full, pages }) {
 }
 
 /**
- * If-None-Match / If-Modified-Since for a URL fetched before, when its stored
- * copy can still be used (a 304 needs it).
+ * If-None-Match / If-Modified-Since for a URL fetched before, from its stored
+ * copy when that copy can still be used (a 304 needs it: `reusable`).
  * @param {Prior | null} prior
- * @param {string} key
- * @param {{ has(id: string): boolean } | null} blobs
+ * @param {StoredPage | null} stored
  * @returns {Record<string, string> | undefined}
  */
-export function conditionalHeaders(prior, key, blobs) {
-  if (!prior?.reuse) return undefined;
-  const stored = reusable(prior, key, blobs);
-  if (!stored) return undefined;
+export function conditionalHeaders(prior, stored) {
+  if (!prior?.reuse || !stored || !(stored.etag || stored.lastModified)) return undefined;
   /** @type {Record<string, string>} */
   const headers = {};
   if (stored.etag) headers['if-none-match'] = stored.etag;
   if (stored.lastModified) headers['if-modified-since'] = stored.lastModified;
-  return stored.etag || stored.lastModified ? headers : undefined;
+  return headers;
 }
 
 /**

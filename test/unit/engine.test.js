@@ -1,5 +1,5 @@
 // @ts-check
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Crawler, crawl } from '../../lib/index.js';
@@ -270,6 +270,24 @@ describe('the frontier', () => {
     expect(frontier.counts()).toMatchObject({ queued: 0, inFlight: 1, overLimit: 1 });
     await frontier.retry('c');
     expect(await frontier.take(10)).toEqual(['c']);
+  });
+
+  it('lets its URLs go once the crawl phase is over: the summary still counts what it refused', async () => {
+    const release = vi.spyOn(MemoryFrontier.prototype, 'release');
+    try {
+      const { loader } = fakeSite({ '/': { body: linksTo('/a', '/b', '/c') }, '/a': { body: 'a' }, '/b': { body: 'b' }, '/c': { body: 'c' } });
+      const target = memoryTarget();
+      const result = await crawl({ roots: [`${ORIGIN}/`], loader, target, out: await dirs.make(), maxPages: 2 });
+      expect(release).toHaveBeenCalledTimes(1);
+      const frontier = /** @type {MemoryFrontier} */ (release.mock.contexts[0]);
+      expect(frontier.states.size).toBe(0);
+      expect(frontier.counts()).toMatchObject({ queued: 0, known: 0, overLimit: 0 });
+      expect(result.pages).toBe(2);
+      expect(result.notCrawled).toBe(2);
+      expect(manifestOf(target).warnings.map((warning) => warning.code)).toContain('MAX_PAGES');
+    } finally {
+      release.mockRestore();
+    }
   });
 });
 
