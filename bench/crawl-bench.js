@@ -30,8 +30,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { setTimeout as delay } from 'node:timers/promises';
+import { parseBenchArgs, usageError } from './lib/args.js';
 import { measureCeiling } from './lib/ceiling.js';
 import { machineBusyMs, startSampler, treeCpuMs } from './lib/proc.js';
 import { verifyPrerender, verifyWget } from './lib/verify.js';
@@ -76,35 +76,28 @@ const USAGE = `usage: node bench/crawl-bench.js [options]
   --settle S          seconds to wait before each measured run (default 60; see BENCHMARKS.md, "file creation")
   --quiet-timeout S   before each measured run, wait up to S seconds for other processes to go quiet (default 600; 0: don't wait)
   --keep              keep the output folders
-  --label TEXT        note stored with the results`;
+  --label TEXT        note stored with the results
+  -h, --help          this text`;
 
 async function main() {
-  const { values } = parseArgs({
-    options: {
-      products: { type: 'string', default: '20000' },
-      count: { type: 'string', default: '1000' },
-      concurrency: { type: 'string' },
-      threads: { type: 'string' },
-      'max-pages': { type: 'string' },
-      wget: { type: 'boolean', default: false },
-      ceiling: { type: 'string' },
-      'origin-workers': { type: 'string', default: '1' },
-      'latency-ms': { type: 'string', default: '0' },
-      prerender: { type: 'string', default: REPO },
-      'node-arg': { type: 'string', multiple: true, default: [] },
-      'sample-ms': { type: 'string', default: '100' },
-      settle: { type: 'string', default: '60' },
-      'quiet-timeout': { type: 'string', default: '600' },
-      keep: { type: 'boolean', default: false },
-      label: { type: 'string', default: '' },
-      help: { type: 'boolean', default: false },
-    },
-    allowNegative: false,
-  });
-  if (values.help) {
-    process.stdout.write(USAGE + '\n');
-    return 0;
-  }
+  const { values } = parseBenchArgs('crawl-bench', {
+    products: { type: 'string', default: '20000' },
+    count: { type: 'string', default: '1000' },
+    concurrency: { type: 'string' },
+    threads: { type: 'string' },
+    'max-pages': { type: 'string' },
+    wget: { type: 'boolean', default: false },
+    ceiling: { type: 'string' },
+    'origin-workers': { type: 'string', default: '1' },
+    'latency-ms': { type: 'string', default: '0' },
+    prerender: { type: 'string', default: REPO },
+    'node-arg': { type: 'string', multiple: true, default: [] },
+    'sample-ms': { type: 'string', default: '100' },
+    settle: { type: 'string', default: '60' },
+    'quiet-timeout': { type: 'string', default: '600' },
+    keep: { type: 'boolean', default: false },
+    label: { type: 'string', default: '' },
+  }, USAGE, { allowNegative: false });
   const products = positive(values.products, 'products');
   const count = positive(values.count, 'count');
   const workers = positive(values['origin-workers'], 'origin-workers');
@@ -112,6 +105,7 @@ async function main() {
   const sampleMs = positive(values['sample-ms'], 'sample-ms');
   const settleSeconds = values.settle === '0' ? 0 : positive(values.settle, 'settle');
   const quietTimeout = values['quiet-timeout'] === '0' ? 0 : positive(values['quiet-timeout'], 'quiet-timeout');
+  const ceilingSeconds = values.ceiling === undefined ? undefined : values.ceiling === '' ? 10 : positive(values.ceiling, 'ceiling');
   // On ext4 without a journal (this machine's disk), creating a file skips every
   // inode freed in the last 60 s, at a cost in system CPU that grows with their
   // number. Nothing is deleted between the measured runs, and each run starts
@@ -146,10 +140,9 @@ async function main() {
     shop: { products, count, dirPages, totalPages, productBytes: await productBytes(origin.url) },
   };
   try {
-    if (values.ceiling !== undefined) {
-      const seconds = values.ceiling === '' ? 10 : positive(values.ceiling, 'ceiling');
-      log(`origin ceiling: autocannon, 8 connections, ${seconds} s...`);
-      report.ceiling = await measureCeiling({ origin: origin.url, originPid: origin.pid, products, connections: 8, seconds });
+    if (ceilingSeconds !== undefined) {
+      log(`origin ceiling: autocannon, 8 connections, ${ceilingSeconds} s...`);
+      report.ceiling = await measureCeiling({ origin: origin.url, originPid: origin.pid, products, connections: 8, seconds: ceilingSeconds });
     }
 
     await settle();
@@ -183,12 +176,14 @@ async function main() {
 }
 
 /**
+ * An option's value as a positive whole number; anything else ends the
+ * benchmark before it starts (one line, exit status 2).
  * @param {string | undefined} text
  * @param {string} name
  */
 function positive(text, name) {
   const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`--${name} must be a positive whole number, got ${JSON.stringify(text)}`);
+  if (!Number.isSafeInteger(value) || value < 1) usageError('crawl-bench', `--${name} must be a positive whole number, got ${JSON.stringify(text)}`);
   return value;
 }
 

@@ -12,8 +12,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { startHostile } from '../fixtures/hostile.js';
 import { crawl } from '../lib/index.js';
+import { parseBenchArgs, usageError } from './lib/args.js';
 
-const sizes = (process.argv[2] ?? '1000,2000,4000').split(',').map(Number);
+const USAGE = `usage: node bench/deep-trap-bench.js [1000,2000,4000]
+The deep-path trap (FAULTS.md): every /deep/a/…/ page links "a/", one level
+deeper. Crawls n pages of it, for each n of the comma-separated list
+(default 1000,2000,4000), with --max-depth raised out of the way and prints
+the time, to show that it grows linearly with the pages.`;
+
+const { positionals } = parseBenchArgs('deep-trap-bench', {}, USAGE, { allowPositionals: true });
+const sizes = (positionals[0] ?? '1000,2000,4000').split(',').map(Number);
+if (!sizes.every((n) => Number.isSafeInteger(n) && n >= 1)) usageError('deep-trap-bench', `the page counts must be positive whole numbers separated by commas, got ${JSON.stringify(positionals[0])}`);
 const origin = await startHostile();
 try {
   for (const pages of sizes) {

@@ -23,26 +23,36 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { formatManifest } from '../lib/manifest/index.js';
 import { startSshd } from '../test/helpers/sshd.js';
+import { checkNumbers, parseBenchArgs } from './lib/args.js';
 import { clockTicks } from './lib/proc.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = path.join(ROOT, 'bin/prerender.js');
 const RUSAGE = path.join(ROOT, 'bench/lib/rusage.js');
 
-const { values } = parseArgs({
-  options: {
-    files: { type: 'string', default: '20000' },
-    size: { type: 'string', default: '15000' },
-    rounds: { type: 'string', default: '3' },
-    churn: { type: 'string', default: '0,10,30,100' },
-    targets: { type: 'string', default: '1,3' },
-    verify: { type: 'string', default: 'sent' },
-  },
-});
+const USAGE = `usage: node bench/deploy-bench.js [--files 20000] [--size 15000] [--rounds 3]
+                                  [--churn 0,10,30,100] [--targets 1,3] [--verify sent|all]
+The Content Deployment churn table: a tree of N files deployed over ssh://127.0.0.1
+(a real sshd started here) at 0 %, 10 %, 30 % and 100 % churn, to one and to three targets.
+  --files N        files in the tree (default 20000)
+  --size BYTES     about BYTES bytes a file, spread 0.5x to 1.5x (default 15000)
+  --rounds N       rounds, configurations interleaved, median of the rounds (default 3)
+  --churn LIST     % of the pages that get new bytes before a measured deploy (default 0,10,30,100)
+  --targets LIST   numbers of targets deployed to (default 1,3)
+  --verify MODE    prerender deploy --verify: sent or all (default sent)`;
+
+const { values } = parseBenchArgs('deploy-bench', {
+  files: { type: 'string', default: '20000' },
+  size: { type: 'string', default: '15000' },
+  rounds: { type: 'string', default: '3' },
+  churn: { type: 'string', default: '0,10,30,100' },
+  targets: { type: 'string', default: '1,3' },
+  verify: { type: 'string', default: 'sent' },
+}, USAGE);
+checkNumbers('deploy-bench', values, ['files', 'size', 'rounds'], ['churn', 'targets']);
 const FILES = Number(values.files);
 const SIZE = Number(values.size);
 const ROUNDS = Number(values.rounds);

@@ -20,7 +20,7 @@
  */
 import cluster from 'node:cluster';
 import http from 'node:http';
-import { parseArgs } from 'node:util';
+import { parseBenchArgs } from './lib/args.js';
 
 const HOLE = '\u0000';
 
@@ -375,19 +375,35 @@ export function startOrigin({ products, count, port, host, changed = 0, etag = f
   });
 }
 
+const USAGE = `usage: node bench/origin.js --products 20000 --port 0 [--count 1000] [--workers 1] [--latency-ms 50]
+The benchmark origin: an XBuilder-style shop in its own process. Prints its
+origin URL (http://127.0.0.1:PORT) as the first line on stdout, then serves
+until SIGTERM/SIGINT:
+  /st/dir.asp[?Start=S&Count=C]   C product links (default 1000); the last
+                                  link is dir.asp?Start=S+C&Count=C
+  /st/product.asp?SKUSetID=N      a ~15 KB product page, XBuilder-FileName: productN.htm
+  /st/cart.asp, checkout.asp, search.asp, ...  small dynamic pages (out of the crawl's scope)
+Options:
+  --products N     products in the shop (default 20000)
+  --port N         port to listen on, 0 for a free one (default 0)
+  --host HOST      address to listen on (default 127.0.0.1)
+  --count N        product links per dir.asp page (default 1000)
+  --workers N      processes sharing the port (node:cluster; default 1)
+  --latency-ms N   every answer waits N ms first (a remote origin; default 0)
+  --changed P      P % of the product pages differ from the default (re-crawl churn; default 0)
+  --etag           send ETags and answer a matching If-None-Match with 304`;
+
 async function main() {
-  const { values } = parseArgs({
-    options: {
-      products: { type: 'string', default: '20000' },
-      count: { type: 'string', default: '1000' },
-      port: { type: 'string', default: '0' },
-      host: { type: 'string', default: '127.0.0.1' },
-      workers: { type: 'string', default: '1' },
-      changed: { type: 'string', default: '0' },
-      etag: { type: 'boolean', default: false },
-      'latency-ms': { type: 'string', default: '0' },
-    },
-  });
+  const { values } = parseBenchArgs('origin', {
+    products: { type: 'string', default: '20000' },
+    count: { type: 'string', default: '1000' },
+    port: { type: 'string', default: '0' },
+    host: { type: 'string', default: '127.0.0.1' },
+    workers: { type: 'string', default: '1' },
+    changed: { type: 'string', default: '0' },
+    etag: { type: 'boolean', default: false },
+    'latency-ms': { type: 'string', default: '0' },
+  }, USAGE);
   const products = Number(values.products);
   const count = Number(values.count);
   const port = Number(values.port);
@@ -422,12 +438,20 @@ async function main() {
         process.stdout.write(`http://${options.host}:${address.port}\n`);
       }
     });
-    const stop = () => { for (const worker of Object.values(cluster.workers ?? {})) worker?.kill('SIGTERM'); };
+    // The primary ends once its workers have: each one's IPC channel would keep it alive otherwise.
+    const stop = () => {
+      const alive = Object.values(cluster.workers ?? {}).filter((worker) => worker !== undefined);
+      if (alive.length === 0) process.exit(0);
+      cluster.on('exit', () => { if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0); });
+      for (const worker of alive) worker.kill('SIGTERM');
+    };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
   } else {
     const server = await startOrigin(options);
-    process.on('SIGTERM', () => { server.closeAllConnections(); server.close(); });
+    // A worker's IPC channel to the primary keeps it alive: it exits once its server has closed.
+    process.on('SIGTERM', () => { server.closeAllConnections(); server.close(() => process.exit(0)); });
+    process.on('SIGINT', () => {}); // the primary passes Ctrl-C on as SIGTERM
   }
 }
 

@@ -30,12 +30,22 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { setTimeout as delay } from 'node:timers/promises';
+import { parseBenchArgs, usageError } from './lib/args.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..');
 const SCENARIOS = [0, 10, 100];
+
+const USAGE = `usage: node bench/recrawl-bench.js [--products 20000] [--rounds 3] [--settle 60] [--etag]
+The re-crawl benchmark: what a second crawl into the same OUT costs at a given
+churn (0, 10 and 100 % of the product pages changed), against the first (full)
+crawl; the median over rounds. Results go to bench/results/ (git-ignored).
+  --products N   products in the shop (default 20000)
+  --rounds N     rounds (default 3)
+  --settle S     seconds to wait before each round's first crawl (default 60)
+  --etag         the origin sends ETags and answers If-None-Match with 304
+                 (conditional requests); without, every page is fetched in full`;
 
 /** @type {Set<import('node:child_process').ChildProcess>} */
 const children = new Set();
@@ -110,21 +120,19 @@ function cpuModel() {
 }
 
 async function main() {
-  const { values } = parseArgs({
-    options: {
-      products: { type: 'string', default: '20000' },
-      rounds: { type: 'string', default: '3' },
-      settle: { type: 'string', default: '60' },
-      etag: { type: 'boolean', default: false },
-    },
-  });
+  const { values } = parseBenchArgs('recrawl-bench', {
+    products: { type: 'string', default: '20000' },
+    rounds: { type: 'string', default: '3' },
+    settle: { type: 'string', default: '60' },
+    etag: { type: 'boolean', default: false },
+  }, USAGE);
   const products = Number(values.products);
   const rounds = Number(values.rounds);
   const settle = Number(values.settle);
-  if (![products, rounds].every((n) => Number.isInteger(n) && n > 0) || !(settle >= 0)) {
-    process.stderr.write('usage: node bench/recrawl-bench.js [--products N] [--rounds N] [--settle S] [--etag]\n');
-    return 2;
+  for (const [name, value] of /** @type {const} */ ([['products', products], ['rounds', rounds]])) {
+    if (!(Number.isInteger(value) && value > 0)) usageError('recrawl-bench', `--${name} must be a whole number > 0, got ${JSON.stringify(values[name])}`);
   }
+  if (!(settle >= 0)) usageError('recrawl-bench', `--settle must be a number of seconds >= 0, got ${JSON.stringify(values.settle)}`);
   const totalPages = products + Math.ceil(products / 1000);
   const base = await mkdtemp(path.join(os.tmpdir(), 'prerender-recrawl-bench-'));
   /** @type {Record<string, ReturnType<typeof runCrawler> extends Promise<infer R> ? R[] : never>} */

@@ -30,30 +30,44 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { startRedis } from '../test/helpers/redis.js';
 import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
 import { RedisFrontier, encodeRecord } from '../lib/distributed/frontier.js';
 import { SharedCrawl } from '../lib/distributed/shared.js';
 import { newRecord } from '../lib/crawl/records.js';
+import { checkNumbers, parseBenchArgs, usageError } from './lib/args.js';
 import { cpuOf } from './lib/proc.js';
 
 const HERE = import.meta.dirname;
 const BIN = path.join(HERE, '..', 'bin', 'prerender.js');
 
-const { values } = parseArgs({
-  options: {
-    pages: { type: 'string', default: '5000' },
-    urls: { type: 'string', default: '1000000' },
-    products: { type: 'string', default: '10000' },
-    'latency-ms': { type: 'string', default: '50' },
-    rounds: { type: 'string', default: '1' },
-    skip: { type: 'string', default: '' },
-    processes: { type: 'string', default: '1,2,4' },
-    threads: { type: 'string', default: '' },
-  },
-});
+const USAGE = `usage: node bench/redis-bench.js [--pages 5000] [--urls 1000000] [--products 10000] [--latency-ms 50] [--rounds 1] [--skip frontier,memory,scaling]
+The shared frontier's costs, against a real redis-server started here (--save "" --appendonly no):
+  --pages N          frontier: N pages through the real RedisFrontier, 8 at a time, as the
+                     crawl's pump does; Redis CPU and commands per page (default 5000)
+  --urls N           memory: N synthetic URLs of a catalogue at rest, as a finished crawl
+                     leaves them; Redis memory per URL (default 1000000)
+  --products N       scaling: products of bench/origin.js (default 10000)
+  --latency-ms N     scaling: bench/origin.js --latency-ms (default 50)
+  --rounds N         scaling: rounds, interleaved (default 1)
+  --processes LIST   scaling: numbers of processes, the coordinator and workers at -c 8 each (default 1,2,4)
+  --threads LIST     scaling: runs each count once per value of every process's --threads,
+                     interleaved (default: their own default)
+  --skip LIST        parts not to run: frontier, memory, scaling (default: none)`;
+
+const { values } = parseBenchArgs('redis-bench', {
+  pages: { type: 'string', default: '5000' },
+  urls: { type: 'string', default: '1000000' },
+  products: { type: 'string', default: '10000' },
+  'latency-ms': { type: 'string', default: '50' },
+  rounds: { type: 'string', default: '1' },
+  skip: { type: 'string', default: '' },
+  processes: { type: 'string', default: '1,2,4' },
+  threads: { type: 'string', default: '' },
+}, USAGE);
+checkNumbers('redis-bench', values, ['pages', 'urls', 'products', 'latency-ms', 'rounds'], ['processes']);
 const skip = new Set(String(values.skip).split(',').filter(Boolean));
+for (const part of skip) if (!['frontier', 'memory', 'scaling'].includes(part)) usageError('redis-bench', `--skip takes frontier, memory, scaling, got ${JSON.stringify(part)}`);
 
 /** @param {import('ioredis').Redis} redis @param {string} section */
 async function info(redis, section) {

@@ -36,13 +36,31 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { checkNumbers, parseBenchArgs } from './lib/args.js';
 import { TreeSampler, clockTicks, machineBusyMs } from './lib/proc.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..');
 const BIN = path.join(REPO, 'bin/prerender.js');
 const WAITS = /** @type {Record<string, string>} */ ({ networkidle: 'networkidle', selector: 'selector:[data-ready]' });
+
+const USAGE = `usage: node bench/render-bench.js [--products 2000] [--count 100]
+    [--concurrency 1,2,4,8,16] [--wait networkidle,selector] [--isolation slot] [--reps 1] [--recycle 200] [--timeout 30000]
+The rendered crawl benchmark: the shop of bench/spa-origin.js crawled with --render.
+For each repetition, each wait, each --render-concurrency and each
+--render-isolation (interleaved, in that order), it runs
+  node bin/prerender.js crawl ORIGIN/st/dir.asp -i /st/dir.asp /st/product.asp -o TMP
+      --render --render-concurrency N --render-wait W --render-isolation I --quiet --json
+  --products N         products in the shop (default 2000)
+  --count N            products per dir.asp page (default 100)
+  --concurrency LIST   --render-concurrency values (default 1,2,4,8,16)
+  --wait LIST          --render-wait values: networkidle, selector (selector:[data-ready])
+                       or a wait of the crawler's own (default networkidle,selector)
+  --isolation LIST     --render-isolation values (default slot)
+  --reps N             repetitions (default 1)
+  --recycle N          --render-recycle (default 200)
+  --timeout MS         --render-timeout (default 30000)
+  --label TEXT         note stored with the results`;
 
 /** @type {Set<number>} process groups of the crawls running */
 const running = new Set();
@@ -148,19 +166,18 @@ async function check(out, result) {
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function main() {
-  const { values } = parseArgs({
-    options: {
-      products: { type: 'string', default: '2000' },
-      count: { type: 'string', default: '100' },
-      concurrency: { type: 'string', default: '1,2,4,8,16' },
-      wait: { type: 'string', default: 'networkidle,selector' },
-      isolation: { type: 'string', default: 'slot' },
-      reps: { type: 'string', default: '1' },
-      recycle: { type: 'string', default: '200' },
-      timeout: { type: 'string', default: '30000' },
-      label: { type: 'string', default: '' },
-    },
-  });
+  const { values } = parseBenchArgs('render-bench', {
+    products: { type: 'string', default: '2000' },
+    count: { type: 'string', default: '100' },
+    concurrency: { type: 'string', default: '1,2,4,8,16' },
+    wait: { type: 'string', default: 'networkidle,selector' },
+    isolation: { type: 'string', default: 'slot' },
+    reps: { type: 'string', default: '1' },
+    recycle: { type: 'string', default: '200' },
+    timeout: { type: 'string', default: '30000' },
+    label: { type: 'string', default: '' },
+  }, USAGE);
+  checkNumbers('render-bench', values, ['products', 'count', 'reps', 'recycle', 'timeout'], ['concurrency']);
   const products = Number(values.products);
   const count = Number(values.count);
   const pages = products + Math.ceil(products / count);

@@ -43,10 +43,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { productPieces, writeTree } from '../fixtures/serve/tree.js';
 import { requestAll, writeLargeTree } from '../fixtures/serve/load.js';
+import { checkNumbers, parseBenchArgs, usageError } from './lib/args.js';
 import { freePort, startNginx } from './lib/nginx.js';
 import { machineBusyMs, memoryOf, treeCpuMs } from './lib/proc.js';
 
@@ -55,21 +55,41 @@ const REPO = path.resolve(HERE, '..');
 const ZIPS = ['10001', '90210', '60601', '94103', '1234 AB'];
 const MiB = 1024 * 1024;
 
-const { values: args } = parseArgs({
-  options: {
-    pages: { type: 'string', default: '2000' },
-    duration: { type: 'string', default: '5' },
-    warmup: { type: 'string', default: '1' },
-    connections: { type: 'string', default: '32' },
-    rounds: { type: 'string', default: '3' },
-    'memory-pages': { type: 'string', default: '0' },
-    'skip-speed': { type: 'boolean', default: false },
-    'skip-prices': { type: 'boolean', default: false },
-    servers: { type: 'string', default: 'nginx,floor,sirv,prerender' },
-    // another checkout of prerender (its bench/serve-servers.js), measured as 'prerender-before'
-    baseline: { type: 'string' },
-  },
-});
+const USAGE = `usage: node bench/serve-bench.js [--pages 2000] [--duration 5] [--warmup 1] [--rounds 3]
+                                 [--connections 32] [--memory-pages 0] [--skip-speed] [--skip-prices]
+                                 [--servers nginx,floor,sirv,prerender] [--baseline DIR]
+The serve benchmark: 1. speed of nginx, floor, sirv and \`prerender serve\` (filled and
+plain pages, autocannon); 2. prices (a 200-slot page, 1,000 concurrent requests,
+the endpoint down); 3. memory (--memory-pages). Prints the tables (markdown) and
+writes bench/results/serve-*.json.
+  --pages N          product pages with price slots, and as many plain pages (default 2000)
+  --duration S       autocannon seconds a run (default 5)
+  --warmup S         seconds of warm-up before a run (default 1)
+  --rounds N         rounds, servers interleaved, medians of the rounds (default 3)
+  --connections N    autocannon connections (default 32)
+  --memory-pages N   memory: N product pages, \`prerender serve\` with the default budget (default 0: skipped)
+  --skip-speed       skip the speed part
+  --skip-prices      skip the prices part
+  --servers LIST     servers to measure: nginx, floor, sirv, prerender (nginx always; default all)
+  --baseline DIR     another checkout of prerender (its bench/serve-servers.js), measured as 'prerender-before'`;
+
+const { values: args } = parseBenchArgs('serve-bench', {
+  pages: { type: 'string', default: '2000' },
+  duration: { type: 'string', default: '5' },
+  warmup: { type: 'string', default: '1' },
+  connections: { type: 'string', default: '32' },
+  rounds: { type: 'string', default: '3' },
+  'memory-pages': { type: 'string', default: '0' },
+  'skip-speed': { type: 'boolean', default: false },
+  'skip-prices': { type: 'boolean', default: false },
+  servers: { type: 'string', default: 'nginx,floor,sirv,prerender' },
+  // another checkout of prerender (its bench/serve-servers.js), measured as 'prerender-before'
+  baseline: { type: 'string' },
+}, USAGE);
+checkNumbers('serve-bench', args, ['pages', 'duration', 'warmup', 'connections', 'rounds', 'memory-pages']);
+for (const server of String(args.servers).split(',').filter(Boolean)) {
+  if (!['nginx', 'floor', 'sirv', 'prerender'].includes(server)) usageError('serve-bench', `--servers takes nginx, floor, sirv, prerender, got ${JSON.stringify(server)}`);
+}
 const PAGES = Number(args.pages);
 const DURATION = Number(args.duration);
 const WARMUP = Number(args.warmup);

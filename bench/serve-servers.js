@@ -13,8 +13,24 @@
 import http from 'node:http';
 import sirv from 'sirv';
 import { runServeCommand } from '../lib/serve/index.js';
+import { parseBenchArgs, usageError } from './lib/args.js';
 
-const [kind, dir, prices, cacheBytes] = process.argv.slice(2);
+const SERVERS = 'sirv DIR | floor [BYTES] | prerender DIR [PRICES] [CACHE_BYTES]';
+const USAGE = `usage: node bench/serve-servers.js sirv DIR
+       node bench/serve-servers.js prerender DIR [PRICES] [CACHE_BYTES]   (a .json file or an URL template)
+       node bench/serve-servers.js floor [BYTES]   (bare node:http: the same fixed buffer, default
+         15,000 bytes, for every request, headers as one array: what any node:http server pays)
+One server of the serve benchmark, in its own process. Listens on 127.0.0.1,
+port 0; prints \`listening on http://HOST:PORT\`; SIGTERM stops it. prerender
+runs as \`prerender serve\` does (runServeCommand: its defaults, its drain on SIGTERM).`;
+
+const { positionals } = parseBenchArgs('serve-servers', {}, USAGE, { allowPositionals: true });
+const [kind, dir, prices, cacheBytes] = positionals;
+if (kind === undefined) usageError('serve-servers', `which server? ${SERVERS}`);
+if ((kind === 'sirv' || kind === 'prerender') && dir === undefined) usageError('serve-servers', `${kind} needs a DIR`);
+for (const [name, text] of /** @type {const} */ ([['BYTES', kind === 'floor' ? dir : undefined], ['CACHE_BYTES', kind === 'prerender' ? cacheBytes : undefined]])) {
+  if (text && !(Number.isSafeInteger(Number(text)) && Number(text) >= 0)) usageError('serve-servers', `${name} must be a whole number >= 0, got ${JSON.stringify(text)}`);
+}
 
 if (kind === 'sirv') {
   // sirv in production mode: file headers computed once at start-up.
@@ -44,6 +60,5 @@ if (kind === 'sirv') {
   await runServeCommand(dir, { port: 0, host: '127.0.0.1', prices: prices || null, watch: false, ...(cacheBytes ? { pageCacheBytes: Number(cacheBytes) } : {}) }, { stdout: process.stdout, stderr: process.stderr, signal: stop.signal });
   process.exit(0);
 } else {
-  process.stderr.write('usage: serve-servers.js sirv DIR | floor [BYTES] | prerender DIR [PRICES] [CACHE_BYTES]\n');
-  process.exitCode = 2;
+  usageError('serve-servers', `unknown server ${JSON.stringify(kind)}: ${SERVERS}`);
 }

@@ -13,20 +13,30 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { startRedis } from '../test/helpers/redis.js';
 import { startOrigin } from './origin.js';
 import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
+import { checkNumbers, parseBenchArgs } from './lib/args.js';
 
 const BIN = path.join(import.meta.dirname, '..', 'bin', 'prerender.js');
-const { values } = parseArgs({
-  options: {
-    products: { type: 'string', default: '5000' },
-    workers: { type: 'string', default: '0' },
-    'latency-ms': { type: 'string', default: '0' },
-    'node-arg': { type: 'string', multiple: true, default: [] },
-  },
-});
+const USAGE = `usage: node bench/shared-finish.js [--products 5000] [--workers 0] [--latency-ms 0] [--node-arg=--cpu-prof ...]
+A shared crawl's two phases, timed apart: a coordinator and --workers worker
+processes against bench/origin.js (in this process) and a redis-server started
+here; prints the crawl phase (seeding to the completion barrier) and the
+finishing (barrier to finished) from the crawl's meta in Redis, and what each
+worker did.
+  --products N     products in the shop (default 5000)
+  --workers N      worker processes besides the coordinator (default 0)
+  --latency-ms N   every origin answer waits N ms first (default 0)
+  --node-arg ARG   extra node flag for the coordinator (repeatable, e.g. --node-arg=--cpu-prof)`;
+
+const { values } = parseBenchArgs('shared-finish', {
+  products: { type: 'string', default: '5000' },
+  workers: { type: 'string', default: '0' },
+  'latency-ms': { type: 'string', default: '0' },
+  'node-arg': { type: 'string', multiple: true, default: [] },
+}, USAGE);
+checkNumbers('shared-finish', values, ['products', 'workers', 'latency-ms']);
 
 const server = await startRedis();
 const origin = await startOrigin({ products: Number(values.products), count: 1000, port: 0, host: '127.0.0.1', latencyMs: Number(values['latency-ms']) });
