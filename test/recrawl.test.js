@@ -179,6 +179,28 @@ describe('a second crawl with changes', () => {
     expect(await listFiles(out)).toContain('p/p15.htm');
   });
 
+  it('a run that ended with a failure is not resumed: the next one asks for every page again and sees what changed', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    site.fail(9, 500);
+    const failed = await crawl(out);
+    expect(failed.code).toBe(1);
+    expect(failed.summary.churn.stale).toBe(1);
+    site.restore(9);
+    site.change(3);
+    site.resetCounters();
+    const before = await readFile(path.join(out, 'p/p3.htm'), 'utf8');
+    const next = await crawl(out);
+    expect(next.code).toBe(0);
+    expect(next.summary.resumed).toBe(0);
+    expect(site.counters.requests).toBeGreaterThanOrEqual(21);
+    // Changed: product 3, and the home page, which lists product 9 again.
+    expect(next.summary.churn).toMatchObject({ changed: 2, stale: 0, failed: 0 });
+    expect(await readFile(path.join(out, 'p/p3.htm'), 'utf8')).not.toBe(before);
+    const manifest = await readManifest(out);
+    expect(manifest.pages.find((page) => page.url === site.product(9))?.stale).toBeFalsy();
+  });
+
   it('--full fetches and writes everything again', async () => {
     const out = path.join(await dirs.make(), 'out');
     await crawl(out);

@@ -146,6 +146,7 @@ export class Crawler extends EventEmitter {
     /** @type {ReturnType<typeof createJournal> | null} */
     let journal = null;
     let complete = false;
+    let interrupted = false;
     /** @type {CrawlRun | null} */
     let run = null;
     // What this run knows of each URL, what the last run kept and what a killed
@@ -206,7 +207,7 @@ export class Crawler extends EventEmitter {
       shared?.frontier.attach(run);
       await discover(run, [...o.roots, ...listed]);
       for (const transform of opened.splice(0).reverse()) await transform.close?.();
-      const interrupted = controller.signal.aborted;
+      interrupted = controller.signal.aborted;
       await shared?.barrier(run, { interrupted });
       const naming = await assignNames(run);
       run.early?.close(naming);
@@ -274,8 +275,11 @@ export class Crawler extends EventEmitter {
       run?.early?.stop();
       await run?.threads.close();
       await loader.close().catch(() => {});
-      // A complete run needs no journal; any other keeps it to be resumed.
-      if (journal) await (committed && complete ? journal.remove() : journal.close()).catch(() => {});
+      // A run that ended by itself (complete or not: failures left, --max-pages) has written
+      // its state, which is what the next run starts from; only a run interrupted (a signal)
+      // or killed keeps its journal, to be resumed. Resuming a run that merely ended with a
+      // failure would fetch nothing again, run after run, and never see the site change.
+      if (journal) await (committed && !interrupted ? journal.remove() : journal.close()).catch(() => {});
       // The staged blobs stay for the next run once a state refers to them.
       if (committed || prior || journal) await blobs?.close().catch(() => {});
       else await blobs?.destroy().catch(() => {});
