@@ -305,4 +305,26 @@ describe('--precompress', () => {
     expect(removed.summary.churn.removed).toBe(1);
     expect((await listFiles(out)).filter((file) => file.startsWith('about'))).toEqual([]);
   });
+
+  it('without --precompress, the siblings a crawl made go (none is left stale beside a new file); a .gz put there by hand stays', async () => {
+    await site.close();
+    site = await startChangingSite({ products: 3, about: true });
+    const out = path.join(await dirs.make(), 'out');
+    expect((await crawl(out, ['--precompress', 'gzip,br'])).code).toBe(0);
+    expect(await listFiles(out)).toEqual(expect.arrayContaining(['about.asp.html.gz', 'about.asp.html.br']));
+    // Not a crawl's: a sibling of a page with price slots (never precompressed), written by hand.
+    await writeFile(path.join(out, 'p/p2.htm.gz'), 'mine');
+
+    site.changeAbout();
+    const changed = await crawl(out, ['--prune-max', '1']);
+    expect(changed.code).toBe(0);
+    expect(await readFile(path.join(out, 'about.asp.html'), 'utf8')).toContain('About us (2)');
+    expect((await listFiles(out)).filter((file) => /\.(gz|br)$/.test(file))).toEqual(['p/p2.htm.gz']);
+
+    site.remove(2);
+    const gone = await crawl(out, ['--prune-max', '1', '--force']);
+    expect(gone.summary.churn.removed).toBe(1);
+    expect(await listFiles(out)).not.toContain('p/p2.htm');
+    expect(await readFile(path.join(out, 'p/p2.htm.gz'), 'utf8')).toBe('mine');
+  });
 });

@@ -13,7 +13,7 @@ import { createNameTable, namedRecord, splitAlias } from './names.js';
 import { encodeNameTable } from './shared-names.js';
 import { priorFiles, pruneLimit } from './recrawl.js';
 import { createStateWriter } from './state.js';
-import { precompress } from './precompress.js';
+import { precompress, settleOldSiblings, siblingsOf } from './precompress.js';
 
 /**
  * Phase two, once every name is known: rewrite each staged page, write it
@@ -103,7 +103,8 @@ export async function finalize(run, naming, { interrupted, complete }) {
     if (outcome.failed.length === 0 && outcome.split.length === 0) {
       for (const stored of [...removal.remove, ...removal.moved]) {
         const file = /** @type {string} */ (stored.file);
-        for (const name of [file, `${file}.gz`, `${file}.br`]) await target.remove(name);
+        // Its siblings too, those a crawl made (a .gz put there by hand stays).
+        for (const name of [file, ...siblingsOf(file, stored.compressed)]) await target.remove(name);
         run.emit('removed', { url: stored.url, file });
       }
       await outcome.state?.finish(removal.carried);
@@ -300,6 +301,9 @@ async function writePage(run, record, names, previous, failed, counters) {
         throw error;
       }
     }
+    // The last state's siblings, even when its outputs are not reused (other options): they are on disk.
+    const last = run.prior?.pages.get(record.key);
+    await settleOldSiblings(run, record, last?.state === 'done' && last.file === file ? last : undefined, written);
     if (o.precompress.length > 0) await precompress(run, record, /** @type {Buffer} */ (output), placeholders, written ? undefined : stored, counters);
   } catch (error) {
     const fatal = outputFailure(error, 'write', `${file} in ${target.location}`);

@@ -16,6 +16,43 @@ const gzip = promisify(zlib.gzip);
 const brotli = promisify(zlib.brotliCompress);
 
 /**
+ * The sibling files a crawl wrote beside `file`, in the formats a state lists
+ * (`compressed`); a `.gz` or `.br` it did not write is not one of them.
+ * @param {string} file
+ * @param {string[] | undefined} formats
+ */
+export function siblingsOf(file, formats) {
+  /** @type {string[]} */
+  const siblings = [];
+  for (const format of formats ?? []) if (format === 'gzip' || format === 'br') siblings.push(file + SIBLING[format]);
+  return siblings;
+}
+
+/**
+ * The siblings the last crawl made of a page's file that this run will not
+ * make again (--precompress off, or without that format). A file written
+ * again loses them: left, they would be served in its place (nginx
+ * gzip_static, brotli_static). A file not written keeps them, still valid,
+ * and the state goes on listing them (so that they go with their source).
+ * @param {import('./context.js').CrawlRun} run
+ * @param {import('./records.js').PageRecord} record
+ * @param {import('./state.js').StoredPage | undefined} stored the last run's copy, if its file is this one
+ * @param {boolean} written whether the file was written by this run
+ */
+export async function settleOldSiblings(run, record, stored, written) {
+  /** @type {Set<string>} */
+  const wanted = new Set(run.options.precompress);
+  const left = (stored?.compressed ?? []).filter((format) => !wanted.has(format));
+  if (!written) {
+    if (wanted.size === 0) record.compressed = left.length > 0 ? left : undefined;
+    return;
+  }
+  const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
+  for (const sibling of siblingsOf(/** @type {string} */ (record.file), left)) await target.remove(sibling);
+  if (wanted.size === 0) record.compressed = undefined;
+}
+
+/**
  * --precompress: FILE.gz and FILE.br beside a file worth it (a compressible
  * type, at least 1 KiB, at least 10% smaller; never a page with price slots,
  * whose bytes change per request), for nginx gzip_static/brotli_static and
