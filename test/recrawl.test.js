@@ -148,6 +148,24 @@ describe('a second crawl with changes', () => {
     expect(await listFiles(out)).not.toContain('p/p5.htm');
   });
 
+  it('an incomplete crawl links the pages it did not reach to the files they keep, so that the next crawl ends with the clean tree', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    /** @type {Record<string, string>} */
+    const clean = {};
+    for (const file of await listFiles(out)) if (file !== 'prerender-manifest.json') clean[file] = await readFile(path.join(out, file), 'utf8');
+    // Nothing changed on the site; this run stops after 5 pages (the home page among them).
+    const limited = await crawl(out, ['--max-pages', '5']);
+    expect(limited.summary.notCrawled).toBeGreaterThan(0);
+    expect(await readFile(path.join(out, 'index.html'), 'utf8')).toBe(clean['index.html']);
+    const next = await crawl(out);
+    expect(next.code).toBe(0);
+    /** @type {Record<string, string>} */
+    const after = {};
+    for (const file of await listFiles(out)) if (file !== 'prerender-manifest.json') after[file] = await readFile(path.join(out, file), 'utf8');
+    expect(after).toEqual(clean);
+  });
+
   it('--prune-max refuses a larger removal (exit 1, nothing removed); --force removes', async () => {
     const out = path.join(await dirs.make(), 'out');
     await crawl(out);

@@ -512,8 +512,17 @@ export class EarlyWrites {
    */
   close(naming) {
     this.stop();
-    if (naming.renamed.length > RENAMED_LISTED) this.done.clear();
-    else if (naming.renamed.length > 0) this.done.forgetLinksTo(naming.renamed);
+    this.forgetLinksTo(naming.renamed);
+  }
+
+  /**
+   * Early outputs of pages that may link to these URLs are not taken (their
+   * links lead elsewhere in phase two); past RENAMED_LISTED, none is.
+   * @param {string[]} urls
+   */
+  forgetLinksTo(urls) {
+    if (urls.length > RENAMED_LISTED) this.done.clear();
+    else if (urls.length > 0) this.done.forgetLinksTo(urls);
   }
 
   /** Nothing more is rendered early, nor fed (the run ends, or its crawl phase did). */

@@ -80,6 +80,12 @@ export async function finalize(run, naming, { interrupted, complete }) {
   const dropped = new Set();
   run.stats.phase = 'write';
   const removal = planRemoval(run, naming, complete);
+  // Pages of the last crawl this run did not reach, and does not remove (it is
+  // not complete, or the removal was refused), keep their files: links to them
+  // lead there, as they did, not to the live site. A later run that reaches
+  // them then finds every link where it was, and keeps the files it wrote.
+  for (const stored of removal.carried) if (!naming.files.has(stored.url)) naming.files.set(stored.url, /** @type {string} */ (stored.file));
+  run.early?.forgetLinksTo(removal.carried.map((stored) => stored.url));
   const context = renderContext(run);
   run.threads.setContext(context);
   if (naming.keys.length >= run.options.threadsFrom) run.threads.warm();
