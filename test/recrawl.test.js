@@ -158,6 +158,11 @@ describe('a second crawl with changes', () => {
     const limited = await crawl(out, ['--max-pages', '5']);
     expect(limited.summary.notCrawled).toBeGreaterThan(0);
     expect(await readFile(path.join(out, 'index.html'), 'utf8')).toBe(clean['index.html']);
+    // The manifest says what OUT holds: the pages not reached are listed, marked stale.
+    const manifest = await readManifest(out);
+    expect(manifest.pages.map((page) => page.file).sort()).toEqual(Object.keys(clean).sort());
+    expect(manifest.pages.filter((page) => page.stale)).toHaveLength(Object.keys(clean).length - 5);
+    expect((await runCli(['verify', out], { cwd: path.dirname(out) })).code).toBe(0);
     const next = await crawl(out);
     expect(next.code).toBe(0);
     /** @type {Record<string, string>} */
@@ -174,7 +179,11 @@ describe('a second crawl with changes', () => {
     expect(refused.code).toBe(1);
     expect(refused.summary.pruneRefused).toBe(true);
     expect(await listFiles(out)).toContain('p/p2.htm');
-    expect((await readManifest(out)).warnings.map((warning) => warning.code)).toContain('PRUNE_REFUSED');
+    const kept = await readManifest(out);
+    expect(kept.warnings.map((warning) => warning.code)).toContain('PRUNE_REFUSED');
+    // The pages kept are still listed (stale): the manifest says what OUT holds.
+    expect(kept.pages.find((page) => page.file === 'p/p2.htm')).toMatchObject({ stale: true });
+    expect((await runCli(['verify', out], { cwd: path.dirname(out) })).code).toBe(0);
     const forced = await crawl(out, ['--force']);
     expect(forced.code).toBe(0);
     expect(forced.summary.churn.removed).toBe(5);

@@ -9,7 +9,7 @@ import { SitemapWriter } from '../sitemap-writer.js';
 import { sha256 } from './blobs.js';
 import { warn } from './context.js';
 import { fail } from './discover.js';
-import { createNameTable, namedRecord, splitAlias } from './names.js';
+import { byKey, createNameTable, namedRecord, splitAlias } from './names.js';
 import { encodeNameTable } from './shared-names.js';
 import { priorFiles, pruneLimit } from './recrawl.js';
 import { createStateWriter } from './state.js';
@@ -103,7 +103,7 @@ export async function finalize(run, naming, { interrupted, complete }) {
     // A shared crawl: the other processes do part of the per-page work (distributed/finish.js).
     await run.finishPool?.begin(context, encode());
     // Early outputs serve the first pass only (a later one may have other files); none is still being written at the commit.
-    const outcome = await writePass(run, naming, names, dropped, interrupted, complete)
+    const outcome = await writePass(run, naming, names, dropped, interrupted, complete, removal.carried)
       .finally(() => run.finishPool?.end())
       .finally(() => run.early?.drop());
     if (outcome.failed.length === 0 && outcome.split.length === 0) {
@@ -134,8 +134,9 @@ export async function finalize(run, naming, { interrupted, complete }) {
  * @param {Set<string>} dropped
  * @param {boolean} interrupted
  * @param {boolean} complete
+ * @param {StoredPage[]} carried pages of the last crawl kept, not reached by this one: listed too
  */
-async function writePass(run, naming, names, dropped, interrupted, complete) {
+async function writePass(run, naming, names, dropped, interrupted, complete, carried) {
   const o = run.options;
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   /** @type {Warning[]} */
@@ -167,9 +168,18 @@ async function writePass(run, naming, names, dropped, interrupted, complete) {
   try {
     /** @type {Promise<{ page: ManifestPage, record: PageRecord } | null>[]} in URL order */
     const window = [];
+    // The files this run keeps without having reached their pages are in the tree: listed
+    // (marked stale), in URL order among the others, so that the manifest says what OUT holds.
+    const kept = [...carried].sort((a, b) => byKey(a.url, b.url));
+    let nextKept = 0;
+    /** @param {string | undefined} key list the kept pages before this URL (all, without one) */
+    const listKept = async (key) => {
+      while (nextKept < kept.length && (key === undefined || byKey(kept[nextKept].url, key) < 0)) await manifest.addPage(keptEntry(kept[nextKept++]));
+    };
     const drain = async () => {
       const done = await window.shift();
       if (!done) return;
+      await listKept(done.page.url);
       await manifest.addPage(done.page);
       if (sitemap && isHtmlType(done.page.contentType) && !done.record.aliasOf) await sitemap.add(done.page.file);
       await state?.addPage(done.record, done.page);
@@ -191,6 +201,7 @@ async function writePass(run, naming, names, dropped, interrupted, complete) {
       if (window.length >= inFlight * 2) await drain();
     }
     while (window.length > 0) await drain();
+    await listKept(undefined);
     if (failed.length > 0 || split.length > 0) {
       await manifest.abort();
       return { failed, split, warnings, state, ...counters };
@@ -477,6 +488,30 @@ function pageEntry(run, record, placeholders) {
   if (record.lastModified) page.lastModified = record.lastModified;
   if (record.stale) page.stale = true;
   if (record.render) Object.assign(page, record.render);
+  return page;
+}
+
+/**
+ * The manifest's entry for a page of the last crawl whose file this run keeps
+ * without having reached it (an incomplete run): as the last state has it.
+ * @param {StoredPage} stored
+ * @returns {ManifestPage}
+ */
+function keptEntry(stored) {
+  /** @type {ManifestPage} */
+  const page = {
+    url: stored.url,
+    file: /** @type {string} */ (stored.file),
+    status: /** @type {number} */ (stored.status),
+    contentType: /** @type {string} */ (stored.contentType),
+    bytes: /** @type {number} */ (stored.bytes),
+    sha256: /** @type {string} */ (stored.sha256),
+    placeholders: stored.placeholders ?? [],
+  };
+  if (stored.etag) page.etag = stored.etag;
+  if (stored.lastModified) page.lastModified = stored.lastModified;
+  page.stale = true;
+  if (stored.render) Object.assign(page, stored.render);
   return page;
 }
 

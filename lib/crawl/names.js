@@ -23,7 +23,7 @@ import { eachRecord } from './records.js';
  * nothing but the URLs, so one process and many workers name alike.
  * @param {string} a @param {string} b
  */
-const byKey = (a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+export const byKey = (a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * The names of a run: its pages in URL order, the file of each and the

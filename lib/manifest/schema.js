@@ -10,7 +10,7 @@
  *   etag?: string, lastModified?: string, placeholders: ManifestSlot[], stale?: boolean,
  *   rendered?: true, renderMs?: number, partial?: true, aborted?: { methods: number, resources: number, blocked: number },
  * }} ManifestPage
- *   stale: the page failed this time (server error, timeout...); its file is the last good copy.
+ *   stale: the page failed this time (server error, timeout...), or an incomplete crawl did not reach it; its file is the last good copy.
  *   rendered (--render): the file is the DOM rendered in Chromium, in renderMs; partial: it did not
  *   become ready within --render-timeout and --on-render-timeout save kept it; aborted: requests the
  *   render aborted (methods other than GET/HEAD; images, media, fonts; blocked hosts and navigations)
