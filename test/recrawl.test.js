@@ -142,6 +142,8 @@ describe('a second crawl with changes', () => {
     const second = await crawl(out, ['--max-pages', '10']);
     expect(await listFiles(out)).toContain('p/p5.htm');
     expect(second.summary.churn.removed).toBe(0);
+    const human = await runCli(['crawl', site.root, '-x', '/cart.asp', '-o', out, '--retries', '0', '--max-pages', '10'], { cwd: path.dirname(out) });
+    expect(human.stdout).toMatch(/Nothing was removed, since this crawl was not complete \(--max-pages cut it short\)/);
     // The next complete crawl removes it.
     const third = await crawl(out);
     expect(third.summary.churn.removed).toBe(1);
