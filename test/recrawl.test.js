@@ -266,6 +266,19 @@ describe('--ignore', () => {
     expect(second.summary.churn).toMatchObject({ changed: 20, filesWritten: 20 });
   });
 
+  it('adding or changing a pattern on an unchanged site writes no file', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    site.setValidators('none'); // every page fetched in full, and judged with the pattern
+    const before = await fileIds(out);
+    const added = await crawl(out, ['--ignore', 'zzz']);
+    expect(added.code).toBe(0);
+    expect(added.summary.churn.filesWritten).toBe(0);
+    const changed = await crawl(out, ['--ignore', 'yyy']);
+    expect(changed.summary.churn.filesWritten).toBe(0);
+    expect(rewritten(before, await fileIds(out)).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
+  });
+
   it('a pattern that is not a regular expression is a usage error', async () => {
     const result = await crawl(path.join(await dirs.make(), 'out'), ['--ignore', '(unclosed']);
     expect(result.code).toBe(2);

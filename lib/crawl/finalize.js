@@ -556,7 +556,9 @@ function stateFor(run, complete) {
  */
 export function outputKey(run) {
   const o = run.options;
-  return JSON.stringify([o.placeholders, o.pricePath, o.dynamicBase?.href ?? null, run.staticRoot.href, [...run.origins].sort(), o.ignore, o.precompress, o.relativeLinks, o.siteUrl?.href ?? null]);
+  // Not --ignore: it decides which pages count as unchanged, not what is written (a page it
+  // now judges changed is rewritten, and its file kept when the bytes come out the same).
+  return JSON.stringify([o.placeholders, o.pricePath, o.dynamicBase?.href ?? null, run.staticRoot.href, [...run.origins].sort(), o.precompress, o.relativeLinks, o.siteUrl?.href ?? null]);
 }
 
 /**
