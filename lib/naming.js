@@ -261,9 +261,14 @@ const treeNode = () => ({ children: null, owner: undefined });
  * its path, whatever the depth or the number of files.
  */
 export class FileRegistry {
-  /** @param {{ reserved?: (name: string) => boolean }} [options] more top-level names to keep free */
+  /**
+   * @param {{ reserved?: (name: string) => boolean, foreign?: (file: string, url: string) => boolean }} [options]
+   *   reserved: more top-level names to keep free; foreign: whether a file of the tree is one that
+   *   no crawl wrote (a page that wants it gets another name, as in a collision)
+   */
   constructor(options = {}) {
     this.reserved = options.reserved ?? (() => false);
+    this.foreign = options.foreign ?? null;
     this.root = treeNode();
   }
 
@@ -314,20 +319,21 @@ export class FileRegistry {
     const base = parts.join('/');
     const parent = node;
     const top = parts.length === 1;
-    const clash = (/** @type {string} */ name) => {
+    const clash = (/** @type {string} */ name, /** @type {string} */ path) => {
       const lower = name.toLowerCase();
       const existing = parent?.children?.get(lower);
       if (existing && (existing.owner !== undefined || existing.children !== null)) {
         return existing.owner ?? 'a directory of the tree';
       }
       if (top && (RESERVED_NAMES.includes(lower) || this.reserved(lower))) return 'a reserved name';
+      if (this.foreign?.(path, url)) return 'a file no crawl wrote';
       return undefined;
     };
     let file = base;
     const last = parts[parts.length - 1];
     let name = last;
     for (let n = 2; ; n++) {
-      const taken = clash(name);
+      const taken = clash(name, file);
       if (taken === undefined) break;
       collidedWith ??= taken;
       // Numbered suffixes first; past 100 (or a reserved numbered family such

@@ -173,6 +173,25 @@ describe('a second crawl with changes', () => {
     expect(after).toEqual(clean);
   });
 
+  it('a new page never takes over a file no crawl wrote: it gets another name, with a warning', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    await writeFile(path.join(out, 'p/p21.htm'), 'mine');
+    await writeFile(path.join(out, 'robots.txt'), 'User-agent: *');
+    site.add(21);
+    const second = await crawl(out);
+    expect(second.code).toBe(0);
+    expect(await readFile(path.join(out, 'p/p21.htm'), 'utf8')).toBe('mine');
+    const manifest = await readManifest(out);
+    const page = manifest.pages.find((entry) => entry.url === site.product(21));
+    expect(page?.file).toBe('p/p21-2.htm');
+    expect(await readFile(path.join(out, 'p/p21-2.htm'), 'utf8')).toContain('Product 21');
+    expect(manifest.warnings.find((warning) => warning.code === 'NAME_COLLISION')?.message).toMatch(/a file no crawl wrote/);
+    // The pages the last crawl wrote keep their names.
+    expect(manifest.pages.find((entry) => entry.url === site.product(3))?.file).toBe('p/p3.htm');
+    expect(await readFile(path.join(out, 'robots.txt'), 'utf8')).toBe('User-agent: *');
+  });
+
   it('--prune-max refuses a larger removal (exit 1, nothing removed); --force removes', async () => {
     const out = path.join(await dirs.make(), 'out');
     await crawl(out);

@@ -1,5 +1,6 @@
 // @ts-check
 import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
 import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { defaultLoader, withRetry } from '../load/index.js';
@@ -14,7 +15,7 @@ import { discover } from './discover.js';
 import { finalize, outputKey, renderContext, toManifestError } from './finalize.js';
 import { EarlyWrites } from './early.js';
 import { loadPrior } from './recrawl.js';
-import { createJournal, readJournal } from './journal.js';
+import { JOURNAL_FILE, createJournal, readJournal } from './journal.js';
 import { MemoryFrontier } from './frontier.js';
 import { assignNames } from './names.js';
 import { Arena } from './arena.js';
@@ -162,6 +163,8 @@ export class Crawler extends EventEmitter {
         // dropped in Redis (openSharedCrawl), so that no worker still writes into them.
         if (!o.frontier) await clearLeftovers(prepared.stateDir);
         prior = await loadPrior(prepared.stateDir, { full: o.full, pages: new StoredPages(arena, PRIOR) });
+        // A journal left means a run was killed or interrupted since the state: files it put in OUT are not listed there.
+        if (prior) prior.ownsTree = !existsSync(path.join(prepared.stateDir, JOURNAL_FILE));
         if (o.resume && !o.full && !o.frontier) resumed = await readJournal(prepared.stateDir, journalKey(o), new StoredPages(arena, JOURNAL));
       }
       const listed = await loadListedRoots(o, (url, message) => warn({ warnings, emit }, url, 'SITEMAP', message));

@@ -1,4 +1,6 @@
 // @ts-check
+import { lstatSync } from 'node:fs';
+import path from 'node:path';
 import { FileRegistry } from '../naming.js';
 import { isSitemapName } from '../sitemap-writer.js';
 import { warn } from './context.js';
@@ -79,7 +81,39 @@ export async function assignNames(run) {
 }
 
 /** @param {CrawlRun} run */
-const newRegistry = (run) => new FileRegistry({ reserved: run.options.writeSitemap ? isSitemapName : undefined });
+const newRegistry = (run) => new FileRegistry({ reserved: run.options.writeSitemap ? isSitemapName : undefined, foreign: foreignFiles(run) });
+
+/**
+ * Whether a file of OUT is one no crawl wrote (a robots.txt or a page put
+ * there by hand), which a page must not take over: it is on disk, and the
+ * last crawl's state lists it for no page. Known only with a state (a first
+ * crawl has no record of what is whose) that no killed or interrupted run
+ * has left behind since (its files are not in it), and a tree on a local disk. A URL's
+ * own file of the last crawl costs nothing; another name costs an lstat, and
+ * the first one found on disk the set of the last crawl's files.
+ * @param {CrawlRun} run
+ * @returns {((file: string, url: string) => boolean) | undefined}
+ */
+function foreignFiles(run) {
+  const prior = run.prior;
+  const out = /** @type {{ out?: string }} */ (/** @type {unknown} */ (run.target))?.out;
+  if (!prior?.ownsTree || typeof out !== 'string') return undefined;
+  /** @type {Set<string> | null} */
+  let known = null;
+  return (file, url) => {
+    if (prior.pages.get(url)?.file === file) return false;
+    try {
+      lstatSync(path.join(out, ...file.split('/')));
+    } catch {
+      return false;
+    }
+    if (!known) {
+      known = new Set();
+      for (const stored of prior.pages.values()) if (stored.file) known.add(stored.file);
+    }
+    return !known.has(file);
+  };
+}
 
 /**
  * A page's record as phase two writes it: its file and alias from the naming.

@@ -18,11 +18,14 @@ import { StateVersionError, readState } from './state.js';
  *   reuse: boolean,
  *   output: string,
  *   reuseOutput: boolean,
+ *   ownsTree?: boolean,
  * }} Prior
  *   reuse: false with --full (fetch and write everything; the prior state
  *   still says which files to remove). output: what decided the bytes written
  *   last time (placeholder mode, bases...); reuseOutput: the same now, so a
- *   file may be left as it is.
+ *   file may be left as it is. ownsTree: no run was killed or interrupted
+ *   since the state was written (no journal was left), so a file of OUT the
+ *   state lists for no page is one no crawl wrote.
  */
 
 /**
