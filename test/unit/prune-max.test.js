@@ -1,0 +1,17 @@
+// @ts-check
+import { describe, expect, it } from 'vitest';
+import { resolveCrawlOptions } from '../../lib/options.js';
+import { pruneLimit } from '../../lib/crawl/recrawl.js';
+
+const roots = ['http://shop.test/'];
+
+describe('--prune-max', () => {
+  it.each([['3', 3], ['0', 0], ['10%', 10], ['2.5%', 2], ['100%', 100], ['0%', 0]])('takes %s (of 100 pages: at most %i removed)', (value, limit) => {
+    const options = resolveCrawlOptions({ roots, out: 'out', pruneMax: value });
+    expect(pruneLimit(options.pruneMax, 100)).toBe(limit);
+  });
+
+  it.each(['1.5', '150%', '100.5%', 'abc', '-1', '10 %'])('refuses %j with a line that says what it takes', (value) => {
+    expect(() => resolveCrawlOptions({ roots, out: 'out', pruneMax: value })).toThrow(/--prune-max must be a whole number of files, or a percentage up to 100%/);
+  });
+});
