@@ -80,11 +80,12 @@ export function formatSummary(result, extra = {}) {
   }
   if (result.notCrawled > 0) lines.push(`${result.notCrawledSaturated ? 'At least ' : ''}${count(result.notCrawled)} in-scope URLs were not crawled: --max-pages ${count(result.maxPages)} reached; raise --max-pages to crawl them (links to them stay live)`);
   const churn = result.churn;
-  if (churn && (churn.notModified + churn.sameBytes + churn.changed + churn.removed + churn.stale > 0)) {
+  const recrawl = churn !== undefined && churn.notModified + churn.sameBytes + churn.changed + churn.removed + churn.stale > 0;
+  if (recrawl) {
     lines.push(`Changes since the last crawl: ${count(churn.new)} new, ${count(churn.changed)} changed, ${count(churn.notModified)} unchanged (304), ${count(churn.sameBytes)} unchanged (same bytes), ${count(churn.removed)} removed, ${count(churn.stale)} stale (last good copy kept), ${count(churn.failed)} failed; ${count(churn.filesWritten)} files written (${formatBytes(churn.bytesWritten)})`);
   }
   if (result.pruneRefused) lines.push('Pages gone from the site were not removed: more than --prune-max (see the warning); run again with --force to remove them');
-  else if (churn && churn.removed === 0) {
+  else if (recrawl && churn.removed === 0) {
     // A re-crawl that was not complete removes nothing: say why, as for --prune-max.
     const why = [
       result.interrupted ? 'it was interrupted' : '',
