@@ -283,9 +283,10 @@ export class Crawler extends EventEmitter {
       // or killed keeps its journal, to be resumed. Resuming a run that merely ended with a
       // failure would fetch nothing again, run after run, and never see the site change.
       if (journal) await (committed && !interrupted ? journal.remove() : journal.close()).catch(() => {});
-      // The staged blobs stay for the next run once a state refers to them.
+      // The staged blobs stay for the next run once a state refers to them. A run that never
+      // got OUT's lock (another crawl is writing there) touches nothing of it: those are the other's.
       if (committed || prior || journal) await blobs?.close().catch(() => {});
-      else await blobs?.destroy().catch(() => {});
+      else if (lock || !stateDir) await blobs?.destroy().catch(() => {});
       if (target && !committed) await target.abort().catch(() => {});
       await lock?.release().catch(() => {});
       // The state directory goes when nothing is left in it.

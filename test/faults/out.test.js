@@ -67,7 +67,10 @@ describe('two crawls on one OUT', () => {
     const first = crawl({ roots: [site.url('/slow/index.asp?n=3')], out, retries: 0 });
     try {
       // The first holds the lock as soon as it has made OUT.
-      for (let i = 0; i < 200 && !(await listFilesIfAny(path.join(out, '.prerender'))).includes('lock'); i++) await new Promise((resolve) => setImmediate(resolve));
+      // (and its staging log, which a refused run must leave alone)
+      const held = async () => { const files = await listFilesIfAny(path.join(out, '.prerender')); return files.includes('lock') && files.includes('blobs.log'); };
+      for (let i = 0; i < 2000 && !(await held()); i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(await held()).toBe(true);
       const second = await cli(['crawl', site.url('/infodir/about.asp'), '-o', out, '--retries', '0']);
       expect(second.code).toBe(2);
       expect(second.stderr).toMatch(new RegExp(`another prerender crawl \\(pid ${process.pid} on .+\\) is writing to ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
@@ -75,6 +78,7 @@ describe('two crawls on one OUT', () => {
       const api = await crawl({ roots: [site.url('/infodir/about.asp')], out, retries: 0 }).catch((error) => error);
       expect(api).toBeInstanceOf(LockedError);
       expect(api.code).toBe('LOCKED');
+      expect(await held()).toBe(true);
     } finally {
       site.openGate();
     }
