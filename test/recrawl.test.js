@@ -367,6 +367,22 @@ describe('--precompress', () => {
     expect((await listFiles(out)).filter((file) => file.startsWith('about'))).toEqual([]);
   });
 
+  it('without --precompress, the siblings of unchanged files go too, also those an incomplete run kept', async () => {
+    await site.close();
+    site = await startChangingSite({ products: 3, about: true });
+    const out = path.join(await dirs.make(), 'out');
+    expect((await crawl(out, ['--precompress', 'gzip,br'])).code).toBe(0);
+    expect(await listFiles(out)).toEqual(expect.arrayContaining(['about.asp.html.gz', 'about.asp.html.br']));
+    // Stops before the about page: its file and siblings are kept as they are.
+    const limited = await crawl(out, ['--max-pages', '1']);
+    expect(limited.summary.notCrawled).toBeGreaterThan(0);
+    expect(await listFiles(out)).toContain('about.asp.html.gz');
+    const next = await crawl(out);
+    expect(next.code).toBe(0);
+    expect((await listFiles(out)).filter((file) => /\.(gz|br)$/.test(file))).toEqual([]);
+    expect((await runCli(['verify', out], { cwd: path.dirname(out) })).code).toBe(0);
+  });
+
   it('without --precompress, the siblings a crawl made go (none is left stale beside a new file); a .gz put there by hand stays', async () => {
     await site.close();
     site = await startChangingSite({ products: 3, about: true });

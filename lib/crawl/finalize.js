@@ -249,10 +249,10 @@ async function writePage(run, record, names, previous, failed, counters) {
     if (record.type !== 'other' && record.scan !== undefined) ids.push(record.scan);
     const unchangedInput = record.change === 'not-modified' || record.change === 'same-bytes';
     if (sameFile && unchangedInput && record.type === 'other') {
-      return keep(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
+      return keepFile(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
     }
     if (sameFile && unchangedInput && /** @type {{ sameNames?: boolean }} */ (run).sameNames) {
-      return keep(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
+      return keepFile(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
     }
     /** @type {Buffer | undefined} */
     let output;
@@ -273,7 +273,7 @@ async function writePage(run, record, names, previous, failed, counters) {
         const [scanned] = await blobs.get([ids[1]]);
         const scan = decodeScan(scanned);
         if (scan.links.every((link) => !link.key || names.fileOf(link.key) === previous.fileOf(link.key))) {
-          return keep(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
+          return keepFile(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
         }
       }
       // Rewritten, hashed and (on a local tree) written by a worker thread,
@@ -318,9 +318,7 @@ async function writePage(run, record, names, previous, failed, counters) {
         throw error;
       }
     }
-    // The last state's siblings, even when its outputs are not reused (other options): they are on disk.
-    const last = run.prior?.pages.get(record.key);
-    await settleOldSiblings(run, record, last?.state === 'done' && last.file === file ? last : undefined, written);
+    await settleOldSiblings(run, record, lastCopy(run, record));
     if (o.precompress.length > 0) await precompress(run, record, /** @type {Buffer} */ (output), placeholders, written ? undefined : stored, counters);
   } catch (error) {
     const fatal = outputFailure(error, 'write', `${file} in ${target.location}`);
@@ -457,6 +455,28 @@ async function writeFile(target, file, data, counters) {
  * @param {CrawlRun} run
  * @param {PageRecord} record
  * @param {import('./state.js').StoredPage} stored
+ */
+async function keepFile(run, record, stored) {
+  const kept = keep(run, record, stored);
+  await settleOldSiblings(run, record, stored);
+  return kept;
+}
+
+/**
+ * The last state's copy of a page, if its file is the one this run gives it:
+ * even when its outputs are not reused (other options), its siblings are on disk.
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ */
+function lastCopy(run, record) {
+  const last = run.prior?.pages.get(record.key);
+  return last?.state === 'done' && last.file === record.file ? last : undefined;
+}
+
+/**
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ * @param {StoredPage} stored
  */
 function keep(run, record, stored) {
   record.bytes = stored.bytes;

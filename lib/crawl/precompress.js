@@ -29,27 +29,23 @@ export function siblingsOf(file, formats) {
 }
 
 /**
- * The siblings the last crawl made of a page's file that this run will not
- * make again (--precompress off, or without that format). A file written
- * again loses them: left, they would be served in its place (nginx
- * gzip_static, brotli_static). A file not written keeps them, still valid,
- * and the state goes on listing them (so that they go with their source).
+ * The siblings the last crawl made of a page's file in formats this run does
+ * not make (--precompress off, or without that format) go, whether or not
+ * the file is written again: left beside a file that later changes, they
+ * would be served in its place (nginx gzip_static, brotli_static), and the
+ * tree is the one a clean crawl with these options gives.
  * @param {import('./context.js').CrawlRun} run
- * @param {import('./records.js').PageRecord} record
+ * @param {import('./records.js').PageRecord} record its `compressed`: what is kept
  * @param {import('./state.js').StoredPage | undefined} stored the last run's copy, if its file is this one
- * @param {boolean} written whether the file was written by this run
  */
-export async function settleOldSiblings(run, record, stored, written) {
+export async function settleOldSiblings(run, record, stored) {
   /** @type {Set<string>} */
   const wanted = new Set(run.options.precompress);
   const left = (stored?.compressed ?? []).filter((format) => !wanted.has(format));
-  if (!written) {
-    if (wanted.size === 0) record.compressed = left.length > 0 ? left : undefined;
-    return;
-  }
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   for (const sibling of siblingsOf(/** @type {string} */ (record.file), left)) await target.remove(sibling);
-  if (wanted.size === 0) record.compressed = undefined;
+  const kept = (record.compressed ?? []).filter((format) => wanted.has(format));
+  record.compressed = kept.length > 0 ? kept : undefined;
 }
 
 /**
