@@ -14,9 +14,11 @@ import { parseNameRules } from './name-rules.js';
  * @typedef {{
  *   name: string, flags: string, type: OptionType, description: string,
  *   default?: unknown, min?: number, max?: number, choices?: readonly string[], cliOnly?: boolean,
- *   check?: (item: string) => string | null,
+ *   check?: (item: string) => string | null, numeric?: string,
  * }} OptionSpec
- *   check: for string and string[] options, a per-item check returning what is wrong, or null
+ *   check: for string and string[] options, a per-item check returning what is wrong, or null;
+ *   numeric: a string option a config file may give as a JSON number (checked as its text), and
+ *   what it takes, for the message
  */
 
 /** @param {string} item */
@@ -81,7 +83,7 @@ export const CRAWL_OPTIONS = [
   { name: 'precompress', flags: '--precompress <formats>', type: 'string', check: (item) => (/^(gzip|br)(,(gzip|br))*$/.test(item) ? null : 'gzip, br or gzip,br'), description: 'write FILE.gz and/or FILE.br beside each HTML, CSS, JS, SVG, JSON, XML and text file of at least 1 KiB they make at least 10% smaller (never a page with price slots), for nginx gzip_static/brotli_static and prerender serve' },
   { name: 'resume', flags: '--resume', type: 'boolean', default: true, description: 'go on from where a killed or interrupted crawl into OUT stopped, without fetching again the pages it had (on by default; --no-resume starts over)' },
   { name: 'ignore', flags: '--ignore <regex...>', type: 'string[]', default: [], check: checkRegex, description: 'spans of a page to ignore when telling whether it changed since the last crawl (a "generated at" time, a session id): a page that differs only there is not written again' },
-  { name: 'pruneMax', flags: '--prune-max <n|n%>', type: 'string', default: '10%', check: (item) => (/^\d+$/.test(item) || (/^\d+(\.\d+)?%$/.test(item) && Number(item.slice(0, -1)) <= 100) ? null : 'a whole number of files, or a percentage up to 100% such as "10%"'), description: 'refuse to remove more files of pages gone than this (a number, or a percentage of the last crawl\'s pages)' },
+  { name: 'pruneMax', flags: '--prune-max <n|n%>', type: 'string', numeric: 'a whole number of files, or a percentage up to 100% such as "10%"', default: '10%', check: (item) => (/^\d+$/.test(item) || (/^\d+(\.\d+)?%$/.test(item) && Number(item.slice(0, -1)) <= 100) ? null : 'a whole number of files, or a percentage up to 100% such as "10%"'), description: 'refuse to remove more files of pages gone than this (a number, or a percentage of the last crawl\'s pages)' },
   { name: 'force', flags: '--force', type: 'boolean', default: false, description: 'remove the files of pages gone even past --prune-max' },
   { name: 'render', flags: '--render', type: 'boolean', default: false, description: 'render in-scope text/html pages in headless Chromium (fetched once by prerender, handed to the browser) and write the rendered DOM' },
   { name: 'renderOnly', flags: '--render-only <pattern...>', type: 'string[]', default: [], check: checkPattern, description: 'with --render, render only pages matching these patterns (syntax of --include)' },
@@ -177,10 +179,13 @@ export function coerceOption(spec, value, source) {
   const key = source ? `"${spec.name}"` : spec.flags.split(' ').filter((f) => f.startsWith('--'))[0];
   const expect = (/** @type {string} */ what) => fail(`${key} must be ${what}, got ${JSON.stringify(value)}`, source);
   switch (spec.type) {
-    case 'string':
-      if (typeof value !== 'string' || value === '') throw expect('a non-empty string');
-      checkItem(spec, value, key, source);
-      return value;
+    case 'string': {
+      // A count in a config file may be a JSON number ("pruneMax": 5): checked as its text.
+      const text = typeof value === 'number' && spec.numeric ? String(value) : value;
+      if (typeof text !== 'string' || text === '') throw expect(spec.numeric ? spec.numeric : 'a non-empty string');
+      checkItem(spec, text, key, source);
+      return text;
+    }
     case 'string[]': {
       const list = typeof value === 'string' && !source ? [value] : value;
       if (!Array.isArray(list) || !list.every((item) => typeof item === 'string' && item !== '')) throw expect('a list of non-empty strings');

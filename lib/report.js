@@ -78,7 +78,7 @@ export function formatSummary(result, extra = {}) {
   if (result.requisitesNotFetched > 0) {
     lines.push(`${count(result.requisitesNotFetched)} stylesheet/script/image reference${result.requisitesNotFetched === 1 ? ' to the site was' : 's to the site were'} not fetched (they still load from the live site); add --assets to copy them into the tree`);
   }
-  if (result.notCrawled > 0) lines.push(`${result.notCrawledSaturated ? 'At least ' : ''}${count(result.notCrawled)} in-scope URLs were not crawled: --max-pages ${count(result.maxPages)} reached; raise --max-pages to crawl them (links to them stay live)`);
+  if (result.notCrawled > 0) lines.push(`${result.notCrawledSaturated ? 'At least ' : ''}${count(result.notCrawled)} in-scope URLs were not crawled: --max-pages ${count(result.maxPages)} reached; raise --max-pages to crawl them (links to them stay live, or lead to the file the last crawl left)`);
   const churn = result.churn;
   const recrawl = churn !== undefined && churn.notModified + churn.sameBytes + churn.changed + churn.removed + churn.stale > 0;
   if (recrawl) {

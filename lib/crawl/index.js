@@ -217,7 +217,7 @@ export class Crawler extends EventEmitter {
       const { overLimit, overLimitSaturated } = run.frontier.counts();
       run.frontier.release?.();
       if (overLimit > 0) {
-        warn(run, o.roots[0] ?? listed[0], 'MAX_PAGES', `--max-pages ${o.maxPages} reached: ${overLimitSaturated ? 'at least ' : ''}${overLimit} more in-scope URLs were not crawled; links to them stay live`);
+        warn(run, o.roots[0] ?? listed[0], 'MAX_PAGES', `--max-pages ${o.maxPages} reached: ${overLimitSaturated ? 'at least ' : ''}${overLimit} more in-scope URLs were not crawled; links to them stay live${prior ? ' (or lead to the file the last crawl left, which is kept)' : ''}`);
       }
       if (run.depth.tooDeep.size > 0) {
         warn(run, o.roots[0] ?? listed[0], 'MAX_DEPTH', `--max-depth ${o.maxDepth} reached: ${run.depth.tooDeep.size} in-scope URLs deeper than that were not crawled; links to them stay live`);

@@ -11,6 +11,12 @@ describe('--prune-max', () => {
     expect(pruneLimit(options.pruneMax, 100)).toBe(limit);
   });
 
+  it('a config file may give a count as a number', () => {
+    expect(resolveCrawlOptions({ roots, out: 'out', pruneMax: 5 }, { source: 'prerender.config.json' }).pruneMax).toBe('5');
+    expect(() => resolveCrawlOptions({ roots, out: 'out', pruneMax: 1.5 }, { source: 'prerender.config.json' })).toThrow(/"pruneMax" must be a whole number of files, or a percentage up to 100%/);
+    expect(() => resolveCrawlOptions({ roots, out: 'out', pruneMax: true }, { source: 'prerender.config.json' })).toThrow(/"pruneMax" must be a whole number of files, or a percentage up to 100%/);
+  });
+
   it.each(['1.5', '150%', '100.5%', 'abc', '-1', '10 %'])('refuses %j with a line that says what it takes', (value) => {
     expect(() => resolveCrawlOptions({ roots, out: 'out', pruneMax: value })).toThrow(/--prune-max must be a whole number of files, or a percentage up to 100%/);
   });
