@@ -124,7 +124,6 @@ describe('a second crawl with changes', () => {
     site.gone(6);
     site.add(21);
     const second = await crawl(out);
-    expect(second.code).toBe(0);
     const files = await listFiles(out);
     expect(files).not.toContain('p/p5.htm');
     expect(files).not.toContain('p/p6.htm');
@@ -133,6 +132,13 @@ describe('a second crawl with changes', () => {
     expect(second.summary.churn).toMatchObject({ new: 1, removed: 2, failed: 0 });
     const manifest = await readManifest(out);
     expect(manifest.pages.map((page) => page.url)).not.toContain(site.product(5));
+    // Product 4 still links to product 5: a broken link, listed with it and exit 1, as a first
+    // crawl of this site says (product 6 is linked from no page fetched: just gone).
+    expect(second.code).toBe(1);
+    expect(manifest.errors).toEqual([expect.objectContaining({ url: site.product(5), status: 404, referrers: [site.product(4)] })]);
+    const third = await crawl(out);
+    expect(third.code).toBe(1);
+    expect((await readManifest(out)).errors.map((error) => error.url)).toEqual([site.product(5)]);
   });
 
   it('nothing is removed after an incomplete crawl, and the summary says why', async () => {
@@ -206,7 +212,7 @@ describe('a second crawl with changes', () => {
     expect(kept.pages.find((page) => page.file === 'p/p2.htm')).toMatchObject({ stale: true });
     expect((await runCli(['verify', out], { cwd: path.dirname(out) })).code).toBe(0);
     const forced = await crawl(out, ['--force']);
-    expect(forced.code).toBe(0);
+    expect(forced.code).toBe(1); // the products before them still link to them (see above)
     expect(forced.summary.churn.removed).toBe(5);
     expect(await listFiles(out)).not.toContain('p/p2.htm');
   });

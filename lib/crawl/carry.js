@@ -124,9 +124,12 @@ export async function failOrKeep(run, page, error) {
     return;
   }
   if (isGone(error) && run.prior?.pages.get(page.key)?.state === 'done') {
+    // Removed (after a complete crawl), and still a broken link where pages link to it: listed
+    // with the errors and its referrers, as a first crawl of the site would list it.
+    const status = /** @type {import('../errors.js').HttpStatusError} */ (error).status;
     page.record.state = 'gone';
-    page.record.status = /** @type {import('../errors.js').HttpStatusError} */ (error).status;
-    page.record.referrers = undefined;
+    page.record.status = status;
+    page.record.error = { message: /** @type {Error} */ (error).message, status };
     await run.records.put(page.record);
     run.emit('gone', { url: page.key, status: page.record.status });
     return;

@@ -207,7 +207,7 @@ async function writePass(run, naming, names, dropped, interrupted, complete, car
       return { failed, split, warnings, state, ...counters };
     }
     if (sitemap) await sitemap.finish();
-    const errors = (await run.records.list('failed')).sort((a, b) => (a.key < b.key ? -1 : 1)).map(toManifestError);
+    const errors = await errorsOf(run);
     await manifest.finish({
       errors,
       warnings: [...run.warnings, ...warnings],
@@ -640,6 +640,19 @@ function planRemoval(run, naming, complete) {
 /**
  * @param {PageRecord} record
  * @returns {import('../manifest/schema.js').ManifestError}
+ */
+/**
+ * The manifest's errors, in URL order: the pages that failed, and those gone
+ * from the site (404, 410) that pages still link to: removed, but broken links.
+ * @param {CrawlRun} run
+ */
+export async function errorsOf(run) {
+  const records = [...(await run.records.list('failed')), ...(await run.records.list('gone'))];
+  return records.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map(toManifestError);
+}
+
+/**
+ * @param {PageRecord} record
  */
 export function toManifestError(record) {
   /** @type {import('../manifest/schema.js').ManifestError} */

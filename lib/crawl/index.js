@@ -12,7 +12,7 @@ import { resolveCrawlOptions } from '../options.js';
 import { loadListedRoots } from '../sources.js';
 import { createCrawlRun, warn } from './context.js';
 import { discover } from './discover.js';
-import { finalize, outputKey, renderContext, toManifestError } from './finalize.js';
+import { finalize, outputKey, renderContext, errorsOf } from './finalize.js';
 import { EarlyWrites } from './early.js';
 import { loadPrior } from './recrawl.js';
 import { JOURNAL_FILE, createJournal, readJournal } from './journal.js';
@@ -235,7 +235,8 @@ export class Crawler extends EventEmitter {
       if (complete && blobs && target) await blobs.compact(liveBlobs(run, naming.keys));
       const { written, changes } = await tally(run, naming.keys);
       if (!interrupted) await shared?.finished();
-      const failures = (await run.records.list('failed')).sort((a, b) => (a.key < b.key ? -1 : 1)).map(toManifestError);
+      const failures = await errorsOf(run);
+      const failedHere = (await run.records.list('failed')).length;
       /** @param {import('./records.js').Change} change */
       const count = (change) => changes.get(change) ?? 0;
       return {
@@ -264,7 +265,7 @@ export class Crawler extends EventEmitter {
           sameBytes: count('same-bytes'),
           removed: outcome.removed,
           stale,
-          failed: failures.length,
+          failed: failedHere,
           filesWritten: outcome.filesWritten,
           bytesWritten: outcome.bytesWritten,
         },

@@ -543,9 +543,9 @@ export class RedisRecordStore {
       const record = decodeStored(value, key.toString());
       if (record.state === state) list.push(record);
     });
-    if (state === 'failed') {
+    if (state === 'failed' || state === 'gone') {
       const { redis, prefix } = this.frontier;
-      // The pages that linked to a failure, noted as they were found.
+      // The pages that linked to a failure (or to a page gone), noted as they were found.
       for (let start = 0; start < list.length; start += 1000) {
         const chunk = list.slice(start, start + 1000);
         const refs = await redis.hmget(`${prefix}refs`, ...chunk.map((record) => record.key)).catch((error) => { throw redis.toFrontierError(error); });
