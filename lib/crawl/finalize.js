@@ -207,7 +207,7 @@ async function writePass(run, naming, names, dropped, interrupted, complete, car
       return { failed, split, warnings, state, ...counters };
     }
     if (sitemap) await sitemap.finish();
-    const errors = await errorsOf(run);
+    const { errors } = await errorsOf(run);
     await manifest.finish({
       errors,
       warnings: [...run.warnings, ...warnings],
@@ -239,7 +239,8 @@ async function writePage(run, record, names, previous, failed, counters) {
   const blobs = /** @type {import('./blobs.js').BlobStore} */ (run.blobs);
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   const file = /** @type {string} */ (record.file);
-  const stored = previous ? run.prior?.pages.get(record.key) : undefined;
+  const last = run.prior?.pages.get(record.key);
+  const stored = previous ? last : undefined;
   const sameFile = stored?.state === 'done' && stored.file === file && stored.sha256 !== undefined
     && (await target.existing?.(file)) === stored.bytes;
   /** @type {ManifestPage['placeholders']} */
@@ -318,7 +319,8 @@ async function writePage(run, record, names, previous, failed, counters) {
         throw error;
       }
     }
-    await settleOldSiblings(run, record, lastCopy(run, record));
+    // The last state's siblings, even when its outputs are not reused (other options): they are on disk.
+    await settleOldSiblings(run, record, last?.state === 'done' && last.file === file ? last : undefined);
     if (o.precompress.length > 0) await precompress(run, record, /** @type {Buffer} */ (output), placeholders, written ? undefined : stored, counters);
   } catch (error) {
     const fatal = outputFailure(error, 'write', `${file} in ${target.location}`);
@@ -463,17 +465,6 @@ async function keepFile(run, record, stored) {
 }
 
 /**
- * The last state's copy of a page, if its file is the one this run gives it:
- * even when its outputs are not reused (other options), its siblings are on disk.
- * @param {CrawlRun} run
- * @param {PageRecord} record
- */
-function lastCopy(run, record) {
-  const last = run.prior?.pages.get(record.key);
-  return last?.state === 'done' && last.file === record.file ? last : undefined;
-}
-
-/**
  * @param {CrawlRun} run
  * @param {PageRecord} record
  * @param {StoredPage} stored
@@ -494,21 +485,33 @@ function keep(run, record, stored) {
 function pageEntry(run, record, placeholders) {
   run.stats.written++;
   run.emit('written', { url: record.key, file: record.file, bytes: record.bytes, placeholders: placeholders.length });
+  return manifestEntry(record.key, record, placeholders, record.stale === true);
+}
+
+/**
+ * A page of the manifest, from what a record or the last state says of it.
+ * @param {string} url
+ * @param {{ file?: string, status?: number, contentType?: string, bytes?: number, sha256?: string, etag?: string, lastModified?: string, render?: object }} page
+ * @param {ManifestPage['placeholders']} placeholders
+ * @param {boolean} stale
+ * @returns {ManifestPage}
+ */
+function manifestEntry(url, page, placeholders, stale) {
   /** @type {ManifestPage} */
-  const page = {
-    url: record.key,
-    file: /** @type {string} */ (record.file),
-    status: /** @type {number} */ (record.status),
-    contentType: /** @type {string} */ (record.contentType),
-    bytes: /** @type {number} */ (record.bytes),
-    sha256: /** @type {string} */ (record.sha256),
+  const entry = {
+    url,
+    file: /** @type {string} */ (page.file),
+    status: /** @type {number} */ (page.status),
+    contentType: /** @type {string} */ (page.contentType),
+    bytes: /** @type {number} */ (page.bytes),
+    sha256: /** @type {string} */ (page.sha256),
     placeholders,
   };
-  if (record.etag) page.etag = record.etag;
-  if (record.lastModified) page.lastModified = record.lastModified;
-  if (record.stale) page.stale = true;
-  if (record.render) Object.assign(page, record.render);
-  return page;
+  if (page.etag) entry.etag = page.etag;
+  if (page.lastModified) entry.lastModified = page.lastModified;
+  if (stale) entry.stale = true;
+  if (page.render) Object.assign(entry, page.render);
+  return entry;
 }
 
 /**
@@ -518,21 +521,7 @@ function pageEntry(run, record, placeholders) {
  * @returns {ManifestPage}
  */
 function keptEntry(stored) {
-  /** @type {ManifestPage} */
-  const page = {
-    url: stored.url,
-    file: /** @type {string} */ (stored.file),
-    status: /** @type {number} */ (stored.status),
-    contentType: /** @type {string} */ (stored.contentType),
-    bytes: /** @type {number} */ (stored.bytes),
-    sha256: /** @type {string} */ (stored.sha256),
-    placeholders: stored.placeholders ?? [],
-  };
-  if (stored.etag) page.etag = stored.etag;
-  if (stored.lastModified) page.lastModified = stored.lastModified;
-  page.stale = true;
-  if (stored.render) Object.assign(page, stored.render);
-  return page;
+  return manifestEntry(stored.url, stored, stored.placeholders ?? [], true);
 }
 
 /**
@@ -638,23 +627,22 @@ function planRemoval(run, naming, complete) {
 }
 
 /**
- * @param {PageRecord} record
- * @returns {import('../manifest/schema.js').ManifestError}
- */
-/**
  * The manifest's errors, in URL order: the pages that failed, and those gone
  * from the site (404, 410) that pages still link to: removed, but broken links.
  * @param {CrawlRun} run
+ * @returns {Promise<{ errors: import('../manifest/schema.js').ManifestError[], failed: number }>} failed: of them, the failures
  */
 export async function errorsOf(run) {
-  const records = [...(await run.records.list('failed')), ...(await run.records.list('gone'))];
-  return records.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map(toManifestError);
+  const failed = await run.records.list('failed');
+  const records = [...failed, ...(await run.records.list('gone'))];
+  return { errors: records.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map(toManifestError), failed: failed.length };
 }
 
 /**
  * @param {PageRecord} record
+ * @returns {import('../manifest/schema.js').ManifestError}
  */
-export function toManifestError(record) {
+function toManifestError(record) {
   /** @type {import('../manifest/schema.js').ManifestError} */
   const error = { url: record.key, message: record.error?.message ?? 'failed', referrers: record.referrers ?? [] };
   if (record.error?.status) error.status = record.error.status;

@@ -235,8 +235,7 @@ export class Crawler extends EventEmitter {
       if (complete && blobs && target) await blobs.compact(liveBlobs(run, naming.keys));
       const { written, changes } = await tally(run, naming.keys);
       if (!interrupted) await shared?.finished();
-      const failures = await errorsOf(run);
-      const failedHere = (await run.records.list('failed')).length;
+      const { errors: failures, failed: failedHere } = await errorsOf(run);
       /** @param {import('./records.js').Change} change */
       const count = (change) => changes.get(change) ?? 0;
       return {
@@ -287,7 +286,7 @@ export class Crawler extends EventEmitter {
       // The staged blobs stay for the next run once a state refers to them. A run that never
       // got OUT's lock (another crawl is writing there) touches nothing of it: those are the other's.
       if (committed || prior || journal) await blobs?.close().catch(() => {});
-      else if (lock || !stateDir) await blobs?.destroy().catch(() => {});
+      else if (lock) await blobs?.destroy().catch(() => {});
       if (target && !committed) await target.abort().catch(() => {});
       await lock?.release().catch(() => {});
       // The state directory goes when nothing is left in it.

@@ -85,12 +85,13 @@ const newRegistry = (run) => new FileRegistry({ reserved: run.options.writeSitem
 
 /**
  * Whether a file of OUT is one no crawl wrote (a robots.txt or a page put
- * there by hand), which a page must not take over: it is on disk, and the
- * last crawl's state lists it for no page. Known only with a state (a first
- * crawl has no record of what is whose) that no killed or interrupted run
- * has left behind since (its files are not in it), and a tree on a local disk. A URL's
- * own file of the last crawl costs nothing; another name costs an lstat, and
- * the first one found on disk the set of the last crawl's files.
+ * there by hand), which a new page (a URL the last state does not have) must
+ * not take over: it is on disk, and the last state lists it for no page.
+ * Known only with a state (a first crawl has no record of what is whose) that
+ * no killed or interrupted run has left behind since (its files are not in
+ * it), and a tree on a local disk. A URL the last crawl had costs a lookup
+ * (its name is the last crawl's choice, or a rename of it); a new one an
+ * lstat, and the first one found on disk the set of the last crawl's files.
  * @param {CrawlRun} run
  * @returns {((file: string, url: string) => boolean) | undefined}
  */
@@ -101,7 +102,7 @@ function foreignFiles(run) {
   /** @type {Set<string> | null} */
   let known = null;
   return (file, url) => {
-    if (prior.pages.get(url)?.file === file) return false;
+    if (prior.pages.has(url)) return false;
     try {
       lstatSync(path.join(out, ...file.split('/')));
     } catch {

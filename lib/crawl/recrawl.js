@@ -10,7 +10,7 @@ import { StateVersionError, readState } from './state.js';
  *
  * @typedef {import('./state.js').StoredPage} StoredPage
  * @typedef {import('./records.js').PageRecord} PageRecord
- * @typedef {{ get(url: string): StoredPage | undefined, readonly size: number, values(): Iterable<StoredPage> }} PageLookup
+ * @typedef {{ get(url: string): StoredPage | undefined, has(url: string): boolean, readonly size: number, values(): Iterable<StoredPage> }} PageLookup
  *   the last run's pages (stored-pages.js; a Map in a shared crawl's workers)
  * @typedef {{
  *   complete: boolean,
