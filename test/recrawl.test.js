@@ -339,6 +339,16 @@ describe('the state file', () => {
   });
 });
 
+/** A shop with an about page, crawled with --precompress gzip,br: its siblings are there. */
+async function precompressedShop() {
+  await site.close();
+  site = await startChangingSite({ products: 3, about: true });
+  const out = path.join(await dirs.make(), 'out');
+  expect((await crawl(out, ['--precompress', 'gzip,br'])).code).toBe(0);
+  expect(await listFiles(out)).toEqual(expect.arrayContaining(['about.asp.html.gz', 'about.asp.html.br']));
+  return out;
+}
+
 describe('--precompress', () => {
   it('writes .gz and .br beside files worth it, with their mtime; never for pages with price slots; refreshed and removed with their source', async () => {
     const { gunzipSync, brotliDecompressSync } = await import('node:zlib');
@@ -374,11 +384,7 @@ describe('--precompress', () => {
   });
 
   it('without --precompress, the siblings of unchanged files go too, also those an incomplete run kept', async () => {
-    await site.close();
-    site = await startChangingSite({ products: 3, about: true });
-    const out = path.join(await dirs.make(), 'out');
-    expect((await crawl(out, ['--precompress', 'gzip,br'])).code).toBe(0);
-    expect(await listFiles(out)).toEqual(expect.arrayContaining(['about.asp.html.gz', 'about.asp.html.br']));
+    const out = await precompressedShop();
     // Stops before the about page: its file and siblings are kept as they are.
     const limited = await crawl(out, ['--max-pages', '1']);
     expect(limited.summary.notCrawled).toBeGreaterThan(0);
@@ -390,11 +396,7 @@ describe('--precompress', () => {
   });
 
   it('without --precompress, the siblings a crawl made go (none is left stale beside a new file); a .gz put there by hand stays', async () => {
-    await site.close();
-    site = await startChangingSite({ products: 3, about: true });
-    const out = path.join(await dirs.make(), 'out');
-    expect((await crawl(out, ['--precompress', 'gzip,br'])).code).toBe(0);
-    expect(await listFiles(out)).toEqual(expect.arrayContaining(['about.asp.html.gz', 'about.asp.html.br']));
+    const out = await precompressedShop();
     // Not a crawl's: a sibling of a page with price slots (never precompressed), written by hand.
     await writeFile(path.join(out, 'p/p2.htm.gz'), 'mine');
 
