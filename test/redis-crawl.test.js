@@ -375,7 +375,9 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
       const body = target === '/'
         ? `<html><body>${Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">${i}</a>`).join('')}</body></html>`
         : `<html><body><a href="/">home</a> ${target}</body></html>`;
-      setTimeout(() => response.writeHead(200, { 'content-type': 'text/html' }).end(body), 40);
+      // Slow enough that no request in flight at the 429 ends (and takes the
+      // next URL) before the backoff reaches Redis, even on a loaded machine.
+      setTimeout(() => response.writeHead(200, { 'content-type': 'text/html' }).end(body), 250);
     });
     await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
     const origin = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`;
@@ -389,7 +391,8 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
       expect(results.map((result) => result.code)).toEqual([0, 0]);
       expect(JSON.parse(results[0].stdout).pages).toBe(PAGES + 1);
       const refusal = /** @type {{ at: number }} */ (log.find((entry) => entry.status === 429));
-      // Requests taken before the 429 was shared may still arrive (at most the 4 in flight); then none for 2 s.
+      // Requests taken before the 429 was shared may still arrive (a URL each
+      // process took ahead with its last result); then none for 2 s.
       const during = log.filter((entry) => entry.at > refusal.at + 50 && entry.at < refusal.at + 1800);
       expect(during.length).toBeLessThanOrEqual(4);
       const retried = /** @type {{ at: number }} */ (log.find((entry) => entry.path === '/p3' && entry.status === 200));
