@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // @ts-check
+import '../lib/start.js'; // first: a crawl's heap bound, before the other modules load
 import { run } from '../lib/cli.js';
 
 const controller = new AbortController();

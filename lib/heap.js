@@ -32,6 +32,8 @@ export function boundHeapGrowth({ liveBytes = 32 * 1024 * 1024, percent = 35, wh
     bounded = on;
     setFlags(`--heap-growing-percent=${on ? percent : 0}`);
   };
+  const again = () => { if (bounded) setFlags(`--heap-growing-percent=${percent}`); };
+  holders.add(again);
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       if (/** @type {{ detail?: { kind?: number } }} */ (/** @type {unknown} */ (entry)).detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
@@ -43,8 +45,24 @@ export function boundHeapGrowth({ liveBytes = 32 * 1024 * 1024, percent = 35, wh
   observer.observe({ entryTypes: ['gc'] });
   return () => {
     observer.disconnect();
+    holders.delete(again);
     set(false);
   };
+}
+
+/** @type {Set<() => void>} what each bound in force sets again after V8's flags were reset */
+const holders = new Set();
+
+/**
+ * Set again the flags the bounds in force hold. A new isolate's heap set-up
+ * (a worker thread's start) puts V8's growth factor of young generations
+ * back to 2 (checked: the main thread's grew to 32 MiB after one started),
+ * so threads.js calls this until each is online. A growth can still slip in
+ * meanwhile, or while a long task keeps the check from running: the young
+ * generation then ends one doubling above the cap (16 MiB).
+ */
+export function reassertHeapBounds() {
+  for (const again of holders) again();
 }
 
 /**
@@ -60,9 +78,56 @@ export function crawlBound(stats) {
   return (live) => live > 32 * 1024 * 1024 || stats.fetched >= 5000;
 }
 
+/** The size of this thread's young generation (both semi-spaces), in bytes. */
+export function youngGenerationSize() {
+  return v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
+}
+
+/**
+ * Keep the main thread's young generation at a few MiB. V8 doubles its
+ * semi-spaces whenever enough objects survive its scavenges, which a crawl's
+ * steady stream of page data always does, up to 16 MiB each here: at 200,000
+ * pages that was 34 MB of resident memory, for no speed a crawl could
+ * measure against 4 MiB semi-spaces (BENCHMARKS.md). Their largest size is
+ * fixed at start-up (`--max-semi-space-size`, on a command line we do not
+ * own: npm's shims start bin/), but V8 reads how much they grow by at each
+ * growth: once the young generation reaches `capBytes` it stops growing
+ * (`--semi-space-growth-factor=1`); when V8 shrinks it again (allocation
+ * slowed down), it may grow back to the cap. Checked after each collection
+ * this thread runs. Worker threads have a smaller cap of their own
+ * (threads.js) and grow to it whatever this flag says (checked). Loading
+ * the crawl's modules alone grows it to 16 MiB, so a crawling process calls
+ * this before it loads anything else (lib/start.js).
+ *
+ * @param {{ capBytes?: number, setFlags?: (flags: string) => void, size?: () => number }} [options]
+ *   size: the young generation's size now (for tests)
+ * @returns {() => void} stop watching, and give V8 its own growth back
+ */
+export function boundYoungGeneration({ capBytes = 8 * 1024 * 1024, setFlags = v8.setFlagsFromString, size = youngGenerationSize } = {}) {
+  let held = false;
+  /** @param {boolean} on */
+  const set = (on) => {
+    if (on === held) return;
+    held = on;
+    setFlags(`--semi-space-growth-factor=${on ? 1 : 2}`);
+  };
+  const check = () => set(size() >= capBytes);
+  const again = () => { if (held) setFlags('--semi-space-growth-factor=1'); };
+  holders.add(again);
+  const observer = new PerformanceObserver(check);
+  observer.observe({ entryTypes: ['gc'] });
+  check();
+  return () => {
+    observer.disconnect();
+    holders.delete(again);
+    set(false);
+  };
+}
+
 /**
  * The heap bound of a crawling process (`crawl`, `worker`): from 8 MiB live,
- * when crawlBound says so.
+ * when crawlBound says so. (Its young generation is bounded from the
+ * process's start: lib/start.js.)
  * @param {{ fetched: number }} stats the process's crawl counters
  * @param {{ setFlags?: (flags: string) => void }} [options] for tests
  * @returns {() => void} stop watching

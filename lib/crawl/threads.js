@@ -1,6 +1,7 @@
 // @ts-check
 import { Worker } from 'node:worker_threads';
 import { createRenderer, scanPage } from './page-work.js';
+import { reassertHeapBounds } from '../heap.js';
 
 /**
  * The crawl's worker threads: the per-page CPU work (tokenise and resolve in
@@ -146,6 +147,15 @@ export class PageThreads {
     // each worker's heap counts in the crawl's memory.
     const worker = new Worker(WORKER_URL, { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
     worker.unref(); // never what keeps the process alive
+    // Its heap's set-up puts V8's growth of young generations back: the
+    // bounds set it again until the thread is online (heap.js).
+    const again = setInterval(reassertHeapBounds, 1);
+    const started = () => {
+      clearInterval(again);
+      reassertHeapBounds();
+    };
+    worker.once('online', started);
+    worker.once('exit', started);
     /** @type {Slot} */
     const slot = { worker, ready: false, dead: false, batch: null, sentAt: 0 };
     const die = (/** @type {Error} */ error) => {

@@ -2,7 +2,8 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { boundCrawlHeap, boundHeapGrowth, crawlBound } from '../../lib/heap.js';
+import { execFileSync } from 'node:child_process';
+import { boundCrawlHeap, boundHeapGrowth, boundYoungGeneration, crawlBound } from '../../lib/heap.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = /** @type {() => void} */ (vm.runInNewContext('gc'));
@@ -90,4 +91,59 @@ describe('boundHeapGrowth', () => {
     expect(held.length).toBe(200_000);
     expect(calls[0]).toBe('--heap-growing-percent=35');
   });
+});
+
+/**
+ * A fresh Node process that keeps a share of what it allocates alive for a
+ * while (as a crawl keeps page data), then prints its young generation's size.
+ * @param {boolean} bound whether it calls boundYoungGeneration first
+ */
+function youngAfterChurn(bound) {
+  const script = `
+    import { boundYoungGeneration, youngGenerationSize } from ${JSON.stringify(new URL('../../lib/heap.js', import.meta.url).href)};
+    if (${bound}) boundYoungGeneration();
+    const keep = [];
+    for (let round = 0; round < 40; round++) {
+      for (let i = 0; i < 50_000; i++) {
+        const o = { i, s: 'page ' + i, links: [i, i + 1] };
+        if (i % 10 === 0) keep.push(o);
+        if (keep.length > 50_000) keep.splice(0, 25_000);
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    console.log(youngGenerationSize());
+  `;
+  return Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }));
+}
+
+describe('boundYoungGeneration', () => {
+  it('stops the growth at the cap, lets it grow again below, and gives V8 its growth back', async () => {
+    /** @type {string[]} */
+    const calls = [];
+    let size = 4 * 1024 * 1024;
+    const stop = boundYoungGeneration({ capBytes: 8 * 1024 * 1024, size: () => size, setFlags: (flags) => calls.push(flags) });
+    expect(calls).toEqual([]);
+    size = 8 * 1024 * 1024;
+    /** @type {string[]} */
+    const probe = [];
+    const seen = boundHeapGrowth({ liveBytes: 1, setFlags: (flags) => probe.push(flags) });
+    await collectUntil(probe, 1);
+    await collectUntil(calls, 1);
+    expect(calls).toEqual(['--semi-space-growth-factor=1']);
+    size = 2 * 1024 * 1024; // V8 shrank it
+    await collectUntil(calls, 2);
+    expect(calls).toEqual(['--semi-space-growth-factor=1', '--semi-space-growth-factor=2']);
+    size = 9 * 1024 * 1024;
+    await collectUntil(calls, 3);
+    stop();
+    seen();
+    expect(calls).toEqual(['--semi-space-growth-factor=1', '--semi-space-growth-factor=2', '--semi-space-growth-factor=1', '--semi-space-growth-factor=2']);
+  });
+
+  it('holds V8 for real: a process that keeps page-like data alive stays at the cap, where it grows past it without the bound', () => {
+    const free = youngAfterChurn(false);
+    const held = youngAfterChurn(true);
+    expect(free).toBeGreaterThan(16 * 1024 * 1024);
+    expect(held).toBeLessThanOrEqual(8.5 * 1024 * 1024);
+  }, 30_000);
 });
