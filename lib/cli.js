@@ -2,7 +2,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { CRAWL_OPTIONS, OPTION_BY_NAME, coerceOption } from './options.js';
-import { boundCrawlHeap } from './heap.js';
+import { boundCrawlHeap, releaseYoungGeneration } from './heap.js';
 import { UsageError, ConfigError } from './errors.js';
 import { explainError, formatSummary, startProgress, formatPlanRow, formatPlanTotals, formatWhy, redact } from './report.js';
 import { findConfig, loadConfigFile, CONFIG_FILES } from './config.js';
@@ -264,6 +264,8 @@ async function crawlAction(flags, io) {
   const { json, quiet, ...options } = flags;
   // A shared crawl may take its Redis from the environment.
   if (options.crawlId !== undefined && options.frontier === undefined && io.env?.REDIS_URL) options.frontier = io.env.REDIS_URL;
+  // A shared crawl's coordinator keeps V8's own young generation (heap.js).
+  if (options.frontier !== undefined) releaseYoungGeneration();
   // The engine (and its HTTP client) is loaded by the commands that crawl, not with the CLI.
   const { Crawler } = await import('./crawl/index.js');
   let crawler;

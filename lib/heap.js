@@ -117,11 +117,26 @@ export function boundYoungGeneration({ capBytes = 8 * 1024 * 1024, setFlags = v8
   const observer = new PerformanceObserver(check);
   observer.observe({ entryTypes: ['gc'] });
   check();
-  return () => {
+  const stop = () => {
     observer.disconnect();
     holders.delete(again);
     set(false);
+    if (youngBound === stop) youngBound = null;
   };
+  youngBound = stop;
+  return stop;
+}
+
+/** @type {(() => void) | null} the young generation's bound in force, if any */
+let youngBound = null;
+
+/**
+ * Give the young generation's growth back to V8 (the bound start.js set):
+ * for a shared crawl's coordinator, which feeds on every process's pages
+ * and spent about 10 % more CPU a page with the bound (BENCHMARKS.md).
+ */
+export function releaseYoungGeneration() {
+  youngBound?.();
 }
 
 /**

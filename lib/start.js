@@ -1,12 +1,14 @@
 // @ts-check
 /**
  * The first module the command line loads (bin/prerender.js imports it
- * before anything else): a crawling command (`crawl`, `worker`) bounds its
- * young generation before its other modules are loaded, which alone would
- * grow it to 16 MiB (heap.js). The other commands (`serve` above all) keep
- * V8's own policy.
+ * before anything else): `crawl` bounds its young generation before its
+ * other modules are loaded, which alone would grow it to 16 MiB (heap.js).
+ * The other commands keep V8's own policy: `serve` above all, and `worker`,
+ * which holds no crawl's state; a shared crawl (`--frontier`) gives it back
+ * once its options are read (cli.js): four processes on two cores spent
+ * more CPU a page with it (BENCHMARKS.md).
  */
 import { boundYoungGeneration } from './heap.js';
 
 const command = process.argv[2];
-if (command === 'crawl' || command === 'worker') boundYoungGeneration();
+if (command === 'crawl') boundYoungGeneration();

@@ -3,7 +3,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { boundCrawlHeap, boundHeapGrowth, boundYoungGeneration, crawlBound } from '../../lib/heap.js';
+import { boundCrawlHeap, boundHeapGrowth, boundYoungGeneration, crawlBound, releaseYoungGeneration } from '../../lib/heap.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = /** @type {() => void} */ (vm.runInNewContext('gc'));
@@ -138,6 +138,17 @@ describe('boundYoungGeneration', () => {
     stop();
     seen();
     expect(calls).toEqual(['--semi-space-growth-factor=1', '--semi-space-growth-factor=2', '--semi-space-growth-factor=1', '--semi-space-growth-factor=2']);
+  });
+
+  it('releaseYoungGeneration gives the growth back (a shared crawl), once', () => {
+    /** @type {string[]} */
+    const calls = [];
+    const stop = boundYoungGeneration({ capBytes: 8, size: () => 16, setFlags: (flags) => calls.push(flags) });
+    expect(calls).toEqual(['--semi-space-growth-factor=1']);
+    releaseYoungGeneration();
+    releaseYoungGeneration();
+    stop();
+    expect(calls).toEqual(['--semi-space-growth-factor=1', '--semi-space-growth-factor=2']);
   });
 
   it('holds V8 for real: a process that keeps page-like data alive stays at the cap, where it grows past it without the bound', () => {
