@@ -5,7 +5,7 @@
  * given churn, against the first (full) crawl, in the form of the 1999
  * Content Deployment study's churn table.
  *
- *   node bench/recrawl-bench.js [--products 20000] [--rounds 3] [--settle 60] [--etag]
+ *   node bench/recrawl-bench.js [--products 20000] [--rounds 3] [--settle 60] [--etag] [--resume-after S]
  *
  * Each round: bench/origin.js serves the shop with every product unchanged;
  * a first crawl into a fresh OUT; then the origin is restarted on the same
@@ -17,7 +17,10 @@
  * unchanged ones are found by their bytes. Per run: wall time (spawn to
  * exit), crawler CPU (user + sys of the crawler process, getrusage at exit
  * through bench/lib/rusage.js), peak RSS (ru_maxrss), files and bytes written
- * (the crawl's --json churn). The median over rounds is reported, with each
+ * (the crawl's --json churn). With --resume-after S, each round also crawls
+ * into a fresh OUT, kills that crawl with SIGKILL S seconds after its start,
+ * and measures the same command run again, which resumes it (issue 13's
+ * "resumed" crawl). The median over rounds is reported, with each
  * re-crawl's time as a share of the first crawl's. Results go to
  * bench/results/ (git-ignored).
  *
@@ -37,7 +40,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..');
 const SCENARIOS = [0, 10, 100];
 
-const USAGE = `usage: node bench/recrawl-bench.js [--products 20000] [--rounds 3] [--settle 60] [--etag]
+const USAGE = `usage: node bench/recrawl-bench.js [--products 20000] [--rounds 3] [--settle 60] [--etag] [--resume-after S]
 The re-crawl benchmark: what a second crawl into the same OUT costs at a given
 churn (0, 10 and 100 % of the product pages changed), against the first (full)
 crawl; the median over rounds. Results go to bench/results/ (git-ignored).
@@ -45,7 +48,10 @@ crawl; the median over rounds. Results go to bench/results/ (git-ignored).
   --rounds N     rounds (default 3)
   --settle S     seconds to wait before each round's first crawl (default 60)
   --etag         the origin sends ETags and answers If-None-Match with 304
-                 (conditional requests); without, every page is fetched in full`;
+                 (conditional requests); without, every page is fetched in full
+  --resume-after S  also per round: a first crawl into a fresh OUT killed with
+                 SIGKILL S seconds after its start, then the same command
+                 again, which resumes it (measured: the "resumed" row)`;
 
 /** @type {Set<import('node:child_process').ChildProcess>} */
 const children = new Set();
@@ -78,14 +84,40 @@ async function stop(child) {
 }
 
 /**
+ * The crawl command's arguments.
+ * @param {string} origin
+ * @param {string} out
+ * @param {number} totalPages
+ */
+const crawlArgs = (origin, out, totalPages) => [path.join(REPO, 'bin', 'prerender.js'),
+  'crawl', `${origin}/st/dir.asp`, '-i', '/st/dir.asp', '/st/product.asp', '-o', out, '--quiet', '--json', '--max-pages', String(totalPages + 10)];
+
+/**
+ * A crawl killed with SIGKILL `seconds` after its start (what a resumed crawl picks up).
+ * @param {string} origin
+ * @param {string} out
+ * @param {number} totalPages
+ * @param {number} seconds
+ */
+async function killedCrawl(origin, out, totalPages, seconds) {
+  const child = spawn(process.execPath, crawlArgs(origin, out, totalPages), { stdio: ['ignore', 'ignore', 'inherit'] });
+  children.add(child);
+  const exited = once(child, 'exit');
+  const timer = setTimeout(() => child.kill('SIGKILL'), seconds * 1000);
+  const [code, signal] = await exited;
+  clearTimeout(timer);
+  children.delete(child);
+  if (signal !== 'SIGKILL') throw new Error(`the crawl to kill ended by itself (exit ${code}) before ${seconds} s: give --resume-after a smaller value`);
+}
+
+/**
  * @param {string} origin
  * @param {string} out
  * @param {number} totalPages
  */
 async function runCrawler(origin, out, totalPages) {
   const usageFile = path.join(path.dirname(out), 'crawler-rusage.json');
-  const args = ['--import', pathToFileURL(path.join(HERE, 'lib', 'rusage.js')).href, path.join(REPO, 'bin', 'prerender.js'),
-    'crawl', `${origin}/st/dir.asp`, '-i', '/st/dir.asp', '/st/product.asp', '-o', out, '--quiet', '--json', '--max-pages', String(totalPages + 10)];
+  const args = ['--import', pathToFileURL(path.join(HERE, 'lib', 'rusage.js')).href, ...crawlArgs(origin, out, totalPages)];
   const started = performance.now();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PRERENDER_BENCH_RUSAGE: usageFile } });
   children.add(child);
@@ -125,6 +157,7 @@ async function main() {
     rounds: { type: 'string', default: '3' },
     settle: { type: 'string', default: '60' },
     etag: { type: 'boolean', default: false },
+    'resume-after': { type: 'string', default: '0' },
   }, USAGE);
   const products = Number(values.products);
   const rounds = Number(values.rounds);
@@ -133,10 +166,12 @@ async function main() {
     if (!(Number.isInteger(value) && value > 0)) usageError('recrawl-bench', `--${name} must be a whole number > 0, got ${JSON.stringify(values[name])}`);
   }
   if (!(settle >= 0)) usageError('recrawl-bench', `--settle must be a number of seconds >= 0, got ${JSON.stringify(values.settle)}`);
+  const resumeAfter = Number(values['resume-after']);
+  if (!(resumeAfter >= 0)) usageError('recrawl-bench', `--resume-after must be a number of seconds >= 0, got ${JSON.stringify(values['resume-after'])}`);
   const totalPages = products + Math.ceil(products / 1000);
   const base = await mkdtemp(path.join(os.tmpdir(), 'prerender-recrawl-bench-'));
   /** @type {Record<string, ReturnType<typeof runCrawler> extends Promise<infer R> ? R[] : never>} */
-  const runs = { first: [], ...Object.fromEntries(SCENARIOS.map((churn) => [`${churn}%`, []])) };
+  const runs = { first: [], ...Object.fromEntries(SCENARIOS.map((churn) => [`${churn}%`, []])), ...(resumeAfter > 0 ? { resumed: [] } : {}) };
   try {
     for (let round = 1; round <= rounds; round++) {
       const out = path.join(base, `round-${round}`, 'out');
@@ -158,6 +193,18 @@ async function main() {
         if (again.code !== 0) throw new Error(`the re-crawl at ${churn}% churn exited ${again.code}`);
         runs[`${churn}%`].push(again);
         process.stderr.write(`bench: round ${round}: ${churn}% churn ${(again.wallMs / 1000).toFixed(1)} s, ${again.churn.filesWritten} files written\n`);
+      }
+      if (resumeAfter > 0) {
+        await stop(origin.child);
+        origin = await startOrigin({ products, port, changed: 0, etag: values.etag === true });
+        const killedOut = path.join(base, `round-${round}`, 'resumed', 'out');
+        mkdirSync(path.dirname(killedOut), { recursive: true });
+        await killedCrawl(origin.url, killedOut, totalPages, resumeAfter);
+        const resumed = await runCrawler(origin.url, killedOut, totalPages);
+        if (resumed.code !== 0) throw new Error(`the resumed crawl exited ${resumed.code}`);
+        runs.resumed.push(resumed);
+        process.stderr.write(`bench: round ${round}: killed at ${resumeAfter} s, resumed in ${(resumed.wallMs / 1000).toFixed(1)} s, ${resumed.churn.filesWritten} files written\n`);
+        await rm(path.dirname(killedOut), { recursive: true, force: true });
       }
       await stop(origin.child);
     }
@@ -184,7 +231,7 @@ async function main() {
     '',
     '| crawl | changed | 304 | same bytes | files written | time | % of first crawl | CPU ms/page | peak RSS |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map((row) => `| ${row.scenario === 'first' ? 'first (full)' : `again, ${row.scenario} churn`} | ${row.changed} | ${row.notModified} | ${row.sameBytes} | ${row.filesWritten} | ${row.wallS.toFixed(1)} s | ${(row.share * 100).toFixed(0)} % | ${row.cpuMsPerPage.toFixed(3)} | ${row.peakRssMB.toFixed(0)} MB |`),
+    ...rows.map((row) => `| ${row.scenario === 'first' ? 'first (full)' : row.scenario === 'resumed' ? `resumed (killed at ${resumeAfter} s)` : `again, ${row.scenario} churn`} | ${row.changed} | ${row.notModified} | ${row.sameBytes} | ${row.filesWritten} | ${row.wallS.toFixed(1)} s | ${(row.share * 100).toFixed(0)} % | ${row.cpuMsPerPage.toFixed(3)} | ${row.peakRssMB.toFixed(0)} MB |`),
   ];
   const at = (/** @type {string} */ scenario) => /** @type {typeof rows[number]} */ (rows.find((row) => row.scenario === scenario));
   const targets = [

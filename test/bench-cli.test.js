@@ -48,6 +48,12 @@ describe('the benchmark scripts', () => {
     expect(stderr).toBe('wakeup-bench: --gaps must be comma-separated numbers >= 0, got "x" (see --help)\n');
   });
 
+  it('recrawl-bench.js --resume-after: a bad value is one line and exit 2', async () => {
+    const { code, stderr } = await run('recrawl-bench.js', ['--resume-after=-1']);
+    expect(code).toBe(2);
+    expect(stderr).toBe('recrawl-bench: --resume-after must be a number of seconds >= 0, got "-1" (see --help)\n');
+  });
+
   it.each(['SIGTERM', 'SIGINT'])('origin.js --workers 2 ends, workers and all, on %s', async (signal) => {
     const child = spawn(process.execPath, [path.join(BENCH, 'origin.js'), '--products', '10', '--workers', '2'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const url = await new Promise((resolve) => child.stdout.once('data', (chunk) => resolve(String(chunk).trim())));
