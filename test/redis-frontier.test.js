@@ -158,6 +158,8 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     await b.records.put(stale); // b read it while it was queued
     expect(await stored('http://h/')).toMatchObject({ state: 'done', wanted: 'index.html', hops: 0 });
     expect((await b.records.list('done')).map((r) => r.key)).toEqual(['http://h/']);
+    expect((await b.records.list(['queued', 'done'])).map((r) => r.key)).toEqual(['http://h/']);
+    expect(await b.records.list(['failed', 'gone'])).toEqual([]);
   });
 
   it('does not start the crawl before the coordinator has added the roots', async () => {

@@ -633,9 +633,9 @@ function planRemoval(run, naming, complete) {
  * @returns {Promise<{ errors: import('../manifest/schema.js').ManifestError[], failed: number }>} failed: of them, the failures
  */
 export async function errorsOf(run) {
-  const failed = await run.records.list('failed');
-  const records = [...failed, ...(await run.records.list('gone'))];
-  return { errors: records.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map(toManifestError), failed: failed.length };
+  const records = await run.records.list(['failed', 'gone']);
+  const failed = records.reduce((n, record) => n + (record.state === 'failed' ? 1 : 0), 0);
+  return { errors: records.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map(toManifestError), failed };
 }
 
 /**

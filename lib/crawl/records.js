@@ -60,7 +60,7 @@ import { FieldCodec } from './fields.js';
  *   get(key: string): Promise<PageRecord | undefined>,
  *   getMany?(keys: string[]): Promise<(PageRecord | undefined)[]>,
  *   put(record: PageRecord): Promise<void>,
- *   list(state: RecordState): Promise<PageRecord[]>,
+ *   list(states: RecordState | RecordState[]): Promise<PageRecord[]>,
  *   keys(state: RecordState): Promise<string[]>,
  *   close(): Promise<void>,
  * }} RecordStore
@@ -266,9 +266,9 @@ export class MemoryRecordStore {
     if (this.#taken.get(record.key) === record) this.#taken.delete(record.key);
   }
 
-  /** @param {RecordState} state */
-  async list(state) {
-    return [...this.#inState(state)].map((slot) => this.#taken.get(this.#arena.keys[slot]) ?? this.#decode(slot, this.#arena.keys[slot]));
+  /** @param {RecordState | RecordState[]} states */
+  async list(states) {
+    return [...this.#inState(states)].map((slot) => this.#taken.get(this.#arena.keys[slot]) ?? this.#decode(slot, this.#arena.keys[slot]));
   }
 
   /** @param {RecordState} state */
@@ -277,16 +277,17 @@ export class MemoryRecordStore {
   }
 
   /**
-   * The slots of the records in a state (a taken record by its state now).
-   * @param {RecordState} state
+   * The slots of the records in any of these states (a taken record by its state now), in one pass.
+   * @param {RecordState | RecordState[]} states
    */
-  * #inState(state) {
-    const code = STATE_CODE.get(state);
+  * #inState(states) {
+    const wanted = new Set([states].flat());
+    const codes = new Set([...wanted].map((state) => STATE_CODE.get(state)));
     const keys = this.#arena.keys;
     const anyTaken = this.#taken.size > 0;
     for (let slot = 0; slot < keys.length; slot++) {
       const taken = anyTaken ? this.#taken.get(keys[slot]) : undefined;
-      if (taken ? taken.state === state : this.#state[slot] === code) yield slot;
+      if (taken ? wanted.has(taken.state) : codes.has(this.#state[slot])) yield slot;
     }
   }
 

@@ -532,22 +532,29 @@ export class RedisRecordStore {
     return keys;
   }
 
-  /** @param {RecordState} state */
-  async list(state) {
+  /**
+   * The records in any of these states, in one scan of the records.
+   * @param {RecordState | RecordState[]} states
+   */
+  async list(states) {
+    const wanted = new Set([states].flat());
+    const queued = wanted.has('queued');
+    const others = wanted.size > (queued ? 1 : 0);
     /** @type {PageRecord[]} */
     const list = [];
     await this.#scan((key, value) => {
       const first = value[0];
       // d, x: no longer queued; q, r, Q, R: queued
-      if ((first === 0x64 || first === 0x78) !== (state !== 'queued')) return;
+      if ((first === 0x64 || first === 0x78) ? !others : !queued) return;
       const record = decodeStored(value, key.toString());
-      if (record.state === state) list.push(record);
+      if (wanted.has(record.state)) list.push(record);
     });
-    if (state === 'failed' || state === 'gone') {
+    // The pages that linked to a failure (or to a page gone), noted as they were found.
+    const broken = list.filter((record) => record.state === 'failed' || record.state === 'gone');
+    if (broken.length > 0) {
       const { redis, prefix } = this.frontier;
-      // The pages that linked to a failure (or to a page gone), noted as they were found.
-      for (let start = 0; start < list.length; start += 1000) {
-        const chunk = list.slice(start, start + 1000);
+      for (let start = 0; start < broken.length; start += 1000) {
+        const chunk = broken.slice(start, start + 1000);
         const refs = await redis.hmget(`${prefix}refs`, ...chunk.map((record) => record.key)).catch((error) => { throw redis.toFrontierError(error); });
         chunk.forEach((record, i) => { record.referrers = refs[i] ? refs[i].split('\n') : []; });
       }

@@ -204,6 +204,10 @@ describe('MemoryRecordStore (packed)', () => {
     }
     expect((await store.keys('done')).sort()).toEqual([0, 2, 6, 8].map(key).sort());
     expect((await store.list('redirect')).map((record) => [record.key, record.location])).toEqual([[key(4), key(5)]]);
+    // several states in one pass (the manifest's errors: failed and gone), the taken one as it is now
+    const taken = /** @type {import('../../lib/crawl/records.js').PageRecord} */ (await store.get(key(8)));
+    taken.state = 'gone';
+    expect((await store.list(['redirect', 'gone'])).map((record) => record.key).sort()).toEqual([key(4), key(8)].sort());
     expect((await store.keys('queued')).length).toBe(5);
     expect(await store.get('http://unknown.test/')).toBeUndefined();
   });
