@@ -78,6 +78,9 @@ export function crawlBound(stats) {
   return (live) => live > 32 * 1024 * 1024 || stats.fetched >= 5000;
 }
 
+/** @type {(() => void) | null} the young generation's bound in force, if any */
+let youngBound = null;
+
 /** The size of this thread's young generation (both semi-spaces), in bytes. */
 export function youngGenerationSize() {
   return v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
@@ -127,9 +130,6 @@ export function boundYoungGeneration({ capBytes = 8 * 1024 * 1024, setFlags = v8
   return stop;
 }
 
-/** @type {(() => void) | null} the young generation's bound in force, if any */
-let youngBound = null;
-
 /**
  * Give the young generation's growth back to V8 (the bound start.js set):
  * for a shared crawl's coordinator, which feeds on every process's pages
@@ -141,8 +141,8 @@ export function releaseYoungGeneration() {
 
 /**
  * The heap bound of a crawling process (`crawl`, `worker`): from 8 MiB live,
- * when crawlBound says so. (Its young generation is bounded from the
- * process's start: lib/start.js.)
+ * when crawlBound says so. (A local crawl's young generation is bounded
+ * from the process's start: lib/start.js.)
  * @param {{ fetched: number }} stats the process's crawl counters
  * @param {{ setFlags?: (flags: string) => void }} [options] for tests
  * @returns {() => void} stop watching

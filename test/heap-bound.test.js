@@ -2,7 +2,8 @@
 /**
  * A crawling command's young generation stays at 8 MiB (lib/start.js,
  * heap.js): measured in a real crawl through bin/, worker threads and all,
- * against the same crawl run without the bound.
+ * against the same crawl run without the bound; a crawl shared through
+ * Redis gives it back (its coordinator spent more CPU a page with it).
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -11,6 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShop } from '../fixtures/shop.js';
 import { BIN } from './helpers/cli.js';
+import { HAVE_REDIS, startRedis } from './helpers/redis.js';
 
 const CAP = 8.5 * 1024 * 1024;
 // A growth can slip in before the bound is set again (a worker thread's start resets it; heap.js): one doubling at most.
@@ -65,5 +67,16 @@ process.exitCode = await run(${JSON.stringify(crawlArgs('free'))}, { stdin: proc
     expect(held.code).toBe(0);
     expect(free.young).toBeGreaterThan(SLIP);
     expect(held.young).toBeLessThanOrEqual(SLIP);
+  }, 90_000);
+
+  it.skipIf(!HAVE_REDIS)('a crawl shared through Redis (--frontier) gives the growth back to V8', async () => {
+    const redis = await startRedis();
+    try {
+      const shared = await crawl([BIN, ...crawlArgs('shared'), '--frontier', redis.url, '--crawl-id', 'young']);
+      expect(shared.code).toBe(0);
+      expect(shared.young).toBeGreaterThan(SLIP);
+    } finally {
+      await redis.stop();
+    }
   }, 90_000);
 });
