@@ -51,6 +51,9 @@ export const DEFAULT_RENDER_TABS = Math.min(16, Math.max(2, DEFAULT_THREADS));
 /** Pages a crawl fetches before its worker threads start (a small crawl does not pay for them). */
 export const THREADS_FROM = 64;
 
+/** What --prune-max takes. */
+const PRUNE_MAX = 'a whole number of files, or a percentage up to 100% such as "10%"';
+
 /** @type {OptionSpec[]} */
 export const CRAWL_OPTIONS = [
   { name: 'out', flags: '-o, --out <dir>', type: 'string', default: './prerendered', description: 'output directory' },
@@ -83,7 +86,7 @@ export const CRAWL_OPTIONS = [
   { name: 'precompress', flags: '--precompress <formats>', type: 'string', check: (item) => (/^(gzip|br)(,(gzip|br))*$/.test(item) ? null : 'gzip, br or gzip,br'), description: 'write FILE.gz and/or FILE.br beside each HTML, CSS, JS, SVG, JSON, XML and text file of at least 1 KiB they make at least 10% smaller (never a page with price slots), for nginx gzip_static/brotli_static and prerender serve' },
   { name: 'resume', flags: '--resume', type: 'boolean', default: true, description: 'go on from where a killed or interrupted crawl into OUT stopped, without fetching again the pages it had (on by default; --no-resume starts over)' },
   { name: 'ignore', flags: '--ignore <regex...>', type: 'string[]', default: [], check: checkRegex, description: 'spans of a page to ignore when telling whether it changed since the last crawl (a "generated at" time, a session id): a page that differs only there is not written again' },
-  { name: 'pruneMax', flags: '--prune-max <n|n%>', type: 'string', numeric: 'a whole number of files, or a percentage up to 100% such as "10%"', default: '10%', check: (item) => (/^\d+$/.test(item) || (/^\d+(\.\d+)?%$/.test(item) && Number(item.slice(0, -1)) <= 100) ? null : 'a whole number of files, or a percentage up to 100% such as "10%"'), description: 'refuse to remove more files of pages gone than this (a number, or a percentage of the last crawl\'s pages)' },
+  { name: 'pruneMax', flags: '--prune-max <n|n%>', type: 'string', numeric: PRUNE_MAX, default: '10%', check: (item) => (/^\d+$/.test(item) || (/^\d+(\.\d+)?%$/.test(item) && Number(item.slice(0, -1)) <= 100) ? null : PRUNE_MAX), description: 'refuse to remove more files of pages gone than this (a number, or a percentage of the last crawl\'s pages)' },
   { name: 'force', flags: '--force', type: 'boolean', default: false, description: 'remove the files of pages gone even past --prune-max' },
   { name: 'render', flags: '--render', type: 'boolean', default: false, description: 'render in-scope text/html pages in headless Chromium (fetched once by prerender, handed to the browser) and write the rendered DOM' },
   { name: 'renderOnly', flags: '--render-only <pattern...>', type: 'string[]', default: [], check: checkPattern, description: 'with --render, render only pages matching these patterns (syntax of --include)' },
