@@ -198,6 +198,23 @@ describe('a second crawl with changes', () => {
     expect(await readFile(path.join(out, 'robots.txt'), 'utf8')).toBe('User-agent: *');
   });
 
+  it('a page renamed onto a file no crawl wrote gets another name; the file stays as it was', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    await writeFile(path.join(out, 'p/mine.htm'), 'mine');
+    site.rename(3, 'mine.htm');
+    site.change(3);
+    const second = await crawl(out);
+    expect(second.code).toBe(0);
+    expect(await readFile(path.join(out, 'p/mine.htm'), 'utf8')).toBe('mine');
+    const manifest = await readManifest(out);
+    expect(manifest.pages.find((entry) => entry.url === site.product(3))?.file).toBe('p/mine-2.htm');
+    expect(await readFile(path.join(out, 'p/mine-2.htm'), 'utf8')).toContain('Product 3');
+    expect(manifest.warnings.find((warning) => warning.code === 'NAME_COLLISION')?.message).toMatch(/a file no crawl wrote/);
+    // A page that keeps its name is not checked against the tree: its own file is on disk.
+    expect(manifest.pages.find((entry) => entry.url === site.product(4))?.file).toBe('p/p4.htm');
+  });
+
   it('--prune-max refuses a larger removal (exit 1, nothing removed); --force removes', async () => {
     const out = path.join(await dirs.make(), 'out');
     await crawl(out);

@@ -151,6 +151,34 @@ export class FieldCodec {
   }
 
   /**
+   * One field of `bytes`, without decoding the others (undefined when absent).
+   * @param {Uint8Array} bytes
+   * @param {string} wanted
+   * @returns {any}
+   */
+  field(bytes, wanted) {
+    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let at = 0;
+    while (at < buffer.length) {
+      const tag = buffer[at++];
+      if (tag === EXTRA) return this.decode(buffer.subarray(at - 1), /** @type {Record<string, any>} */ ({}))[wanted];
+      const field = this.fields[(tag & ~AS_JSON) - 1];
+      if (!field) throw new Error(`unknown field ${tag} in packed bytes`);
+      const [name, kind] = field;
+      let next = at;
+      if (tag & AS_JSON || !(kind === 'hex' || kind === 'flag' || kind === 'uint' || kind === 'common' || Array.isArray(kind))) {
+        const [length, start] = varintAt(buffer, at);
+        next = start + length;
+      } else if (kind === 'hex') next = at + 32;
+      else if (kind === 'uint' || kind === 'common') next = varintAt(buffer, at)[1];
+      else if (Array.isArray(kind)) next = at + 1;
+      if (name === wanted) return this.decode(buffer.subarray(at - 1, next), /** @type {Record<string, any>} */ ({}))[wanted];
+      at = next;
+    }
+    return undefined;
+  }
+
+  /**
    * A common string's number (a new one while there is room), or -1.
    * @param {string} value
    */

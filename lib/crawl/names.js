@@ -85,13 +85,14 @@ const newRegistry = (run) => new FileRegistry({ reserved: run.options.writeSitem
 
 /**
  * Whether a file of OUT is one no crawl wrote (a robots.txt or a page put
- * there by hand), which a new page (a URL the last state does not have) must
- * not take over: it is on disk, and the last state lists it for no page.
+ * there by hand), which no page may take over, new or renamed: it is on
+ * disk, and the last state lists it for no page.
  * Known only with a state (a first crawl has no record of what is whose) that
  * no killed or interrupted run has left behind since (its files are not in
- * it), and a tree on a local disk. A URL the last crawl had costs a lookup
- * (its name is the last crawl's choice, or a rename of it); a new one an
- * lstat, and the first one found on disk the set of the last crawl's files.
+ * it), and a tree on a local disk. A URL the last crawl had, under the same
+ * file, costs a lookup of that one field; a new one (or one renamed, by its
+ * name header or a collision) an lstat, and the first one found on disk the
+ * set of the last crawl's files.
  * @param {CrawlRun} run
  * @returns {((file: string, url: string) => boolean) | undefined}
  */
@@ -101,8 +102,10 @@ function foreignFiles(run) {
   if (!prior?.ownsTree || typeof out !== 'string') return undefined;
   /** @type {Set<string> | null} */
   let known = null;
+  const pages = prior.pages;
   return (file, url) => {
-    if (prior.pages.has(url)) return false;
+    // A URL the last crawl had, under the file it had then; a rename of it is checked like a new page.
+    if (pages.has(url) && (pages.field ? pages.field(url, 'file') : pages.get(url)?.file) === file) return false;
     try {
       lstatSync(path.join(out, ...file.split('/')));
     } catch {

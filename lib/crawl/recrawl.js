@@ -10,8 +10,8 @@ import { StateVersionError, readState } from './state.js';
  *
  * @typedef {import('./state.js').StoredPage} StoredPage
  * @typedef {import('./records.js').PageRecord} PageRecord
- * @typedef {{ get(url: string): StoredPage | undefined, has(url: string): boolean, readonly size: number, values(): Iterable<StoredPage> }} PageLookup
- *   the last run's pages (stored-pages.js; a Map in a shared crawl's workers)
+ * @typedef {{ get(url: string): StoredPage | undefined, has(url: string): boolean, readonly size: number, values(): Iterable<StoredPage>, field?: (url: string, name: 'file') => string | undefined }} PageLookup
+ *   the last run's pages (stored-pages.js; a Map in a shared crawl's workers); field: one field of a page, not the whole
  * @typedef {{
  *   complete: boolean,
  *   pages: PageLookup,

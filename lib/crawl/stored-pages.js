@@ -67,6 +67,23 @@ export class StoredPages {
     return page;
   }
 
+  /**
+   * One field of a page, without decoding the rest (a lookup per page of a whole run).
+   * @template {keyof T & string} K
+   * @param {string} url
+   * @param {K} name
+   * @returns {T[K] | undefined}
+   */
+  field(url, name) {
+    const recent = this.#recent.get(url);
+    if (recent) return recent[name];
+    const slot = this.#arena.slotOf(url);
+    if (slot === undefined) return undefined;
+    const bytes = this.#arena.read(slot, this.#column);
+    if (bytes === undefined || (bytes.length === 1 && bytes[0] === 0)) return undefined;
+    return CODEC.field(bytes, name);
+  }
+
   /** @param {string} url */
   has(url) {
     const slot = this.#arena.slotOf(url);

@@ -49,6 +49,16 @@ describe('FieldCodec', () => {
     expect(common.decode(Buffer.from(common.encode({ type: 7 })), {})).toEqual({ type: 7 });
   });
 
+  it('reads one field without the others, in each form, past fields of every form', () => {
+    const object = { n: 300000, s: 'héllo ✓', h: HEX, j: { a: [1, 'x'] }, f: true, e: 'b', other: 'x' };
+    const bytes = Buffer.from(codec.encode(object));
+    for (const [name, value] of Object.entries(object)) expect(codec.field(bytes, name)).toEqual(value);
+    const odd = Buffer.from(codec.encode({ n: -1, h: 'not hex', s: 'after' }));
+    expect(codec.field(odd, 's')).toBe('after');
+    expect(codec.field(odd, 'h')).toBe('not hex');
+    expect(codec.field(odd, 'j')).toBeUndefined();
+  });
+
   it('grows its scratch buffer for a large value', () => {
     const big = 'x'.repeat(100_000);
     expect(codec.decode(Buffer.from(codec.encode({ s: big })), {})).toEqual({ s: big });
@@ -228,6 +238,9 @@ describe('StoredPages', () => {
     expect(pages.has('http://a.test/3')).toBe(false);
     expect(pages.get('http://a.test/3')).toBeUndefined();
     expect([...pages.values()]).toEqual(list);
+    expect(pages.field('http://a.test/1', 'file')).toBe('a/1.html');
+    expect(pages.field('http://a.test/2', 'file')).toBeUndefined();
+    expect(pages.field('http://a.test/3', 'file')).toBeUndefined();
     // set again: the new value, not the one decoded before
     pages.set('http://a.test/2', { ...list[1], status: 308 });
     expect(pages.get('http://a.test/2')?.status).toBe(308);
