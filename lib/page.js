@@ -87,33 +87,104 @@ export function resolveLinks(scan, pageUrl) {
 export const KIND_CODES = /** @type {const} */ (['navigation', 'requisite', 'form', 'canonical']);
 
 /**
- * A compact JSON form of a resolved scan, to stage beside the body.
- * @param {DocumentScan} scan
+ * A scan's links as lines, a line each: its kind's code and its key (none
+ * when it is not http(s)). A canonical key has no line break: the URL parser
+ * strips them.
+ * @param {{ kind: import('./html/scan.js').LinkKind, key?: string | null }[]} links
  */
-export function encodeScan(scan) {
-  return Buffer.from(JSON.stringify([
-    scan.links.map((link) => [link.start, link.end, KIND_CODES.indexOf(link.kind), link.attr ?? '', link.value, link.key ?? null, link.hash ?? '']),
+export function linkLines(links) {
+  let lines = '';
+  for (const link of links) lines += `${KIND_CODES.indexOf(link.kind)}${link.key ?? ''}\n`;
+  return lines;
+}
+
+/**
+ * The links of `linkLines`, as the links step reads them.
+ * @param {string} lines
+ * @returns {{ key: string | null, kind: import('./html/scan.js').LinkKind }[]}
+ */
+export function parseLinkLines(lines) {
+  const links = [];
+  let at = 0;
+  while (at < lines.length) {
+    const end = lines.indexOf('\n', at);
+    const kind = KIND_CODES[lines.charCodeAt(at) - 48] ?? 'navigation';
+    const key = lines.slice(at + 1, end);
+    links.push({ key: key === '' ? null : key, kind });
+    at = end + 1;
+  }
+  return links;
+}
+
+/** First bytes of a staged scan: "[" (the JSON form of older runs' scans), "K", or "N" (nofollow). */
+const OLD_FORM = 0x5b;
+const NOFOLLOW = 0x4e;
+
+/**
+ * A resolved scan, to stage beside the body: "K" (or "N" for a page that
+ * says nofollow), its `linkLines`, an empty line, then the rest as compact
+ * JSON. The links come first so that a page carried over (a 304) reads just
+ * them (`decodeLinks`), not every link's offsets and text.
+ * @param {DocumentScan} scan
+ * @param {string} [lines] its linkLines, when the caller has them
+ */
+export function encodeScan(scan, lines = linkLines(scan.links)) {
+  return Buffer.from(`${scan.nofollow ? 'N' : 'K'}${lines}\n${JSON.stringify([
+    scan.links.map((link) => [link.start, link.end, link.attr ?? '', link.value, link.hash ?? '']),
     scan.base,
     scan.slots.map((slot) => [slot.start, slot.end, slot.sku]),
     scan.metaSku,
     scan.unclosedSlots,
-    scan.nofollow ? 1 : 0,
-  ]));
+  ])}`);
 }
 
 /**
+ * Where a staged scan's link lines end (the empty line's position).
+ * @param {Buffer} buffer
+ */
+function linesEnd(buffer) {
+  return buffer[1] === 0x0a ? 1 : buffer.indexOf('\n\n', 1) + 1;
+}
+
+/**
+ * Just the links (kind and key) of a staged scan, and whether it says nofollow.
  * @param {Buffer} buffer from encodeScan
+ * @returns {{ links: { key?: string | null, kind: import('./html/scan.js').LinkKind }[], nofollow: boolean }}
+ */
+export function decodeLinks(buffer) {
+  if (buffer[0] === OLD_FORM) {
+    const { links, nofollow } = decodeScan(buffer);
+    return { links, nofollow: nofollow === true };
+  }
+  return { links: parseLinkLines(buffer.toString('utf8', 1, linesEnd(buffer))), nofollow: buffer[0] === NOFOLLOW };
+}
+
+/**
+ * @param {Buffer} buffer from encodeScan (or the JSON form of older runs)
  * @returns {DocumentScan}
  */
 export function decodeScan(buffer) {
-  const [links, base, slots, metaSku, unclosedSlots, nofollow] = JSON.parse(buffer.toString('utf8'));
+  if (buffer[0] === OLD_FORM) {
+    const [links, base, slots, metaSku, unclosedSlots, nofollow] = JSON.parse(buffer.toString('utf8'));
+    return {
+      links: links.map((/** @type {any[]} */ l) => ({ start: l[0], end: l[1], kind: KIND_CODES[l[2]] ?? 'navigation', attr: l[3], value: l[4], key: l[5], hash: l[6] })),
+      base,
+      slots: slots.map((/** @type {any[]} */ s) => ({ start: s[0], end: s[1], sku: s[2] })),
+      metaSku,
+      unclosedSlots,
+      nofollow: nofollow === 1,
+    };
+  }
+  const end = linesEnd(buffer);
+  const keyed = parseLinkLines(buffer.toString('utf8', 1, end));
+  const [links, base, slots, metaSku, unclosedSlots] = JSON.parse(buffer.toString('utf8', end + 1));
   return {
-    links: links.map((/** @type {any[]} */ l) => ({ start: l[0], end: l[1], kind: KIND_CODES[l[2]] ?? 'navigation', attr: l[3], value: l[4], key: l[5], hash: l[6] })),
+    links: links.map((/** @type {any[]} */ l, /** @type {number} */ i) => ({ start: l[0], end: l[1], kind: keyed[i].kind, attr: l[2], value: l[3], key: keyed[i].key, hash: l[4] })),
     base,
     slots: slots.map((/** @type {any[]} */ s) => ({ start: s[0], end: s[1], sku: s[2] })),
     metaSku,
     unclosedSlots,
-    nofollow: nofollow === 1,
+    nofollow: buffer[0] === NOFOLLOW,
   };
 }
 

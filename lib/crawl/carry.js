@@ -1,5 +1,5 @@
 // @ts-check
-import { decodeScan } from '../page.js';
+import { decodeLinks } from '../page.js';
 import { warn } from './context.js';
 import { fail, links, redirect } from './discover.js';
 import { fromStored, isGone, isTransient, reusable } from './recrawl.js';
@@ -68,7 +68,7 @@ export async function resumeFrom(run, page, entry) {
   page.url = new URL(page.key);
   if (record.scan) {
     const [scanned] = await /** @type {import('./blobs.js').BlobStore} */ (run.blobs).get([record.scan]);
-    page.scan = decodeScan(scanned);
+    page.scan = decodeLinks(scanned);
   }
   await links(run, page);
   record.state = 'done';
@@ -96,7 +96,7 @@ export async function keepStored(run, page, stored, change) {
   page.result = { url: page.key, status: stored.status, headers: {}, body: Buffer.alloc(0) };
   if (record.scan) {
     const [scanned] = await /** @type {import('./blobs.js').BlobStore} */ (run.blobs).get([record.scan]);
-    page.scan = decodeScan(scanned);
+    page.scan = decodeLinks(scanned);
   }
 }
 

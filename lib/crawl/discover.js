@@ -1,10 +1,9 @@
 // @ts-check
 import { AbortError, OutputError, PrerenderError } from '../errors.js';
 import { isHtmlType, mimeOf, wantedFileName } from '../naming.js';
-import { encodeScan } from '../page.js';
+import { encodeScan, parseLinkLines } from '../page.js';
 import { canonicalKey, parseHttpUrl } from '../url.js';
 import { createStepRunner } from './steps.js';
-import { parseLinkLines } from './page-work.js';
 import { sha256 } from './blobs.js';
 import { intern, warn } from './context.js';
 import { conditionalHeaders, reusable } from './recrawl.js';

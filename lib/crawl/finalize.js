@@ -2,7 +2,7 @@
 import pLimit from 'p-limit';
 import { FrontierError, OutputError } from '../errors.js';
 import { isHtmlType } from '../naming.js';
-import { decodeScan, renderDocument } from '../page.js';
+import { decodeLinks, decodeScan, renderDocument } from '../page.js';
 import { createManifestWriter } from '../manifest/write.js';
 import { outputFailure } from '../output/outdir.js';
 import { SitemapWriter } from '../sitemap-writer.js';
@@ -272,7 +272,7 @@ async function writePage(run, record, names, previous, failed, counters) {
     } else {
       if (sameFile && unchangedInput && previous) {
         const [scanned] = await blobs.get([ids[1]]);
-        const scan = decodeScan(scanned);
+        const scan = decodeLinks(scanned);
         if (scan.links.every((link) => !link.key || names.fileOf(link.key) === previous.fileOf(link.key))) {
           return keepFile(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
         }

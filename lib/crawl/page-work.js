@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { detectCharset } from '../charset.js';
-import { KIND_CODES, encodeScan, renderDocument, resolveLinks, scanDocument, decodeScan } from '../page.js';
+import { encodeScan, linkLines, renderDocument, resolveLinks, scanDocument, decodeScan } from '../page.js';
 import { CREATE } from '../output/local.js';
 import { sha256 } from './blobs.js';
 import { openNameTable } from './shared-names.js';
@@ -61,9 +61,8 @@ export function scanPage({ body, type, contentType, url, stageDir }) {
   const charset = detectCharset(contentType, body);
   const scan = scanDocument(body, type, charset);
   resolveLinks(scan, new URL(url));
-  const scanBytes = encodeScan(scan);
-  let links = '';
-  for (const link of scan.links) links += `${KIND_CODES.indexOf(link.kind)}${link.key ?? ''}\n`;
+  const links = linkLines(scan.links);
+  const scanBytes = encodeScan(scan, links);
   const bodyId = sha256(body);
   const scanId = sha256(scanBytes);
   let stored = false;
@@ -102,24 +101,6 @@ export function storeBlob(dir, id, data) {
     mkdirSync(sub, { recursive: true });
     writeNew(file, data, true);
   }
-}
-
-/**
- * The links of a `ScanOutput`, as the links step reads them.
- * @param {string} lines
- * @returns {{ key: string | null, kind: import('../html/scan.js').LinkKind }[]}
- */
-export function parseLinkLines(lines) {
-  const links = [];
-  let at = 0;
-  while (at < lines.length) {
-    const end = lines.indexOf('\n', at);
-    const kind = KIND_CODES[lines.charCodeAt(at) - 48] ?? 'navigation';
-    const key = lines.slice(at + 1, end);
-    links.push({ key: key === '' ? null : key, kind });
-    at = end + 1;
-  }
-  return links;
 }
 
 /**

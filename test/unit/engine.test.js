@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Crawler, crawl } from '../../lib/index.js';
 import { HttpStatusError } from '../../lib/errors.js';
-import { decodeScan, encodeScan, resolveLinks, scanDocument } from '../../lib/page.js';
+import { KIND_CODES, decodeLinks, decodeScan, encodeScan, resolveLinks, scanDocument } from '../../lib/page.js';
 import { MemoryFrontier } from '../../lib/crawl/frontier.js';
 import { parseManifest } from '../../lib/manifest/read.js';
 import { MANIFEST_NAME } from '../../lib/manifest/schema.js';
@@ -356,5 +356,32 @@ describe('scans kept between the phases', () => {
     expect(back.links).toEqual(scan.links.map((link) => ({ start: link.start, end: link.end, kind: link.kind, attr: link.attr, value: link.value, key: link.key, hash: link.hash })));
     expect(back.links.map((link) => link.attr)).toEqual(scan.links.map((link) => link.attr));
     expect(back.base).toEqual(scan.base);
+  });
+
+  it('give a page carried over just its links, and read the JSON form of older runs', () => {
+    const body = Buffer.from('<meta name="robots" content="nofollow"><a href="/x?a=1#h">x</a><a href="mailto:a@b">m</a><form action="/s"></form>'
+      + '<link rel="canonical" href="/c"><img src="/caf\u00e9.png"><span data-price-sku="A">1</span>');
+    const scan = scanDocument(body, 'html', 'utf-8');
+    resolveLinks(scan, new URL(`${ORIGIN}/page`));
+    const bytes = encodeScan(scan);
+    const keyed = scan.links.map((link) => ({ key: link.key, kind: link.kind }));
+    // Every field a link keeps between the phases (the tag name is not one).
+    const kept = { ...scan, links: scan.links.map((link) => ({ start: link.start, end: link.end, kind: link.kind, attr: link.attr, value: link.value, key: link.key, hash: link.hash })), nofollow: true };
+    expect(decodeLinks(bytes)).toEqual({ links: keyed, nofollow: true });
+    expect(decodeScan(bytes)).toEqual(kept);
+    expect(keyed.map((link) => link.kind)).toEqual(['navigation', 'navigation', 'form', 'canonical', 'requisite']);
+    expect(keyed[1].key).toBeNull();
+    // A scan without links, and one that follows.
+    const empty = scanDocument(Buffer.from('<p>none</p>'), 'html', 'utf-8');
+    expect(decodeLinks(encodeScan(empty))).toEqual({ links: [], nofollow: false });
+    expect(decodeScan(encodeScan(empty))).toEqual({ ...empty, nofollow: false });
+    // Scans staged by older runs are JSON: a re-crawl after an upgrade still reads them.
+    const old = Buffer.from(JSON.stringify([
+      scan.links.map((link) => [link.start, link.end, KIND_CODES.indexOf(link.kind), link.attr ?? '', link.value, link.key ?? null, link.hash ?? '']),
+      scan.base, scan.slots.map((slot) => [slot.start, slot.end, slot.sku]), scan.metaSku, scan.unclosedSlots, 1,
+    ]));
+    expect(decodeScan(old)).toEqual(kept);
+    expect(decodeLinks(old).links.map((link) => ({ key: link.key, kind: link.kind }))).toEqual(keyed);
+    expect(decodeLinks(old).nofollow).toBe(true);
   });
 });
