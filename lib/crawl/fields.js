@@ -157,11 +157,28 @@ export class FieldCodec {
    * @returns {any}
    */
   field(bytes, wanted) {
+    return this.pick(bytes, [wanted], /** @type {Record<string, any>} */ ({}))[wanted];
+  }
+
+  /**
+   * Set just the `wanted` fields of `bytes` on `into`, skipping over the others.
+   * @template {Record<string, any>} T
+   * @param {Uint8Array} bytes
+   * @param {readonly string[]} wanted
+   * @param {T} into
+   * @returns {T}
+   */
+  pick(bytes, wanted, into) {
     const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     let at = 0;
-    while (at < buffer.length) {
+    let left = wanted.length;
+    while (at < buffer.length && left > 0) {
       const tag = buffer[at++];
-      if (tag === EXTRA) return this.decode(buffer.subarray(at - 1), /** @type {Record<string, any>} */ ({}))[wanted];
+      if (tag === EXTRA) {
+        const extra = this.decode(buffer.subarray(at - 1), /** @type {Record<string, any>} */ ({}));
+        for (const name of wanted) if (name in extra) /** @type {Record<string, any>} */ (into)[name] = extra[name];
+        break;
+      }
       const field = this.fields[(tag & ~AS_JSON) - 1];
       if (!field) throw new Error(`unknown field ${tag} in packed bytes`);
       const [name, kind] = field;
@@ -172,10 +189,13 @@ export class FieldCodec {
       } else if (kind === 'hex') next = at + 32;
       else if (kind === 'uint' || kind === 'common') next = varintAt(buffer, at)[1];
       else if (Array.isArray(kind)) next = at + 1;
-      if (name === wanted) return this.decode(buffer.subarray(at - 1, next), /** @type {Record<string, any>} */ ({}))[wanted];
+      if (wanted.includes(name)) {
+        this.decode(buffer.subarray(at - 1, next), into);
+        left--;
+      }
       at = next;
     }
-    return undefined;
+    return into;
   }
 
   /**

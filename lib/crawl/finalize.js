@@ -11,7 +11,7 @@ import { warn } from './context.js';
 import { fail } from './discover.js';
 import { byKey, createNameTable, namedRecord, splitAlias } from './names.js';
 import { encodeNameTable } from './shared-names.js';
-import { priorFiles, pruneLimit } from './recrawl.js';
+import { pickEach, pickStored, priorFiles, pruneLimit } from './recrawl.js';
 import { createStateWriter } from './state.js';
 import { precompress, settleOldSiblings, siblingsOf } from './precompress.js';
 
@@ -427,12 +427,12 @@ function namesAsBefore(run, naming, names, dropped) {
   let count = 0;
   for (const key of naming.keys) {
     if (dropped.has(key)) return false;
-    const stored = prior.pages.get(key);
+    const stored = pickStored(prior.pages, key, ['state', 'file']);
     if (!stored || stored.state !== 'done' || stored.file !== names.fileOf(key)) return false;
     count++;
   }
   for (const redirect of run.redirects) {
-    const stored = prior.pages.get(redirect.url);
+    const stored = pickStored(prior.pages, redirect.url, ['state', 'location']);
     if (!stored || stored.state !== 'redirect' || stored.location !== redirect.location) return false;
     count++;
   }
@@ -601,11 +601,12 @@ function planRemoval(run, naming, complete) {
   /** @type {StoredPage[]} */
   const gone = [];
   let previousPages = 0;
-  for (const stored of prior.pages.values()) {
-    if (stored.state !== 'done' || !stored.file) continue;
+  for (const { url, state, file } of pickEach(prior.pages, ['state', 'file'])) {
+    if (state !== 'done' || !file) continue;
     previousPages++;
-    const now = fileNow.get(stored.url);
-    if (now === stored.file || taken(stored.file)) continue; // still there, or its file is another page's now
+    const now = fileNow.get(url);
+    if (now === file || taken(file)) continue; // still there, or its file is another page's now
+    const stored = /** @type {StoredPage} */ (prior.pages.get(url));
     if (now === undefined) gone.push(stored);
     else plan.moved.push(stored);
   }

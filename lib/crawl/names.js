@@ -5,6 +5,7 @@ import { FileRegistry } from '../naming.js';
 import { isSitemapName } from '../sitemap-writer.js';
 import { warn } from './context.js';
 import { eachRecord } from './records.js';
+import { pickEach, pickStored } from './recrawl.js';
 
 /**
  * Naming: every fetched page gets its file in URL order (so collisions
@@ -105,7 +106,7 @@ function foreignFiles(run) {
   const pages = prior.pages;
   return (file, url) => {
     // A URL the last crawl had, under the file it had then; a rename of it is checked like a new page.
-    if (pages.has(url) && (pages.field ? pages.field(url, 'file') : pages.get(url)?.file) === file) return false;
+    if (pages.has(url) && pickStored(pages, url, ['file'])?.file === file) return false;
     try {
       lstatSync(path.join(out, ...file.split('/')));
     } catch {
@@ -113,7 +114,7 @@ function foreignFiles(run) {
     }
     if (!known) {
       known = new Set();
-      for (const stored of prior.pages.values()) if (stored.file) known.add(stored.file);
+      for (const stored of pickEach(pages, ['file'])) if (stored.file) known.add(stored.file);
     }
     return !known.has(file);
   };

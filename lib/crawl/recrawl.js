@@ -10,8 +10,13 @@ import { StateVersionError, readState } from './state.js';
  *
  * @typedef {import('./state.js').StoredPage} StoredPage
  * @typedef {import('./records.js').PageRecord} PageRecord
- * @typedef {{ get(url: string): StoredPage | undefined, has(url: string): boolean, readonly size: number, values(): Iterable<StoredPage>, field?: (url: string, name: 'file') => string | undefined }} PageLookup
- *   the last run's pages (stored-pages.js; a Map in a shared crawl's workers); field: one field of a page, not the whole
+ * @typedef {{
+ *   get(url: string): StoredPage | undefined, has(url: string): boolean, readonly size: number, values(): Iterable<StoredPage>,
+ *   pick?: (url: string, names: readonly (keyof StoredPage)[]) => Partial<StoredPage> | undefined,
+ *   picks?: (names: readonly (keyof StoredPage)[]) => Iterable<Partial<StoredPage> & { url: string }>,
+ * }} PageLookup
+ *   the last run's pages (stored-pages.js; a Map in a shared crawl's workers); pick, picks:
+ *   some fields of a page, or of each, without decoding the rest (see `pickStored`, `pickEach`)
  * @typedef {{
  *   complete: boolean,
  *   pages: PageLookup,
@@ -59,6 +64,27 @@ export function conditionalHeaders(prior, stored) {
   if (stored.etag) headers['if-none-match'] = stored.etag;
   if (stored.lastModified) headers['if-modified-since'] = stored.lastModified;
   return headers;
+}
+
+/**
+ * Some fields of the last run's page at `url` (all of them where the lookup cannot pick).
+ * @param {PageLookup} pages
+ * @param {string} url
+ * @param {readonly (keyof StoredPage)[]} names
+ * @returns {Partial<StoredPage> | undefined}
+ */
+export function pickStored(pages, url, names) {
+  return pages.pick ? pages.pick(url, names) : pages.get(url);
+}
+
+/**
+ * Some fields of each of the last run's pages (all of them where the lookup cannot pick).
+ * @param {PageLookup} pages
+ * @param {readonly (keyof StoredPage)[]} names
+ * @returns {Iterable<Partial<StoredPage> & { url: string }>}
+ */
+export function pickEach(pages, names) {
+  return pages.picks ? pages.picks(names) : pages.values();
 }
 
 /**

@@ -75,13 +75,50 @@ export class StoredPages {
    * @returns {T[K] | undefined}
    */
   field(url, name) {
+    const page = /** @type {Partial<T> | undefined} */ (this.pick(url, [name]));
+    return page?.[name];
+  }
+
+  /**
+   * Some fields of a page (and its url), without decoding the rest.
+   * @template {keyof T & string} K
+   * @param {string} url
+   * @param {readonly K[]} names
+   * @returns {(Pick<T, K> & { url: string }) | undefined}
+   */
+  pick(url, names) {
     const recent = this.#recent.get(url);
-    if (recent) return recent[name];
+    if (recent) return recent;
     const slot = this.#arena.slotOf(url);
-    if (slot === undefined) return undefined;
+    return slot === undefined ? undefined : this.#pick(slot, url, names);
+  }
+
+  /**
+   * Some fields of each page, in the order of `values()`.
+   * @template {keyof T & string} K
+   * @param {readonly K[]} names
+   * @returns {Generator<Pick<T, K> & { url: string }>}
+   */
+  * picks(names) {
+    const keys = this.#arena.keys;
+    for (let slot = 0; slot < keys.length; slot++) {
+      const page = this.#pick(slot, keys[slot], names);
+      if (page) yield page;
+    }
+  }
+
+  /**
+   * @template {keyof T & string} K
+   * @param {number} slot
+   * @param {string} url
+   * @param {readonly K[]} names
+   * @returns {(Pick<T, K> & { url: string }) | undefined}
+   */
+  #pick(slot, url, names) {
     const bytes = this.#arena.read(slot, this.#column);
-    if (bytes === undefined || (bytes.length === 1 && bytes[0] === 0)) return undefined;
-    return CODEC.field(bytes, name);
+    if (bytes === undefined) return undefined;
+    if (bytes.length === 1 && bytes[0] === 0) return /** @type {Pick<T, K> & { url: string }} */ ({ url });
+    return CODEC.pick(bytes, names, /** @type {Pick<T, K> & { url: string }} */ ({ url }));
   }
 
   /** @param {string} url */

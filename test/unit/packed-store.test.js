@@ -241,6 +241,12 @@ describe('StoredPages', () => {
     expect(pages.field('http://a.test/1', 'file')).toBe('a/1.html');
     expect(pages.field('http://a.test/2', 'file')).toBeUndefined();
     expect(pages.field('http://a.test/3', 'file')).toBeUndefined();
+    // (at least those fields: a page decoded a moment ago is handed out whole)
+    expect(pages.pick('http://a.test/1', ['state', 'file', 'placeholders'])).toMatchObject({ url: 'http://a.test/1', state: 'done', file: 'a/1.html', placeholders: list[0].placeholders });
+    expect(new StoredPages().set(list[0].url, list[0]).pick(list[0].url, ['file', 'status'])).toEqual({ url: list[0].url, file: 'a/1.html', status: 200 });
+    expect([...pages.picks(['state', 'location'])]).toEqual([
+      { url: 'http://a.test/1', state: 'done' }, { url: 'http://a.test/2', state: 'redirect', location: 'http://a.test/1' },
+    ]);
     // set again: the new value, not the one decoded before
     pages.set('http://a.test/2', { ...list[1], status: 308 });
     expect(pages.get('http://a.test/2')?.status).toBe(308);
