@@ -520,11 +520,6 @@ async function stage(run, page) {
   run.emit('page', { url: page.key, wantedFile: record.wanted, status: record.status, contentType: record.contentType, bytes: body.length });
 }
 
-
-
-
-
-
 /**
  * A page failure is data: recorded with its error; the crawl goes on.
  * @param {CrawlRun} run
