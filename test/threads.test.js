@@ -56,6 +56,24 @@ describe('--threads', () => {
     expect(Object.keys(files).filter((file) => file.startsWith('st/')).length).toBe(153);
     expect(files).toEqual(await snapshot(alone.out));
   });
+
+  it('a re-crawl whose pages answer 304 starts none: it has next to no work for them', async () => {
+    const shop = await startOrigin({ products: 150, count: 50, port: 0, host: '127.0.0.1', etag: true });
+    try {
+      const url = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (shop.address()).port}/st/dir.asp`;
+      const out = path.join(await dirs.make(), 'out');
+      const options = { roots: [url], include: ['/st/dir.asp', '/st/product.asp'], out, threads: 2 };
+      const first = await crawl(options);
+      expect(first.threads.workers).toBeGreaterThanOrEqual(1);
+      const again = await crawl(options);
+      expect(again.churn.notModified).toBe(150);
+      // The three directory pages (no validators) are tokenised again, in the main thread; no file is rewritten.
+      expect(again.threads).toEqual({ workers: 0, inWorkers: 0, inMain: 3, early: 0 });
+      expect(again.churn.filesWritten).toBe(0);
+    } finally {
+      await new Promise((resolve) => shop.close(resolve));
+    }
+  });
 });
 
 describe('--threads on the edge cases of the fixture site', () => {

@@ -88,7 +88,6 @@ export async function finalize(run, naming, { interrupted, complete }) {
   run.early?.forgetLinksTo(removal.carried.map((stored) => stored.url));
   const context = renderContext(run);
   run.threads.setContext(context);
-  if (naming.keys.length >= run.options.threadsFrom) run.threads.warm();
   for (let pass = 1; ; pass++) {
     const named = {
       * [Symbol.iterator]() {
@@ -298,7 +297,7 @@ async function writePage(run, record, names, previous, failed, counters) {
           ? early.result
           : run.finishPool && reserved && !request.wantOutput
           ? await run.finishPool.render(request)
-          : await run.threads.render({ ...(await source()), ...request });
+          : await renderInThreads(run, { ...(await source()), ...request });
         for (const warning of result.warnings) warn(run, record.key, warning.code, warning.message);
         record.bytes = result.bytes;
         record.sha256 = result.sha256;
@@ -450,6 +449,17 @@ async function writeFile(target, file, data, counters) {
   await target.write(file, data);
   counters.filesWritten++;
   counters.bytesWritten += data.length;
+}
+
+/**
+ * A page rewritten in a worker thread, started once more than a few pages
+ * need it (a re-crawl that keeps every file needs none).
+ * @param {CrawlRun} run
+ * @param {Parameters<import('./threads.js').PageThreads['render']>[0]} input
+ */
+function renderInThreads(run, input) {
+  if (run.threads.requests >= run.options.threadsFrom) run.threads.warm();
+  return run.threads.render(input);
 }
 
 /**

@@ -16,8 +16,9 @@ import { reassertHeapBounds } from '../heap.js';
  * not cloned), or in phase two only where the staged bytes lie in the blob
  * log, which it reads itself.
  *
- * Workers start when a crawl turns out not to be tiny (`warm()`); until one
- * is ready, and with `--threads 0`, the same functions run in the main
+ * Workers start when a crawl turns out to have more than a little of that
+ * work (`warm()`: a re-crawl whose pages all answer 304 has next to none);
+ * until one is ready, and with `--threads 0`, the same functions run in the main
  * thread. A worker that dies fails the requests it held; the others (or the
  * main thread) take the next ones.
  *
@@ -222,6 +223,11 @@ export class PageThreads {
       this.counts.local++;
       Promise.resolve().then(task.local).then(task.waiting.resolve, task.waiting.reject);
     }
+  }
+
+  /** Requests made so far (answered by workers or by the main thread, or waiting). */
+  get requests() {
+    return this.counts.worker + this.counts.local + this.queue.length;
   }
 
   /** Requests waiting for a worker (none sent yet). */
