@@ -321,6 +321,22 @@ describe('--ignore', () => {
     expect(rewritten(before, await fileIds(out)).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
   });
 
+  it('the first run with a pattern added or changed already counts such pages unchanged (the last bodies are judged again)', async () => {
+    site.setValidators('none');
+    site.setStamping(true);
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    const before = await fileIds(out);
+    const added = await crawl(out, ['--ignore', '<!-- generated at request \\d+ -->']);
+    expect(added.summary.churn).toMatchObject({ changed: 0, sameBytes: 21, filesWritten: 0 });
+    const changed = await crawl(out, ['--ignore', '<!-- generated [^>]*-->']);
+    expect(changed.summary.churn).toMatchObject({ changed: 0, sameBytes: 21, filesWritten: 0 });
+    expect(rewritten(before, await fileIds(out)).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
+    site.change(4);
+    const third = await crawl(out, ['--ignore', '<!-- generated [^>]*-->']);
+    expect(third.summary.churn).toMatchObject({ changed: 1, filesWritten: 1 });
+  });
+
   it('a pattern that is not a regular expression is a usage error', async () => {
     const result = await crawl(path.join(await dirs.make(), 'out'), ['--ignore', '(unclosed']);
     expect(result.code).toBe(2);

@@ -501,8 +501,8 @@ async function stage(run, page) {
       ? await run.blobs.put([body, page.staged.scanBytes], page.staged.ids)
       : await run.blobs.put(page.scan ? [body, encodeScan(/** @type {import('../page.js').DocumentScan} */ (page.scan))] : [body]);
     const before = run.prior?.pages.get(page.key);
-    record.compare = run.ignore ? sha256(Buffer.from(body.toString('latin1').replace(run.ignore, ''), 'latin1')) : undefined;
-    const same = record.compare !== undefined ? before?.compare === record.compare : before?.body === ids[0];
+    record.compare = run.ignore ? compareHash(run, body) : undefined;
+    const same = before?.body === ids[0] || (record.compare !== undefined && (await compareOfBefore(run, before)) === record.compare);
     record.change = !before || before.state !== 'done' ? 'new' : same ? 'same-bytes' : 'changed';
     record.body = ids[0];
     record.scan = ids[1];
@@ -519,6 +519,31 @@ async function stage(run, page) {
   journal(run, record);
   run.stats.fetched++;
   run.emit('page', { url: page.key, wantedFile: record.wanted, status: record.status, contentType: record.contentType, bytes: body.length });
+}
+
+/**
+ * With --ignore, the sha256 of a body without the spans it ignores.
+ * @param {CrawlRun} run
+ * @param {Buffer} body
+ */
+function compareHash(run, body) {
+  return sha256(Buffer.from(body.toString('latin1').replace(/** @type {RegExp} */ (run.ignore), ''), 'latin1'));
+}
+
+/**
+ * The --ignore hash of the last run's copy of a page: as stored when the last
+ * run ignored the same spans, else made again from its staged body (the first
+ * run after --ignore was added or changed), so that a page that differs only
+ * in what is ignored counts as unchanged from that run on.
+ * @param {CrawlRun} run
+ * @param {import('./state.js').StoredPage | undefined} before
+ */
+async function compareOfBefore(run, before) {
+  if (!before || before.state !== 'done') return undefined;
+  if (before.compare !== undefined && run.prior?.ignore === JSON.stringify(run.options.ignore)) return before.compare;
+  if (!before.body || !run.blobs?.has(before.body)) return undefined;
+  const [body] = await run.blobs.get([before.body]);
+  return compareHash(run, body);
 }
 
 /**

@@ -542,7 +542,7 @@ function keptEntry(stored) {
  * @param {boolean} complete
  */
 function stateFor(run, complete) {
-  const writer = createStateWriter(/** @type {string} */ (run.stateDir), { complete, roots: run.options.roots, output: outputKey(run) });
+  const writer = createStateWriter(/** @type {string} */ (run.stateDir), { complete, roots: run.options.roots, output: outputKey(run), ignore: run.options.ignore });
   return {
     /**
      * @param {PageRecord} record

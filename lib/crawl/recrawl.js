@@ -24,13 +24,15 @@ import { StateVersionError, readState } from './state.js';
  *   output: string,
  *   reuseOutput: boolean,
  *   ownsTree?: boolean,
+ *   ignore: string,
  * }} Prior
  *   reuse: false with --full (fetch and write everything; the prior state
  *   still says which files to remove). output: what decided the bytes written
  *   last time (placeholder mode, bases...); reuseOutput: the same now, so a
  *   file may be left as it is. ownsTree: no run was killed or interrupted
  *   since the state was written (no journal was left), so a file of OUT the
- *   state lists for no page is one no crawl wrote.
+ *   state lists for no page is one no crawl wrote. ignore: the --ignore
+ *   patterns (as JSON) its pages' `compare` hashes were made with.
  */
 
 /**
@@ -47,7 +49,10 @@ export async function loadPrior(stateDir, { full, pages }) {
     throw error;
   }
   if (!state) return null;
-  return { complete: state.header.complete, pages: state.pages, reuse: !full, output: state.header.output ?? '', reuseOutput: false };
+  return {
+    complete: state.header.complete, pages: state.pages, reuse: !full, output: state.header.output ?? '', reuseOutput: false,
+    ignore: JSON.stringify(state.header.ignore ?? []),
+  };
 }
 
 /**

@@ -110,7 +110,8 @@ export class Worker extends EventEmitter {
         target: null,
         transforms: render ? [{ ...render, run: async (page, crawl) => { await render.run(page, crawl); if (page.record.render) rendered++; } }] : [],
         warnings: [],
-        prior: { complete: false, pages: new Map(), reuse: true, output: '', reuseOutput: false },
+        // The coordinator hands out the last crawl's pages, their --ignore hashes only if made with this crawl's patterns.
+        prior: { complete: false, pages: new Map(), reuse: true, output: '', reuseOutput: false, ignore: JSON.stringify(o.ignore) },
         resumed: null,
         journal: null,
         stateDir: null,
