@@ -70,6 +70,12 @@ describe('--threads', () => {
       // The three directory pages (no validators) are tokenised again, in the main thread; no file is rewritten.
       expect(again.threads).toEqual({ workers: 0, inWorkers: 0, inMain: 3, early: 0 });
       expect(again.churn.filesWritten).toBe(0);
+      // Pages that answer 304 but must be written again (another placeholder mode): phase two starts them.
+      const rewritten = await crawl({ ...options, placeholders: 'ssi' });
+      expect(rewritten.churn.notModified).toBe(150);
+      expect(rewritten.churn.filesWritten).toBe(153);
+      // (started after 64 pages; 150 small pages may all be done before it is ready)
+      expect(rewritten.threads.workers).toBeGreaterThanOrEqual(1);
     } finally {
       await new Promise((resolve) => shop.close(resolve));
     }

@@ -176,7 +176,7 @@ export class FieldCodec {
       const tag = buffer[at++];
       if (tag === EXTRA) {
         const extra = this.decode(buffer.subarray(at - 1), /** @type {Record<string, any>} */ ({}));
-        for (const name of wanted) if (name in extra) /** @type {Record<string, any>} */ (into)[name] = extra[name];
+        for (const name of wanted) if (Object.hasOwn(extra, name)) /** @type {Record<string, any>} */ (into)[name] = extra[name];
         break;
       }
       const field = this.fields[(tag & ~AS_JSON) - 1];

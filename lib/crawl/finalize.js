@@ -293,11 +293,12 @@ async function writePage(run, record, names, previous, failed, counters) {
           unchangedSha: sameFile ? stored?.sha256 : undefined, temp: reserved?.path, wantOutput: o.precompress.length > 0,
         };
         // Another process of a shared crawl may do it (into the same temp file); not when the output is wanted here.
+        if (!early) warmThreads(run);
         const result = early
           ? early.result
           : run.finishPool && reserved && !request.wantOutput
           ? await run.finishPool.render(request)
-          : await renderInThreads(run, { ...(await source()), ...request });
+          : await run.threads.render({ ...(await source()), ...request });
         for (const warning of result.warnings) warn(run, record.key, warning.code, warning.message);
         record.bytes = result.bytes;
         record.sha256 = result.sha256;
@@ -452,14 +453,14 @@ async function writeFile(target, file, data, counters) {
 }
 
 /**
- * A page rewritten in a worker thread, started once more than a few pages
- * need it (a re-crawl that keeps every file needs none).
+ * The worker threads for phase two's rewrites (this process's, which a shared
+ * crawl's finishing also uses before it hands pages to the others): started
+ * once more than a few pages needed them, so a re-crawl that keeps every file
+ * starts none.
  * @param {CrawlRun} run
- * @param {Parameters<import('./threads.js').PageThreads['render']>[0]} input
  */
-function renderInThreads(run, input) {
+function warmThreads(run) {
   if (run.threads.requests >= run.options.threadsFrom) run.threads.warm();
-  return run.threads.render(input);
 }
 
 /**
@@ -543,6 +544,9 @@ function keptEntry(stored) {
  */
 function stateFor(run, complete) {
   const writer = createStateWriter(/** @type {string} */ (run.stateDir), { complete, roots: run.options.roots, output: outputKey(run), ignore: run.options.ignore });
+  // The --ignore hashes of pages carried over (a 304, a page not reached) were made with the last
+  // run's patterns: when those changed, they are left out, and the next run makes them again.
+  const oldHashes = run.prior !== null && run.prior.ignore !== JSON.stringify(run.options.ignore);
   return {
     /**
      * @param {PageRecord} record
@@ -552,7 +556,7 @@ function stateFor(run, complete) {
       await writer.add({
         url: record.key, state: 'done', status: page.status, contentType: page.contentType, type: record.type, charset: record.charset,
         etag: record.etag, lastModified: record.lastModified, file: page.file, body: record.body, scan: record.scan,
-        bytes: page.bytes, sha256: page.sha256, compare: record.compare, compressed: record.compressed,
+        bytes: page.bytes, sha256: page.sha256, compare: oldHashes && record.change === 'not-modified' ? undefined : record.compare, compressed: record.compressed,
         placeholders: page.placeholders.length > 0 ? page.placeholders : undefined, render: record.render,
       });
     },
@@ -561,7 +565,7 @@ function stateFor(run, complete) {
       for (const record of await run.records.list('redirect')) {
         await writer.add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location });
       }
-      for (const stored of carried) await writer.add(stored);
+      for (const stored of carried) await writer.add(oldHashes ? { ...stored, compare: undefined } : stored);
     },
     commit: () => writer.finish(),
     abort: () => writer.abort(),

@@ -106,7 +106,7 @@ function foreignFiles(run) {
   const pages = prior.pages;
   return (file, url) => {
     // A URL the last crawl had, under the file it had then; a rename of it is checked like a new page.
-    if (pages.has(url) && pickStored(pages, url, ['file'])?.file === file) return false;
+    if (pickStored(pages, url, ['file'])?.file === file) return false;
     try {
       lstatSync(path.join(out, ...file.split('/')));
     } catch {
