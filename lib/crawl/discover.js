@@ -318,8 +318,10 @@ async function scan(run, page) {
   const record = page.record;
   if (record.type === 'other' || page.scan) return;
   const body = loaded(page.result).body;
-  // Once there is more than a little of this work (a re-crawl of pages that answer 304 has next to none).
-  if (run.threads.requests >= run.options.threadsFrom) run.threads.warm();
+  // Once the crawl is past its first pages and there is more than a little of this work
+  // (a re-crawl of pages that answer 304 has next to none).
+  const from = run.options.threadsFrom;
+  if (run.stats.fetched >= from && run.threads.requests >= from / 2) run.threads.warm();
   const url = page.url ?? new URL(page.key);
   const scanned = await run.threads.scan({
     body, type: record.type === 'css' ? 'css' : 'html', contentType: /** @type {string} */ (record.contentType), url: url.href,
