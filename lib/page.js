@@ -176,10 +176,22 @@ export function decodeScan(buffer) {
     };
   }
   const end = linesEnd(buffer);
-  const keyed = parseLinkLines(buffer.toString('utf8', 1, end));
+  const lines = buffer.toString('utf8', 1, end);
   const [links, base, slots, metaSku, unclosedSlots] = JSON.parse(buffer.toString('utf8', end + 1));
+  /** @type {LinkRef[]} */
+  const refs = new Array(links.length);
+  // The lines and the JSON list the same links in the same order.
+  for (let i = 0, at = 0; i < links.length; i++) {
+    const next = lines.indexOf('\n', at);
+    const l = links[i];
+    refs[i] = {
+      start: l[0], end: l[1], kind: KIND_CODES[lines.charCodeAt(at) - 48] ?? 'navigation', attr: l[2], value: l[3],
+      key: next > at + 1 ? lines.slice(at + 1, next) : null, hash: l[4],
+    };
+    at = next + 1;
+  }
   return {
-    links: links.map((/** @type {any[]} */ l, /** @type {number} */ i) => ({ start: l[0], end: l[1], kind: keyed[i].kind, attr: l[2], value: l[3], key: keyed[i].key, hash: l[4] })),
+    links: refs,
     base,
     slots: slots.map((/** @type {any[]} */ s) => ({ start: s[0], end: s[1], sku: s[2] })),
     metaSku,
