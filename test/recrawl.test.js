@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startChangingSite } from '../fixtures/changing-site.js';
-import { listFiles, readManifest, tempDirs } from './crawl-helpers.js';
+import { listFiles, readManifest, snapshotTree, tempDirs } from './crawl-helpers.js';
 import { runCli } from './helpers/cli.js';
 
 /**
@@ -213,6 +213,27 @@ describe('a second crawl with changes', () => {
     expect(manifest.warnings.find((warning) => warning.code === 'NAME_COLLISION')?.message).toMatch(/a file no crawl wrote/);
     // The others keep their names.
     expect(manifest.pages.find((entry) => entry.url === site.product(4))?.file).toBe('p/p4.htm');
+  });
+
+  it('a --name rule added since the last crawl names the pages that answer 304 too: the tree of a first crawl with it', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    site.resetCounters();
+    const renamed = await crawl(out, ['--name', '/', 'home.html']);
+    expect(renamed.code).toBe(0);
+    // Fetched again in full: a 304 would have kept the file the old rules gave.
+    expect(site.counters.conditional).toBe(0);
+    const files = await listFiles(out);
+    expect(files).toContain('home.html');
+    expect(files).not.toContain('index.html');
+    const fresh = path.join(await dirs.make(), 'out');
+    await crawl(fresh, ['--name', '/', 'home.html']);
+    expect(await snapshotTree(out)).toEqual(await snapshotTree(fresh));
+    // And the next run is a re-crawl again: conditional requests, nothing written.
+    site.resetCounters();
+    const again = await crawl(out, ['--name', '/', 'home.html']);
+    expect(site.counters.notModified).toBe(21);
+    expect(again.summary.churn.filesWritten).toBe(0);
   });
 
   it('--prune-max refuses a larger removal (exit 1, nothing removed); --force removes', async () => {

@@ -11,7 +11,7 @@ import { warn } from './context.js';
 import { fail } from './discover.js';
 import { byKey, createNameTable, namedRecord, splitAlias } from './names.js';
 import { encodeNameTable } from './shared-names.js';
-import { pickEach, pickStored, priorFiles, pruneLimit } from './recrawl.js';
+import { namingKey, pickEach, pickStored, priorFiles, pruneLimit } from './recrawl.js';
 import { createStateWriter } from './state.js';
 import { precompress, settleOldSiblings, siblingsOf } from './precompress.js';
 
@@ -543,7 +543,9 @@ function keptEntry(stored) {
  * @param {boolean} complete
  */
 function stateFor(run, complete) {
-  const writer = createStateWriter(/** @type {string} */ (run.stateDir), { complete, roots: run.options.roots, output: outputKey(run), ignore: run.options.ignore });
+  const writer = createStateWriter(/** @type {string} */ (run.stateDir), {
+    complete, roots: run.options.roots, output: outputKey(run), ignore: run.options.ignore, naming: namingKey(run.options.name, run.origins),
+  });
   // The --ignore hashes of pages carried over (a 304, a page not reached) were made with the last
   // run's patterns: when those changed, they are left out, and the next run makes them again.
   const oldHashes = run.prior !== null && run.prior.ignore !== JSON.stringify(run.options.ignore);

@@ -14,7 +14,7 @@ import { createCrawlRun, warn } from './context.js';
 import { discover } from './discover.js';
 import { finalize, outputKey, renderContext, errorsOf } from './finalize.js';
 import { EarlyWrites } from './early.js';
-import { loadPrior } from './recrawl.js';
+import { loadPrior, namingKey } from './recrawl.js';
 import { JOURNAL_FILE, createJournal, readJournal } from './journal.js';
 import { MemoryFrontier } from './frontier.js';
 import { assignNames } from './names.js';
@@ -168,6 +168,10 @@ export class Crawler extends EventEmitter {
         if (o.resume && !o.full && !o.frontier) resumed = await readJournal(prepared.stateDir, journalKey(o), new StoredPages(arena, JOURNAL));
       }
       const listed = await loadListedRoots(o, (url, message) => warn({ warnings, emit }, url, 'SITEMAP', message));
+      // Other --name rules or origins than the last run's: no page keeps its file on a 304 (recrawl.js namingKey).
+      if (prior?.reuse && prior.naming !== undefined && prior.naming !== namingKey(o.name, [...o.roots, ...listed].map((url) => new URL(url).origin))) {
+        prior.reuse = false;
+      }
       if (o.frontier) {
         const { openSharedCrawl } = await import('../distributed/shared.js');
         shared = await openSharedCrawl(o, listed, prior);
@@ -300,11 +304,12 @@ export class Crawler extends EventEmitter {
 
 /**
  * What a journal must match to be resumed: the roots and what decides the
- * set of URLs crawled.
+ * set of URLs crawled, and the --name rules.
  * @param {import('../options.js').ResolvedCrawlOptions} o
  */
 function journalKey(o) {
-  return JSON.stringify([o.roots, o.sitemap, o.urls ?? null, o.include, o.exclude, o.assets, o.maxDepth, o.maxRedirects, o.headers]);
+  // --name decides the files the journal's pages want (only when given: journals of runs without it still match).
+  return JSON.stringify([o.roots, o.sitemap, o.urls ?? null, o.include, o.exclude, o.assets, o.maxDepth, o.maxRedirects, o.headers, ...(o.name.length > 0 ? [o.name] : [])]);
 }
 
 /**

@@ -25,6 +25,7 @@ import { StateVersionError, readState } from './state.js';
  *   reuseOutput: boolean,
  *   ownsTree?: boolean,
  *   ignore: string,
+ *   naming?: string,
  * }} Prior
  *   reuse: false with --full (fetch and write everything; the prior state
  *   still says which files to remove). output: what decided the bytes written
@@ -32,7 +33,9 @@ import { StateVersionError, readState } from './state.js';
  *   file may be left as it is. ownsTree: no run was killed or interrupted
  *   since the state was written (no journal was left), so a file of OUT the
  *   state lists for no page is one no crawl wrote. ignore: the --ignore
- *   patterns (as JSON) its pages' `compare` hashes were made with.
+ *   patterns (as JSON) its pages' `compare` hashes were made with. naming:
+ *   what besides a page's own answer decided its file (`namingKey`; none in
+ *   states of versions before it was kept).
  */
 
 /**
@@ -51,8 +54,21 @@ export async function loadPrior(stateDir, { full, pages }) {
   if (!state) return null;
   return {
     complete: state.header.complete, pages: state.pages, reuse: !full, output: state.header.output ?? '', reuseOutput: false,
-    ignore: JSON.stringify(state.header.ignore ?? []),
+    ignore: JSON.stringify(state.header.ignore ?? []), naming: state.header.naming,
   };
+}
+
+/**
+ * What, besides a page's own answer (its URL, type and name header), decides
+ * the file it wants: the --name rules, and the origins of the crawl (a crawl
+ * of several puts each origin's files under its host's directory). When it
+ * changed since the last run, a page that answers 304 would keep a file the
+ * new rules no longer give it, so every page is fetched again, as with --full.
+ * @param {import('../options.js').ResolvedCrawlOptions['name']} rules --name
+ * @param {Iterable<string>} origins the origins of the roots (and listed URLs)
+ */
+export function namingKey(rules, origins) {
+  return JSON.stringify([rules, [...new Set(origins)].sort()]);
 }
 
 /**

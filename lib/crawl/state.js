@@ -12,7 +12,7 @@ import { StoredPages } from './stored-pages.js';
  * `state.ndjson`, one JSON object per line, written at the end of a run
  * (temp file + rename) and read back line by line, never whole.
  *
- *   {"format":"prerender-state","version":1,"complete":true,"roots":[...],"output":"...","ignore":[...],"finishedAt":"..."}
+ *   {"format":"prerender-state","version":1,"complete":true,"roots":[...],"output":"...","ignore":[...],"naming":"...","finishedAt":"..."}
  *   {"url":"http://shop/st/p.asp?id=7","state":"done","status":200,"contentType":"text/html",
  *    "type":"html","charset":"utf-8","etag":"\"x\"","lastModified":"...","file":"st/p7.htm",
  *    "body":"<sha256 of the raw body>","scan":"<sha256 of its scan>","bytes":15234,
@@ -32,8 +32,9 @@ import { StoredPages } from './stored-pages.js';
  *   placeholders?: import('../manifest/schema.js').ManifestSlot[], render?: import('../render/step.js').RenderInfo,
  * }} StoredPage
  *   render: a page written from its rendered DOM (--render): its manifest fields, kept with a page carried over
- * @typedef {{ format: 'prerender-state', version: number, complete: boolean, roots: string[], output: string, ignore?: string[], finishedAt: string }} StateHeader
- *   ignore: the --ignore patterns each page's `compare` was made with
+ * @typedef {{ format: 'prerender-state', version: number, complete: boolean, roots: string[], output: string, ignore?: string[], naming?: string, finishedAt: string }} StateHeader
+ *   ignore: the --ignore patterns each page's `compare` was made with; naming: what decided the files
+ *   besides each page's answer (recrawl.js `namingKey`)
  */
 
 export const STATE_FILE = 'state.ndjson';
