@@ -14,9 +14,11 @@ import * as finishScripts from './finish-scripts.js';
 
 /**
  * Bumped when what processes exchange through Redis outside the scripts
- * changes: the packed records (packed.js), the feed's items (frontier.js).
+ * changes: the packed records (packed.js), the feed's items (frontier.js),
+ * and the staged scans they leave each other in the shared blob directory
+ * (page.js encodeScan; 3: the links as lines ahead of the JSON).
  */
-const WIRE = 2;
+const WIRE = 3;
 
 /**
  * The prerender version, with a fingerprint of what processes of one crawl
