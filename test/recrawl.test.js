@@ -236,6 +236,36 @@ describe('a second crawl with changes', () => {
     expect(again.summary.churn.filesWritten).toBe(0);
   });
 
+  it('a run that renames but does not reach every page keeps the old files, and the next complete one removes them', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    site.fail(3, 500);
+    const incomplete = await crawl(out, ['--name', '/', 'home.html']);
+    expect(incomplete.code).toBe(1);
+    // The last copy of the failing page is kept (its staged body is still there), marked stale.
+    expect(incomplete.summary.churn).toMatchObject({ stale: 1, failed: 0 });
+    const files = await listFiles(out);
+    // Pages not reached may link to the old file: it stays until a complete crawl.
+    expect(files).toEqual(expect.arrayContaining(['home.html', 'index.html']));
+    site.restore(3);
+    site.resetCounters();
+    const complete = await crawl(out, ['--name', '/', 'home.html']);
+    expect(complete.code).toBe(0);
+    // Not every page had its new name yet: fetched in full again.
+    expect(site.counters.conditional).toBe(0);
+    const fresh = path.join(await dirs.make(), 'out');
+    await crawl(fresh, ['--name', '/', 'home.html']);
+    expect(await snapshotTree(out)).toEqual(await snapshotTree(fresh));
+    // Without the rule again: the old name is the page's own, not a file no crawl wrote.
+    const back = await crawl(out);
+    expect(back.code).toBe(0);
+    const manifest = await readManifest(out);
+    expect(manifest.warnings.map((warning) => warning.code)).not.toContain('NAME_COLLISION');
+    const plain = path.join(await dirs.make(), 'out');
+    await crawl(plain);
+    expect(await snapshotTree(out)).toEqual(await snapshotTree(plain));
+  });
+
   it('--prune-max refuses a larger removal (exit 1, nothing removed); --force removes', async () => {
     const out = path.join(await dirs.make(), 'out');
     await crawl(out);

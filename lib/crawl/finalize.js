@@ -102,7 +102,7 @@ export async function finalize(run, naming, { interrupted, complete }) {
     // A shared crawl: the other processes do part of the per-page work (distributed/finish.js).
     await run.finishPool?.begin(context, encode());
     // Early outputs serve the first pass only (a later one may have other files); none is still being written at the commit.
-    const outcome = await writePass(run, naming, names, dropped, interrupted, complete, removal.carried)
+    const outcome = await writePass(run, naming, names, dropped, interrupted, complete, removal)
       .finally(() => run.finishPool?.end())
       .finally(() => run.early?.drop());
     if (outcome.failed.length === 0 && outcome.split.length === 0) {
@@ -111,6 +111,10 @@ export async function finalize(run, naming, { interrupted, complete }) {
         // Its siblings too, those a crawl made (a .gz put there by hand stays).
         for (const name of [file, ...siblingsOf(file, stored.compressed)]) await target.remove(name);
         run.emit('removed', { url: stored.url, file });
+      }
+      for (const { url, file } of removal.stray) {
+        await target.remove(file);
+        run.emit('removed', { url, file });
       }
       await outcome.state?.finish(removal.carried);
       await target.commit();
@@ -133,9 +137,10 @@ export async function finalize(run, naming, { interrupted, complete }) {
  * @param {Set<string>} dropped
  * @param {boolean} interrupted
  * @param {boolean} complete
- * @param {StoredPage[]} carried pages of the last crawl kept, not reached by this one: listed too
+ * @param {RemovalPlan} removal carried: pages of the last crawl kept, not reached by this one: listed too
  */
-async function writePass(run, naming, names, dropped, interrupted, complete, carried) {
+async function writePass(run, naming, names, dropped, interrupted, complete, removal) {
+  const carried = removal.carried;
   const o = run.options;
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   /** @type {Warning[]} */
@@ -153,7 +158,7 @@ async function writePass(run, naming, names, dropped, interrupted, complete, car
     sources: run.sources,
   });
   const sitemap = o.writeSitemap && o.siteUrl ? new SitemapWriter(target, o.siteUrl) : null;
-  const state = run.stateDir ? stateFor(run, complete) : null;
+  const state = run.stateDir ? stateFor(run, complete, removal.keptOld) : null;
   /** @type {PageRecord[]} */
   const failed = [];
   /** @type {PageRecord[]} aliases to split apart */
@@ -541,10 +546,14 @@ function keptEntry(stored) {
  * did not see, so that their files are still known to the next one.
  * @param {CrawlRun} run
  * @param {boolean} complete
+ * @param {Map<string, string[]>} keptOld per URL, its old files left on disk (oldFiles in its entry)
  */
-function stateFor(run, complete) {
+function stateFor(run, complete, keptOld) {
   const writer = createStateWriter(/** @type {string} */ (run.stateDir), {
-    complete, roots: run.options.roots, output: outputKey(run), ignore: run.options.ignore, naming: namingKey(run.options.name, run.origins),
+    complete, roots: run.options.roots, output: outputKey(run), ignore: run.options.ignore,
+    // A run that renamed (other --name rules or origins) but did not reach every page leaves some with
+    // the files the old rules gave them: the old key stays, and the next run fetches in full again.
+    naming: run.prior?.renamed && !complete ? run.prior.naming : namingKey(run.options.name, run.origins),
   });
   // The --ignore hashes of pages carried over (a 304, a page not reached) were made with the last
   // run's patterns: when those changed, they are left out, and the next run makes them again.
@@ -560,6 +569,7 @@ function stateFor(run, complete) {
         etag: record.etag, lastModified: record.lastModified, file: page.file, body: record.body, scan: record.scan,
         bytes: page.bytes, sha256: page.sha256, compare: oldHashes && record.change === 'not-modified' ? undefined : record.compare, compressed: record.compressed,
         placeholders: page.placeholders.length > 0 ? page.placeholders : undefined, render: record.render,
+        oldFiles: keptOld.get(record.key),
       });
     },
     /** @param {import('./state.js').StoredPage[]} carried */
@@ -587,6 +597,28 @@ export function outputKey(run) {
 }
 
 /**
+ * @typedef {{
+ *   remove: StoredPage[], moved: StoredPage[], stray: { url: string, file: string }[], carried: StoredPage[],
+ *   keptOld: Map<string, string[]>, refused: boolean,
+ * }} RemovalPlan
+ *   remove: files of pages gone; moved: old files of pages that now have another; stray: files a
+ *   page had before its last one, kept by an incomplete run; carried: pages of the last crawl kept
+ *   as they were; keptOld: per URL, its old files this run keeps on disk (an incomplete run)
+ */
+
+/**
+ * A file of a page this run leaves on disk without it being the page's file.
+ * @param {RemovalPlan} plan
+ * @param {string} url
+ * @param {string[]} files
+ */
+function keepOld(plan, url, files) {
+  const kept = plan.keptOld.get(url) ?? [];
+  for (const file of files) if (!kept.includes(file)) kept.push(file);
+  plan.keptOld.set(url, kept);
+}
+
+/**
  * Files of the last run's pages that this run did not write: removed after a
  * complete crawl (with their .gz/.br siblings), within --prune-max unless
  * --force; otherwise kept, and carried into the new state so that a later
@@ -595,14 +627,13 @@ export function outputKey(run) {
  * @param {CrawlRun} run
  * @param {Naming} naming
  * @param {boolean} complete
- * @returns {{ remove: StoredPage[], moved: StoredPage[], carried: StoredPage[], refused: boolean }}
- *   remove: files of pages gone; moved: old files of pages that now have another
+ * @returns {RemovalPlan}
  */
 function planRemoval(run, naming, complete) {
   const o = run.options;
   const prior = run.prior;
-  /** @type {{ remove: StoredPage[], moved: StoredPage[], carried: StoredPage[], refused: boolean }} */
-  const plan = { remove: [], moved: [], carried: [], refused: false };
+  /** @type {RemovalPlan} */
+  const plan = { remove: [], moved: [], stray: [], carried: [], keptOld: new Map(), refused: false };
   if (!prior) return plan;
   const fileNow = naming.files;
   /** @type {Set<string> | null} the files of this run, lower-cased: made only if a page's file moved */
@@ -617,19 +648,25 @@ function planRemoval(run, naming, complete) {
   /** @type {StoredPage[]} */
   const gone = [];
   let previousPages = 0;
-  for (const { url, state, file } of pickEach(prior.pages, ['state', 'file'])) {
+  for (const { url, state, file, oldFiles } of pickEach(prior.pages, ['state', 'file', 'oldFiles'])) {
     if (state !== 'done' || !file) continue;
     previousPages++;
     const now = fileNow.get(url);
+    // Files the URL had before its last one, kept by an incomplete run (a page gone keeps them in its entry).
+    if (now !== undefined) for (const old of oldFiles ?? []) if (!taken(old)) plan.stray.push({ url, file: old });
     if (now === file || taken(file)) continue; // still there, or its file is another page's now
     const stored = /** @type {StoredPage} */ (prior.pages.get(url));
     if (now === undefined) gone.push(stored);
     else plan.moved.push(stored);
   }
   // Pages not reached may still link to any of these files: only a complete crawl removes them.
+  // A page's old files stay on disk meanwhile, listed in its entry of the state, for a later one.
   if (!complete) {
     plan.carried = gone;
+    for (const stored of plan.moved) keepOld(plan, stored.url, [/** @type {string} */ (stored.file), ...siblingsOf(/** @type {string} */ (stored.file), stored.compressed)]);
+    for (const { url, file } of plan.stray) keepOld(plan, url, [file]);
     plan.moved = [];
+    plan.stray = [];
     return plan;
   }
   const max = pruneLimit(o.pruneMax, previousPages);
@@ -640,6 +677,8 @@ function planRemoval(run, naming, complete) {
     return plan;
   }
   plan.remove = gone;
+  // And the old files a page gone kept in its entry.
+  for (const stored of gone) for (const old of stored.oldFiles ?? []) if (!taken(old)) plan.stray.push({ url: stored.url, file: old });
   return plan;
 }
 

@@ -168,9 +168,10 @@ export class Crawler extends EventEmitter {
         if (o.resume && !o.full && !o.frontier) resumed = await readJournal(prepared.stateDir, journalKey(o), new StoredPages(arena, JOURNAL));
       }
       const listed = await loadListedRoots(o, (url, message) => warn({ warnings, emit }, url, 'SITEMAP', message));
-      // Other --name rules or origins than the last run's: no page keeps its file on a 304 (recrawl.js namingKey).
+      // Other --name rules or origins than the last run's: every page is fetched in full, none kept on a 304
+      // with the file the old rules gave it (recrawl.js namingKey); a transient failure still keeps the last copy.
       if (prior?.reuse && prior.naming !== undefined && prior.naming !== namingKey(o.name, [...o.roots, ...listed].map((url) => new URL(url).origin))) {
-        prior.reuse = false;
+        prior.renamed = true;
       }
       if (o.frontier) {
         const { openSharedCrawl } = await import('../distributed/shared.js');

@@ -114,7 +114,10 @@ function foreignFiles(run) {
     }
     if (!known) {
       known = new Set();
-      for (const stored of pickEach(pages, ['file'])) if (stored.file) known.add(stored.file);
+      for (const stored of pickEach(pages, ['file', 'oldFiles'])) {
+        if (stored.file) known.add(stored.file);
+        for (const old of stored.oldFiles ?? []) known.add(old);
+      }
     }
     return !known.has(file);
   };

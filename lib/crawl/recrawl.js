@@ -26,6 +26,7 @@ import { StateVersionError, readState } from './state.js';
  *   ownsTree?: boolean,
  *   ignore: string,
  *   naming?: string,
+ *   renamed?: boolean,
  * }} Prior
  *   reuse: false with --full (fetch and write everything; the prior state
  *   still says which files to remove). output: what decided the bytes written
@@ -35,7 +36,8 @@ import { StateVersionError, readState } from './state.js';
  *   state lists for no page is one no crawl wrote. ignore: the --ignore
  *   patterns (as JSON) its pages' `compare` hashes were made with. naming:
  *   what besides a page's own answer decided its file (`namingKey`; none in
- *   states of versions before it was kept).
+ *   states of versions before it was kept); renamed: it is not this run's, so
+ *   no request is conditional (a 304 would keep the file the old rules gave).
  */
 
 /**
@@ -63,7 +65,8 @@ export async function loadPrior(stateDir, { full, pages }) {
  * the file it wants: the --name rules, and the origins of the crawl (a crawl
  * of several puts each origin's files under its host's directory). When it
  * changed since the last run, a page that answers 304 would keep a file the
- * new rules no longer give it, so every page is fetched again, as with --full.
+ * new rules no longer give it, so every page is fetched again in full (its
+ * file is still kept when its bytes come out the same).
  * @param {import('../options.js').ResolvedCrawlOptions['name']} rules --name
  * @param {Iterable<string>} origins the origins of the roots (and listed URLs)
  */
@@ -79,7 +82,7 @@ export function namingKey(rules, origins) {
  * @returns {Record<string, string> | undefined}
  */
 export function conditionalHeaders(prior, stored) {
-  if (!prior?.reuse || !stored || !(stored.etag || stored.lastModified)) return undefined;
+  if (!prior?.reuse || prior.renamed || !stored || !(stored.etag || stored.lastModified)) return undefined;
   /** @type {Record<string, string>} */
   const headers = {};
   if (stored.etag) headers['if-none-match'] = stored.etag;

@@ -192,7 +192,8 @@ async function claimCoordinator(redis, prefix, frontier, leaseMs, crawlId) {
  */
 async function storePrior(redis, prefix, prior, ignore) {
   await redis.unlink(`${prefix}prior`);
-  if (!prior?.reuse) return;
+  // Other naming than the last run's: the workers fetch every page in full, as they do without a prior.
+  if (!prior?.reuse || prior.renamed) return;
   let batch = redis.pipeline();
   let size = 0;
   // Hashes made with other --ignore patterns are no use: a worker makes them again from the stored body.
