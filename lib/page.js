@@ -183,6 +183,7 @@ export function decodeScan(buffer) {
   // The lines and the JSON list the same links in the same order.
   for (let i = 0, at = 0; i < links.length; i++) {
     const next = lines.indexOf('\n', at);
+    if (next < 0) throw new Error('staged scan has fewer link lines than links');
     const l = links[i];
     refs[i] = {
       start: l[0], end: l[1], kind: KIND_CODES[lines.charCodeAt(at) - 48] ?? 'navigation', attr: l[2], value: l[3],
