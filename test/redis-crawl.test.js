@@ -446,6 +446,31 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     }
   }, 60_000);
 
+  it('a --name rule added since the last crawl into OUT names the pages that answer 304 too, on every process', async () => {
+    const changing = await startChangingSite({ products: 200 });
+    try {
+      const out = path.join(dir, 'renamed');
+      const base = ['crawl', changing.root, '-x', '/cart.asp', '-q', '-c', '2'];
+      const id = nextId();
+      const first = await Promise.all([run([...base, ...shared(id, out)]), run(worker(id, ['-c', '2']))]);
+      expect(first.map((result) => result.code)).toEqual([0, 0]);
+      changing.resetCounters();
+      const renamed = nextId();
+      // The worker first, waiting for the crawl id, and the coordinator at one request at a time: the worker takes pages too.
+      const helper = start(worker(renamed, ['-c', '4']));
+      const second = await Promise.all([run([...base.slice(0, -1), '1', '--name', '/', 'home.html', ...shared(renamed, out), '--json']), helper.done]);
+      expect(second.map((result) => result.code)).toEqual([0, 0]);
+      expect(JSON.parse(second[0].stdout).pages).toBe(201);
+      // Every page fetched in full, whoever fetched it: a 304 would have kept the file the old rules gave.
+      expect(changing.counters.conditional).toBe(0);
+      const fresh = path.join(dir, 'renamed-fresh');
+      expect((await run([...base, '--name', '/', 'home.html', '-o', fresh])).code).toBe(0);
+      expect(await treeDigest(out)).toEqual(await treeDigest(fresh));
+    } finally {
+      await changing.close();
+    }
+  }, 60_000);
+
   it('another configuration under an existing crawl id is refused with what differs; --fresh starts over', async () => {
     const id = nextId();
     const out = path.join(dir, 'mismatch');
