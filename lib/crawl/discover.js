@@ -222,7 +222,7 @@ export async function redirect(run, page, status, location) {
   const max = run.options.maxRedirects;
   const loop = await loopThrough(run, key, page.key, max);
   if (loop) {
-    const message = `redirect loop: ${[...loop, loop[0]].join(' → ')}`;
+    const message = loopMessage(loop);
     for (const member of loop) {
       const looped = await run.records.get(member);
       if (looped && looped.state === 'redirect') await fail(run, looped, new PrerenderError(message, { code: 'REDIRECT_LOOP' }));
@@ -268,6 +268,19 @@ async function loopThrough(run, key, from, max) {
     current = record.location;
   }
   return null;
+}
+
+/**
+ * A redirect loop's message: its members from the first in URL order, round
+ * to it again, so that it reads the same whichever member was fetched first
+ * (in a shared crawl, whichever process got there first).
+ * @param {string[]} loop its members, in redirect order
+ */
+export function loopMessage(loop) {
+  let first = 0;
+  for (let i = 1; i < loop.length; i++) if (loop[i] < loop[first]) first = i;
+  const from = [...loop.slice(first), ...loop.slice(0, first)];
+  return `redirect loop: ${[...from, from[0]].join(' → ')}`;
 }
 
 /**

@@ -1,6 +1,6 @@
 // @ts-check
 import { PrerenderError } from '../errors.js';
-import { fail } from '../crawl/discover.js';
+import { fail, loopMessage } from '../crawl/discover.js';
 
 /**
  * Redirect loops that two processes closed at once. One process finds a
@@ -8,9 +8,9 @@ import { fail } from '../crawl/discover.js';
  * itself (crawl/discover.js); in a shared crawl the hop before may still be
  * in flight elsewhere (its result not in Redis yet), and both redirects
  * stand. At the barrier every result is in: the coordinator fails such a
- * loop as one process would have, with the same message (from the member
- * whose redirect closed it: the one reached last, most hops) and referrer
- * (that member is noted as linked from the hop before it).
+ * loop as one process would have, with the same message (`loopMessage`: the
+ * same whoever closed it) and referrer (the member whose redirect closed it,
+ * the one reached last, most hops, is noted as linked from the hop before it).
  *
  * @param {import('../crawl/context.js').CrawlRun} run
  * @param {(key: string, referrer: string) => Promise<void>} noteReferrer
@@ -45,8 +45,7 @@ export async function failRedirectLoops(run, noteReferrer) {
     if (!records.every((record) => record?.state === 'redirect')) continue;
     let closing = 0;
     records.forEach((record, i) => { if ((record?.hops ?? 0) > (records[closing]?.hops ?? 0)) closing = i; });
-    const loop = [...cycle.slice(closing), ...cycle.slice(0, closing)];
-    const message = `redirect loop: ${[...loop, loop[0]].join(' → ')}`;
+    const message = loopMessage(cycle);
     for (const record of records) await fail(run, /** @type {import('../crawl/records.js').PageRecord} */ (record), new PrerenderError(message, { code: 'REDIRECT_LOOP' }));
     const via = records[closing]?.via;
     if (via) await noteReferrer(cycle[closing], via);

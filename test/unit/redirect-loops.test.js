@@ -1,6 +1,7 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
 import { failRedirectLoops } from '../../lib/distributed/loops.js';
+import { loopMessage } from '../../lib/crawl/discover.js';
 
 /**
  * A shared crawl's barrier fails the redirect loops that two processes
@@ -25,7 +26,7 @@ function runOf(records) {
 }
 
 describe('redirect loops found at the barrier', () => {
-  it('a loop left as redirects fails with the message one process gives, from the member reached last; its referrer is the hop before', async () => {
+  it('a loop left as redirects fails with the message one process gives (from its first member in URL order); its referrer is the hop before', async () => {
     const { run, store } = runOf([
       { key: 'http://h/a', state: 'redirect', location: 'http://h/b', hops: 0 },
       { key: 'http://h/b', state: 'redirect', location: 'http://h/a', hops: 1, via: 'http://h/a' },
@@ -35,12 +36,19 @@ describe('redirect loops found at the barrier', () => {
     /** @type {string[][]} */
     const noted = [];
     expect(await failRedirectLoops(run, async (key, referrer) => { noted.push([key, referrer]); })).toBe(1);
-    const message = 'redirect loop: http://h/b → http://h/a → http://h/b';
+    const message = 'redirect loop: http://h/a → http://h/b → http://h/a';
     expect(store.get('http://h/a')).toMatchObject({ state: 'failed', error: { message, code: 'REDIRECT_LOOP' } });
     expect(store.get('http://h/b')).toMatchObject({ state: 'failed', error: { message, code: 'REDIRECT_LOOP' } });
     expect(store.get('http://h/c')?.state).toBe('redirect'); // a chain that ends in a page is no loop
     expect(noted).toEqual([['http://h/b', 'http://h/a']]);
     expect(run.stats.failed).toBe(2);
+  });
+
+  it('a loop reads the same whichever member it is told from', () => {
+    const message = 'redirect loop: http://h/a → http://h/c → http://h/b → http://h/a';
+    expect(loopMessage(['http://h/a', 'http://h/c', 'http://h/b'])).toBe(message);
+    expect(loopMessage(['http://h/c', 'http://h/b', 'http://h/a'])).toBe(message);
+    expect(loopMessage(['http://h/b', 'http://h/a', 'http://h/c'])).toBe(message);
   });
 
   it('a loop one process found already (its members failed) is left alone', async () => {
