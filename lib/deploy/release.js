@@ -8,6 +8,7 @@ import { DeployError } from '../errors.js';
  *   DIR/releases/ID.json    its record: written once the tree is complete and
  *                           verified; a tree without a record is unfinished
  *   DIR/releases/.tmp-ID/   a release being built (removed by the next run)
+ *   DIR/releases/.trash-*   a killed run's release moved aside (ssh), removed by the next runs
  *   DIR/current             symbolic link to releases/ID: the web root
  *   DIR/.prerender-lock     held while a publish, deploy or rollback runs
  *                           (a file on a local target, a directory on ssh)
@@ -24,6 +25,8 @@ import { DeployError } from '../errors.js';
 export const RELEASES = 'releases';
 export const CURRENT = 'current';
 export const TMP_PREFIX = '.tmp-';
+/** A killed run's release moved aside, to be removed (ssh targets: its remote side may still write into it). */
+export const TRASH_PREFIX = '.trash-';
 export const LOCK_NAME = '.prerender-lock';
 const ID = /^\d{8}T\d{6}Z-[0-9a-f]{8}$/;
 

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { AbortError, DeployError, LockedError } from '../errors.js';
 import { isAlive } from '../output/lock.js';
-import { CURRENT, LOCK_NAME, RELEASES, TMP_PREFIX, idFromLink, parseHeader, parseRecord } from './release.js';
+import { CURRENT, LOCK_NAME, RELEASES, TMP_PREFIX, TRASH_PREFIX, idFromLink, parseHeader, parseRecord } from './release.js';
 import { targetLabel } from './targets.js';
 import { checkHashes, parseHashes, removalList } from './verify.js';
 
@@ -144,7 +144,14 @@ set -e
 ${CHECK_SUMS}
 mkdir -p -- "$1/${RELEASES}"
 cd -- "$1/${RELEASES}"
-rm -rf ./${TMP_PREFIX}*
+# A killed run's release: its remote side may still be writing into it for a
+# moment, so it is moved aside before it is removed, and one that cannot be
+# removed yet is left for the next run.
+for d in ./${TMP_PREFIX}*; do
+  [ -e "$d" ] || continue
+  mv -- "$d" "./${TRASH_PREFIX}$$-\${d#./}" 2>/dev/null || true
+done
+rm -rf ./${TRASH_PREFIX}* 2>/dev/null || true
 for f in *.json; do
   [ -f "$f" ] || continue
   [ -d "\${f%.json}" ] || rm -f -- "$f"
