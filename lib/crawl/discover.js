@@ -555,7 +555,7 @@ function compareHash(run, body) {
  */
 async function compareOfBefore(run, before) {
   if (!before || before.state !== 'done') return undefined;
-  if (before.compare !== undefined && run.prior?.ignore === JSON.stringify(run.options.ignore)) return before.compare;
+  if (before.compare !== undefined && run.prior?.sameIgnore) return before.compare;
   if (!before.body || !run.blobs?.has(before.body)) return undefined;
   const [body] = await run.blobs.get([before.body]);
   return compareHash(run, body);

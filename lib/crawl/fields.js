@@ -151,16 +151,6 @@ export class FieldCodec {
   }
 
   /**
-   * One field of `bytes`, without decoding the others (undefined when absent).
-   * @param {Uint8Array} bytes
-   * @param {string} wanted
-   * @returns {any}
-   */
-  field(bytes, wanted) {
-    return this.pick(bytes, [wanted], /** @type {Record<string, any>} */ ({}))[wanted];
-  }
-
-  /**
    * Set just the `wanted` fields of `bytes` on `into`, skipping over the others.
    * @template {Record<string, any>} T
    * @param {Uint8Array} bytes

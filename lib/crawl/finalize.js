@@ -557,7 +557,7 @@ function stateFor(run, complete, keptOld) {
   });
   // The --ignore hashes of pages carried over (a 304, a page not reached) were made with the last
   // run's patterns: when those changed, they are left out, and the next run makes them again.
-  const oldHashes = run.prior !== null && run.prior.ignore !== JSON.stringify(run.options.ignore);
+  const oldHashes = run.prior !== null && !run.prior.sameIgnore;
   return {
     /**
      * @param {PageRecord} record

@@ -162,7 +162,7 @@ export class Crawler extends EventEmitter {
         // A killed run's temp files and staging; in a shared crawl only once its pass is
         // dropped in Redis (openSharedCrawl), so that no worker still writes into them.
         if (!o.frontier) await clearLeftovers(prepared.stateDir);
-        prior = await loadPrior(prepared.stateDir, { full: o.full, pages: new StoredPages(arena, PRIOR) });
+        prior = await loadPrior(prepared.stateDir, { full: o.full, ignore: o.ignore, pages: new StoredPages(arena, PRIOR) });
         // A journal left means a run was killed or interrupted since the state: files it put in OUT are not listed there.
         if (prior) prior.ownsTree = !existsSync(path.join(prepared.stateDir, JOURNAL_FILE));
         if (o.resume && !o.full && !o.frontier) resumed = await readJournal(prepared.stateDir, journalKey(o), new StoredPages(arena, JOURNAL));

@@ -24,7 +24,7 @@ import { StateVersionError, readState } from './state.js';
  *   output: string,
  *   reuseOutput: boolean,
  *   ownsTree?: boolean,
- *   ignore: string,
+ *   sameIgnore: boolean,
  *   naming?: string,
  *   renamed?: boolean,
  * }} Prior
@@ -33,8 +33,8 @@ import { StateVersionError, readState } from './state.js';
  *   last time (placeholder mode, bases...); reuseOutput: the same now, so a
  *   file may be left as it is. ownsTree: no run was killed or interrupted
  *   since the state was written (no journal was left), so a file of OUT the
- *   state lists for no page is one no crawl wrote. ignore: the --ignore
- *   patterns (as JSON) its pages' `compare` hashes were made with. naming:
+ *   state lists for no page is one no crawl wrote. sameIgnore: its
+ *   pages' `compare` hashes were made with this run's --ignore patterns. naming:
  *   what besides a page's own answer decided its file (`namingKey`; none in
  *   states of versions before it was kept); renamed: it is not this run's, so
  *   no request is conditional (a 304 would keep the file the old rules gave).
@@ -42,10 +42,11 @@ import { StateVersionError, readState } from './state.js';
 
 /**
  * @param {string} stateDir
- * @param {{ full: boolean, pages?: import('./stored-pages.js').StoredPages<StoredPage> }} options pages: where to keep the last run's pages
+ * @param {{ full: boolean, ignore: string[], pages?: import('./stored-pages.js').StoredPages<StoredPage> }} options ignore: this
+ *   run's --ignore patterns; pages: where to keep the last run's pages
  * @returns {Promise<Prior | null>}
  */
-export async function loadPrior(stateDir, { full, pages }) {
+export async function loadPrior(stateDir, { full, ignore, pages }) {
   let state;
   try {
     state = await readState(stateDir, pages);
@@ -56,7 +57,7 @@ export async function loadPrior(stateDir, { full, pages }) {
   if (!state) return null;
   return {
     complete: state.header.complete, pages: state.pages, reuse: !full, output: state.header.output ?? '', reuseOutput: false,
-    ignore: JSON.stringify(state.header.ignore ?? []), naming: state.header.naming,
+    sameIgnore: JSON.stringify(state.header.ignore ?? []) === JSON.stringify(ignore), naming: state.header.naming,
   };
 }
 

@@ -69,18 +69,6 @@ export class StoredPages {
   }
 
   /**
-   * One field of a page, without decoding the rest (a lookup per page of a whole run).
-   * @template {keyof T & string} K
-   * @param {string} url
-   * @param {K} name
-   * @returns {T[K] | undefined}
-   */
-  field(url, name) {
-    const page = /** @type {Partial<T> | undefined} */ (this.pick(url, [name]));
-    return page?.[name];
-  }
-
-  /**
    * Some fields of a page (and its url), without decoding the rest.
    * @template {keyof T & string} K
    * @param {string} url

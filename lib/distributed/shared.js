@@ -81,7 +81,7 @@ export async function openSharedCrawl(o, listed, prior) {
       const created = await redis.set(`${prefix}config`, JSON.stringify(given), 'NX');
       if (created) {
         claim.check();
-        await storePrior(redis, prefix, prior, o.ignore);
+        await storePrior(redis, prefix, prior);
         claim.check();
         await redis.hset(`${prefix}meta`, 'phase', 'seeding', 'startedAt', Date.now());
       } else {
@@ -90,7 +90,7 @@ export async function openSharedCrawl(o, listed, prior) {
         if (phase === 'finished' || phase === null) {
           // A new crawl under the same id: the frontier starts empty.
           await clearCrawl(redis, prefix, claim, { keepConfig: true });
-          await storePrior(redis, prefix, prior, o.ignore);
+          await storePrior(redis, prefix, prior);
           claim.check();
           await redis.hset(`${prefix}meta`, 'phase', 'seeding', 'startedAt', Date.now());
         }
@@ -188,20 +188,18 @@ async function claimCoordinator(redis, prefix, frontier, leaseMs, crawlId) {
  * @param {import('./connection.js').CrawlRedis} redis
  * @param {string} prefix
  * @param {import('../crawl/recrawl.js').Prior | null} prior
- * @param {string[]} ignore this crawl's --ignore patterns
  */
-async function storePrior(redis, prefix, prior, ignore) {
+async function storePrior(redis, prefix, prior) {
   await redis.unlink(`${prefix}prior`);
   // Other naming than the last run's: the workers fetch every page in full, as they do without a prior.
   if (!prior?.reuse || prior.renamed) return;
   let batch = redis.pipeline();
   let size = 0;
   // Hashes made with other --ignore patterns are no use: a worker makes them again from the stored body.
-  const sameIgnore = prior.ignore === JSON.stringify(ignore);
   for (const stored of prior.pages.values()) {
     if (stored.state !== 'done' || !stored.file || !stored.body) continue;
     const { placeholders: _placeholders, compare, ...rest } = stored;
-    const kept = sameIgnore ? { ...rest, compare } : rest;
+    const kept = prior.sameIgnore ? { ...rest, compare } : rest;
     batch.hset(`${prefix}prior`, stored.url, JSON.stringify(kept));
     if (++size % 1000 === 0) {
       await batch.exec();
