@@ -5,6 +5,7 @@ import path from 'node:path';
 import { startChangingSite } from '../fixtures/changing-site.js';
 import { listFiles, readManifest, snapshotTree, tempDirs } from './crawl-helpers.js';
 import { runCli } from './helpers/cli.js';
+import { Crawler } from '../lib/index.js';
 
 /**
  * Re-crawling into the same OUT: what a second run fetches, writes, keeps and
@@ -234,6 +235,24 @@ describe('a second crawl with changes', () => {
     const again = await crawl(out, ['--name', '/', 'home.html']);
     expect(site.counters.notModified).toBe(21);
     expect(again.summary.churn.filesWritten).toBe(0);
+  });
+
+  it('an interrupted crawl is resumed only by a run with the same --name rules: with others its pages would keep the names they wanted', async () => {
+    /** @param {string} out @param {object} [more] */
+    const interrupted = async (out, more = {}) => {
+      const controller = new AbortController();
+      const crawler = new Crawler({ roots: [site.root], exclude: ['/cart.asp'], out, retries: 0, signal: controller.signal, ...more });
+      crawler.on('page', () => setImmediate(() => controller.abort()));
+      expect((await crawler.run()).interrupted).toBe(true);
+    };
+    const same = path.join(await dirs.make(), 'out');
+    await interrupted(same);
+    expect((await new Crawler({ roots: [site.root], exclude: ['/cart.asp'], out: same, retries: 0 }).run()).resumed).toBeGreaterThan(0);
+    const other = path.join(await dirs.make(), 'out');
+    await interrupted(other);
+    const renamed = await new Crawler({ roots: [site.root], exclude: ['/cart.asp'], out: other, retries: 0, name: [['/', 'home.html']] }).run();
+    expect(renamed.resumed).toBe(0);
+    expect(await listFiles(other)).toContain('home.html');
   });
 
   it('a run that renames but does not reach every page keeps the old files, and the next complete one removes them', async () => {
