@@ -500,6 +500,56 @@ describe('--precompress', () => {
     expect((await listFiles(out)).filter((file) => file.startsWith('about'))).toEqual([]);
   });
 
+  it('turned on, off and on again for an OUT that has a state: only the siblings are written or removed, no page file', async () => {
+    await site.close();
+    site = await startChangingSite({ products: 3, about: true });
+    const out = path.join(await dirs.make(), 'out');
+    expect((await crawl(out)).code).toBe(0);
+    const plain = await fileIds(out);
+
+    const on = await crawl(out, ['--precompress', 'gzip,br']);
+    expect(on.code).toBe(0);
+    expect(rewritten(plain, await fileIds(out)).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
+    expect(on.summary.churn).toMatchObject({ notModified: 5, changed: 0, filesWritten: 2 }); // about.asp.html.gz and .br
+    const about = await readFile(path.join(out, 'about.asp.html'));
+    const { gunzipSync } = await import('node:zlib');
+    expect(gunzipSync(await readFile(path.join(out, 'about.asp.html.gz')))).toEqual(about);
+    expect(Math.floor((await stat(path.join(out, 'about.asp.html.gz'))).mtimeMs)).toBe(Math.floor((await stat(path.join(out, 'about.asp.html'))).mtimeMs));
+
+    // The same options again: nothing is tried again (the small pages stay without siblings).
+    const withSiblings = await fileIds(out);
+    const again = await crawl(out, ['--precompress', 'gzip,br']);
+    expect(again.summary.churn.filesWritten).toBe(0);
+    expect(rewritten(withSiblings, await fileIds(out)).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
+
+    const off = await crawl(out);
+    expect(off.summary.churn.filesWritten).toBe(0);
+    expect((await listFiles(out)).filter((file) => /\.(gz|br)$/.test(file))).toEqual([]);
+    expect(rewritten(plain, await fileIds(out)).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
+
+    const gzipOnly = await crawl(out, ['--precompress', 'gzip']);
+    expect(gzipOnly.summary.churn.filesWritten).toBe(1);
+    expect((await listFiles(out)).filter((file) => /\.(gz|br)$/.test(file))).toEqual(['about.asp.html.gz']);
+    expect((await runCli(['verify', out], { cwd: path.dirname(out) })).code).toBe(0);
+  });
+
+  it('a state whose output key still holds the formats (written before they were kept apart) is used as it is: nothing rewritten', async () => {
+    const out = await precompressedShop();
+    const stateFile = path.join(out, '.prerender', 'state.ndjson');
+    const [first, ...rest] = (await readFile(stateFile, 'utf8')).split('\n');
+    const header = JSON.parse(first);
+    const key = JSON.parse(header.output);
+    header.output = JSON.stringify([...key.slice(0, 5), ['gzip', 'br'], ...key.slice(5)]);
+    delete header.precompressed;
+    await writeFile(stateFile, [JSON.stringify(header), ...rest].join('\n'));
+    const before = await fileIds(out);
+    const next = await crawl(out, ['--precompress', 'gzip,br']);
+    expect(next.code).toBe(0);
+    expect(next.summary.churn.filesWritten).toBe(0);
+    expect(rewritten(before, await fileIds(out)).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
+    expect(JSON.parse((await readFile(stateFile, 'utf8')).split('\n')[0]).precompressed).toEqual(['gzip', 'br']);
+  });
+
   it('without --precompress, the siblings of unchanged files go too, also those an incomplete run kept', async () => {
     const out = await precompressedShop();
     // Stops before the about page: its file and siblings are kept as they are.

@@ -13,7 +13,7 @@ import { byKey, createNameTable, namedRecord, splitAlias } from './names.js';
 import { encodeNameTable } from './shared-names.js';
 import { namingKey, pickEach, pickStored, priorFiles, pruneLimit } from './recrawl.js';
 import { createStateWriter } from './state.js';
-import { precompress, settleOldSiblings, siblingsOf } from './precompress.js';
+import { precompress, settleOldSiblings, siblingsMissing, siblingsOf } from './precompress.js';
 
 /**
  * Phase two, once every name is known: rewrite each staged page, write it
@@ -158,7 +158,7 @@ async function writePass(run, naming, names, dropped, interrupted, complete, rem
     sources: run.sources,
   });
   const sitemap = o.writeSitemap && o.siteUrl ? new SitemapWriter(target, o.siteUrl) : null;
-  const state = run.stateDir ? stateFor(run, complete, removal.keptOld) : null;
+  const state = run.stateDir ? stateFor(run, complete, removal) : null;
   /** @type {PageRecord[]} */
   const failed = [];
   /** @type {PageRecord[]} aliases to split apart */
@@ -252,7 +252,10 @@ async function writePage(run, record, names, previous, failed, counters) {
   try {
     const ids = [/** @type {string} */ (record.body)];
     if (record.type !== 'other' && record.scan !== undefined) ids.push(record.scan);
-    const unchangedInput = record.change === 'not-modified' || record.change === 'same-bytes';
+    // A file kept as it is, unless it lacks siblings of this run's --precompress: then its bytes
+    // are made (or read) again for them, and the file is still not written when they are the same.
+    const unchangedInput = (record.change === 'not-modified' || record.change === 'same-bytes')
+      && !(o.precompress.length > 0 && stored !== undefined && siblingsMissing(run, stored));
     if (sameFile && unchangedInput && record.type === 'other') {
       return keepFile(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
     }
@@ -546,11 +549,15 @@ function keptEntry(stored) {
  * did not see, so that their files are still known to the next one.
  * @param {CrawlRun} run
  * @param {boolean} complete
- * @param {Map<string, string[]>} keptOld per URL, its old files left on disk (oldFiles in its entry)
+ * @param {Pick<RemovalPlan, 'keptOld' | 'carried'>} removal keptOld: per URL, its old files left on disk (oldFiles in
+ *   its entry); carried: pages listed as the last run left them
  */
-function stateFor(run, complete, keptOld) {
+function stateFor(run, complete, { keptOld, carried }) {
+  const o = run.options;
+  // Every page this run lists was tried in its formats, but those it carried over: they were in the last run's.
+  const precompressed = carried.length === 0 ? o.precompress : o.precompress.filter((format) => run.prior?.precompressed.includes(format));
   const writer = createStateWriter(/** @type {string} */ (run.stateDir), {
-    complete, roots: run.options.roots, output: outputKey(run), ignore: run.options.ignore,
+    complete, roots: o.roots, output: outputKey(run), ignore: o.ignore, precompressed,
     // A run that renamed (other --name rules or origins) but did not reach every page leaves some with
     // the files the old rules gave them: the old key stays, and the next run fetches in full again.
     naming: run.prior?.renamed && !complete ? run.prior.naming : namingKey(run.options.name, run.origins),
@@ -593,7 +600,8 @@ export function outputKey(run) {
   const o = run.options;
   // Not --ignore: it decides which pages count as unchanged, not what is written (a page it
   // now judges changed is rewritten, and its file kept when the bytes come out the same).
-  return JSON.stringify([o.placeholders, o.pricePath, o.dynamicBase?.href ?? null, run.staticRoot.href, [...run.origins].sort(), o.precompress, o.relativeLinks, o.siteUrl?.href ?? null]);
+  // Nor --precompress: the siblings follow the file (a file kept as it is gets those it lacks, precompress.js).
+  return JSON.stringify([o.placeholders, o.pricePath, o.dynamicBase?.href ?? null, run.staticRoot.href, [...run.origins].sort(), o.relativeLinks, o.siteUrl?.href ?? null]);
 }
 
 /**

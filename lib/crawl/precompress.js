@@ -49,6 +49,33 @@ export async function settleOldSiblings(run, record, stored) {
 }
 
 /**
+ * Whether a file may get siblings at all: a compressible type, at least
+ * 1 KiB, no price slots (whether they come out 10% smaller is seen only by
+ * compressing).
+ * @param {string | undefined} contentType
+ * @param {number} bytes
+ * @param {readonly unknown[] | undefined} placeholders
+ */
+export function worthTrying(contentType, bytes, placeholders) {
+  return (placeholders?.length ?? 0) === 0 && bytes >= 1024 && COMPRESSIBLE.test(mimeOf(contentType));
+}
+
+/**
+ * The formats of this run a file kept as it is lacks and was never tried in:
+ * the last run did not make them for every page (--precompress turned on, or
+ * a format added, since; or a page it did not reach), and the file may be
+ * worth them. Its siblings are then made from the file's bytes, and the file
+ * itself is left as it is.
+ * @param {import('./context.js').CrawlRun} run
+ * @param {import('./state.js').StoredPage} stored the last run's copy, kept
+ */
+export function siblingsMissing(run, stored) {
+  const tried = run.prior?.precompressed ?? [];
+  const missing = run.options.precompress.filter((format) => !tried.includes(format) && !(stored.compressed ?? []).includes(format));
+  return missing.length > 0 && worthTrying(stored.contentType, stored.bytes ?? 0, stored.placeholders);
+}
+
+/**
  * --precompress: FILE.gz and FILE.br beside a file worth it (a compressible
  * type, at least 1 KiB, at least 10% smaller; never a page with price slots,
  * whose bytes change per request), for nginx gzip_static/brotli_static and
@@ -64,7 +91,7 @@ export async function settleOldSiblings(run, record, stored) {
 export async function precompress(run, record, output, placeholders, unchanged, counters) {
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   const file = /** @type {string} */ (record.file);
-  const eligible = placeholders.length === 0 && output.length >= 1024 && COMPRESSIBLE.test(mimeOf(record.contentType));
+  const eligible = worthTrying(record.contentType, output.length, placeholders);
   /** @type {string[]} */
   const made = [];
   for (const format of run.options.precompress) {

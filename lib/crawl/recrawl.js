@@ -27,6 +27,7 @@ import { StateVersionError, readState } from './state.js';
  *   sameIgnore: boolean,
  *   naming?: string,
  *   renamed?: boolean,
+ *   precompressed: string[],
  * }} Prior
  *   reuse: false with --full (fetch and write everything; the prior state
  *   still says which files to remove). output: what decided the bytes written
@@ -38,6 +39,9 @@ import { StateVersionError, readState } from './state.js';
  *   what besides a page's own answer decided its file (`namingKey`; none in
  *   states of versions before it was kept); renamed: it is not this run's, so
  *   no request is conditional (a 304 would keep the file the old rules gave).
+ *   precompressed: the --precompress formats every page of the state was
+ *   tried in (a page without one of them is not worth it); a format not
+ *   among them is made now for the files kept as they are.
  */
 
 /**
@@ -55,10 +59,32 @@ export async function loadPrior(stateDir, { full, ignore, pages }) {
     throw error;
   }
   if (!state) return null;
+  const { output, precompressed } = outputOf(state.header);
   return {
-    complete: state.header.complete, pages: state.pages, reuse: !full, output: state.header.output ?? '', reuseOutput: false,
-    sameIgnore: JSON.stringify(state.header.ignore ?? []) === JSON.stringify(ignore), naming: state.header.naming,
+    complete: state.header.complete, pages: state.pages, reuse: !full, output, reuseOutput: false,
+    sameIgnore: JSON.stringify(state.header.ignore ?? []) === JSON.stringify(ignore), naming: state.header.naming, precompressed,
   };
+}
+
+/**
+ * The output key of a state and the formats its pages were tried in. States
+ * written before `precompressed` was kept had the --precompress formats in
+ * the key (its sixth item): taken out, so that turning --precompress on or
+ * off does not rewrite every page; their pages count as tried in none (a file
+ * kept without a sibling of this run gets one if it is worth it).
+ * @param {import('./state.js').StateHeader} header
+ * @returns {{ output: string, precompressed: string[] }}
+ */
+export function outputOf(header) {
+  const output = header.output ?? '';
+  if (header.precompressed !== undefined) return { output, precompressed: header.precompressed };
+  try {
+    const parts = JSON.parse(output);
+    if (Array.isArray(parts) && parts.length === 8 && Array.isArray(parts[5])) return { output: JSON.stringify(parts.toSpliced(5, 1)), precompressed: [] };
+  } catch {
+    // not a key this version wrote: compared as it is (and differs)
+  }
+  return { output, precompressed: [] };
 }
 
 /**

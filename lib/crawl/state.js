@@ -12,7 +12,7 @@ import { StoredPages } from './stored-pages.js';
  * `state.ndjson`, one JSON object per line, written at the end of a run
  * (temp file + rename) and read back line by line, never whole.
  *
- *   {"format":"prerender-state","version":1,"complete":true,"roots":[...],"output":"...","ignore":[...],"naming":"...","finishedAt":"..."}
+ *   {"format":"prerender-state","version":1,"complete":true,"roots":[...],"output":"...","ignore":[...],"naming":"...","precompressed":["gzip"],"finishedAt":"..."}
  *   {"url":"http://shop/st/p.asp?id=7","state":"done","status":200,"contentType":"text/html",
  *    "type":"html","charset":"utf-8","etag":"\"x\"","lastModified":"...","file":"st/p7.htm",
  *    "body":"<sha256 of the raw body>","scan":"<sha256 of its scan>","bytes":15234,
@@ -35,9 +35,10 @@ import { StoredPages } from './stored-pages.js';
  *   render: a page written from its rendered DOM (--render): its manifest fields, kept with a page carried over;
  *   oldFiles: files the URL had before (and their .gz/.br), left on disk by a run that did not reach every
  *   page (pages it did not reach may link to them): the next complete crawl removes them
- * @typedef {{ format: 'prerender-state', version: number, complete: boolean, roots: string[], output: string, ignore?: string[], naming?: string, finishedAt: string }} StateHeader
+ * @typedef {{ format: 'prerender-state', version: number, complete: boolean, roots: string[], output: string, ignore?: string[], naming?: string, precompressed?: string[], finishedAt: string }} StateHeader
  *   ignore: the --ignore patterns each page's `compare` was made with; naming: what decided the files
- *   besides each page's answer (recrawl.js `namingKey`)
+ *   besides each page's answer (recrawl.js `namingKey`); precompressed: the --precompress formats every
+ *   page listed was tried in (recrawl.js `outputOf`)
  */
 
 export const STATE_FILE = 'state.ndjson';

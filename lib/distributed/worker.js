@@ -111,7 +111,7 @@ export class Worker extends EventEmitter {
         transforms: render ? [{ ...render, run: async (page, crawl) => { await render.run(page, crawl); if (page.record.render) rendered++; } }] : [],
         warnings: [],
         // The coordinator hands out the last crawl's pages, their --ignore hashes only if made with this crawl's patterns.
-        prior: { complete: false, pages: new Map(), reuse: true, output: '', reuseOutput: false, sameIgnore: true },
+        prior: { complete: false, pages: new Map(), reuse: true, output: '', reuseOutput: false, sameIgnore: true, precompressed: [] },
         resumed: null,
         journal: null,
         stateDir: null,
