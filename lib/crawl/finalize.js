@@ -116,7 +116,7 @@ export async function finalize(run, naming, { interrupted, complete }) {
         await target.remove(file);
         run.emit('removed', { url, file });
       }
-      await outcome.state?.finish(removal.carried);
+      await outcome.state?.finish(redirects, removal.carried);
       await target.commit();
       await outcome.state?.commit();
       return { warnings: outcome.warnings, filesWritten: outcome.filesWritten, bytesWritten: outcome.bytesWritten, removed: removal.remove.length, pruneRefused: removal.refused };
@@ -579,9 +579,12 @@ function stateFor(run, complete, { keptOld, carried }) {
         oldFiles: keptOld.get(record.key),
       });
     },
-    /** @param {import('./state.js').StoredPage[]} carried */
-    async finish(carried) {
-      for (const record of await run.records.list('redirect')) {
+    /**
+     * @param {PageRecord[]} redirects the run's redirect records (read once, by finalize)
+     * @param {import('./state.js').StoredPage[]} carried
+     */
+    async finish(redirects, carried) {
+      for (const record of redirects) {
         await writer.add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location });
       }
       for (const stored of carried) await writer.add(oldHashes ? { ...stored, compare: undefined } : stored);
