@@ -85,15 +85,18 @@ export function formatSummary(result, extra = {}) {
     lines.push(`Changes since the last crawl: ${count(churn.new)} new, ${count(churn.changed)} changed, ${count(churn.notModified)} unchanged (304), ${count(churn.sameBytes)} unchanged (same bytes), ${count(churn.removed)} removed, ${count(churn.stale)} stale (last good copy kept), ${count(churn.failed)} failed; ${count(churn.filesWritten)} files written (${formatBytes(churn.bytesWritten)})`);
   }
   if (result.pruneRefused) lines.push('Pages gone from the site were not removed: more than --prune-max (see the warning); run again with --force to remove them');
-  else if (recrawl && churn.removed === 0) {
+  else if (recrawl && !result.complete) {
     // A re-crawl that was not complete removes nothing: say why, as for --prune-max.
+    const failed = result.failures.filter((failure) => failure.status !== 404 && failure.status !== 410).length;
     const why = [
       result.interrupted ? 'it was interrupted' : '',
       result.notCrawled > 0 ? '--max-pages cut it short' : '',
-      result.failed > 0 ? `${count(result.failed)} page${result.failed === 1 ? '' : 's'} failed` : '',
+      result.tooDeep > 0 ? '--max-depth cut it short' : '',
+      failed > 0 ? `${count(failed)} page${failed === 1 ? '' : 's'} failed` : '',
       result.stale > 0 ? `${count(result.stale)} page${result.stale === 1 ? ' was' : 's were'} kept stale` : '',
     ].filter(Boolean);
-    if (why.length > 0) lines.push(`Nothing was removed, since this crawl was not complete (${why.join(', ')}): files of pages it did not reach are kept, and listed as stale; the next complete crawl removes those gone from the site`);
+    const kept = result.kept > 0 ? ` (${count(result.kept)})` : '';
+    lines.push(`Nothing was removed, since this crawl was not complete (${why.join(', ') || 'see the warnings'}): files of pages it did not reach are kept${kept}, and listed as stale; the next complete crawl removes those gone from the site`);
   }
   lines.push(`Manifest: ${result.manifest}`);
   return lines.join('\n') + '\n';

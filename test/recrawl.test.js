@@ -140,6 +140,13 @@ describe('a second crawl with changes', () => {
     const third = await crawl(out);
     expect(third.code).toBe(1);
     expect((await readManifest(out)).errors.map((error) => error.url)).toEqual([site.product(5)]);
+    // The broken link stays (product 5 has no file now, so it counts as failed), and does not
+    // keep the crawl from being complete: a page gone since is still removed.
+    site.gone(7);
+    const fourth = await crawl(out);
+    expect(fourth.summary.churn).toMatchObject({ removed: 1, failed: 1, stale: 0 });
+    expect(await listFiles(out)).not.toContain('p/p7.htm');
+    expect(fourth.stdout).not.toMatch(/Nothing was removed/);
   });
 
   it('nothing is removed after an incomplete crawl, and the summary says why', async () => {
@@ -155,6 +162,25 @@ describe('a second crawl with changes', () => {
     const third = await crawl(out);
     expect(third.summary.churn.removed).toBe(1);
     expect(await listFiles(out)).not.toContain('p/p5.htm');
+  });
+
+  it('a --max-depth cut is incomplete too: nothing removed, and the summary and --json say so', async () => {
+    await site.close();
+    site = await startChangingSite({ products: 20, deep: true });
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    expect(await listFiles(out)).toContain('a/b/deep.asp.html');
+    site.remove(5);
+    const cut = await crawl(out, ['--max-depth', '1']);
+    expect(cut.summary).toMatchObject({ complete: false });
+    expect(cut.summary.tooDeep).toBeGreaterThan(0);
+    expect(cut.summary.kept).toBe(2); // the deep page, and product 5 (its 404 is a broken link; its file stays)
+    expect(await listFiles(out)).toEqual(expect.arrayContaining(['p/p5.htm', 'a/b/deep.asp.html']));
+    const human = await runCli(['crawl', site.root, '-x', '/cart.asp', '-o', out, '--retries', '0', '--max-depth', '1'], { cwd: path.dirname(out) });
+    expect(human.stdout).toMatch(/Nothing was removed, since this crawl was not complete \(--max-depth cut it short\)/);
+    const whole = await crawl(out);
+    expect(whole.summary).toMatchObject({ complete: true, tooDeep: 0, kept: 0 });
+    expect(whole.summary.churn.removed).toBe(1);
   });
 
   it('an incomplete crawl links the pages it did not reach to the files they keep, so that the next crawl ends with the clean tree', async () => {

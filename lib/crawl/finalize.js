@@ -29,7 +29,8 @@ import { precompress, settleOldSiblings, siblingsMissing, siblingsOf } from './p
  * @typedef {import('../manifest/schema.js').ManifestPage} ManifestPage
  * @typedef {import('../warnings.js').Warning} Warning
  * @typedef {ReturnType<typeof createNameTable>} NameTable
- * @typedef {{ filesWritten: number, bytesWritten: number, removed: number, pruneRefused: boolean }} WriteOutcome
+ * @typedef {{ filesWritten: number, bytesWritten: number, removed: number, pruneRefused: boolean, kept: number }} WriteOutcome
+ *   kept: pages of the last crawl not reached (or failed for good) whose files stay as they were
  * @typedef {import('./state.js').StoredPage} StoredPage
  * @typedef {import('./names.js').Naming} Naming
  */
@@ -119,7 +120,7 @@ export async function finalize(run, naming, { interrupted, complete }) {
       await outcome.state?.finish(redirects, removal.carried);
       await target.commit();
       await outcome.state?.commit();
-      return { warnings: outcome.warnings, filesWritten: outcome.filesWritten, bytesWritten: outcome.bytesWritten, removed: removal.remove.length, pruneRefused: removal.refused };
+      return { warnings: outcome.warnings, filesWritten: outcome.filesWritten, bytesWritten: outcome.bytesWritten, removed: removal.remove.length, pruneRefused: removal.refused, kept: removal.carried.length };
     }
     await outcome.state?.abort();
     if (pass >= MAX_PASSES) throw new Error(`pages kept failing in ${MAX_PASSES} write passes; nothing was committed`);

@@ -14,7 +14,7 @@ import { createCrawlRun, warn } from './context.js';
 import { discover } from './discover.js';
 import { finalize, outputKey, renderContext, errorsOf } from './finalize.js';
 import { EarlyWrites } from './early.js';
-import { loadPrior, namingKey } from './recrawl.js';
+import { isGoneStatus, loadPrior, namingKey } from './recrawl.js';
 import { JOURNAL_FILE, createJournal, readJournal } from './journal.js';
 import { MemoryFrontier } from './frontier.js';
 import { assignNames } from './names.js';
@@ -54,7 +54,7 @@ import { createRenderStep } from '../render/step.js';
  *   interrupted: boolean, durationMs: number,
  *   threads: { workers: number, inWorkers: number, inMain: number, early: number },
  *   failures: import('../manifest/schema.js').ManifestError[],
- *   stale: number, resumed: number, pruneRefused: boolean,
+ *   stale: number, resumed: number, pruneRefused: boolean, complete: boolean, tooDeep: number, kept: number,
  *   churn: {
  *     new: number, changed: number, notModified: number, sameBytes: number, removed: number, stale: number, failed: number,
  *     filesWritten: number, bytesWritten: number,
@@ -63,6 +63,9 @@ import { createRenderStep } from '../render/step.js';
  *   threads: worker threads started, and the per-page requests (tokenise, rewrite) they and the main thread did
  *   churn: URLs new / changed / unchanged (304) / unchanged (same bytes) / removed / stale / failed,
  *   and the files and bytes actually written
+ *   complete: every in-scope URL reached, no failure left but 404/410 (only such a run removes files);
+ *   tooDeep: in-scope URLs not crawled for --max-depth; kept: pages of the last crawl this run did not
+ *   reach (or that failed for good) whose files it keeps as they were (listed stale in the manifest)
  */
 
 /** The events `onEvent` receives. */
@@ -225,13 +228,15 @@ export class Crawler extends EventEmitter {
         warn(run, o.roots[0] ?? listed[0], 'MAX_PAGES', `--max-pages ${o.maxPages} reached: ${overLimitSaturated ? 'at least ' : ''}${overLimit} more in-scope URLs were not crawled; links to them stay live${prior ? ' (or lead to the file the last crawl left, which is kept)' : ''}`);
       }
       if (run.depth.tooDeep.size > 0) {
-        warn(run, o.roots[0] ?? listed[0], 'MAX_DEPTH', `--max-depth ${o.maxDepth} reached: ${run.depth.tooDeep.size} in-scope URLs deeper than that were not crawled; links to them stay live`);
+        warn(run, o.roots[0] ?? listed[0], 'MAX_DEPTH', `--max-depth ${o.maxDepth} reached: ${run.depth.tooDeep.size} in-scope URLs deeper than that were not crawled; links to them stay live${prior ? ' (or lead to the file the last crawl left, which is kept)' : ''}`);
       }
       const stale = naming.stale;
+      // A 404 or 410 is an answer, not a failure that may hide pages (it has no links to
+      // follow): a broken link does not keep a crawl from being complete, run after run.
       complete = !interrupted && overLimit === 0 && run.depth.tooDeep.size === 0 && stale === 0
-        && (await run.records.list('failed')).length === 0;
+        && (await run.records.list('failed')).every((record) => isGoneStatus(record.error?.status));
       /** @type {import('./finalize.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] }} */
-      let outcome = { warnings: [], filesWritten: 0, bytesWritten: 0, removed: 0, pruneRefused: false };
+      let outcome = { warnings: [], filesWritten: 0, bytesWritten: 0, removed: 0, pruneRefused: false, kept: 0 };
       if (target) {
         if (shared && target instanceof LocalTree && !interrupted) run.finishPool = await shared.finishPool(run, target.out);
         outcome = await finalize(run, naming, { interrupted, complete });
@@ -262,6 +267,9 @@ export class Crawler extends EventEmitter {
         stale,
         resumed: stats.resumed,
         pruneRefused: outcome.pruneRefused,
+        complete,
+        tooDeep: run.depth.tooDeep.size,
+        kept: outcome.kept,
         churn: {
           new: count('new'),
           changed: count('changed'),

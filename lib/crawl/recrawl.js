@@ -152,7 +152,15 @@ export function isTransient(error) {
  * @param {unknown} error
  */
 export function isGone(error) {
-  return error instanceof HttpStatusError && (error.status === 404 || error.status === 410);
+  return error instanceof HttpStatusError && isGoneStatus(error.status);
+}
+
+/**
+ * 404 and 410: the page is not there (an answer, not a failure that may pass).
+ * @param {number | undefined} status
+ */
+export function isGoneStatus(status) {
+  return status === 404 || status === 410;
 }
 
 /**
@@ -219,7 +227,10 @@ export function priorFiles(prior, maxHops) {
  * @param {number} previousPages
  */
 export function pruneLimit(limit, previousPages) {
-  const match = /^(\d+(?:\.\d+)?)(%?)$/.exec(limit.trim());
+  const match = /^(\d+)(?:\.(\d+))?(%?)$/.exec(limit.trim());
   if (!match) return 0;
-  return match[2] ? Math.floor((Number(match[1]) / 100) * previousPages) : Number(match[1]);
+  if (!match[3]) return Number(match[1]);
+  // In whole numbers (29% of 100 is 29, where 0.29 * 100 is 28.999…): digits / 10^decimals percent.
+  const decimals = match[2] ?? '';
+  return Number((BigInt(match[1] + decimals) * BigInt(previousPages)) / (100n * 10n ** BigInt(decimals.length)));
 }

@@ -7,20 +7,27 @@ const result = (over) => /** @type {import('../../lib/crawl/index.js').CrawlResu
   out: '/out', manifest: '/out/prerender-manifest.json', pages: 10, assets: 0, failed: 0, warnings: 0, redirects: 0,
   notCrawled: 0, notCrawledSaturated: false, maxPages: 100000, requisitesNotFetched: 0,
   threads: { workers: 0, inWorkers: 0, inMain: 0, early: 0 }, interrupted: false, durationMs: 1000, failures: [], stale: 0,
-  resumed: 0, pruneRefused: false,
+  resumed: 0, pruneRefused: false, complete: true, tooDeep: 0, kept: 0,
   churn: { new: 10, changed: 0, notModified: 0, sameBytes: 0, removed: 0, stale: 0, failed: 0, filesWritten: 10, bytesWritten: 1000 },
   ...over,
 });
 
 describe('the summary of a crawl', () => {
   it('a re-crawl that was not complete says why nothing was removed', () => {
-    const text = formatSummary(result({ notCrawled: 3, churn: { new: 0, changed: 1, notModified: 9, sameBytes: 0, removed: 0, stale: 0, failed: 0, filesWritten: 1, bytesWritten: 10 } }));
-    expect(text).toMatch(/Nothing was removed, since this crawl was not complete \(--max-pages cut it short\)/);
+    const text = formatSummary(result({ notCrawled: 3, complete: false, kept: 2, churn: { new: 0, changed: 1, notModified: 9, sameBytes: 0, removed: 0, stale: 0, failed: 0, filesWritten: 1, bytesWritten: 10 } }));
+    expect(text).toMatch(/Nothing was removed, since this crawl was not complete \(--max-pages cut it short\): files of pages it did not reach are kept \(2\)/);
+  });
+
+  it('a --max-depth cut is named; a broken link (404) alone is not a reason', () => {
+    const churn = { new: 0, changed: 0, notModified: 5, sameBytes: 0, removed: 0, stale: 0, failed: 1, filesWritten: 0, bytesWritten: 0 };
+    const failures = [{ url: 'http://s/x', status: 404, message: 'HTTP 404', referrers: ['http://s/'] }];
+    expect(formatSummary(result({ tooDeep: 4, complete: false, failed: 1, failures, churn }))).toMatch(/not complete \(--max-depth cut it short\)/);
+    expect(formatSummary(result({ failed: 1, failures, churn }))).not.toMatch(/Nothing was removed/);
   });
 
   it('each reason is named', () => {
     const churn = { new: 0, changed: 0, notModified: 5, sameBytes: 0, removed: 0, stale: 1, failed: 1, filesWritten: 0, bytesWritten: 0 };
-    const text = formatSummary(result({ interrupted: true, failed: 1, stale: 1, churn, failures: [{ url: 'http://s/x', message: 'HTTP 500', referrers: [] }] }));
+    const text = formatSummary(result({ interrupted: true, complete: false, failed: 1, stale: 1, churn, failures: [{ url: 'http://s/x', message: 'HTTP 500', referrers: [] }] }));
     expect(text).toMatch(/not complete \(it was interrupted, 1 page failed, 1 page was kept stale\)/);
   });
 
