@@ -274,6 +274,8 @@ async function crawlAction(flags, io) {
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError) {
       io.stderr.write(`prerender: ${error.message}\n`);
+      // A script reading --json gets its error too, as for an error of the run.
+      if (json) io.stdout.write(JSON.stringify({ error: { code: error.code, message: redact(error.message) } }) + '\n');
       return EXIT.USAGE;
     }
     throw error;

@@ -1,6 +1,6 @@
 // @ts-check
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startChangingSite } from '../fixtures/changing-site.js';
 import { listFiles, readManifest, snapshotTree, tempDirs } from './crawl-helpers.js';
@@ -467,6 +467,42 @@ describe('the state file', () => {
     expect(site.counters.conditional).toBe(0);
     expect(second.summary.failed).toBe(0);
     expect(second.summary.churn.filesWritten).toBe(0); // same bytes: nothing written all the same
+  });
+
+  it('a state cut short (or empty) is refused, never taken for a crawl of fewer pages; --full starts over', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    const stateFile = path.join(out, '.prerender', 'state.ndjson');
+    const lines = (await readFile(stateFile, 'utf8')).split('\n').filter(Boolean);
+    expect(JSON.parse(lines[0]).sealed).toBe(true);
+    expect(JSON.parse(lines[lines.length - 1])).toEqual({ end: lines.length - 2 });
+    const before = await fileIds(out);
+    for (const cut of [lines.slice(0, 1), lines.slice(0, 5), lines.slice(0, -1)]) {
+      await writeFile(stateFile, cut.join('\n') + '\n');
+      const refused = await crawl(out);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/state\.ndjson is cut short \(\d+ of its lines, no end line\); crawl with --full to start over/);
+      expect(refused.summary.error.code).toBe('STATE_VERSION');
+    }
+    await writeFile(stateFile, '');
+    expect((await crawl(out)).stderr).toMatch(/state\.ndjson is empty; crawl with --full/);
+    expect(await fileIds(out)).toEqual(before); // nothing touched, no -2 copies
+    const full = await crawl(out, ['--full']);
+    expect(full.code).toBe(0);
+    expect(full.summary.warnings).toBe(0);
+    expect((await crawl(out)).summary.churn.notModified).toBe(21);
+  });
+
+  it('a state that cannot be written (a directory in its place) is one clear line, exit 2', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    const stateFile = path.join(out, '.prerender', 'state.ndjson');
+    await rm(stateFile);
+    await mkdir(path.join(stateFile, 'x'), { recursive: true });
+    const failed = await crawl(out, ['--full']);
+    expect(failed.code).toBe(2);
+    expect(failed.stderr).toMatch(/cannot write the crawl's state .*state\.ndjson/);
+    expect(failed.stderr).not.toMatch(/looks like a bug/);
   });
 
   it('a state of another version is refused with exit 2; --full starts over', async () => {

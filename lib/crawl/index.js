@@ -168,7 +168,12 @@ export class Crawler extends EventEmitter {
         prior = await loadPrior(prepared.stateDir, { full: o.full, ignore: o.ignore, pages: new StoredPages(arena, PRIOR) });
         // A journal left means a run was killed or interrupted since the state: files it put in OUT are not listed there.
         if (prior) prior.ownsTree = !existsSync(path.join(prepared.stateDir, JOURNAL_FILE));
-        if (o.resume && !o.full && !o.frontier) resumed = await readJournal(prepared.stateDir, journalKey(o), new StoredPages(arena, JOURNAL));
+        const found = o.resume && !o.full && !o.frontier ? await readJournal(prepared.stateDir, journalKey(o), new StoredPages(arena, JOURNAL)) : null;
+        if (found && 'other' in found) {
+          warn({ warnings, emit }, o.roots[0] ?? o.out, 'NOT_RESUMED', 'OUT holds the journal of an interrupted crawl with other roots, scope or --name rules: it is not resumed, and this crawl fetches every page');
+        } else {
+          resumed = found;
+        }
       }
       const listed = await loadListedRoots(o, (url, message) => warn({ warnings, emit }, url, 'SITEMAP', message));
       // Other --name rules or origins than the last run's: every page is fetched in full, none kept on a 304

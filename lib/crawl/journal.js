@@ -3,6 +3,7 @@ import { closeSync, createReadStream, openSync, writeSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { StateVersionError } from './state.js';
 import { StoredPages } from './stored-pages.js';
 
 /**
@@ -30,14 +31,16 @@ const JOURNAL_VERSION = 1;
 
 /**
  * The entries of the journal a killed run left, if it was written for the
- * same key (roots and scope); null otherwise.
+ * same key (roots and scope); `{ other: true }` if for another; null if
+ * there is none. A journal this version cannot read is refused, as a state is.
  * @param {string} stateDir
  * @param {string} key
  * @param {StoredPages<JournalEntry>} [entries] where to keep the entries (packed: never 200,000 objects)
- * @returns {Promise<{ startedAt: string, entries: StoredPages<JournalEntry> } | null>}
+ * @returns {Promise<{ startedAt: string, entries: StoredPages<JournalEntry> } | { other: true } | null>}
  */
 export async function readJournal(stateDir, key, entries = /** @type {StoredPages<JournalEntry>} */ (new StoredPages())) {
-  const input = createReadStream(path.join(stateDir, JOURNAL_FILE));
+  const file = path.join(stateDir, JOURNAL_FILE);
+  const input = createReadStream(file);
   let startedAt = '';
   let first = true;
   try {
@@ -47,11 +50,16 @@ export async function readJournal(stateDir, key, entries = /** @type {StoredPage
       try {
         value = JSON.parse(line);
       } catch {
+        if (first) return null; // killed as it began: nothing to resume
         continue; // a line torn by the kill
       }
       if (first) {
         first = false;
-        if (value?.format !== 'prerender-journal' || value.version !== JOURNAL_VERSION || value.key !== key) return null;
+        if (value?.format !== 'prerender-journal') throw new StateVersionError(`${file} is not a prerender journal; remove it, or crawl with --no-resume`);
+        if (value.version !== JOURNAL_VERSION) {
+          throw new StateVersionError(`${file} is journal version ${JSON.stringify(value.version)}; this prerender reads version ${JOURNAL_VERSION}: crawl with --no-resume to start over`);
+        }
+        if (value.key !== key) return { other: true };
         startedAt = value.startedAt;
         continue;
       }

@@ -1,7 +1,7 @@
 // @ts-check
 import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { PrerenderError } from '../errors.js';
@@ -19,6 +19,12 @@ import { StoredPages } from './stored-pages.js';
  *    "sha256":"<sha256 of the written file>","placeholders":[{"sku":"A","offset":10,"length":32}]}
  *   {"url":"http://shop/old.asp","state":"redirect","status":301,"location":"http://shop/new.asp"}
  *
+ * The last line, `{"end":N}`, counts the lines before it but the header: a
+ * state cut short (a disk that filled, a copy that stopped) is refused, not
+ * taken for a crawl of fewer pages (whose files would then count as files no
+ * crawl wrote). States of versions that wrote no such line say so by not
+ * having `"sealed":true` in their header.
+ *
  * `body` and `scan` name blobs in OUT/.prerender/blobs.log: the raw body and
  * its links, kept so that an unchanged page (304, or the same bytes) can be
  * re-rendered when the files it links to move, and its links followed
@@ -35,7 +41,7 @@ import { StoredPages } from './stored-pages.js';
  *   render: a page written from its rendered DOM (--render): its manifest fields, kept with a page carried over;
  *   oldFiles: files the URL had before (and their .gz/.br), left on disk by a run that did not reach every
  *   page (pages it did not reach may link to them): the next complete crawl removes them
- * @typedef {{ format: 'prerender-state', version: number, complete: boolean, roots: string[], output: string, ignore?: string[], naming?: string, precompressed?: string[], finishedAt: string }} StateHeader
+ * @typedef {{ format: 'prerender-state', version: number, complete: boolean, roots: string[], output: string, ignore?: string[], naming?: string, precompressed?: string[], sealed?: boolean, finishedAt: string }} StateHeader
  *   ignore: the --ignore patterns each page's `compare` was made with; naming: what decided the files
  *   besides each page's answer (recrawl.js `namingKey`); precompressed: the --precompress formats every
  *   page listed was tried in (recrawl.js `outputOf`)
@@ -60,6 +66,9 @@ export async function readState(stateDir, pages = /** @type {StoredPages<StoredP
   const input = createReadStream(file);
   /** @type {StateHeader | null} */
   let header = null;
+  let lines = 0;
+  /** @type {number | null} */
+  let end = null;
   try {
     for await (const line of createInterface({ input, crlfDelay: Infinity })) {
       if (line === '') continue;
@@ -72,6 +81,12 @@ export async function readState(stateDir, pages = /** @type {StoredPages<StoredP
         header = value;
         continue;
       }
+      if (end !== null) throw new Error('lines after its end line');
+      if (typeof value?.end === 'number') {
+        end = value.end;
+        continue;
+      }
+      lines++;
       if (typeof value?.url === 'string') pages.set(value.url, value);
     }
   } catch (error) {
@@ -79,7 +94,11 @@ export async function readState(stateDir, pages = /** @type {StoredPages<StoredP
     if (error instanceof StateVersionError) throw error;
     throw new StateVersionError(`${file} cannot be read (${/** @type {Error} */ (error).message}); crawl with --full to start over`, { cause: error });
   }
-  return header ? { header, pages } : null;
+  if (!header) throw new StateVersionError(`${file} is empty; crawl with --full to start over`);
+  if (header.sealed && end !== lines) {
+    throw new StateVersionError(`${file} is cut short (${lines} of ${end ?? 'its'} lines, ${end === null ? 'no end line' : 'end line counts more'}); crawl with --full to start over`);
+  }
+  return { header, pages };
 }
 
 /**
@@ -104,21 +123,32 @@ export function createStateWriter(stateDir, header) {
     pending = '';
     if (!stream.write(chunk)) await once(stream, 'drain');
   };
+  let lines = 0;
   /** @type {Promise<void>} */
-  let started = push(JSON.stringify({ format: 'prerender-state', version: STATE_VERSION, ...header, finishedAt: new Date().toISOString() }) + '\n');
+  let started = push(JSON.stringify({ format: 'prerender-state', version: STATE_VERSION, ...header, sealed: true, finishedAt: new Date().toISOString() }) + '\n');
   return {
     /** @param {StoredPage} page */
     async add(page) {
       await started;
+      lines++;
       started = push(JSON.stringify(page) + '\n');
       await started;
     },
     async finish() {
       await started;
-      stream.end(pending);
+      stream.end(pending + JSON.stringify({ end: lines }) + '\n');
       await once(stream, 'close');
       if (failed) throw failed;
-      await rename(temp, file);
+      try {
+        // On disk before it replaces the last state: a power loss leaves one or the other, whole.
+        const handle = await open(temp, 'r');
+        await handle.sync().finally(() => handle.close());
+        await rename(temp, file);
+        const dir = await open(stateDir, 'r');
+        await dir.sync().catch(() => {}).finally(() => dir.close()); // where a directory cannot be synced, the rename still stands
+      } catch (error) {
+        throw new PrerenderError(`cannot write the crawl's state ${file}: ${/** @type {Error} */ (error).message}`, { cause: error });
+      }
     },
     async abort() {
       stream.destroy();

@@ -1,6 +1,6 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { leftovers, listFilesIfAny } from '../crawl-helpers.js';
@@ -88,5 +88,34 @@ describe('--no-resume', () => {
     expect((await crawlWithBin(out, ['--no-resume'])).code).toBe(0);
     expect(site.log.filter((target) => target.startsWith('/big/'))).toHaveLength(31);
     expect(await snapshot(out)).toEqual(cleanSnapshot);
+  });
+});
+
+describe('a journal this run cannot resume', () => {
+  it('of another journal version: refused with exit 2 and a line that says what to do; --no-resume starts over', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, 'page', '10'], { cwd: path.dirname(out), limitMs: 20_000 });
+    expect(killed.signal).toBe('SIGKILL');
+    const file = path.join(out, '.prerender', 'journal.ndjson');
+    const [header, ...rest] = (await readFile(file, 'utf8')).split('\n');
+    await writeFile(file, [JSON.stringify({ ...JSON.parse(header), version: 2 }), ...rest].join('\n'));
+    const refused = await crawlWithBin(out);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/journal\.ndjson is journal version 2; this prerender reads version 1: crawl with --no-resume to start over/);
+    expect((await crawlWithBin(out, ['--no-resume'])).code).toBe(0);
+    expect(await snapshot(out)).toEqual(await clean());
+  });
+
+  it('of other roots: not resumed, and the warning NOT_RESUMED says so', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, 'page', '10'], { cwd: path.dirname(out), limitMs: 20_000 });
+    expect(killed.signal).toBe('SIGKILL');
+    site.reset();
+    const other = await runNode([BIN, 'crawl', site.url('/big/index.asp?n=30&kb=2'), '-i', '/big/', '-o', out, '--json', '--retries', '0', '-c', '2'], { cwd: path.dirname(out), limitMs: 20_000 });
+    expect(other.code).toBe(0);
+    expect(JSON.parse(other.stdout).resumed).toBe(0);
+    const manifest = JSON.parse(await readFile(path.join(out, 'prerender-manifest.json'), 'utf8'));
+    expect(manifest.warnings.map((/** @type {{ code: string }} */ warning) => warning.code)).toContain('NOT_RESUMED');
+    expect(site.log.filter((target) => target.startsWith('/big/'))).toHaveLength(31);
   });
 });
