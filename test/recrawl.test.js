@@ -281,6 +281,33 @@ describe('a second crawl with changes', () => {
     expect(await listFiles(other)).toContain('home.html');
   });
 
+  it('a first crawl interrupted after writing some files, then resumed: the files it wrote are kept as they are', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    const controller = new AbortController();
+    const crawler = new Crawler({ roots: [site.root], exclude: ['/cart.asp'], out, retries: 0, concurrency: 1, signal: controller.signal });
+    let pages = 0;
+    crawler.on('page', () => { if (++pages === 8) controller.abort(); });
+    expect((await crawler.run()).interrupted).toBe(true);
+    const before = await fileIds(out);
+    const bytesBefore = await snapshotTree(out);
+    expect(Object.keys(before).filter((file) => file.startsWith('p/')).length).toBeGreaterThan(3);
+    // Worker threads from the first page: the pages the interrupted run fetched but did not
+    // write are written while this one crawls (early.js), and those it wrote are not.
+    const resumed = await new Crawler({ roots: [site.root], exclude: ['/cart.asp'], out, retries: 0, concurrency: 1, threadsFrom: 0, threads: 1, early: 'always' }).run();
+    expect(resumed.failed).toBe(0);
+    expect(resumed.resumed).toBeGreaterThan(0);
+    expect(resumed.threads.early).toBeGreaterThan(0);
+    // Written again: only the files whose bytes change (pages linking to pages the interrupted run did not reach).
+    const again = rewritten(before, await fileIds(out)).filter((file) => file !== 'prerender-manifest.json');
+    const bytesAfter = await snapshotTree(out);
+    expect(again.filter((file) => bytesAfter[file] === bytesBefore[file])).toEqual([]);
+    expect(again.length).toBeLessThan(3); // the home page and the last product reached
+    // And the tree is a clean crawl's.
+    const clean = path.join(await dirs.make(), 'clean');
+    await crawl(clean);
+    expect(await snapshotTree(out)).toEqual(await snapshotTree(clean));
+  });
+
   it('a run that renames but does not reach every page keeps the old files, and the next complete one removes them', async () => {
     const out = path.join(await dirs.make(), 'out');
     await crawl(out);

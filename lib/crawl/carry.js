@@ -2,7 +2,7 @@
 import { decodeLinks } from '../page.js';
 import { warn } from './context.js';
 import { fail, links, redirect } from './discover.js';
-import { fromStored, isGone, isTransient, reusable } from './recrawl.js';
+import { fromStored, isGone, isTransient, pickStored, reusable } from './recrawl.js';
 
 /**
  * Pages carried over instead of fetched and staged again: from the last
@@ -60,6 +60,13 @@ export async function resumeFrom(run, page, entry) {
   fromStored(record, entry);
   record.wanted = entry.wanted;
   record.change = entry.change;
+  // The journal tells the change against the state its run started from. An interrupted run
+  // (Ctrl-C) has written a state since, and the files it lists: against that one, a page
+  // fetched then is no longer new, and its file is kept when its bytes are the same.
+  if (entry.change === 'new' || entry.change === 'changed') {
+    const before = run.prior ? pickStored(run.prior.pages, page.key, ['state', 'body']) : undefined;
+    if (before?.state === 'done') record.change = before.body === entry.body ? 'same-bytes' : 'changed';
+  }
   record.stale = entry.stale === true;
   if (record.type === 'other') {
     record.bytes = entry.bytes;
