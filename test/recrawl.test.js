@@ -622,6 +622,27 @@ describe('--precompress', () => {
     expect((await runCli(['verify', out], { cwd: path.dirname(out) })).code).toBe(0);
   });
 
+  it('a .gz put there by hand beside a page is never overwritten: the warning SIBLING_TAKEN, and the other format is made', async () => {
+    await site.close();
+    site = await startChangingSite({ products: 3, about: true });
+    const out = path.join(await dirs.make(), 'out');
+    expect((await crawl(out)).code).toBe(0);
+    await writeFile(path.join(out, 'about.asp.html.gz'), 'mine');
+    const on = await crawl(out, ['--precompress', 'gzip,br']);
+    expect(on.code).toBe(0);
+    expect(await readFile(path.join(out, 'about.asp.html.gz'), 'utf8')).toBe('mine');
+    expect(await listFiles(out)).toContain('about.asp.html.br');
+    const manifest = await readManifest(out);
+    expect(manifest.warnings).toEqual([expect.objectContaining({ code: 'SIBLING_TAKEN', url: `${site.root.replace(/\/$/, '')}/about.asp` })]);
+    // Changed, the page is written again: its hand-placed .gz still stays.
+    site.changeAbout();
+    expect((await crawl(out, ['--precompress', 'gzip,br'])).code).toBe(0);
+    expect(await readFile(path.join(out, 'about.asp.html.gz'), 'utf8')).toBe('mine');
+    expect((await crawl(out)).code).toBe(0);
+    expect(await readFile(path.join(out, 'about.asp.html.gz'), 'utf8')).toBe('mine');
+    expect(await listFiles(out)).not.toContain('about.asp.html.br');
+  });
+
   it('a state whose output key still holds the formats (written before they were kept apart) is used as it is: nothing rewritten', async () => {
     const out = await precompressedShop();
     const stateFile = path.join(out, '.prerender', 'state.ndjson');

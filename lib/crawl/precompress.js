@@ -2,6 +2,7 @@
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { mimeOf } from '../naming.js';
+import { warn } from './context.js';
 
 /**
  * @typedef {import('./context.js').CrawlRun} CrawlRun
@@ -76,6 +77,26 @@ export function siblingsMissing(run, stored) {
 }
 
 /**
+ * A sibling on disk that no crawl made (a .gz put there by hand): the last
+ * state lists no such sibling of this page's file, and nothing since may have
+ * put it there (as for page files: known only from a state no killed or
+ * interrupted run came after). It is left as it is, and none is made.
+ * @param {import('./context.js').CrawlRun} run
+ * @param {PageRecord} record
+ * @param {string} format
+ * @param {string} sibling
+ */
+async function foreign(run, record, format, sibling) {
+  if (!run.prior?.ownsTree) return false;
+  const last = run.prior.pages.get(record.key);
+  if (last?.state === 'done' && last.file === record.file && (last.compressed ?? []).includes(format)) return false;
+  const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
+  if ((await target.existing?.(sibling)) == null) return false;
+  warn(run, record.key, 'SIBLING_TAKEN', `${sibling} is not a file a crawl made: left as it is, and no ${format} sibling is made`);
+  return true;
+}
+
+/**
  * --precompress: FILE.gz and FILE.br beside a file worth it (a compressible
  * type, at least 1 KiB, at least 10% smaller; never a page with price slots,
  * whose bytes change per request), for nginx gzip_static/brotli_static and
@@ -104,6 +125,7 @@ export async function precompress(run, record, output, placeholders, unchanged, 
       ? await (format === 'gzip' ? gzip(output, { level: 9 }) : brotli(output, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: output.length } }))
       : null;
     if (data && data.length <= output.length * 0.9) {
+      if (await foreign(run, record, format, sibling)) continue;
       await target.write(sibling, data, { sameTimeAs: file });
       counters.filesWritten++;
       counters.bytesWritten += data.length;
