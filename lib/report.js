@@ -82,7 +82,7 @@ export function formatSummary(result, extra = {}) {
   const churn = result.churn;
   const recrawl = churn !== undefined && churn.notModified + churn.sameBytes + churn.changed + churn.removed + churn.stale > 0;
   if (recrawl) {
-    lines.push(`Changes since the last crawl: ${count(churn.new)} new, ${count(churn.changed)} changed, ${count(churn.notModified)} unchanged (304), ${count(churn.sameBytes)} unchanged (same bytes), ${count(churn.removed)} removed, ${count(churn.stale)} stale (last good copy kept), ${count(churn.failed)} failed; ${count(churn.filesWritten)} files written (${formatBytes(churn.bytesWritten)})`);
+    lines.push(`Changes since the last crawl: ${count(churn.new)} new, ${count(churn.changed)} changed, ${count(churn.notModified)} unchanged (304), ${count(churn.sameBytes)} unchanged (same bytes), ${count(churn.removed)} removed, ${count(churn.stale)} stale (last good copy kept), ${count(churn.failed)} failed; ${count(churn.filesWritten)} file${churn.filesWritten === 1 ? '' : 's'} written (${formatBytes(churn.bytesWritten)})`);
   }
   if (result.pruneRefused) lines.push('Pages gone from the site were not removed: more than --prune-max (see the warning); run again with --force to remove them');
   else if (recrawl && !result.complete) {

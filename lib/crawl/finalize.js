@@ -683,7 +683,7 @@ function planRemoval(run, naming, complete) {
   }
   const max = pruneLimit(o.pruneMax, previousPages);
   if (gone.length > max && !o.force) {
-    warn(run, o.roots[0] ?? gone[0].url, 'PRUNE_REFUSED', `${gone.length} pages of the last crawl are gone, more than --prune-max ${o.pruneMax} allows (${max}): no file was removed; check the site, then run again with --force`);
+    warn(run, o.roots[0] ?? gone[0].url, 'PRUNE_REFUSED', `${gone.length} page${gone.length === 1 ? '' : 's'} of the last crawl ${gone.length === 1 ? 'is' : 'are'} gone, more than --prune-max ${o.pruneMax} allows (${max}): no file was removed; check the site, then run again with --force`);
     plan.carried = gone;
     plan.refused = true;
     return plan;

@@ -11,7 +11,7 @@ import { warn } from './context.js';
  */
 
 /** Types worth compressing ahead of time. */
-const COMPRESSIBLE = /^(text\/(html|css|javascript|plain|xml)|application\/(javascript|json|xml|xhtml\+xml|[\w.+-]+\+xml|[\w.+-]+\+json)|image\/svg\+xml)$/;
+const COMPRESSIBLE = /^(text\/(html|css|(x-)?javascript|ecmascript|plain|xml)|application\/((x-)?javascript|ecmascript|json|xml|xhtml\+xml|[\w.+-]+\+xml|[\w.+-]+\+json)|image\/svg\+xml)$/;
 const SIBLING = /** @type {const} */ ({ gzip: '.gz', br: '.br' });
 const gzip = promisify(zlib.gzip);
 const brotli = promisify(zlib.brotliCompress);

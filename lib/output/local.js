@@ -224,8 +224,15 @@ export class LocalTree {
     }
     await eachLimited(this.removals, 16, (file) => rm(this.resolve(file), { force: true }));
     await eachLimited(this.sameTime, 16, async ([file, source]) => {
-      const times = await stat(this.resolve(source));
-      await utimes(this.resolve(file), times.atimeMs / 1000, times.mtimeMs / 1000);
+      // Times go through a double (seconds), which holds about a quarter of a microsecond at
+      // today's dates: a source written in this commit gets the very time its sibling gets;
+      // beside one left as it is, the sibling is never older than its source.
+      const times = await stat(this.resolve(source), { bigint: true });
+      const atime = Number(times.atimeNs) / 1e9;
+      const mtime = Number(times.mtimeNs) / 1e9;
+      await utimes(this.resolve(file), atime, mtime);
+      if (this.pending.has(source)) await utimes(this.resolve(source), atime, mtime);
+      else if ((await stat(this.resolve(file), { bigint: true })).mtimeNs < times.mtimeNs) await utimes(this.resolve(file), atime, mtime + 1e-6);
     });
     if (manifest !== undefined) await move(manifest, MANIFEST_NAME);
     this.pending.clear();
