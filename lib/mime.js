@@ -42,7 +42,11 @@ export function extensionFits(name, contentType) {
   const type = mimeOf(contentType);
   const found = mime.lookup(name);
   if (!found) return false;
-  return found === type || (JAVASCRIPT.has(found) && JAVASCRIPT.has(type));
+  if (found === type || (JAVASCRIPT.has(found) && JAVASCRIPT.has(type))) return true;
+  // One of the type's own extensions, though the table serves it as another name of the
+  // type (".ico" sent as image/x-icon, served as image/vnd.microsoft.icon; ".mp3" as audio/mp3).
+  const dot = name.lastIndexOf('.');
+  return (mime.extensions[type] ?? []).includes(name.slice(dot + 1).toLowerCase());
 }
 
 /**

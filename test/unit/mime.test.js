@@ -22,6 +22,17 @@ describe('one media type table (mime-types) for naming and serving', () => {
     expect(defaultFileName(new URL('http://h/a/style'), 'text/css')).toBe('a/style.css');
   });
 
+  it('keeps an extension that is one of the type\'s own, under another name of the type (no favicon.ico.ico)', () => {
+    expect(extensionFits('favicon.ico', 'image/x-icon')).toBe(true);
+    expect(extensionFits('song.mp3', 'audio/mp3')).toBe(true);
+    expect(extensionFits('SONG.MP3', 'audio/mpeg')).toBe(true);
+    expect(defaultFileName(new URL('http://h/favicon.ico'), 'image/x-icon')).toBe('favicon.ico');
+    expect(defaultFileName(new URL('http://h/m/song.mp3'), 'audio/mp3')).toBe('m/song.mp3');
+    // An extension that says another type still gets the type's own.
+    expect(defaultFileName(new URL('http://h/thumb.php'), 'image/jpeg')).toBe('thumb.php.jpg');
+    expect(defaultFileName(new URL('http://h/a.css'), 'text/plain')).toBe('a.css.txt');
+  });
+
   it('serves by extension with the same table', () => {
     expect(typeForPath('x/site.css')).toBe('text/css');
     expect(typeForPath('app.js')).toBe('text/javascript');
