@@ -247,7 +247,7 @@ async function withConfig(roots, flags, io) {
 function swallowedRoot(cli) {
   for (const spec of CRAWL_OPTIONS) {
     const values = cli[spec.name];
-    if (spec.type !== 'string[]' || !Array.isArray(values) || values.length === 0) continue;
+    if ((spec.type !== 'string[]' && spec.type !== 'name-rules') || !Array.isArray(values) || values.length === 0) continue;
     const last = String(values[values.length - 1]);
     if (!/^https?:\/\//i.test(last)) continue;
     const flag = spec.flags.split(/[ ,]+/).find((f) => f.startsWith('--'));

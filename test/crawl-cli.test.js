@@ -270,6 +270,11 @@ describe('usage errors: exit 2, one line, no stack trace', () => {
     [['crawl', '-i', '/a', '/b', 'http://127.0.0.1:9/'], /no root URL: "http:\/\/127\.0\.0\.1:9\/" was read as one more value of --include.*give the roots first.*"--"/],
     [['crawl', 'http://127.0.0.1:9/', '--name', '/a?id=*'], /--name takes a pattern and a template each time/],
     [['crawl', 'http://127.0.0.1:9/', '--name', '/a?id=*', '{query}.html'], /unknown placeholder \{query\}/],
+    [['crawl', 'http://127.0.0.1:9/', '--name', '/a?id=*', '{query.id.html'], /--name template "\{query\.id\.html" has a brace that opens or closes no placeholder/],
+    [['crawl', 'http://127.0.0.1:9/', '--name', '/a?id=*', 'x}.html'], /has a brace that opens or closes no placeholder/],
+    [['crawl', '--name', '/a?id=*', '{query.id}.html', 'http://127.0.0.1:9/'], /no root URL: "http:\/\/127\.0\.0\.1:9\/" was read as one more value of --name.*"--"/],
+    [['crawl', 'http://127.0.0.1:9/', '--name', '/a?id=*', 'x.html', 'http://127.0.0.1:9/b'], /--name takes a pattern and a template each time.*if "http:\/\/127\.0\.0\.1:9\/b" is a root, give the roots first/],
+    [['crawl', 'http://127.0.0.1:9/', '--name', '/a?id=*', 'http://127.0.0.1:9/b'], /--name template "http:\/\/127\.0\.0\.1:9\/b" is a URL: a template is a file name/],
     [['crawl', 'http://127.0.0.1:9/', '--rate', 'fast'], /--rate must be a number/],
     [['crawl', 'http://127.0.0.1:9/', '--assets-origins', 'cdn.example'], /--assets-origins must be an absolute http\(s\) URL/],
   ])('%j', async (argv, message) => {
