@@ -78,7 +78,10 @@ export function planLinkEdits(ctx) {
   };
   for (const link of links) {
     const text = newLinkText(link, resolution, ctx);
-    if (text !== null) edits.push({ start: link.start, end: link.end, text: link.attr ? escapeAttribute(text) : text });
+    if (text === null) continue;
+    // A form without an action gets one (attr "+action": see scan.js).
+    const attribute = link.attr ? escapeAttribute(text) : text;
+    edits.push({ start: link.start, end: link.end, text: link.attr?.[0] === '+' ? ` ${link.attr.slice(1)}="${attribute.replace(/"/g, '&quot;')}"` : attribute });
   }
   return edits;
 }

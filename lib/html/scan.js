@@ -4,6 +4,9 @@ import { decodeHTMLAttribute } from 'entities';
 import { scanCss } from '../css.js';
 import { TextDecoder } from 'node:util';
 
+/** A URL between quotes written as character references (`&quot;…&quot;`, `&#39;…&#39;`). */
+const ENTITY_QUOTED = /^(&(?:quot|apos|#34|#x22|#39|#x27);)(.*)\1$/is;
+
 /**
  * One pass over an HTML page that finds every link and price slot with its
  * exact source offsets. The page is given as a latin1 string (one char per
@@ -20,7 +23,9 @@ import { TextDecoder } from 'node:util';
  *   canonical: the page's public URL (link rel=canonical, meta og:url): never
  *   made a relative static path
  * @typedef {{ start: number, end: number, value: string, kind: LinkKind, tag: string, attr: string }} Link
- *   start/end: byte offsets of the URL text to replace (never includes quotes)
+ *   start/end: byte offsets of the URL text to replace (never includes quotes);
+ *   attr "+action": a <form> without an action, start = end right after its tag name, where
+ *   the rewrite inserts ` action="…"` when the form must go elsewhere than the page's file
  *   value: the URL with entities decoded and the page's charset applied
  * @typedef {{ start: number, end: number, value: string } | null} BaseHref
  * @typedef {{ start: number, end: number, sku: string | null }} Slot
@@ -73,6 +78,7 @@ export function scanHtml(text, charset = 'utf-8') {
 
   // The tag being read.
   let tagName = '';
+  let tagNameEnd = 0;
   /** @type {{ name: string, start: number, end: number, quote: number }[]} */
   let attributes = [];
   let attributeName = '';
@@ -102,12 +108,19 @@ export function scanHtml(text, charset = 'utf-8') {
     const raw = text.slice(attr.start, attr.end);
     const trimmedStart = attr.start + (raw.length - raw.trimStart().length);
     const trimmedEnd = attr.end - (raw.length - raw.trimEnd().length);
-    if (trimmedEnd <= trimmedStart) return;
+    if (trimmedEnd <= trimmedStart) {
+      // action="" submits to the page's own URL: on a static page that is its file, so it is a link too.
+      if (kind === 'form') links.push({ start: attr.start, end: attr.end, value: '', kind, tag: tagName, attr: attrName });
+      return;
+    }
     links.push({ start: trimmedStart, end: trimmedEnd, value: valueAt(trimmedStart, trimmedEnd), kind, tag: tagName, attr: attrName });
   };
 
   const finishOpenTag = () => {
     const tag = tagName;
+    // A form without an action submits to the page's own URL: its file, once written. The
+    // rewrite may give it one (inserted right after the tag name: attr "+action").
+    if (tag === 'form' && !attribute('action')) links.push({ start: tagNameEnd, end: tagNameEnd, value: '', kind: 'form', tag, attr: '+action' });
     if (slot && tag === slot.tag && !VOID_ELEMENTS.has(tag)) slot.depth++;
     const map = URL_ATTRIBUTES[tag];
     for (const attr of attributes) {
@@ -120,7 +133,10 @@ export function scanHtml(text, charset = 'utf-8') {
         addLink(attr, 'requisite', 'background');
       } else if (attr.name === 'style') {
         for (const ref of scanCss(text.slice(attr.start, attr.end), attr.start)) {
-          links.push({ ...ref, value: decoder(ref.value), kind: 'requisite', tag, attr: 'style' });
+          // url(&quot;/bg.png&quot;): in an attribute the quotes may be character references; the URL is what they enclose.
+          const quoted = ENTITY_QUOTED.exec(text.slice(ref.start, ref.end));
+          if (quoted) links.push({ start: ref.start + quoted[1].length, end: ref.end - quoted[1].length, value: decoder(quoted[2]), kind: 'requisite', tag, attr: 'style' });
+          else links.push({ ...ref, value: decoder(ref.value), kind: 'requisite', tag, attr: 'style' });
         }
       }
     }
@@ -188,6 +204,7 @@ export function scanHtml(text, charset = 'utf-8') {
   const tokenizer = new Tokenizer({ decodeEntities: false }, {
     onopentagname(start, end) {
       tagName = text.slice(start, end).toLowerCase();
+      tagNameEnd = end;
       attributes = [];
     },
     onattribname(start, end) {

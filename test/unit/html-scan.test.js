@@ -54,6 +54,8 @@ describe('scanHtml: every link form, with exact source spans', () => {
     ['<embed src="m.swf">', [{ raw: 'm.swf', value: 'm.swf', kind: 'requisite', tag: 'embed', attr: 'src' }]],
     ['<source src="v.mp4">', [{ raw: 'v.mp4', value: 'v.mp4', kind: 'requisite', tag: 'source', attr: 'src' }]],
     ['<form action="go.asp" method="post"></form>', [{ raw: 'go.asp', value: 'go.asp', kind: 'form', tag: 'form', attr: 'action' }]],
+    ['<form action="" method="get"></form>', [{ raw: '', value: '', kind: 'form', tag: 'form', attr: 'action' }]],
+    ['<form method="get"><input name="q"></form>', [{ raw: '', value: '', kind: 'form', tag: 'form', attr: '+action' }]],
     ['<meta http-equiv="refresh" content="5; url=next.asp">', [{ raw: 'next.asp', value: 'next.asp', kind: 'navigation', tag: 'meta', attr: 'content' }]],
     ['<META HTTP-EQUIV="Refresh" CONTENT="0;URL=next.asp?a=1&amp;b=2">', [{ raw: 'next.asp?a=1&amp;b=2', value: 'next.asp?a=1&b=2', kind: 'navigation', tag: 'meta', attr: 'content' }]],
     ["<meta http-equiv=\"refresh\" content=\"0; URL='q.asp'\">", [{ raw: 'q.asp', value: 'q.asp', kind: 'navigation', tag: 'meta', attr: 'content' }]],
@@ -118,6 +120,17 @@ describe('scanHtml: every link form, with exact source spans', () => {
   it('entities are decoded once in a style attribute, never inside <style> (raw text)', () => {
     expect(scan('<div style="background:url(bg.png?a=1&amp;amp;b=2)"></div>').links.map((link) => link.value)).toEqual(['bg.png?a=1&amp;b=2']);
     expect(scan('<style>.a { background: url(a.png?x=1&amp;y=2) }</style>').links.map((link) => link.value)).toEqual(['a.png?x=1&amp;y=2']);
+  });
+
+  it('a style attribute\'s url() quoted with character references: the URL is what they enclose', () => {
+    for (const quote of ['&quot;', '&#39;', '&#34;', '&apos;', '&#x27;']) {
+      const doc = `<div style="background:url(${quote}/assets/bg.png?a=1&amp;b=2${quote})"></div>`;
+      const [link] = scan(doc).links;
+      expect(link.value).toBe('/assets/bg.png?a=1&b=2');
+      expect(doc.slice(link.start, link.end)).toBe('/assets/bg.png?a=1&amp;b=2');
+    }
+    // Not a pair: left as CSS reads it.
+    expect(scan('<div style="background:url(&quot;/a.png)"></div>').links.map((link) => link.value)).toEqual(['"/a.png']);
   });
 
   it('offsets are byte offsets in a UTF-8 page with multi-byte text before the links', () => {

@@ -59,6 +59,20 @@ describe('renderDocument: in-scope links', () => {
     expect(html).toBe(`<p>${expected}</p>`);
   });
 
+  it('a form with an empty action, or none, still goes to the live page, not to the file (which ignores its fields)', () => {
+    const url = `${ORIGIN}/doku.php?id=start`;
+    const file = 'wiki/start.html';
+    expect(render({ body: '<form action="" method="get"><input name="q"></form>', url, file }).html)
+      .toBe('<form action="/doku.php?id=start" method="get"><input name="q"></form>');
+    expect(render({ body: '<FORM method=post><input name="q"></FORM>', url, file }).html)
+      .toBe('<FORM action="/doku.php?id=start" method=post><input name="q"></FORM>');
+    expect(render({ body: '<form><input name="q"></form>', url, file, dynamicBase: 'https://live.example/' }).html)
+      .toBe('<form action="https://live.example/doku.php?id=start"><input name="q"></form>');
+    // A page whose file is at its own URL: its forms are left as written.
+    const same = '<form><input name="q"></form><form action="">x</form>';
+    expect(render({ body: same, url: `${ORIGIN}/about.html`, file: 'about.html' }).html).toBe(same);
+  });
+
   it('a link already naming the target file is left byte for byte', () => {
     const body = '<a href="about.html">a</a> <a href="/about.html">b</a>';
     expect(render({ body, url: `${ORIGIN}/index.asp`, file: 'index.html', files }).html).toBe(body);
@@ -72,6 +86,14 @@ describe('renderDocument: in-scope links', () => {
       files: { [`${ORIGIN}/x.asp`]: "it's (a) <b> c.htm", [`${ORIGIN}/y.asp`]: 'say "hi".htm' },
     });
     expect(html).toBe('<a href=it%27s%20%28a%29%20%3Cb%3E%20c.htm>u</a><a href="say%20%22hi%22.htm">q</a>');
+  });
+});
+
+describe('renderDocument: a style attribute with entity-quoted url()', () => {
+  it('rewrites the URL between the character references, and nothing else', () => {
+    const body = '<div style="background:url(&quot;/img/bg.asp&quot;)">x</div>';
+    const { html } = render({ body, url: `${ORIGIN}/st/dir.asp`, file: 'st/dir.asp.html', files: { [`${ORIGIN}/img/bg.asp`]: 'img/bg.png' } });
+    expect(html).toBe('<div style="background:url(&quot;../img/bg.png&quot;)">x</div>');
   });
 });
 
