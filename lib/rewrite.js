@@ -116,7 +116,9 @@ function newLinkText(link, resolution, ctx) {
     const text = safeUrlText(relativeFileUrl(ctx.file, targetFile) + hash);
     if (text === value) return null;
     if (targetFile === ctx.file && resolution.noBase && (value === '' || value[0] === '#')) return null;
-    if (ctx.relativeLinks && !isPathRelative(value)) return text;
+    // Relative links work under any path and from file://, unless they climb above the tree
+    // (a browser stops "../" at a site's root; a file system and a sub-path do not).
+    if (ctx.relativeLinks && (!isPathRelative(value) || (resolution.noBase && climbsOut(value, ctx.file)))) return text;
     // Could the link already reach that file, written another way? Only if it names it.
     const name = text.slice(text.lastIndexOf('/') + 1).split('#')[0];
     if (!value.includes(name) && !local) return text;
@@ -156,6 +158,29 @@ function canonicalText(value, key, hash, ctx) {
   const targetFile = ctx.targetFile(key, 'canonical');
   const text = targetFile !== null ? new URL(encodeFilePath(targetFile), ctx.siteUrl).href + hash : key + hash;
   return text === value ? null : safeUrlText(text);
+}
+
+/**
+ * Whether a path-relative link, read from `file`'s directory, goes above the
+ * tree's root ("../../x.html" from "a.html").
+ * @param {string} value
+ * @param {string} file
+ */
+export function climbsOut(value, file) {
+  if (!value.includes('..')) return false;
+  let depth = 0;
+  for (let i = file.indexOf('/'); i >= 0; i = file.indexOf('/', i + 1)) depth++;
+  const end = value.search(/[?#]/);
+  const segments = (end < 0 ? value : value.slice(0, end)).split(/[/\\]/);
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i].toLowerCase();
+    if (segment === '..' || segment === '%2e%2e' || segment === '.%2e' || segment === '%2e.') {
+      if (--depth < 0) return true;
+    } else if (segment !== '.' && segment !== '' && i < segments.length - 1) {
+      depth++;
+    }
+  }
+  return false;
 }
 
 /** @param {URL} a @param {URL} b */

@@ -9,10 +9,10 @@ const ORIGIN = 'http://shop.example';
 /**
  * Render one document the way phase two does.
  * @param {{ body: string | Buffer, url: string, file: string, files?: Record<string, string>,
- *   dynamicBase?: string, type?: 'html' | 'css', charset?: string }} input
+ *   dynamicBase?: string, type?: 'html' | 'css', charset?: string, relativeLinks?: boolean }} input
  *   files: canonical URL -> written file, for in-scope targets
  */
-function render({ body, url, file, files = {}, dynamicBase, type = 'html', charset = 'utf-8' }) {
+function render({ body, url, file, files = {}, dynamicBase, type = 'html', charset = 'utf-8', relativeLinks = false }) {
   const result = renderDocument({
     body: Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8'),
     type,
@@ -25,6 +25,7 @@ function render({ body, url, file, files = {}, dynamicBase, type = 'html', chars
     staticRoot: new URL(`${ORIGIN}/`),
     dynamicBase: dynamicBase ? new URL(dynamicBase) : null,
     crawlOrigins: new Set([ORIGIN]),
+    relativeLinks,
   });
   return { ...result, html: result.body.toString('utf8') };
 }
@@ -71,6 +72,14 @@ describe('renderDocument: in-scope links', () => {
     // A page whose file is at its own URL: its forms are left as written.
     const same = '<form><input name="q"></form><form action="">x</form>';
     expect(render({ body: same, url: `${ORIGIN}/about.html`, file: 'about.html' }).html).toBe(same);
+  });
+
+  it('with relative links, one that climbs above the tree is written again: it works at a site\'s root only', () => {
+    const body = '<a href="../../about.html">a</a> <a href="../about.html">b</a> <img src="../../../about.html">';
+    expect(render({ body, url: `${ORIGIN}/st/dir.asp?Start=1`, file: 'st/dir.asp@Start=1.html', files, relativeLinks: true }).html)
+      .toBe('<a href="../about.html">a</a> <a href="../about.html">b</a> <img src="../about.html">');
+    // Without --relative-links it reaches the file at the site's root: left as written.
+    expect(render({ body, url: `${ORIGIN}/st/dir.asp?Start=1`, file: 'st/dir.asp@Start=1.html', files }).html).toBe(body);
   });
 
   it('a link already naming the target file is left byte for byte', () => {
