@@ -4,6 +4,7 @@ import { ConfigError, UsageError } from './errors.js';
 import { PLACEHOLDER_MODES, renderPlaceholder } from './placeholders.js';
 import { normalizeUrl } from './url.js';
 import { parseNameRules } from './name-rules.js';
+import { frontierUrlProblem, redactValue } from './distributed/frontier-url.js';
 
 /**
  * The one table of crawl options: names (camelCase, as in the API and config
@@ -14,9 +15,10 @@ import { parseNameRules } from './name-rules.js';
  * @typedef {{
  *   name: string, flags: string, type: OptionType, description: string,
  *   default?: unknown, min?: number, max?: number, choices?: readonly string[], cliOnly?: boolean,
- *   check?: (item: string) => string | null, numeric?: string,
+ *   check?: (item: string) => string | null, numeric?: string, shown?: (value: unknown) => unknown,
  * }} OptionSpec
  *   check: for string and string[] options, a per-item check returning what is wrong, or null;
+ *   shown: the value as a message may show it (a frontier URL without its password)
  *   numeric: a string option a config file may give as a JSON number (checked as its text), and
  *   what it takes, for the message
  */
@@ -104,7 +106,7 @@ export const CRAWL_OPTIONS = [
   { name: 'renderIsolation', flags: '--render-isolation <mode>', type: 'choice', choices: ['slot', 'context'], default: 'slot', description: 'slot: each of the --render-concurrency tabs renders page after page, its cookies, storage and cache cleared between pages (fast); context: a new browser context for every page (strict, about 2x the CPU)' },
   { name: 'browser', flags: '--browser <path>', type: 'string', description: 'Chromium or Chrome to render with (default: PUPPETEER_EXECUTABLE_PATH, CHROME_PATH, then chromium, chromium-browser, google-chrome on the PATH); never downloaded' },
   // Crawl across processes and machines on Redis (lib/distributed/): see README, "Crawling on several machines".
-  { name: 'frontier', flags: '--frontier <url>', type: 'string', check: (item) => (/^rediss?:\/\//.test(item) ? null : 'a redis:// or rediss:// URL'), description: 'share the crawl through Redis (redis://[user:pass@]host:port/db, rediss:// for TLS; or REDIS_URL) with `prerender worker` processes; needs --crawl-id' },
+  { name: 'frontier', flags: '--frontier <url>', type: 'string', check: frontierUrlProblem, shown: redactValue, description: 'share the crawl through Redis (redis://[user:pass@]host:port/db, rediss:// for TLS; or REDIS_URL) with `prerender worker` processes; needs --crawl-id' },
   { name: 'crawlId', flags: '--crawl-id <id>', type: 'string', check: (item) => (/^[A-Za-z0-9._-]{1,100}$/.test(item) ? null : 'letters, digits, ".", "_" and "-" (at most 100)'), description: 'name of the shared crawl in Redis (its configuration, frontier and records live under it)' },
   { name: 'fresh', flags: '--fresh', type: 'boolean', default: false, description: 'with --frontier: clear everything stored under the crawl id first' },
   { name: 'blobs', flags: '--blobs <dir>', type: 'string', description: 'with --frontier: directory of fetched bodies, by content hash, shared by every process (a shared mount across machines) (default: OUT/.prerender/blobs)' },
@@ -180,7 +182,7 @@ function fail(message, source) {
  */
 export function coerceOption(spec, value, source) {
   const key = source ? `"${spec.name}"` : spec.flags.split(' ').filter((f) => f.startsWith('--'))[0];
-  const expect = (/** @type {string} */ what) => fail(`${key} must be ${what}, got ${JSON.stringify(value)}`, source);
+  const expect = (/** @type {string} */ what) => fail(`${key} must be ${what}, got ${JSON.stringify(spec.shown ? spec.shown(value) : value)}`, source);
   switch (spec.type) {
     case 'string': {
       // A count in a config file may be a JSON number ("pruneMax": 5): checked as its text.
@@ -237,7 +239,7 @@ export function coerceOption(spec, value, source) {
  */
 function checkItem(spec, item, key, source) {
   const problem = spec.check?.(item);
-  if (problem) throw fail(`${key} must be ${problem}, got ${JSON.stringify(item)}`, source);
+  if (problem) throw fail(`${key} must be ${problem}, got ${JSON.stringify(spec.shown ? spec.shown(item) : item)}`, source);
 }
 
 /**

@@ -3,6 +3,7 @@ import { Option } from 'commander';
 import { AbortError, UsageError } from '../errors.js';
 import { explainError } from '../report.js';
 import { boundCrawlHeap } from '../heap.js';
+import { frontierUrlError } from './frontier-url.js';
 
 /**
  * The commands of a shared crawl: `prerender worker` and `prerender status`
@@ -32,7 +33,8 @@ function integer(value, flag, min, max) {
 function frontierOf(flags, io) {
   const url = flags.frontier ?? io.env?.REDIS_URL;
   if (!url) throw new UsageError('give --frontier <redis-url> (or set REDIS_URL)');
-  if (!/^rediss?:\/\//.test(url)) throw new UsageError('--frontier must be a redis:// or rediss:// URL');
+  const refused = frontierUrlError(url, flags.frontier === undefined ? 'REDIS_URL (for --frontier)' : '--frontier');
+  if (refused) throw new UsageError(refused);
   if (!flags.crawlId || !/^[A-Za-z0-9._-]{1,100}$/.test(flags.crawlId)) throw new UsageError('give --crawl-id <id> (letters, digits, ".", "_" and "-")');
   return url;
 }

@@ -2,6 +2,7 @@
 import { Redis } from 'ioredis';
 import { FrontierError } from '../errors.js';
 import { ADD, BACKOFF, DONE, FEED, HEARTBEAT, PUT, RETRY, TAKE } from './scripts.js';
+import { frontierDb, frontierUrlError, redactUrl } from './frontier-url.js';
 import { COORD_CLAIM, COORD_KEEP, FIN_COLLECT, FIN_CURRENT, FIN_DONE, FIN_RENEW, FIN_TAKE } from './finish-scripts.js';
 
 /**
@@ -34,18 +35,22 @@ import { COORD_CLAIM, COORD_KEEP, FIN_COLLECT, FIN_CURRENT, FIN_DONE, FIN_RENEW,
  * }} CrawlRedis
  */
 
+export { redactUrl } from './frontier-url.js';
+
+/** What Redis answers to credentials it refuses (AUTH, or a command sent without them). */
+const REFUSED_CREDENTIALS = /WRONGPASS|NOAUTH|invalid username-password pair|invalid password/i;
+
 /**
- * The Redis URL with its password replaced: what messages may show.
- * @param {string} url
+ * Disconnect without reconnecting, and without waiting (up to ioredis's 2 s
+ * disconnectTimeout) for the server to close a socket whose unread replies
+ * keep it open: a refused connection ends the process at once.
+ * @param {Redis} redis
  */
-export function redactUrl(url) {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.href.replace(/\/$/, '');
-  } catch {
-    return 'the Redis URL';
-  }
+function closeNow(redis) {
+  if (redis.status === 'end') return; // closed already (a second disconnect would wait for a 'close' long past)
+  const stream = /** @type {{ stream?: import('node:net').Socket }} */ (/** @type {unknown} */ (redis)).stream;
+  redis.disconnect();
+  stream?.destroy();
 }
 
 /**
@@ -55,27 +60,66 @@ export function redactUrl(url) {
 export const keyPrefix = (crawlId) => `prerender:{${crawlId}}:`;
 
 /**
+ * Connect, bounded by `timeoutSeconds`: while Redis is unreachable the
+ * client retries with backoff, commands wait; past the bound every command
+ * fails. A Redis that stops answering without closing the connection (a
+ * stopped process, a paused machine, a partition without RST) is bounded the
+ * same way: a command without an answer for `timeoutSeconds` fails (a long
+ * Lua script on a big batch takes far less than the bound, at least 1 s and
+ * 60 s by default). Credentials or a database number that Redis refuses
+ * fail at once: retrying would not change the answer.
  * @param {string} url redis:// or rediss:// URL
- * @param {{ timeoutSeconds: number }} options
+ * @param {{ timeoutSeconds: number, timeoutFlag?: string }} options
+ *   timeoutFlag: how messages name the bound ('' when the command has no such option)
  * @returns {Promise<CrawlRedis>}
  */
-export async function connectRedis(url, { timeoutSeconds }) {
+export async function connectRedis(url, { timeoutSeconds, timeoutFlag = '--frontier-timeout' }) {
+  const refusedUrl = frontierUrlError(url);
+  if (refusedUrl) throw new FrontierError(refusedUrl, { code: 'FRONTIER_URL' });
   const shown = redactUrl(url);
+  const db = frontierDb(url);
+  const within = `${timeoutFlag ? `${timeoutFlag} ` : ''}${timeoutSeconds} s`;
   let failingSince = 0;
   /** @type {Error | null} */
   let lastError = null;
+  /** @type {FrontierError | null} credentials or the database refused: no retrying, every command fails with it */
+  let fatal = null;
+  /** @type {(error: FrontierError) => void} */
+  let onFatal = () => {};
+  const fatalSeen = new Promise((_, reject) => { onFatal = reject; });
+  fatalSeen.catch(() => {});
   const redis = new Redis(url, {
     lazyConnect: true,
     maxRetriesPerRequest: null, // commands wait for a reconnection, bounded below
     enableAutoPipelining: true,
     connectTimeout: Math.min(10_000, timeoutSeconds * 1000),
+    // A connection that stays open but never answers (Redis stopped, a partition without RST):
+    // the same bound as an unreachable Redis, never shorter (a big batch's script must not be cut off).
+    commandTimeout: timeoutSeconds * 1000,
+    // disconnect() (a refused connection) does not keep the process 2 s for the server to close the socket.
+    disconnectTimeout: 200,
     retryStrategy(times) {
+      if (fatal) return null;
       if (times === 1 || failingSince === 0) failingSince = Date.now();
       if (Date.now() - failingSince > timeoutSeconds * 1000) return null; // give up: pending commands fail
       return Math.min(50 * 2 ** Math.min(times, 6), 2000);
     },
   });
-  redis.on('error', (error) => { lastError = error; });
+  redis.on('error', (error) => {
+    lastError = error;
+    if (fatal) return;
+    const message = String(error?.message ?? error);
+    const command = /** @type {any} */ (error)?.command?.name;
+    if (REFUSED_CREDENTIALS.test(message)) {
+      fatal = new FrontierError(`Redis refused the credentials for ${shown}: ${message.split('\n')[0]}`, { code: 'FRONTIER_AUTH', cause: error });
+    } else if (command === 'select') {
+      fatal = new FrontierError(`Redis refused database ${db} of ${shown}: ${message.split('\n')[0]}`, { code: 'FRONTIER_DB', cause: error });
+    } else {
+      return;
+    }
+    onFatal(fatal);
+    closeNow(redis); // no reconnection: pending and later commands fail with `fatal`
+  });
   redis.on('ready', () => { failingSince = 0; });
   redis.defineCommand('prAdd', { numberOfKeys: 1, lua: ADD });
   redis.defineCommand('prTake', { numberOfKeys: 1, lua: TAKE });
@@ -94,26 +138,49 @@ export async function connectRedis(url, { timeoutSeconds }) {
   redis.defineCommand('prCoordKeep', { numberOfKeys: 1, lua: COORD_KEEP });
   /** @param {unknown} error */
   const lost = (error) => {
+    if (fatal) return fatal;
+    if (error instanceof FrontierError) return error;
     const message = /** @type {Error} */ (error)?.message ?? String(error);
     if (message.includes('LOST')) {
       return new FrontierError(`the crawl's state in Redis at ${shown} is gone (Redis restarted without persistence, or the crawl id was cleared): run the crawl again`, { code: 'FRONTIER_LOST' });
+    }
+    if (/** @type {Error} */ (error)?.name === 'ReplyError' && REFUSED_CREDENTIALS.test(message)) {
+      return new FrontierError(`Redis refused the credentials for ${shown}: ${message.split('\n')[0]}`, { code: 'FRONTIER_AUTH', cause: error });
     }
     if (/** @type {Error} */ (error)?.name === 'ReplyError') {
       return new FrontierError(`the frontier ${shown} answered an error: ${message}`, { code: 'FRONTIER_REPLY', cause: error });
     }
     const cause = /** @type {any} */ (lastError)?.code ?? /** @type {any} */ (error)?.code;
-    return new FrontierError(`lost the frontier ${shown} for more than ${timeoutSeconds} s (--frontier-timeout)${cause ? `: ${cause}` : ''}`, { code: 'FRONTIER_UNREACHABLE', cause: error });
+    const gone = new FrontierError(`lost the frontier ${shown} for more than ${within}${cause ? `: ${cause}` : ''}`, { code: 'FRONTIER_UNREACHABLE', cause: error });
+    if (/Command timed out/.test(message)) {
+      // No answer for the whole bound: Redis is lost. The connection is closed, so that the
+      // commands still waiting (and those of the way out: leaving, QUIT) fail at once, not one bound each.
+      fatal = redis.status !== 'ready' ? gone : new FrontierError(`the frontier ${shown} did not answer for more than ${within} (Redis stopped or hung, or the network cut without closing the connection)`, { code: 'FRONTIER_UNREACHABLE', cause: error });
+      closeNow(redis);
+      return fatal;
+    }
+    return gone;
   };
   /** @type {any} */ (redis).toFrontierError = lost;
   try {
+    // Ready, or the bound: a first refusal (Redis not up yet, restarting) is retried like a later one.
+    const ready = new Promise((resolve, reject) => {
+      redis.once('ready', resolve);
+      redis.once('end', () => reject(lastError ?? new Error('closed'))); // retryStrategy gave up
+    });
+    ready.catch(() => {}); // once the race is over, a later 'end' is nobody's error
+    redis.connect().catch(() => {});
     await Promise.race([
-      redis.connect(),
+      ready,
+      fatalSeen,
       new Promise((_, reject) => { setTimeout(() => reject(new Error('timeout')), timeoutSeconds * 1000).unref(); }),
     ]);
+    if (fatal) throw fatal; // a refused SELECT is answered before the connection is ready
   } catch (error) {
-    redis.disconnect();
+    closeNow(redis);
+    if (fatal) throw fatal;
     const cause = /** @type {any} */ (lastError)?.code ?? /** @type {any} */ (error)?.code;
-    throw new FrontierError(`cannot reach the frontier ${shown}${cause ? ` (${cause})` : ''} within --frontier-timeout ${timeoutSeconds} s`, { code: 'FRONTIER_UNREACHABLE', cause: error });
+    throw new FrontierError(`cannot reach the frontier ${shown}${cause ? ` (${cause})` : ''} within ${within}`, { code: 'FRONTIER_UNREACHABLE', cause: error });
   }
   return /** @type {CrawlRedis} */ (redis);
 }

@@ -105,6 +105,14 @@ export function parseFeed(items) {
   return results;
 }
 
+/**
+ * A process whose last heartbeat is older than this is dead: its leases go
+ * to others (take_some in scripts.js), and `prerender status` no longer
+ * counts it among the workers alive.
+ * @param {number} leaseMs the crawl's --lease-timeout
+ */
+export const deadAfterMs = (leaseMs) => Math.max(200, Math.floor(leaseMs / 2));
+
 /** @implements {Frontier} */
 export class RedisFrontier {
   /** @type {Map<string, string>} key -> lease token, for the pages this process works on */
@@ -266,7 +274,7 @@ export class RedisFrontier {
   /** take_some's arguments (scripts.js). @param {number} max */
   #takeArgs(max) {
     const s = this.settings;
-    return [this.worker, max, s.leaseMs, Math.max(200, Math.floor(s.leaseMs / 2)), s.originConcurrency, s.intervalMs, s.maxDeliveries, this.seeder ? '1' : '0'];
+    return [this.worker, max, s.leaseMs, deadAfterMs(s.leaseMs), s.originConcurrency, s.intervalMs, s.maxDeliveries, this.seeder ? '1' : '0'];
   }
 
   /**

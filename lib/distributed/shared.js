@@ -10,6 +10,7 @@ import { RedisFrontier, parseFeed } from './frontier.js';
 import { DirBlobStore } from './dir-blobs.js';
 import { FinishPool, dropLeftPass, dropPass } from './finish.js';
 import { failRedirectLoops } from './loops.js';
+import { errorsOf } from '../crawl/finalize.js';
 
 /**
  * The coordinator's side of a shared crawl (`crawl --frontier … --crawl-id …`):
@@ -254,6 +255,8 @@ export class SharedCrawl {
     this.blobs = blobs;
     this.shownUrl = redactUrl(url);
     this.leaseMs = leaseMs;
+    /** @type {import('../crawl/context.js').CrawlRun | null} the run, once past the completion barrier */
+    this.run = null;
   }
 
   /**
@@ -306,6 +309,7 @@ export class SharedCrawl {
    * @param {{ interrupted: boolean }} state
    */
   async barrier(run, { interrupted }) {
+    this.run = run;
     await this.frontier.flush();
     this.frontier.finishing = true;
     const { redis, prefix } = this;
@@ -326,9 +330,26 @@ export class SharedCrawl {
     }
   }
 
-  /** OUT holds the finished crawl. */
+  /**
+   * OUT holds the finished crawl. Its own final counts are kept beside the
+   * phase (`final`, for `prerender status`): the counters in Redis miss what
+   * only the coordinator settles at the barrier (redirect loops no process
+   * saw whole), and count a 404 or 410 as done where the result lists it.
+   */
   async finished() {
-    await this.redis.hset(`${this.prefix}meta`, 'phase', 'finished', 'finishedAt', Date.now()).catch((error) => { throw this.redis.toFrontierError(error); });
+    const finishedAt = Date.now();
+    const fields = ['phase', 'finished', 'finishedAt', finishedAt];
+    if (this.run) {
+      const { errors } = await errorsOf(this.run);
+      /** @type {Record<string, number>} */
+      const codes = {};
+      for (const error of errors) {
+        const code = error.code ?? (error.status ? `HTTP_${error.status}` : 'ERROR');
+        codes[code] = (codes[code] ?? 0) + 1;
+      }
+      fields.push('final', JSON.stringify({ finishedAt, failed: errors.length, redirects: this.run.redirects.length, errors: codes }));
+    }
+    await this.redis.hset(`${this.prefix}meta`, ...fields).catch((error) => { throw this.redis.toFrontierError(error); });
   }
 
   async close() {

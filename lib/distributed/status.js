@@ -1,6 +1,8 @@
 // @ts-check
 import { FrontierError } from '../errors.js';
 import { connectRedis, keyPrefix } from './connection.js';
+import { deadAfterMs } from './frontier.js';
+import { OPTION_BY_NAME } from '../options.js';
 
 /**
  * `prerender status`: what a shared crawl is doing, read from Redis.
@@ -34,34 +36,56 @@ export async function readStatus(redis, crawlId) {
     if (!config) return null;
     const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
     const n = (/** @type {string | undefined} */ value) => Number(value ?? 0);
+    const stored = JSON.parse(config);
+    // Alive as the crawl itself counts it (take_some): a heartbeat within half of the crawl's --lease-timeout.
+    const leaseMs = Number(stored.options?.leaseTimeout ?? OPTION_BY_NAME.get('leaseTimeout')?.default ?? 30_000);
+    const deadAfter = deadAfterMs(leaseMs);
     const list = [];
     for (let i = 0; i < workers.length; i += 2) {
       const info = infos[workers[i]] ? JSON.parse(infos[workers[i]]) : {};
       list.push({ id: workers[i], role: info.role ?? 'worker', host: info.host ?? '', pid: info.pid ?? 0, heartbeatAgeMs: Math.max(0, now - Number(workers[i + 1])), pages: info.pages ?? 0 });
     }
     const done = n(counts.done);
+    // A finished crawl: the counts of its own result (SharedCrawl.finished), when its coordinator kept them.
+    const final = meta.phase === 'finished' ? finalOf(meta) : null;
     const startedAt = n(meta.startedAt);
     const end = meta.phase === 'finished' && meta.finishedAt ? n(meta.finishedAt) : now;
     const elapsedMs = startedAt > 0 ? Math.max(0, end - startedAt) : 0;
     return {
       crawlId,
       phase: meta.phase ?? 'seeding',
-      version: JSON.parse(config).version ?? null,
+      version: stored.version ?? null,
       queued: n(counts.queued),
       leased: n(counts.leased),
       done,
-      failed: n(counts.failed),
-      redirects: n(counts.redirect),
+      failed: final ? final.failed : n(counts.failed),
+      redirects: final ? final.redirects : n(counts.redirect),
       notCrawled: n(counts.over),
       backoffs: n(counts.backoffs),
-      workers: list.filter((worker) => worker.heartbeatAgeMs < 3_600_000), // leavers are scored 0
+      workers: list.filter((worker) => worker.heartbeatAgeMs < deadAfter), // leavers are scored 0
       pagesPerSecond: elapsedMs > 0 ? Math.round((done / (elapsedMs / 1000)) * 10) / 10 : 0,
       elapsedMs,
-      topErrors: Object.entries(errors).map(([code, count]) => ({ code, count: Number(count) })).filter((e) => e.count > 0)
+      topErrors: Object.entries(final ? final.errors : errors).map(([code, count]) => ({ code, count: Number(count) })).filter((e) => e.count > 0)
         .sort((a, b) => b.count - a.count || (a.code < b.code ? -1 : 1)).slice(0, 5),
     };
   } catch (error) {
     throw redis.toFrontierError(error);
+  }
+}
+
+/**
+ * The final counts a coordinator kept when the crawl finished, if they are
+ * those of this finish.
+ * @param {Record<string, string>} meta
+ * @returns {{ failed: number, redirects: number, errors: Record<string, number> } | null}
+ */
+function finalOf(meta) {
+  try {
+    const final = meta.final ? JSON.parse(meta.final) : null;
+    if (!final || String(final.finishedAt) !== meta.finishedAt || typeof final.failed !== 'number' || typeof final.redirects !== 'number') return null;
+    return { failed: final.failed, redirects: final.redirects, errors: final.errors && typeof final.errors === 'object' ? final.errors : {} };
+  } catch {
+    return null;
   }
 }
 
@@ -84,7 +108,8 @@ export function formatStatus(s) {
  * @returns {Promise<number>} exit code: 0, or 2 when there is no such crawl
  */
 export async function statusCommand(options, out) {
-  const redis = await connectRedis(options.frontier, { timeoutSeconds: options.frontierTimeout ?? 10 });
+  // `prerender status` has no --frontier-timeout: its messages name no such option.
+  const redis = await connectRedis(options.frontier, { timeoutSeconds: options.frontierTimeout ?? 10, timeoutFlag: options.frontierTimeout === undefined ? '' : '--frontier-timeout' });
   try {
     for (;;) {
       const status = await readStatus(redis, options.crawlId);
