@@ -8,7 +8,7 @@
  */
 import http from 'node:http';
 import { existsSync } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAVE_REDIS, freePort, startRedis } from './helpers/redis.js';
@@ -423,6 +423,30 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     expect(second.code).toBe(1);
     expect(JSON.parse(second.stdout).churn).toMatchObject({ filesWritten: 0, bytesWritten: 0 });
     expect(await manifestOf(out)).toBe(siteBaseline.manifest);
+  }, 60_000);
+
+  it('worker and status take --frontier and --crawl-id from a config file, as crawl does (the one in their directory, or --config)', async () => {
+    const changing = await startChangingSite({ products: 10 });
+    try {
+      const id = nextId();
+      const out = path.join(dir, 'from-config');
+      const here = path.join(dir, 'config-here');
+      await mkdir(here, { recursive: true });
+      const config = path.join(here, 'prerender.config.json');
+      await writeFile(config, JSON.stringify({ frontier: redis.url, crawlId: id }));
+      const coordinator = start(['crawl', changing.root, '-x', '/cart.asp', ...shared(id, out), '-c', '1']);
+      const helper = startCli(['worker', '-q', '-c', '1'], { cwd: here });
+      const [crawled, helped] = await Promise.all([coordinator.done, helper.done]);
+      expect([crawled.code, helped.code, helped.stderr]).toEqual([0, 0, '']);
+      const status = await run(['status', '--config', config, '--json']);
+      expect(status.code).toBe(0);
+      expect(JSON.parse(status.stdout)).toMatchObject({ crawlId: id, phase: 'finished' });
+      const missing = await run(['status', '--config', path.join(here, 'nope.json')]);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toMatch(/config file not found: .*nope\.json/);
+    } finally {
+      await changing.close();
+    }
   }, 60_000);
 
   it('a re-crawl with the same id is incremental on every process: conditional requests from the stored validators, 304s, nothing written', async () => {

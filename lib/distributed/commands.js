@@ -40,6 +40,21 @@ function frontierOf(flags, io) {
 }
 
 /**
+ * --frontier and --crawl-id, else the config file's `frontier` and `crawlId`
+ * (--config, or prerender.config.* in the working directory), else
+ * REDIS_URL for the frontier: as `crawl` takes them.
+ * @param {Record<string, any>} flags
+ * @param {import('../cli.js').Io} io
+ */
+async function sharedFlags(flags, io) {
+  if (flags.frontier !== undefined && flags.crawlId !== undefined && flags.config === undefined) return flags;
+  const { findConfig, loadConfigFile } = await import('../config.js');
+  const file = await findConfig({ cwd: io.cwd ?? process.cwd(), file: flags.config });
+  const fromFile = file ? await loadConfigFile(file) : {};
+  return { ...flags, frontier: flags.frontier ?? fromFile.frontier, crawlId: flags.crawlId ?? fromFile.crawlId };
+}
+
+/**
  * @param {import('commander').Command} program
  * @param {import('../cli.js').Io} io
  * @param {(code: number) => void} setExitCode
@@ -58,6 +73,7 @@ export function addDistributedCommands(program, io, setExitCode) {
     .option('--wait <s>', 'wait this long for a crawl id that does not exist yet (default: 60)')
     .option('--frontier-timeout <s>', 'keep retrying this long while Redis is unreachable, then exit 2 (default: 60)')
     .option('-q, --quiet', 'print nothing but errors')
+    .option('--config <file>', 'take --frontier and --crawl-id from this config file (default: prerender.config.js, .mjs or .json in the working directory, when there is one)')
     .addHelpText('after', `
 Everything else (roots, scope, limits, --rate, --origin-concurrency, and with
 --render how pages are rendered and awaited) comes from the configuration
@@ -83,8 +99,10 @@ lost, or the blob directory or OUT not shared, 130 interrupted.`)
     .addOption(new Option('--crawl-id <id>', 'the shared crawl'))
     .option('--json', 'one JSON object (with --watch: one per line)')
     .option('--watch', 'print again every 2 s until the crawl is finished (Ctrl-C stops)')
-    .action(async (flags) => {
+    .option('--config <file>', 'take --frontier and --crawl-id from this config file (default: prerender.config.js, .mjs or .json in the working directory, when there is one)')
+    .action(async (given) => {
       try {
+        const flags = await sharedFlags(given, io);
         const { statusCommand } = await import('./status.js');
         setExitCode(await statusCommand({ frontier: frontierOf(flags, io), crawlId: flags.crawlId, json: flags.json, watch: flags.watch, signal: io.signal }, io.stdout));
       } catch (error) {
@@ -95,11 +113,12 @@ lost, or the blob directory or OUT not shared, 130 interrupted.`)
 }
 
 /**
- * @param {Record<string, any>} flags
+ * @param {Record<string, any>} given
  * @param {import('../cli.js').Io} io
  */
-async function workerAction(flags, io) {
+async function workerAction(given, io) {
   try {
+    const flags = await sharedFlags(given, io);
     const { Worker } = await import('./worker.js');
     const worker = new Worker({
       frontier: frontierOf(flags, io),
