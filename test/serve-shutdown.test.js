@@ -110,6 +110,31 @@ describe('prerender serve: graceful shutdown', () => {
     expect(stderr()).toMatch(/waiting up to 10000 ms for 1 request\(s\) in flight/);
   });
 
+  it('requests pipelined on one connection are both answered, in order, the last closing it; the stop does not wait for --drain-timeout', async () => {
+    const endpoint = await slowEndpoint(150);
+    const { child, port, exited, stderr } = await startServe(['--prices', endpoint.template]);
+    const socket = net.connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk) => (received += chunk));
+    const closed = once(socket, 'close');
+    socket.write('GET /st/product1.htm?zip=10001 HTTP/1.1\r\nHost: x\r\n\r\nGET /infodir/ HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitFor(() => endpoint.hits.total >= 1, { what: 'the price lookup' });
+    const stoppedAt = Date.now();
+    child.kill('SIGTERM');
+    await closed;
+    expect(await exited).toBe(0);
+    expect(Date.now() - stoppedAt).toBeLessThan(5000);
+    // The first did not end the connection; the second was answered (already queued when the stop
+    // began, or with "Connection: close" if not), and the idle connection closed after it.
+    const heads = [...received.matchAll(/HTTP\/1\.1 (\d+)[^]*?\r\n\r\n/g)].map((match) => [match[1], /connection: close/i.test(match[0])]);
+    expect(heads.map(([status]) => status)).toEqual(['200', '200']);
+    expect(heads[0][1]).toBe(false);
+    expect(received).toMatch(/<\/html>\n[^]*HTTP\/1\.1 200[^]*\r\n\r\n[^]+$/);
+    expect(stderr()).not.toMatch(/were cut/);
+  });
+
   it('--drain-timeout bounds the wait: the request still in flight is cut and the process exits 0', async () => {
     const endpoint = await slowEndpoint(250);
     const { child, port, exited, stderr } = await startServe(['--prices', endpoint.template, '--drain-timeout', '50']);

@@ -34,19 +34,49 @@ export function createServer(input) {
     (req, res) => {
       inFlight.add(res);
       res.on('close', onResponseClose); // one shared listener: no closure per request
-      // While draining, each answer ends its connection.
-      if (draining) res.setHeader('Connection', 'close');
+      // Pipelined requests: answered in order on their connection, each known by it.
+      const socket = req.socket;
+      let queued = bySocket.get(socket);
+      if (!queued) {
+        queued = [];
+        bySocket.set(socket, queued);
+        socket.once('close', onSocketClose);
+      }
+      // While draining, the last answer of a connection ends it (not one before it: the
+      // requests pipelined behind it would never be answered).
+      if (draining) {
+        const before = queued[queued.length - 1];
+        if (before && !before.headersSent) before.removeHeader('Connection');
+        res.setHeader('Connection', 'close');
+      }
+      queued.push(res);
       filter(req, res);
     },
   );
   /** @type {Set<http.ServerResponse>} */
   const inFlight = new Set();
+  /** @type {Map<import('node:net').Socket, http.ServerResponse[]>} the answers not yet done, per connection, in order */
+  const bySocket = new Map();
   let draining = false;
   /** @type {(() => void) | null} */
   let idle = null;
   /** @this {http.ServerResponse} */
   function onResponseClose() {
     inFlight.delete(this);
+    const queued = this.req?.socket ? bySocket.get(this.req.socket) : undefined;
+    const at = queued ? queued.indexOf(this) : -1;
+    if (queued && at >= 0) queued.splice(at, 1);
+    if (draining && inFlight.size === 0) idle?.();
+  }
+  /**
+   * A connection gone: the answers still queued on it can never be sent (the
+   * client went away, or an answer before them closed it), so they are no
+   * longer waited for.
+   * @this {import('node:net').Socket}
+   */
+  function onSocketClose() {
+    for (const res of bySocket.get(this) ?? []) inFlight.delete(res);
+    bySocket.delete(this);
     if (draining && inFlight.size === 0) idle?.();
   }
   server.setTimeout(o.socketTimeoutMs, (socket) => socket.destroy());
@@ -69,8 +99,11 @@ export function createServer(input) {
    */
   async function drain(timeoutMs = o.drainTimeoutMs) {
     draining = true;
-    // Answers not yet started end their connection too.
-    for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+    // Answers not yet started end their connection too: the last of each connection.
+    for (const queued of bySocket.values()) {
+      const last = queued[queued.length - 1];
+      if (last && !last.headersSent) last.setHeader('Connection', 'close');
+    }
     const closed = new Promise((resolve) => server.close(() => resolve(undefined)));
     server.closeIdleConnections();
     // A keep-alive connection becomes idle once its answer is out: close those as they come.
