@@ -228,6 +228,21 @@ describe('HttpPriceSource', () => {
     expect(source.stats.coalesced).toBe(19);
   });
 
+  it('an endpoint that hangs: the lookups queued behind the first requests get the fallback when those time out, not one timeout later', async () => {
+    const endpoint = await startPriceEndpoint({ prices: PRICES });
+    cleanups.push(() => endpoint.close());
+    endpoint.setMode('slow'); // accepts and never answers
+    const source = open(endpoint.template, { timeoutMs: 200, connections: 8, breakerThreshold: 5 });
+    const started = performance.now();
+    const times = await Promise.all(Array.from({ length: 40 }, (_, i) => Promise.resolve(source.lookup(`S${i}`, '10001')).then((price) => {
+      expect(price).toBe(null);
+      return performance.now() - started;
+    })));
+    // The 8 sent time out together; their failures open the circuit before anything else is sent.
+    expect(endpoint.hits.total).toBe(8);
+    expect(Math.max(...times)).toBeLessThan(390);
+  });
+
   it('gives up after the timeout with null, never rejecting', async () => {
     const endpoint = await startPriceEndpoint({ prices: PRICES });
     cleanups.push(() => endpoint.close());

@@ -99,6 +99,8 @@ export class HttpPriceSource extends EventEmitter {
   /** Lookups in jobs not sent yet. */
   #queued = 0;
   #pumpScheduled = false;
+  /** When each request in flight was sent, oldest first (see the end of #send). @type {Map<Job, number>} */
+  #sentAt = new Map();
   #agent;
   #breaker;
   #lastWarn = -Infinity;
@@ -316,11 +318,12 @@ export class HttpPriceSource extends EventEmitter {
     if (this.#open.get(job.zip) === job) this.#open.delete(job.zip);
     this.#active++;
     const url = this.#url(job);
+    const sentAt = this.#options.now();
+    this.#sentAt.set(job, sentAt);
     /** @type {Map<string, string | null | Error>} */
     let results;
     /** @type {unknown} */
     let jobError = null;
-    const sentAt = this.#options.now();
     try {
       results = await this.#fetch(url, job.items.map((i) => i.sku));
       const took = Math.max(1, this.#options.now() - sentAt);
@@ -342,6 +345,7 @@ export class HttpPriceSource extends EventEmitter {
       results = new Map(job.items.map((i) => [i.sku, /** @type {Error} */ (error)]));
     } finally {
       this.#active--;
+      this.#sentAt.delete(job);
       if (probe) this.#breaker.release();
     }
     for (const item of job.items) {
@@ -362,7 +366,13 @@ export class HttpPriceSource extends EventEmitter {
         item.resolve(value);
       }
     }
-    this.#pump();
+    // A request that timed out while others sent about when it was are still out (an endpoint
+    // that hangs: a burst's requests time out within a few milliseconds of each other): no new
+    // request goes before those have answered or failed too. The last of them pumps; if they
+    // failed, the breaker is open by then, and the lookups queued meanwhile get the fallback
+    // now, not one more timeout later.
+    const oldest = this.#sentAt.values().next().value;
+    if (!(jobError instanceof TimeoutError && oldest !== undefined && oldest <= sentAt + this.#options.timeoutMs / 2)) this.#pump();
   }
 
   /** @param {Job} job */
