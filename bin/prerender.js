@@ -5,10 +5,11 @@ import { run } from '../lib/cli.js';
 
 const controller = new AbortController();
 let interrupts = 0;
-const onSignal = () => {
+/** @param {NodeJS.Signals} signal */
+const onSignal = (signal) => {
   interrupts++;
   if (interrupts === 1) {
-    process.stderr.write('\nprerender: stopping cleanly (Ctrl-C again to quit at once)\n');
+    process.stderr.write(`\nprerender: stopping cleanly (${signal === 'SIGINT' ? 'Ctrl-C again to quit at once' : 'a second signal quits at once'})\n`);
     controller.abort();
   } else {
     process.exit(130);
@@ -16,6 +17,11 @@ const onSignal = () => {
 };
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
+// A reader that went away (`prerender crawl --help | head`): nothing more to say, and no stack trace.
+process.stdout.on('error', (error) => {
+  if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EPIPE') throw error;
+  process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+});
 
 process.exitCode = await run(process.argv.slice(2), {
   stdin: process.stdin,

@@ -5,7 +5,8 @@
  * render, not by `--help`, `publish` or `verify` (they cost a start about
  * 0.25 s on the 2-vCPU machine of BENCHMARKS.md).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,5 +50,17 @@ process.on('exit', () => {
     expect(loaded([BIN, 'verify', path.join(dir, 'no-such-tree')])).toEqual([]);
     expect(loaded([BIN, 'publish', path.join(dir, 'no-such-tree'), '--to', path.join(dir, 'www')])).toEqual([]);
     expect(loaded([BIN, 'crawl', 'http://127.0.0.1:9/', '-o', path.join(dir, 'out'), '--retries', '0', '--timeout', '1000', '-q'])).toEqual(['undici']);
+  });
+});
+
+describe('a reader that goes away', () => {
+  it('`prerender crawl --help | head -1`: no stack trace, exit 0', async () => {
+    const child = spawn(process.execPath, [BIN, 'crawl', '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy(); // the reader is gone before the help is written: the write gets EPIPE
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const [code] = await once(child, 'close');
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
   });
 });
