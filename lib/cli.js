@@ -165,7 +165,8 @@ finish (at most --drain-timeout), then exits 0; a second signal exits at once.`)
       if (maxRss !== undefined) options.maxRssBytes = /^off$/i.test(maxRss) ? null : coerceOption({ name: 'maxRssBytes', flags: '--max-rss <n>', type: 'bytes', min: 1024 * 1024, description: '' }, maxRss);
       if (drainTimeout !== undefined) options.drainTimeoutMs = coerceOption({ name: 'drainTimeoutMs', flags: '--drain-timeout <ms>', type: 'integer', min: 0, description: '' }, drainTimeout);
       if (options.port !== undefined) {
-        const port = Number(options.port);
+        // Digits only: "" (an empty $PORT) is not 0, nor "0x1F90" 8080.
+        const port = /^\d{1,5}$/.test(String(options.port)) ? Number(options.port) : NaN;
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, got ${JSON.stringify(options.port)}`);
         options.port = port;
       }

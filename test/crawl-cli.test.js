@@ -403,3 +403,12 @@ describe('the real bin', () => {
     expect(manifest.pages).toHaveLength(1);
   });
 });
+
+describe('serve --port', () => {
+  it.each(['', ' ', '0x1F90', '1e3', '-1', '65536', '80.5'])('refuses %j: exit 2, one line (never a random port for an empty $PORT)', async (port) => {
+    const { code, stderr } = await cli(['serve', await cwd(), '--port', port]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^prerender: --port must be a whole number from 0 to 65535, got /);
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+});
