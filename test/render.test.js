@@ -200,6 +200,45 @@ describeRender('--render (real Chromium)', () => {
     expect(shop.count('POST', '/api/track')).toBe(0);
   }, SLOW);
 
+  it('a page that leaves (location, a POST form, a reload) stays: its own DOM is written, and nothing it left for reaches the origin', async () => {
+    const hows = ['href', 'form', 'reload'];
+    const { out, failures } = await renderCrawl(hows.map((how) => `/st/leaving.asp?how=${how}`), { include: ['/st/leaving.asp'], renderTimeout: 8000 });
+    expect(failures).toEqual([]);
+    for (const how of hows) {
+      const html = await read(out, `st/leaving.asp@how=${how}.html`);
+      expect(html, how).toContain('<p id="built">built here</p>');
+      expect(html, how).not.toMatch(/ERR_BLOCKED|chrome-error/);
+    }
+    const manifest = await readManifest(out);
+    expect(pageOf(manifest, `${shop.origin}/st/leaving.asp?how=href`).aborted.blocked).toBe(1);
+    expect(shop.count('GET', '/st/cart.asp')).toBe(0);
+    expect(shop.count('POST', '/api/track')).toBe(0);
+  }, SLOW);
+
+  it('a page that goes back to the tab\'s first entry before it is read fails, saying so: never a blank page written', async () => {
+    const { out, failures } = await renderCrawl(['/st/back.asp'], { include: ['/st/back.asp'], renderIsolation: 'context', renderTimeout: 8000 });
+    expect(failures).toEqual([expect.objectContaining({ url: `${shop.origin}/st/back.asp`, message: expect.stringMatching(/left itself for about:blank before it was read/) })]);
+    expect(existsSync(path.join(out, 'st/back.asp.html'))).toBe(false);
+  }, SLOW);
+
+  it('alert, confirm and prompt are dismissed at once (confirm false, prompt null), not waited on', async () => {
+    const started = performance.now();
+    const { out, failures } = await renderCrawl(['/st/dialogs.asp'], { include: ['/st/dialogs.asp'], renderTimeout: 20_000 });
+    expect(failures).toEqual([]);
+    expect(await read(out, 'st/dialogs.asp.html')).toContain('<p id="answers">[false,null]</p>');
+    expect(performance.now() - started).toBeLessThan(15_000);
+  }, SLOW);
+
+  it('no popup opens (window.open, a form with target=_blank): nothing of it reaches the origin', async () => {
+    const { out, failures } = await renderCrawl(['/st/popup.asp'], { include: ['/st/popup.asp'], renderTimeout: 8000 });
+    expect(failures).toEqual([]);
+    expect(await read(out, 'st/popup.asp.html')).toContain('<p id="built">no popup</p>');
+    // Past the render: a popup, had one opened, would have asked by now.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(shop.count('GET', '/api/track')).toBe(0);
+    expect(shop.count('POST', '/api/track')).toBe(0);
+  }, SLOW);
+
   it('a dedicated worker\'s requests: its GET ends networkidle like any other, its POST is aborted and never reaches the origin', async () => {
     for (const renderWait of [['networkidle'], ['selector:#from-worker']]) {
       const { out, failures } = await renderCrawl(['/st/worker.asp'], { renderWait, renderTimeout: 8000 });
@@ -466,6 +505,15 @@ exit 1
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toContain('apt-get install chromium');
     expect(shop.count('GET', '/st/late.asp')).toBe(before);
+  });
+
+  it('--browser naming a directory is no browser: exit 2, one line, nothing left in OUT', async () => {
+    const dir = await dirs.make('prerender-render-dir-');
+    const run = await runCli(['crawl', `${shop.origin}/st/late.asp`, '-o', path.join(dir, 'out'), '--render', '--browser', dir], { cwd: dir });
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(/--browser .*: no executable there/);
+    expect(existsSync(path.join(dir, 'out'))).toBe(false);
   });
 
   it('preview --render shows the links rendering added and what it aborted', async () => {

@@ -1,5 +1,5 @@
 // @ts-check
-import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { BrowserError } from '../errors.js';
 
@@ -18,7 +18,7 @@ export const INSTALL_HINT = 'install one (Debian/Ubuntu: apt-get install chromiu
 function executable(file) {
   try {
     accessSync(file, constants.X_OK);
-    return true;
+    return statSync(file).isFile(); // a directory is "executable" too
   } catch {
     return false;
   }

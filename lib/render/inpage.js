@@ -1,7 +1,7 @@
 // @ts-check
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-/* global window, document, requestIdleCallback, CSSStyleSheet, MutationObserver, Document, IDBFactory, CacheStorage, ServiceWorkerContainer, CookieStore -- this code runs in the browser */
+/* global window, document, requestIdleCallback, CSSStyleSheet, MutationObserver, Document, IDBFactory, CacheStorage, ServiceWorkerContainer, CookieStore, Element, HTMLFormElement -- this code runs in the browser */
 /**
  * Code that runs inside the rendered page (each function is sent to the
  * browser as source text, so it uses nothing from this module's scope).
@@ -20,6 +20,34 @@ export function listenForEvents(key, names) {
   const seen = new Set();
   Object.defineProperty(window, key, { value: seen, enumerable: false });
   for (const name of names) document.addEventListener(name, () => { seen.add(name); }, { capture: true });
+}
+
+/**
+ * Installed with evaluateOnNewDocument in every tab: nothing opens a new
+ * window (a popup is a page of its own, outside the render's interception:
+ * its requests, POSTs too, would reach the origin, and its storage the next
+ * page of the tab). window.open returns null, as a popup blocker makes it;
+ * a link or a form aimed at another window is not followed (the DOM, and so
+ * the page written, is not changed).
+ */
+export function noPopups() {
+  const own = (/** @type {string} */ target) => target === '' || /^_(self|parent|top)$/i.test(target);
+  Object.defineProperty(window, 'open', { value: () => null, configurable: false, writable: false });
+  const targetOf = (/** @type {Element} */ element) => (element.getAttribute('target') ?? element.ownerDocument.querySelector('base[target]')?.getAttribute('target') ?? '').trim();
+  window.addEventListener('click', (event) => {
+    const link = event.target instanceof Element ? event.target.closest('a[href], area[href]') : null;
+    if (link && !own(targetOf(link))) event.preventDefault();
+  }, { capture: true });
+  window.addEventListener('submit', (event) => {
+    const form = /** @type {HTMLFormElement} */ (event.target);
+    const button = /** @type {SubmitEvent} */ (event).submitter;
+    const target = button?.getAttribute('formtarget') ?? targetOf(form);
+    if (!own(target.trim())) event.preventDefault();
+  }, { capture: true });
+  const submit = HTMLFormElement.prototype.submit;
+  HTMLFormElement.prototype.submit = function () {
+    if (own(targetOf(this))) submit.call(this);
+  };
 }
 
 /** The page-global name under which watchChanges keeps the time of the DOM's last change. */

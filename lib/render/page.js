@@ -185,7 +185,18 @@ export async function renderPage(tab, { url, result, settings, signal }) {
       send('Fetch.fulfillRequest', { requestId, responseCode: result.status, responseHeaders: headers, body: result.body.toString('base64') });
       return;
     }
-    if (main) return abort(event, 'navigation'); // a script leaving the page: the render is of this one
+    if (main) {
+      // A script leaving the page (location.href=, a form submitted, reload): the render is of
+      // this one. Answered "204 No Content", which a browser takes as "stay where you are";
+      // failing the request would replace the page with the browser's error page.
+      aborted.blocked++;
+      if (abortedList.length < MAX_LISTED) abortedList.push({ method, url: raw, why: 'navigation' });
+      send('Fetch.fulfillRequest', { requestId, responseCode: 204, responseHeaders: [], body: '' });
+      // A navigation begun while the page still loads stops its loading: DOMContentLoaded and
+      // load may never come. What the document holds is then all it will hold.
+      if (!loaded) setTimeout(() => { void afterLeaving(); }, 20);
+      return;
+    }
     if (method !== 'GET' && method !== 'HEAD') return abort(event, 'method');
     if (raw.startsWith('data:') || raw.startsWith('blob:')) {
       send('Fetch.continueRequest', { requestId });
@@ -218,6 +229,28 @@ export async function renderPage(tab, { url, result, settings, signal }) {
     if (inFlight.delete(event.requestId)) checkIdle();
   };
 
+  // The main frame's documents: ours, then none. Another is the page replaced before it was read
+  // (history.back() to the tab's first entry, a navigation no request stood for): never written.
+  let committed = false;
+  /** @param {{ frame: { id: string, parentId?: string, url: string } }} event Page.frameNavigated */
+  const onNavigated = ({ frame }) => {
+    if (frame.parentId || frame.id !== tab.frameId) return;
+    if (!committed) {
+      committed = true;
+      return;
+    }
+    fail(new RenderError(`the page left itself for ${frame.url.startsWith('chrome-error:') ? 'an error page' : frame.url} before it was read (history.back(), or a navigation the render could not stop)`));
+  };
+  const afterLeaving = async () => {
+    const state = await session.send('Runtime.evaluate', { expression: 'document.readyState', returnByValue: true }).catch(() => null);
+    const readyState = state?.result?.value;
+    if (readyState === 'loading' || readyState === undefined || loaded) return;
+    onParsedEvent();
+    onLoad();
+  };
+  /** alert(), confirm(), prompt(): dismissed (a render has no one to answer them), never waited on. */
+  const onDialog = () => send('Page.handleJavaScriptDialog', { accept: false });
+
   const onAbort = () => fail(new AbortError('crawl interrupted'));
   signal.addEventListener('abort', onAbort, { once: true });
   if (signal.aborted) onAbort();
@@ -246,6 +279,8 @@ export async function renderPage(tab, { url, result, settings, signal }) {
     ['Page.domContentEventFired', onParsedEvent],
     ['Page.loadEventFired', onLoad],
     ['Inspector.targetCrashed', onCrash],
+    ['Page.frameNavigated', onNavigated],
+    ['Page.javascriptDialogOpening', onDialog],
     ...(tab.network ? [['Network.loadingFinished', onEnded], ['Network.loadingFailed', onEnded]] : []),
   ]);
   try {
@@ -259,7 +294,7 @@ export async function renderPage(tab, { url, result, settings, signal }) {
       throw new RenderError(`the browser could not load the page: ${/** @type {Error} */ (error).message}`);
     });
     navigation.catch(() => {});
-    if ((await race(navigation)) === 'timeout') throw await timedOut('the document to be parsed (DOMContentLoaded)');
+    if ((await race(navigation)) === 'timeout') throw await timedOut('the document to be parsed (DOMContentLoaded; the navigation did not commit)');
     if (!tab.network) inFlight.delete(mainKey); // our own bytes, all handed over with the answer
     if ((await race(parsed)) === 'timeout') throw await timedOut('the document to be parsed (DOMContentLoaded)');
 

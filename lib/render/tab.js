@@ -1,6 +1,6 @@
 // @ts-check
 import { BrowserError } from '../errors.js';
-import { CHANGES_KEY, EVENTS_KEY, listenForEvents, watchChanges } from './inpage.js';
+import { CHANGES_KEY, EVENTS_KEY, listenForEvents, noPopups, watchChanges } from './inpage.js';
 
 /**
  * A tab: a page target in a browser context of its own, driven through one
@@ -126,6 +126,7 @@ export async function openTab(browser, { events, network = false }) {
       session.send('Page.enable'),
       session.send('Inspector.enable'),
       session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] }),
+      session.send('Page.addScriptToEvaluateOnNewDocument', { source: `(${noPopups})()` }),
       session.send('Emulation.setDeviceMetricsOverride', VIEWPORT),
       network ? session.send('Network.enable') : null,
       network ? session.send('Page.addScriptToEvaluateOnNewDocument', { source: `(${watchChanges})(${JSON.stringify(CHANGES_KEY)})` }) : null,
