@@ -1,9 +1,10 @@
 // @ts-check
+import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BrowserError } from '../errors.js';
-import { killAndWait, launchFlags } from './browser.js';
+import { killAndWait, launchFlags, processesUsing } from './browser.js';
 import { openTab, resetTab } from './tab.js';
 
 /**
@@ -160,6 +161,7 @@ export class BrowserPool {
     const { launch } = (await import('puppeteer-core')).default;
     const profile = await mkdtemp(path.join(this.options.tmpDir ?? os.tmpdir(), 'prerender-chromium-'));
     this.#profiles.add(profile);
+    leftAtExit(profile, true);
     // Chromium's own temporary files (its singleton socket directory, shared
     // memory with --disable-dev-shm-usage) go inside the profile, removed with
     // it: a browser killed with SIGKILL leaves nothing in the system's /tmp.
@@ -188,6 +190,7 @@ export class BrowserPool {
       await killAndWait(profile);
       await rm(profile, { recursive: true, force: true }).catch(() => {});
       this.#profiles.delete(profile);
+      leftAtExit(profile, false);
       const message = /** @type {Error} */ (error)?.message?.split('\n')[0] ?? String(error);
       throw new BrowserError(`the browser ${this.options.executablePath} did not start: ${message}`, { code: 'BROWSER_LAUNCH', cause: error });
     }
@@ -240,6 +243,7 @@ export class BrowserPool {
       await killAndWait(slot.profile);
       await rm(slot.profile, { recursive: true, force: true }).catch(() => {});
       this.#profiles.delete(slot.profile);
+      leftAtExit(slot.profile, false);
       this.#slots.delete(slot);
     })();
     return slot.closing;
@@ -253,7 +257,47 @@ export class BrowserPool {
     for (const profile of this.#profiles) {
       await killAndWait(profile);
       await rm(profile, { recursive: true, force: true }).catch(() => {});
+      leftAtExit(profile, false);
     }
     this.#profiles.clear();
   }
+}
+
+/** Profiles of browsers still running, in every pool of the process. */
+const live = new Set();
+let exitHook = false;
+
+/**
+ * Keep (or forget) a profile to clean up should the process exit without
+ * closing its pools: a second Ctrl-C, or process.exit() elsewhere. The hook
+ * runs synchronously as the process exits: it kills what still uses the
+ * profile and removes it.
+ * @param {string} profile
+ * @param {boolean} running
+ */
+function leftAtExit(profile, running) {
+  if (!running) {
+    live.delete(profile);
+    return;
+  }
+  live.add(profile);
+  if (exitHook) return;
+  exitHook = true;
+  process.on('exit', () => {
+    for (const left of live) {
+      for (const pid of processesUsing(left)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
+      // A renderer dying meanwhile may still write into it: a few tries.
+      try {
+        rmSync(left, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
+      } catch {
+        // nothing more to do as the process ends
+      }
+    }
+  });
 }
