@@ -3,7 +3,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { CRAWL_OPTIONS, OPTION_BY_NAME, coerceOption } from './options.js';
 import { boundCrawlHeap, releaseYoungGeneration } from './heap.js';
-import { UsageError, ConfigError } from './errors.js';
+import { AbortError, UsageError, ConfigError } from './errors.js';
 import { explainError, formatSummary, startProgress, formatPlanRow, formatPlanTotals, formatWhy, redact } from './report.js';
 import { findConfig, loadConfigFile, CONFIG_FILES } from './config.js';
 import { writeFile, readFile } from 'node:fs/promises';
@@ -295,6 +295,12 @@ async function crawlAction(flags, io) {
   try {
     result = await crawler.run();
   } catch (error) {
+    // Interrupted before any page was crawled (while the sitemaps were read): nothing written.
+    if (error instanceof AbortError) {
+      io.stderr.write('prerender: interrupted before any page was crawled; nothing was written\n');
+      if (json) io.stdout.write(JSON.stringify({ error: { code: 'INTERRUPTED', message: 'interrupted before any page was crawled' }, stats: crawler.stats }) + '\n');
+      return EXIT.INTERRUPTED;
+    }
     io.stderr.write(`prerender: ${explainError(error)}\n`);
     if (json) {
       const err = /** @type {{ code?: string, message?: string, cause?: { code?: string } }} */ (error);

@@ -169,8 +169,9 @@ export function headerFileName(value, url, contentType) {
   if (name.endsWith('/')) kept.push('index.html');
   const last = kept.length - 1;
   kept[last] = withExtension(kept[last], contentType);
-  // ".html" from an empty {query.id}, "...html" from "..": a hidden file, which servers refuse or hide.
-  if (kept.some((segment) => segment.startsWith('.'))) refuse('a name starting with a dot (a hidden file: web servers refuse or hide it)');
+  // ".html" from an empty {query.id}, "...html" from "..": a hidden file, which servers refuse or hide
+  // (but .well-known/, whose files are meant to be served).
+  if (kept.some((segment) => segment.startsWith('.') && segment.toLowerCase() !== '.well-known')) refuse('a name starting with a dot (a hidden file: web servers refuse or hide it)');
   for (const segment of kept) {
     const why = unportable(segment);
     if (why) refuse(why);

@@ -66,6 +66,7 @@ export const CRAWL_OPTIONS = [
   { name: 'maxPages', flags: '--max-pages <n>', type: 'integer', min: 1, default: 100_000, description: 'stop admitting new pages after n (guard against crawler traps)' },
   { name: 'timeout', flags: '--timeout <ms>', type: 'integer', min: 1, default: 30_000, description: 'per-request timeout in milliseconds' },
   { name: 'retries', flags: '--retries <n>', type: 'integer', min: 0, max: 20, default: 2, description: 'retries for network errors, timeouts, 5xx and 429 (Retry-After honoured), with exponential backoff' },
+  { name: 'maxUrlLength', flags: '--max-url-length <n>', type: 'integer', min: 64, max: 1_000_000, default: 4096, description: 'follow no link to a URL longer than n characters (guard against URL-growing traps, whose keys would fill memory); such links stay live' },
   { name: 'maxDepth', flags: '--max-depth <n>', type: 'integer', min: 1, max: 10_000, default: 64, description: 'follow links at most n path segments below the root\'s directory (guard against deep-path traps); deeper URLs stay live' },
   { name: 'maxRedirects', flags: '--max-redirects <n>', type: 'integer', min: 0, max: 100, default: 10, description: 'redirects followed from a link; a longer chain, or a loop, is a recorded failure with the chain in its message' },
   { name: 'dynamicBase', flags: '--dynamic-base <url>', type: 'url', description: 'write out-of-scope links as absolute URLs on this base (when the static tree is served from another host)' },
@@ -128,7 +129,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  * config file: every key is optional but a root (roots, sitemap or urls).
  * @typedef {{
  *   roots?: string[], out?: string, include?: string[], exclude?: string[], concurrency?: number, threads?: number,
- *   maxPages?: number, maxDepth?: number, timeout?: number, retries?: number, maxRedirects?: number, dynamicBase?: string, assets?: boolean,
+ *   maxPages?: number, maxDepth?: number, maxUrlLength?: number, timeout?: number, retries?: number, maxRedirects?: number, dynamicBase?: string, assets?: boolean,
  *   maxPageBytes?: number, placeholders?: 'filter' | 'ssi' | 'esi', pricePath?: string, header?: string[],
  *   sitemap?: string[], urls?: string, writeSitemap?: boolean, siteUrl?: string, json?: boolean, quiet?: boolean,
  *   full?: boolean, pruneMax?: string, force?: boolean, ignore?: string[], resume?: boolean, precompress?: string,
@@ -146,7 +147,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
 /**
  * @typedef {{
  *   roots: string[], out: string, include: string[], exclude: string[], concurrency: number, threads: number,
- *   maxPages: number, maxDepth: number, timeout: number, retries: number, maxRedirects: number, dynamicBase: URL | null, assets: boolean,
+ *   maxPages: number, maxDepth: number, maxUrlLength: number, timeout: number, retries: number, maxRedirects: number, dynamicBase: URL | null, assets: boolean,
  *   maxPageBytes: number, placeholders: 'filter' | 'ssi' | 'esi', pricePath: string,
  *   headers: Record<string, string>, retryDelay: number, signal?: AbortSignal, threadsFrom: number, early: boolean | 'always',
  *   sitemap: string[], urls?: string, writeSitemap: boolean, siteUrl: URL | null, dryRun: boolean,

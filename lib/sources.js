@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { gunzipSync } from 'node:zlib';
 import { Parser } from 'htmlparser2';
-import { PrerenderError, UsageError } from './errors.js';
+import { AbortError, PrerenderError, UsageError } from './errors.js';
 import { normalizeUrl } from './url.js';
 import { defaultLoader } from './load/index.js';
 
@@ -20,6 +20,8 @@ const MAX_SITEMAP_BYTES = 256 * 1024 * 1024; // decompressed; the protocol's own
 /** Largest sitemap body fetched (compressed or not): above the protocol's 50 MB. */
 export const MAX_SITEMAP_FETCH_BYTES = 64 * 1024 * 1024;
 const MAX_INDEX_DEPTH = 4;
+/** Sitemaps read in one run at most: an index may list 50,000, and indexes can be nested (a trap grows without end). */
+export const MAX_SITEMAPS = 1000;
 
 /**
  * The <loc> values of a sitemap document, and whether it is an index: read
@@ -86,15 +88,25 @@ function sitemapText(body) {
  * @param {string[]} sitemaps
  * @param {{
  *   fetchPage: (url: string) => Promise<import('./load/http.js').LoadResult>,
- *   onWarning?: (url: string, message: string) => void,
- * }} context
+ *   onWarning?: (url: string, message: string) => void, maxUrls?: number,
+ * }} context maxUrls: no more read once they list this many (--max-pages)
  * @returns {Promise<string[]>}
  */
-export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {} }) {
+export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, maxUrls = Infinity }) {
   /** @type {Set<string>} */
   const urls = new Set();
   /** @type {Set<string>} */
   const seen = new Set();
+  let stopped = false;
+  /** No more sitemaps read once they list --max-pages URLs, or MAX_SITEMAPS were read (an index trap). @param {string} url */
+  const enough = (url) => {
+    if (stopped) return true;
+    const why = urls.size >= maxUrls ? `they list ${maxUrls} URLs already (--max-pages)` : seen.size >= MAX_SITEMAPS ? `${MAX_SITEMAPS} sitemaps were read` : '';
+    if (!why) return false;
+    stopped = true;
+    onWarning(url, `no more sitemaps are read: ${why}`);
+    return true;
+  };
 
   /**
    * @param {string} url
@@ -102,7 +114,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {} }
    * @param {boolean} top
    */
   const visit = async (url, depth, top) => {
-    if (seen.has(url)) return;
+    if (seen.has(url) || enough(url)) return;
     seen.add(url);
     let body;
     try {
@@ -113,6 +125,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {} }
       if (response.location !== undefined) throw new Error('too many redirects');
       body = response.body;
     } catch (error) {
+      if (error instanceof AbortError) throw error; // interrupted: not a sitemap's fault
       const message = `cannot fetch sitemap ${url}: ${/** @type {Error} */ (error).message}`;
       if (top) throw new SitemapError(message, { cause: error });
       onWarning(url, message);
@@ -135,7 +148,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {} }
       } else if (parsed.index) {
         if (depth >= MAX_INDEX_DEPTH) onWarning(url, `sitemap index nested deeper than ${MAX_INDEX_DEPTH}: ${canonical} skipped`);
         else await visit(canonical, depth + 1, false);
-      } else {
+      } else if (urls.size < maxUrls) {
         urls.add(canonical);
       }
     }
@@ -192,11 +205,12 @@ export async function loadListedRoots(o, onWarning) {
       retryDelay: o.retryDelay,
     });
     try {
-      listed.push(...await loadSitemaps(o.sitemap, { fetchPage: (url) => loader.load(url, { signal: o.signal }), onWarning }));
+      // One by one: a spread of 125,000 URLs or more overflows the call stack.
+      for (const url of await loadSitemaps(o.sitemap, { fetchPage: (url) => loader.load(url, { signal: o.signal }), onWarning, maxUrls: o.maxPages })) listed.push(url);
     } finally {
       await loader.close();
     }
   }
-  if (o.urls !== undefined) listed.push(...await readUrlList(o.urls, { stdin: o.stdin }));
+  if (o.urls !== undefined) for (const url of await readUrlList(o.urls, { stdin: o.stdin })) listed.push(url);
   return [...new Set(listed)];
 }

@@ -8,6 +8,7 @@ export const WARNING_CODES = Object.freeze({
   UNSAFE_NAME: 'a name header was refused as unsafe; the page gets its default name',
   MAX_PAGES: '--max-pages was reached; links to the in-scope URLs not crawled stay live',
   MAX_DEPTH: 'in-scope URLs deeper than --max-depth were not crawled; links to them stay live',
+  MAX_URL_LENGTH: 'links to in-scope URLs longer than --max-url-length were not followed; they stay live',
   SLOT_NO_SKU: 'a price slot has an empty data-price-sku and the page has no x-price-sku meta: left as it is',
   SLOT_UNCLOSED: 'a price slot element is never closed: left as it is',
   PRUNE_REFUSED: 'more pages of the last crawl are gone than --prune-max allows: no file was removed',

@@ -412,3 +412,15 @@ describe('serve --port', () => {
     expect(stderr.trimEnd().split('\n')).toHaveLength(1);
   });
 });
+
+describe('URL lists and sitemaps that give nothing, or a great deal', () => {
+  it('an empty --urls list is "nothing to crawl": exit 2, one line, no stack trace', async () => {
+    const dir = await dirs.make('prerender-urls-');
+    const list = path.join(dir, 'urls.txt');
+    await writeFile(list, '# nothing here\n');
+    const { code, stderr } = await cli(['crawl', '--urls', list, '-o', path.join(dir, 'out')]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^prerender: nothing to crawl: the --urls list is empty\n$/);
+  });
+
+});

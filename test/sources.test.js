@@ -1,5 +1,6 @@
 // @ts-check
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import zlib from 'node:zlib';
@@ -9,7 +10,8 @@ import { UsageError } from '../lib/errors.js';
 import { createHttpLoader } from '../lib/load/index.js';
 import { LocalTree } from '../lib/output/local.js';
 import { SitemapWriter } from '../lib/sitemap-writer.js';
-import { SitemapError, loadSitemaps, parseSitemap, readUrlList } from '../lib/sources.js';
+import { MAX_SITEMAPS, SitemapError, loadListedRoots, loadSitemaps, parseSitemap, readUrlList } from '../lib/sources.js';
+import { resolveCrawlOptions } from '../lib/options.js';
 import { exists, listFiles, readManifest } from './crawl-helpers.js';
 import { BIN, runNode } from './helpers/cli.js';
 import { useTestDir } from './helpers/fixtures.js';
@@ -121,6 +123,47 @@ describe('loadSitemaps', () => {
     // A gzipped top-level urlset, too.
     const gz = fakeFetch({ 'http://a.example/s.xml.gz': zlib.gzipSync(urlset(['http://a.example/three'])) });
     expect(await loadSitemaps(['http://a.example/s.xml.gz'], { fetchPage: gz.fetchPage })).toEqual(['http://a.example/three']);
+  });
+
+  it('an index trap (every index lists 50 new indexes) stops at MAX_SITEMAPS sitemaps read, with a warning', async () => {
+    let fetched = 0;
+    const fetchPage = async (/** @type {string} */ url) => {
+      fetched++;
+      const here = new URL(url).pathname;
+      const body = sitemapIndex(Array.from({ length: 50 }, (_, i) => `http://a.example${here.replace(/\.xml$/, '')}-${i}.xml`));
+      return { url, status: 200, headers: {}, body: Buffer.from(body) };
+    };
+    /** @type {string[]} */
+    const warnings = [];
+    await loadSitemaps(['http://a.example/i.xml'], { fetchPage, onWarning: (_url, message) => warnings.push(message) });
+    expect(fetched).toBe(MAX_SITEMAPS);
+    expect(warnings.filter((message) => /no more sitemaps are read: 1000 sitemaps were read/.test(message))).toHaveLength(1);
+  });
+
+  it('no more sitemaps are read once they list --max-pages URLs', async () => {
+    const { fetchPage, fetched } = fakeFetch({
+      'http://a.example/index.xml': sitemapIndex(['http://a.example/s1.xml', 'http://a.example/s2.xml']),
+      'http://a.example/s1.xml': urlset(['http://a.example/1', 'http://a.example/2', 'http://a.example/3']),
+      'http://a.example/s2.xml': urlset(['http://a.example/4']),
+    });
+    /** @type {string[]} */
+    const warnings = [];
+    expect(await loadSitemaps(['http://a.example/index.xml'], { fetchPage, maxUrls: 2, onWarning: (_url, message) => warnings.push(message) })).toEqual(['http://a.example/1', 'http://a.example/2']);
+    expect(fetched).toEqual(['http://a.example/index.xml', 'http://a.example/s1.xml']);
+    expect(warnings).toEqual([expect.stringMatching(/they list 2 URLs already \(--max-pages\)/)]);
+  });
+
+  it('a URL list of 150,000 URLs is read whole (a spread of them overflowed the call stack)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-urls-'));
+    try {
+      const list = path.join(dir, 'urls.txt');
+      await writeFile(list, Array.from({ length: 150_000 }, (_, i) => `http://a.example/p/${i}`).join('\n'));
+      const options = resolveCrawlOptions({ urls: list, out: path.join(dir, 'out') });
+      const listed = await loadListedRoots(options, () => {});
+      expect(listed).toHaveLength(150_000);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('returns canonical URLs once, however often they are listed', async () => {

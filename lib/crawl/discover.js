@@ -375,6 +375,12 @@ export async function links(run, page) {
     }
     let followed = decision.decision === 'crawl' && link.kind !== 'form' && (link.kind !== 'requisite' || followRequisites) && !nofollow;
     if (followed && tooDeep(run, key)) followed = false;
+    // A trap that makes every URL longer than the last (a path that grows by each link) would fill
+    // memory with its keys before --max-pages: past --max-url-length a link is not followed.
+    if (followed && key.length > run.options.maxUrlLength) {
+      followed = false;
+      run.depth.tooLong++;
+    }
     if (followed) follow.push({ key, kind: link.kind === 'requisite' ? 'requisite' : 'navigation', referrer: page.key, decision });
     else if (link.kind === 'requisite' && !followRequisites && run.origins.has(originOf(key))) skipped++;
     if (listening) run.emit('link', { from: page.key, url: key, kind: link.kind, followed, nofollow, ...decision });

@@ -8,8 +8,9 @@ import { withPoliteness } from '../load/polite.js';
 import { LocalTree } from '../output/local.js';
 import { STATE_DIR, clearLeftovers, prepareOutDir } from '../output/outdir.js';
 import { acquireLock } from '../output/lock.js';
-import { resolveCrawlOptions } from '../options.js';
+import { OPTION_BY_NAME, resolveCrawlOptions } from '../options.js';
 import { loadListedRoots } from '../sources.js';
+import { PrerenderError } from '../errors.js';
 import { createCrawlRun, warn } from './context.js';
 import { discover } from './discover.js';
 import { finalize, outputKey, renderContext, errorsOf } from './finalize.js';
@@ -54,7 +55,7 @@ import { createRenderStep } from '../render/step.js';
  *   interrupted: boolean, durationMs: number,
  *   threads: { workers: number, inWorkers: number, inMain: number, early: number },
  *   failures: import('../manifest/schema.js').ManifestError[],
- *   stale: number, resumed: number, pruneRefused: boolean, complete: boolean, tooDeep: number, kept: number,
+ *   stale: number, resumed: number, pruneRefused: boolean, complete: boolean, tooDeep: number, tooLong: number, kept: number,
  *   churn: {
  *     new: number, changed: number, notModified: number, sameBytes: number, removed: number, stale: number, failed: number,
  *     filesWritten: number, bytesWritten: number,
@@ -64,7 +65,7 @@ import { createRenderStep } from '../render/step.js';
  *   churn: URLs new / changed / unchanged (304) / unchanged (same bytes) / removed / stale / failed,
  *   and the files and bytes actually written
  *   complete: every in-scope URL reached, no failure left but 404/410 (only such a run removes files);
- *   tooDeep: in-scope URLs not crawled for --max-depth; kept: pages of the last crawl this run did not
+ *   tooDeep: in-scope URLs not crawled for --max-depth; tooLong: links not followed for --max-url-length; kept: pages of the last crawl this run did not
  *   reach (or that failed for good) whose files it keeps as they were (listed stale in the manifest)
  */
 
@@ -176,6 +177,9 @@ export class Crawler extends EventEmitter {
         }
       }
       const listed = await loadListedRoots(o, (url, message) => warn({ warnings, emit }, url, 'SITEMAP', message));
+      if (o.roots.length === 0 && listed.length === 0) {
+        throw new PrerenderError(`nothing to crawl: ${o.sitemap.length > 0 ? `the sitemap${o.sitemap.length > 1 ? 's list' : ' lists'} no URL${o.urls !== undefined ? ', nor does the --urls list' : ''}` : 'the --urls list is empty'}${warnings.length > 0 ? ` (${warnings[0].message})` : ''}`, { code: 'NO_URLS' });
+      }
       // Other --name rules or origins than the last run's: every page is fetched in full, none kept on a 304
       // with the file the old rules gave it (recrawl.js namingKey); a transient failure still keeps the last copy.
       if (prior?.reuse && prior.naming !== undefined && prior.naming !== namingKey(o.name, [...o.roots, ...listed].map((url) => new URL(url).origin))) {
@@ -235,10 +239,13 @@ export class Crawler extends EventEmitter {
       if (run.depth.tooDeep.size > 0) {
         warn(run, o.roots[0] ?? listed[0], 'MAX_DEPTH', `--max-depth ${o.maxDepth} reached: ${run.depth.tooDeep.size} in-scope URLs deeper than that were not crawled; links to them stay live${prior ? ' (or lead to the file the last crawl left, which is kept)' : ''}`);
       }
+      if (run.depth.tooLong > 0) {
+        warn(run, o.roots[0] ?? listed[0], 'MAX_URL_LENGTH', `--max-url-length ${o.maxUrlLength}: ${run.depth.tooLong} links to longer in-scope URLs were not followed; they stay live${prior ? ' (or lead to the file the last crawl left, which is kept)' : ''}`);
+      }
       const stale = naming.stale;
       // A 404 or 410 is an answer, not a failure that may hide pages (it has no links to
       // follow): a broken link does not keep a crawl from being complete, run after run.
-      complete = !interrupted && overLimit === 0 && run.depth.tooDeep.size === 0 && stale === 0
+      complete = !interrupted && overLimit === 0 && run.depth.tooDeep.size === 0 && run.depth.tooLong === 0 && stale === 0
         && (await run.records.list('failed')).every((record) => isGoneStatus(record.error?.status));
       /** @type {import('./finalize.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] }} */
       let outcome = { warnings: [], filesWritten: 0, bytesWritten: 0, removed: 0, pruneRefused: false, kept: 0 };
@@ -274,6 +281,7 @@ export class Crawler extends EventEmitter {
         pruneRefused: outcome.pruneRefused,
         complete,
         tooDeep: run.depth.tooDeep.size,
+        tooLong: run.depth.tooLong,
         kept: outcome.kept,
         churn: {
           new: count('new'),
@@ -323,7 +331,9 @@ export class Crawler extends EventEmitter {
  */
 function journalKey(o) {
   // --name decides the files the journal's pages want (only when given: journals of runs without it still match).
-  return JSON.stringify([o.roots, o.sitemap, o.urls ?? null, o.include, o.exclude, o.assets, o.maxDepth, o.maxRedirects, o.headers, ...(o.name.length > 0 ? [o.name] : [])]);
+  // --name and --max-url-length only when given: journals of runs without them still match.
+  return JSON.stringify([o.roots, o.sitemap, o.urls ?? null, o.include, o.exclude, o.assets, o.maxDepth, o.maxRedirects, o.headers, ...(o.name.length > 0 ? [o.name] : []),
+    ...(o.maxUrlLength !== OPTION_BY_NAME.get('maxUrlLength')?.default ? [{ maxUrlLength: o.maxUrlLength }] : [])]);
 }
 
 /**

@@ -17,7 +17,7 @@ import { OPTION_BY_NAME } from '../options.js';
 
 /** Options that change what a crawl fetches or writes: they must agree across processes and runs. */
 export const RESULT_OPTIONS = [
-  'out', 'include', 'exclude', 'maxPages', 'timeout', 'retries', 'maxDepth', 'maxRedirects', 'dynamicBase', 'assets', 'maxPageBytes',
+  'out', 'include', 'exclude', 'maxPages', 'timeout', 'retries', 'maxDepth', 'maxUrlLength', 'maxRedirects', 'dynamicBase', 'assets', 'maxPageBytes',
   'placeholders', 'pricePath', 'header', 'sitemap', 'urls', 'writeSitemap', 'siteUrl', 'ignore', 'precompress',
   'blobs', 'originConcurrency', 'rate', 'delay', 'maxDeliveries', 'leaseTimeout', 'robots', 'assetsOrigins', 'name', 'relativeLinks',
   // --render: how pages are rendered is the crawl's; how many tabs and which browser binary, each process's.

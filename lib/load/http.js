@@ -291,7 +291,13 @@ async function decode(body, encodings, cap) {
     try {
       if (coding === 'gzip' || coding === 'x-gzip') data = await gunzip(data, options);
       else if (coding === 'br') data = await brotli(data, options);
-      else if (coding === 'deflate') data = await inflate(data, options).catch(() => inflateRaw(data, options));
+      else if (coding === 'deflate') {
+        // zlib-wrapped, or raw deflate (as some servers send it); a bomb is a bomb either way.
+        data = await inflate(data, options).catch((/** @type {NodeJS.ErrnoException} */ error) => {
+          if (error.code === 'ERR_BUFFER_TOO_LARGE') throw error;
+          return inflateRaw(data, options);
+        });
+      }
       else throw new ContentEncodingError(`the body is in Content-Encoding "${coding}", which prerender cannot decode`);
     } catch (error) {
       if (error instanceof ContentEncodingError) throw error;

@@ -33,7 +33,7 @@ describe('bodies compressed although identity was asked for', () => {
       expect(text).toContain(`<p>${name}</p>`);
       expect(origin.count(`/gzip/found-${name}.html`), name).toBe(1);
     }
-    expect(result.failed).toBe(3);
+    expect(result.failed).toBe(4);
   });
 
   it('a compression bomb is refused at --max-page-bytes; corrupt and unknown codings are clear failures; none is written', async () => {
@@ -43,10 +43,24 @@ describe('bodies compressed although identity was asked for', () => {
     const errors = Object.fromEntries(manifest.errors.map((error) => [error.url.replace(origin.origin, ''), error]));
     expect(errors['/gzip/bomb.html']).toMatchObject({ code: 'PAGE_TOO_LARGE' });
     expect(errors['/gzip/bomb.html'].message).toMatch(/gzip-decoded body is over --max-page-bytes 1048576/);
+    expect(errors['/gzip/deflate-bomb.html']).toMatchObject({ code: 'PAGE_TOO_LARGE' }); // zlib-wrapped: not retried as raw deflate
     expect(errors['/gzip/corrupt.html']).toMatchObject({ code: 'CONTENT_ENCODING' });
     expect(errors['/gzip/zstd.html']).toMatchObject({ code: 'CONTENT_ENCODING' });
     expect(errors['/gzip/zstd.html'].message).toMatch(/"zstd"/);
-    for (const name of ['bomb', 'corrupt', 'zstd']) expect(manifest.pages.some((p) => p.url.endsWith(`/${name}.html`))).toBe(false);
+    for (const name of ['bomb', 'deflate-bomb', 'corrupt', 'zstd']) expect(manifest.pages.some((p) => p.url.endsWith(`/${name}.html`))).toBe(false);
+  });
+});
+
+describe('a URL-growing trap (every page links a URL 1,000 characters longer)', () => {
+  it('stops at --max-url-length (4096 by default) with a warning: memory and disk stay small', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    const result = await crawl({ roots: [origin.url('/grow/')], out, retries: 0 });
+    expect(result.pages).toBeLessThanOrEqual(5);
+    expect(result.tooLong).toBeGreaterThan(0);
+    expect(result.complete).toBe(false);
+    expect(result.failed).toBe(0);
+    const manifest = await readManifest(out);
+    expect(manifest.warnings).toEqual([expect.objectContaining({ code: 'MAX_URL_LENGTH' })]);
   });
 });
 

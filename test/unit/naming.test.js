@@ -141,6 +141,7 @@ describe('headerFileName: the X-Builder-FileName value', () => {
     ['/catalog/product7.htm', 'catalog/product7.htm'],
     ['/etc/passwd', 'etc/passwd.html'], // relative to the output root, by design
     ['produkt-grün.htm', 'st/produkt-grün.htm'],
+    ['/.well-known/security.txt', '.well-known/security.txt.html'],
   ])('%j -> %j', (value, expected) => {
     const name = headerFileName(value, page, HTML);
     expect(name).toBe(expected);
