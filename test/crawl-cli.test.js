@@ -1,6 +1,7 @@
 // @ts-check
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { existsSync } from 'node:fs';
+import http from 'node:http';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -414,6 +415,29 @@ describe('serve --port', () => {
 });
 
 describe('URL lists and sitemaps that give nothing, or a great deal', () => {
+  it('Ctrl-C while a sitemap is still being read exits 130, saying nothing was crawled', async () => {
+    /** @type {import('node:http').ServerResponse[]} */
+    const held = [];
+    const server = http.createServer((_req, res) => { held.push(res); }); // never answers
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    try {
+      const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+      const controller = new AbortController();
+      const dir = await dirs.make('prerender-sitemap-');
+      const running = cli(['crawl', '--sitemap', `http://127.0.0.1:${port}/sitemap.xml`, '-o', path.join(dir, 'out')], { signal: controller.signal });
+      for (let i = 0; i < 200 && held.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(held.length).toBe(1);
+      controller.abort();
+      const { code, stderr } = await running;
+      expect(code).toBe(130);
+      expect(stderr).toMatch(/\nprerender: interrupted before any page was crawled; nothing was written\n$/);
+      expect(existsSync(path.join(dir, 'out'))).toBe(false);
+    } finally {
+      for (const res of held) res.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('an empty --urls list is "nothing to crawl": exit 2, one line, no stack trace', async () => {
     const dir = await dirs.make('prerender-urls-');
     const list = path.join(dir, 'urls.txt');
