@@ -414,6 +414,23 @@ describe('serve --port', () => {
   });
 });
 
+describe('a root that redirects out of scope', () => {
+  it('is said (warning ROOT_REDIRECT, with the URL to crawl instead): a run that writes nothing does not look like a success', async () => {
+    const server = http.createServer((_req, res) => { res.writeHead(301, { location: 'https://127.0.0.1:9/' }); res.end(); });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    try {
+      const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+      const dir = await dirs.make('prerender-root-redirect-');
+      const { stdout } = await cli(['crawl', `http://127.0.0.1:${port}/`, '-o', path.join(dir, 'out')]);
+      expect(stdout).toMatch(/the root http:\/\/127\.0\.0\.1:\d+\/ redirects \(301\) to https:\/\/127\.0\.0\.1:9\/, outside the crawl's scope: nothing under it is crawled; crawl https:\/\/127\.0\.0\.1:9\/ instead/);
+      const manifest = await readManifest(path.join(dir, 'out'));
+      expect(manifest.warnings.map((/** @type {{ code: string }} */ warning) => warning.code)).toEqual(['ROOT_REDIRECT']);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
 describe('URL lists and sitemaps that give nothing, or a great deal', () => {
   it('Ctrl-C while a sitemap is still being read exits 130, saying nothing was crawled', async () => {
     /** @type {import('node:http').ServerResponse[]} */

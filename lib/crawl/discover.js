@@ -215,6 +215,11 @@ export async function redirect(run, page, status, location) {
   const decision = decideLink(run, key, record.kind);
   run.emit('redirect', { url: page.key, location: key, status, decision: decision.decision });
   if (decision.decision !== 'crawl') {
+    // A root that leaves the crawl's scope (http:// to https://, a new host): nothing under it is
+    // crawled. Said, for a run that writes nothing would otherwise look like a success.
+    if (run.options.roots.includes(page.key)) {
+      warn(run, page.key, 'ROOT_REDIRECT', `the root ${page.key} redirects (${status}) to ${key}, outside the crawl's scope: nothing under it is crawled; crawl ${key} instead`);
+    }
     record.referrers = undefined;
     await run.records.put(record); // the store may keep a copy: stored again
     return;
