@@ -88,11 +88,12 @@ function sitemapText(body) {
  * @param {string[]} sitemaps
  * @param {{
  *   fetchPage: (url: string) => Promise<import('./load/http.js').LoadResult>,
- *   onWarning?: (url: string, message: string) => void, maxUrls?: number,
- * }} context maxUrls: no more read once they list this many (--max-pages)
+ *   onWarning?: (url: string, message: string) => void, maxUrls?: number, onCut?: () => void,
+ * }} context maxUrls: no more sitemaps read once they list this many (--max-pages); onCut:
+ *   called when some sitemaps were not read (maxUrls, MAX_SITEMAPS): the crawl is then not complete
  * @returns {Promise<string[]>}
  */
-export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, maxUrls = Infinity }) {
+export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, maxUrls = Infinity, onCut = () => {} }) {
   /** @type {Set<string>} */
   const urls = new Set();
   /** @type {Set<string>} */
@@ -104,7 +105,8 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
     const why = urls.size >= maxUrls ? `they list ${maxUrls} URLs already (--max-pages)` : seen.size >= MAX_SITEMAPS ? `${MAX_SITEMAPS} sitemaps were read` : '';
     if (!why) return false;
     stopped = true;
-    onWarning(url, `no more sitemaps are read: ${why}`);
+    onWarning(url, `no more sitemaps are read: ${why}; the URLs of those not read are not crawled, and nothing is removed`);
+    onCut();
     return true;
   };
 
@@ -148,8 +150,8 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
       } else if (parsed.index) {
         if (depth >= MAX_INDEX_DEPTH) onWarning(url, `sitemap index nested deeper than ${MAX_INDEX_DEPTH}: ${canonical} skipped`);
         else await visit(canonical, depth + 1, false);
-      } else if (urls.size < maxUrls) {
-        urls.add(canonical);
+      } else {
+        urls.add(canonical); // every URL of a sitemap read: the crawl's --max-pages says which are not crawled
       }
     }
   };
@@ -190,9 +192,10 @@ export async function readUrlList(file, context = {}) {
  * fetched with their own connection pool and a size cap fit for sitemaps.
  * @param {import('./options.js').ResolvedCrawlOptions} o
  * @param {(url: string, message: string) => void} onWarning
+ * @param {() => void} [onCut] some sitemaps were not read (see loadSitemaps)
  * @returns {Promise<string[]>}
  */
-export async function loadListedRoots(o, onWarning) {
+export async function loadListedRoots(o, onWarning, onCut = () => {}) {
   /** @type {string[]} */
   const listed = [];
   if (o.sitemap.length > 0) {
@@ -206,7 +209,7 @@ export async function loadListedRoots(o, onWarning) {
     });
     try {
       // One by one: a spread of 125,000 URLs or more overflows the call stack.
-      for (const url of await loadSitemaps(o.sitemap, { fetchPage: (url) => loader.load(url, { signal: o.signal }), onWarning, maxUrls: o.maxPages })) listed.push(url);
+      for (const url of await loadSitemaps(o.sitemap, { fetchPage: (url) => loader.load(url, { signal: o.signal }), onWarning, maxUrls: o.maxPages, onCut })) listed.push(url);
     } finally {
       await loader.close();
     }

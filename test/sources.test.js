@@ -1,5 +1,6 @@
 // @ts-check
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -148,9 +149,41 @@ describe('loadSitemaps', () => {
     });
     /** @type {string[]} */
     const warnings = [];
-    expect(await loadSitemaps(['http://a.example/index.xml'], { fetchPage, maxUrls: 2, onWarning: (_url, message) => warnings.push(message) })).toEqual(['http://a.example/1', 'http://a.example/2']);
+    let cut = 0;
+    // Every URL of a sitemap read (the crawl's --max-pages decides what is crawled), none of one not read; and it says so.
+    expect(await loadSitemaps(['http://a.example/index.xml'], { fetchPage, maxUrls: 2, onWarning: (_url, message) => warnings.push(message), onCut: () => cut++ }))
+      .toEqual(['http://a.example/1', 'http://a.example/2', 'http://a.example/3']);
     expect(fetched).toEqual(['http://a.example/index.xml', 'http://a.example/s1.xml']);
-    expect(warnings).toEqual([expect.stringMatching(/they list 2 URLs already \(--max-pages\)/)]);
+    expect(warnings).toEqual([expect.stringMatching(/they list 2 URLs already \(--max-pages\); the URLs of those not read are not crawled, and nothing is removed/)]);
+    expect(cut).toBe(1);
+  });
+
+  it('a re-crawl that did not read every sitemap removes nothing: the pages of the sitemaps not read are kept', async () => {
+    const server = http.createServer((req, res) => {
+      const base = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`;
+      const xml = (/** @type {string} */ body) => { res.writeHead(200, { 'content-type': 'application/xml' }); res.end(body); };
+      if (req.url === '/sitemap.xml') return xml(sitemapIndex([`${base}/s1.xml`, `${base}/s2.xml`]));
+      if (req.url === '/s1.xml') return xml(urlset([1, 2, 3].map((n) => `${base}/p${n}`)));
+      if (req.url === '/s2.xml') return xml(urlset([4, 5].map((n) => `${base}/p${n}`)));
+      res.writeHead(200, { 'content-type': 'text/html' });
+      return res.end(`<html><body>${req.url}</body></html>`);
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-sitemap-cut-'));
+    try {
+      const root = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`;
+      const crawl = async (/** @type {string} */ maxPages) => {
+        const result = await runNode([BIN, 'crawl', '--sitemap', `${root}/sitemap.xml`, '-o', path.join(dir, 'out'), '--max-pages', maxPages, '--json', '--prune-max', '100%'], { cwd: dir });
+        return JSON.parse(result.stdout);
+      };
+      expect((await crawl('10')).pages).toBe(5);
+      const cut = await crawl('3');
+      expect(cut).toMatchObject({ complete: false, sitemapsCut: true, churn: expect.objectContaining({ removed: 0 }) });
+      expect((await listFiles(path.join(dir, 'out'))).filter((file) => /^p\d/.test(file)).sort()).toEqual(['p1.html', 'p2.html', 'p3.html', 'p4.html', 'p5.html']);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('a URL list of 150,000 URLs is read whole (a spread of them overflowed the call stack)', async () => {

@@ -55,7 +55,7 @@ import { createRenderStep } from '../render/step.js';
  *   interrupted: boolean, durationMs: number,
  *   threads: { workers: number, inWorkers: number, inMain: number, early: number },
  *   failures: import('../manifest/schema.js').ManifestError[],
- *   stale: number, resumed: number, pruneRefused: boolean, complete: boolean, tooDeep: number, tooLong: number, kept: number,
+ *   stale: number, resumed: number, pruneRefused: boolean, complete: boolean, tooDeep: number, tooLong: number, sitemapsCut: boolean, kept: number,
  *   churn: {
  *     new: number, changed: number, notModified: number, sameBytes: number, removed: number, stale: number, failed: number,
  *     filesWritten: number, bytesWritten: number,
@@ -65,7 +65,8 @@ import { createRenderStep } from '../render/step.js';
  *   churn: URLs new / changed / unchanged (304) / unchanged (same bytes) / removed / stale / failed,
  *   and the files and bytes actually written
  *   complete: every in-scope URL reached, no failure left but 404/410 (only such a run removes files);
- *   tooDeep: in-scope URLs not crawled for --max-depth; tooLong: links not followed for --max-url-length; kept: pages of the last crawl this run did not
+ *   tooDeep: in-scope URLs not crawled for --max-depth; tooLong: links not followed for --max-url-length;
+ *   sitemapsCut: some sitemaps were not read (--max-pages, or the cap on sitemaps); kept: pages of the last crawl this run did not
  *   reach (or that failed for good) whose files it keeps as they were (listed stale in the manifest)
  */
 
@@ -151,6 +152,8 @@ export class Crawler extends EventEmitter {
     /** @type {ReturnType<typeof createJournal> | null} */
     let journal = null;
     let complete = false;
+    /** Some sitemaps were not read (--max-pages, or the cap on sitemaps): their URLs were never seen. */
+    let sitemapsCut = false;
     let interrupted = false;
     /** @type {CrawlRun | null} */
     let run = null;
@@ -176,7 +179,7 @@ export class Crawler extends EventEmitter {
           resumed = found;
         }
       }
-      const listed = await loadListedRoots(o, (url, message) => warn({ warnings, emit }, url, 'SITEMAP', message));
+      const listed = await loadListedRoots(o, (url, message) => warn({ warnings, emit }, url, 'SITEMAP', message), () => { sitemapsCut = true; });
       if (o.roots.length === 0 && listed.length === 0) {
         throw new PrerenderError(`nothing to crawl: ${o.sitemap.length > 0 ? `the sitemap${o.sitemap.length > 1 ? 's list' : ' lists'} no URL${o.urls !== undefined ? ', nor does the --urls list' : ''}` : 'the --urls list is empty'}${warnings.length > 0 ? ` (${warnings[0].message})` : ''}`, { code: 'NO_URLS' });
       }
@@ -245,7 +248,7 @@ export class Crawler extends EventEmitter {
       const stale = naming.stale;
       // A 404 or 410 is an answer, not a failure that may hide pages (it has no links to
       // follow): a broken link does not keep a crawl from being complete, run after run.
-      complete = !interrupted && overLimit === 0 && run.depth.tooDeep.size === 0 && run.depth.tooLong === 0 && stale === 0
+      complete = !interrupted && !sitemapsCut && overLimit === 0 && run.depth.tooDeep.size === 0 && run.depth.tooLong === 0 && stale === 0
         && (await run.records.list('failed')).every((record) => isGoneStatus(record.error?.status));
       /** @type {import('./finalize.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] }} */
       let outcome = { warnings: [], filesWritten: 0, bytesWritten: 0, removed: 0, pruneRefused: false, kept: 0 };
@@ -282,6 +285,7 @@ export class Crawler extends EventEmitter {
         complete,
         tooDeep: run.depth.tooDeep.size,
         tooLong: run.depth.tooLong,
+        sitemapsCut,
         kept: outcome.kept,
         churn: {
           new: count('new'),
