@@ -1,6 +1,7 @@
 // @ts-check
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
 import { startChangingSite } from '../fixtures/changing-site.js';
 import { listFiles, readManifest, snapshotTree, tempDirs } from './crawl-helpers.js';
@@ -644,6 +645,33 @@ describe('--precompress', () => {
     expect((await crawl(out)).code).toBe(0);
     expect(await readFile(path.join(out, 'about.asp.html.gz'), 'utf8')).toBe('mine');
     expect(await listFiles(out)).not.toContain('about.asp.html.br');
+  });
+
+  it('two pages that swap names: each file gets its own page\'s siblings (the other\'s old .gz is the crawl\'s to replace)', async () => {
+    const { gunzipSync } = await import('node:zlib');
+    let swapped = false;
+    const server = http.createServer((req, res) => {
+      const name = req.url === '/a' ? (swapped ? 'two.html' : 'one.html') : req.url === '/b' ? (swapped ? 'one.html' : 'two.html') : null;
+      res.writeHead(200, { 'content-type': 'text/html', ...(name ? { 'x-builder-filename': name } : {}) });
+      res.end(req.url === '/' ? '<a href="/a">a</a><a href="/b">b</a>' : `<p>page ${req.url}</p>${'<p>filler text to compress</p>'.repeat(60)}`);
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    try {
+      const root = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/`;
+      const out = path.join(await dirs.make(), 'out');
+      const run = () => runCli(['crawl', root, '-o', out, '--precompress', 'gzip', '--json'], { cwd: path.dirname(out) });
+      expect((await run()).code).toBe(0);
+      swapped = true;
+      const again = await run();
+      expect(again.code).toBe(0);
+      expect(JSON.parse(again.stdout).warnings).toBe(0); // no SIBLING_TAKEN
+      for (const file of ['one.html', 'two.html']) {
+        expect(gunzipSync(await readFile(path.join(out, `${file}.gz`))).toString()).toBe(await readFile(path.join(out, file), 'utf8'));
+      }
+      expect(await readFile(path.join(out, 'one.html'), 'utf8')).toContain('page /b');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('a state whose output key still holds the formats (written before they were kept apart) is used as it is: nothing rewritten', async () => {

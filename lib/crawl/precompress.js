@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { mimeOf } from '../naming.js';
 import { warn } from './context.js';
+import { pickEach } from './recrawl.js';
 
 /**
  * @typedef {import('./context.js').CrawlRun} CrawlRun
@@ -76,6 +77,29 @@ export function siblingsMissing(run, stored) {
   return missing.length > 0 && worthTrying(stored.contentType, stored.bytes ?? 0, stored.placeholders);
 }
 
+/** @type {WeakMap<object, Set<string>>} per last state: the siblings it lists */
+const listed = new WeakMap();
+
+/**
+ * Every .gz/.br the last crawl's state lists beside a page's file, read
+ * once, when a sibling not listed for its own page is found on disk.
+ * @param {import('./context.js').CrawlRun} run
+ */
+function crawlSiblings(run) {
+  const prior = /** @type {import('./recrawl.js').Prior} */ (run.prior);
+  let siblings = listed.get(prior);
+  if (!siblings) {
+    siblings = new Set();
+    for (const page of pickEach(prior.pages, ['state', 'file', 'compressed', 'oldFiles'])) {
+      if (page.state !== 'done' || !page.file) continue;
+      for (const name of siblingsOf(page.file, page.compressed)) siblings.add(name);
+      for (const old of page.oldFiles ?? []) if (/\.(gz|br)$/.test(old)) siblings.add(old);
+    }
+    listed.set(prior, siblings);
+  }
+  return siblings;
+}
+
 /**
  * A sibling on disk that no crawl made (a .gz put there by hand): the last
  * state lists no such sibling of this page's file, and nothing since may have
@@ -92,6 +116,9 @@ async function foreign(run, record, format, sibling) {
   if (last?.state === 'done' && last.file === record.file && (last.compressed ?? []).includes(format)) return false;
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   if ((await target.existing?.(sibling)) == null) return false;
+  // Made by a crawl if the last state lists it beside any page's file (a name passed from one
+  // page to another: its sibling is the crawl's to replace), or an old file it keeps.
+  if (crawlSiblings(run).has(sibling)) return false;
   warn(run, record.key, 'SIBLING_TAKEN', `${sibling} is not a file a crawl made: left as it is, and no ${format} sibling is made`);
   return true;
 }
