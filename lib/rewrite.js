@@ -109,6 +109,7 @@ function newLinkText(link, resolution, ctx) {
   }
   if (key === null) return null; // mailto:, javascript:, data:, tel:, invalid
   if (link.kind === 'canonical') return canonicalText(value, key, hash, ctx);
+  if (link.kind === 'form' && value === '') return ownFormText(ctx);
   // A form's action is never a static file: the form stays live, like an out-of-scope link.
   const targetFile = link.kind === 'form' ? null : ctx.targetFile(key, link.kind);
   const local = value === '' || value[0] === '?' || value[0] === '#';
@@ -141,6 +142,24 @@ function newLinkText(link, resolution, ctx) {
   if (asServed && asServed.href === target.href) return null;
   const text = target.origin === ctx.staticRoot.origin ? target.pathname + target.search + target.hash : target.href;
   return safeUrlText(text);
+}
+
+/**
+ * A form whose action is empty, or missing, submits to the document's own
+ * URL (never its <base>): on the static page that is its file. It gets the
+ * live page's URL, where the file is elsewhere.
+ * @param {LinkContext} ctx
+ * @returns {string | null}
+ */
+function ownFormText(ctx) {
+  const live = new URL(ctx.pageUrl);
+  live.hash = '';
+  if (ctx.dynamicBase && ctx.crawlOrigins.has(live.origin)) {
+    return safeUrlText(new URL(ctx.dynamicBase.origin + ctx.dynamicBase.pathname + live.pathname.slice(1) + live.search).href);
+  }
+  const staticDoc = new URL(encodeFilePath(ctx.file), ctx.staticRoot);
+  if (staticDoc.href === live.href) return null;
+  return safeUrlText(live.origin === ctx.staticRoot.origin ? live.pathname + live.search : live.href);
 }
 
 /**

@@ -144,11 +144,12 @@ export function createStateWriter(stateDir, header) {
         const handle = await open(temp, 'r');
         await handle.sync().finally(() => handle.close());
         await rename(temp, file);
-        const dir = await open(stateDir, 'r');
-        await dir.sync().catch(() => {}).finally(() => dir.close()); // where a directory cannot be synced, the rename still stands
       } catch (error) {
         throw new PrerenderError(`cannot write the crawl's state ${file}: ${/** @type {Error} */ (error).message}`, { cause: error });
       }
+      // The rename on disk too; where a directory cannot be opened or synced, the rename still stands.
+      const dir = await open(stateDir, 'r').catch(() => null);
+      await dir?.sync().catch(() => {}).finally(() => dir.close());
     },
     async abort() {
       stream.destroy();

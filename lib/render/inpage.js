@@ -32,7 +32,8 @@ export function listenForEvents(key, names) {
  */
 export function noPopups() {
   const own = (/** @type {string} */ target) => target === '' || /^_(self|parent|top)$/i.test(target);
-  Object.defineProperty(window, 'open', { value: () => null, configurable: false, writable: false });
+  // Assigned, not frozen: a page that wraps window.open (a tracker, a bundle) still runs, and its wrapper calls this one.
+  window.open = () => null;
   const targetOf = (/** @type {Element} */ element) => (element.getAttribute('target') ?? element.ownerDocument.querySelector('base[target]')?.getAttribute('target') ?? '').trim();
   window.addEventListener('click', (event) => {
     const link = event.target instanceof Element ? event.target.closest('a[href], area[href]') : null;

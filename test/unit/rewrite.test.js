@@ -69,6 +69,9 @@ describe('renderDocument: in-scope links', () => {
       .toBe('<FORM action="/doku.php?id=start" method=post><input name="q"></FORM>');
     expect(render({ body: '<form><input name="q"></form>', url, file, dynamicBase: 'https://live.example/' }).html)
       .toBe('<form action="https://live.example/doku.php?id=start"><input name="q"></form>');
+    // Not its <base>: an empty action submits to the document's own URL.
+    expect(render({ body: '<base href="http://shop.example/"><form action=""></form><form></form>', url, file }).html)
+      .toMatch(/<form action="\/doku\.php\?id=start"><\/form><form action="\/doku\.php\?id=start"><\/form>$/);
     // A page whose file is at its own URL: its forms are left as written.
     const same = '<form><input name="q"></form><form action="">x</form>';
     expect(render({ body: same, url: `${ORIGIN}/about.html`, file: 'about.html' }).html).toBe(same);
