@@ -8,7 +8,7 @@
  */
 import http from 'node:http';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAVE_REDIS, freePort, startRedis } from './helpers/redis.js';
@@ -47,6 +47,8 @@ const shopArgs = () => [`${shop}/st/dir.asp?Start=1&Count=20`, '-i', '/st/dir.as
 const shared = (id, out) => ['--frontier', redis.url, '--crawl-id', id, '-o', out, '--lease-timeout', '2000'];
 const worker = (/** @type {string} */ id, /** @type {string[]} */ more = []) => ['worker', '--frontier', redis.url, '--crawl-id', id, '-q', ...more];
 const nextId = () => `crawl-${++ids}`;
+/** @param {string} out */
+const readManifestFile = async (out) => JSON.parse(await readFile(path.join(out, 'prerender-manifest.json'), 'utf8'));
 
 describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
   useTestDir('prerender-redis-', (made) => { dir = made; });
@@ -423,6 +425,30 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     expect(second.code).toBe(1);
     expect(JSON.parse(second.stdout).churn).toMatchObject({ filesWritten: 0, bytesWritten: 0 });
     expect(await manifestOf(out)).toBe(siteBaseline.manifest);
+  }, 60_000);
+
+  it('links past --max-url-length found by any process reach the coordinator: the run is not complete, and says how many', async () => {
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      if (req.url === '/') return res.end(Array.from({ length: 20 }, (_, i) => `<a href="/p${i}">${i}</a>`).join(''));
+      return res.end(`<a href="${req.url}/${'x'.repeat(300)}">longer</a>`);
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    try {
+      const root = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/`;
+      const id = nextId();
+      const out = path.join(dir, 'too-long');
+      const [crawled, helped] = await Promise.all([
+        run(['crawl', root, ...shared(id, out), '--max-url-length', '200', '-c', '1', '--json']),
+        run(worker(id, ['-c', '4'])),
+      ]);
+      expect([crawled.code, helped.code]).toEqual([0, 0]);
+      const summary = JSON.parse(crawled.stdout);
+      expect(summary).toMatchObject({ pages: 21, tooLong: 20, complete: false });
+      expect((await readManifestFile(out)).warnings.map((/** @type {{ code: string }} */ w) => w.code)).toContain('MAX_URL_LENGTH');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   }, 60_000);
 
   it('worker and status take --frontier and --crawl-id from a config file, as crawl does (the one in their directory, or --config)', async () => {

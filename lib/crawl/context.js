@@ -40,7 +40,7 @@ import { PageThreads } from './threads.js';
  *   warnings: Warning[],
  *   redirects: import('../manifest/schema.js').ManifestRedirect[],
  *   interned: Map<string, string>,
- *   depth: { rootDepth: Map<string, number>, tooDeep: Set<string>, tooLong: number },
+ *   depth: { rootDepth: Map<string, number>, tooDeep: Set<string>, tooLong: number, noteTooLong?: (key: string) => void },
  *   prior: import('./recrawl.js').Prior | null,
  *   ignore: RegExp | null,
  *   resumed: import('./stored-pages.js').StoredPages<import('./journal.js').JournalEntry> | null,

@@ -385,6 +385,7 @@ export async function links(run, page) {
     if (followed && key.length > run.options.maxUrlLength) {
       followed = false;
       run.depth.tooLong++;
+      run.depth.noteTooLong?.(key); // a shared crawl's coordinator learns it too
     }
     if (followed) follow.push({ key, kind: link.kind === 'requisite' ? 'requisite' : 'navigation', referrer: page.key, decision });
     else if (link.kind === 'requisite' && !followRequisites && run.origins.has(originOf(key))) skipped++;

@@ -1,10 +1,13 @@
 // @ts-check
+import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import { newRecord } from '../crawl/records.js';
 import { ownString } from '../crawl/frontier.js';
 import { decodeStored, packRecord, seenByte, storedValue } from './packed.js';
 import { FrontierError } from '../errors.js';
+
+/** In the set of too-deep URLs: a link past --max-url-length, by its hash (not a URL: it starts with a control character). */
+export const TOO_LONG_MARK = '\u0001too-long:';
 
 /**
  * The shared frontier and record store of a crawl across processes, in
@@ -217,7 +220,7 @@ export class RedisFrontier {
    * next result (the coordinator merges them before naming). A worker's
    * `run.prior` is filled with what the last crawl kept of each page it
    * takes (validators, blob ids), and emptied as pages are done.
-   * @param {{ warnings: any[], redirects: any[], depth: { tooDeep: Set<string> }, prior: import('../crawl/recrawl.js').Prior | null }} run
+   * @param {{ warnings: any[], redirects: any[], depth: { tooDeep: Set<string>, noteTooLong?: (key: string) => void }, prior: import('../crawl/recrawl.js').Prior | null }} run
    * @param {{ lazyPrior?: boolean }} [options]
    */
   attach(run, { lazyPrior = false } = {}) {
@@ -229,6 +232,8 @@ export class RedisFrontier {
       if (!tooDeep.has(key)) deep.push(key);
       return add(key);
     };
+    // A link past --max-url-length goes with them, as a marker and a hash (the URL may be megabytes).
+    run.depth.noteTooLong = (key) => { deep.push(TOO_LONG_MARK + createHash('sha1').update(key).digest('hex')); };
     this.#run = { warnings: run.warnings, redirects: run.redirects, tooDeep };
   }
 

@@ -6,7 +6,7 @@ import { STATE_DIR } from '../output/outdir.js';
 import { VERSION, machineOf } from './identity.js';
 import { connectRedis, keyPrefix, redactUrl } from './connection.js';
 import { configDifference, sharedConfig } from './config.js';
-import { RedisFrontier, parseFeed } from './frontier.js';
+import { RedisFrontier, TOO_LONG_MARK, parseFeed } from './frontier.js';
 import { DirBlobStore } from './dir-blobs.js';
 import { FinishPool, dropLeftPass, dropPass } from './finish.js';
 import { failRedirectLoops } from './loops.js';
@@ -322,7 +322,13 @@ export class SharedCrawl {
       run.redirects.splice(0, run.redirects.length, ...redirects.sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0)));
       // A loop whose hops two processes fetched at once went unseen by both.
       if (!interrupted) await failRedirectLoops(run, async (key, referrer) => { await redis.hset(`${prefix}refs`, key, referrer); });
-      for (const key of await redis.smembers(`${prefix}deep`)) run.depth.tooDeep.add(key);
+      // Too deep, or (a marker and a hash) too long: every process's cuts make the run incomplete.
+      let tooLong = 0;
+      for (const key of await redis.smembers(`${prefix}deep`)) {
+        if (key.startsWith(TOO_LONG_MARK)) tooLong++;
+        else run.depth.tooDeep.add(key);
+      }
+      run.depth.tooLong = Math.max(run.depth.tooLong, tooLong);
       run.counts.requisitesNotFetched = Number(await redis.hget(`${prefix}cnt`, 'reqSkipped') ?? 0); // every process's pages
       await this.frontier.refreshCounts();
     } catch (error) {
