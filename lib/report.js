@@ -94,6 +94,7 @@ export function formatSummary(result, extra = {}) {
       result.tooDeep > 0 ? '--max-depth cut it short' : '',
       result.tooLong > 0 ? '--max-url-length cut it short' : '',
       result.sitemapsCut ? 'not every sitemap was read' : '',
+      result.rootLost ? 'a root answered 404/410 or left the scope' : '',
       failed > 0 ? `${count(failed)} page${failed === 1 ? '' : 's'} failed` : '',
       result.stale > 0 ? `${count(result.stale)} page${result.stale === 1 ? ' was' : 's were'} kept stale` : '',
     ].filter(Boolean);

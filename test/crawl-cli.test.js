@@ -415,6 +415,31 @@ describe('serve --port', () => {
 });
 
 describe('a root that redirects out of scope', () => {
+  it('a re-crawl whose root now answers 404, or moved out of scope, removes nothing: the run is not complete', async () => {
+    let mode = 'up';
+    const server = http.createServer((req, res) => {
+      if (req.url === '/' && mode === 'moved') { res.writeHead(301, { location: 'https://127.0.0.1:9/' }); return res.end(); }
+      if (req.url === '/' && mode === 'gone') { res.writeHead(404); return res.end(); }
+      res.writeHead(200, { 'content-type': 'text/html' });
+      return res.end(req.url === '/' ? '<a href="/a">a</a><a href="/b">b</a>' : `<p>${req.url}</p>`);
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    try {
+      const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+      const out = path.join(await dirs.make('prerender-root-lost-'), 'out');
+      const crawl = async () => JSON.parse((await cli(['crawl', `http://127.0.0.1:${port}/`, '-o', out, '--json', '--prune-max', '100%', '--retries', '0'])).stdout);
+      expect((await crawl()).pages).toBe(3);
+      for (const lost of ['gone', 'moved']) {
+        mode = lost;
+        const again = await crawl();
+        expect(again, lost).toMatchObject({ complete: false, rootLost: true, churn: expect.objectContaining({ removed: 0 }) });
+        expect(existsSync(path.join(out, 'a.html')), lost).toBe(true);
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('is said (warning ROOT_REDIRECT, with the URL to crawl instead): a run that writes nothing does not look like a success', async () => {
     const server = http.createServer((_req, res) => { res.writeHead(301, { location: 'https://127.0.0.1:9/' }); res.end(); });
     await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));

@@ -55,7 +55,7 @@ import { createRenderStep } from '../render/step.js';
  *   interrupted: boolean, durationMs: number,
  *   threads: { workers: number, inWorkers: number, inMain: number, early: number },
  *   failures: import('../manifest/schema.js').ManifestError[],
- *   stale: number, resumed: number, pruneRefused: boolean, complete: boolean, tooDeep: number, tooLong: number, sitemapsCut: boolean, kept: number,
+ *   stale: number, resumed: number, pruneRefused: boolean, complete: boolean, tooDeep: number, tooLong: number, sitemapsCut: boolean, rootLost: boolean, kept: number,
  *   churn: {
  *     new: number, changed: number, notModified: number, sameBytes: number, removed: number, stale: number, failed: number,
  *     filesWritten: number, bytesWritten: number,
@@ -66,7 +66,8 @@ import { createRenderStep } from '../render/step.js';
  *   and the files and bytes actually written
  *   complete: every in-scope URL reached, no failure left but 404/410 (only such a run removes files);
  *   tooDeep: in-scope URLs not crawled for --max-depth; tooLong: links not followed for --max-url-length;
- *   sitemapsCut: some sitemaps were not read (--max-pages, or the cap on sitemaps); kept: pages of the last crawl this run did not
+ *   sitemapsCut: some sitemaps were not read (--max-pages, or the cap on sitemaps); rootLost: a root
+ *   answered 404/410 or redirected out of scope (the run is then not complete); kept: pages of the last crawl this run did not
  *   reach (or that failed for good) whose files it keeps as they were (listed stale in the manifest)
  */
 
@@ -248,7 +249,12 @@ export class Crawler extends EventEmitter {
       const stale = naming.stale;
       // A 404 or 410 is an answer, not a failure that may hide pages (it has no links to
       // follow): a broken link does not keep a crawl from being complete, run after run.
-      complete = !interrupted && !sitemapsCut && overLimit === 0 && run.depth.tooDeep.size === 0 && run.depth.tooLong === 0 && stale === 0
+      // But not a root's: a site whose entry point is gone, or moved out of scope, is more likely
+      // misconfigured or down than emptied; removing every file is left to a run that reaches it.
+      const records = run.records;
+      const rootLost = run.warnings.some((warning) => warning.code === 'ROOT_REDIRECT')
+        || (await Promise.all(o.roots.map((root) => records.get(root)))).some((record) => record?.state === 'failed' || record?.state === 'gone');
+      complete = !interrupted && !sitemapsCut && !rootLost && overLimit === 0 && run.depth.tooDeep.size === 0 && run.depth.tooLong === 0 && stale === 0
         && (await run.records.list('failed')).every((record) => isGoneStatus(record.error?.status));
       /** @type {import('./finalize.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] }} */
       let outcome = { warnings: [], filesWritten: 0, bytesWritten: 0, removed: 0, pruneRefused: false, kept: 0 };
@@ -286,6 +292,7 @@ export class Crawler extends EventEmitter {
         tooDeep: run.depth.tooDeep.size,
         tooLong: run.depth.tooLong,
         sitemapsCut,
+        rootLost,
         kept: outcome.kept,
         churn: {
           new: count('new'),

@@ -7,7 +7,7 @@ const result = (over) => /** @type {import('../../lib/crawl/index.js').CrawlResu
   out: '/out', manifest: '/out/prerender-manifest.json', pages: 10, assets: 0, failed: 0, warnings: 0, redirects: 0,
   notCrawled: 0, notCrawledSaturated: false, maxPages: 100000, requisitesNotFetched: 0,
   threads: { workers: 0, inWorkers: 0, inMain: 0, early: 0 }, interrupted: false, durationMs: 1000, failures: [], stale: 0,
-  resumed: 0, pruneRefused: false, complete: true, tooDeep: 0, tooLong: 0, sitemapsCut: false, kept: 0,
+  resumed: 0, pruneRefused: false, complete: true, tooDeep: 0, tooLong: 0, sitemapsCut: false, rootLost: false, kept: 0,
   churn: { new: 10, changed: 0, notModified: 0, sameBytes: 0, removed: 0, stale: 0, failed: 0, filesWritten: 10, bytesWritten: 1000 },
   ...over,
 });
