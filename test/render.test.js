@@ -453,30 +453,14 @@ describeRender('--render (real Chromium)', () => {
     expect(result.interrupted).toBe(true);
   }, SLOW);
 
-  it('Ctrl-C on the CLI leaves no browser process and exits 130', async () => {
-    const tmp = await dirs.make('prerender-render-tmp-');
-    const out = path.join(tmp, 'out');
-    const child = spawn(process.execPath, [BIN, 'crawl', `${shop.origin}/st/never.asp`, '-o', out, '--render', '--browser', /** @type {string} */ (BROWSER ?? 'chromium'), '--render-timeout', '60000', '-q'], {
-      env: { ...process.env, TMPDIR: tmp }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk) => { stderr += chunk; });
-    const exited = new Promise((resolve) => child.on('close', (code) => resolve(code)));
-    const marker = `--user-data-dir=${tmp}/prerender-chromium-`;
-    const ours = () => processesWith(marker);
-    // Interrupt once its browser runs (bounded: 30 s).
-    for (let i = 0; i < 300 && ours().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(ours().length, stderr).toBeGreaterThan(0);
-    child.kill('SIGINT');
-    expect(await exited).toBe(130);
-    expect(ours()).toEqual([]);
-    expect((await readdir(tmp)).filter((name) => name.startsWith('prerender-chromium-'))).toEqual([]);
-  }, SLOW);
-
-  it('a second Ctrl-C quits at once, and still leaves no browser process nor its profile', async () => {
-    const tmp = await dirs.make('prerender-render-tmp2-');
-    const out = path.join(tmp, 'out');
-    const child = spawn(process.execPath, [BIN, 'crawl', `${shop.origin}/st/never.asp`, '-o', out, '--render', '--browser', /** @type {string} */ (BROWSER ?? 'chromium'), '--render-timeout', '60000', '-q'], {
+  /**
+   * The CLI rendering a page that never becomes ready, in a temporary directory of its own;
+   * resolves once its browser runs (bounded: 30 s).
+   * @param {string} name
+   */
+  async function renderingCli(name) {
+    const tmp = await dirs.make(name);
+    const child = spawn(process.execPath, [BIN, 'crawl', `${shop.origin}/st/never.asp`, '-o', path.join(tmp, 'out'), '--render', '--browser', /** @type {string} */ (BROWSER ?? 'chromium'), '--render-timeout', '60000', '-q'], {
       env: { ...process.env, TMPDIR: tmp }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
@@ -485,14 +469,28 @@ describeRender('--render (real Chromium)', () => {
     const ours = () => processesWith(`--user-data-dir=${tmp}/prerender-chromium-`);
     for (let i = 0; i < 300 && ours().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(ours().length, stderr).toBeGreaterThan(0);
+    const profilesLeft = async () => (await readdir(tmp)).filter((entry) => entry.startsWith('prerender-chromium-'));
+    return { child, exited, ours, profilesLeft, stderr: () => stderr };
+  }
+
+  it('Ctrl-C on the CLI leaves no browser process and exits 130', async () => {
+    const { child, exited, ours, profilesLeft } = await renderingCli('prerender-render-tmp-');
     child.kill('SIGINT');
-    for (let i = 0; i < 100 && !/stopping cleanly/.test(stderr); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await exited).toBe(130);
+    expect(ours()).toEqual([]);
+    expect(await profilesLeft()).toEqual([]);
+  }, SLOW);
+
+  it('a second Ctrl-C quits at once, and still leaves no browser process nor its profile', async () => {
+    const { child, exited, ours, profilesLeft, stderr } = await renderingCli('prerender-render-tmp2-');
+    child.kill('SIGINT');
+    for (let i = 0; i < 100 && !/stopping cleanly/.test(stderr()); i++) await new Promise((resolve) => setTimeout(resolve, 20));
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     // The kernel may take a moment to reap what was killed: bounded.
     for (let i = 0; i < 50 && ours().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(ours()).toEqual([]);
-    expect((await readdir(tmp)).filter((name) => name.startsWith('prerender-chromium-'))).toEqual([]);
+    expect(await profilesLeft()).toEqual([]);
   }, SLOW);
 
   it('a browser that fails to start ends the run (exit 2) and leaves nothing running', async () => {
