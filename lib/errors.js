@@ -39,10 +39,10 @@ export class HttpStatusError extends PrerenderError {
   code = 'HTTP_STATUS';
   /**
    * @param {number} status
-   * @param {{ retryAfterMs?: number }} [extra]
+   * @param {{ retryAfterMs?: number, why?: string }} [extra] why: said after the status
    */
   constructor(status, extra = {}) {
-    super(`HTTP ${status}`);
+    super(`HTTP ${status}${extra.why ? ` ${extra.why}` : ''}`);
     this.status = status;
     this.retryAfterMs = extra.retryAfterMs;
     this.retryable = status >= 500 || status === 429;

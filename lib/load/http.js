@@ -200,10 +200,11 @@ class Exchange {
     } else if (status >= 300 && status < 400) {
       const location = headers.location;
       this.#known = typeof location !== 'string' || location === ''
-        ? new HttpStatusError(status)
+        ? new HttpStatusError(status, { why: Array.isArray(location) ? 'redirect with several Location headers' : 'redirect without a Location' })
         : { url: this.url, status, headers, body: empty, location };
     } else if (status >= 400) {
       this.#known = new HttpStatusError(status, { retryAfterMs: parseRetryAfter(headers['retry-after']) });
+
     } else if (Number(headers['content-length']) > this.cap) {
       this.#abort(new PageTooLargeError(`body of ${Number(headers['content-length'])} bytes is over --max-page-bytes ${this.cap}`));
       return;

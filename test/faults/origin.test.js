@@ -51,6 +51,19 @@ describe('bodies compressed although identity was asked for', () => {
   });
 });
 
+describe('redirects that lead nowhere', () => {
+  it('a redirect without a Location, or with two, is a failure that says which', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    const result = await crawl({ roots: [origin.url('/status/index.html')], out, retries: 0 });
+    expect(result.pages).toBe(2);
+    const errors = Object.fromEntries((await readManifest(out)).errors.map((error) => [error.url.replace(origin.origin, ''), error.message]));
+    expect(errors).toEqual({
+      '/status/301.html': 'HTTP 301 redirect without a Location',
+      '/status/302.html': 'HTTP 302 redirect with several Location headers',
+    });
+  });
+});
+
 describe('a URL-growing trap (every page links a URL 1,000 characters longer)', () => {
   it('stops at --max-url-length (4096 by default) with a warning: memory and disk stay small', async () => {
     const out = path.join(await dirs.make(), 'out');
