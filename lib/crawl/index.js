@@ -341,8 +341,8 @@ export class Crawler extends EventEmitter {
  * @param {import('../options.js').ResolvedCrawlOptions} o
  */
 function journalKey(o) {
-  // --name decides the files the journal's pages want (only when given: journals of runs without it still match).
-  // --name and --max-url-length only when given: journals of runs without them still match.
+  // --name decides the files the journal's pages want; it and --max-url-length count only when
+  // given, so that journals of runs without them still match.
   return JSON.stringify([o.roots, o.sitemap, o.urls ?? null, o.include, o.exclude, o.assets, o.maxDepth, o.maxRedirects, o.headers, ...(o.name.length > 0 ? [o.name] : []),
     ...(o.maxUrlLength !== OPTION_BY_NAME.get('maxUrlLength')?.default ? [{ maxUrlLength: o.maxUrlLength }] : [])]);
 }

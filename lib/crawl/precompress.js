@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { mimeOf } from '../naming.js';
 import { warn } from './context.js';
-import { pickEach } from './recrawl.js';
+import { pickEach, pickStored } from './recrawl.js';
 
 /**
  * @typedef {import('./context.js').CrawlRun} CrawlRun
@@ -112,7 +112,7 @@ function crawlSiblings(run) {
  */
 async function foreign(run, record, format, sibling) {
   if (!run.prior?.ownsTree) return false;
-  const last = run.prior.pages.get(record.key);
+  const last = pickStored(run.prior.pages, record.key, ['state', 'file', 'compressed']);
   if (last?.state === 'done' && last.file === record.file && (last.compressed ?? []).includes(format)) return false;
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   if ((await target.existing?.(sibling)) == null) return false;
