@@ -23,6 +23,8 @@ const DEVICE_NAME = /^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\
 const SERVER_FILE = /^\.ht/i;
 /** A name ending in a dot or a space: Windows drops them, so two names become one. */
 const TRAILING_DOT_OR_SPACE = /[. ]+$/;
+/** A name header that is a bare file name of ASCII letters, digits, "-", "_" and dots, not hidden. */
+const PLAIN_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
 
 /**
  * What makes a segment unusable on some file system or web server, or null.
@@ -102,6 +104,26 @@ export function directorySegments(pathname) {
   return parts.filter((part) => part !== '').map((part) => safeSegment(decodeSegment(part)));
 }
 
+/** `directoryPrefix` of the directories named last: a site's pages share a few. */
+const directoryPrefixes = new Map();
+const MAX_DIRECTORY_PREFIXES = 1024;
+
+/**
+ * The directory segments of a URL path joined, with a trailing "/" (or "").
+ * @param {string} pathname
+ */
+function directoryPrefix(pathname) {
+  const directory = pathname.slice(0, pathname.lastIndexOf('/') + 1);
+  let prefix = directoryPrefixes.get(directory);
+  if (prefix === undefined) {
+    const segments = directorySegments(directory);
+    prefix = segments.length > 0 ? `${segments.join('/')}/` : '';
+    if (directoryPrefixes.size >= MAX_DIRECTORY_PREFIXES) directoryPrefixes.clear();
+    directoryPrefixes.set(directory, prefix);
+  }
+  return prefix;
+}
+
 /**
  * Fold a query string into a file name: "a=1&b=2" -> "@a=1&b=2".
  * @param {string} search including "?", or ""
@@ -136,7 +158,7 @@ export function defaultFileName(url, contentType) {
   const base = last === '' ? 'index' : decodeSegment(last);
   const folded = base + foldQuery(url.search);
   const name = safeSegment(withExtension(folded, contentType === undefined && last === '' ? 'text/html' : contentType));
-  return [...directorySegments(pathname), name].join('/');
+  return directoryPrefix(pathname) + name;
 }
 
 /**
@@ -149,6 +171,13 @@ export function defaultFileName(url, contentType) {
  * @returns {string}
  */
 export function headerFileName(value, url, contentType) {
+  // Most names sent are plain (product7.htm): none of the checks below can refuse them
+  // but those made here, and the name goes in the page's directory. Every page of a
+  // re-crawl that answers 304 with its name header comes this way.
+  if (value.length <= 255 && PLAIN_NAME.test(value)) {
+    const file = withExtension(value, contentType);
+    if (file.length <= 255 && unportable(file) === null) return directoryPrefix(url.pathname) + file;
+  }
   const name = value.trim().normalize('NFC');
   const refuse = (/** @type {string} */ why) => {
     throw new UnsafeFileNameError(`unsafe file name ${JSON.stringify(value)} (${why}); using the default name`);

@@ -263,8 +263,11 @@ export class Crawler extends EventEmitter {
         outcome = await finalize(run, naming, { interrupted, complete });
         committed = true;
       }
-      if (complete && blobs && target) await blobs.compact(liveBlobs(run, naming.keys));
-      const { written, changes } = await tally(run, naming.keys);
+      // The records read once more, for the counts and (a complete run) the blobs still referred to.
+      const counted = newTally();
+      if (complete && blobs && target) await blobs.compact(liveBlobs(run, naming.keys, counted));
+      else for await (const [, record] of eachRecord(run.records, naming.keys)) countRecord(counted, record);
+      const { written, changes } = counted;
       if (!interrupted) await shared?.finished();
       const { errors: failures, failed: failedHere } = await errorsOf(run);
       /** @param {import('./records.js').Change} change */
@@ -348,30 +351,34 @@ function journalKey(o) {
 }
 
 /**
- * Pages and requisites (--assets) written, and the churn: each record read in turn.
- * @param {import('./context.js').CrawlRun} run
- * @param {string[]} keys
+ * @typedef {{ written: { pages: number, assets: number }, changes: Map<import('./records.js').Change, number> }} Tally
+ *   pages and requisites (--assets) written, and the changes of pages not stale (`countRecord`)
  */
-async function tally(run, keys) {
+
+/** @returns {Tally} */
+const newTally = () => ({ written: { pages: 0, assets: 0 }, changes: new Map() });
+
+/**
+ * @param {Tally} tally
+ * @param {import('./records.js').PageRecord | undefined} record
+ */
+function countRecord(tally, record) {
+  if (!record || record.state !== 'done') return;
   // Pages are HTML documents; requisites (--assets) are counted apart.
-  const written = { pages: 0, assets: 0 };
-  /** @type {Map<import('./records.js').Change, number>} changes of pages not stale */
-  const changes = new Map();
-  for await (const [, record] of eachRecord(run.records, keys)) {
-    if (!record || record.state !== 'done') continue;
-    written[record.type === 'html' ? 'pages' : 'assets']++;
-    if (record.change && !record.stale) changes.set(record.change, (changes.get(record.change) ?? 0) + 1);
-  }
-  return { written, changes };
+  tally.written[record.type === 'html' ? 'pages' : 'assets']++;
+  if (record.change && !record.stale) tally.changes.set(record.change, (tally.changes.get(record.change) ?? 0) + 1);
 }
 
 /**
- * The blobs the new state refers to, read from the records as the blob store asks.
+ * The blobs the new state refers to, read from the records as the blob store
+ * asks (each record counted on the way).
  * @param {import('./context.js').CrawlRun} run
  * @param {string[]} keys
+ * @param {Tally} tally
  */
-async function* liveBlobs(run, keys) {
+async function* liveBlobs(run, keys, tally) {
   for await (const [, record] of eachRecord(run.records, keys)) {
+    countRecord(tally, record);
     if (!record || record.state !== 'done') continue;
     if (record.body) yield record.body;
     if (record.scan) yield record.scan;

@@ -206,6 +206,39 @@ describe('headerFileName: the X-Builder-FileName value', () => {
   });
 });
 
+describe('headerFileName: the quick way for plain names gives what the checks give', () => {
+  // A leading space fails the quick way's test, and the full checks trim it: the same name, the slow way.
+  const slow = (/** @type {string} */ value, /** @type {URL} */ url, /** @type {string | undefined} */ type) => headerFileName(` ${value}`, url, type);
+  /** @param {() => string} run */
+  const outcome = (run) => {
+    try {
+      return run();
+    } catch (error) {
+      return error instanceof UnsafeFileNameError ? `refused: ${error.message.replace('file name " ', 'file name "')}` : `threw: ${error}`;
+    }
+  };
+  const names = [
+    'product7.htm', 'p.html', 'P.HTM', 'index', 'a', '-', '_', 'a.b.c', 'file.php', 'style.css', 'x.png', 'a.', 'a..', 'a-.', 'x.htm.',
+    'con', 'CON.htm', 'aux.txt', 'nul.', 'com1', 'COM9.x', 'lpt1.htm', 'prn-x', 'console', 'x'.repeat(255), 'x'.repeat(251),
+    `${'y'.repeat(250)}.htm`, 'x'.repeat(256), '0', '9.9', 'a_b-c.d',
+  ];
+  const types = ['text/html; charset=utf-8', 'text/css', 'image/png', 'application/octet-stream', 'application/json', undefined];
+  const paths = ['/', '/st/product.asp?id=1', '/a%20b/c/', '/%2e%2e/x', '/con/x', '/%C3%BCn%C3%AF/x', '/a//b/x', `/x/${'y'.repeat(300)}/z`, '/a:b/c<d>/x', '/dir./x'];
+  it('for every name, type and directory tried', () => {
+    for (const path of paths) {
+      // Each path twice: the second time its directory is remembered.
+      for (const round of [1, 2]) {
+        for (const name of names) {
+          for (const type of types) {
+            const url = new URL(`http://shop.test${path}`);
+            expect(outcome(() => headerFileName(name, url, type)), `${name} ${type} ${path} (${round})`).toBe(outcome(() => slow(name, url, /** @type {string} */ (type))));
+          }
+        }
+      }
+    }
+  });
+});
+
 describe('FileRegistry: two URLs never share a file', () => {
   it('hands out the wanted name first, then -2, -3 before the extension', () => {
     const registry = new FileRegistry();
