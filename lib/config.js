@@ -1,5 +1,5 @@
 // @ts-check
-import { access, readFile } from 'node:fs/promises';
+import { access, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from './errors.js';
@@ -18,6 +18,10 @@ export const CONFIG_FILES = ['prerender.config.js', 'prerender.config.mjs', 'pre
 /** @param {string} file */
 const exists = (file) => access(file).then(() => true, () => false);
 
+/** What a file of each kind is read as: JSON, or a module imported (its default export). */
+const JSON_EXTENSION = /\.json$/i;
+const MODULE_EXTENSION = /\.(js|mjs|cjs)$/;
+
 /**
  * Find the config file to use: the explicit one, else the one in `cwd`.
  * @param {{ cwd: string, file?: string }} where
@@ -26,7 +30,10 @@ const exists = (file) => access(file).then(() => true, () => false);
 export async function findConfig({ cwd, file }) {
   if (file !== undefined) {
     const absolute = path.resolve(cwd, file);
-    if (!(await exists(absolute))) throw new ConfigError(`config file not found: ${file}`);
+    const found = await stat(absolute).catch(() => null);
+    if (!found) throw new ConfigError(`config file not found: ${file}`);
+    // A directory would otherwise reach import(), whose message names prerender's own source file.
+    if (!found.isFile()) throw new ConfigError(`--config ${JSON.stringify(file)} is ${found.isDirectory() ? 'a directory' : 'not a regular file'}, not a config file`);
     return absolute;
   }
   const found = [];
@@ -47,7 +54,12 @@ export async function loadConfigFile(file) {
   const name = path.basename(file);
   /** @type {unknown} */
   let value;
-  if (file.endsWith('.json')) {
+  const isJson = JSON_EXTENSION.test(file);
+  if (!isJson && !MODULE_EXTENSION.test(file)) {
+    // import() would say "Unknown file extension", naming no way out.
+    throw new ConfigError(`${name}: a config file is JSON (.json) or a module (.js, .mjs, .cjs)`);
+  }
+  if (isJson) {
     let text;
     try {
       text = await readFile(file, 'utf8');
@@ -55,7 +67,8 @@ export async function loadConfigFile(file) {
       throw new ConfigError(`${name}: cannot read: ${/** @type {Error} */ (error).message}`, { cause: error });
     }
     try {
-      value = JSON.parse(text);
+      // Some editors (Notepad) start a UTF-8 file with a byte order mark, which JSON.parse refuses.
+      value = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
     } catch (error) {
       throw new ConfigError(`${name}: not valid JSON: ${/** @type {Error} */ (error).message}`, { cause: error });
     }
@@ -69,7 +82,7 @@ export async function loadConfigFile(file) {
     }
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new ConfigError(`${name}: must ${file.endsWith('.json') ? 'hold' : 'export default'} an object of options`);
+    throw new ConfigError(`${name}: must ${isJson ? 'hold' : 'export default'} an object of options`);
   }
   return checkConfig(/** @type {Record<string, unknown>} */ (value), name);
 }

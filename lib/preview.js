@@ -1,5 +1,6 @@
 // @ts-check
 import { Crawler } from './crawl/index.js';
+import { rootDepths } from './crawl/context.js';
 import { defaultLoader } from './load/index.js';
 import { mimeOf, wantedFileName } from './naming.js';
 import { compileNameRules } from './name-rules.js';
@@ -185,6 +186,24 @@ export async function preview(options, hooks = {}) {
 }
 
 /**
+ * Why no link to an in-scope URL is followed, however it is linked: the
+ * guards discover.js applies to every link (--max-url-length, and --max-depth
+ * counted in directories below the shallowest root on the URL's origin).
+ * Roots and listed URLs are admitted without them.
+ * @param {import('./options.js').ResolvedCrawlOptions} o
+ * @param {string} url canonical
+ * @param {Map<string, number>} depths rootDepths of the roots and listed URLs
+ * @returns {string | null}
+ */
+function guardReason(o, url, depths) {
+  if (url.length > o.maxUrlLength) return `longer than --max-url-length ${o.maxUrlLength}: links to it are not followed, they stay live`;
+  const { origin, pathname } = new URL(url);
+  const below = pathname.split('/').length - 2 - (depths.get(origin) ?? 0);
+  if (below > o.maxDepth) return `${below} directories below the root's, deeper than --max-depth ${o.maxDepth}: links to it stay live`;
+  return null;
+}
+
+/**
  * `--why <url>`: which root and pattern decide a URL, and (fetching it once)
  * the file it would be written to.
  * @param {Record<string, any>} options crawl options
@@ -221,6 +240,9 @@ export async function explainUrl(options, target) {
   }
   answer.scope = scope.toJSON();
   if (decision.decision === 'excluded' || (decision.decision === 'dynamic' && !assetOrigin)) return answer;
+  // The plan shows such a URL dynamic, and never fetches it: neither does --why.
+  const guard = decision.pattern === 'root' || decision.pattern === 'listed' ? null : guardReason(o, url, rootDepths([...o.roots, ...listed]));
+  if (guard) return { ...answer, decision: 'dynamic', reason: `${decision.decision === 'crawl' ? `${answer.reason}, but ` : ''}${guard}` };
   const loader = defaultLoader({ concurrency: 1, timeout: o.timeout, retries: o.retries, maxPageBytes: o.maxPageBytes, headers: o.headers, retryDelay: o.retryDelay });
   try {
     if (o.robots && !(await createRobots(loader).allowed(url, o.signal))) {

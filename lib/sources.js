@@ -30,10 +30,13 @@ export const MAX_SITEMAPS = 1000;
  * prefix of the document's own root ("sm:loc" under "sm:urlset"); never
  * <image:loc>, <video:loc>... of extensions.
  * @param {string} xml
- * @returns {{ index: boolean, locs: string[] }}
+ * @returns {{ index: boolean, locs: string[], root: string | null }} root: the root element's
+ *   name ("urlset", "sm:sitemapindex", "html"...), null when there is none (see isSitemapRoot)
  */
 export function parseSitemap(xml) {
   let index = false;
+  /** @type {string | null} */
+  let root = null;
   /** @type {string | null} the root element's prefix ("" for none), once seen */
   let prefix = null;
   let locTag = 'loc';
@@ -47,6 +50,7 @@ export function parseSitemap(xml) {
         const colon = name.indexOf(':');
         const local = name.slice(colon + 1);
         prefix = colon < 0 ? '' : name.slice(0, colon);
+        root = name;
         if (local === 'urlset' || local === 'sitemapindex') {
           index = local === 'sitemapindex';
           locTag = prefix ? `${prefix}:loc` : 'loc';
@@ -70,8 +74,16 @@ export function parseSitemap(xml) {
   }, { xmlMode: true, decodeEntities: true, recognizeCDATA: true });
   parser.write(xml);
   parser.end();
-  return { index, locs };
+  return { index, locs, root };
 }
+
+/**
+ * Whether a document is a sitemap at all, from its root element: an HTML page
+ * (a SPA's fallback, a login form), a feed or plain text answered with 200
+ * lists no URL, and would otherwise pass for an empty sitemap.
+ * @param {string | null} root parseSitemap's root
+ */
+export const isSitemapRoot = (root) => root !== null && /^([^:]+:)?(urlset|sitemapindex)$/.test(root);
 
 /**
  * @param {Buffer} body
@@ -119,10 +131,13 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
     if (seen.has(url) || enough(url)) return;
     seen.add(url);
     let body;
+    // Relative entries are read against where the sitemap was found, after its redirects.
+    let base = url;
     try {
       let response = await fetchPage(url);
       for (let hops = 0; response.location !== undefined && hops < 5; hops++) {
-        response = await fetchPage(/** @type {string} */ (normalizeUrl(response.location, url)));
+        base = /** @type {string} */ (normalizeUrl(response.location, base));
+        response = await fetchPage(base);
       }
       if (response.location !== undefined) throw new Error('too many redirects');
       body = response.body;
@@ -142,9 +157,16 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
       onWarning(url, message);
       return;
     }
-    if (parsed.locs.length === 0) onWarning(url, `sitemap ${url} lists no URLs (is it a sitemap?)`);
+    if (!isSitemapRoot(parsed.root)) {
+      // Given on the command line, that is a mistake to stop on (exit 2), not an empty sitemap to crawl past.
+      const message = `${url} is not a sitemap: ${parsed.root === null ? 'it holds no XML element' : `its root element is <${parsed.root}>`}, not <urlset> or <sitemapindex>`;
+      if (top) throw new SitemapError(message);
+      onWarning(url, message);
+      return;
+    }
+    if (parsed.locs.length === 0) onWarning(url, `sitemap ${url} lists no URLs`);
     for (const loc of parsed.locs) {
-      const canonical = normalizeUrl(loc, url);
+      const canonical = normalizeUrl(loc, base);
       if (!canonical) {
         onWarning(url, `sitemap entry is not an http(s) URL: ${JSON.stringify(loc)}`);
       } else if (parsed.index) {

@@ -81,6 +81,12 @@ describe('loading a config file', () => {
     expect(await loadConfigFile(await writeConfig('c.mjs', 'export default async () => ({ placeholders: "esi" });\n'))).toEqual({ placeholders: 'esi' });
   });
 
+  it('loads a JSON file that starts with a UTF-8 byte order mark (as some editors write it), and a .cjs module', async () => {
+    expect(await loadConfigFile(await writeConfig('bom.json', '\uFEFF{ "concurrency": 3 }\n'))).toEqual({ concurrency: 3 });
+    expect(await loadConfigFile(await writeConfig('upper.JSON', '{ "retries": 0 }'))).toEqual({ retries: 0 });
+    expect(await loadConfigFile(await writeConfig('c.cjs', 'module.exports = { maxPages: 7 };\n'))).toEqual({ maxPages: 7 });
+  });
+
   it.each([
     ['bad.json', '{ "concurrency": 8, }', /^bad\.json: not valid JSON: /],
     ['list.json', '[{ "concurrency": 8 }]', /^list\.json: must hold an object of options$/],
@@ -185,6 +191,22 @@ describe('config errors on the command line', () => {
     const result = await cli(['crawl', 'http://127.0.0.1:9/', '--config', 'nope.json']);
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('prerender: config file not found: nope.json\n');
+  });
+
+  it('--config naming a directory: exit 2, one line that says so (not import()\'s message about prerender\'s own source)', async () => {
+    await mkdir(path.join(dir, 'conf'));
+    for (const value of ['conf', '']) {
+      const result = await cli(['preview', 'http://127.0.0.1:9/', '--config', value]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(`prerender: --config ${JSON.stringify(value)} is a directory, not a config file\n`);
+    }
+  });
+
+  it('--config with an extension that is neither JSON nor a module: exit 2, naming the kinds a config file may be', async () => {
+    await writeConfig('site.yaml', 'concurrency: 2\n');
+    const result = await cli(['preview', 'http://127.0.0.1:9/', '--config', 'site.yaml']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('prerender: site.yaml: a config file is JSON (.json) or a module (.js, .mjs, .cjs)\n');
   });
 
   it('a bad --config file is reported even when the working directory holds a good one', async () => {

@@ -73,7 +73,7 @@ describe('parseSitemap', () => {
   <url><loc>http://shop.example/caf&#233;/</loc></url>
   <url><loc>   </loc></url>
 </urlset>`;
-    expect(parseSitemap(xml)).toEqual({
+    expect(parseSitemap(xml)).toMatchObject({
       index: false,
       locs: [
         'http://shop.example/st/dir.asp',
@@ -85,13 +85,13 @@ describe('parseSitemap', () => {
   });
 
   it('tells a sitemap index from a urlset, with or without a namespace prefix', () => {
-    expect(parseSitemap(sitemapIndex(['http://a.example/s1.xml', 'http://a.example/s2.xml.gz']))).toEqual({ index: true, locs: ['http://a.example/s1.xml', 'http://a.example/s2.xml.gz'] });
+    expect(parseSitemap(sitemapIndex(['http://a.example/s1.xml', 'http://a.example/s2.xml.gz']))).toMatchObject({ index: true, locs: ['http://a.example/s1.xml', 'http://a.example/s2.xml.gz'] });
     const prefixed = '<sm:sitemapindex xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9"><sm:sitemap><sm:loc>http://a.example/s.xml</sm:loc></sm:sitemap></sm:sitemapindex>';
-    expect(parseSitemap(prefixed)).toEqual({ index: true, locs: ['http://a.example/s.xml'] });
+    expect(parseSitemap(prefixed)).toMatchObject({ index: true, locs: ['http://a.example/s.xml'] });
     const prefixedSet = '<sm:urlset xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9"><sm:url><sm:loc>http://a.example/p</sm:loc></sm:url></sm:urlset>';
-    expect(parseSitemap(prefixedSet)).toEqual({ index: false, locs: ['http://a.example/p'] });
-    expect(parseSitemap('<urlset></urlset>')).toEqual({ index: false, locs: [] });
-    expect(parseSitemap('<html><body>Not found</body></html>')).toEqual({ index: false, locs: [] });
+    expect(parseSitemap(prefixedSet)).toMatchObject({ index: false, locs: ['http://a.example/p'] });
+    expect(parseSitemap('<urlset></urlset>')).toMatchObject({ index: false, locs: [] });
+    expect(parseSitemap('<html><body>Not found</body></html>')).toMatchObject({ index: false, locs: [] });
   });
 });
 
@@ -264,6 +264,48 @@ describe('loadSitemaps', () => {
   });
 });
 
+describe('loadSitemaps: what is not a sitemap, and relative entries', () => {
+  it('names the root element, and none for a body without one', () => {
+    expect(parseSitemap(urlset(['http://a.example/p'])).root).toBe('urlset');
+    expect(parseSitemap('<sm:sitemapindex xmlns:sm="s"></sm:sitemapindex>').root).toBe('sm:sitemapindex');
+    expect(parseSitemap('<!DOCTYPE html><html><body>Shop</body></html>').root).toBe('html');
+    expect(parseSitemap('http://a.example/p\n').root).toBeNull();
+  });
+
+  it('an HTML page (or a body with no XML element) answered for the sitemap given is an error, not an empty sitemap', async () => {
+    const { fetchPage } = fakeFetch({
+      'http://a.example/sitemap.xml': '<!DOCTYPE html><html><body><h1>Welcome</h1></body></html>',
+      'http://a.example/urls.txt': 'http://a.example/p\n',
+    });
+    const error = await loadSitemaps(['http://a.example/sitemap.xml'], { fetchPage }).catch((e) => e);
+    expect(error).toBeInstanceOf(SitemapError);
+    expect(error.message).toBe('http://a.example/sitemap.xml is not a sitemap: its root element is <html>, not <urlset> or <sitemapindex>');
+    const text = await loadSitemaps(['http://a.example/urls.txt'], { fetchPage }).catch((e) => e);
+    expect(text).toBeInstanceOf(SitemapError);
+    expect(text.message).toBe('http://a.example/urls.txt is not a sitemap: it holds no XML element, not <urlset> or <sitemapindex>');
+  });
+
+  it('an HTML page listed in an index is a warning, and the other children are read', async () => {
+    const { fetchPage } = fakeFetch({
+      'http://a.example/index.xml': sitemapIndex(['http://a.example/login', 'http://a.example/s.xml']),
+      'http://a.example/login': '<html><body><form></form></body></html>',
+      'http://a.example/s.xml': urlset(['http://a.example/p']),
+    });
+    /** @type {string[]} */
+    const warnings = [];
+    expect(await loadSitemaps(['http://a.example/index.xml'], { fetchPage, onWarning: (_url, message) => warnings.push(message) })).toEqual(['http://a.example/p']);
+    expect(warnings).toEqual(['http://a.example/login is not a sitemap: its root element is <html>, not <urlset> or <sitemapindex>']);
+  });
+
+  it('reads relative entries against where the sitemap was found in the end (after its redirects), and takes entries of any origin', async () => {
+    const { fetchPage } = fakeFetch({
+      'http://a.example/sitemap.xml': { location: 'https://a.example/sitemap.xml' },
+      'https://a.example/sitemap.xml': urlset(['https://a.example/p', 'relative', 'https://cdn.example/q']),
+    });
+    expect(await loadSitemaps(['http://a.example/sitemap.xml'], { fetchPage })).toEqual(['https://a.example/p', 'https://a.example/relative', 'https://cdn.example/q']);
+  });
+});
+
 describe('readUrlList', () => {
   const text = '\uFEFF# products to render\r\nhttp://shop.example/st/product.asp?SKUSetID=1\r\n\r\n   http://shop.example/st/product.asp?SKUSetID=2#reviews   \n# another comment\nhttp://SHOP.example:80/st/product.asp?SKUSetID=1\n\t\nhttps://shop.example/st/dir.asp';
   const expected = [
@@ -371,6 +413,20 @@ describe('crawl --sitemap', () => {
     const bad = await cli(['crawl', '--sitemap', 'sitemap.xml', '-o', out]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe('prerender: --sitemap must be an absolute http(s) URL, got "sitemap.xml"\n');
+  });
+
+  it('a --sitemap that answers an HTML page is exit 2 with one line (and the --json error), even with a root given', async () => {
+    const origin = await serve((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!DOCTYPE html><html><body><a href="/a.html">a</a></body></html>');
+    });
+    const out = path.join(dir, 'out');
+    const result = await cli(['crawl', `${origin}/`, '--sitemap', `${origin}/sitemap.xml`, '-o', out, '--json']);
+    expect(result.code).toBe(2);
+    const message = `${origin}/sitemap.xml is not a sitemap: its root element is <html>, not <urlset> or <sitemapindex>`;
+    expect(result.stderr).toBe(`prerender: ${message}\n`);
+    expect(JSON.parse(result.stdout).error).toEqual({ code: 'SITEMAP', message });
+    expect(await exists(path.join(out, 'prerender-manifest.json'))).toBe(false);
   });
 
   it('preview --sitemap: listed URLs are crawled (reason: listed), what they link but is not listed stays dynamic', async () => {
@@ -510,7 +566,7 @@ describe('SitemapWriter', () => {
     const { written, parsed, tree } = await writeSitemap(files, 2);
     expect(written).toEqual(['sitemap.xml', 'sitemap-1.xml', 'sitemap-2.xml', 'sitemap-3.xml']);
     expect(tree).toEqual(['sitemap-1.xml', 'sitemap-2.xml', 'sitemap-3.xml', 'sitemap.xml']);
-    expect(parsed['sitemap.xml']).toEqual({ index: true, locs: ['https://static.example/sitemap-1.xml', 'https://static.example/sitemap-2.xml', 'https://static.example/sitemap-3.xml'] });
+    expect(parsed['sitemap.xml']).toEqual({ index: true, root: 'sitemapindex', locs: ['https://static.example/sitemap-1.xml', 'https://static.example/sitemap-2.xml', 'https://static.example/sitemap-3.xml'] });
     expect(parsed['sitemap-1.xml'].locs).toEqual(['https://static.example/a.html', 'https://static.example/b/c.html']);
     expect(parsed['sitemap-2.xml'].locs).toEqual(['https://static.example/d%20e.htm', 'https://static.example/f@x=1&y=2.html']);
     expect(parsed['sitemap-3.xml'].locs).toEqual(['https://static.example/g.html']);
@@ -519,11 +575,11 @@ describe('SitemapWriter', () => {
   it('writes one sitemap.xml up to the limit, and an empty urlset for no pages', async () => {
     const exact = await writeSitemap(['a.html', 'b.html'], 2);
     expect(exact.written).toEqual(['sitemap.xml']);
-    expect(exact.parsed['sitemap.xml']).toEqual({ index: false, locs: ['https://static.example/a.html', 'https://static.example/b.html'] });
+    expect(exact.parsed['sitemap.xml']).toEqual({ index: false, root: 'urlset', locs: ['https://static.example/a.html', 'https://static.example/b.html'] });
     await rm(path.join(dir, 'sitemap.xml'));
     const none = await writeSitemap([], 2);
     expect(none.written).toEqual(['sitemap.xml']);
-    expect(none.parsed['sitemap.xml']).toEqual({ index: false, locs: [] });
+    expect(none.parsed['sitemap.xml']).toEqual({ index: false, root: 'urlset', locs: [] });
     expect(none.tree).toEqual(['sitemap.xml']);
   });
 });
@@ -536,12 +592,12 @@ describe('parseSitemap reads XML as XML', () => {
     ['a prefixed document uses its own prefix', '<?xml version="1.0"?><sm:urlset xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="x"><sm:url><sm:loc>http://a/1</sm:loc><image:loc>http://a/i.png</image:loc><loc>http://a/not-sm</loc></sm:url></sm:urlset>', ['http://a/1']],
     ['an empty <loc> is skipped', '<urlset><url><loc>  </loc></url><url><loc>http://a/2</loc></url></urlset>', ['http://a/2']],
   ])('%s', (_name, xml, locs) => {
-    expect(parseSitemap(xml)).toEqual({ index: false, locs });
+    expect(parseSitemap(xml)).toMatchObject({ index: false, locs });
   });
 
   it('tells an index by its root element, prefixed or not', () => {
-    expect(parseSitemap('<sitemapindex><sitemap><loc>http://a/s1.xml</loc></sitemap></sitemapindex>')).toEqual({ index: true, locs: ['http://a/s1.xml'] });
-    expect(parseSitemap('<x:sitemapindex xmlns:x="s"><x:sitemap><x:loc>http://a/s2.xml</x:loc></x:sitemap></x:sitemapindex>')).toEqual({ index: true, locs: ['http://a/s2.xml'] });
+    expect(parseSitemap('<sitemapindex><sitemap><loc>http://a/s1.xml</loc></sitemap></sitemapindex>')).toMatchObject({ index: true, locs: ['http://a/s1.xml'] });
+    expect(parseSitemap('<x:sitemapindex xmlns:x="s"><x:sitemap><x:loc>http://a/s2.xml</x:loc></x:sitemap></x:sitemapindex>')).toMatchObject({ index: true, locs: ['http://a/s2.xml'] });
   });
 });
 
