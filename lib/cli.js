@@ -41,7 +41,13 @@ const VERSION = JSON.parse(readFileSync(new URL('../package.json', import.meta.u
  */
 export async function run(argv, io) {
   let exitCode = /** @type {number} */ (EXIT.OK);
-  const program = buildProgram(io, (code) => { exitCode = code; });
+  // --json: a script reads stdout, so a usage error is one JSON object there too (and the line on stderr).
+  const end = argv.indexOf('--');
+  const json = (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+  const jsonError = (/** @type {string} */ code, /** @type {string} */ message) => {
+    if (json) io.stdout.write(JSON.stringify({ error: { code, message } }) + '\n');
+  };
+  const program = buildProgram(io, (code) => { exitCode = code; }, jsonError);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
@@ -51,6 +57,8 @@ export async function run(argv, io) {
       return error.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
     }
     io.stderr.write(`prerender: ${explainError(error)}\n`);
+    const err = /** @type {{ code?: unknown, message?: unknown }} */ (error);
+    jsonError(typeof err?.code === 'string' ? err.code : 'ERROR', redact(String(err?.message ?? error)));
     return EXIT.USAGE;
   }
 }
@@ -58,8 +66,9 @@ export async function run(argv, io) {
 /**
  * @param {Io} io
  * @param {(code: number) => void} setExitCode
+ * @param {(code: string, message: string) => void} jsonError with --json, writes the error object to stdout
  */
-function buildProgram(io, setExitCode) {
+function buildProgram(io, setExitCode, jsonError) {
   const program = new Command('prerender')
     .description('Turn the most-visited pages of a dynamic site into a static tree; keep cart, checkout and per-visitor prices dynamic.')
     .version(VERSION, '-V, --version')
@@ -67,7 +76,11 @@ function buildProgram(io, setExitCode) {
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
-      outputError: (text, write) => write(`prerender: ${text.replace(/^error: /, '').trimEnd()} (see --help)\n`),
+      outputError: (text, write) => {
+        const message = text.replace(/^error: /, '').trimEnd();
+        write(`prerender: ${message} (see --help)\n`);
+        jsonError('USAGE', message);
+      },
     });
 
   const crawlCommand = program
@@ -80,9 +93,10 @@ absolute URL; it matches as a prefix of the URL (path and query); "*" matches an
 run of characters; --exclude wins. Give roots before variadic options.
 
 Exit status: 0 all pages written; 1 some pages failed (the rest are written and
-the manifest lists the failures), kept their last good copy (stale), or pages
-gone were not removed (--prune-max); 2 usage error, or the output cannot be
-written (disk full, read-only, another crawl holds OUT); 130 interrupted.
+the manifest lists the failures), kept their last good copy (stale), pages gone
+were not removed (--prune-max), or --max-pages left in-scope pages out; 2 usage
+error, or the output cannot be written (disk full, read-only, another crawl
+holds OUT); 130 interrupted. With --json, an error is a JSON object on stdout too.
 
 Re-crawls: a crawl into an OUT that holds a previous crawl's state
 (OUT/.prerender/) sends conditional requests, writes only what changed,
@@ -122,7 +136,11 @@ Example (the XBuilder-style catalogue):
     .addHelpText('after', `
 Decisions: crawl (in scope: fetched and written), dynamic (out of scope: the link
 is kept live), excluded (matched an --exclude pattern), failed (in scope, but the
-fetch failed). --json prints one JSON object per line, then a "totals" line.`);
+fetch failed). --json prints one JSON object per line, then a "totals" line.
+
+Exit status: 0 the plan is whole; 1 some fetches failed, or --max-pages left
+in-scope pages out (not --limit, which is asked for); 2 usage error; 130
+interrupted. --rate and --delay hold, as for crawl.`);
   addCrawlOptions(previewCommand, PREVIEW_IGNORES);
   previewCommand.addOption(configOption());
   previewCommand.action(async (roots, flags) => {
@@ -180,8 +198,9 @@ finish (at most --drain-timeout), then exits 0; a second signal exits at once.`)
 }
 
 /** Crawl options that mean nothing to preview: accepted (so a crawl command line can be pasted) and ignored. */
+// Not --rate and --delay: a preview fetches from the same site as the crawl it plans, as gently.
 const PREVIEW_IGNORES = ['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'assets', 'quiet', 'full', 'pruneMax', 'force', 'ignore', 'resume', 'precompress',
-  'frontier', 'crawlId', 'fresh', 'blobs', 'originConcurrency', 'rate', 'delay', 'maxDeliveries', 'frontierTimeout', 'leaseTimeout'];
+  'frontier', 'crawlId', 'fresh', 'blobs', 'originConcurrency', 'maxDeliveries', 'frontierTimeout', 'leaseTimeout'];
 
 /**
  * Add the crawl options to a command; a boolean that a config file may turn
@@ -207,7 +226,8 @@ function addCrawlOptions(command, hidden = []) {
  * @param {import('./options.js').OptionSpec} spec
  */
 function optionFromSpec(spec) {
-  const shown = spec.default === undefined || (Array.isArray(spec.default) && spec.default.length === 0) || spec.default === false
+  // (a description that says its default itself, as --threads does, is left as it is)
+  const shown = spec.default === undefined || (Array.isArray(spec.default) && spec.default.length === 0) || spec.default === false || spec.description.includes('(default:')
     ? ''
     : ` (default: ${spec.type === 'bytes' ? `${Number(spec.default) / 1024 / 1024} MiB` : String(spec.default)})`;
   const option = new Option(spec.flags, spec.description + shown);
@@ -348,7 +368,8 @@ async function previewAction(flags, io) {
   }).finally(() => /** @type {{ stop(): void } | null} */ (progress)?.stop());
   write(json ? JSON.stringify({ type: 'totals', ...totals }) + '\n' : formatPlanTotals(totals));
   if (totals.interrupted) return EXIT.INTERRUPTED;
-  return totals.failed > 0 ? EXIT.PAGES_FAILED : EXIT.OK;
+  // As for crawl: --max-pages reached leaves in-scope pages out (--limit is a preview's own cut, asked for).
+  return totals.failed > 0 || (limit === undefined && totals.notCrawled > 0) ? EXIT.PAGES_FAILED : EXIT.OK;
 }
 
 /** @param {Io} io */

@@ -77,7 +77,7 @@ export const CRAWL_OPTIONS = [
   { name: 'rate', flags: '--rate <n>', type: 'number', min: 0.001, description: 'at most n requests per second across the run (a decimal is fine: 0.5 is one every 2 s), for crawling a production site' },
   { name: 'delay', flags: '--delay <ms>', type: 'integer', min: 0, max: 3_600_000, default: 0, description: 'wait ms between the end of a request and the start of the next on the same connection (-c connections)' },
   { name: 'robots', flags: '--robots', type: 'boolean', default: false, description: 'honour robots.txt (user agent "prerender", else "*") and <meta name="robots" content="nofollow">; off by default: prerender is a tool for the site\'s owner' },
-  { name: 'maxPageBytes', flags: '--max-page-bytes <n>', type: 'bytes', min: 1, default: 10 * 1024 * 1024, description: 'largest body accepted per page (bytes, or with k/m suffix); larger is a recorded failure' },
+  { name: 'maxPageBytes', flags: '--max-page-bytes <n>', type: 'bytes', min: 1, default: 10 * 1024 * 1024, description: 'largest body accepted per page (bytes, or with a k/m/g suffix); larger is a recorded failure' },
   { name: 'placeholders', flags: '--placeholders <mode>', type: 'choice', choices: PLACEHOLDER_MODES, default: 'filter', description: 'price slot form: filter (prerender serve), ssi (nginx), esi (Varnish/CDN)' },
   { name: 'pricePath', flags: '--price-path <path>', type: 'string', default: '/price', check: checkPath, description: 'price endpoint path used in ssi/esi placeholders' },
   { name: 'header', flags: '-H, --header <header...>', type: 'string[]', default: [], check: checkHeader, description: 'extra request header "Name: value" (e.g. a cookie); repeatable' },

@@ -204,6 +204,35 @@ describe('preview against the fixture shop', () => {
       .toEqual(crawlRows.map((row) => [row.url, row.file]).sort());
   });
 
+  it('exits 1 when --max-pages leaves in-scope pages out, as crawl does; --limit, asked for, exits 0', async () => {
+    const s = await shop({ products: 25, count: 10 });
+    const capped = await plan([s.url, '-i', '/st/dir.asp', '/st/product.asp', '--max-pages', '5']);
+    expect(capped.totals.notCrawled).toBe(7);
+    expect(capped.code).toBe(1);
+    const limited = await plan([s.url, '-i', '/st/dir.asp', '/st/product.asp', '--limit', '5']);
+    expect(limited.code).toBe(0);
+  });
+
+  it('keeps --rate as crawl does: a preview of a production site is as gentle as its crawl', async () => {
+    const s = await shop({ products: 3, count: 10 });
+    const started = performance.now();
+    const result = await plan([s.url, '-i', '/st/dir.asp', '/st/product.asp', '--rate', '5']);
+    expect(result.totals.pagesInScope).toBe(4);
+    // Four requests at five a second: the last starts 0.6 s after the first at the soonest.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(550);
+  });
+
+  it.each([
+    [['preview', 'http://127.0.0.1:1/', '--limit', '0', '--json'], '--limit must be a whole number of at least 1, got 0'],
+    [['preview', 'http://127.0.0.1:1/', '--bogus', '--json'], "unknown option '--bogus'"],
+    [['crawl', 'http://127.0.0.1:1/', '--bogus', '--json'], "unknown option '--bogus'"],
+  ])('%j: with --json, a usage error is one JSON object on stdout too (exit 2)', async (argv, message) => {
+    const result = await cli(argv);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(JSON.parse(result.stdout)).toEqual({ error: { code: 'USAGE', message } });
+  });
+
   it.each([['0'], ['-1'], ['2.5'], ['many']])('--limit %s is a usage error (exit 2) and fetches nothing', async (value) => {
     const s = await shop();
     const result = await cli(['preview', s.url, `--limit=${value}`]);
@@ -501,6 +530,31 @@ describe('preview --why knows what crawl knows', () => {
     const why = await cli(['preview', '--sitemap', site.url, '--json', '--why', site.product(2)]);
     expect(why.code).toBe(0);
     expect(JSON.parse(why.stdout)).toMatchObject({ decision: 'crawl', pattern: 'listed', file: 'catalog/product2.htm' });
+  });
+
+  it('knows --max-depth and --max-url-length, as the plan does, and fetches nothing for them', async () => {
+    /** @type {string[]} */
+    const hits = [];
+    const long = `/l/${'x'.repeat(100)}.html`;
+    const origin = await serve((req, res) => {
+      hits.push(String(req.url));
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(req.url === '/' ? `<a href="/d/1/2/p.html">deep</a> <a href="/d/1/q.html">shallower</a> <a href="${long}">long</a>` : '<p>page</p>');
+    });
+    const args = [`${origin}/`, '--max-depth', '2', '--max-url-length', '100', '--retries', '0'];
+    const { rows } = await planRows(args);
+    for (const [path, decision] of [['/d/1/2/p.html', 'dynamic'], ['/d/1/q.html', 'crawl'], [long, 'dynamic']]) {
+      expect(rows.find((row) => row.url === origin + path), path).toMatchObject({ decision });
+      hits.length = 0;
+      const why = JSON.parse((await cli(['preview', ...args, '--json', '--why', origin + path])).stdout);
+      expect(why.decision, path).toBe(decision);
+      expect(hits, path).toEqual(decision === 'crawl' ? [path] : []);
+    }
+    const deep = JSON.parse((await cli(['preview', ...args, '--json', '--why', `${origin}/d/1/2/p.html`])).stdout);
+    expect(deep.reason).toBe(`matches include pattern ${origin}/, but 3 directories below the root's, deeper than --max-depth 2: links to it stay live`);
+    // A root is admitted as it is, however deep.
+    const root = JSON.parse((await cli(['preview', `${origin}/d/1/2/p.html`, '--max-depth', '1', '--json', '--why', `${origin}/d/1/2/p.html`])).stdout);
+    expect(root).toMatchObject({ decision: 'crawl', pattern: 'root', file: 'd/1/2/p.html' });
   });
 
   it('gives the file the crawl writes when the roots span several origins', async () => {
