@@ -285,4 +285,27 @@ describe.skipIf(skip)('deploy over ssh (real sshd)', () => {
     expect(again.code).toBe(0);
     await expect(lstat(path.join(remote, '.prerender-lock'))).rejects.toThrow();
   }, 60_000);
+  it('a release tree left without its record (a prune killed between the two) is removed by the next deploy, never the current one', async () => {
+    const { out, remote } = fresh();
+    /** @type {string[]} */
+    const ids = [];
+    for (let generation = 1; generation <= 2; generation++) {
+      await writeTree(out, { pages: 2, generation });
+      const result = await deploy(out, [sshd.url(remote)], { ...options(), now: new Date(Date.now() + generation * 1000) });
+      expect(result.targets[0].error).toBeUndefined();
+      ids.push(result.id);
+    }
+    const releases = path.join(remote, 'releases');
+    // The prune removes the record first, then the tree: killed in between.
+    await rm(path.join(releases, `${ids[0]}.json`));
+    // And the current release's record lost by hand: its tree is what visitors see.
+    await rm(path.join(releases, `${ids[1]}.json`));
+    await writeTree(out, { pages: 2, generation: 3 });
+    const third = await deploy(out, [sshd.url(remote)], { ...options(), now: new Date(Date.now() + 3000) });
+    expect(third.targets[0].error).toBeUndefined();
+    expect(third.targets[0].status).toBe('switched');
+    const names = await readdir(releases);
+    expect(names).not.toContain(ids[0]);
+    expect(names).toContain(ids[1]); // it was current when the run started
+  }, 60_000);
 });

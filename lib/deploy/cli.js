@@ -77,15 +77,15 @@ export function addDeployCommands(program, io, setExitCode) {
    * @param {unknown} error
    */
   const fail = (json, error) => {
-    if (io.signal?.aborted) {
-      io.stderr.write('prerender: interrupted; current was not switched\n');
-      return 130;
-    }
-    io.stderr.write(`prerender: ${explainError(error)}\n`);
+    const interrupted = io.signal?.aborted === true;
+    io.stderr.write(interrupted ? 'prerender: interrupted; current was not switched\n' : `prerender: ${explainError(error)}\n`);
+    // --json: one JSON object on stdout on every path, an interrupt too (a script parses it).
     if (json) {
       const err = /** @type {{ code?: string, message?: string }} */ (error);
-      write(JSON.stringify({ error: { code: err?.code ?? 'ERROR', message: redact(String(err?.message ?? error)) } }) + '\n');
+      const info = interrupted ? { code: 'ABORTED', message: 'interrupted; current was not switched' } : { code: err?.code ?? 'ERROR', message: redact(String(err?.message ?? error)) };
+      write(JSON.stringify({ error: info }) + '\n');
     }
+    if (interrupted) return 130;
     const code = String(/** @type {{ code?: unknown }} */ (error)?.code ?? '');
     return code.startsWith('DEPLOY_SOURCE') || code === 'DEPLOY_UNSAFE_PATH' ? 1 : 2;
   };
@@ -192,4 +192,7 @@ or deploy holds DIR (DIR/.prerender-lock).`))
         setExitCode(fail(flags.json, error));
       }
     });
+
+  // commander's own usage errors (a missing argument, an unknown option, a bad --verify) get
+  // their { error } object on stdout with --json from the program's outputError (cli.js).
 }

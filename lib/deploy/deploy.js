@@ -1,5 +1,5 @@
 // @ts-check
-import { DeployError, LockedError, UsageError } from '../errors.js';
+import { AbortError, DeployError, LockedError, UsageError } from '../errors.js';
 import { diffFiles } from './diff.js';
 import { Fanout } from './fanout.js';
 import { LocalTarget } from './local.js';
@@ -54,9 +54,17 @@ import { parseTarget, targetLabel } from './targets.js';
  */
 export function openTargets(names, options = {}) {
   if (names.length === 0) throw new UsageError('give at least one target (a directory, ssh://user@host/path, user@host:path, or a name from the config file\'s "targets")');
+  /** @type {Map<string, string>} where each target is -> the name it was given as */
+  const seen = new Map();
   return names.map((name) => {
     const configured = options.targets?.[name];
     const spec = parseTarget(configured ? configured.url : name, options.cwd);
+    // The same place twice (www and www/, a name and its path) would lock
+    // against itself and be refused as "held by another run": say what it is.
+    const where = targetLabel(spec);
+    const earlier = seen.get(where);
+    if (earlier !== undefined) throw new UsageError(`${JSON.stringify(earlier)} and ${JSON.stringify(name)} are the same target (${where}): give it once`);
+    seen.set(where, name);
     const label = configured ? `${name} (${targetLabel(spec)})` : targetLabel(spec);
     if (spec.kind === 'local') return new LocalTarget(spec.dir, { name: label, verify: options.verify });
     return new SshTarget(spec, {
@@ -124,6 +132,8 @@ export async function deploy(out, names, options = {}) {
       const busy = [];
       await Promise.all(targets.map(async (target, index) => {
         try {
+          // Ctrl-C while OUT was read (it can take a while): no target is locked, created or built.
+          if (options.signal?.aborted) throw new AbortError('interrupted');
           await target.lock();
           locked.add(target);
         } catch (error) {
@@ -141,6 +151,9 @@ export async function deploy(out, names, options = {}) {
      * @param {TargetResult} result
      */
     const switchAndPrune = async (target, result) => {
+      // Ctrl-C after the release was built: it stays ready, current is not
+      // switched (exit 130 means "current untouched"), whatever --switch says.
+      if (options.signal?.aborted) throw new AbortError('interrupted');
       const prune = planned.get(target) ?? [];
       await target.switchTo(id, prune);
       result.status = 'switched';
@@ -276,7 +289,8 @@ export async function publish(out, to, options = {}) {
 export async function listReleases(to, options = {}) {
   const [target] = openTargets([to], options);
   try {
-    return { target: target.label, ...(await target.state()) };
+    const { current, releases } = await target.state();
+    return { target: target.label, current, releases };
   } finally {
     await target.close();
   }
@@ -292,9 +306,9 @@ export async function rollback(to, options = {}) {
   const [target] = openTargets([to], options);
   let locked = false;
   try {
-    await target.lock();
+    await target.lock({ create: false });
     locked = true;
-    const { current, releases } = await target.state(true);
+    const { current, releases } = await target.state(true); // true: ssh read it with the lock, in the same round trip
     const id = rollbackTarget(releases.map((release) => release.id), current, options.release);
     await target.switchTo(id);
     return { target: target.label, from: current, to: id };

@@ -56,12 +56,28 @@ export class LocalTarget {
   }
 
   /** One publish, deploy or rollback at a time: the crawl's lock file, DIR/.prerender-lock. */
-  async lock() {
-    await mkdir(this.dir, { recursive: true });
+  /**
+   * @param {{ create?: boolean }} [options] create: make the directory when
+   *   it does not exist (publish, deploy); rollback has nothing to switch
+   *   to there and leaves no empty directory behind
+   */
+  async lock(options = {}) {
+    if (options.create === false && !(await lstat(this.dir).then(() => true, () => false))) {
+      throw new DeployError(`${this.dir} does not exist: it has no releases`, { code: 'DEPLOY_NO_RELEASE' });
+    }
+    await mkdir(this.dir, { recursive: true }).catch((error) => {
+      if (errno(error) === 'EEXIST' || errno(error) === 'ENOTDIR') throw this.notDirectory();
+      throw error;
+    });
     this.held = await acquireLock(this.dir, this.label, {
       name: LOCK_NAME,
       busy: (who) => `another prerender publish or deploy (${who}) holds ${this.label}; wait for it to end (a lock left by a killed run on this machine is taken over by itself)`,
     });
+  }
+
+  /** A file where the web root's directory should be (or on its path): say so, not "EEXIST" or "ENOTDIR". */
+  notDirectory() {
+    return new DeployError(`${this.dir} is not a directory (a file is there or on its path): give the directory of the web root`, { code: 'DEPLOY_TARGET_NOT_DIR' });
   }
 
   async unlock() {
@@ -80,6 +96,7 @@ export class LocalTarget {
       return idFromLink(await readlink(path.join(this.dir, CURRENT)));
     } catch (error) {
       if (errno(error) === 'ENOENT') return null;
+      if (errno(error) === 'ENOTDIR') throw this.notDirectory();
       if (errno(error) === 'EINVAL') throw new DeployError(`${path.join(this.dir, CURRENT)} is not a symbolic link: move it away (prerender makes "current" a link to a release)`, { code: 'DEPLOY_CURRENT_NOT_LINK' });
       throw error;
     }
@@ -129,13 +146,21 @@ export class LocalTarget {
     return parseRecord(await readFile(path.join(this.releasesPath(), `${id}.json`), 'utf8')).files;
   }
 
-  /** Remove what interrupted runs left: half-built trees, records without a tree. */
+  /**
+   * Remove what interrupted runs left: half-built trees, records without a
+   * tree, and trees without a record (a prune killed between the two: the
+   * record goes first, so such a tree is no longer a release; it would
+   * otherwise stay forever). Never the tree `current` points to.
+   */
   async cleanup() {
     const names = await this.releaseNames();
     const dirs = new Set(names.filter(isReleaseId));
+    const records = new Set(names.filter((name) => name.endsWith('.json')).map((name) => name.slice(0, -5)));
+    const current = await this.currentId();
     for (const name of names) {
       const orphanRecord = name.endsWith('.json') && !dirs.has(name.slice(0, -5));
-      if (name.startsWith(TMP_PREFIX) || orphanRecord) await rm(path.join(this.releasesPath(), name), { recursive: true, force: true });
+      const orphanTree = dirs.has(name) && !records.has(name) && name !== current;
+      if (name.startsWith(TMP_PREFIX) || orphanRecord || orphanTree) await rm(path.join(this.releasesPath(), name), { recursive: true, force: true });
     }
   }
 

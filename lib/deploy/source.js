@@ -6,7 +6,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import pLimit from 'p-limit';
-import { MANIFEST_NAME, parseManifest } from '../manifest/index.js';
+import { MANIFEST_NAME, ManifestFormatError, parseManifest } from '../manifest/index.js';
 import { isSitemapName } from '../sitemap-writer.js';
 import { DeployError } from '../errors.js';
 
@@ -50,6 +50,35 @@ export function unsafeReason(file) {
   if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) return 'has an empty, "." or ".." segment (escapes OUT)';
   if (segments[0] === STATE_DIR) return `is in ${STATE_DIR}/, which is never published`;
   return null;
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/**
+ * Parse the manifest for publishing: JSON and the top-level check, then what
+ * every page entry must have for its file to be checked (an object with a
+ * sha256 and a size). A manifest that fails is unreadable (exit 2), never a
+ * crash; an unsafe or missing "file" is left to unsafeReason (reported, exit 1).
+ * @param {string} text
+ * @param {string} where the manifest's path, for messages
+ */
+function readManifestText(text, where) {
+  let manifest;
+  try {
+    manifest = parseManifest(text);
+  } catch (error) {
+    if (error instanceof ManifestFormatError) throw new ManifestFormatError(`${where}: ${error.message}`, { cause: error });
+    throw new ManifestFormatError(`${where} is not valid JSON: ${/** @type {Error} */ (error).message}`, { cause: error });
+  }
+  manifest.pages.forEach((/** @type {unknown} */ page, index) => {
+    const entry = /** @type {Record<string, unknown> | null} */ (page && typeof page === 'object' && !Array.isArray(page) ? page : null);
+    const problem = !entry ? 'is not an object'
+      : typeof entry.sha256 !== 'string' || !SHA256_HEX.test(entry.sha256) ? 'has no "sha256" (64 hex digits)'
+        : !Number.isSafeInteger(entry.bytes) || /** @type {number} */ (entry.bytes) < 0 ? 'has no "bytes" (a whole number)'
+          : null;
+    if (problem) throw new ManifestFormatError(`${where}: pages[${index}]${entry && typeof entry.url === 'string' ? ` (${entry.url})` : ''} ${problem}`);
+  });
+  return manifest;
 }
 
 /** Files up to this size are read whole (one synchronous read from the page cache); larger ones are streamed. */
@@ -135,7 +164,7 @@ export async function readSource(out, options = {}) {
   } catch (error) {
     throw new DeployError(`cannot read ${path.join(root, MANIFEST_NAME)}: ${/** @type {Error} */ (error).message}`, { cause: error });
   }
-  const manifest = parseManifest(manifestText.toString('utf8'));
+  const manifest = readManifestText(manifestText.toString('utf8'), path.join(root, MANIFEST_NAME));
   const manifestSha256 = createHash('sha256').update(manifestText).digest('hex');
   const base = await realpath(root);
   const { regular, links, other } = await walk(root);
@@ -180,12 +209,23 @@ export async function readSource(out, options = {}) {
       tree.missing.push({ file, reason: 'listed in the manifest but not in OUT' });
       return;
     }
+    // A directory (or a link to one) where the manifest lists a file: a
+    // mismatch to report, not a read that fails with EISDIR.
+    if (!info.isFile()) {
+      tree.missing.push({ file, reason: 'listed in the manifest as a file, but is a directory or not a regular file in OUT' });
+      return;
+    }
     const key = cacheKey(info);
     const cached = cache.get(file);
     const unchanged = Array.isArray(cached) && cached[0] === key;
     const want = expected ? `${expected.sha256}:${expected.bytes}` : '';
     const run = async () => {
-      const own = unchanged ? { sha256: cached[1], bytes: cached[2] } : await hashFile(full, info.size);
+      const own = unchanged ? { sha256: cached[1], bytes: cached[2] } : await hashFile(full, info.size).catch((/** @type {NodeJS.ErrnoException} */ error) => {
+        // Unreadable (permissions, I/O error): this file cannot be vouched for; the rest of the report stands.
+        tree.changed.push({ file, reason: `cannot be read (${error.code ?? error.message})` });
+        return null;
+      });
+      if (own === null) return;
       if (!unchanged) tree.hashed++;
       let matched = '';
       if (expected) {
@@ -211,16 +251,22 @@ export async function readSource(out, options = {}) {
     jobs.push(unchanged && (!decode || cached[3] === want) ? run() : limit(run));
   };
 
-  /** @type {Set<string>} */
-  const seenFiles = new Set();
+  /** @type {Map<string, import('../manifest/schema.js').ManifestPage>} the first entry of each file */
+  const seenFiles = new Map();
   for (const page of manifest.pages) {
     const reason = unsafeReason(page.file);
     if (reason) {
       tree.unsafe.push({ file: String(page.file), reason: `manifest entry for ${page.url} ${reason}` });
       continue;
     }
-    if (seenFiles.has(page.file)) continue;
-    seenFiles.add(page.file);
+    const first = seenFiles.get(page.file);
+    if (first) {
+      // Two entries for one file (two URLs, one file) must agree: the file
+      // cannot match both, and the one checked would hide the other.
+      if (first.sha256 !== page.sha256 || first.bytes !== page.bytes) tree.changed.push({ file: page.file, reason: `listed twice in the manifest with different sha256 or size (${first.url} and ${page.url})` });
+      continue;
+    }
+    seenFiles.set(page.file, page);
     listed.add(page.file);
     if (!regular.has(page.file) && ![...viaLink].some((link) => page.file === link || page.file.startsWith(link + '/'))) {
       // Maybe under a linked directory that escapes: already refused above; else missing.

@@ -139,6 +139,9 @@ all_sums() {
  * the check list and the record at the start of stdin, $7 "all" (hash every
  * file, print the sums, do not commit) or "sent", $8 files in the tar stream.
  */
+/** The names of release trees (ids: 20261124T131500Z-3f2a9c01), as a sh glob. */
+const RELEASE_GLOB = '[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]';
+
 const STAGE_SCRIPT = `
 set -e
 ${CHECK_SUMS}
@@ -155,6 +158,13 @@ rm -rf ./${TRASH_PREFIX}* 2>/dev/null || true
 for f in *.json; do
   [ -f "$f" ] || continue
   [ -d "\${f%.json}" ] || rm -f -- "$f"
+done
+# A tree without its record: a prune killed between the two (the record goes
+# first). No longer a release; removed, but never the one current points to.
+cur=$(readlink ../${CURRENT} 2>/dev/null) || cur=
+cur=\${cur##*/}
+for d in ${RELEASE_GLOB}; do
+  if [ -d "$d" ] && [ ! -f "$d.json" ] && [ "$d" != "$cur" ]; then rm -rf -- "$d"; fi
 done
 if [ -d "$2" ] && [ -f "$2.json" ]; then echo EXISTS; exit 0; fi
 rm -rf -- "$2"

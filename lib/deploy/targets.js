@@ -21,14 +21,14 @@ import { ConfigError, UsageError } from '../errors.js';
  *   sentFiles/sentBytes: file data that actually travelled (copied, not linked)
  * @typedef {{
  *   label: string, kind: 'local' | 'ssh',
- *   connect?(): Promise<void>, lock(): Promise<void>, unlock(): Promise<void>,
+ *   connect?(): Promise<void>, lock(options?: { create?: boolean }): Promise<void>, unlock(): Promise<void>,
  *   state(withFiles?: boolean): Promise<TargetState>,
  *   stage(plan: StagePlan): Promise<StageResult>,
  *   switchTo(id: string, prune?: string[]): Promise<void>,
  *   close(): Promise<void>,
  * }} DeployTarget
  *   lock: one publish, deploy or rollback at a time per target (LockedError
- *   when another holds it); state: the releases, and (withFiles) the current release's file list;
+ *   when another holds it; create false: a target that does not exist is not made); state: the releases, and (withFiles) the current release's file list;
  *   switchTo: atomic switch of current, then removal of the `prune` releases
  * @typedef {{ current: string | null, releases: ReleaseInfo[], currentFiles: Map<string, FileInfo> | null }} TargetState
  * @typedef {{ kind: 'local', dir: string } | { kind: 'ssh', user?: string, host: string, port?: number, path: string }} TargetSpec
@@ -55,7 +55,14 @@ export function parseTarget(text, cwd = process.cwd()) {
     if (url.password) throw new UsageError('no password in an ssh:// target: use a key (--ssh-key)');
     return checkSsh({ kind: 'ssh', user: url.username ? decodeURIComponent(url.username) : undefined, host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port ? Number(url.port) : undefined, path: remotePath });
   }
-  if (text.startsWith('file://')) return { kind: 'local', dir: fileURLToPath(text) };
+  if (text.startsWith('file://')) {
+    try {
+      return { kind: 'local', dir: fileURLToPath(text) };
+    } catch (error) {
+      // file://host/path, %2F in the path...: a usage error, not a crash.
+      throw new UsageError(`not a usable file:// target (file:///absolute/path): ${JSON.stringify(text)}: ${/** @type {Error} */ (error).message}`);
+    }
+  }
   const scp = /^(?:([^@/:\s]+)@)?(\[[^\]]+\]|[A-Za-z0-9.-]+):(.+)$/.exec(text);
   if (scp && !/^[A-Za-z]:[\\/]/.test(text) && !text.startsWith('.') && !text.startsWith('/')) {
     return checkSsh({ kind: 'ssh', user: scp[1], host: scp[2].replace(/^\[|\]$/g, ''), path: scp[3] });
