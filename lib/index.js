@@ -22,6 +22,7 @@ export { Scope } from './scope.js';
 export { normalizeUrl } from './url.js';
 export { defaultFileName, headerFileName } from './naming.js';
 export { renderPlaceholder } from './placeholders.js';
+export { PriceFileError, InvalidPriceAnswerError } from './prices/index.js';
 export { run } from './cli.js';
 export * from './errors.js';
 export { deploy, publish, rollback, listReleases, verify } from './deploy/deploy.js';

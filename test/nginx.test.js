@@ -10,7 +10,6 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -20,25 +19,9 @@ import { createServer } from '../lib/serve/index.js';
 import { startShop } from '../fixtures/shop.js';
 import { startPriceEndpoint } from '../fixtures/price-endpoint.js';
 import { closeServer, listen, request, waitFor } from '../fixtures/serve/http.js';
+import { NGINX, VARNISHD, editTemplate, freePort, startNginx, stopChild } from './helpers/edge.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const IN_CI = process.env.CI === 'true';
-
-/** @param {string} name @param {string[]} dirs */
-function findBinary(name, dirs) {
-  for (const dir of [...(process.env.PATH ?? '').split(':'), ...dirs]) {
-    const file = path.join(dir, name);
-    try {
-      fs.accessSync(file, fs.constants.X_OK);
-      return file;
-    } catch {
-      // not in this directory: try the next
-    }
-  }
-  return null;
-}
-const NGINX = findBinary('nginx', ['/usr/sbin', '/usr/local/sbin']);
-const VARNISHD = findBinary('varnishd', ['/usr/sbin', '/usr/local/sbin']);
 
 /** Prices the fixture endpoint knows. SKU-3 has none (404), SKU-4 only a default. */
 const PRICES = {
@@ -48,27 +31,6 @@ const PRICES = {
 };
 /** @param {string} sku @param {string} zip */
 const priceOf = (sku, zip) => PRICES[/** @type {keyof typeof PRICES} */ (sku)]?.[zip] ?? PRICES[/** @type {keyof typeof PRICES} */ (sku)]?.[''] ?? null;
-
-async function freePort() {
-  const server = net.createServer();
-  const port = await listen(/** @type {any} */ (server));
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/**
- * Replaces each `from` exactly once: a template change that breaks the test
- * setup fails loudly instead of testing something else.
- * @param {string} text @param {[string, string][]} edits
- */
-function edit(text, edits) {
-  for (const [from, to] of edits) {
-    const count = text.split(from).length - 1;
-    if (count !== 1) throw new Error(`template: expected "${from}" once, found ${count} times`);
-    text = text.replace(from, to);
-  }
-  return text;
-}
 
 /** The text of the first price slot. @param {string} html */
 function price(html) {
@@ -95,77 +57,26 @@ async function crawlShop(dir, mode, extra = {}, shopOptions = { products: 5 }) {
   }
 }
 
-/**
- * @param {import('node:child_process').ChildProcess} child
- * @param {number} timeoutMs
- */
-async function stop(child, timeoutMs = 5000) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  await exited;
-  clearTimeout(timer);
-}
-
 describe('nginx SSI template', () => {
   const skip = !NGINX && !IN_CI;
   /** @type {string} */ let dir;
   /** @type {number} */ let port;
-  /** @type {import('node:child_process').ChildProcess | null} */ let nginx = null;
+  /** @type {Awaited<ReturnType<typeof startNginx>> | null} */ let nginx = null;
   /** @type {Awaited<ReturnType<typeof startPriceEndpoint>>} */ let endpoint;
-  let log = '';
 
   beforeAll(async () => {
     if (skip) return;
-    if (!NGINX) throw new Error('nginx is not installed; .ci/run installs Debian\'s nginx package');
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prerender-nginx-'));
     const out = await crawlShop(dir, 'ssi', { precompress: 'gzip' }, { products: 30, count: 30 }); // a catalogue page over 1 KiB
     fs.writeFileSync(path.join(out, 'site.css'), 'body{}\n'.repeat(100));
     fs.writeFileSync(path.join(out, 'site.css.gz'), zlib.gzipSync('body{}\n'.repeat(100)));
     endpoint = await startPriceEndpoint({ prices: priceOf });
-    port = await freePort();
-    const site = edit(fs.readFileSync(path.join(ROOT, 'templates/nginx/prerender.conf'), 'utf8'), [
-      ['listen 8080;', `listen 127.0.0.1:${port};`],
-      ['root /srv/prerender/current;', `root ${out};`],
-      ['server 127.0.0.1:9000;', `server 127.0.0.1:${endpoint.port};`],
-      ['/var/cache/nginx/prerender-prices', path.join(dir, 'price-cache')],
-    ]);
-    fs.writeFileSync(path.join(dir, 'site.conf'), site);
-    const temp = (/** @type {string} */ name) => path.join(dir, name);
-    fs.writeFileSync(path.join(dir, 'nginx.conf'), `
-${process.getuid?.() === 0 ? 'user root;' : ''}
-daemon off;
-worker_processes 1;
-pid ${temp('nginx.pid')};
-error_log ${temp('error.log')} warn;
-events { worker_connections 128; }
-http {
-  include /etc/nginx/mime.types;
-  default_type application/octet-stream;
-  access_log off;
-  client_body_temp_path ${temp('body')};
-  proxy_temp_path ${temp('proxy')};
-  fastcgi_temp_path ${temp('fastcgi')};
-  uwsgi_temp_path ${temp('uwsgi')};
-  scgi_temp_path ${temp('scgi')};
-  include ${temp('site.conf')};
-}
-`);
-    nginx = spawn(/** @type {string} */ (NGINX), ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', temp('error.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
-    nginx.stdout?.on('data', (c) => (log += c));
-    nginx.stderr?.on('data', (c) => (log += c));
-    await waitFor(
-      async () => {
-        if (nginx?.exitCode !== null) throw new Error(`nginx exited: ${log}${fs.existsSync(temp('error.log')) ? fs.readFileSync(temp('error.log'), 'utf8') : ''}`);
-        return request(port, '/st/product5.htm', { timeoutMs: 500 }).then((r) => r.status === 200, () => false);
-      },
-      { timeoutMs: 10_000, what: 'nginx to answer' },
-    );
+    nginx = await startNginx({ dir, root: out, endpointPort: endpoint.port, probe: '/st/product5.htm', workerConnections: 128 });
+    port = nginx.port;
   }, 30_000);
 
   afterAll(async () => {
-    if (nginx) await stop(nginx);
+    await nginx?.stop();
     await endpoint?.close();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -248,7 +159,7 @@ describe('Varnish ESI template', () => {
     origin = createServer({ root: out, logger: { warn: () => {} } });
     const originPort = await listen(origin);
     port = await freePort();
-    const vcl = edit(fs.readFileSync(path.join(ROOT, 'templates/varnish/prerender.vcl'), 'utf8'), [
+    const vcl = editTemplate('varnish/prerender.vcl', [
       ['.port = "8081";', `.port = "${originPort}";`],
       ['.port = "9000";', `.port = "${endpoint.port}";`],
     ]);
@@ -266,7 +177,7 @@ describe('Varnish ESI template', () => {
   }, 30_000);
 
   afterAll(async () => {
-    if (varnish) await stop(varnish);
+    if (varnish) await stopChild(varnish);
     await endpoint?.close();
     if (origin) await closeServer(origin);
     if (dir) fs.rmSync(dir, { recursive: true, force: true });

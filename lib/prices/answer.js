@@ -13,6 +13,7 @@
  * become spaces), then trimmed. Longer than `maxPriceLength` is invalid.
  */
 import { PrerenderError } from '../errors.js';
+import { parseJsonNumbersAsText } from './parse.js';
 
 /** The endpoint answered, but not with something usable as a price. */
 export class InvalidPriceAnswerError extends PrerenderError {
@@ -94,7 +95,8 @@ function readBody(body, contentType) {
  */
 function parseJson(text) {
   try {
-    return JSON.parse(text);
+    // Numbers as written: { "price": 12.50 } is "12.50", not "12.5".
+    return parseJsonNumbersAsText(text);
   } catch {
     throw new InvalidPriceAnswerError('answer is not valid JSON');
   }

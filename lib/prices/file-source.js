@@ -7,8 +7,18 @@
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
+import { PrerenderError } from '../errors.js';
 import { parsePriceCsv, parsePriceJson } from './parse.js';
 import { buildTable, lookupTable } from './table.js';
+
+/**
+ * A price file that cannot be used (malformed JSON or CSV, a bad row): what
+ * `reload-error` carries for it, with a stable code (a file that cannot be
+ * read carries the file system's error, e.g. code ENOENT).
+ */
+export class PriceFileError extends PrerenderError {
+  code = 'PRICE_FILE_INVALID';
+}
 
 /** @typedef {import('./table.js').PriceTable} PriceTable */
 /** @typedef {{ warn(message: string): void, info?(message: string): void }} Logger */
@@ -25,16 +35,21 @@ export function priceFileFormat(file) {
 }
 
 /**
- * Parses price file text into a table; throws on any problem.
+ * Parses price file text into a table; throws a PriceFileError on any problem.
  * @param {string} text
  * @param {'json' | 'csv'} format
  * @param {{ maxPriceLength?: number }} [options]
  * @returns {PriceTable}
  */
 export function parsePriceFile(text, format, options = {}) {
-  const rows = format === 'json' ? parsePriceJson(text) : parsePriceCsv(text);
+  let rows;
+  try {
+    rows = format === 'json' ? parsePriceJson(text) : parsePriceCsv(text);
+  } catch (error) {
+    throw new PriceFileError(/** @type {Error} */ (error).message, { cause: error });
+  }
   const { table, problems } = buildTable(rows, options);
-  if (problems.length > 0) throw new Error(problems.join('; '));
+  if (problems.length > 0) throw new PriceFileError(problems.join('; '));
   return table;
 }
 

@@ -9,7 +9,8 @@ import { FilePriceSource, priceFileFormat } from './file-source.js';
 import { HttpPriceSource, checkUrlTemplate } from './http-source.js';
 import { buildTable, lookupTable } from './table.js';
 
-export { FilePriceSource, parsePriceFile, priceFileFormat } from './file-source.js';
+export { FilePriceSource, PriceFileError, parsePriceFile, priceFileFormat } from './file-source.js';
+export { InvalidPriceAnswerError } from './answer.js';
 export { HttpPriceSource, HTTP_SOURCE_DEFAULTS, checkUrlTemplate } from './http-source.js';
 export { normalizeZip } from './zip.js';
 export { TtlCache } from './lru.js';

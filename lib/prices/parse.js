@@ -9,7 +9,7 @@
  * @param {string} text
  */
 export function parsePriceJson(text) {
-  const data = JSON.parse(stripBom(text));
+  const data = parseJsonNumbersAsText(stripBom(text));
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     throw new Error('expected an object { "SKU": { "ZIP": "price", "*": "default" } } at the top level');
   }
@@ -86,6 +86,69 @@ export function parseCsv(text) {
   if (quoted) throw new Error(`line ${recordLine}: unterminated quoted field`);
   if (field !== '' || fields.length > 0) { fields.push(field); records.push({ fields, line: recordLine }); }
   return records;
+}
+
+/** A JSON number, from where one starts. */
+const JSON_NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+/**
+ * JSON.parse, except that every number comes back as the text it was written
+ * as: a price `12.50` stays "12.50" (JSON.parse gives 12.5, and
+ * 12345678901234567890 would become 12345678901234567000). Prices are text
+ * to show, never numbers to compute with. Errors are JSON.parse's own, with
+ * positions in the text as given. Text without numbers is parsed once.
+ * @param {string} text
+ * @returns {any}
+ */
+export function parseJsonNumbersAsText(text) {
+  const data = JSON.parse(text);
+  return hasNumber(data) ? JSON.parse(quoteNumbers(text)) : data;
+}
+
+/** @param {unknown} value */
+function hasNumber(value) {
+  if (typeof value === 'number') return true;
+  if (value === null || typeof value !== 'object') return false;
+  for (const key in value) if (hasNumber(/** @type {Record<string, unknown>} */ (value)[key])) return true;
+  return false;
+}
+
+/**
+ * VALID JSON text with each number in quotes. Strings are skipped whole;
+ * outside them, a digit or `-` in valid JSON only ever starts a number.
+ * @param {string} text
+ */
+function quoteNumbers(text) {
+  /** @type {string[]} */
+  const parts = [];
+  let from = 0;
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === 34 /* " */) {
+      // To the closing quote: the first quote not preceded by an odd run of backslashes.
+      for (;;) {
+        const quote = text.indexOf('"', i + 1);
+        let backslashes = 0;
+        while (text.charCodeAt(quote - 1 - backslashes) === 92 /* \\ */) backslashes++;
+        i = quote + 1;
+        if (backslashes % 2 === 0) break;
+        i = quote;
+      }
+      continue;
+    }
+    if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
+      JSON_NUMBER.lastIndex = i;
+      JSON_NUMBER.test(text);
+      const end = JSON_NUMBER.lastIndex;
+      parts.push(text.slice(from, i), '"', text.slice(i, end), '"');
+      from = i = end;
+      continue;
+    }
+    i++;
+  }
+  parts.push(text.slice(from));
+  return parts.join('');
 }
 
 /** @param {string} text */

@@ -203,7 +203,12 @@ export function createPriceFilter(input) {
     const known = routes.get(/** @type {string} */ (url));
     if (known !== undefined) return load(req, res, known, next);
     const target = parseRequestTarget(url);
-    if (target.ok === false) return sendError(req, res, /** @type {import('./paths.js').RejectedTarget} */ (target).status);
+    if (target.ok === false) {
+      // Not a file of the tree (`..`, %2F, a hidden or overlong segment...): as middleware, the
+      // application's own routes may still want it (an id with an encoded slash, a long token).
+      if (next) return next();
+      return sendError(req, res, /** @type {import('./paths.js').RejectedTarget} */ (target).status);
+    }
     const key = target.path === '' ? 'index.html' : target.dir ? `${target.path}/index.html` : target.path;
     const meta = pages.fillable(key);
     if (meta !== undefined && typeof url === 'string' && url.length <= MAX_ROUTE_LENGTH) {

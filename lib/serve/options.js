@@ -9,6 +9,23 @@ import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { classifyPriceSpec, DEFAULT_MAX_PRICE_LENGTH, normalizeZip } from '../prices/index.js';
 
+/**
+ * What each option accepts. Spelled out because the type inferred from the
+ * defaults object below would be its literal values (`fallback: ''`,
+ * `priceTimeoutMs: 300`): the generated .d.ts would then refuse every
+ * value but the default.
+ * @typedef {{
+ *   port: number, host: string, zipParam: string, zipCookie: string, defaultZip: string | null,
+ *   fallback: string, static: boolean, priceTimeoutMs: number, priceQueueMs: number,
+ *   priceCacheTtlMs: number, priceCacheStaleMs: number, priceNegativeTtlMs: number,
+ *   priceCacheSize: number, priceConnections: number, maxPriceLength: number, watch: boolean,
+ *   pollIntervalMs: number, pageCacheBytes: number, maxRssBytes: number | null, drainTimeoutMs: number,
+ *   staticCacheControl: string, filledCacheControl: string, maxHeaderSize: number,
+ *   headersTimeoutMs: number, requestTimeoutMs: number, keepAliveTimeoutMs: number, socketTimeoutMs: number,
+ * }} ServeDefaults
+ */
+
+/** @type {Readonly<ServeDefaults>} */
 export const SERVE_DEFAULTS = Object.freeze({
   port: 8080,
   host: '127.0.0.1',
@@ -61,13 +78,16 @@ export const SERVE_DEFAULTS = Object.freeze({
 /**
  * @typedef {{ warn(message: string): void, info?(message: string): void }} Logger
  * @typedef {import('../prices/index.js').PriceSource} PriceSource
- * @typedef {Omit<typeof SERVE_DEFAULTS, 'defaultZip' | 'maxRssBytes'> & {
- *   root: string, realRoot: string, defaultZip: string | null, maxRssBytes: number | null,
+ * @typedef {ServeDefaults & {
+ *   root: string, realRoot: string,
  *   prices: string | PriceSource | Record<string, Record<string, string | number>> | null,
  *   logger: Logger,
  * }} ServeOptions
  * @typedef {Partial<Omit<ServeOptions, 'realRoot'>> & { root: string, port?: number | string }} ServeOptionsInput
  */
+
+/** What node:http accepts as a header value (its own check, which throws per request). */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /** @type {Logger} */
 const CONSOLE_LOGGER = { warn: (m) => console.warn(`prerender: ${m}`) };
@@ -123,6 +143,18 @@ export function normalizeServeOptions(input) {
   }
   for (const name of ['priceCacheStaleMs', 'priceNegativeTtlMs', 'drainTimeoutMs']) {
     if (!Number.isFinite(o[name]) || o[name] < 0) throw new UsageError(`serve: ${name} must be a number >= 0, got ${JSON.stringify(o[name])}`);
+  }
+  // Counts: a fraction would reach lru-cache or undici, which fail later and elsewhere.
+  for (const name of ['priceCacheSize', 'priceConnections']) {
+    if (!Number.isInteger(o[name])) throw new UsageError(`serve: ${name} must be a whole number, got ${JSON.stringify(o[name])}`);
+  }
+  // A string such as 'false' would otherwise count as true.
+  for (const name of ['static', 'watch']) {
+    if (typeof o[name] !== 'boolean') throw new UsageError(`serve: ${name} must be true or false, got ${JSON.stringify(o[name])}`);
+  }
+  // Sent as header values: a CR/LF would make node:http throw on every request (uncaught on the hot-file path).
+  for (const name of ['staticCacheControl', 'filledCacheControl']) {
+    if (typeof o[name] !== 'string' || !HEADER_VALUE.test(o[name])) throw new UsageError(`serve: ${name} must be a Cache-Control header value (printable text, no line breaks), got ${JSON.stringify(o[name])}`);
   }
 
   if (o.prices === undefined || o.prices === '') o.prices = null;
