@@ -343,6 +343,22 @@ async function crawlAction(flags, io) {
  * @param {Io} io
  */
 async function previewAction(flags, io) {
+  try {
+    return await planAction(flags, io);
+  } catch (error) {
+    // Ctrl-C before the crawl itself began (the sitemaps loading, --why's fetch): as for crawl.
+    if (!(error instanceof AbortError)) throw error;
+    io.stderr.write('prerender: interrupted; nothing was planned\n');
+    if (flags.json) io.stdout.write(JSON.stringify({ error: { code: 'INTERRUPTED', message: 'interrupted before any page was planned' } }) + '\n');
+    return EXIT.INTERRUPTED;
+  }
+}
+
+/**
+ * @param {Record<string, any>} flags merged options
+ * @param {Io} io
+ */
+async function planAction(flags, io) {
   const { json, quiet, why, limit, ...options } = flags;
   const write = (/** @type {string} */ text) => io.stdout.write(text);
   for (const name of PREVIEW_IGNORES) if (name !== 'assets') delete options[name];

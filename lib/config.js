@@ -18,9 +18,8 @@ export const CONFIG_FILES = ['prerender.config.js', 'prerender.config.mjs', 'pre
 /** @param {string} file */
 const exists = (file) => access(file).then(() => true, () => false);
 
-/** What a file of each kind is read as: JSON, or a module imported (its default export). */
+/** A file read as JSON; any other is imported as a module (its default export). */
 const JSON_EXTENSION = /\.json$/i;
-const MODULE_EXTENSION = /\.(js|mjs|cjs)$/;
 
 /**
  * Find the config file to use: the explicit one, else the one in `cwd`.
@@ -55,10 +54,6 @@ export async function loadConfigFile(file) {
   /** @type {unknown} */
   let value;
   const isJson = JSON_EXTENSION.test(file);
-  if (!isJson && !MODULE_EXTENSION.test(file)) {
-    // import() would say "Unknown file extension", naming no way out.
-    throw new ConfigError(`${name}: a config file is JSON (.json) or a module (.js, .mjs, .cjs)`);
-  }
   if (isJson) {
     let text;
     try {
@@ -78,6 +73,11 @@ export async function loadConfigFile(file) {
       value = module.default;
       if (typeof value === 'function') value = await value();
     } catch (error) {
+      // Any kind Node imports is taken (.ts with a loader such as tsx, or a Node that strips types);
+      // for another, import()'s "Unknown file extension" would name no way out.
+      if (/** @type {NodeJS.ErrnoException} */ (error)?.code === 'ERR_UNKNOWN_FILE_EXTENSION') {
+        throw new ConfigError(`${name}: a config file is JSON (.json) or a module (.js, .mjs, .cjs)`, { cause: error });
+      }
       throw new ConfigError(`${name}: cannot load: ${/** @type {Error} */ (error).message}`, { cause: error });
     }
   }

@@ -8,7 +8,7 @@ import { CRAWL_OPTIONS, OPTION_BY_NAME } from '../lib/options.js';
 import { crawl } from '../lib/crawl/index.js';
 import { preview } from '../lib/preview.js';
 import { exists, readManifest } from './crawl-helpers.js';
-import { runNode } from './helpers/cli.js';
+import { BIN, runNode } from './helpers/cli.js';
 import { useTestDir } from './helpers/fixtures.js';
 
 const LIB_CLI = new URL('../lib/cli.js', import.meta.url).href;
@@ -202,11 +202,17 @@ describe('config errors on the command line', () => {
     }
   });
 
-  it('--config with an extension that is neither JSON nor a module: exit 2, naming the kinds a config file may be', async () => {
+  it('--config with an extension Node does not import: exit 2, naming the kinds a config file may be', async () => {
     await writeConfig('site.yaml', 'concurrency: 2\n');
-    const result = await cli(['preview', 'http://127.0.0.1:9/', '--config', 'site.yaml']);
+    // A real process: the test runner's own module loader takes any extension.
+    const result = await runNode([BIN, 'preview', 'http://127.0.0.1:9/', '--config', 'site.yaml'], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe('prerender: site.yaml: a config file is JSON (.json) or a module (.js, .mjs, .cjs)\n');
+  });
+
+  it('a .ts config is imported where a loader takes TypeScript (tsx; here the test runner\'s), not refused by its name', async () => {
+    await writeConfig('site.ts', 'const concurrency: number = 2;\nexport default { concurrency };\n');
+    expect((await loadConfigFile(path.join(dir, 'site.ts'))).concurrency).toBe(2);
   });
 
   it('a bad --config file is reported even when the working directory holds a good one', async () => {

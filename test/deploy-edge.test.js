@@ -1,6 +1,7 @@
 // @ts-check
 import { readFile, readdir, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { publish } from '../lib/index.js';
 import { LocalTarget } from '../lib/deploy/local.js';
@@ -104,6 +105,17 @@ describe('targets on odd inputs', () => {
     expect(stderr).toMatch(/same target/);
     expect(JSON.parse(stdout).error.code).toBe('USAGE');
     expect(await exists(www())).toBe(false);
+  });
+
+  it.each([
+    [(/** @type {string} */ dir) => [dir, `${pathToFileURL(dir).href}/`]],
+    [() => ['deploy@127.0.0.1:/var/www', 'deploy@127.0.0.1:/var/www/']],
+    [() => ['ssh://deploy@127.0.0.1/var/www', 'deploy@127.0.0.1:/var/www//']],
+  ])('the same target with a trailing "/" as a file:// URL or ssh path is caught too (%#)', async (targets) => {
+    await writeTree(out(), { pages: 2 });
+    const { code, stderr } = await t.cli(['deploy', 'out', ...targets(www()), '--dry-run']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/same target/);
   });
 
   it('a file:// URL with a host is a usage error (exit 2), not a crash', async () => {

@@ -1,6 +1,6 @@
 // @ts-check
 import { spawn } from 'node:child_process';
-import { chmod, lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -298,8 +298,13 @@ describe.skipIf(skip)('deploy over ssh (real sshd)', () => {
     const releases = path.join(remote, 'releases');
     // The prune removes the record first, then the tree: killed in between.
     await rm(path.join(releases, `${ids[0]}.json`));
-    // And the current release's record lost by hand: its tree is what visitors see.
+    // And the current release's record lost by hand: its tree is what visitors see. Its link
+    // made again by hand too, with a trailing "/" (releases/ID/): still the current one.
     await rm(path.join(releases, `${ids[1]}.json`));
+    const link = path.join(remote, 'current');
+    const target = await readlink(link);
+    await rm(link);
+    await symlink(`${target}/`, link);
     await writeTree(out, { pages: 2, generation: 3 });
     const third = await deploy(out, [sshd.url(remote)], { ...options(), now: new Date(Date.now() + 3000) });
     expect(third.targets[0].error).toBeUndefined();

@@ -35,6 +35,10 @@ const ANSWERS = /** @type {Record<string, [number, string, string]>} */ ({
   'E-429': [429, 'text/html', '<h1>Too Many Requests</h1>'],
   'E-500': [500, 'text/html', '<h1>Internal Server Error</h1>'],
   'E-501': [501, 'text/html', '<h1>Not Implemented</h1>'],
+  // Codes no list of "usual" errors names: a teapot, a CDN's origin error, the last one there is.
+  'E-418': [418, 'text/html', '<h1>I am a teapot</h1>'],
+  'E-520': [520, 'text/html', '<h1>Web server returned an unknown error</h1>'],
+  'E-599': [599, 'text/html', '<h1>Network connect timeout</h1>'],
 });
 const ERROR_SKUS = Object.keys(ANSWERS).filter((sku) => sku !== 'OK');
 

@@ -226,6 +226,7 @@ describe('preview against the fixture shop', () => {
     [['preview', 'http://127.0.0.1:1/', '--limit', '0', '--json'], '--limit must be a whole number of at least 1, got 0'],
     [['preview', 'http://127.0.0.1:1/', '--bogus', '--json'], "unknown option '--bogus'"],
     [['crawl', 'http://127.0.0.1:1/', '--bogus', '--json'], "unknown option '--bogus'"],
+    [['status', '--json'], 'give --frontier <redis-url> (or set REDIS_URL)'],
   ])('%j: with --json, a usage error is one JSON object on stdout too (exit 2)', async (argv, message) => {
     const result = await cli(argv);
     expect(result.code).toBe(2);
@@ -453,6 +454,19 @@ describe('preview engine', () => {
     expect(slow).toMatchObject({ decision: 'dynamic', reason: 'in scope, not reached (interrupted)' });
     expect(result.rows.find((row) => row.url === `${origin}/`)).toMatchObject({ decision: 'crawl', file: 'index.html' });
     expect(await listFilesIfAny(dir)).toEqual(before);
+  });
+  it('stops on Ctrl-C while its sitemaps load: exit 130 and, with --json, the error object, as crawl does', async () => {
+    const controller = new AbortController();
+    /** @type {http.ServerResponse[]} */
+    const hanging = [];
+    const origin = await serve((req, res) => {
+      hanging.push(res); // the sitemap never comes: the abort must end the run
+      controller.abort();
+    });
+    const result = await cli(['preview', '--sitemap', `${origin}/sitemap.xml`, '--json'], { signal: controller.signal });
+    expect(result.code).toBe(130);
+    expect(JSON.parse(result.stdout)).toEqual({ error: { code: 'INTERRUPTED', message: 'interrupted before any page was planned' } });
+    expect(hanging).toHaveLength(1);
   });
 });
 

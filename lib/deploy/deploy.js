@@ -62,9 +62,11 @@ export function openTargets(names, options = {}) {
     // The same place twice (www and www/, a name and its path) would lock
     // against itself and be refused as "held by another run": say what it is.
     const where = targetLabel(spec);
-    const earlier = seen.get(where);
+    // (a trailing "/" names the same directory, file:// and ssh paths too)
+    const key = where.length > 1 ? where.replace(/\/+$/, '') : where;
+    const earlier = seen.get(key);
     if (earlier !== undefined) throw new UsageError(`${JSON.stringify(earlier)} and ${JSON.stringify(name)} are the same target (${where}): give it once`);
-    seen.set(where, name);
+    seen.set(key, name);
     const label = configured ? `${name} (${targetLabel(spec)})` : targetLabel(spec);
     if (spec.kind === 'local') return new LocalTarget(spec.dir, { name: label, verify: options.verify });
     return new SshTarget(spec, {

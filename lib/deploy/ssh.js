@@ -162,6 +162,7 @@ done
 # A tree without its record: a prune killed between the two (the record goes
 # first). No longer a release; removed, but never the one current points to.
 cur=$(readlink ../${CURRENT} 2>/dev/null) || cur=
+cur=\${cur%/}
 cur=\${cur##*/}
 for d in ${RELEASE_GLOB}; do
   if [ -d "$d" ] && [ ! -f "$d.json" ] && [ "$d" != "$cur" ]; then rm -rf -- "$d"; fi

@@ -1,7 +1,7 @@
 // @ts-check
 import { Option } from 'commander';
 import { AbortError, UsageError } from '../errors.js';
-import { explainError } from '../report.js';
+import { explainError, redact } from '../report.js';
 import { boundCrawlHeap } from '../heap.js';
 import { frontierUrlError } from './frontier-url.js';
 
@@ -107,6 +107,10 @@ lost, or the blob directory or OUT not shared, 130 interrupted.`)
         setExitCode(await statusCommand({ frontier: frontierOf(flags, io), crawlId: flags.crawlId, json: flags.json, watch: flags.watch, signal: io.signal }, io.stdout));
       } catch (error) {
         io.stderr.write(`prerender: ${explainError(error)}\n`);
+        if (given.json) {
+          const err = /** @type {{ code?: unknown, message?: unknown }} */ (error);
+          io.stdout.write(JSON.stringify({ error: { code: typeof err?.code === 'string' ? err.code : 'ERROR', message: redact(String(err?.message ?? error)) } }) + '\n');
+        }
         setExitCode(EXIT.USAGE);
       }
     });
