@@ -8,8 +8,8 @@
  * @typedef {{ start: number, end: number, value: string }} CssRef
  */
 
-// url( "x" ) | url('x') | url(x) | @import "x" | @import 'x'
-const CSS_REF = /url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)|@import\s+(?:"([^"]*)"|'([^']*)')|\/\*[\s\S]*?(?:\*\/|$)/gi;
+// url( "x" ) | url('x') | url(x) | @import "x" | @import 'x' (the space is optional: @import"x" is valid CSS)
+const CSS_REF = /url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)|@import\s*(?:"([^"]*)"|'([^']*)')|\/\*[\s\S]*?(?:\*\/|$)/gi;
 
 /**
  * @param {string} text CSS source

@@ -79,11 +79,23 @@ export function planLinkEdits(ctx) {
   for (const link of links) {
     const text = newLinkText(link, resolution, ctx);
     if (text === null) continue;
-    // A form without an action gets one (attr "+action": see scan.js).
-    const attribute = link.attr ? escapeAttribute(text) : text;
-    edits.push({ start: link.start, end: link.end, text: link.attr?.[0] === '+' ? ` ${link.attr.slice(1)}="${attribute.replace(/"/g, '&quot;')}"` : attribute });
+    edits.push({ start: link.start, end: link.end, text: editText(link.attr, text) });
   }
   return edits;
+}
+
+/**
+ * The bytes that replace a link's span.
+ * @param {string | undefined} attr the attribute (none in CSS and <style>); "+name": the
+ *   attribute is missing and is inserted whole, "=name": it is bare and gets a value (see scan.js)
+ * @param {string} text the new URL text
+ */
+function editText(attr, text) {
+  if (!attr) return text;
+  const value = escapeAttribute(text);
+  if (attr[0] === '+') return ` ${attr.slice(1)}="${value.replace(/"/g, '&quot;')}"`;
+  if (attr[0] === '=') return `="${value.replace(/"/g, '&quot;')}"`;
+  return value;
 }
 
 /**

@@ -25,7 +25,9 @@ const ENTITY_QUOTED = /^(&(?:quot|apos|#34|#x22|#39|#x27);)(.*)\1$/is;
  * @typedef {{ start: number, end: number, value: string, kind: LinkKind, tag: string, attr: string }} Link
  *   start/end: byte offsets of the URL text to replace (never includes quotes);
  *   attr "+action": a <form> without an action, start = end right after its tag name, where
- *   the rewrite inserts ` action="…"` when the form must go elsewhere than the page's file
+ *   the rewrite inserts ` action="…"` when the form must go elsewhere than the page's file;
+ *   attr "=action" (or "=formaction"): one with a bare `action`, start = end right after the
+ *   attribute's name, where the rewrite inserts `="…"`
  *   value: the URL with entities decoded and the page's charset applied
  * @typedef {{ start: number, end: number, value: string } | null} BaseHref
  * @typedef {{ start: number, end: number, sku: string | null }} Slot
@@ -124,8 +126,13 @@ export function scanHtml(text, charset = 'utf-8') {
     if (slot && tag === slot.tag && !VOID_ELEMENTS.has(tag)) slot.depth++;
     const map = URL_ATTRIBUTES[tag];
     for (const attr of attributes) {
-      if (attr.quote === QuoteType.NoValue) continue;
       const kind = map?.[attr.name];
+      if (attr.quote === QuoteType.NoValue) {
+        // A bare `action` (or `formaction`) is an empty one: the form submits to the page's own URL.
+        // The rewrite may give it a value (inserted right after the name: attr "=action").
+        if (kind === 'form') links.push({ start: attr.end, end: attr.end, value: '', kind, tag, attr: `=${attr.name}` });
+        continue;
+      }
       if (kind) {
         if (attr.name === 'srcset') addSrcset(attr);
         else addLink(attr, kind, attr.name);
@@ -180,12 +187,14 @@ export function scanHtml(text, charset = 'utf-8') {
     if (httpEquiv && text.slice(httpEquiv.start, httpEquiv.end).trim().toLowerCase() === 'refresh') {
       // content="5; url=next.asp" -> the URL part only
       const raw = text.slice(content.start, content.end);
-      const match = /^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(['"]?)/i.exec(raw);
+      // The URL may be quoted, with the quotes written as character references (url=&quot;…&quot;).
+      const match = /^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(['"]|&(?:quot|apos|#0*34|#x0*22|#0*39|#x0*27);)?/i.exec(raw);
       if (!match) return;
       const start = content.start + match[0].length;
       let end = content.end;
       const tail = text.slice(start, end);
-      const quoteEnd = match[1] ? tail.indexOf(match[1]) : -1;
+      const quote = match[1] ?? '';
+      const quoteEnd = quote.length === 1 ? tail.indexOf(quote) : quote ? tail.toLowerCase().indexOf(quote.toLowerCase()) : -1;
       if (quoteEnd >= 0) end = start + quoteEnd;
       if (!/url\s*=|[;,]/i.test(raw.slice(0, match[0].length))) return; // "5" alone: no URL
       addLink({ start, end }, 'navigation', 'content');
@@ -219,6 +228,8 @@ export function scanHtml(text, charset = 'utf-8') {
     onattribend(quote, end) {
       if (dataStart < 0) { dataStart = end; dataEnd = end; }
       if (quote === QuoteType.NoValue) dataStart = dataEnd = end;
+      // A repeated attribute is dropped by browsers (the first one counts): it is no link.
+      if (attributes.some((a) => a.name === attributeName)) { dataStart = -1; return; }
       attributes.push({ name: attributeName, start: dataStart, end: quote === QuoteType.Unquoted ? end : dataEnd, quote });
       dataStart = -1;
     },
@@ -273,8 +284,8 @@ function makeDecoder(charset, entities) {
   const legacy = legacyCharset(charset);
   /** @type {((bytes: Buffer) => string) | undefined} */
   let decodeBytes;
-  /** @type {Map<string, number> | undefined} */
-  let toByte;
+  /** @type {Map<string, string> | undefined} */
+  let toBytes;
   /** bytes in the page's charset, then entities: the text a browser sees */
   const read = (/** @type {string} */ raw) => {
     let text = raw;
@@ -293,36 +304,105 @@ function makeDecoder(charset, entities) {
     const queryEnd = hashStart < 0 ? latin1.length : hashStart;
     const query = read(latin1.slice(queryStart, queryEnd));
     const encoded = !/[^\x00-\x7f]/.test(query) ? query : query.replace(/[^\x00-\x7f]/gu, (char) => {
-      toByte ??= reverseTable(charset);
-      const byte = toByte.get(char);
+      toBytes ??= reverseTableOf(charset);
       // Not in the charset: browsers send it as a numeric character reference.
-      return byte !== undefined ? '%' + byte.toString(16).toUpperCase() : encodeURIComponent(`&#${char.codePointAt(0)};`);
+      return toBytes.get(char) ?? encodeURIComponent(`&#${char.codePointAt(0)};`);
     });
     return read(latin1.slice(0, queryStart)) + encoded + (hashStart < 0 ? '' : read(latin1.slice(hashStart)));
   };
 }
 
+/** @type {Map<string, Map<string, string>>} reverseTable by charset: a double-byte one takes some 24,000 decodes to make */
+const REVERSE_TABLES = new Map();
+
 /**
- * Character -> byte for a single-byte charset's upper half.
+ * reverseTable, made once per charset (a site's pages share one or two).
  * @param {string} charset
  */
-function reverseTable(charset) {
-  const decode = bytesDecoder(charset);
-  /** @type {Map<string, number>} */
-  const table = new Map();
-  for (let byte = 0x80; byte <= 0xff; byte++) {
-    const char = decode(Buffer.from([byte]));
-    if (char !== '\ufffd' && !table.has(char)) table.set(char, byte);
+function reverseTableOf(charset) {
+  let table = REVERSE_TABLES.get(charset);
+  if (!table) {
+    table = reverseTable(charset);
+    if (REVERSE_TABLES.size >= 8) REVERSE_TABLES.clear(); // labels come from pages: bounded
+    REVERSE_TABLES.set(charset, table);
   }
   return table;
 }
 
 /**
- * Single-byte legacy charsets, whose bytes are kept in a query as browsers do.
+ * Character -> its bytes in the charset as a query holds them (bytes 0x80 and
+ * up percent-encoded, an ASCII trail byte as it is, as the URL parser does),
+ * for the upper half of a single-byte charset or the two-byte sequences of a
+ * double-byte one.
+ * @param {string} charset
+ */
+function reverseTable(charset) {
+  const decode = bytesDecoder(charset);
+  /** @type {Map<string, string>} */
+  const table = new Map();
+  /** @param {number[]} bytes */
+  const add = (bytes) => {
+    const char = decode(Buffer.from(bytes));
+    // One character, and the first sequence that gives it (the WHATWG encoders' choice, mostly).
+    if (char === '\ufffd' || char.length === 0 || [...char].length !== 1 || table.has(char)) return;
+    table.set(char, bytes.map((byte) => (byte >= 0x40 && byte <= 0x7e ? String.fromCharCode(byte) : '%' + byte.toString(16).toUpperCase().padStart(2, '0'))).join(''));
+  };
+  const leads = doubleByteLeads(charset);
+  if (!leads) {
+    for (let byte = 0x80; byte <= 0xff; byte++) add([byte]);
+    return table;
+  }
+  for (let lead = leads.first; lead <= 0xfe; lead++) {
+    if (leads.skip.includes(lead)) continue;
+    for (let trail = 0x40; trail <= 0xfe; trail++) add([lead, trail]);
+  }
+  return table;
+}
+
+/**
+ * The lead bytes of a double-byte legacy charset whose queries browsers send
+ * in that charset, or null. Shift_JIS skips 0xED-0xEF (NEC-selected IBM
+ * extensions, which browsers encode as the IBM ones at 0xFA-0xFC); Big5
+ * starts at 0xA1 (HKSCS, which browsers decode but never encode, is below).
+ * @param {string} charset
+ * @returns {{ first: number, skip: number[] } | null}
+ */
+function doubleByteLeads(charset) {
+  switch (whatwgEncoding(charset)) {
+    case 'shift_jis': return { first: 0x81, skip: [0xed, 0xee, 0xef] };
+    case 'euc-jp': case 'euc-kr': case 'gbk': return { first: 0x81, skip: [] };
+    case 'big5': return { first: 0xa1, skip: [] };
+    default: return null;
+  }
+}
+
+/**
+ * The WHATWG name of a charset label ("sjis" -> "shift_jis"), or "" when unknown.
+ * @param {string} charset
+ */
+function whatwgEncoding(charset) {
+  let name = ENCODING_NAMES.get(charset);
+  if (name === undefined) {
+    try {
+      name = new TextDecoder(charset).encoding;
+    } catch {
+      name = '';
+    }
+    if (ENCODING_NAMES.size < 100) ENCODING_NAMES.set(charset, name); // labels come from pages: bounded
+  }
+  return name;
+}
+
+/** @type {Map<string, string>} */
+const ENCODING_NAMES = new Map();
+
+/**
+ * Legacy charsets, whose query bytes browsers send in the page's charset
+ * rather than in UTF-8: single-byte ones and double-byte East Asian ones.
  * @param {string} charset
  */
 function legacyCharset(charset) {
-  return /^(windows-125\d|cp125\d|iso-8859-\d+|iso8859-\d+|latin-?1|l1|us-ascii|ascii|koi8-[ru])$/i.test(charset);
+  return /^(windows-125\d|cp125\d|iso-8859-\d+|iso8859-\d+|latin-?1|l1|us-ascii|ascii|koi8-[ru])$/i.test(charset) || doubleByteLeads(charset) !== null;
 }
 
 /**

@@ -23,11 +23,23 @@ function headText(header) {
     version: MANIFEST_VERSION,
     generatedAt: header.generatedAt,
     roots: header.roots,
-    scope: header.scope,
+    scope: uniqueScope(header.scope),
     placeholderMode: header.placeholderMode,
     ...(header.sources && Object.keys(header.sources).length > 0 ? { sources: header.sources } : {}),
   };
   return JSON.stringify(head, null, 2).replace(/\n}$/, ',\n  "pages": [');
+}
+
+/**
+ * The scope with each pattern once: two roots in one directory (`/s/` and
+ * `/s/a.asp`) bring the same directory, which the manifest lists once.
+ * @param {ManifestHeader['scope']} scope
+ * @returns {ManifestHeader['scope']}
+ */
+function uniqueScope(scope) {
+  if (!scope) return scope;
+  const unique = (/** @type {string[] | undefined} */ list) => (list ? [...new Set(list)] : list);
+  return { ...scope, include: unique(scope.include), exclude: unique(scope.exclude) };
 }
 
 /**
