@@ -75,6 +75,33 @@ export class AbortError extends PrerenderError {
   code = 'ABORTED';
 }
 
+/**
+ * A loader (the `loader` option) answered with something that is not a load
+ * result: no body, a redirect without a location, a status it should have
+ * thrown. The page fails with this code; not retryable (the loader would
+ * answer the same).
+ */
+export class LoaderResultError extends PrerenderError {
+  code = 'LOADER_RESULT';
+}
+
+/**
+ * A listener of the crawl's events (`onEvent`, `crawler.on(...)`) threw. The
+ * crawl is not disturbed by it: it runs to its end, then `run()` rejects with
+ * this error, the listener's error as `cause` and the run's summary as `result`.
+ */
+export class ListenerError extends PrerenderError {
+  code = 'LISTENER';
+  /**
+   * @param {string} message
+   * @param {{ cause: unknown, result: import('./crawl/index.js').CrawlResult }} options result: the crawl's summary
+   */
+  constructor(message, options) {
+    super(message, { cause: options.cause });
+    this.result = options.result;
+  }
+}
+
 /** No usable browser for --render. */
 export class BrowserError extends PrerenderError {
   code = 'BROWSER';

@@ -8,11 +8,17 @@
  * @typedef {import('./load/http.js').LoadResult} LoadResult
  * @typedef {import('./output/target.js').OutputTarget} OutputTarget
  * @typedef {import('./manifest/schema.js').Manifest} Manifest
+ * @typedef {import('./crawl/context.js').Transform} Transform
  */
-export { crawl, Crawler } from './crawl/index.js';
+import { Crawler as EngineCrawler } from './crawl/index.js';
+import { ListenerError } from './errors.js';
+import { checkedLoader } from './load/checked.js';
+import { checkedTarget } from './output/checked.js';
+import { checkCrawlerSeams } from './options.js';
+
 export { createHttpLoader, withRetry } from './load/index.js';
 export { LocalTree } from './output/local.js';
-export { readManifest, parseManifest, MANIFEST_NAME } from './manifest/index.js';
+export { readManifest, parseManifest, MANIFEST_NAME, MANIFEST_VERSION, ManifestFormatError } from './manifest/index.js';
 export { WARNING_CODES } from './warnings.js';
 export { preview, explainUrl } from './preview.js';
 export { findConfig, loadConfigFile } from './config.js';
@@ -26,3 +32,109 @@ export { PriceFileError, InvalidPriceAnswerError } from './prices/index.js';
 export { run } from './cli.js';
 export * from './errors.js';
 export { deploy, publish, rollback, listReleases, verify } from './deploy/deploy.js';
+
+/**
+ * The crawler of the API: the engine's, with its seams held to what the
+ * README promises. Options are checked before anything is set up (a wrong
+ * seam is a UsageError, not a TypeError from deep in the run); a caller's
+ * loader, target and transforms are wrapped (load/checked.js,
+ * output/checked.js, `checkedTransform`); and a listener that throws does
+ * not reach the engine: the run goes on as if it had not, then `run()`
+ * rejects with a ListenerError that carries the run's result.
+ */
+export class Crawler extends EngineCrawler {
+  /** @param {CrawlerOptions} options see README, "API" */
+  constructor(options) {
+    super(apiOptions(options));
+  }
+
+  /**
+   * Every listener is called, each on its own: one that throws (or rejects)
+   * is recorded for `run()`, and neither the engine's code that emitted nor
+   * the listeners after it see its error.
+   * @param {string | symbol} event
+   * @param {...any} args
+   */
+  emit(event, ...args) {
+    // EventEmitter's own events keep its semantics ('error' throws when nobody listens).
+    if (event === 'error' || event === 'newListener' || event === 'removeListener') return super.emit(event, ...args);
+    const listeners = this.rawListeners(event);
+    for (const listener of listeners) {
+      try {
+        const returned = Reflect.apply(listener, this, args);
+        if (returned && typeof returned.then === 'function') returned.then(undefined, (/** @type {unknown} */ error) => recordListenerError(this, event, error));
+      } catch (error) {
+        recordListenerError(this, event, error);
+      }
+    }
+    return listeners.length > 0;
+  }
+
+  /** @returns {Promise<CrawlResult>} */
+  async run() {
+    /** @type {{ event: string | symbol, error: unknown }[]} */
+    const thrown = [];
+    listenerErrors.set(this, thrown);
+    const result = await super.run(); // a failed run's own error wins over a listener's
+    if (thrown.length === 0) return result;
+    const [first] = thrown;
+    const message = first.error instanceof Error ? first.error.message : String(first.error);
+    throw new ListenerError(`a listener of the "${String(first.event)}" event threw${thrown.length > 1 ? ` (and ${thrown.length - 1} more time${thrown.length > 2 ? 's' : ''})` : ''}: ${message}; the crawl ran to its end without it (its summary is this error's "result")`, { cause: first.error, result });
+  }
+}
+
+/**
+ * Crawl and write the static tree. Resolves with the summary; page failures
+ * are data (in the result and the manifest), not exceptions. Async, so that
+ * bad options reject the promise as every other failure does (`crawl(o).catch(...)`),
+ * rather than throw before one is returned.
+ * @param {CrawlerOptions} options
+ * @returns {Promise<CrawlResult>}
+ */
+export async function crawl(options) {
+  return new Crawler(options).run();
+}
+
+/** @type {WeakMap<Crawler, { event: string | symbol, error: unknown }[]>} the listener errors of each crawler's current run */
+const listenerErrors = new WeakMap();
+
+/**
+ * @param {Crawler} crawler
+ * @param {string | symbol} event
+ * @param {unknown} error
+ */
+function recordListenerError(crawler, event, error) {
+  listenerErrors.get(crawler)?.push({ event, error });
+}
+
+/**
+ * The options checked, and the caller's seams wrapped.
+ * @param {CrawlerOptions} options
+ * @returns {CrawlerOptions}
+ */
+function apiOptions(options) {
+  checkCrawlerSeams(options);
+  const checked = { ...options };
+  if (options.loader) checked.loader = checkedLoader(options.loader);
+  if (options.target) checked.target = checkedTarget(options.target);
+  if (options.transforms) checked.transforms = options.transforms.map(checkedTransform);
+  return checked;
+}
+
+/**
+ * A caller's transform whose open() and close() always return a promise: the
+ * engine closes transforms in its clean-up with `close().catch(...)`, before
+ * it releases OUT's lock, and a synchronous close() broke that line.
+ * @param {Transform} transform
+ * @returns {Transform}
+ */
+function checkedTransform(transform) {
+  const { open, close } = transform;
+  return {
+    name: transform.name,
+    concurrency: transform.concurrency,
+    run: (page, run) => transform.run(page, run),
+    ...(open ? { open: async (/** @type {import('./crawl/context.js').CrawlRun} */ run) => { await open.call(transform, run); } } : {}),
+    ...(close ? { close: async () => { await close.call(transform); } } : {}),
+  };
+}

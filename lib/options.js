@@ -319,6 +319,7 @@ export function resolveCrawlOptions(input, context = {}) {
   if (out.writeSitemap && !out.siteUrl) throw fail('--write-sitemap needs --site-url <url>: a sitemap lists absolute URLs', source);
   out.precompress = out.precompress ? [...new Set(out.precompress.split(','))] : [];
   out.assetsOrigins = [...new Set(out.assetsOrigins.map((/** @type {string} */ url) => new URL(url).origin))];
+  checkApiValues(input, source);
   out.dryRun = input.dryRun === true;
   if (input.stdin !== undefined) out.stdin = input.stdin;
   if (input.env !== undefined) out.env = input.env;
@@ -350,4 +351,99 @@ export function resolveCrawlOptions(input, context = {}) {
     }
   }
   return /** @type {ResolvedCrawlOptions} */ (out);
+}
+
+/**
+ * The API-only values (INTERNAL_KEYS) that a mistake would otherwise turn
+ * silently into their default (`dryRun: "yes"` crawled for real) or into a
+ * TypeError deep in the run (`signal: {}`).
+ * @param {Record<string, unknown>} input
+ * @param {string | undefined} source
+ */
+function checkApiValues(input, source) {
+  /** @type {[string, (value: unknown) => boolean, string][]} */
+  const checks = [
+    ['dryRun', (value) => typeof value === 'boolean', 'true or false'],
+    ['signal', isAbortSignal, 'an AbortSignal'],
+    ['retryDelay', (value) => typeof value === 'number' && Number.isFinite(value) && value >= 0, 'a number of milliseconds, at least 0'],
+    ['threadsFrom', (value) => Number.isSafeInteger(value) && /** @type {number} */ (value) >= 0, 'a whole number, at least 0'],
+    ['early', (value) => typeof value === 'boolean' || value === 'always', 'true, false or "always"'],
+    ['env', (value) => isPlainObject(value), 'an object of environment variables'],
+    ['stdin', (value) => typeof (/** @type {{ on?: unknown }} */ (value)?.on) === 'function', 'a readable stream'],
+  ];
+  for (const [key, ok, what] of checks) {
+    if (input[key] !== undefined && !ok(input[key])) throw fail(`"${key}" must be ${what}, got ${describe(input[key])}`, source);
+  }
+}
+
+/** @param {unknown} value */
+const isPlainObject = (value) => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** @param {unknown} value */
+function isAbortSignal(value) {
+  if (value instanceof AbortSignal) return true;
+  const signal = /** @type {Record<string, unknown> | null} */ (isPlainObject(value) ? value : null);
+  return !!signal && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function' && typeof signal.removeEventListener === 'function';
+}
+
+/**
+ * A value as a message shows it: JSON when it has a short one, else its kind.
+ * @param {unknown} value
+ */
+function describe(value) {
+  if (typeof value === 'function') return 'a function';
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? String(value);
+  return Array.isArray(value) ? 'a list' : `an object (${Object.keys(value).slice(0, 5).join(', ') || 'no keys'})`;
+}
+
+/**
+ * The engine's seams, checked before a run is set up (`new Crawler()`,
+ * `crawl()`): a wrong one is a UsageError naming it, not a TypeError from
+ * deep inside the run (and never a run that silently falls back to HTTP).
+ * @param {unknown} options
+ */
+export function checkCrawlerSeams(options) {
+  if (!isPlainObject(options)) throw new UsageError(`crawl options must be an object ({ roots, out, ... }), got ${describe(options)}`);
+  const { onEvent, loader, transforms, target } = /** @type {Record<string, unknown>} */ (options);
+  if (onEvent !== undefined && typeof onEvent !== 'function') throw new UsageError(`"onEvent" must be a function, got ${describe(onEvent)}`);
+  if (loader !== undefined) checkMethods('loader', loader, ['load'], ['close']);
+  if (target !== undefined) checkMethods('target', target, ['init', 'write', 'remove', 'commit', 'abort'], ['existing', 'reserve']);
+  if (transforms !== undefined) {
+    if (!Array.isArray(transforms)) throw new UsageError(`"transforms" must be a list of { name, concurrency?, run(page, run) }, got ${describe(transforms)}`);
+    transforms.forEach((transform, index) => checkTransform(transform, `transforms[${index}]`));
+  }
+}
+
+/**
+ * @param {string} what
+ * @param {unknown} value
+ * @param {string[]} required
+ * @param {string[]} optional
+ */
+function checkMethods(what, value, required, optional) {
+  const object = /** @type {Record<string, unknown>} */ (value);
+  if (typeof value !== 'object' || value === null) throw new UsageError(`"${what}" must be an object with ${required.map((name) => `${name}()`).join(', ')}, got ${describe(value)}`);
+  for (const name of required) {
+    if (typeof object[name] !== 'function') throw new UsageError(`"${what}" has no ${name}() method (it needs ${required.map((n) => `${n}()`).join(', ')})`);
+  }
+  for (const name of optional) {
+    if (object[name] !== undefined && typeof object[name] !== 'function') throw new UsageError(`"${what}".${name} must be a function when given, got ${describe(object[name])}`);
+  }
+}
+
+/**
+ * @param {unknown} transform
+ * @param {string} label
+ */
+function checkTransform(transform, label) {
+  if (!isPlainObject(transform)) throw new UsageError(`${label} must be { name, concurrency?, run(page, run) }, got ${describe(transform)}`);
+  const step = /** @type {Record<string, unknown>} */ (transform);
+  if (typeof step.name !== 'string' || step.name === '') throw new UsageError(`${label} has no "name" (a non-empty string)`);
+  if (typeof step.run !== 'function') throw new UsageError(`${label} ("${step.name}") has no run(page, run) function`);
+  if (step.concurrency !== undefined && !(Number.isSafeInteger(step.concurrency) && /** @type {number} */ (step.concurrency) >= 1)) {
+    throw new UsageError(`${label} ("${step.name}"): "concurrency" must be a whole number, at least 1, got ${describe(step.concurrency)}`);
+  }
+  for (const name of ['open', 'close']) {
+    if (step[name] !== undefined && typeof step[name] !== 'function') throw new UsageError(`${label} ("${step.name}"): "${name}" must be a function when given`);
+  }
 }

@@ -5,14 +5,12 @@
  * that passes non-default option values, a custom price source and reads
  * the results compiles under strict.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileAgainstTypes } from './helpers/types.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
-const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
 /** A consumer of the declarations, as the README's middleware and API sections use them. */
 const CONSUMER = `
@@ -51,22 +49,7 @@ afterAll(() => {
 
 describe('type declarations of the serve API', () => {
   it('accept the options and results the README documents', () => {
-    execFileSync(process.execPath, [TSC, '-p', 'tsconfig.types.json', '--outDir', path.join(dir, 'types')], { cwd: ROOT, stdio: 'pipe' });
-    fs.writeFileSync(path.join(dir, 'consumer.ts'), CONSUMER);
-    fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: {
-        strict: true, noEmit: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022',
-        // The declarations import undici, lru-cache...: not resolvable from a temporary directory, and not what is tested.
-        skipLibCheck: true, types: ['node'], typeRoots: [path.join(ROOT, 'node_modules', '@types')],
-      },
-      files: ['consumer.ts'],
-    }));
-    let output = '';
-    try {
-      execFileSync(process.execPath, [TSC, '-p', dir], { stdio: 'pipe', encoding: 'utf8' });
-    } catch (error) {
-      output = String(/** @type {{ stdout?: string }} */ (error).stdout ?? error);
-    }
+    const output = compileAgainstTypes(dir, 'consumer.ts', CONSUMER);
     expect(output).toBe('');
   }, 60_000);
 });

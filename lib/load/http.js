@@ -2,9 +2,10 @@
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { AbortError, ContentEncodingError, FetchError, HttpStatusError, PageTooLargeError, PrerenderError, TimeoutError } from '../errors.js';
+import { AbortError, ContentEncodingError, FetchError, HttpStatusError, PageTooLargeError, PrerenderError, TimeoutError, UsageError } from '../errors.js';
 import { parseRetryAfter } from './retry.js';
 import { fanout } from './abort.js';
+import { OPTION_BY_NAME } from '../options.js';
 
 /**
  * The HTTP loader: one undici pool per run, closed with `close()`.
@@ -50,13 +51,13 @@ export const USER_AGENT = 'prerender/0.1 (+static pre-rendering; https://www.npm
 
 /**
  * @param {{
- *   concurrency: number, timeout: number, maxPageBytes: number,
+ *   concurrency?: number, timeout?: number, maxPageBytes?: number,
  *   headers?: Record<string, string>,
- * }} options
+ * }} [options] each as the crawl option of that name, with its default
  * @returns {Loader}
  */
-export function createHttpLoader(options) {
-  const { concurrency, timeout, maxPageBytes } = options;
+export function createHttpLoader(options = {}) {
+  const { concurrency, timeout, maxPageBytes } = httpLoaderOptions(options);
   const agent = new Agent({
     connections: concurrency,
     headersTimeout: timeout,
@@ -325,4 +326,26 @@ function classify(error, timeout) {
   }
   const detail = code ? `${code}${error?.message ? ': ' + error.message : ''}` : String(error?.message ?? error);
   return new FetchError(detail, { cause: error, code: 'FETCH' });
+}
+
+/**
+ * createHttpLoader's options checked, and completed with the crawl's defaults:
+ * a missing timeout used to mean no timeout at all, a missing concurrency
+ * undici's unbounded pool.
+ * @param {unknown} options
+ */
+function httpLoaderOptions(options) {
+  if (!options || typeof options !== 'object') throw new UsageError('createHttpLoader(options): options must be an object');
+  const given = /** @type {Record<string, unknown>} */ (options);
+  /** @param {'concurrency' | 'timeout' | 'maxPageBytes'} name */
+  const whole = (name) => {
+    const value = given[name] ?? OPTION_BY_NAME.get(name)?.default;
+    if (!Number.isSafeInteger(value) || /** @type {number} */ (value) < 1) throw new UsageError(`createHttpLoader: "${name}" must be a whole number, at least 1, got ${JSON.stringify(value) ?? String(value)}`);
+    return /** @type {number} */ (value);
+  };
+  const { headers } = given;
+  if (headers !== undefined && (typeof headers !== 'object' || headers === null || Object.values(headers).some((value) => typeof value !== 'string'))) {
+    throw new UsageError('createHttpLoader: "headers" must be an object of strings ({ name: value })');
+  }
+  return { concurrency: whole('concurrency'), timeout: whole('timeout'), maxPageBytes: whole('maxPageBytes') };
 }

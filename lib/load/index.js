@@ -14,7 +14,7 @@ export { withRetry, retryDelayMs, parseRetryAfter } from './retry.js';
 /**
  * HTTP with politeness (--rate, --delay) and retries: the loader a run uses
  * unless it is given one. Every attempt is paced, retries included.
- * @param {Parameters<typeof createHttpLoader>[0] & import('./retry.js').RetryOptions & { rate?: number, delay?: number }} options
+ * @param {NonNullable<Parameters<typeof createHttpLoader>[0]> & import('./retry.js').RetryOptions & { concurrency: number, rate?: number, delay?: number }} options
  */
 export function defaultLoader(options) {
   return withRetry(withPoliteness(createHttpLoader(options), options), options);

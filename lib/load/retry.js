@@ -1,5 +1,5 @@
 // @ts-check
-import { isRetryable } from '../errors.js';
+import { UsageError, isRetryable } from '../errors.js';
 import { sleep } from './abort.js';
 
 /**
@@ -48,6 +48,7 @@ export function parseRetryAfter(value, now = Date.now()) {
  * @returns {Loader}
  */
 export function withRetry(loader, options) {
+  checkRetryArguments(loader, options);
   const { retries, onRetry, random } = options;
   const retryDelay = options.retryDelay ?? 500;
   const maxRetryAfter = options.maxRetryAfter ?? 60_000;
@@ -67,4 +68,29 @@ export function withRetry(loader, options) {
     },
     close: () => loader.close(),
   };
+}
+
+/**
+ * Checked when the loader is wrapped, not at its first failure: without a
+ * whole `retries`, `attempt > retries` is never true and a failing URL was
+ * tried for ever.
+ * @param {unknown} loader
+ * @param {unknown} options
+ */
+function checkRetryArguments(loader, options) {
+  if (typeof (/** @type {{ load?: unknown } | null} */ (loader)?.load) !== 'function') throw new UsageError('withRetry(loader, options): the loader must have a load(url, options) method');
+  if (!options || typeof options !== 'object') throw new UsageError('withRetry(loader, options): options must be an object with "retries"');
+  const given = /** @type {Record<string, unknown>} */ (options);
+  if (!Number.isSafeInteger(given.retries) || /** @type {number} */ (given.retries) < 0) {
+    throw new UsageError(`withRetry: "retries" must be a whole number, at least 0, got ${JSON.stringify(given.retries) ?? String(given.retries)}`);
+  }
+  for (const key of ['retryDelay', 'maxRetryAfter']) {
+    const value = given[key];
+    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
+      throw new UsageError(`withRetry: "${key}" must be a number of milliseconds, at least 0, got ${JSON.stringify(value) ?? String(value)}`);
+    }
+  }
+  for (const key of ['onRetry', 'random']) {
+    if (given[key] !== undefined && typeof given[key] !== 'function') throw new UsageError(`withRetry: "${key}" must be a function when given`);
+  }
 }

@@ -1,15 +1,26 @@
 // @ts-check
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { MANIFEST_NAME, checkManifest } from './schema.js';
+import { MANIFEST_NAME, ManifestFormatError, checkManifest } from './schema.js';
 
 /**
- * Parse a manifest's text: JSON, then the top-level check of schema.js.
+ * Parse a manifest's text: JSON, then the top-level check of schema.js. Any
+ * manifest that cannot be read, truncated or not JSON included, is a
+ * ManifestFormatError (`code: 'MANIFEST_FORMAT'`), never a bare SyntaxError.
  * @param {string} text
  * @returns {import('./schema.js').Manifest}
  */
 export function parseManifest(text) {
-  return checkManifest(JSON.parse(text));
+  // A Buffer read from a file is decoded as JSON.parse would have done it.
+  const decoded = /** @type {unknown} */ (text) instanceof Uint8Array ? Buffer.from(/** @type {Uint8Array} */ (/** @type {unknown} */ (text))).toString('utf8') : text;
+  if (typeof decoded !== 'string') throw new ManifestFormatError(`the manifest must be given as text, got ${decoded === null ? 'null' : typeof decoded}`);
+  let data;
+  try {
+    data = JSON.parse(decoded);
+  } catch (error) {
+    throw new ManifestFormatError(`not valid JSON: ${/** @type {Error} */ (error).message}`, { cause: error });
+  }
+  return checkManifest(data);
 }
 
 /**
@@ -17,5 +28,12 @@ export function parseManifest(text) {
  * @param {string} out the tree's directory
  */
 export async function readManifest(out) {
-  return parseManifest(await readFile(path.join(out, MANIFEST_NAME), 'utf8'));
+  const file = path.join(out, MANIFEST_NAME);
+  const text = await readFile(file, 'utf8'); // a missing manifest is the file system's ENOENT
+  try {
+    return parseManifest(text);
+  } catch (error) {
+    // The message says which manifest, for a caller that reads several trees.
+    throw new ManifestFormatError(`${file}: ${/** @type {Error} */ (error).message}`, { cause: error });
+  }
 }

@@ -1,0 +1,110 @@
+// @ts-check
+import { AbortError, HttpStatusError, LoaderResultError } from '../errors.js';
+import { fanout } from './abort.js';
+import { parseRetryAfter } from './retry.js';
+
+/**
+ * A loader given by the caller (the `loader` option), held to the contract
+ * the crawl relies on (README, "API"):
+ * - its result is checked, and put in the one shape the engine reads: a
+ *   status it should have thrown (404, 500) is thrown as the HttpStatusError
+ *   the HTTP loader would have thrown (so 5xx and 429 are retried), a
+ *   redirect without a location likewise; a body given as a string or a
+ *   Uint8Array becomes a Buffer; header names are lower-cased; anything else
+ *   odd (no body, no status) fails the page with a LoaderResultError that
+ *   says what is missing, not with a TypeError from deep in the engine;
+ * - the run's signal ends the wait: a load that ignores the signal (or never
+ *   settles) no longer keeps an aborted crawl from settling.
+ *
+ * @param {import('./http.js').Loader} loader
+ * @returns {import('./http.js').Loader}
+ */
+export function checkedLoader(loader) {
+  return {
+    async load(url, options = {}) {
+      const value = await untilAborted(Promise.resolve().then(() => loader.load(url, options)), options.signal);
+      return checkLoadResult(url, value);
+    },
+    async close() {
+      await loader.close?.();
+    },
+  };
+}
+
+/**
+ * `promise`, or an AbortError as soon as `signal` aborts (the promise is then
+ * left to settle unobserved).
+ * @template T
+ * @param {Promise<T>} promise
+ * @param {AbortSignal | undefined} signal
+ * @returns {Promise<T>}
+ */
+function untilAborted(promise, signal) {
+  if (!signal) return promise;
+  return new Promise((resolve, reject) => {
+    const unlink = fanout.link(signal, () => reject(new AbortError('crawl interrupted')));
+    promise.then(
+      (value) => { unlink(); resolve(value); },
+      (error) => { unlink(); reject(error); },
+    );
+  });
+}
+
+/**
+ * @param {string} url the URL asked for
+ * @param {unknown} value what the loader resolved with
+ * @returns {import('./http.js').LoadResult}
+ */
+export function checkLoadResult(url, value) {
+  const bad = (/** @type {string} */ what) => new LoaderResultError(`the loader's result for ${url} ${what}`);
+  if (!value || typeof value !== 'object') throw bad(`is ${value === null ? 'null' : typeof value}, not { url, status, headers, body }`);
+  const result = /** @type {Record<string, unknown>} */ (value);
+  const { status } = result;
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) {
+    throw bad(`has no usable "status" (a whole number from 200 to 599), got ${JSON.stringify(status)}`);
+  }
+  const headers = lowerCased(result.headers);
+  if (!headers) throw bad('has "headers" that are not an object of strings');
+  const base = { url: typeof result.url === 'string' && result.url !== '' ? result.url : url, status, headers };
+  if (status === 304 || result.notModified === true) return { ...base, body: Buffer.alloc(0), notModified: true };
+  if (status >= 400) throw new HttpStatusError(status, { retryAfterMs: parseRetryAfter(headers['retry-after']) });
+  if (status >= 300) {
+    const { location } = result;
+    if (typeof location !== 'string' || location === '') throw new HttpStatusError(status, { why: 'redirect without a location' });
+    return { ...base, body: Buffer.alloc(0), location };
+  }
+  if (result.location !== undefined) throw bad(`has a "location" with status ${status} (a redirect is a 3xx)`);
+  const body = asBuffer(result.body);
+  if (!body) throw bad(`has no "body" (a Buffer, a Uint8Array or a string), got ${result.body === null ? 'null' : typeof result.body}`);
+  return { ...base, body };
+}
+
+/**
+ * @param {unknown} body
+ * @returns {Buffer | null}
+ */
+function asBuffer(body) {
+  if (Buffer.isBuffer(body)) return body;
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  if (typeof body === 'string') return Buffer.from(body, 'utf8');
+  return null;
+}
+
+/**
+ * Header names in lower case, as the HTTP loader gives them (a fake that says
+ * "Content-Type" is understood). Missing headers are none.
+ * @param {unknown} headers
+ * @returns {import('./http.js').Headers | null}
+ */
+function lowerCased(headers) {
+  if (headers === undefined || headers === null) return {};
+  if (typeof headers !== 'object' || Array.isArray(headers)) return null;
+  /** @type {import('./http.js').Headers} */
+  const lower = {};
+  for (const [name, item] of Object.entries(headers)) {
+    if (item === undefined) continue;
+    if (typeof item !== 'string' && !(Array.isArray(item) && item.every((part) => typeof part === 'string'))) return null;
+    lower[name.toLowerCase()] = item;
+  }
+  return lower;
+}
