@@ -12,22 +12,22 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
 /**
- * Generate the declarations into `dir`/types and compile `source` (importing
- * from './types/index.js') as `dir`/`file`: tsc's output, "" when it compiles.
+ * Generate the declarations into `dir`/types and compile the programs (each
+ * importing from './types/index.js') in `dir`, together: tsc's output, ""
+ * when they compile.
  * @param {string} dir a temporary directory
- * @param {string} file the program's name: `.ts`, or `.mts` for an ES module that awaits at its top level
- * @param {string} source
+ * @param {Record<string, string>} programs file name (`.ts`, or `.mts` for an ES module that awaits at its top level) -> source
  */
-export function compileAgainstTypes(dir, file, source) {
+export function compileAgainstTypes(dir, programs) {
   execFileSync(process.execPath, [TSC, '-p', 'tsconfig.types.json', '--outDir', path.join(dir, 'types')], { cwd: ROOT, stdio: 'pipe' });
-  fs.writeFileSync(path.join(dir, file), source);
+  for (const [file, source] of Object.entries(programs)) fs.writeFileSync(path.join(dir, file), source);
   fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
     compilerOptions: {
       strict: true, noEmit: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022',
       // The declarations import undici, lru-cache...: not resolvable from a temporary directory, and not what is tested.
       skipLibCheck: true, types: ['node'], typeRoots: [path.join(ROOT, 'node_modules', '@types')],
     },
-    files: [file],
+    files: Object.keys(programs),
   }));
   try {
     execFileSync(process.execPath, [TSC, '-p', dir], { stdio: 'pipe', encoding: 'utf8' });

@@ -1,12 +1,15 @@
 // @ts-check
 /**
  * The shipped type declarations (generated from lib/'s JSDoc, as `prepack`
- * does) accept the crawl API as the README documents it: every option, a
- * custom loader (redirect, 304, typed throws), withRetry, an output target,
- * a transform, the Crawler's events, the manifest readers and the typed
- * errors, in a TypeScript program compiled under strict; and they refuse
- * the mistakes the runtime checks refuse too (each line marked
- * @ts-expect-error must fail to compile).
+ * does), compiled against two TypeScript programs under strict:
+ * - the serve API as the README uses it: non-default option values, a custom
+ *   price source, the results read;
+ * - the crawl API as the README documents it: every option, a custom loader
+ *   (redirect, 304, typed throws), withRetry, an output target, a transform,
+ *   the Crawler's events, the manifest readers and the typed errors; and the
+ *   mistakes the runtime checks refuse too (each line marked
+ *   @ts-expect-error must fail to compile).
+ * One generation and one compile for both: each costs seconds.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,9 +17,34 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileAgainstTypes } from './helpers/types.js';
 
+/** A consumer of the serve declarations, as the README's middleware and API sections use them. */
+const SERVE_CONSUMER = `
+import http from 'node:http';
+import { createPriceFilter, createServer, runServeCommand, UsageError } from './types/index.js';
 
-/** A consumer of the declarations, as the README's API section uses them (compiled, never run). */
-const CONSUMER = `import {
+const filter = createPriceFilter({
+  root: './out', prices: 'http://shop/price.asp?sku={sku}&zip={zip}', fallback: 'See price in cart',
+  zipParam: 'postcode', zipCookie: 'pc', defaultZip: '10001', static: false, watch: false,
+  priceTimeoutMs: 500, priceQueueMs: 1000, priceConnections: 8, pageCacheBytes: 64 * 1024 * 1024, maxRssBytes: null,
+});
+http.createServer((req, res) => filter(req, res, () => { res.statusCode = 404; res.end(); }));
+filter.events.on('prices-breaker', (state: string) => state);
+const size: number = filter.cache.calculatedSize;
+
+const server = createServer({
+  root: './out', host: '0.0.0.0', port: 0, prices: { 'SKU-1': { '*': '$1', '10001': 2 } },
+  staticCacheControl: 'public, max-age=60', filledCacheControl: 'private, max-age=0', logger: { warn: console.warn },
+});
+const custom = createServer({ root: './out', prices: { lookup: async (sku: string, zip: string | null) => (zip ? sku : null) } });
+const drained: Promise<{ cut: number }> = server.drain(100);
+const count: number = custom.inFlight();
+const done: Promise<void> = runServeCommand('./out', { port: 8081, fallback: 'call us' }, { stdout: process.stdout, stderr: process.stderr });
+const usage: string = new UsageError('x').code;
+void [size, drained, count, done, usage];
+`;
+
+/** A consumer of the crawl declarations, as the README's API section uses them (compiled, never run). */
+const CRAWL_CONSUMER = `import {
   crawl, Crawler, createHttpLoader, withRetry, LocalTree, readManifest, parseManifest, MANIFEST_NAME, WARNING_CODES,
   resolveCrawlOptions, CRAWL_OPTIONS, UsageError, HttpStatusError, TimeoutError, AbortError, LockedError, PrerenderError,
   ListenerError, LoaderResultError, ManifestFormatError, MANIFEST_VERSION,
@@ -120,15 +148,15 @@ crawl();
 /** @type {string} */
 let dir;
 beforeAll(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prerender-crawl-types-'));
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prerender-types-'));
 });
 afterAll(() => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-describe('type declarations of the crawl API', () => {
-  it('accept the documented calls and refuse wrong ones', () => {
-    const output = compileAgainstTypes(dir, 'consumer.mts', CONSUMER);
-    expect(output).toBe('');
-  }, 60_000);
+describe('type declarations', () => {
+  it('accept the serve and crawl APIs as the README documents them, and refuse the mistakes the runtime refuses', () => {
+    // .mts: an ES module, so that the crawl program may await at its top level as the README's example does.
+    expect(compileAgainstTypes(dir, { 'serve.ts': SERVE_CONSUMER, 'crawl.mts': CRAWL_CONSUMER })).toBe('');
+  }, 90_000);
 });
