@@ -59,12 +59,23 @@ export class Crawler extends EngineCrawler {
     // EventEmitter's own events keep its semantics ('error' throws when nobody listens).
     if (event === 'error' || event === 'newListener' || event === 'removeListener') return super.emit(event, ...args);
     const listeners = this.rawListeners(event);
+    // This run's record (a promise settling later reports to the run it came from, not the next).
+    const current = listenerErrors.get(this);
     for (const listener of listeners) {
       try {
         const returned = Reflect.apply(listener, this, args);
-        if (returned && typeof returned.then === 'function') returned.then(undefined, (/** @type {unknown} */ error) => recordListenerError(this, event, error));
+        if (returned && typeof returned.then === 'function') {
+          Promise.resolve(returned).then(undefined, (/** @type {unknown} */ error) => {
+            if (!current?.ended) {
+              current?.thrown.push({ event, error });
+              return;
+            }
+            // After run() settled: said (a warning with a code), neither lost nor crashing the process.
+            process.emitWarning(`a listener of the "${String(event)}" event rejected after the crawl ended: ${error instanceof Error ? error.message : String(error)}`, { code: 'PRERENDER_LISTENER' });
+          });
+        }
       } catch (error) {
-        recordListenerError(this, event, error);
+        current?.thrown.push({ event, error });
       }
     }
     return listeners.length > 0;
@@ -72,10 +83,18 @@ export class Crawler extends EngineCrawler {
 
   /** @returns {Promise<CrawlResult>} */
   async run() {
-    /** @type {{ event: string | symbol, error: unknown }[]} */
-    const thrown = [];
-    listenerErrors.set(this, thrown);
-    const result = await super.run(); // a failed run's own error wins over a listener's
+    /** @type {RunListeners} */
+    const current = { thrown: [], ended: false };
+    listenerErrors.set(this, current);
+    let result;
+    try {
+      result = await super.run(); // a failed run's own error wins over a listener's
+      // Async listeners that have already failed have their rejection handled by now.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      current.ended = true;
+    }
+    const { thrown } = current;
     if (thrown.length === 0) return result;
     const [first] = thrown;
     const message = first.error instanceof Error ? first.error.message : String(first.error);
@@ -95,17 +114,13 @@ export async function crawl(options) {
   return new Crawler(options).run();
 }
 
-/** @type {WeakMap<Crawler, { event: string | symbol, error: unknown }[]>} the listener errors of each crawler's current run */
-const listenerErrors = new WeakMap();
-
 /**
- * @param {Crawler} crawler
- * @param {string | symbol} event
- * @param {unknown} error
+ * @typedef {{ thrown: { event: string | symbol, error: unknown }[], ended: boolean }} RunListeners
+ *   what the listeners of one run threw (or rejected with) while it ran; ended: run() has settled
  */
-function recordListenerError(crawler, event, error) {
-  listenerErrors.get(crawler)?.push({ event, error });
-}
+
+/** @type {WeakMap<Crawler, RunListeners>} each crawler's current run */
+const listenerErrors = new WeakMap();
 
 /**
  * The options checked, and the caller's seams wrapped.

@@ -372,7 +372,8 @@ function checkApiValues(input, source) {
     ['stdin', (value) => typeof (/** @type {{ on?: unknown }} */ (value)?.on) === 'function', 'a readable stream'],
   ];
   for (const [key, ok, what] of checks) {
-    if (input[key] !== undefined && !ok(input[key])) throw fail(`"${key}" must be ${what}, got ${describe(input[key])}`, source);
+    // (null is "not given", as undefined is)
+    if (input[key] != null && !ok(input[key])) throw fail(`"${key}" must be ${what}, got ${describe(input[key])}`, source);
   }
 }
 
@@ -392,6 +393,7 @@ function isAbortSignal(value) {
  */
 function describe(value) {
   if (typeof value === 'function') return 'a function';
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value); // JSON says null for NaN and Infinity
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? String(value);
   return Array.isArray(value) ? 'a list' : `an object (${Object.keys(value).slice(0, 5).join(', ') || 'no keys'})`;
 }

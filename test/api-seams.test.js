@@ -148,6 +148,15 @@ describe('a loader held to its contract', () => {
     expect(manifest.pages.find((p) => p.url === `${ROOT}a`)).toMatchObject({ file: 'a.html', contentType: 'text/html' });
   });
 
+  it('header values that are numbers or null, and a fetch Headers object, are taken (they were before the checks)', async () => {
+    const numbers = await crawlWith((url) => ({ url, status: 200, headers: { 'content-type': 'text/html', 'content-length': 11, etag: null }, body: '<p>text</p>' }));
+    expect(numbers.result.failed).toBe(0);
+    expect(numbers.manifest.pages.find((p) => p.url === `${ROOT}a`)).toMatchObject({ file: 'a.html' });
+    const fetchHeaders = await crawlWith((url) => ({ url, status: 200, headers: new Headers({ 'Content-Type': 'text/html' }), body: '<p>text</p>' }));
+    expect(fetchHeaders.result.failed).toBe(0);
+    expect(fetchHeaders.manifest.pages.find((p) => p.url === `${ROOT}a`)).toMatchObject({ file: 'a.html', contentType: 'text/html' });
+  });
+
   it('a load that ignores the signal and never settles does not keep an aborted crawl from settling', async () => {
     const out = await dirs.make('prerender-api-');
     const controller = new AbortController();
@@ -215,6 +224,47 @@ describe('listeners that throw', () => {
       expect(manifest.errors).toEqual([]);
     });
   }
+});
+
+describe('async listeners', () => {
+  it('one that rejects while the crawl runs makes run() reject; one that rejects after it ended is a warning, and never counts against the next run', async () => {
+    const out = await dirs.make('prerender-api-');
+    const crawler = new Crawler({ roots: [ROOT], out, loader: siteLoader, threads: 0 });
+    let late = true;
+    /** @type {(() => void)[]} */
+    const releases = [];
+    crawler.on('page', async () => {
+      if (!late) throw new Error('async listener bug');
+      await new Promise((resolve) => { releases.push(() => resolve(undefined)); });
+      throw new Error('late listener bug');
+    });
+    /** @type {string[]} */
+    const warned = [];
+    const onWarning = (/** @type {Error & { code?: string }} */ warning) => { if (warning.code === 'PRERENDER_LISTENER') warned.push(warning.message); };
+    process.on('warning', onWarning);
+    try {
+      const first = await crawler.run(); // its listeners are still waiting: nothing thrown yet
+      expect(first.pages).toBe(3);
+      late = false;
+      const second = await errorOf(() => crawler.run());
+      expect(second).toBeInstanceOf(ListenerError);
+      expect(second.cause.message).toBe('async listener bug');
+      for (const release of releases) release(); // the first run's listeners reject now, after it ended
+      for (let waited = 0; warned.length < 3 && waited < 2000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(warned).toHaveLength(3);
+      expect(warned[0]).toMatch(/rejected after the crawl ended: late listener bug/);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('null is "not given" for the options that take objects (signal: null), and withRetry takes retries: Infinity', async () => {
+    const out = await dirs.make('prerender-api-');
+    const result = await crawl({ roots: [ROOT], out, loader: siteLoader, threads: 0, signal: /** @type {any} */ (null) });
+    expect(result.pages).toBe(3);
+    expect(() => withRetry(siteLoader, { retries: Infinity })).not.toThrow();
+    expect((await errorOf(() => withRetry(siteLoader, { retries: NaN }))).message).toMatch(/got NaN/);
+  });
 });
 
 describe('withRetry and createHttpLoader options', () => {

@@ -8,21 +8,23 @@ import { crawl } from '../lib/index.js';
 import { readManifest, tempDirs } from './crawl-helpers.js';
 
 /**
- * A crawl of a small messy site (a Shift_JIS page, a bare form action, two
+ * A crawl of a small messy site (a windows-1252 page whose link has a query
+ * with a non-ASCII byte and a character reference, a bare form action, two
  * roots in one directory), end to end: what the origin was asked for, each
  * written file byte for byte against the origin's body, and the manifest.
  */
 
-const SJIS_SO = Buffer.from([0x83, 0x5c]); // "ソ" in Shift_JIS: its trail byte is "\"
+/** "café" in windows-1252, then "&#38;" (an "&" written as a reference: its "#" starts no fragment) */
+const QUERY = Buffer.from('q=caf\xe9&#38;n=1', 'latin1');
 
 /** @type {Record<string, { type: string, body: Buffer }>} */
 const PAGES = {
-  '/s/': { type: 'text/html', body: Buffer.from('<html><body><a href="sjis.asp">s</a><form action method="post"><input name="q"></form></body></html>') },
-  '/s/sjis.asp': {
-    type: 'text/html; charset=Shift_JIS',
-    body: Buffer.concat([Buffer.from('<html><body>'), SJIS_SO, Buffer.from(' <a href="p.asp?q='), SJIS_SO, Buffer.from('">'), SJIS_SO, Buffer.from('</a></body></html>')]),
+  '/s/': { type: 'text/html', body: Buffer.from('<html><body><a href="legacy.asp">s</a><form action method="post"><input name="q"></form></body></html>') },
+  '/s/legacy.asp': {
+    type: 'text/html; charset=windows-1252',
+    body: Buffer.concat([Buffer.from('<html><body>caf\xe9 <a href="p.asp?', 'latin1'), QUERY, Buffer.from('#top">caf\xe9</a></body></html>', 'latin1')]),
   },
-  '/s/p.asp?q=%83\\': { type: 'text/html', body: Buffer.from('<html><body>p</body></html>') },
+  '/s/p.asp?q=caf%E9&n=1': { type: 'text/html', body: Buffer.from('<html><body>p</body></html>') },
 };
 
 /** @type {http.Server} */
@@ -47,7 +49,7 @@ beforeAll(async () => {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
   origin = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`;
   out = path.join(await dirs.make(), 'out');
-  await crawl({ roots: [`${origin}/s/`, `${origin}/s/sjis.asp`], out, concurrency: 2, retries: 0, timeout: 10_000, threads: 0 });
+  await crawl({ roots: [`${origin}/s/`, `${origin}/s/legacy.asp`], out, concurrency: 2, retries: 0, timeout: 10_000, threads: 0 });
   manifest = await readManifest(out);
 }, 60_000);
 
@@ -57,22 +59,24 @@ afterAll(async () => {
 });
 
 describe('a messy site, crawled', () => {
-  it('asks for a Shift_JIS query in Shift_JIS, as a browser does, and links its file', async () => {
-    expect(requested).toContain('/s/p.asp?q=%83\\');
-    expect(requested.filter((url) => url.includes('%E3%82%BD'))).toEqual([]);
-    const page = manifest.pages.find((p) => p.url === `${origin}/s/p.asp?q=%83\\`);
+  it('asks for a windows-1252 query in windows-1252, as a browser does, reads "&#38;" as "&", and links its file', async () => {
+    expect(requested).toContain('/s/p.asp?q=caf%E9&n=1');
+    expect(requested.filter((url) => url.includes('38;'))).toEqual([]);
+    const page = manifest.pages.find((p) => p.url === `${origin}/s/p.asp?q=caf%E9&n=1`);
     expect(page?.file).toBeDefined();
-    const written = await readFile(path.join(out, 's/sjis.asp.html'));
-    const link = 'p.asp@q=_83_.html'; // "%" and "\\" become "_" in a default name
-    expect(page?.file).toBe(`s/${link}`);
-    // Only the link's value changed; the Shift_JIS bytes around it are the origin's.
-    const origin_ = PAGES['/s/sjis.asp'].body.toString('latin1');
-    expect(written.toString('latin1')).toBe(origin_.replace(`p.asp?q=${SJIS_SO.toString('latin1')}`, link));
+    const written = (await readFile(path.join(out, 's/legacy.asp.html'))).toString('latin1');
+    // Only the link's value changed (to the file, its fragment kept); the bytes around it are the origin's.
+    const before = PAGES['/s/legacy.asp'].body.toString('latin1');
+    const at = before.indexOf('p.asp?');
+    expect(written.slice(0, at)).toBe(before.slice(0, at));
+    expect(written.slice(written.indexOf('#top"'))).toBe(before.slice(before.indexOf('#top"')));
+    // (the file's "&" written "&amp;" in the attribute, as it must be)
+    expect(written).toContain(`href="${path.posix.basename(/** @type {string} */ (page?.file)).replace(/&/g, '&amp;')}#top"`);
   });
 
   it('gives a bare form action the live page URL', async () => {
     const written = await readFile(path.join(out, 's/index.html'), 'latin1');
-    expect(written).toBe(PAGES['/s/'].body.toString('latin1').replace('<form action method', '<form action="/s/" method').replace('href="sjis.asp"', 'href="sjis.asp.html"'));
+    expect(written).toBe(PAGES['/s/'].body.toString('latin1').replace('<form action method', '<form action="/s/" method').replace('href="legacy.asp"', 'href="legacy.asp.html"'));
   });
 
   it('lists what was written, and the directory of both roots once', async () => {

@@ -6,6 +6,35 @@ import { TextDecoder } from 'node:util';
 
 /** A URL between quotes written as character references (`&quot;…&quot;`, `&#39;…&#39;`). */
 const ENTITY_QUOTED = /^(&(?:quot|apos|#34|#x22|#39|#x27);)(.*)\1$/is;
+/** The ASCII whitespace browsers strip around a URL (never 0xA0 or 0x85: they are bytes of characters here). */
+const LEADING_SPACE = /^[\t\n\f\r ]+/;
+const TRAILING_SPACE = /[\t\n\f\r ]+$/;
+
+/**
+ * Whether a tag's attributes already hold one of this name; an attribute
+ * found new is then pushed by the caller. A loop, and from 16 attributes a
+ * set of their names kept beside the list (one tag with thousands must not
+ * cost the square of them).
+ * @param {{ name: string }[]} attributes a tag's own list (a new one each tag)
+ * @param {string} name
+ */
+function hasAttribute(attributes, name) {
+  if (attributes.length < 16) {
+    for (let i = 0; i < attributes.length; i++) if (attributes[i].name === name) return true;
+    return false;
+  }
+  let names = NAMES_OF.get(attributes);
+  if (!names) {
+    names = new Set(attributes.map((attribute) => attribute.name));
+    NAMES_OF.set(attributes, names);
+  }
+  if (names.has(name)) return true;
+  names.add(name);
+  return false;
+}
+
+/** @type {WeakMap<object, Set<string>>} hasAttribute's names, by a tag's list */
+const NAMES_OF = new WeakMap();
 
 /**
  * One pass over an HTML page that finds every link and price slot with its
@@ -108,8 +137,10 @@ export function scanHtml(text, charset = 'utf-8') {
    */
   const addLink = (attr, kind, attrName) => {
     const raw = text.slice(attr.start, attr.end);
-    const trimmedStart = attr.start + (raw.length - raw.trimStart().length);
-    const trimmedEnd = attr.end - (raw.length - raw.trimEnd().length);
+    // ASCII whitespace only, as browsers strip it from a URL: not byte 0xA0 or 0x85 (the text
+    // holds the page's bytes), which end "à" in UTF-8 (C3 A0) or "あ" in Shift_JIS (82 A0).
+    const trimmedStart = attr.start + (LEADING_SPACE.exec(raw)?.[0].length ?? 0);
+    const trimmedEnd = attr.end - (TRAILING_SPACE.exec(raw)?.[0].length ?? 0);
     if (trimmedEnd <= trimmedStart) {
       // action="" submits to the page's own URL: on a static page that is its file, so it is a link too.
       if (kind === 'form') links.push({ start: attr.start, end: attr.end, value: '', kind, tag: tagName, attr: attrName });
@@ -229,7 +260,7 @@ export function scanHtml(text, charset = 'utf-8') {
       if (dataStart < 0) { dataStart = end; dataEnd = end; }
       if (quote === QuoteType.NoValue) dataStart = dataEnd = end;
       // A repeated attribute is dropped by browsers (the first one counts): it is no link.
-      if (attributes.some((a) => a.name === attributeName)) { dataStart = -1; return; }
+      if (hasAttribute(attributes, attributeName)) { dataStart = -1; return; }
       attributes.push({ name: attributeName, start: dataStart, end: quote === QuoteType.Unquoted ? end : dataEnd, quote });
       dataStart = -1;
     },
@@ -296,113 +327,65 @@ function makeDecoder(charset, entities) {
     return entities && text.includes('&') ? decodeHTMLAttribute(text) : text;
   };
   return (latin1) => {
-    if (!legacy) return read(latin1);
-    // A legacy page's query is sent in the page's charset, as browsers do.
-    const queryStart = latin1.indexOf('?');
-    if (queryStart < 0) return read(latin1);
-    const hashStart = latin1.indexOf('#', queryStart);
-    const queryEnd = hashStart < 0 ? latin1.length : hashStart;
-    const query = read(latin1.slice(queryStart, queryEnd));
-    const encoded = !/[^\x00-\x7f]/.test(query) ? query : query.replace(/[^\x00-\x7f]/gu, (char) => {
+    const text = read(latin1);
+    if (!legacy) return text;
+    // A legacy page's query is sent in the page's charset, as browsers do. Found in the text the
+    // browser sees (bytes and character references read): the "#" of "&#38;" starts no fragment.
+    const queryStart = text.indexOf('?');
+    if (queryStart < 0) return text;
+    const hashStart = text.indexOf('#', queryStart);
+    const queryEnd = hashStart < 0 ? text.length : hashStart;
+    const query = text.slice(queryStart, queryEnd);
+    if (!/[^\x00-\x7f]/.test(query)) return text;
+    const encoded = query.replace(/[^\x00-\x7f]/gu, (char) => {
       toBytes ??= reverseTableOf(charset);
       // Not in the charset: browsers send it as a numeric character reference.
       return toBytes.get(char) ?? encodeURIComponent(`&#${char.codePointAt(0)};`);
     });
-    return read(latin1.slice(0, queryStart)) + encoded + (hashStart < 0 ? '' : read(latin1.slice(hashStart)));
+    return text.slice(0, queryStart) + encoded + text.slice(queryEnd);
   };
 }
 
-/** @type {Map<string, Map<string, string>>} reverseTable by charset: a double-byte one takes some 24,000 decodes to make */
+/** @type {Map<string, Map<string, string>>} reverseTable by charset label (a site's pages share one or two) */
 const REVERSE_TABLES = new Map();
 
 /**
- * reverseTable, made once per charset (a site's pages share one or two).
+ * reverseTable, made once per charset.
  * @param {string} charset
  */
 function reverseTableOf(charset) {
   let table = REVERSE_TABLES.get(charset);
   if (!table) {
     table = reverseTable(charset);
-    if (REVERSE_TABLES.size >= 8) REVERSE_TABLES.clear(); // labels come from pages: bounded
+    if (REVERSE_TABLES.size >= 16) REVERSE_TABLES.clear(); // labels come from pages: bounded
     REVERSE_TABLES.set(charset, table);
   }
   return table;
 }
 
 /**
- * Character -> its bytes in the charset as a query holds them (bytes 0x80 and
- * up percent-encoded, an ASCII trail byte as it is, as the URL parser does),
- * for the upper half of a single-byte charset or the two-byte sequences of a
- * double-byte one.
+ * Character -> its byte, percent-encoded, for a single-byte charset's upper half.
  * @param {string} charset
  */
 function reverseTable(charset) {
   const decode = bytesDecoder(charset);
   /** @type {Map<string, string>} */
   const table = new Map();
-  /** @param {number[]} bytes */
-  const add = (bytes) => {
-    const char = decode(Buffer.from(bytes));
-    // One character, and the first sequence that gives it (the WHATWG encoders' choice, mostly).
-    if (char === '\ufffd' || char.length === 0 || [...char].length !== 1 || table.has(char)) return;
-    table.set(char, bytes.map((byte) => (byte >= 0x40 && byte <= 0x7e ? String.fromCharCode(byte) : '%' + byte.toString(16).toUpperCase().padStart(2, '0'))).join(''));
-  };
-  const leads = doubleByteLeads(charset);
-  if (!leads) {
-    for (let byte = 0x80; byte <= 0xff; byte++) add([byte]);
-    return table;
-  }
-  for (let lead = leads.first; lead <= 0xfe; lead++) {
-    if (leads.skip.includes(lead)) continue;
-    for (let trail = 0x40; trail <= 0xfe; trail++) add([lead, trail]);
+  for (let byte = 0x80; byte <= 0xff; byte++) {
+    const char = decode(Buffer.from([byte]));
+    if (char !== '\ufffd' && !table.has(char)) table.set(char, `%${byte.toString(16).toUpperCase()}`);
   }
   return table;
 }
 
 /**
- * The lead bytes of a double-byte legacy charset whose queries browsers send
- * in that charset, or null. Shift_JIS skips 0xED-0xEF (NEC-selected IBM
- * extensions, which browsers encode as the IBM ones at 0xFA-0xFC); Big5
- * starts at 0xA1 (HKSCS, which browsers decode but never encode, is below).
- * @param {string} charset
- * @returns {{ first: number, skip: number[] } | null}
- */
-function doubleByteLeads(charset) {
-  switch (whatwgEncoding(charset)) {
-    case 'shift_jis': return { first: 0x81, skip: [0xed, 0xee, 0xef] };
-    case 'euc-jp': case 'euc-kr': case 'gbk': return { first: 0x81, skip: [] };
-    case 'big5': return { first: 0xa1, skip: [] };
-    default: return null;
-  }
-}
-
-/**
- * The WHATWG name of a charset label ("sjis" -> "shift_jis"), or "" when unknown.
- * @param {string} charset
- */
-function whatwgEncoding(charset) {
-  let name = ENCODING_NAMES.get(charset);
-  if (name === undefined) {
-    try {
-      name = new TextDecoder(charset).encoding;
-    } catch {
-      name = '';
-    }
-    if (ENCODING_NAMES.size < 100) ENCODING_NAMES.set(charset, name); // labels come from pages: bounded
-  }
-  return name;
-}
-
-/** @type {Map<string, string>} */
-const ENCODING_NAMES = new Map();
-
-/**
- * Legacy charsets, whose query bytes browsers send in the page's charset
- * rather than in UTF-8: single-byte ones and double-byte East Asian ones.
+ * Single-byte legacy charsets, whose bytes are kept in a query as browsers do.
+ * (Double-byte ones are not: their encoders, WHATWG's tables, differ from the
+ * decoders Node has in too many places to build one from them.)
  * @param {string} charset
  */
 function legacyCharset(charset) {
-  return /^(windows-125\d|cp125\d|iso-8859-\d+|iso8859-\d+|latin-?1|l1|us-ascii|ascii|koi8-[ru])$/i.test(charset) || doubleByteLeads(charset) !== null;
+  return /^(windows-125\d|cp125\d|iso-8859-\d+|iso8859-\d+|latin-?1|l1|us-ascii|ascii|koi8-[ru])$/i.test(charset);
 }
 
 /**

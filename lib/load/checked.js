@@ -92,19 +92,25 @@ function asBuffer(body) {
 
 /**
  * Header names in lower case, as the HTTP loader gives them (a fake that says
- * "Content-Type" is understood). Missing headers are none.
+ * "Content-Type" is understood); a number is its text (`content-length: 12`),
+ * a null or undefined value no header; a fetch `Headers` object is read too.
+ * Missing headers are none.
  * @param {unknown} headers
  * @returns {import('./http.js').Headers | null}
  */
 function lowerCased(headers) {
   if (headers === undefined || headers === null) return {};
   if (typeof headers !== 'object' || Array.isArray(headers)) return null;
+  // A fetch Headers (or a Map) lists its entries; a plain object its own properties.
+  const listed = /** @type {{ entries?: () => Iterable<[string, unknown]> }} */ (headers);
+  const entries = typeof listed.entries === 'function' ? [...listed.entries()] : Object.entries(headers);
   /** @type {import('./http.js').Headers} */
   const lower = {};
-  for (const [name, item] of Object.entries(headers)) {
-    if (item === undefined) continue;
-    if (typeof item !== 'string' && !(Array.isArray(item) && item.every((part) => typeof part === 'string'))) return null;
-    lower[name.toLowerCase()] = item;
+  for (const [name, item] of entries) {
+    if (item === undefined || item === null) continue;
+    const value = typeof item === 'number' ? String(item) : item;
+    if (typeof value !== 'string' && !(Array.isArray(value) && value.every((part) => typeof part === 'string' || typeof part === 'number'))) return null;
+    lower[name.toLowerCase()] = Array.isArray(value) ? value.map(String) : value;
   }
   return lower;
 }

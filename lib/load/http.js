@@ -340,7 +340,7 @@ function httpLoaderOptions(options) {
   /** @param {'concurrency' | 'timeout' | 'maxPageBytes'} name */
   const whole = (name) => {
     const value = given[name] ?? OPTION_BY_NAME.get(name)?.default;
-    if (!Number.isSafeInteger(value) || /** @type {number} */ (value) < 1) throw new UsageError(`createHttpLoader: "${name}" must be a whole number, at least 1, got ${JSON.stringify(value) ?? String(value)}`);
+    if (!Number.isSafeInteger(value) || /** @type {number} */ (value) < 1) throw new UsageError(`createHttpLoader: "${name}" must be a whole number, at least 1, got ${typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value)}`);
     return /** @type {number} */ (value);
   };
   const { headers } = given;

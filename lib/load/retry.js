@@ -81,16 +81,25 @@ function checkRetryArguments(loader, options) {
   if (typeof (/** @type {{ load?: unknown } | null} */ (loader)?.load) !== 'function') throw new UsageError('withRetry(loader, options): the loader must have a load(url, options) method');
   if (!options || typeof options !== 'object') throw new UsageError('withRetry(loader, options): options must be an object with "retries"');
   const given = /** @type {Record<string, unknown>} */ (options);
-  if (!Number.isSafeInteger(given.retries) || /** @type {number} */ (given.retries) < 0) {
-    throw new UsageError(`withRetry: "retries" must be a whole number, at least 0, got ${JSON.stringify(given.retries) ?? String(given.retries)}`);
+  // Infinity: retry for ever (what a missing value used to do, now only when asked for).
+  if (!(Number.isSafeInteger(given.retries) || given.retries === Infinity) || /** @type {number} */ (given.retries) < 0) {
+    throw new UsageError(`withRetry: "retries" must be a whole number, at least 0 (or Infinity), got ${shown(given.retries)}`);
   }
   for (const key of ['retryDelay', 'maxRetryAfter']) {
     const value = given[key];
     if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
-      throw new UsageError(`withRetry: "${key}" must be a number of milliseconds, at least 0, got ${JSON.stringify(value) ?? String(value)}`);
+      throw new UsageError(`withRetry: "${key}" must be a number of milliseconds, at least 0, got ${shown(value)}`);
     }
   }
   for (const key of ['onRetry', 'random']) {
     if (given[key] !== undefined && typeof given[key] !== 'function') throw new UsageError(`withRetry: "${key}" must be a function when given`);
   }
+}
+
+/**
+ * A value as an error message shows it (JSON would say null for NaN and Infinity).
+ * @param {unknown} value
+ */
+function shown(value) {
+  return typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value);
 }
