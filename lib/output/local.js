@@ -224,15 +224,19 @@ export class LocalTree {
     }
     await eachLimited(this.removals, 16, (file) => rm(this.resolve(file), { force: true }));
     await eachLimited(this.sameTime, 16, async ([file, source]) => {
-      // Times go through a double (seconds), which holds about a quarter of a microsecond at
-      // today's dates: a source written in this commit gets the very time its sibling gets;
-      // beside one left as it is, the sibling is never older than its source.
+      // Times go through a double (seconds, about a quarter of a microsecond at today's dates)
+      // and libuv keeps whole microseconds: a source written in this commit gets the very time
+      // its sibling gets; beside one left as it is, the sibling gets the first microsecond not
+      // before the source's time, never older than it.
       const times = await stat(this.resolve(source), { bigint: true });
       const atime = Number(times.atimeNs) / 1e9;
-      const mtime = Number(times.mtimeNs) / 1e9;
-      await utimes(this.resolve(file), atime, mtime);
-      if (this.pending.has(source)) await utimes(this.resolve(source), atime, mtime);
-      else if ((await stat(this.resolve(file), { bigint: true })).mtimeNs < times.mtimeNs) await utimes(this.resolve(file), atime, mtime + 1e-6);
+      if (this.pending.has(source)) {
+        const mtime = Number(times.mtimeNs) / 1e9;
+        await utimes(this.resolve(file), atime, mtime);
+        await utimes(this.resolve(source), atime, mtime);
+      } else {
+        await utimes(this.resolve(file), atime, notBefore(times.mtimeNs));
+      }
     });
     if (manifest !== undefined) await move(manifest, MANIFEST_NAME);
     this.pending.clear();
@@ -252,4 +256,15 @@ export class LocalTree {
     // The state directory goes too when nothing else lives in it.
     await rmdir(path.dirname(this.temp)).catch(() => {});
   }
+}
+
+/**
+ * A time for utimes (seconds, a double) that libuv, which keeps whole
+ * microseconds and truncates, turns into the first microsecond not before
+ * `ns`: half a microsecond above it, so that the double's error (a quarter of
+ * a microsecond) never takes it below.
+ * @param {bigint} ns
+ */
+export function notBefore(ns) {
+  return (Number((ns + 999n) / 1000n) + 0.5) / 1e6;
 }
