@@ -8,7 +8,6 @@
  * nginx and varnishd are started for real with the shipped templates. Skipped
  * only outside CI when they are absent; in CI (CI=true) a missing one fails.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -16,8 +15,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderPlaceholder } from '../lib/placeholders.js';
 import { createServer } from '../lib/serve/index.js';
-import { closeServer, listen, request, waitFor } from '../fixtures/serve/http.js';
-import { NGINX, VARNISHD, editTemplate, freePort, startNginx, stopChild } from './helpers/edge.js';
+import { closeServer, listen, request } from '../fixtures/serve/http.js';
+import { NGINX, VARNISHD, startNginx, startVarnish } from './helpers/edge.js';
 
 const IN_CI = process.env.CI === 'true';
 const FALLBACK = 'See price in cart';
@@ -104,39 +103,24 @@ describe('nginx SSI template: an endpoint answer that is not a 200 is never inse
 
 describe('Varnish ESI template: the same answers', () => {
   const skip = !VARNISHD && !IN_CI;
-  /** @type {import('node:child_process').ChildProcess | null} */ let varnish = null;
+  /** @type {Awaited<ReturnType<typeof startVarnish>> | null} */ let varnish = null;
   /** @type {ReturnType<typeof createServer> | null} */ let origin = null;
   /** @type {number} */ let port;
 
   beforeAll(async () => {
     if (skip) return;
-    if (!VARNISHD) throw new Error('varnishd is not installed; .ci/run installs Debian\'s varnish package');
     const base = path.join(dir, 'varnish');
     const out = path.join(base, 'out');
     fs.mkdirSync(out, { recursive: true });
     fs.writeFileSync(path.join(out, 'prices.html'), page('esi'));
     origin = createServer({ root: out, logger: { warn: () => {} } });
     const originPort = await listen(origin);
-    port = await freePort();
-    fs.writeFileSync(path.join(base, 'prerender.vcl'), editTemplate('varnish/prerender.vcl', [
-      ['.port = "8081";', `.port = "${originPort}";`],
-      ['.port = "9000";', `.port = "${endpointPort}";`],
-    ]));
-    let log = '';
-    varnish = spawn(VARNISHD, ['-j', 'none', '-F', '-a', `127.0.0.1:${port}`, '-f', path.join(base, 'prerender.vcl'), '-n', path.join(base, 'work'), '-s', 'malloc,16m'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    varnish.stdout?.on('data', (c) => (log += c));
-    varnish.stderr?.on('data', (c) => (log += c));
-    await waitFor(
-      async () => {
-        if (varnish?.exitCode !== null) throw new Error(`varnishd exited: ${log}`);
-        return request(port, '/prices.html', { timeoutMs: 500 }).then((r) => r.status === 200, () => false);
-      },
-      { timeoutMs: 15_000, what: 'varnish to answer' },
-    );
+    varnish = await startVarnish({ dir: base, originPort, endpointPort, probe: '/prices.html', storage: 'malloc,16m' });
+    port = varnish.port;
   }, 30_000);
 
   afterAll(async () => {
-    if (varnish) await stopChild(varnish);
+    await varnish?.stop();
     if (origin) await closeServer(origin);
   });
 

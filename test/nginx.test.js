@@ -8,7 +8,6 @@
  * nginx is absent; in CI (CI=true) a missing nginx fails.
  * Varnish: Debian's `varnish` package; installed by .ci/run; skipped only outside CI when varnishd is absent.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,8 +17,8 @@ import { crawl } from '../lib/crawl/index.js';
 import { createServer } from '../lib/serve/index.js';
 import { startShop } from '../fixtures/shop.js';
 import { startPriceEndpoint } from '../fixtures/price-endpoint.js';
-import { closeServer, listen, request, waitFor } from '../fixtures/serve/http.js';
-import { NGINX, VARNISHD, editTemplate, freePort, startNginx, stopChild } from './helpers/edge.js';
+import { closeServer, listen, request } from '../fixtures/serve/http.js';
+import { NGINX, VARNISHD, startNginx, startVarnish } from './helpers/edge.js';
 
 const IN_CI = process.env.CI === 'true';
 
@@ -145,10 +144,9 @@ describe('Varnish ESI template', () => {
   const skip = !VARNISHD && !IN_CI; // .ci/run installs varnish: in CI a missing varnishd fails
   /** @type {string} */ let dir;
   /** @type {number} */ let port;
-  /** @type {import('node:child_process').ChildProcess | null} */ let varnish = null;
+  /** @type {Awaited<ReturnType<typeof startVarnish>> | null} */ let varnish = null;
   /** @type {Awaited<ReturnType<typeof startPriceEndpoint>>} */ let endpoint;
   /** @type {import('node:http').Server} */ let origin;
-  let log = '';
 
   beforeAll(async () => {
     if (skip) return;
@@ -158,26 +156,12 @@ describe('Varnish ESI template', () => {
     // The static origin: prerender serve serves an ESI tree as it is.
     origin = createServer({ root: out, logger: { warn: () => {} } });
     const originPort = await listen(origin);
-    port = await freePort();
-    const vcl = editTemplate('varnish/prerender.vcl', [
-      ['.port = "8081";', `.port = "${originPort}";`],
-      ['.port = "9000";', `.port = "${endpoint.port}";`],
-    ]);
-    fs.writeFileSync(path.join(dir, 'prerender.vcl'), vcl);
-    varnish = spawn(/** @type {string} */ (VARNISHD), ['-j', 'none', '-F', '-a', `127.0.0.1:${port}`, '-f', path.join(dir, 'prerender.vcl'), '-n', path.join(dir, 'varnish'), '-s', 'malloc,32m'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    varnish.stdout?.on('data', (c) => (log += c));
-    varnish.stderr?.on('data', (c) => (log += c));
-    await waitFor(
-      async () => {
-        if (varnish?.exitCode !== null) throw new Error(`varnishd exited: ${log}`);
-        return request(port, '/st/product5.htm', { timeoutMs: 500 }).then((r) => r.status === 200, () => false);
-      },
-      { timeoutMs: 15_000, what: 'varnish to answer' },
-    );
+    varnish = await startVarnish({ dir, originPort, endpointPort: endpoint.port, probe: '/st/product5.htm' });
+    port = varnish.port;
   }, 30_000);
 
   afterAll(async () => {
-    if (varnish) await stopChild(varnish);
+    await varnish?.stop();
     await endpoint?.close();
     if (origin) await closeServer(origin);
     if (dir) fs.rmSync(dir, { recursive: true, force: true });

@@ -123,3 +123,38 @@ http {
   }
   return { port, child, log, stop: () => stopChild(child) };
 }
+
+/**
+ * varnishd on the template's VCL with the static origin and the price
+ * endpoint put in, on a free port of 127.0.0.1, its files under `dir`.
+ * Resolves once `probe` answers 200.
+ * @param {{ dir: string, originPort: number, endpointPort: number, probe: string, storage?: string }} options
+ * @returns {Promise<{ port: number, child: import('node:child_process').ChildProcess, stop(): Promise<void> }>}
+ */
+export async function startVarnish({ dir, originPort, endpointPort, probe, storage = 'malloc,32m' }) {
+  if (!VARNISHD) throw new Error('varnishd is not installed; .ci/run installs Debian\'s varnish package');
+  const port = await freePort();
+  fs.mkdirSync(dir, { recursive: true });
+  const vcl = path.join(dir, 'prerender.vcl');
+  fs.writeFileSync(vcl, editTemplate('varnish/prerender.vcl', [
+    ['.port = "8081";', `.port = "${originPort}";`],
+    ['.port = "9000";', `.port = "${endpointPort}";`],
+  ]));
+  let log = '';
+  const child = spawn(VARNISHD, ['-j', 'none', '-F', '-a', `127.0.0.1:${port}`, '-f', vcl, '-n', path.join(dir, 'varnish'), '-s', storage], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.on('data', (chunk) => (log += chunk));
+  child.stderr?.on('data', (chunk) => (log += chunk));
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`varnishd exited: ${log}`);
+        return request(port, probe, { timeoutMs: 500 }).then((answer) => answer.status === 200, () => false);
+      },
+      { timeoutMs: 15_000, what: 'varnish to answer' },
+    );
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
+  return { port, child, stop: () => stopChild(child) };
+}

@@ -1,22 +1,19 @@
 // @ts-check
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LogBlobStore } from '../../lib/crawl/blobs.js';
+import { tempDirs } from '../crawl-helpers.js';
 
 /** A blob of `size` bytes that says which it is throughout. @param {number} n @param {number} size */
 const blob = (n, size) => Buffer.from(`<${n}>`.repeat(Math.ceil(size / 6)).slice(0, size));
 
 describe('LogBlobStore', () => {
+  const dirs = tempDirs();
   /** @type {string} */
   let dir;
   beforeEach(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-blobs-'));
+    dir = await dirs.make('prerender-blobs-');
   });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterEach(() => dirs.cleanup());
 
   it('gives back every blob, read forward (read ahead), backward and out of order', async () => {
     const store = new LogBlobStore(dir);

@@ -1,10 +1,10 @@
 // @ts-check
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalTree } from '../../lib/output/local.js';
+import { tempDirs } from '../crawl-helpers.js';
 
 /**
  * A precompressed sibling beside a file left as it is must never be older
@@ -15,14 +15,13 @@ import { LocalTree } from '../../lib/output/local.js';
  * "its time, plus a microsecond when older" still came out older.
  */
 describe('LocalTree: a sibling beside a file left as it is', () => {
+  const dirs = tempDirs();
   /** @type {string} */
   let dir;
   beforeEach(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-sibling-time-'));
+    dir = await dirs.make('prerender-sibling-time-');
   });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterEach(() => dirs.cleanup());
 
   it.each(['613107034', '000000999', '999999001', '000000000', '500000500', '123456789'])('is never older than its source, and less than 2 µs newer (source at .%s s)', async (fraction) => {
     for (let second = 1795812825; second < 1795812825 + 8; second++) {
