@@ -71,10 +71,26 @@ describe('a second crawl at 0% churn', () => {
     expect(site.counters.conditional).toBe(21);
     expect(site.counters.notModified).toBe(21);
     expect(second.summary.churn).toMatchObject({ new: 0, changed: 0, notModified: 21, sameBytes: 0, removed: 0, stale: 0, failed: 0, filesWritten: 0, bytesWritten: 0 });
+    // The requests went through the re-crawl's HTTP thread (a first crawl has nothing to revalidate).
+    expect(first.summary.threads.revalidated).toBe(0);
+    expect(second.summary.threads.revalidated).toBe(21);
     const after = await fileIds(out);
     expect(rewritten(before, after).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
     expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
     expect((await readManifest(out)).pages).toHaveLength(21);
+  });
+
+  it('with --threads 0 the same, with every request in the main thread', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out, ['--threads', '0']);
+    const before = await fileIds(out);
+    site.resetCounters();
+    const second = await crawl(out, ['--threads', '0']);
+    expect(second.code).toBe(0);
+    expect(site.counters).toMatchObject({ requests: 21, conditional: 21, notModified: 21 });
+    expect(second.summary.threads.revalidated).toBe(0);
+    expect(second.summary.churn).toMatchObject({ notModified: 21, filesWritten: 0 });
+    expect(rewritten(before, await fileIds(out)).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
   });
 
   it('an origin without validators: every page fetched in full, no file written', async () => {
@@ -86,6 +102,8 @@ describe('a second crawl at 0% churn', () => {
     const second = await crawl(out);
     expect(site.counters.conditional).toBe(0);
     expect(second.summary.churn).toMatchObject({ notModified: 0, sameBytes: 21, filesWritten: 0 });
+    // The same bytes have the same links: no page was tokenised again (the last scans were taken).
+    expect(second.summary.threads).toMatchObject({ inMain: 0, inWorkers: 0 });
     expect(rewritten(before, await fileIds(out)).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
   });
 

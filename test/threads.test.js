@@ -44,7 +44,7 @@ describe('--threads', () => {
     const alone = await crawlShop(0);
     const threaded = await crawlShop(2);
     expect(alone.result.pages).toBe(153);
-    expect(alone.result.threads).toEqual({ workers: 0, inWorkers: 0, inMain: 2 * 153, early: 0 });
+    expect(alone.result.threads).toEqual({ workers: 0, inWorkers: 0, inMain: 2 * 153, early: 0, revalidated: 0 });
     expect(threaded.result.pages).toBe(153);
     // The first starts after 64 pages, the second once the first is kept busy (the rewrite pass does).
     expect(threaded.result.threads.workers).toBeGreaterThanOrEqual(1);
@@ -67,8 +67,9 @@ describe('--threads', () => {
       expect(first.threads.workers).toBeGreaterThanOrEqual(1);
       const again = await crawl(options);
       expect(again.churn.notModified).toBe(150);
-      // The three directory pages (no validators) are tokenised again, in the main thread; no file is rewritten.
-      expect(again.threads).toEqual({ workers: 0, inWorkers: 0, inMain: 3, early: 0 });
+      // The three directory pages (no validators, the same bytes) take their stored scans: nothing is
+      // tokenised, and no file is rewritten. Every request went through the re-crawl's HTTP thread.
+      expect(again.threads).toEqual({ workers: 0, inWorkers: 0, inMain: 0, early: 0, revalidated: 153 });
       expect(again.churn.filesWritten).toBe(0);
       // Pages that answer 304 but must be written again (another placeholder mode): phase two starts them.
       const rewritten = await crawl({ ...options, placeholders: 'ssi' });

@@ -23,17 +23,23 @@ import { BlobIndex } from './blob-index.js';
  *   has(id: string): boolean,
  *   close(): Promise<void>,
  *   locate?(id: string): { path: string, at: number, length: number },
+ *   peek?<T>(id: string, use: (bytes: Buffer) => T): Promise<T>,
  *   readonly stageDir?: string,
  * }} BlobStore
  *   locate (optional): where a blob lies, a byte range of a local file (length
  *   -1: the whole file), so that a worker thread can read it itself;
  *   stageDir (optional): a directory of one file per blob (DIR/ab/<sha256>)
- *   where the worker thread that scanned a page stores body and scan itself
+ *   where the worker thread that scanned a page stores body and scan itself;
+ *   peek (optional): `use` of a blob's bytes in a buffer the store reuses (valid
+ *   only while `use` runs): a blob read only to be decoded costs no allocation
  *   close() keeps what was stored, for the next run.
  */
 
 /** @param {Buffer} data */
 export const sha256 = (data) => createHash('sha256').update(data).digest('hex');
+
+/** The largest blob peek() reads into its reused buffer; a larger one is read into its own. */
+const MAX_SCRATCH = 1024 * 1024;
 
 /** Frame header: 6-byte length, then the 32-byte sha256. */
 const HEADER = 38;
@@ -188,13 +194,41 @@ export class LogBlobStore {
     return Promise.all(places.map((where) => this.#read(where.at, where.length)));
   }
 
+  /** @type {Buffer} reused by peek() */
+  #scratch = Buffer.allocUnsafeSlow(16 * 1024);
+
+  /**
+   * @template T
+   * @param {string} id
+   * @param {(bytes: Buffer) => T} use
+   * @returns {Promise<T>}
+   */
+  async peek(id, use) {
+    const where = this.index.get(id);
+    if (!where) throw new Error(`no staged blob ${id}`);
+    // Grown to the largest blob peeked, up to a bound: a page's scan is a few kilobytes.
+    if (where.length > this.#scratch.length) {
+      if (where.length > MAX_SCRATCH) return use(await this.#read(where.at, where.length));
+      this.#scratch = Buffer.allocUnsafeSlow(Math.min(MAX_SCRATCH, Math.max(where.length, this.#scratch.length * 2)));
+    }
+    return use(this.#readInto(where.at, where.length, this.#scratch.subarray(0, where.length)));
+  }
+
   /**
    * @param {number} at
    * @param {number} length
    */
   async #read(at, length) {
+    return this.#readInto(at, length, Buffer.allocUnsafe(length));
+  }
+
+  /**
+   * @param {number} at
+   * @param {number} length
+   * @param {Buffer} buffer at least `length` bytes
+   */
+  #readInto(at, length, buffer) {
     const log = /** @type {import('node:fs/promises').FileHandle} */ (this.log);
-    const buffer = Buffer.allocUnsafe(length);
     let done = 0;
     // A positional read of what this run (or the last) just wrote: it is in
     // the page cache, and a synchronous pread costs a few microseconds where

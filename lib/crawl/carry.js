@@ -14,6 +14,9 @@ import { fromStored, isGone, isTransient, pickStored, reusable } from './recrawl
  * @typedef {import('./discover.js').PageInFlight} PageInFlight
  */
 
+/** The body of a page carried over: it is not read (a Buffer of no bytes is never written to). */
+const NO_BODY = Buffer.alloc(0);
+
 /**
  * Note a page done in the journal, so that a killed run is resumed without
  * fetching it again.
@@ -72,11 +75,7 @@ export async function resumeFrom(run, page, entry) {
     record.bytes = entry.bytes;
     record.sha256 = entry.sha256;
   }
-  page.url = new URL(page.key);
-  if (record.scan) {
-    const [scanned] = await /** @type {import('./blobs.js').BlobStore} */ (run.blobs).get([record.scan]);
-    page.scan = decodeLinks(scanned);
-  }
+  if (record.scan) page.scan = await storedLinks(run, record.scan);
   await links(run, page);
   record.state = 'done';
   record.referrers = undefined;
@@ -99,12 +98,18 @@ export async function keepStored(run, page, stored, change) {
   fromStored(record, stored);
   record.change = change;
   record.wanted = stored.file;
-  page.url ??= new URL(page.key);
-  page.result = { url: page.key, status: stored.status, headers: {}, body: Buffer.alloc(0) };
-  if (record.scan) {
-    const [scanned] = await /** @type {import('./blobs.js').BlobStore} */ (run.blobs).get([record.scan]);
-    page.scan = decodeLinks(scanned);
-  }
+  page.result = { url: page.key, status: stored.status, headers: {}, body: NO_BODY };
+  if (record.scan) page.scan = await storedLinks(run, record.scan);
+}
+
+/**
+ * The links of a staged scan (the blob store's own buffer when it can lend one: nothing kept of it).
+ * @param {CrawlRun} run
+ * @param {string} id
+ */
+function storedLinks(run, id) {
+  const blobs = /** @type {import('./blobs.js').BlobStore} */ (run.blobs);
+  return blobs.peek ? blobs.peek(id, decodeLinks) : blobs.get([id]).then(([scanned]) => decodeLinks(scanned));
 }
 
 /**

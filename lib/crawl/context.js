@@ -54,13 +54,15 @@ import { PageThreads } from './threads.js';
  *   threads: PageThreads,
  *   finishPool?: FinishPool | null,
  *   early?: import('./early.js').EarlyWrites | null,
+ *   revalidator?: import('../load/revalidate.js').Revalidator | null,
  * }} CrawlRun
  *   assetOrigins: origins whose page requisites --assets fetches outside the
  *   page scope (the roots' and --assets-origins); robots: with --robots;
  *   threads: the worker threads of the per-page work (closed by whoever made the run);
  *   finishPool: in a shared crawl, where the per-page work of the write passes goes
  *   (every live process takes part; distributed/finish.js);
- *   early: pages rendered and written while the crawl runs (early.js)
+ *   early: pages rendered and written while the crawl runs (early.js);
+ *   revalidator: a re-crawl's requests, asked ahead on a thread (told what the frontier admits)
  * @typedef {{
  *   window: number,
  *   begin(context: import('./page-work.js').RenderContext, table: import('./shared-names.js').SharedNameTable): Promise<void>,

@@ -1,12 +1,12 @@
 // @ts-check
 import { AbortError, OutputError, PrerenderError } from '../errors.js';
 import { isHtmlType, mimeOf, wantedFileName } from '../naming.js';
-import { encodeScan, parseLinkLines } from '../page.js';
+import { decodeLinks, encodeScan, parseLinkLines } from '../page.js';
 import { canonicalKey, parseHttpUrl } from '../url.js';
 import { createStepRunner } from './steps.js';
 import { sha256 } from './blobs.js';
 import { intern, warn } from './context.js';
-import { conditionalHeaders, reusable } from './recrawl.js';
+import { conditionalHeaders, pickStored, reusable } from './recrawl.js';
 import { failOrKeep, journal, keepStored, resumable, resumeFrom } from './carry.js';
 
 /**
@@ -107,6 +107,7 @@ function pump(run) {
       if (error instanceof OutputError) throw error; // the run cannot go on
       await failOrKeep(run, page, error);
     }
+    run.revalidator?.forget(key);
     run.early?.visited(page);
     const promoted = await frontier.done(key, { page: record.state === 'done', requisitesSkipped: page.requisitesSkipped, linksTo: page.linksTo });
     if (promoted.length > 0) await admitted(run, promoted, promoted.map(() => 'added'));
@@ -336,6 +337,7 @@ async function scan(run, page) {
   const record = page.record;
   if (record.type === 'other' || page.scan) return;
   const body = loaded(page.result).body;
+  if (await scanAsBefore(run, page, body)) return;
   // Once the crawl is past its first pages and there is more than a little of this work
   // (a re-crawl of pages that answer 304 has next to none).
   const from = run.options.threadsFrom;
@@ -349,6 +351,35 @@ async function scan(run, page) {
   page.scan = { links: parseLinkLines(scanned.links), nofollow: scanned.nofollow };
   page.staged = { scanBytes: scanned.scanBytes, ids: [scanned.bodyId, scanned.scanId], stored: scanned.stored };
 }
+
+/**
+ * A page whose bytes are those of the last run's copy (an origin without
+ * validators, or a page that answers 200 to its conditional request
+ * unchanged) has the links it had: its stored scan is taken, not made again
+ * (the same bytes, URL and Content-Type scan the same). Its body and scan are
+ * already staged. Not with --full, which ignores the last run.
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ * @param {Buffer} body
+ */
+async function scanAsBefore(run, page, body) {
+  const blobs = run.blobs;
+  const prior = run.prior;
+  if (!blobs?.peek || !blobs.locate || !prior?.reuse) return false;
+  const record = page.record;
+  const before = pickStored(prior.pages, page.key, ['state', 'type', 'contentType', 'charset', 'body', 'scan']);
+  if (!before || before.state !== 'done' || before.type !== record.type || before.contentType !== record.contentType) return false;
+  if (!before.body || !before.scan || !blobs.has(before.body) || !blobs.has(before.scan)) return false;
+  // The length first: a changed page is seldom the same size, and costs no hash then.
+  if (blobs.locate(before.body).length !== body.length || sha256(body) !== before.body) return false;
+  page.scan = await blobs.peek(before.scan, decodeLinks);
+  record.charset = before.charset === undefined ? undefined : intern(run, before.charset);
+  page.staged = { scanBytes: NO_BYTES, ids: [before.body, before.scan], stored: true };
+  return true;
+}
+
+/** The scan bytes of a page whose scan is already staged (not read). */
+const NO_BYTES = Buffer.alloc(0);
 
 /**
  * Decide every link once: in scope and followed (navigation, or a requisite
@@ -505,6 +536,7 @@ async function allowedByRobots(run, items) {
  */
 async function admitted(run, items, outcomes) {
   await run.records.admit(items, outcomes);
+  if (run.revalidator) run.revalidator.hint(items.flatMap((item, i) => (outcomes[i] === 'added' ? [item.key] : [])));
   if (!run.listening('admit')) return;
   items.forEach((item, i) => {
     if (outcomes[i] === 'known') return;

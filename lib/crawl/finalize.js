@@ -279,8 +279,7 @@ async function writePage(run, record, names, previous, failed, counters) {
       record.sha256 = record.body;
     } else {
       if (sameFile && unchangedInput && previous) {
-        const [scanned] = await blobs.get([ids[1]]);
-        const scan = decodeLinks(scanned);
+        const scan = blobs.peek ? await blobs.peek(ids[1], decodeLinks) : decodeLinks((await blobs.get([ids[1]]))[0]);
         if (scan.links.every((link) => !link.key || names.fileOf(link.key) === previous.fileOf(link.key))) {
           return keepFile(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
         }

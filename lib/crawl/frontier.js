@@ -20,6 +20,7 @@
  *   idle?(): Promise<void>,
  *   wantsLinks?(): boolean,
  *   release?(): void,
+ *   queued?(key: string): boolean,
  * }} Frontier
  *   done() returns the items admitted in place of a URL that did not become a page;
  *   linksTo: the page's links, when collected for a frontier that wantsLinks() (a
@@ -33,6 +34,8 @@
  *   release(): the crawl phase is over and its counts read: a frontier that
  *   holds its URLs in this process lets them go (phase two never asks it
  *   again; at 200,000 URLs its map is about 9 MB of the peak).
+ *   queued(): whether a URL waits to be taken (a re-crawl's requests asked ahead
+ *   are for those only: revalidate.js).
  */
 
 /** Distinct over-limit URLs remembered; past this the count is a lower bound. */
@@ -136,6 +139,11 @@ export class MemoryFrontier {
       break;
     }
     return promoted;
+  }
+
+  /** @param {string} key */
+  queued(key) {
+    return this.states.get(key) === QUEUED;
   }
 
   /** @param {string} key */

@@ -3,7 +3,8 @@ import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
-import { defaultLoader, withRetry } from '../load/index.js';
+import { createHttpLoader, defaultLoader, withRetry } from '../load/index.js';
+import { withRevalidation } from '../load/revalidate.js';
 import { withPoliteness } from '../load/polite.js';
 import { LocalTree } from '../output/local.js';
 import { STATE_DIR, clearLeftovers, prepareOutDir } from '../output/outdir.js';
@@ -15,10 +16,11 @@ import { createCrawlRun, warn } from './context.js';
 import { discover } from './discover.js';
 import { finalize, outputKey, renderContext, errorsOf } from './finalize.js';
 import { EarlyWrites } from './early.js';
-import { isGoneStatus, loadPrior, namingKey } from './recrawl.js';
+import { conditionalHeaders, isGoneStatus, loadPrior, namingKey, reusable } from './recrawl.js';
 import { JOURNAL_FILE, createJournal, readJournal } from './journal.js';
 import { MemoryFrontier } from './frontier.js';
 import { assignNames } from './names.js';
+import { STATE_FILE } from './state.js';
 import { Arena } from './arena.js';
 import { StoredPages } from './stored-pages.js';
 import { MemoryRecordStore, eachRecord } from './records.js';
@@ -53,7 +55,7 @@ import { createRenderStep } from '../render/step.js';
  *   out: string, manifest: string | null, pages: number, assets: number, failed: number, warnings: number, redirects: number,
  *   notCrawled: number, notCrawledSaturated: boolean, maxPages: number, requisitesNotFetched: number,
  *   interrupted: boolean, durationMs: number,
- *   threads: { workers: number, inWorkers: number, inMain: number, early: number },
+ *   threads: { workers: number, inWorkers: number, inMain: number, early: number, revalidated: number },
  *   failures: import('../manifest/schema.js').ManifestError[],
  *   stale: number, resumed: number, pruneRefused: boolean, complete: boolean, tooDeep: number, tooLong: number, sitemapsCut: boolean, rootLost: boolean, kept: number,
  *   churn: {
@@ -61,7 +63,8 @@ import { createRenderStep } from '../render/step.js';
  *     filesWritten: number, bytesWritten: number,
  *   },
  * }} CrawlResult
- *   threads: worker threads started, and the per-page requests (tokenise, rewrite) they and the main thread did
+ *   threads: worker threads started, and the per-page requests (tokenise, rewrite) they and the main thread did;
+ *   revalidated: the requests a re-crawl made on its HTTP thread (revalidate.js), asked ahead or not
  *   churn: URLs new / changed / unchanged (304) / unchanged (same bytes) / removed / stale / failed,
  *   and the files and bytes actually written
  *   complete: every in-scope URL reached, no failure left but 404/410 (only such a run removes files);
@@ -129,9 +132,17 @@ export class Crawler extends EventEmitter {
       },
     };
     const politeness = { rate: o.rate, delay: o.delay, concurrency: o.concurrency };
+    const httpOptions = { timeout: o.timeout, maxPageBytes: o.maxPageBytes, headers: o.headers, concurrency: o.concurrency };
+    // A re-crawl's requests on a thread of their own, asked ahead (revalidate.js): with the
+    // crawl's own HTTP loader only, and not where requests must be paced or go through a browser.
+    const revalidator = !this.#loader && !o.dryRun && !o.frontier && transforms.length === 0 && o.threads > 0 && !(o.rate && o.rate > 0) && !(o.delay > 0)
+      ? withRevalidation(createHttpLoader(httpOptions), httpOptions)
+      : null;
     const loader = this.#loader
       ? withRetry(withPoliteness({ load: this.#loader.load.bind(this.#loader), close: async () => {} }, politeness), retryOptions)
-      : defaultLoader({ timeout: o.timeout, maxPageBytes: o.maxPageBytes, headers: o.headers, ...retryOptions, ...politeness });
+      : revalidator
+      ? withRetry(revalidator, retryOptions)
+      : defaultLoader({ ...httpOptions, ...retryOptions, ...politeness });
     const target = o.dryRun ? null : this.#target ?? new LocalTree(o.out);
     const stateDir = o.dryRun ? null : path.join(path.resolve(o.out), STATE_DIR);
     /** @type {LogBlobStore | import('../distributed/dir-blobs.js').DirBlobStore | null} */
@@ -170,6 +181,8 @@ export class Crawler extends EventEmitter {
         // A killed run's temp files and staging; in a shared crawl only once its pass is
         // dropped in Redis (openSharedCrawl), so that no worker still writes into them.
         if (!o.frontier) await clearLeftovers(prepared.stateDir);
+        // A re-crawl's HTTP thread starts while the last state is read (it is idle until then).
+        if (revalidator && !o.full && existsSync(path.join(prepared.stateDir, STATE_FILE))) revalidator.warm();
         prior = await loadPrior(prepared.stateDir, { full: o.full, ignore: o.ignore, pages: new StoredPages(arena, PRIOR) });
         // A journal left means a run was killed or interrupted since the state: files it put in OUT are not listed there.
         if (prior) prior.ownsTree = !existsSync(path.join(prepared.stateDir, JOURNAL_FILE));
@@ -218,6 +231,16 @@ export class Crawler extends EventEmitter {
         sources: sources(o, listed.length),
       }, listed);
       if (prior) prior.reuseOutput = prior.reuse && prior.output === outputKey(run);
+      if (revalidator && prior?.reuse && !prior.renamed) {
+        const last = prior;
+        const journaled = resumed?.entries ?? null;
+        // Only pages still waiting; not those the killed run's journal has (they are not fetched again).
+        const frontier = run.frontier;
+        revalidator.start((key) => (journaled?.has(key) || frontier.queued?.(key) === false ? undefined : conditionalHeaders(last, reusable(last, key, blobs))));
+        run.revalidator = revalidator;
+      } else {
+        await revalidator?.unwarm();
+      }
       // In a shared crawl, from every process's results (the feed) and the shared blob directory.
       if (o.early && target instanceof LocalTree && (shared ? blobs !== null : blobs instanceof LogBlobStore) && o.precompress.length === 0 && run.threads.size > 0) {
         run.early = new EarlyWrites(run, renderContext(run), shared?.feed() ?? null);
@@ -284,7 +307,7 @@ export class Crawler extends EventEmitter {
         notCrawledSaturated: overLimitSaturated,
         maxPages: o.maxPages,
         requisitesNotFetched: run.counts.requisitesNotFetched,
-        threads: { workers: run.threads.slots.length, inWorkers: run.threads.counts.worker, inMain: run.threads.counts.local, early: run.early?.counts.taken ?? 0 },
+        threads: { workers: run.threads.slots.length, inWorkers: run.threads.counts.worker, inMain: run.threads.counts.local, early: run.early?.counts.taken ?? 0, revalidated: revalidatedCount(run.revalidator) },
         interrupted,
         durationMs: Math.round(performance.now() - startedAt),
         failures,
@@ -367,6 +390,14 @@ function countRecord(tally, record) {
   // Pages are HTML documents; requisites (--assets) are counted apart.
   tally.written[record.type === 'html' ? 'pages' : 'assets']++;
   if (record.change && !record.stale) tally.changes.set(record.change, (tally.changes.get(record.change) ?? 0) + 1);
+}
+
+/**
+ * The requests a re-crawl made on its HTTP thread whose answers it used.
+ * @param {import('../load/revalidate.js').Revalidator | null | undefined} revalidator
+ */
+function revalidatedCount(revalidator) {
+  return revalidator ? revalidator.counts.takenAhead + revalidator.counts.urgent : 0;
 }
 
 /**
