@@ -2,6 +2,7 @@
 import { Worker } from 'node:worker_threads';
 import { AbortError, ContentEncodingError, FetchError, HttpStatusError, PageTooLargeError, TimeoutError } from '../errors.js';
 import { reassertHeapBounds } from '../heap.js';
+import { fanout } from './abort.js';
 
 /**
  * A re-crawl's requests on a thread of their own, asked ahead of the crawl.
@@ -172,25 +173,22 @@ export class Revalidator {
       this.counts.urgent++;
     }
     const taken = ask;
-    const promise = new Promise((/** @type {(result: LoadResult) => void} */ resolve, reject) => {
-      if (taken.outcome) {
-        this.#heldBytes -= taken.bytes;
-        if (taken.outcome.error) reject(taken.outcome.error);
-        else resolve(/** @type {LoadResult} */ (taken.outcome.result));
-      } else {
-        taken.waiter = { resolve, reject };
-      }
-    });
+    if (taken.outcome) this.#heldBytes -= taken.bytes;
     this.#askAhead();
-    if (!signal) return promise;
+    if (taken.outcome) {
+      return taken.outcome.error ? Promise.reject(taken.outcome.error) : Promise.resolve(/** @type {LoadResult} */ (taken.outcome.result));
+    }
     return new Promise((resolve, reject) => {
-      const onAbort = () => {
+      // One listener on the run's signal for all requests (abort.js), dropped once the answer is in.
+      const unlink = fanout.link(signal, () => {
         taken.waiter = undefined;
         this.#asked.delete(taken.id); // its answer is let go when it comes
         reject(new AbortError('crawl interrupted'));
+      });
+      taken.waiter = {
+        resolve: (result) => { unlink(); resolve(result); },
+        reject: (error) => { unlink(); reject(error); },
       };
-      signal.addEventListener('abort', onAbort, { once: true });
-      promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
     });
   }
 
