@@ -36,6 +36,10 @@ export class FieldCodec {
   #common = new Map();
   /** @type {string[]} */
   #commonList = [];
+  /** @type {Map<string, number>} */
+  #index;
+  /** pick()'s fields wanted, by index (reused: pick is synchronous) */
+  #mask = new Uint8Array(EXTRA);
 
   /**
    * @param {FieldTable} fields
@@ -46,6 +50,8 @@ export class FieldCodec {
     if (fields.length >= EXTRA) throw new Error('too many fields');
     this.fields = fields;
     this.known = new Set([...fields.map(([name]) => name), ...skip]);
+    /** @type {Map<string, number>} each field's index in the table */
+    this.#index = new Map(fields.map(([name], i) => [name, i]));
     this.extra = extra;
   }
 
@@ -111,42 +117,9 @@ export class FieldCodec {
    * @returns {T}
    */
   decode(bytes, into) {
-    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const target = /** @type {Record<string, any>} */ (into);
+    const buffer = asBuffer(bytes);
     let at = 0;
-    while (at < buffer.length) {
-      const tag = buffer[at++];
-      if (tag === EXTRA) {
-        const [length, start] = varintAt(buffer, at);
-        Object.assign(target, JSON.parse(buffer.toString('utf8', start, start + length)));
-        at = start + length;
-        continue;
-      }
-      const field = this.fields[(tag & ~AS_JSON) - 1];
-      if (!field) throw new Error(`unknown field ${tag} in packed bytes`);
-      const [name, kind] = field;
-      if (tag & AS_JSON) {
-        const [length, start] = varintAt(buffer, at);
-        target[name] = JSON.parse(buffer.toString('utf8', start, start + length));
-        at = start + length;
-      } else if (kind === 'hex') {
-        target[name] = buffer.toString('hex', at, at + 32);
-        at += 32;
-      } else if (kind === 'flag') {
-        target[name] = true;
-      } else if (kind === 'uint' || kind === 'common') {
-        const [n, next] = varintAt(buffer, at);
-        target[name] = kind === 'uint' ? n : this.#commonList[n];
-        at = next;
-      } else if (Array.isArray(kind)) {
-        target[name] = kind[buffer[at++]];
-      } else {
-        const [length, start] = varintAt(buffer, at);
-        const text = buffer.toString('utf8', start, start + length);
-        target[name] = kind === 'json' ? JSON.parse(text) : text;
-        at = start + length;
-      }
-    }
+    while (at < buffer.length) at = this.#field(buffer, at, /** @type {Record<string, any>} */ (into));
     return into;
   }
 
@@ -159,33 +132,110 @@ export class FieldCodec {
    * @returns {T}
    */
   pick(bytes, wanted, into) {
-    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const buffer = asBuffer(bytes);
+    const target = /** @type {Record<string, any>} */ (into);
+    const mask = this.#mask;
+    mask.fill(0);
+    let left = 0;
+    // A name not in the table can only be among the extra properties, which come last.
+    let extra = false;
+    for (const name of wanted) {
+      const index = this.#index.get(name);
+      if (index === undefined) extra = this.extra;
+      else if (mask[index] === 0) {
+        mask[index] = 1;
+        left++;
+      }
+    }
     let at = 0;
-    let left = wanted.length;
-    while (at < buffer.length && left > 0) {
-      const tag = buffer[at++];
+    while (at < buffer.length && (left > 0 || extra)) {
+      const tag = buffer[at];
       if (tag === EXTRA) {
-        const extra = this.decode(buffer.subarray(at - 1), /** @type {Record<string, any>} */ ({}));
-        for (const name of wanted) if (Object.hasOwn(extra, name)) /** @type {Record<string, any>} */ (into)[name] = extra[name];
+        const extra = this.decode(buffer.subarray(at), /** @type {Record<string, any>} */ ({}));
+        for (const name of wanted) if (Object.hasOwn(extra, name)) target[name] = extra[name];
         break;
       }
-      const field = this.fields[(tag & ~AS_JSON) - 1];
-      if (!field) throw new Error(`unknown field ${tag} in packed bytes`);
-      const [name, kind] = field;
-      let next = at;
-      if (tag & AS_JSON || !(kind === 'hex' || kind === 'flag' || kind === 'uint' || kind === 'common' || Array.isArray(kind))) {
-        const [length, start] = varintAt(buffer, at);
-        next = start + length;
-      } else if (kind === 'hex') next = at + 32;
-      else if (kind === 'uint' || kind === 'common') next = varintAt(buffer, at)[1];
-      else if (Array.isArray(kind)) next = at + 1;
-      if (wanted.includes(name)) {
-        this.decode(buffer.subarray(at - 1, next), into);
+      const index = (tag & ~AS_JSON) - 1;
+      if (mask[index] === 1) {
+        at = this.#field(buffer, at, target);
         left--;
+      } else {
+        at = this.#skip(buffer, at);
       }
-      at = next;
     }
     return into;
+  }
+
+  /**
+   * Decode the field that starts at `at` onto `target`.
+   * @param {Buffer} buffer
+   * @param {number} at its tag
+   * @param {Record<string, any>} target
+   * @returns {number} where the next field starts
+   */
+  #field(buffer, at, target) {
+    const tag = buffer[at++];
+    if (tag === EXTRA) {
+      const length = varint(buffer, at);
+      const start = varintEnd;
+      Object.assign(target, JSON.parse(buffer.toString('utf8', start, start + length)));
+      return start + length;
+    }
+    const field = this.fields[(tag & ~AS_JSON) - 1];
+    if (!field) throw new Error(`unknown field ${tag} in packed bytes`);
+    const name = field[0];
+    const kind = field[1];
+    if (tag & AS_JSON) {
+      const length = varint(buffer, at);
+      const start = varintEnd;
+      target[name] = JSON.parse(buffer.toString('utf8', start, start + length));
+      return start + length;
+    }
+    if (kind === 'hex') {
+      target[name] = buffer.toString('hex', at, at + 32);
+      return at + 32;
+    }
+    if (kind === 'flag') {
+      target[name] = true;
+      return at;
+    }
+    if (kind === 'uint') {
+      target[name] = varint(buffer, at);
+      return varintEnd;
+    }
+    if (kind === 'common') {
+      target[name] = this.#commonList[varint(buffer, at)];
+      return varintEnd;
+    }
+    if (Array.isArray(kind)) {
+      target[name] = kind[buffer[at]];
+      return at + 1;
+    }
+    const length = varint(buffer, at);
+    const start = varintEnd;
+    const text = buffer.toString('utf8', start, start + length);
+    target[name] = kind === 'json' ? JSON.parse(text) : text;
+    return start + length;
+  }
+
+  /**
+   * Where the field that starts at `at` ends, not decoded.
+   * @param {Buffer} buffer
+   * @param {number} at its tag
+   */
+  #skip(buffer, at) {
+    const tag = buffer[at++];
+    const field = this.fields[(tag & ~AS_JSON) - 1];
+    if (!field) throw new Error(`unknown field ${tag} in packed bytes`);
+    const kind = field[1];
+    if (tag & AS_JSON || kind === 'str' || kind === 'json') return varint(buffer, at) + varintEnd;
+    if (kind === 'hex') return at + 32;
+    if (kind === 'flag') return at;
+    if (kind === 'uint' || kind === 'common') {
+      varint(buffer, at);
+      return varintEnd;
+    }
+    return at + 1; // an enum
   }
 
   /**
@@ -233,6 +283,34 @@ export class FieldCodec {
     this.#varint(length);
     this.#room(length);
     this.#at += this.#out.write(text, this.#at, length, 'utf8');
+  }
+}
+
+/** @param {Uint8Array} bytes */
+function asBuffer(bytes) {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Where the varint `varint()` read last ends (a module variable: no pair allocated per read). */
+let varintEnd = 0;
+
+/**
+ * A varint (7 bits a byte, low first) of a buffer; where it ends is left in `varintEnd`.
+ * @param {Buffer} buffer
+ * @param {number} at
+ */
+function varint(buffer, at) {
+  let n = 0;
+  let scale = 1;
+  for (;;) {
+    const byte = buffer[at++];
+    if (byte === undefined) throw new Error('truncated packed bytes');
+    n += (byte & 0x7f) * scale;
+    if (byte < 0x80) {
+      varintEnd = at;
+      return n;
+    }
+    scale *= 0x80;
   }
 }
 

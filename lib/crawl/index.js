@@ -16,7 +16,7 @@ import { createCrawlRun, warn } from './context.js';
 import { discover } from './discover.js';
 import { finalize, outputKey, renderContext, errorsOf } from './finalize.js';
 import { EarlyWrites } from './early.js';
-import { conditionalHeaders, isGoneStatus, loadPrior, namingKey, reusable } from './recrawl.js';
+import { VALIDATING, conditionalHeaders, isGoneStatus, loadPrior, namingKey, reusable } from './recrawl.js';
 import { JOURNAL_FILE, createJournal, readJournal } from './journal.js';
 import { MemoryFrontier } from './frontier.js';
 import { assignNames } from './names.js';
@@ -236,7 +236,7 @@ export class Crawler extends EventEmitter {
         const journaled = resumed?.entries ?? null;
         // Only pages still waiting; not those the killed run's journal has (they are not fetched again).
         const frontier = run.frontier;
-        revalidator.start((key) => (journaled?.has(key) || frontier.queued?.(key) === false ? undefined : conditionalHeaders(last, reusable(last, key, blobs))));
+        revalidator.start((key) => (journaled?.has(key) || frontier.queued?.(key) === false ? undefined : conditionalHeaders(last, reusable(last, key, blobs, VALIDATING))));
         run.revalidator = revalidator;
       } else {
         await revalidator?.unwarm();

@@ -164,17 +164,25 @@ export function isGoneStatus(status) {
 }
 
 /**
- * The stored copy of a page, when its blobs are still there to be reused.
+ * The stored copy of a page, when its blobs are still there to be reused:
+ * the fields a page carried over takes (or just `fields`).
  * @param {Prior | null} prior
  * @param {string} key
  * @param {{ has(id: string): boolean } | null} blobs
+ * @param {readonly (keyof StoredPage)[]} [fields]
  */
-export function reusable(prior, key, blobs) {
-  const stored = prior?.pages.get(key);
+export function reusable(prior, key, blobs, fields = CARRIED) {
+  const stored = prior ? /** @type {StoredPage | undefined} */ (pickStored(prior.pages, key, fields)) : undefined;
   if (!stored || stored.state !== 'done' || !stored.file || !stored.body || !blobs?.has(stored.body)) return null;
   if (stored.type !== 'other' && (!stored.scan || !blobs.has(stored.scan))) return null;
   return stored;
 }
+
+/** What a page carried over takes from its stored copy (`fromStored`, `keepStored`): not its slots, siblings or old files. */
+const CARRIED = /** @type {const} */ (['state', 'status', 'contentType', 'type', 'charset', 'etag', 'lastModified', 'file', 'body', 'scan', 'bytes', 'sha256', 'compare', 'render']);
+
+/** What `reusable` needs to tell whether a page can be kept, and its validators (`conditionalHeaders`). */
+export const VALIDATING = /** @type {const} */ (['state', 'type', 'etag', 'lastModified', 'file', 'body', 'scan']);
 
 /**
  * Fill a record from its stored copy (a 304, or a transient failure that
