@@ -4,7 +4,8 @@ import { normalizeUrl } from './url.js';
 
 /**
  * @typedef {{ decision: 'crawl' | 'dynamic' | 'excluded', pattern?: string, root?: string }} ScopeDecision
- * @typedef {{ source: string, absolute: string, regex: RegExp }} CompiledPattern
+ * @typedef {{ source: string, absolute: string, regex: RegExp, excluded?: Readonly<ScopeDecision>, included?: Readonly<ScopeDecision> }} CompiledPattern
+ *   excluded, included: its decision, made once
  */
 
 /**
@@ -53,6 +54,9 @@ export function defaultScopeOf(root) {
 /**
  * Decides, once per URL, whether it is crawled, kept dynamic, or excluded.
  */
+/** @type {Readonly<ScopeDecision>} */
+const DYNAMIC = Object.freeze({ decision: 'dynamic' });
+
 export class Scope {
   /**
    * @param {{ roots: string[], include?: string[], exclude?: string[], listed?: Iterable<string> }} options
@@ -79,15 +83,16 @@ export class Scope {
    * @returns {ScopeDecision}
    */
   decide(url) {
+    // A crawl decides every link of every page: the answers that name no URL are made once, frozen.
     for (const pattern of this.exclude) {
-      if (pattern.regex.test(url)) return { decision: 'excluded', pattern: pattern.source };
+      if (pattern.regex.test(url)) return (pattern.excluded ??= Object.freeze({ decision: /** @type {const} */ ('excluded'), pattern: pattern.source }));
     }
     if (this.rootSet.has(url)) return { decision: 'crawl', root: url, pattern: 'root' };
     if (this.listed.has(url)) return { decision: 'crawl', root: url, pattern: 'listed' };
     for (const pattern of this.include) {
-      if (pattern.regex.test(url)) return { decision: 'crawl', pattern: pattern.source };
+      if (pattern.regex.test(url)) return (pattern.included ??= Object.freeze({ decision: /** @type {const} */ ('crawl'), pattern: pattern.source }));
     }
-    return { decision: 'dynamic' };
+    return DYNAMIC;
   }
 
   /** @param {string} url */

@@ -210,6 +210,15 @@ describe('the revalidation thread', () => {
     expect(r.started).toBe(false);
   });
 
+  it('stop() ends the thread: later requests are made in the main thread', async () => {
+    const r = revalidator();
+    expect((await r.load(`${base}/s1`)).status).toBe(200);
+    await r.stop();
+    expect(r.started).toBe(false);
+    expect((await r.load(`${base}/s2`)).status).toBe(200);
+    expect(r.counts).toMatchObject({ urgent: 1, inMain: 1 });
+  });
+
   it('an interrupted crawl: a waiting load rejects with AbortError; close() ends the rest', async () => {
     handlers.set('/hang', () => {});
     const r = revalidator();

@@ -253,6 +253,7 @@ export class Crawler extends EventEmitter {
       }
       shared?.frontier.attach(run);
       await discover(run, [...o.roots, ...listed]);
+      await run.revalidator?.stop();
       for (const transform of opened.splice(0).reverse()) await transform.close?.();
       interrupted = controller.signal.aborted;
       await shared?.barrier(run, { interrupted });

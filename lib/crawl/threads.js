@@ -171,7 +171,8 @@ export class PageThreads {
     worker.on('message', (/** @type {any} */ message) => {
       if (message.ready) {
         if (this.context) worker.postMessage({ op: 'context', context: this.context });
-        if (this.names) worker.postMessage({ op: 'names', names: this.names });
+        const names = this.#namesNow();
+        if (names) worker.postMessage({ op: 'names', names });
         slot.ready = true;
         this.#dispatch();
         return;
@@ -276,6 +277,7 @@ export class PageThreads {
     this.context = context;
     this.local = createRenderer(context);
     this.names = null;
+    this.#contents = null;
     for (const slot of this.slots) if (slot.ready) slot.worker.postMessage({ op: 'context', context });
   }
 
@@ -288,8 +290,24 @@ export class PageThreads {
    */
   setNames(table, contents) {
     this.local?.setTable(table);
-    this.names = this.size > 0 ? contents() : null;
-    for (const slot of this.slots) if (slot.ready && this.names) slot.worker.postMessage({ op: 'names', names: this.names });
+    this.names = null;
+    this.#contents = this.size > 0 ? contents : null;
+    if (this.slots.some((slot) => slot.ready)) this.#namesNow();
+  }
+
+  /** @type {(() => NameTableData) | null} how to make the workers' name table, until it is made */
+  #contents = null;
+
+  /**
+   * The workers' name table, made when a worker first needs it (a pass that
+   * renders nothing, as a re-crawl that keeps every file, makes none), and
+   * sent to those ready.
+   */
+  #namesNow() {
+    if (this.names || !this.#contents) return this.names;
+    this.names = this.#contents();
+    for (const slot of this.slots) if (slot.ready) slot.worker.postMessage({ op: 'names', names: this.names });
+    return this.names;
   }
 
   /**
@@ -307,7 +325,7 @@ export class PageThreads {
       const [raw, scan] = await read();
       return this.local.render({ ...rest, raw, scan });
     };
-    if (!this.#working || !this.names) {
+    if (!this.#working || !this.#namesNow()) {
       this.counts.local++;
       return local();
     }

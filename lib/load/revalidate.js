@@ -192,6 +192,20 @@ export class Revalidator {
     });
   }
 
+  /**
+   * The crawl phase is over: the thread ends (its heap is not held through
+   * phase two's writing); any later request is made in the main thread.
+   */
+  async stop() {
+    const worker = this.#worker;
+    if (!worker || this.#closed) return;
+    this.#headersFor = null;
+    this.#worker = null;
+    this.#failed = new Error('stopped');
+    this.#rejectAll(new AbortError('crawl interrupted'));
+    await worker.terminate();
+  }
+
   async close() {
     if (this.#closed) return;
     this.#closed = true;
