@@ -4,8 +4,10 @@ import path from 'node:path';
 import { findConfig, loadConfigFile, CONFIG_FILES } from '../config.js';
 import { explainError, redact } from '../report.js';
 import { UsageError } from '../errors.js';
-import { deploy, listReleases, publish, rollback, verify } from './deploy.js';
-import { formatDeploy, formatReleases, formatVerify } from './format.js';
+
+// Loaded when a deploy command runs: every other command (a crawl above all) starts without them.
+const deployModule = () => import('./deploy.js');
+const formatModule = () => import('./format.js');
 
 /**
  * The commands verify, publish, rollback, releases and deploy: thin shells
@@ -98,8 +100,9 @@ export function addDeployCommands(program, io, setExitCode) {
     .addHelpText('after', '\nExit status: 0 the tree matches its manifest; 1 a file is missing, changed, unlisted or unsafe; 2 no readable manifest.')
     .action(async (out, flags) => {
       try {
+        const { verify } = await deployModule();
         const report = await verify(path.resolve(cwd(), out));
-        write(flags.json ? JSON.stringify(report) + '\n' : formatVerify(report));
+        write(flags.json ? JSON.stringify(report) + '\n' : (await formatModule()).formatVerify(report));
         setExitCode(report.ok ? 0 : 1);
       } catch (error) {
         setExitCode(fail(flags.json, error));
@@ -127,8 +130,9 @@ or deploy holds DIR (DIR/.prerender-lock).`))
     .action(async (out, flags) => {
       try {
         const options = await withConfig(flags);
+        const { publish } = await deployModule();
         const result = await publish(path.resolve(cwd(), out), flags.to, options);
-        write(flags.json ? JSON.stringify(result) + '\n' : formatDeploy(result));
+        write(flags.json ? JSON.stringify(result) + '\n' : (await formatModule()).formatDeploy(result));
         setExitCode(io.signal?.aborted ? 130 : result.ok ? 0 : 1);
       } catch (error) {
         setExitCode(fail(flags.json, error));
@@ -148,8 +152,9 @@ or deploy holds DIR (DIR/.prerender-lock).`))
     .action(async (out, targets, flags) => {
       try {
         const options = await withConfig(flags);
+        const { deploy } = await deployModule();
         const result = await deploy(path.resolve(cwd(), out), targets, options);
-        write(flags.json ? JSON.stringify(result) + '\n' : formatDeploy(result));
+        write(flags.json ? JSON.stringify(result) + '\n' : (await formatModule()).formatDeploy(result));
         setExitCode(io.signal?.aborted ? 130 : result.ok ? 0 : 1);
       } catch (error) {
         setExitCode(fail(flags.json, error));
@@ -167,6 +172,7 @@ or deploy holds DIR (DIR/.prerender-lock).`))
     .addOption(configOption())
     .action(async (flags) => {
       try {
+        const { rollback } = await deployModule();
         const result = await rollback(flags.to, { ...(await withConfig(flags)), release: flags.release });
         write(flags.json ? JSON.stringify(result) + '\n' : `${result.target}: current switched from ${result.from ?? '(none)'} to ${result.to}\n`);
         setExitCode(0);
@@ -185,8 +191,9 @@ or deploy holds DIR (DIR/.prerender-lock).`))
     .addOption(configOption())
     .action(async (flags) => {
       try {
+        const { listReleases } = await deployModule();
         const list = await listReleases(flags.to, await withConfig(flags));
-        write(flags.json ? JSON.stringify(list) + '\n' : formatReleases(list));
+        write(flags.json ? JSON.stringify(list) + '\n' : (await formatModule()).formatReleases(list));
         setExitCode(0);
       } catch (error) {
         setExitCode(fail(flags.json, error));
