@@ -25,7 +25,6 @@ import { Arena } from './arena.js';
 import { StoredPages } from './stored-pages.js';
 import { MemoryRecordStore, eachRecord } from './records.js';
 import { LogBlobStore } from './blobs.js';
-import { createRenderStep } from '../render/step.js';
 
 /**
  * The crawl engine. Data flows one way:
@@ -115,7 +114,8 @@ export class Crawler extends EventEmitter {
     const stats = freshStats();
     this.stats = stats;
     // --render: the render step, after the caller's transforms (its browser is found before anything else).
-    const transforms = o.render ? [...this.#transforms, createRenderStep(o)] : this.#transforms;
+    // (its modules loaded for a crawl that renders only)
+    const transforms = o.render ? [...this.#transforms, (await import('../render/step.js')).createRenderStep(o)] : this.#transforms;
     /** @type {import('./context.js').Transform[]} */
     const opened = [];
     const controller = new AbortController();
