@@ -5,7 +5,8 @@ import http from 'node:http';
 import path from 'node:path';
 import { startChangingSite } from '../fixtures/changing-site.js';
 import { listFiles, readManifest, snapshotTree, tempDirs } from './crawl-helpers.js';
-import { runCli } from './helpers/cli.js';
+import { runCli, runNode } from './helpers/cli.js';
+import { fileURLToPath } from 'node:url';
 import { Crawler } from '../lib/index.js';
 
 /**
@@ -56,6 +57,29 @@ async function fileIds(out) {
  * @param {Record<string, string>} after
  */
 const rewritten = (before, after) => Object.keys(after).filter((file) => before[file] !== undefined && before[file] !== after[file]).sort();
+
+describe('SIGKILL during a re-crawl, then the same crawl again', () => {
+  it('resumes it: nothing is written, and no page is asked for twice but those in flight or answered ahead at the kill', async () => {
+    const kill = fileURLToPath(new URL('../fixtures/kill-crawl.js', import.meta.url));
+    const out = path.join(await dirs.make(), 'out');
+    const args = ['-i', '/', '-c', '2']; // with crawl()'s -x /cart.asp: the options of kill-crawl.js
+    expect((await crawl(out, args)).code).toBe(0);
+    const before = await fileIds(out);
+    site.resetCounters();
+    // The killed re-crawl asks ahead (4 x -c 2 = 8 answers) on its HTTP thread.
+    const killed = await runNode([kill, site.root, out, 'page', '10', JSON.stringify({ exclude: ['/cart.asp'] })], { cwd: path.dirname(out), limitMs: 20_000 });
+    expect(killed.signal).toBe('SIGKILL');
+    const again = await crawl(out, args);
+    expect(again.code).toBe(0);
+    expect(again.summary.resumed).toBeGreaterThanOrEqual(5); // the pages before the kill, less those not yet journaled
+    expect(again.summary.churn).toMatchObject({ new: 0, changed: 0, removed: 0, failed: 0, filesWritten: 0 });
+    expect(rewritten(before, await fileIds(out)).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
+    expect((await readManifest(out)).pages).toHaveLength(21);
+    // Across both runs: each of the 21 pages once, but those answered ahead (8) or past their request (2 x -c 2) at the kill.
+    expect(site.counters.requests).toBeLessThanOrEqual(21 + 8 + 4);
+    expect(site.counters.requests).toBe(site.counters.conditional);
+  });
+});
 
 describe('a second crawl at 0% churn', () => {
   it('makes only conditional requests and writes no file', async () => {

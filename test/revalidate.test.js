@@ -90,7 +90,7 @@ const urls = (/** @type {number} */ n, /** @type {string} */ prefix = '/p') => A
 
 describe('the revalidation thread', () => {
   it('asks hinted URLs ahead, once each, and hands the answers over when the crawl comes to them', async () => {
-    const r = revalidator();
+    const r = revalidator({ concurrency: 8 });
     const list = urls(20);
     r.hint(list);
     expect(await arrivedAtLeast(20)).toBe(20);
@@ -124,16 +124,53 @@ describe('the revalidation thread', () => {
     expect(maxInFlight).toBeGreaterThan(1);
   });
 
-  it('asks at most its lookahead ahead of the crawl', async () => {
+  it('asks at most its lookahead (4 × the concurrency) ahead of the crawl', async () => {
     const r = revalidator({ concurrency: 8 });
     r.hint(urls(600));
-    await arrivedAtLeast(256);
+    await arrivedAtLeast(32);
     // Nothing taken: no more is asked, whatever the wait.
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(arrived.length).toBe(256);
+    expect(arrived.length).toBe(32);
     // Each answer taken lets one more be asked.
     await r.load(`${base}/p0`, { headers: { 'if-none-match': '"/p0"' } });
-    expect(await arrivedAtLeast(257)).toBe(257);
+    expect(await arrivedAtLeast(33)).toBe(33);
+  });
+
+  it('a page the crawl comes to whose ask has not started yet goes first', async () => {
+    holdMs = 10;
+    const r = revalidator({ concurrency: 1 });
+    const list = urls(4);
+    r.hint(list);
+    await arrivedAtLeast(1);
+    const result = await r.load(list[3], { headers: { 'if-none-match': '"/p3"' } });
+    expect(result.status).toBe(304);
+    expect(arrived.indexOf('/p3')).toBeLessThan(3);
+    expect(r.counts).toMatchObject({ takenAhead: 1, urgent: 0 });
+  });
+
+  it('a page forgotten before its ask started is never requested', async () => {
+    holdMs = 30;
+    const r = revalidator({ concurrency: 1 });
+    const list = urls(3);
+    r.hint(list);
+    r.forget(list[2]);
+    await Promise.all(list.slice(0, 2).map((url) => r.load(url, { headers: { 'if-none-match': `"${new URL(url).pathname}"` } })));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(arrived).toEqual(['/p0', '/p1']);
+  });
+
+  it('an interrupted crawl: what was asked ahead and not started is not requested', async () => {
+    holdMs = 20;
+    const r = revalidator({ concurrency: 1 });
+    const list = urls(30);
+    r.hint(list);
+    const controller = new AbortController();
+    const first = r.load(list[0], { signal: controller.signal, headers: { 'if-none-match': '"/p0"' } });
+    await arrivedAtLeast(1);
+    controller.abort();
+    await expect(first).rejects.toBeInstanceOf(AbortError);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(arrived.length).toBeLessThanOrEqual(3);
   });
 
   it('a URL the crawl needs that was not asked ahead goes before those asked ahead', async () => {
@@ -184,7 +221,9 @@ describe('the revalidation thread', () => {
     r.hint([`${base}/busy`, `${base}/gone`, `${base}/slow`]);
     const busy = await r.load(`${base}/busy`, { headers: { 'if-none-match': '"/busy"' } }).catch((error) => error);
     expect(busy).toBeInstanceOf(HttpStatusError);
-    expect(busy).toMatchObject({ status: 503, retryAfterMs: 7000, retryable: true, message: 'HTTP 503' });
+    expect(busy).toMatchObject({ status: 503, retryable: true, message: 'HTTP 503' });
+    expect(busy.retryAfterMs).toBeGreaterThan(6000);
+    expect(busy.retryAfterMs).toBeLessThanOrEqual(7000);
     const gone = await r.load(`${base}/gone`, { headers: { 'if-none-match': '"/gone"' } }).catch((error) => error);
     expect(gone).toBeInstanceOf(HttpStatusError);
     expect(gone).toMatchObject({ status: 410, retryable: false });
@@ -199,6 +238,19 @@ describe('the revalidation thread', () => {
     expect(refused).toBeInstanceOf(FetchError);
     expect(refused.code).toBe('FETCH');
     expect(refused.message).toMatch(/ECONNREFUSED/);
+    expect(refused.cause?.code).toBe('ECONNREFUSED'); // what the command line's hint reads
+  });
+
+  it('a Retry-After held ahead counts from when it came, not from when the crawl takes it', async () => {
+    handlers.set('/later', (res) => { res.writeHead(503, { 'retry-after': '2' }); res.end(); });
+    const r = revalidator();
+    r.hint([`${base}/later`]);
+    await arrivedAtLeast(1);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const error = await r.load(`${base}/later`, { headers: { 'if-none-match': '"/later"' } }).catch((e) => e);
+    expect(error).toBeInstanceOf(HttpStatusError);
+    expect(error.retryAfterMs).toBeLessThanOrEqual(1500);
+    expect(error.retryAfterMs).toBeGreaterThan(0);
   });
 
   it('before start() the wrapped loader does the work, in the main thread', async () => {

@@ -63,7 +63,7 @@ import { LogBlobStore } from './blobs.js';
  *   },
  * }} CrawlResult
  *   threads: worker threads started, and the per-page requests (tokenise, rewrite) they and the main thread did;
- *   revalidated: the requests a re-crawl made on its HTTP thread (revalidate.js), asked ahead or not
+ *   revalidated: the answers of a re-crawl's HTTP thread (revalidate.js) the crawl used, asked ahead or not
  *   churn: URLs new / changed / unchanged (304) / unchanged (same bytes) / removed / stale / failed,
  *   and the files and bytes actually written
  *   complete: every in-scope URL reached, no failure left but 404/410 (only such a run removes files);
@@ -394,7 +394,7 @@ function countRecord(tally, record) {
 }
 
 /**
- * The requests a re-crawl made on its HTTP thread whose answers it used.
+ * The answers of a re-crawl's HTTP thread the crawl used (asked ahead or not).
  * @param {import('../load/revalidate.js').Revalidator | null | undefined} revalidator
  */
 function revalidatedCount(revalidator) {

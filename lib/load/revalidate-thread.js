@@ -8,8 +8,14 @@ import { createHttpLoader } from './http.js';
  * crawl waits for) before those asked ahead. Answers go back once per turn
  * of this thread's event loop, bodies transferred.
  *
+ * Messages in: `{ op: 'ask', urgent, asks: [{ id, url, headers }] }`;
+ * `{ op: 'promote', ids }` (asks the crawl now waits for: made next);
+ * `{ op: 'cancel', ids }` (not wanted any more: not made, if not started);
+ * `{ op: 'cancelAll' }` (the crawl is interrupted: nothing more is started).
+ *
  * @typedef {{ id: number, url: string, headers?: Record<string, string> }} Ask
  */
+
 /**
  * The ArrayBuffer of exactly these bytes: the buffer's own when it spans all of it, else a copy.
  * @param {Buffer} buffer
@@ -23,10 +29,12 @@ const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPor
 const { concurrency, timeout, maxPageBytes, headers } = workerData;
 const loader = createHttpLoader({ concurrency, timeout, maxPageBytes, headers });
 
+/** @type {Map<number, Ask>} asks not started yet (a cancelled one is taken out) */
+const waiting = new Map();
 /** @type {Ask[]} */
-const urgent = [];
+let urgent = [];
 /** @type {Ask[]} */
-const ahead = [];
+let ahead = [];
 let aheadAt = 0;
 let inFlight = 0;
 
@@ -53,6 +61,14 @@ const send = (answer) => {
   }
 };
 
+/** @param {any} error */
+const describe = (error) => ({
+  name: error?.constructor?.name, message: String(error?.message ?? error), code: error?.code, status: error?.status,
+  // When to retry, as a time (the crawl may take the answer later than it came).
+  retryAt: typeof error?.retryAfterMs === 'number' ? Date.now() + error.retryAfterMs : undefined,
+  cause: error?.cause ? { code: error.cause.code, message: String(error.cause.message ?? error.cause) } : undefined,
+});
+
 /** @param {Ask} ask */
 const start = (ask) => {
   inFlight++;
@@ -62,29 +78,56 @@ const start = (ask) => {
       if (body) transfer.push(body);
       send({ id: ask.id, status: result.status, headers: result.headers, location: result.location, notModified: result.notModified, body });
     },
-    (/** @type {any} */ error) => {
-      send({ id: ask.id, error: { name: error?.constructor?.name, message: String(error?.message ?? error), code: error?.code, status: error?.status, retryAfterMs: error?.retryAfterMs } });
-    },
+    (error) => send({ id: ask.id, error: describe(error) }),
   ).finally(() => {
     inFlight--;
     pump();
   });
 };
 
+/** The next ask to make: urgent ones first; those cancelled, promoted or started are passed over. */
+const next = () => {
+  while (urgent.length > 0) {
+    const ask = /** @type {Ask} */ (urgent.shift());
+    if (waiting.delete(ask.id)) return ask;
+  }
+  while (aheadAt < ahead.length) {
+    const ask = ahead[aheadAt++];
+    if (waiting.delete(ask.id)) return ask;
+  }
+  return undefined;
+};
+
 const pump = () => {
   while (inFlight < concurrency) {
-    const ask = urgent.shift() ?? (aheadAt < ahead.length ? ahead[aheadAt++] : undefined);
+    const ask = next();
     if (!ask) break;
     start(ask);
   }
   if (aheadAt > 1024 && aheadAt * 2 > ahead.length) {
-    ahead.splice(0, aheadAt);
+    ahead = ahead.slice(aheadAt);
     aheadAt = 0;
   }
 };
 
-port.on('message', (/** @type {{ asks: Ask[], urgent: boolean }} */ message) => {
-  if (message.urgent) urgent.push(...message.asks);
-  else ahead.push(...message.asks);
+port.on('message', (/** @type {{ op: string, urgent?: boolean, asks?: Ask[], ids?: number[] }} */ message) => {
+  if (message.op === 'ask') {
+    for (const ask of message.asks ?? []) {
+      waiting.set(ask.id, ask);
+      (message.urgent ? urgent : ahead).push(ask);
+    }
+  } else if (message.op === 'promote') {
+    for (const id of message.ids ?? []) {
+      const ask = waiting.get(id);
+      if (ask) urgent.push(ask); // its place ahead is passed over once it has started
+    }
+  } else if (message.op === 'cancel') {
+    for (const id of message.ids ?? []) waiting.delete(id);
+  } else if (message.op === 'cancelAll') {
+    waiting.clear();
+    urgent = [];
+    ahead = [];
+    aheadAt = 0;
+  }
   pump();
 });
