@@ -107,7 +107,7 @@ export async function keepStored(run, page, stored, change) {
  * @param {CrawlRun} run
  * @param {string} id
  */
-function storedLinks(run, id) {
+export function storedLinks(run, id) {
   const blobs = /** @type {import('./blobs.js').BlobStore} */ (run.blobs);
   return blobs.peek ? blobs.peek(id, decodeLinks) : blobs.get([id]).then(([scanned]) => decodeLinks(scanned));
 }

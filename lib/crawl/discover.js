@@ -1,13 +1,13 @@
 // @ts-check
 import { AbortError, OutputError, PrerenderError } from '../errors.js';
 import { isHtmlType, mimeOf, wantedFileName } from '../naming.js';
-import { decodeLinks, encodeScan, parseLinkLines } from '../page.js';
+import { encodeScan, parseLinkLines } from '../page.js';
 import { canonicalKey, parseHttpUrl } from '../url.js';
 import { createStepRunner } from './steps.js';
 import { sha256 } from './blobs.js';
 import { intern, warn } from './context.js';
 import { conditionalHeaders, pickStored, reusable } from './recrawl.js';
-import { failOrKeep, journal, keepStored, resumable, resumeFrom } from './carry.js';
+import { failOrKeep, journal, keepStored, resumable, resumeFrom, storedLinks } from './carry.js';
 
 /**
  * Phase one: every in-scope URL goes load → transforms → classify → scan and
@@ -365,14 +365,14 @@ async function scan(run, page) {
 async function scanAsBefore(run, page, body) {
   const blobs = run.blobs;
   const prior = run.prior;
-  if (!blobs?.peek || !blobs.locate || !prior?.reuse) return false;
+  if (!blobs?.locate || !prior?.reuse) return false;
   const record = page.record;
   const before = pickStored(prior.pages, page.key, ['state', 'type', 'contentType', 'charset', 'body', 'scan']);
   if (!before || before.state !== 'done' || before.type !== record.type || before.contentType !== record.contentType) return false;
   if (!before.body || !before.scan || !blobs.has(before.body) || !blobs.has(before.scan)) return false;
   // The length first: a changed page is seldom the same size, and costs no hash then.
   if (blobs.locate(before.body).length !== body.length || sha256(body) !== before.body) return false;
-  page.scan = await blobs.peek(before.scan, decodeLinks);
+  page.scan = await storedLinks(run, before.scan);
   record.charset = before.charset === undefined ? undefined : intern(run, before.charset);
   page.staged = { scanBytes: NO_BYTES, ids: [before.body, before.scan], stored: true };
   return true;

@@ -321,13 +321,6 @@ function varint(buffer, at) {
  * @returns {[number, number]} value, next position
  */
 export function varintAt(buffer, at) {
-  let n = 0;
-  let scale = 1;
-  for (;;) {
-    const byte = buffer[at++];
-    if (byte === undefined) throw new Error('truncated packed bytes');
-    n += (byte & 0x7f) * scale;
-    if (byte < 0x80) return [n, at];
-    scale *= 0x80;
-  }
+  const n = varint(buffer, at);
+  return [n, varintEnd];
 }

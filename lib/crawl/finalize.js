@@ -2,13 +2,14 @@
 import pLimit from 'p-limit';
 import { FrontierError, OutputError } from '../errors.js';
 import { isHtmlType } from '../naming.js';
-import { decodeLinks, decodeScan, renderDocument } from '../page.js';
+import { decodeScan, renderDocument } from '../page.js';
 import { createManifestWriter } from '../manifest/write.js';
 import { outputFailure } from '../output/outdir.js';
 import { SitemapWriter } from '../sitemap-writer.js';
 import { sha256 } from './blobs.js';
 import { warn } from './context.js';
 import { fail } from './discover.js';
+import { storedLinks } from './carry.js';
 import { byKey, createNameTable, namedRecord, splitAlias } from './names.js';
 import { encodeNameTable } from './shared-names.js';
 import { namingKey, pickEach, pickStored, priorFiles, pruneLimit } from './recrawl.js';
@@ -279,7 +280,7 @@ async function writePage(run, record, names, previous, failed, counters) {
       record.sha256 = record.body;
     } else {
       if (sameFile && unchangedInput && previous) {
-        const scan = blobs.peek ? await blobs.peek(ids[1], decodeLinks) : decodeLinks((await blobs.get([ids[1]]))[0]);
+        const scan = await storedLinks(run, ids[1]);
         if (scan.links.every((link) => !link.key || names.fileOf(link.key) === previous.fileOf(link.key))) {
           return keepFile(run, record, /** @type {import('./state.js').StoredPage} */ (stored));
         }

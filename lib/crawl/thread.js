@@ -1,7 +1,7 @@
 // @ts-check
 import { parentPort } from 'node:worker_threads';
 import { createPlaceReader, createRenderer, scanPage } from './page-work.js';
-import { transferable } from './threads.js';
+import { transferable } from '../transfer.js';
 
 /**
  * A worker thread of the crawl (see threads.js): it answers batches of

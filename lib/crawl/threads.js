@@ -2,6 +2,7 @@
 import { Worker } from 'node:worker_threads';
 import { createRenderer, scanPage } from './page-work.js';
 import { reassertHeapBounds } from '../heap.js';
+import { copyOf } from '../transfer.js';
 
 /**
  * The crawl's worker threads: the per-page CPU work (tokenise and resolve in
@@ -45,35 +46,6 @@ const GROW_WINDOW_MS = 250;
 const GROW_BUSY = 0.7;
 /** Requests waiting from which idle workers share them (fewer all go to the first). */
 const SPLIT_FROM = 8;
-
-/**
- * The ArrayBuffer of exactly these bytes, to transfer: the buffer's own when
- * it spans all of it, otherwise a copy (never a slice of Node's shared pool).
- * @param {Buffer} buffer
- * @returns {ArrayBuffer}
- */
-export function transferable(buffer) {
-  const whole = buffer.byteOffset === 0 && buffer.byteLength === buffer.buffer.byteLength && buffer.buffer instanceof ArrayBuffer;
-  return whole ? /** @type {ArrayBuffer} */ (buffer.buffer) : copyOf([buffer]);
-}
-
-/**
- * One new ArrayBuffer with these buffers one after the other (a few
- * microseconds for a page, and nothing of the caller's moves away).
- * @param {Buffer[]} buffers
- */
-function copyOf(buffers) {
-  let length = 0;
-  for (const buffer of buffers) length += buffer.length;
-  const data = new ArrayBuffer(length);
-  const view = new Uint8Array(data);
-  let at = 0;
-  for (const buffer of buffers) {
-    view.set(buffer, at);
-    at += buffer.length;
-  }
-  return data;
-}
 
 export class PageThreads {
   /** @type {{ at: number, busyMs: number } | null} the window the workers' busy time is measured over, while more may start */

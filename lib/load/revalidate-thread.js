@@ -1,6 +1,7 @@
 // @ts-check
 import { parentPort, workerData } from 'node:worker_threads';
 import { createHttpLoader } from './http.js';
+import { transferable } from '../transfer.js';
 
 /**
  * The re-crawl's HTTP thread (revalidate.js): the crawl's own HTTP loader,
@@ -15,15 +16,6 @@ import { createHttpLoader } from './http.js';
  *
  * @typedef {{ id: number, url: string, headers?: Record<string, string> }} Ask
  */
-
-/**
- * The ArrayBuffer of exactly these bytes: the buffer's own when it spans all of it, else a copy.
- * @param {Buffer} buffer
- * @returns {ArrayBuffer}
- */
-const owned = (buffer) => (buffer.byteOffset === 0 && buffer.byteLength === buffer.buffer.byteLength && buffer.buffer instanceof ArrayBuffer
-  ? buffer.buffer
-  : new Uint8Array(buffer).buffer);
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 const { concurrency, timeout, maxPageBytes, headers } = workerData;
@@ -74,7 +66,7 @@ const start = (ask) => {
   inFlight++;
   loader.load(ask.url, { headers: ask.headers }).then(
     (result) => {
-      const body = result.body.length > 0 ? owned(result.body) : null;
+      const body = result.body.length > 0 ? transferable(result.body) : null;
       if (body) transfer.push(body);
       send({ id: ask.id, status: result.status, headers: result.headers, location: result.location, notModified: result.notModified, body });
     },

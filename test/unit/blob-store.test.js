@@ -36,6 +36,29 @@ describe('LogBlobStore', () => {
     await store.destroy();
   });
 
+  it('peek() lends each blob in one reused buffer, grown as needed; past 1 MiB, in its own', async () => {
+    const store = new LogBlobStore(dir);
+    await store.init();
+    const sizes = [100, 20_000, 50, 300_000, 2_000_000, 10];
+    const ids = [];
+    const bytesOf = (/** @type {number} */ n) => Buffer.alloc(sizes[n], n + 1);
+    for (const n of sizes.keys()) ids.push(...(await store.put([bytesOf(n)])));
+    /** @type {Buffer[]} */
+    const lent = [];
+    for (const [n, id] of ids.entries()) {
+      const same = await store.peek(id, (bytes) => {
+        lent.push(bytes);
+        return bytes.equals(bytesOf(n));
+      });
+      expect(same, `blob ${n}`).toBe(true);
+    }
+    // One buffer, reused until a larger blob grows it (16 KiB, then 32 KiB, then 300 KB); the 2 MB one has its own.
+    const shared = (/** @type {number} */ a, /** @type {number} */ b) => lent[a].buffer === lent[b].buffer;
+    expect([shared(1, 2), shared(3, 5), shared(0, 1), shared(4, 5)]).toEqual([true, true, false, false]);
+    await expect(store.peek('0'.repeat(64), () => 1)).rejects.toThrow(/no staged blob/);
+    await store.destroy();
+  });
+
   it('never serves a blob stored after a read ahead from it, and reads after compacting and reopening', async () => {
     const store = new LogBlobStore(dir);
     await store.init();
