@@ -1,4 +1,5 @@
 // @ts-check
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawl } from '../lib/index.js';
@@ -174,6 +175,23 @@ describe('PageThreads', () => {
       const big = Buffer.from(`<html><body>${'<a href="x.html">x</a>'.repeat(20_000)}</body></html>`);
       for (let i = 0; i < 200 && pool.slots.length < 2; i++) await pool.scan({ body: big, type: 'html', contentType: 'text/html', url: 'http://h.test/' });
       expect(pool.slots).toHaveLength(2);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  // The main thread feeds the pages threads; a thread woken by a message must not take its core.
+  it.runIf(process.platform === 'linux')('the page threads run at a lower priority than the main thread (Linux)', async () => {
+    const niceOf = (/** @type {string} */ task) => Number(readFileSync(`/proc/self/task/${task}/stat`, 'latin1').replace(/^.*\) /s, '').split(' ')[16]);
+    const main = niceOf(String(process.pid));
+    const before = new Set(readdirSync('/proc/self/task'));
+    const pool = new PageThreads(1);
+    await ready(pool);
+    try {
+      const added = readdirSync('/proc/self/task').filter((task) => !before.has(task)).map(niceOf);
+      expect(added.length).toBeGreaterThan(0);
+      expect(added).toContain(Math.min(19, main + 10));
+      expect(niceOf(String(process.pid))).toBe(main);
     } finally {
       await pool.close();
     }

@@ -25,7 +25,12 @@
 
 const AS_JSON = 0x40;
 const EXTRA = 63;
-const HEX64 = /^[0-9a-f]{64}$/;
+/** Each ASCII code's hex digit value (lower-case digits only); 16 for anything else. */
+const HEX_DIGIT = new Uint8Array(128).fill(16);
+for (let i = 0; i < 10; i++) HEX_DIGIT[48 + i] = i;
+for (let i = 0; i < 6; i++) HEX_DIGIT[97 + i] = 10 + i;
+/** Text shorter than this is tried as ASCII, written without calling into C++. */
+const SHORT_TEXT = 256;
 const MAX_COMMON = 4096;
 
 export class FieldCodec {
@@ -52,8 +57,15 @@ export class FieldCodec {
     this.known = new Set([...fields.map(([name]) => name), ...skip]);
     /** @type {Map<string, number>} each field's index in the table */
     this.#index = new Map(fields.map(([name], i) => [name, i]));
+    this.#names = fields.map(([name]) => name);
+    this.#kinds = fields.map(([, kind]) => kind);
     this.extra = extra;
   }
+
+  /** @type {string[]} the fields' names, by index */
+  #names;
+  /** @type {FieldKind[]} the fields' kinds, by index */
+  #kinds;
 
   /**
    * The bytes of an object: a view of a scratch buffer, valid until the next call.
@@ -63,9 +75,11 @@ export class FieldCodec {
    */
   encode(object, omit) {
     this.#at = 0;
-    const fields = this.fields;
-    for (let i = 0; i < fields.length; i++) {
-      const [name, kind] = fields[i];
+    const names = this.#names;
+    const kinds = this.#kinds;
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
+      const kind = kinds[i];
       const value = object[name];
       if (value === undefined || (kind === 'flag' && value === false) || name === omit) continue;
       const tag = i + 1;
@@ -75,10 +89,8 @@ export class FieldCodec {
       } else if (kind === 'uint' && Number.isSafeInteger(value) && value >= 0) {
         this.#byte(tag);
         this.#varint(value);
-      } else if (kind === 'hex' && typeof value === 'string' && value.length === 64 && HEX64.test(value)) {
-        this.#room(33);
-        this.#out[this.#at++] = tag;
-        this.#at += this.#out.write(value, this.#at, 'hex');
+      } else if (kind === 'hex' && typeof value === 'string' && value.length === 64 && this.#hex(tag, value)) {
+        // written
       } else if (kind === 'flag' && value === true) {
         this.#byte(tag);
       } else if (kind === 'common' && typeof value === 'string' && this.#number(value) >= 0) {
@@ -277,8 +289,52 @@ export class FieldCodec {
     this.#out[this.#at++] = n;
   }
 
+  /**
+   * A tag and 64 lower-case hex digits as 32 bytes; false (nothing written) for any other text.
+   * @param {number} tag
+   * @param {string} text 64 characters
+   */
+  #hex(tag, text) {
+    this.#room(33);
+    const out = this.#out;
+    const at = this.#at;
+    for (let i = 0; i < 32; i++) {
+      const a = text.charCodeAt(2 * i);
+      const b = text.charCodeAt(2 * i + 1);
+      const high = a < 128 ? HEX_DIGIT[a] : 16;
+      const low = b < 128 ? HEX_DIGIT[b] : 16;
+      if ((high | low) > 15) return false;
+      out[at + 1 + i] = (high << 4) | low;
+    }
+    out[at] = tag;
+    this.#at = at + 33;
+    return true;
+  }
+
   /** @param {string} text */
   #string(text) {
+    // Short ASCII text (URLs, file names, validators) is copied here: two calls into C++ cost more.
+    if (text.length < SHORT_TEXT) {
+      const length = text.length;
+      this.#room(length + 2);
+      const out = this.#out;
+      let at = this.#at + (length < 0x80 ? 1 : 2);
+      let i = 0;
+      for (; i < length; i++) {
+        const c = text.charCodeAt(i);
+        if (c >= 0x80) break;
+        out[at++] = c;
+      }
+      if (i === length) {
+        if (length < 0x80) out[this.#at] = length;
+        else {
+          out[this.#at] = (length & 0x7f) | 0x80;
+          out[this.#at + 1] = length >> 7;
+        }
+        this.#at = at;
+        return;
+      }
+    }
     const length = Buffer.byteLength(text, 'utf8');
     this.#varint(length);
     this.#room(length);

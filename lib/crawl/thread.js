@@ -2,13 +2,18 @@
 import { parentPort } from 'node:worker_threads';
 import { createPlaceReader, createRenderer, scanPage } from './page-work.js';
 import { transferable } from '../transfer.js';
+import { lowerThreadPriority } from '../thread-priority.js';
 
 /**
  * A worker thread of the crawl (see threads.js): it answers batches of
  * `scan` and `render` requests with the functions of page-work.js, in order,
  * and sends the answers of a batch back in one message. Buffers come and go
- * transferred, not cloned.
+ * transferred, not cloned. It runs at a lower priority than the main thread
+ * (thread-priority.js), which feeds it and every other part of the crawl.
  */
+/** Nice steps below the main thread: a page thread woken by a message no longer takes the core from the main thread that sent it. */
+const PAGE_THREAD_NICENESS = 10;
+
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 /** @type {ReturnType<typeof createRenderer> | null} */
 let renderer = null;
@@ -61,4 +66,5 @@ port.on('message', (/** @type {any} */ message) => {
   });
   port.postMessage({ answers }, transfer);
 });
+lowerThreadPriority(PAGE_THREAD_NICENESS);
 port.postMessage({ ready: true });

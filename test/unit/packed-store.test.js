@@ -60,6 +60,29 @@ describe('FieldCodec', () => {
     expect(codec.pick(odd, ['j'], {})).toEqual({});
   });
 
+  it('packs only 64 lower-case hex digits as 32 bytes; any other text of 64 characters comes back as it went in', () => {
+    const near = [
+      HEX.slice(0, 63) + 'g', HEX.slice(0, 63) + 'F', 'G' + HEX.slice(1), HEX.slice(0, 63) + 'é', HEX.slice(0, 63) + '\u0130',
+      HEX.slice(0, 63) + '\u0161', HEX.slice(0, 62) + '日a', HEX.slice(0, 63) + '/', HEX.slice(0, 63) + ':', HEX.slice(0, 63) + '`',
+    ];
+    for (const h of near) {
+      const bytes = Buffer.from(codec.encode({ h, n: 1 }));
+      expect(bytes.length).toBeGreaterThan(34);
+      expect(codec.decode(bytes, {})).toEqual({ h, n: 1 });
+    }
+    expect(codec.decode(Buffer.from(codec.encode({ h: '0123456789abcdef'.repeat(4) })), {})).toEqual({ h: '0123456789abcdef'.repeat(4) });
+  });
+
+  it('gives back text of every length around its length bytes, ASCII or not', () => {
+    for (const length of [0, 1, 127, 128, 129, 255, 256, 257, 16383, 16384, 70000]) {
+      for (const text of ['a'.repeat(length), 'é'.repeat(length), 'a'.repeat(Math.max(0, length - 1)) + '✓']) {
+        const bytes = Buffer.from(codec.encode({ s: text, n: 7 }));
+        expect(codec.decode(bytes, {})).toEqual({ s: text, n: 7 });
+        expect(codec.pick(bytes, ['n'], {})).toEqual({ n: 7 });
+      }
+    }
+  });
+
   it('grows its scratch buffer for a large value', () => {
     const big = 'x'.repeat(100_000);
     expect(codec.decode(Buffer.from(codec.encode({ s: big })), {})).toEqual({ s: big });
