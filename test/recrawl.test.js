@@ -1,5 +1,5 @@
 // @ts-check
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -8,7 +8,6 @@ import { listFiles, readManifest, snapshotTree, tempDirs } from './crawl-helpers
 import { runCli, runNode } from './helpers/cli.js';
 import { fileURLToPath } from 'node:url';
 import { Crawler } from '../lib/index.js';
-import { LogBlobStore } from '../lib/crawl/blobs.js';
 
 /**
  * Re-crawling into the same OUT: what a second run fetches, writes, keeps and
@@ -103,24 +102,6 @@ describe('a second crawl at 0% churn', () => {
     expect(rewritten(before, after).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
     expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
     expect((await readManifest(out)).pages).toHaveLength(21);
-  });
-
-  it("the stored links of a page that answers 304 are read by the HTTP thread, with its answer, not by the main thread", async () => {
-    const out = path.join(await dirs.make(), 'out');
-    expect((await crawl(out)).code).toBe(0);
-    const peek = vi.spyOn(LogBlobStore.prototype, 'peek');
-    try {
-      const again = await new Crawler({ roots: [site.root], exclude: ['/cart.asp'], out, retries: 0 }).run();
-      expect(again.churn).toMatchObject({ notModified: 21, filesWritten: 0 });
-      expect(again.threads.revalidated).toBe(21);
-      expect(peek).not.toHaveBeenCalled();
-      // Without the thread, the main thread reads each of them.
-      const inMain = await new Crawler({ roots: [site.root], exclude: ['/cart.asp'], out, retries: 0, threads: 0 }).run();
-      expect(inMain.churn).toMatchObject({ notModified: 21, filesWritten: 0 });
-      expect(peek).toHaveBeenCalledTimes(21);
-    } finally {
-      peek.mockRestore();
-    }
   });
 
   it('with --threads 0 the same, with every request in the main thread', async () => {

@@ -2,9 +2,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { createHttpLoader } from '../lib/load/http.js';
 import { withRevalidation } from '../lib/load/revalidate.js';
 import { AbortError, FetchError, HttpStatusError, TimeoutError } from '../lib/errors.js';
@@ -70,21 +67,13 @@ afterEach(async () => {
 });
 
 /**
- * @param {{
- *   concurrency?: number, timeout?: number, headersFor?: (url: string) => Record<string, string> | undefined,
- *   alongsideFor?: (url: string) => import('../lib/file-range.js').FileRange | undefined, start?: boolean,
- * }} [options]
+ * @param {{ concurrency?: number, timeout?: number, headersFor?: (url: string) => Record<string, string> | undefined, start?: boolean }} [options]
  */
-function revalidator({ concurrency = 4, timeout = 5000, headersFor = (url) => ({ 'if-none-match': `"${new URL(url).pathname}${new URL(url).search}"` }), alongsideFor = () => undefined, start = true } = {}) {
+function revalidator({ concurrency = 4, timeout = 5000, headersFor = (url) => ({ 'if-none-match': `"${new URL(url).pathname}${new URL(url).search}"` }), start = true } = {}) {
   const options = { concurrency, timeout, maxPageBytes: 1024 * 1024 };
   const made = withRevalidation(createHttpLoader(options), options);
   open.push(made);
-  if (start) {
-    made.start((url) => {
-      const headers = headersFor(url);
-      return headers && { headers, alongside: alongsideFor(url) };
-    });
-  }
+  if (start) made.start(headersFor);
   return made;
 }
 
@@ -122,34 +111,6 @@ describe('the revalidation thread', () => {
     expect(result.notModified).toBeUndefined();
     expect(result.headers['x-path']).toBe('/changed');
     expect(result.body.toString()).toBe('<p>/changed</p>');
-  });
-
-  it('reads the range an ask names with its 304 (the stored links), not with a 200, and leaves out one it cannot read', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-alongside-'));
-    try {
-      const file = path.join(dir, 'blobs.log');
-      await writeFile(file, 'xxxxLINKS-OF-P0yyyyLINKS-OF-P1zz');
-      const ranges = new Map([
-        [`${base}/p0`, { path: file, at: 4, length: 11 }],
-        [`${base}/p1`, { path: file, at: 19, length: 11 }],
-        [`${base}/p2`, { path: path.join(dir, 'missing.log'), at: 0, length: 5 }],
-        [`${base}/p3`, { path: file, at: 30, length: 50 }], // past the end
-        [`${base}/fresh`, { path: file, at: 0, length: 4 }],
-      ]);
-      const r = revalidator({
-        headersFor: (url) => ({ 'if-none-match': url.endsWith('/fresh') ? '"old"' : `"${new URL(url).pathname}"` }),
-        alongsideFor: (url) => ranges.get(url),
-      });
-      const list = [...ranges.keys()];
-      r.hint(list);
-      const results = [];
-      for (const url of list) results.push(await r.load(url, { headers: { 'if-none-match': url.endsWith('/fresh') ? '"old"' : `"${new URL(url).pathname}"` } }));
-      expect(results.map((result) => result.alongside?.toString())).toEqual(['LINKS-OF-P0', 'LINKS-OF-P1', undefined, undefined, undefined]);
-      expect(results.map((result) => result.status)).toEqual([304, 304, 304, 304, 200]);
-      expect(r.counts).toMatchObject({ askedAhead: 5, takenAhead: 5 });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
   });
 
   it('keeps to --concurrency requests in flight, however far ahead it asks', async () => {

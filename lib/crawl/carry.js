@@ -92,15 +92,14 @@ export async function resumeFrom(run, page, entry) {
  * @param {PageInFlight} page
  * @param {import('./state.js').StoredPage} stored
  * @param {import('./records.js').Change} change
- * @param {Buffer} [scanBytes] the stored scan, already read (the re-crawl's HTTP thread reads it with a 304)
  */
-export async function keepStored(run, page, stored, change, scanBytes) {
+export async function keepStored(run, page, stored, change) {
   const record = page.record;
   fromStored(record, stored);
   record.change = change;
   record.wanted = stored.file;
   page.result = { url: page.key, status: stored.status, headers: {}, body: NO_BODY };
-  if (record.scan) page.scan = scanBytes ? decodeLinks(scanBytes) : await storedLinks(run, record.scan);
+  if (record.scan) page.scan = await storedLinks(run, record.scan);
 }
 
 /**

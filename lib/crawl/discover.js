@@ -175,7 +175,7 @@ async function classify(run, page) {
   if (result.notModified) {
     const stored = page.stored === undefined ? reusable(run.prior, page.key, run.blobs) : page.stored;
     if (!stored) throw new PrerenderError('HTTP 304 Not Modified, and there is no earlier copy of this page to keep', { code: 'NOT_MODIFIED' });
-    await keepStored(run, page, stored, 'not-modified', result.alongside);
+    await keepStored(run, page, stored, 'not-modified');
     // A 304 may carry the name header: a page renamed without a new body.
     const header = headerValue(result.headers, 'x-builder-filename') ?? headerValue(result.headers, 'xbuilder-filename');
     if (header !== undefined) page.record.wanted = wantedName(run, page.key, page.url ?? new URL(page.key), /** @type {string} */ (page.record.contentType), result.headers);

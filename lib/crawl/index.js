@@ -236,14 +236,7 @@ export class Crawler extends EventEmitter {
         const journaled = resumed?.entries ?? null;
         // Only pages still waiting; not those the killed run's journal has (they are not fetched again).
         const frontier = run.frontier;
-        revalidator.start((key) => {
-          if (journaled?.has(key) || frontier.queued?.(key) === false) return undefined;
-          const stored = reusable(last, key, blobs, VALIDATING);
-          const headers = conditionalHeaders(last, stored);
-          if (!headers) return undefined;
-          // On a 304 the page's stored links are followed: read by the thread, where a core is free.
-          return { headers, alongside: stored?.scan && blobs?.locate ? blobs.locate(stored.scan) : undefined };
-        });
+        revalidator.start((key) => (journaled?.has(key) || frontier.queued?.(key) === false ? undefined : conditionalHeaders(last, reusable(last, key, blobs, VALIDATING))));
         run.revalidator = revalidator;
       } else {
         await revalidator?.unwarm();

@@ -1,11 +1,10 @@
 // @ts-check
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { detectCharset } from '../charset.js';
-import { createRangeReader } from '../file-range.js';
 import { encodeScan, linkLines, renderDocument, resolveLinks, scanDocument, decodeScan } from '../page.js';
 import { CREATE } from '../output/local.js';
 import { sha256 } from './blobs.js';
@@ -194,4 +193,27 @@ export function writeNew(path, data, replace = false) {
  * Read staged blobs where they lie (a worker thread reads the blob log
  * itself; its descriptors stay open until the thread ends).
  */
-export const createPlaceReader = createRangeReader;
+export function createPlaceReader() {
+  /** @type {Map<string, number>} */
+  const fds = new Map();
+  /**
+   * @param {BlobPlace} place
+   * @returns {Buffer}
+   */
+  return (place) => {
+    if (place.length < 0) return readFileSync(place.path); // a blob of its own: read once, nothing kept open
+    let fd = fds.get(place.path);
+    if (fd === undefined) {
+      fd = openSync(place.path, 'r');
+      fds.set(place.path, fd);
+    }
+    const buffer = Buffer.allocUnsafeSlow(place.length);
+    let done = 0;
+    while (done < place.length) {
+      const read = readSync(fd, buffer, done, place.length - done, place.at + done);
+      if (read === 0) throw new Error(`staged blob in ${place.path} is shorter than recorded`);
+      done += read;
+    }
+    return buffer;
+  };
+}

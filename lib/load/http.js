@@ -18,12 +18,10 @@ import { OPTION_BY_NAME } from '../options.js';
  *   body: Buffer,
  *   location?: string,
  *   notModified?: boolean,
- *   alongside?: Buffer,
  * }} LoadResult
  *   A 2xx page, a redirect (3xx other than 304: `location` set, body empty),
  *   or a 304 (`notModified`, body empty). Any other status is thrown as an
- *   HttpStatusError. `alongside`: with a 304 from the re-crawl's HTTP thread
- *   (revalidate.js), the bytes its ask named (the page's stored links).
+ *   HttpStatusError.
  * @typedef {{ signal?: AbortSignal, headers?: Record<string, string> }} LoadOptions
  * @typedef {{ load(url: string, options?: LoadOptions): Promise<LoadResult>, close(): Promise<void> }} Loader
  *   What the crawl needs to get a page. Tests pass a fake; rendering wraps one.

@@ -2,28 +2,24 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createHttpLoader } from './http.js';
 import { transferable } from '../transfer.js';
-import { createRangeReader } from '../file-range.js';
 
 /**
  * The re-crawl's HTTP thread (revalidate.js): the crawl's own HTTP loader,
  * with at most `concurrency` requests in flight, urgent requests (a page the
  * crawl waits for) before those asked ahead. Answers go back once per turn
- * of this thread's event loop, bodies transferred. An ask's `alongside`
- * range (a file's bytes: the page's stored links) is read and sent with a
- * 304 answer.
+ * of this thread's event loop, bodies transferred.
  *
- * Messages in: `{ op: 'ask', urgent, asks: [{ id, url, headers, alongside? }] }`;
+ * Messages in: `{ op: 'ask', urgent, asks: [{ id, url, headers }] }`;
  * `{ op: 'promote', ids }` (asks the crawl now waits for: made next);
  * `{ op: 'cancel', ids }` (not wanted any more: not made, if not started);
  * `{ op: 'cancelAll' }` (the crawl is interrupted: nothing more is started).
  *
- * @typedef {{ id: number, url: string, headers?: Record<string, string>, alongside?: import('../file-range.js').FileRange }} Ask
+ * @typedef {{ id: number, url: string, headers?: Record<string, string> }} Ask
  */
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 const { concurrency, timeout, maxPageBytes, headers } = workerData;
 const loader = createHttpLoader({ concurrency, timeout, maxPageBytes, headers });
-const readRange = createRangeReader();
 
 /** @type {Map<number, Ask>} asks not started yet (a cancelled one is taken out) */
 const waiting = new Map();
@@ -65,18 +61,6 @@ const describe = (error) => ({
   cause: error?.cause ? { code: error.cause.code, message: String(error.cause.message ?? error.cause) } : undefined,
 });
 
-/**
- * The range an ask names, read for its 304; null when it cannot be (the crawl then reads it itself).
- * @param {import('../file-range.js').FileRange} range
- */
-const readAlongside = (range) => {
-  try {
-    return transferable(readRange(range));
-  } catch {
-    return null;
-  }
-};
-
 /** @param {Ask} ask */
 const start = (ask) => {
   inFlight++;
@@ -84,9 +68,7 @@ const start = (ask) => {
     (result) => {
       const body = result.body.length > 0 ? transferable(result.body) : null;
       if (body) transfer.push(body);
-      const alongside = result.notModified && ask.alongside ? readAlongside(ask.alongside) : null;
-      if (alongside) transfer.push(alongside);
-      send({ id: ask.id, status: result.status, headers: result.headers, location: result.location, notModified: result.notModified, body, alongside });
+      send({ id: ask.id, status: result.status, headers: result.headers, location: result.location, notModified: result.notModified, body });
     },
     (error) => send({ id: ask.id, error: describe(error) }),
   ).finally(() => {

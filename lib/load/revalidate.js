@@ -26,10 +26,7 @@ import { fanout } from './abort.js';
  * reach HELD_BYTES (each answer is up to `--max-page-bytes`, and there are at
  * most `lookahead` of them). A page answered ahead and not yet taken when
  * the process is killed is fetched again by the resumed run, as a page in
- * flight is. An ask may name a byte range of a local file to read when the
- * answer is a 304 (the page's stored links, which the crawl follows then):
- * the thread reads it, on a core the main thread does not need, and hands it
- * back as the result's `alongside`.
+ * flight is.
  *
  * Before `start()`, and once the thread is gone (stopped, or failed), the
  * wrapped loader does the work in the main thread.
@@ -39,11 +36,8 @@ import { fanout } from './abort.js';
  * @typedef {import('./http.js').LoadOptions} LoadOptions
  * @typedef {{ resolve: (result: LoadResult) => void, reject: (error: Error) => void }} Waiter
  * @typedef {{ name?: string, message: string, code?: string, status?: number, retryAt?: number, cause?: { code?: string, message: string } }} SentError
- * @typedef {import('../file-range.js').FileRange} FileRange
- * @typedef {{ headers: Record<string, string>, alongside?: FileRange }} AskAhead
- *   how to ask for a URL ahead: its conditional headers, and what to read with a 304
  * @typedef {{
- *   id: number, url: string, headers: Record<string, string> | undefined, alongside?: FileRange, urgent: boolean,
+ *   id: number, url: string, headers: Record<string, string> | undefined, urgent: boolean,
  *   state: 'outbox' | 'sent' | 'answered' | 'gone', signal?: AbortSignal,
  *   outcome?: { result?: LoadResult, error?: SentError }, waiter?: Waiter, bytes: number,
  * }} Ask
@@ -70,8 +64,8 @@ export class Revalidator {
   #lookahead;
   /** @type {Worker | null} */
   #worker = null;
-  /** @type {((url: string) => AskAhead | undefined) | null} how to ask for a URL ahead, or not at all */
-  #askFor = null;
+  /** @type {((url: string) => Record<string, string> | undefined) | null} the conditional headers of a URL, or none: not asked ahead */
+  #headersFor = null;
   /** @type {string[]} URLs hinted, in order */
   #hinted = [];
   #hintedAt = 0;
@@ -108,7 +102,7 @@ export class Revalidator {
 
   /** Whether requests go to the thread. */
   get started() {
-    return this.#askFor !== null && this.#worker !== null && this.#failed === null;
+    return this.#headersFor !== null && this.#worker !== null && this.#failed === null;
   }
 
   /**
@@ -138,7 +132,7 @@ export class Revalidator {
 
   /** The thread `warm()` started is not needed after all (the requests stay in the main thread). */
   async unwarm() {
-    if (this.#askFor !== null || !this.#worker) return;
+    if (this.#headersFor !== null || !this.#worker) return;
     const worker = this.#worker;
     this.#worker = null;
     this.#failed = new Error('not needed');
@@ -147,13 +141,12 @@ export class Revalidator {
 
   /**
    * Hand requests to the thread from now on.
-   * @param {(url: string) => AskAhead | undefined} askFor how to ask for a hinted URL ahead: the
-   *   validators, and what to read if it answers 304; undefined: it is not asked ahead
+   * @param {(url: string) => Record<string, string> | undefined} headersFor the validators to ask a hinted URL ahead with (none: it is not)
    */
-  start(askFor) {
+  start(headersFor) {
     if (this.#closed || this.#failed) return;
     this.warm();
-    this.#askFor = askFor;
+    this.#headersFor = headersFor;
   }
 
   /**
@@ -238,7 +231,7 @@ export class Revalidator {
   async stop() {
     const worker = this.#worker;
     if (!worker || this.#closed) return;
-    this.#askFor = null;
+    this.#headersFor = null;
     this.#worker = null;
     this.#failed = new Error('stopped');
     this.#rejectAll(new AbortError('crawl interrupted'));
@@ -274,11 +267,10 @@ export class Revalidator {
    * @param {string} url
    * @param {Record<string, string> | undefined} headers
    * @param {boolean} urgent
-   * @param {FileRange} [alongside]
    */
-  #ask(url, headers, urgent, alongside) {
+  #ask(url, headers, urgent) {
     /** @type {Ask} */
-    const ask = { id: this.#nextId++, url, headers, alongside, urgent, state: 'outbox', bytes: 0 };
+    const ask = { id: this.#nextId++, url, headers, urgent, state: 'outbox', bytes: 0 };
     this.#asked.set(ask.id, ask);
     this.#outbox.asks.push(ask);
     this.#schedule();
@@ -322,12 +314,12 @@ export class Revalidator {
     this.#outbox = { asks: [], promote: [], cancel: [] };
     const worker = this.#worker;
     if (!worker) return;
-    /** @type {{ id: number, url: string, headers?: Record<string, string>, alongside?: FileRange }[][]} urgent, ahead */
+    /** @type {{ id: number, url: string, headers?: Record<string, string> }[][]} urgent, ahead */
     const wire = [[], []];
     for (const ask of asks) {
       if (ask.state !== 'outbox') continue;
       ask.state = 'sent';
-      wire[ask.urgent ? 0 : 1].push({ id: ask.id, url: ask.url, headers: ask.headers, alongside: ask.alongside });
+      wire[ask.urgent ? 0 : 1].push({ id: ask.id, url: ask.url, headers: ask.headers });
     }
     if (wire[0].length > 0) worker.postMessage({ op: 'ask', urgent: true, asks: wire[0] });
     if (wire[1].length > 0) worker.postMessage({ op: 'ask', urgent: false, asks: wire[1] });
@@ -337,13 +329,13 @@ export class Revalidator {
 
   /** Ask for the next hinted URLs, while there is room ahead. */
   #askAhead() {
-    const askFor = /** @type {(url: string) => AskAhead | undefined} */ (this.#askFor);
+    const headersFor = /** @type {(url: string) => Record<string, string> | undefined} */ (this.#headersFor);
     while (this.started && this.#ahead.size < this.#lookahead && this.#heldBytes < HELD_BYTES && this.#hintedAt < this.#hinted.length) {
       const url = this.#hinted[this.#hintedAt++];
       if (this.#ahead.has(url)) continue;
-      const how = askFor(url);
-      if (!how) continue;
-      this.#ahead.set(url, this.#ask(url, how.headers, false, how.alongside));
+      const headers = headersFor(url);
+      if (!headers) continue;
+      this.#ahead.set(url, this.#ask(url, headers, false));
       this.counts.askedAhead++;
     }
     if (this.#hintedAt > 4096 && this.#hintedAt * 2 > this.#hinted.length) {
@@ -367,7 +359,6 @@ export class Revalidator {
             body: answer.body ? Buffer.from(answer.body) : NO_BODY,
             ...(answer.location !== undefined ? { location: answer.location } : {}),
             ...(answer.notModified ? { notModified: true } : {}),
-            ...(answer.alongside ? { alongside: Buffer.from(answer.alongside) } : {}),
           }),
         };
       const waiter = ask.waiter;
@@ -377,7 +368,7 @@ export class Revalidator {
         continue;
       }
       ask.outcome = outcome;
-      ask.bytes = (outcome.result?.body.length ?? 0) + (outcome.result?.alongside?.length ?? 0);
+      ask.bytes = outcome.result?.body.length ?? 0;
       this.#heldBytes += ask.bytes;
     }
   }
