@@ -223,19 +223,23 @@ export class LocalTree {
       if (++moved % 1000 === 0) await new Promise((resolve) => setImmediate(resolve));
     }
     await eachLimited(this.removals, 16, (file) => rm(this.resolve(file), { force: true }));
-    await eachLimited(this.sameTime, 16, async ([file, source]) => {
+    /** @type {Map<string, string[]>} source -> the files that take its time */
+    const bySource = new Map();
+    for (const [file, source] of this.sameTime) bySource.set(source, [...(bySource.get(source) ?? []), file]);
+    await eachLimited(bySource, 16, async ([source, files]) => {
       // Times go through a double (seconds, about a quarter of a microsecond at today's dates)
-      // and libuv keeps whole microseconds: a source written in this commit gets the very time
-      // its sibling gets; beside one left as it is, the sibling gets the first microsecond not
-      // before the source's time, never older than it.
+      // and libuv keeps whole microseconds: a source written in this commit and its siblings
+      // all get one whole microsecond, set once (a source set again per sibling drifted by one
+      // microsecond: .gz and .br raced); beside a source left as it is, a sibling gets the
+      // first microsecond not before the source's time, never older than it.
       const times = await stat(this.resolve(source), { bigint: true });
       const atime = Number(times.atimeNs) / 1e9;
       if (this.pending.has(source)) {
-        const mtime = Number(times.mtimeNs) / 1e9;
-        await utimes(this.resolve(file), atime, mtime);
+        const mtime = wholeMicrosecond(times.mtimeNs);
+        for (const file of files) await utimes(this.resolve(file), atime, mtime);
         await utimes(this.resolve(source), atime, mtime);
       } else {
-        await utimes(this.resolve(file), atime, notBefore(times.mtimeNs));
+        for (const file of files) await utimes(this.resolve(file), atime, notBefore(times.mtimeNs));
       }
     });
     if (manifest !== undefined) await move(manifest, MANIFEST_NAME);
@@ -256,6 +260,17 @@ export class LocalTree {
     // The state directory goes too when nothing else lives in it.
     await rmdir(path.dirname(this.temp)).catch(() => {});
   }
+}
+
+/**
+ * A time for utimes (seconds, a double) that libuv, which keeps whole
+ * microseconds and truncates, turns into the microsecond `ns` falls in:
+ * half a microsecond above its start, so that the double's error never
+ * takes it to the one before.
+ * @param {bigint} ns
+ */
+export function wholeMicrosecond(ns) {
+  return (Number(ns / 1000n) + 0.5) / 1e6;
 }
 
 /**
