@@ -18,6 +18,7 @@ export const WARNING_CODES = Object.freeze({
   RENDER_PARTIAL: 'a rendered page did not become ready within --render-timeout; --on-render-timeout save kept its partial DOM (marked "partial" in the manifest)',
   RENDER_STATUS: 'a rendered page has a <meta name="prerender-status-code"> that is not a status code: ignored',
   SIBLING_TAKEN: 'a .gz or .br beside a file was not made by a crawl (--precompress): left as it is, and none is made',
+  SIBLING_IS_PAGE: 'the .gz or .br name beside a file is the file of another page of the crawl (--precompress): that sibling is not made',
   ROOT_REDIRECT: 'a root redirects outside the crawl\'s scope (another scheme or host): nothing under it is crawled',
   NOT_RESUMED: 'OUT holds the journal of an interrupted crawl with other roots, scope or --name rules: not resumed, every page is fetched',
   SITEMAP: 'a sitemap (or one listed in an index) could not be read, lists nothing, or lists unusable entries',

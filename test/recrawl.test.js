@@ -2,6 +2,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import zlib from 'node:zlib';
 import path from 'node:path';
 import { startChangingSite } from '../fixtures/changing-site.js';
 import { listFiles, readManifest, snapshotTree, tempDirs } from './crawl-helpers.js';
@@ -35,6 +36,11 @@ afterEach(async () => {
 async function crawl(out, extra = []) {
   const result = await runCli(['crawl', site.root, '-x', '/cart.asp', '-o', out, '--json', '--retries', '0', ...extra], { cwd: path.dirname(out) });
   return { ...result, summary: result.stdout ? JSON.parse(result.stdout) : null };
+}
+
+/** @param {Buffer} bytes */
+function gunzipOf(bytes) {
+  return zlib.gunzipSync(bytes).toString();
 }
 
 /**
@@ -690,6 +696,52 @@ describe('--precompress', () => {
     expect((await crawl(out)).code).toBe(0);
     expect(await readFile(path.join(out, 'about.asp.html.gz'), 'utf8')).toBe('mine');
     expect(await listFiles(out)).not.toContain('about.asp.html.br');
+  });
+
+  it('a site with pages X and X.gz: the page X.gz keeps its own file, X gets no gzip sibling (SIBLING_IS_PAGE), and the tree verifies', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const filler = (/** @type {string} */ word) => `${'<p>catalogue words about ' + word + ' repeated for size</p>'.repeat(60)}`;
+    const pages = {
+      '/': ['text/html', '<a href="/b.html">b</a><a href="/b.html.gz">b.gz</a><a href="/data.json">d</a><a href="/data.json.gz">d.gz</a>'],
+      '/b.html': ['text/html', `<p>page b</p>${filler('b')}`],
+      // As a plain file server sends it (by its extension): its file keeps the URL's name.
+      '/b.html.gz': ['application/octet-stream', `<p>a page whose URL ends in .gz</p>${filler('x')}`],
+      '/data.json': ['application/json', JSON.stringify({ x: Array.from({ length: 600 }, (_, i) => i) })],
+    };
+    const server = http.createServer((req, res) => {
+      if (req.url === '/data.json.gz') {
+        res.writeHead(200, { 'content-type': 'application/gzip' });
+        return res.end(gzipSync('{"another":"document"}'));
+      }
+      const page = /** @type {Record<string, string[]>} */ (pages)[req.url ?? ''];
+      if (!page) return res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': page[0] });
+      res.end(page[1]);
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    try {
+      const root = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/`;
+      const out = path.join(await dirs.make(), 'out');
+      const run = () => runCli(['crawl', root, '-o', out, '--precompress', 'gzip,br', '--json'], { cwd: path.dirname(out) });
+      for (let round = 0; round < 2; round++) {
+        const result = await run();
+        expect(result.code).toBe(0);
+        expect(await readFile(path.join(out, 'b.html.gz'), 'utf8')).toBe(pages['/b.html.gz'][1]);
+        expect(gunzipOf(await readFile(path.join(out, 'data.json.gz')))).toBe('{"another":"document"}');
+        expect(await listFiles(out)).toEqual(expect.arrayContaining(['b.html.br', 'data.json.br']));
+        const manifest = await readManifest(out);
+        const codes = manifest.warnings.filter((/** @type {{ code: string }} */ w) => w.code === 'SIBLING_IS_PAGE').map((/** @type {{ url: string }} */ w) => w.url).sort();
+        // Said when the siblings are made (the first run); a page kept as it is makes none again.
+        expect(codes).toEqual(round === 0 ? [`${root}b.html`, `${root}data.json`] : []);
+        expect((await runCli(['verify', out], { cwd: path.dirname(out) })).code).toBe(0);
+      }
+      // Without --precompress, the .br siblings go; the pages X.gz stay.
+      expect((await runCli(['crawl', root, '-o', out, '--json'], { cwd: path.dirname(out) })).code).toBe(0);
+      expect((await listFiles(out)).filter((file) => /\.(gz|br)$/.test(file)).sort()).toEqual(['b.html.gz', 'data.json.gz']);
+      expect(await readFile(path.join(out, 'b.html.gz'), 'utf8')).toBe(pages['/b.html.gz'][1]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('two pages that swap names: each file gets its own page\'s siblings (the other\'s old .gz is the crawl\'s to replace)', async () => {

@@ -567,6 +567,36 @@ describe('static files', () => {
     expect(none.body.equals(css)).toBe(true);
   });
 
+  it('sends a .gz or .br only when it decompresses to the file (not one put there by hand, nor a page of its own), nor one older than its file', async () => {
+    const out = path.join(dir, 'out');
+    const text = Buffer.from(`${'<p>a page with words to compress</p>\n'.repeat(100)}`);
+    fs.writeFileSync(path.join(out, 'hand.html'), text);
+    fs.writeFileSync(path.join(out, 'hand.html.gz'), zlib.gzipSync('<p>something else</p>'));
+    fs.writeFileSync(path.join(out, 'hand.html.br'), 'not brotli at all');
+    // A site with URLs for both app.js and app.js.gz: the second is a page, not a sibling.
+    fs.writeFileSync(path.join(out, 'app.js'), Buffer.from(`${'console.log("app");\n'.repeat(100)}`));
+    fs.writeFileSync(path.join(out, 'app.js.gz'), Buffer.from('the bytes of another document'));
+    const { port } = await serve();
+    for (const [file, encoding] of /** @type {const} */ ([['hand.html', 'gzip'], ['hand.html', 'br'], ['app.js', 'gzip']])) {
+      const answer = await request(port, `/${file}`, { headers: { 'accept-encoding': encoding } });
+      const decoded = answer.headers['content-encoding'] === 'gzip' ? zlib.gunzipSync(answer.body)
+        : answer.headers['content-encoding'] === 'br' ? zlib.brotliDecompressSync(answer.body) : answer.body;
+      expect(decoded.equals(fs.readFileSync(path.join(out, file))), `${file} as ${encoding}`).toBe(true);
+    }
+    expect((await request(port, '/app.js.gz')).body.toString()).toBe('the bytes of another document');
+
+    // A file too large to be held (served as it streams): a sibling older than it is left out.
+    const large = await serve({ pageCacheBytes: 64 * 1024 });
+    const big = Buffer.from(`${'<p>a large page</p>\n'.repeat(2000)}`);
+    fs.writeFileSync(path.join(out, 'large.html'), big);
+    fs.writeFileSync(path.join(out, 'large.html.gz'), zlib.gzipSync('<p>an older version</p>'));
+    const past = new Date(Date.now() - 60_000);
+    fs.utimesSync(path.join(out, 'large.html.gz'), past, past);
+    const stale = await request(large.port, '/large.html', { headers: { 'accept-encoding': 'gzip' } });
+    expect(stale.headers['content-encoding']).toBeUndefined();
+    expect(stale.body.equals(big)).toBe(true);
+  });
+
   it('answers other methods with 405', async () => {
     const { port } = await serve();
     const res = await request(port, '/st/product1.htm', { method: 'POST' });

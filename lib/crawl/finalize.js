@@ -90,6 +90,7 @@ export async function finalize(run, naming, { interrupted, complete }) {
   run.early?.forgetLinksTo(removal.carried.map((stored) => stored.url));
   const context = renderContext(run);
   run.threads.setContext(context);
+  const pageFile = pageFileTest(naming);
   for (let pass = 1; ; pass++) {
     const named = {
       * [Symbol.iterator]() {
@@ -104,14 +105,14 @@ export async function finalize(run, naming, { interrupted, complete }) {
     // A shared crawl: the other processes do part of the per-page work (distributed/finish.js).
     await run.finishPool?.begin(context, encode());
     // Early outputs serve the first pass only (a later one may have other files); none is still being written at the commit.
-    const outcome = await writePass(run, naming, names, dropped, interrupted, complete, removal)
+    const outcome = await writePass(run, naming, names, dropped, interrupted, complete, removal, pageFile)
       .finally(() => run.finishPool?.end())
       .finally(() => run.early?.drop());
     if (outcome.failed.length === 0 && outcome.split.length === 0) {
       for (const stored of [...removal.remove, ...removal.moved]) {
         const file = /** @type {string} */ (stored.file);
         // Its siblings too, those a crawl made (a .gz put there by hand stays).
-        for (const name of [file, ...siblingsOf(file, stored.compressed)]) await target.remove(name);
+        for (const name of [file, ...siblingsOf(file, stored.compressed).filter((sibling) => !pageFile(sibling))]) await target.remove(name);
         run.emit('removed', { url: stored.url, file });
       }
       for (const { url, file } of removal.stray) {
@@ -140,8 +141,9 @@ export async function finalize(run, naming, { interrupted, complete }) {
  * @param {boolean} interrupted
  * @param {boolean} complete
  * @param {RemovalPlan} removal carried: pages of the last crawl kept, not reached by this one: listed too
+ * @param {(name: string) => boolean} pageFile whether a name is a page's file (precompress.js `isPageFile`)
  */
-async function writePass(run, naming, names, dropped, interrupted, complete, removal) {
+async function writePass(run, naming, names, dropped, interrupted, complete, removal, pageFile) {
   const carried = removal.carried;
   const o = run.options;
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
@@ -152,7 +154,7 @@ async function writePass(run, naming, names, dropped, interrupted, complete, rem
   // When every URL leads to the same file as last time, no page's links changed:
   // unchanged pages are kept without reading their scans.
   const sameNames = previous !== null && namesAsBefore(run, naming, names, dropped);
-  const pass = { ...run, warnings, sameNames, wholeBodies: pLimit(WHOLE_BODIES) };
+  const pass = { ...run, warnings, sameNames, wholeBodies: pLimit(WHOLE_BODIES), pageFile };
   const manifest = createManifestWriter(target, {
     roots: o.roots,
     scope: run.scope.toJSON(),
@@ -692,6 +694,24 @@ function planRemoval(run, naming, complete) {
   // And the old files a page gone kept in its entry.
   for (const stored of gone) for (const old of stored.oldFiles ?? []) if (!taken(old)) plan.stray.push({ url: stored.url, file: old });
   return plan;
+}
+
+/**
+ * Whether a name is the file of a page of this run (compared lower-cased, as
+ * names are on a file system that ignores case); the set is made on first use.
+ * @param {Naming} naming
+ * @returns {(name: string) => boolean}
+ */
+function pageFileTest(naming) {
+  /** @type {Set<string> | null} */
+  let files = null;
+  return (name) => {
+    if (!files) {
+      files = new Set();
+      for (const file of naming.files.values()) files.add(file.toLowerCase());
+    }
+    return files.has(name.toLowerCase());
+  };
 }
 
 /**

@@ -45,7 +45,7 @@ export async function settleOldSiblings(run, record, stored) {
   const wanted = new Set(run.options.precompress);
   const left = (stored?.compressed ?? []).filter((format) => !wanted.has(format));
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
-  for (const sibling of siblingsOf(/** @type {string} */ (record.file), left)) await target.remove(sibling);
+  for (const sibling of siblingsOf(/** @type {string} */ (record.file), left)) if (!isPageFile(run, sibling)) await target.remove(sibling);
   const kept = (record.compressed ?? []).filter((format) => wanted.has(format));
   record.compressed = kept.length > 0 ? kept : undefined;
 }
@@ -75,6 +75,19 @@ export function siblingsMissing(run, stored) {
   const tried = run.prior?.precompressed ?? [];
   const missing = run.options.precompress.filter((format) => !tried.includes(format) && !(stored.compressed ?? []).includes(format));
   return missing.length > 0 && worthTrying(stored.contentType, stored.bytes ?? 0, stored.placeholders);
+}
+
+/**
+ * Whether a name is the file of a page of this run (a site with URLs for
+ * both `app.js` and `app.js.gz`, `sitemap.xml` and `sitemap.xml.gz`): then it
+ * is that page's, never a sibling to make or remove. The write pass says
+ * (finalize.js `pageFile`); without it, no name is.
+ * @param {import('./context.js').CrawlRun} run
+ * @param {string} name
+ */
+export function isPageFile(run, name) {
+  const test = /** @type {{ pageFile?: (name: string) => boolean }} */ (/** @type {unknown} */ (run)).pageFile;
+  return test ? test(name) : false;
 }
 
 /** @type {WeakMap<object, Set<string>>} per last state: the siblings it lists */
@@ -144,6 +157,10 @@ export async function precompress(run, record, output, placeholders, unchanged, 
   const made = [];
   for (const format of run.options.precompress) {
     const sibling = file + SIBLING[/** @type {'gzip' | 'br'} */ (format)];
+    if (isPageFile(run, sibling)) {
+      if (eligible) warn(run, record.key, 'SIBLING_IS_PAGE', `${sibling} is the file of another page of this crawl: no ${format} sibling of ${file} is made`);
+      continue;
+    }
     if (unchanged && (unchanged.compressed ?? []).includes(format) && eligible) {
       made.push(format);
       continue;

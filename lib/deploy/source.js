@@ -253,6 +253,8 @@ export async function readSource(out, options = {}) {
 
   /** @type {Map<string, import('../manifest/schema.js').ManifestPage>} the first entry of each file */
   const seenFiles = new Map();
+  // A page's own file is never another page's sibling (a site with URLs for both app.js and app.js.gz).
+  const pageFiles = new Set(manifest.pages.map((page) => page.file));
   for (const page of manifest.pages) {
     const reason = unsafeReason(page.file);
     if (reason) {
@@ -277,6 +279,7 @@ export async function readSource(out, options = {}) {
     check(page.file, { sha256: page.sha256, bytes: page.bytes });
     for (const [suffix, format] of Object.entries(SIBLINGS)) {
       const sibling = page.file + suffix;
+      if (pageFiles.has(sibling)) continue;
       if (regular.has(sibling) || viaLink.has(sibling)) {
         listed.add(sibling);
         check(sibling, { sha256: page.sha256, bytes: page.bytes }, format);

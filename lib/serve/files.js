@@ -4,7 +4,7 @@
  * server's one byte budget (byte-cache.js). A file is read once; a
  * compressible one is compressed once per encoding, the first time a client
  * asks for that encoding (on the thread pool), or its `.gz` / `.br` sibling
- * is read when it exists; the response headers of each variant are built
+ * is read when it exists and decompresses to the file's bytes; the response headers of each variant are built
  * once. Per request: a Map lookup, a
  * `stat` at most once a second per file (to see a changed file), the
  * encoding negotiation, a 304 check, and one write.
@@ -22,6 +22,10 @@ import { realInside } from './paths.js';
 
 const gzip = promisify(zlib.gzip);
 const brotli = promisify(zlib.brotliCompress);
+/** @type {(data: Buffer, options: zlib.ZlibOptions) => Promise<Buffer>} */
+const gunzip = promisify(zlib.gunzip);
+/** @type {(data: Buffer, options: zlib.BrotliOptions) => Promise<Buffer>} */
+const brotliDecompress = promisify(zlib.brotliDecompress);
 
 /** Files smaller than this are not compressed (the headers cost more than the saving). */
 const MIN_COMPRESS = 1024;
@@ -166,7 +170,7 @@ export class FileCache {
     let pending = this.#loading.get(key);
     if (!pending) {
       const body = entry.identity.body;
-      pending = this.#sibling(`${entry.abs}.${encoding === 'gzip' ? 'gz' : 'br'}`)
+      pending = this.#sibling(`${entry.abs}.${encoding === 'gzip' ? 'gz' : 'br'}`, body, encoding)
         .then((b) => b ?? (encoding === 'gzip' ? gzip(body, { level: 6 }) : brotli(body, brotliOptions(body.length, 6))))
         .then(
           (data) => {
@@ -189,17 +193,27 @@ export class FileCache {
   }
 
   /**
-   * A precompressed sibling's bytes, when it exists inside the tree.
+   * A precompressed sibling's bytes, when it exists inside the tree and
+   * decompresses to the file's very bytes: a .gz put there by hand, one left
+   * from an older file, or a page of its own whose URL ends in .gz (a site
+   * with both app.js and app.js.gz) is not sent in the file's place (checked
+   * once, as the form is cached).
    * @param {string} file
+   * @param {Buffer} body the file's bytes
+   * @param {'gzip' | 'br'} encoding
    * @returns {Promise<Buffer | null>} null: no usable sibling
    */
-  async #sibling(file) {
+  async #sibling(file, body, encoding) {
     try {
       if (!(await fs.promises.stat(file)).isFile()) return null;
     } catch {
       return null;
     }
-    return realInside(this.#options.realRoot, file).then((real) => (real ? fs.promises.readFile(real) : null)).catch(() => null);
+    const data = await realInside(this.#options.realRoot, file).then((real) => (real ? fs.promises.readFile(real) : null)).catch(() => null);
+    if (!data) return null;
+    const options = { maxOutputLength: body.length + 1 };
+    const decoded = await (encoding === 'gzip' ? gunzip(data, options) : brotliDecompress(data, options)).catch(() => null);
+    return decoded && decoded.equals(body) ? data : null;
   }
 
   /**

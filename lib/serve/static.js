@@ -86,7 +86,8 @@ export async function serveStatic(req, res, target, options) {
     for (const enc of acceptedEncodings(/** @type {string | undefined} */ (req.headers['accept-encoding']))) {
       const sibling = `${abs}.${enc === 'gzip' ? 'gz' : 'br'}`;
       const sst = await statOrNull(sibling);
-      if (!sst || !sst.isFile()) continue;
+      // Older than the file: left from an earlier version of it (a crawl gives a sibling its file's time).
+      if (!sst || !sst.isFile() || sst.mtimeMs < st.mtimeMs) continue;
       const sreal = await realInside(realRoot, sibling);
       if (!sreal) continue;
       file = sreal;
