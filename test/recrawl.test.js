@@ -87,6 +87,51 @@ describe('SIGKILL during a re-crawl, then the same crawl again', () => {
   });
 });
 
+describe('the staging log of a site that is never complete', () => {
+  it('stays about the size of the pages kept: compacted after each run, not only after a complete one', async () => {
+    let round = 0;
+    const pages = Array.from({ length: 12 }, (_, i) => `/p${i}`);
+    const server = http.createServer((req, res) => {
+      if (req.url === '/') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        return res.end(`${pages.map((page) => `<a href="${page}">${page}</a>`).join('')}<a href="/broken">broken</a>`);
+      }
+      if (req.url === '/broken') return res.writeHead(500).end(); // fails on every run: no run is complete
+      const etag = `"${req.url}-${round}"`;
+      if (req.headers['if-none-match'] === etag) return res.writeHead(304, { etag }).end();
+      res.writeHead(200, { 'content-type': 'text/html', etag });
+      // 200 KB a page, new bytes on every run.
+      res.end(`<p>${req.url} round ${round}</p>${'<p>catalogue text of some length</p>'.repeat(5600)}`);
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    try {
+      const root = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/`;
+      const out = path.join(await dirs.make(), 'out');
+      const sizes = [];
+      for (round = 0; round < 5; round++) {
+        const result = await new Crawler({ roots: [root], out, retries: 0 }).run();
+        expect(result.complete).toBe(false);
+        expect(result.failed).toBe(1);
+        sizes.push((await stat(path.join(out, '.prerender', 'blobs.log'))).size);
+      }
+      // About 2.4 MB of bodies a run: the log never holds more than two runs' worth.
+      expect(Math.max(...sizes)).toBeLessThan(2 * sizes[0] + 1024 * 1024 + 64 * 1024);
+      expect(sizes[4]).toBeLessThan(3 * sizes[0]);
+      // And what it keeps is enough: a run with nothing changed writes nothing.
+      round--;
+      const again = await new Crawler({ roots: [root], out, retries: 0 }).run();
+      expect(again.churn).toMatchObject({ notModified: 12, sameBytes: 1, filesWritten: 0 });
+      // A run cut short keeps the pages it did not reach, with their staged bytes: the next one reuses them.
+      const cut = await new Crawler({ roots: [root], out, retries: 0, maxPages: 2 }).run();
+      expect(cut.kept).toBeGreaterThan(5);
+      const after = await new Crawler({ roots: [root], out, retries: 0 }).run();
+      expect(after.churn).toMatchObject({ notModified: 12, sameBytes: 1, new: 0, changed: 0, filesWritten: 0 });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
 describe('a second crawl at 0% churn', () => {
   it('makes only conditional requests and writes no file', async () => {
     const out = path.join(await dirs.make(), 'out');

@@ -30,8 +30,9 @@ import { precompress, settleOldSiblings, siblingsMissing, siblingsOf } from './p
  * @typedef {import('../manifest/schema.js').ManifestPage} ManifestPage
  * @typedef {import('../warnings.js').Warning} Warning
  * @typedef {ReturnType<typeof createNameTable>} NameTable
- * @typedef {{ filesWritten: number, bytesWritten: number, removed: number, pruneRefused: boolean, kept: number }} WriteOutcome
- *   kept: pages of the last crawl not reached (or failed for good) whose files stay as they were
+ * @typedef {{ filesWritten: number, bytesWritten: number, removed: number, pruneRefused: boolean, kept: number, keptBlobs: string[] }} WriteOutcome
+ *   kept: pages of the last crawl not reached (or failed for good) whose files stay as they were;
+ *   keptBlobs: their staged body and scan, which the new state lists
  * @typedef {import('./state.js').StoredPage} StoredPage
  * @typedef {import('./names.js').Naming} Naming
  */
@@ -122,7 +123,8 @@ export async function finalize(run, naming, { interrupted, complete }) {
       await outcome.state?.finish(redirects, removal.carried);
       await target.commit();
       await outcome.state?.commit();
-      return { warnings: outcome.warnings, filesWritten: outcome.filesWritten, bytesWritten: outcome.bytesWritten, removed: removal.remove.length, pruneRefused: removal.refused, kept: removal.carried.length };
+      const keptBlobs = removal.carried.flatMap((stored) => [stored.body, stored.scan].filter((id) => id !== undefined));
+      return { warnings: outcome.warnings, filesWritten: outcome.filesWritten, bytesWritten: outcome.bytesWritten, removed: removal.remove.length, pruneRefused: removal.refused, kept: removal.carried.length, keptBlobs };
     }
     await outcome.state?.abort();
     if (pass >= MAX_PASSES) throw new Error(`pages kept failing in ${MAX_PASSES} write passes; nothing was committed`);

@@ -281,15 +281,19 @@ export class Crawler extends EventEmitter {
       complete = !interrupted && !sitemapsCut && !rootLost && overLimit === 0 && run.depth.tooDeep.size === 0 && run.depth.tooLong === 0 && stale === 0
         && (await run.records.list('failed')).every((record) => isGoneStatus(record.error?.status));
       /** @type {import('./finalize.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] }} */
-      let outcome = { warnings: [], filesWritten: 0, bytesWritten: 0, removed: 0, pruneRefused: false, kept: 0 };
+      let outcome = { warnings: [], filesWritten: 0, bytesWritten: 0, removed: 0, pruneRefused: false, kept: 0, keptBlobs: [] };
       if (target) {
         if (shared && target instanceof LocalTree && !interrupted) run.finishPool = await shared.finishPool(run, target.out);
         outcome = await finalize(run, naming, { interrupted, complete });
         committed = true;
       }
-      // The records read once more, for the counts and (a complete run) the blobs still referred to.
+      // The records read once more, for the counts and the blobs the new state still refers to:
+      // the log is compacted after every run that wrote its state (not after an interrupted one,
+      // whose journal refers to blobs too). Compacted only after complete ones, it grew by the
+      // whole site on every run of a site with a page that always fails. A shared crawl's blob
+      // directory (every process's) is still cleared only after a complete crawl.
       const counted = newTally();
-      if (complete && blobs && target) await blobs.compact(liveBlobs(run, naming.keys, counted));
+      if (committed && !interrupted && (complete || !shared) && blobs && target) await blobs.compact(liveBlobs(run, naming.keys, counted, outcome.keptBlobs));
       else for await (const [, record] of eachRecord(run.records, naming.keys)) countRecord(counted, record);
       const { written, changes } = counted;
       if (!interrupted) await shared?.finished();
@@ -407,14 +411,16 @@ function revalidatedCount(revalidator) {
  * @param {import('./context.js').CrawlRun} run
  * @param {string[]} keys
  * @param {Tally} tally
+ * @param {string[]} kept the blobs of the last crawl's pages the new state keeps (not reached by this run)
  */
-async function* liveBlobs(run, keys, tally) {
+async function* liveBlobs(run, keys, tally, kept) {
   for await (const [, record] of eachRecord(run.records, keys)) {
     countRecord(tally, record);
     if (!record || record.state !== 'done') continue;
     if (record.body) yield record.body;
     if (record.scan) yield record.scan;
   }
+  yield* kept;
 }
 
 /**
