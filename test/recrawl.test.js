@@ -230,7 +230,7 @@ describe('a second crawl with changes', () => {
     // Product 4 still links to product 5: a broken link, listed with it and exit 1, as a first
     // crawl of this site says (product 6 is linked from no page fetched: just gone).
     expect(second.code).toBe(1);
-    expect(manifest.errors).toEqual([expect.objectContaining({ url: site.product(5), status: 404, referrers: [site.product(4)] })]);
+    expect(manifest.errors).toEqual([expect.objectContaining({ url: site.product(5), status: 404, code: 'HTTP_STATUS', referrers: [site.product(4)] })]);
     const third = await crawl(out);
     expect(third.code).toBe(1);
     expect((await readManifest(out)).errors.map((error) => error.url)).toEqual([site.product(5)]);

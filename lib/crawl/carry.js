@@ -138,10 +138,11 @@ export async function failOrKeep(run, page, error) {
   if (isGone(error) && run.prior?.pages.get(page.key)?.state === 'done') {
     // Removed (after a complete crawl), and still a broken link where pages link to it: listed
     // with the errors and its referrers, as a first crawl of the site would list it.
-    const status = /** @type {import('../errors.js').HttpStatusError} */ (error).status;
+    const { status, code } = /** @type {import('../errors.js').HttpStatusError} */ (error);
     page.record.state = 'gone';
     page.record.status = status;
-    page.record.error = { message: /** @type {Error} */ (error).message, status };
+    // As a first crawl lists it (its code too): the manifest is a clean run's.
+    page.record.error = { message: /** @type {Error} */ (error).message, status, ...(typeof code === 'string' ? { code } : {}) };
     await run.records.put(page.record);
     run.emit('gone', { url: page.key, status: page.record.status });
     return;
