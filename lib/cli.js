@@ -334,8 +334,9 @@ async function crawlAction(flags, io) {
   if (json) io.stdout.write(JSON.stringify(result) + '\n');
   else if (!quiet) io.stdout.write(formatSummary(result, { warningsList: warnings }));
   if (result.interrupted) return EXIT.INTERRUPTED;
-  // --max-pages reached: in-scope pages were not written.
-  return result.failed > 0 || result.stale > 0 || result.pruneRefused || result.notCrawled > 0 ? EXIT.PAGES_FAILED : EXIT.OK;
+  // --max-pages reached: in-scope pages were not written; so with a root lost (404/410, or
+  // redirected out of scope: nothing under it crawled, a run a script must not take for a success).
+  return result.failed > 0 || result.stale > 0 || result.pruneRefused || result.notCrawled > 0 || result.rootLost ? EXIT.PAGES_FAILED : EXIT.OK;
 }
 
 /**

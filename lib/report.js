@@ -80,7 +80,8 @@ export function formatSummary(result, extra = {}) {
   }
   if (result.notCrawled > 0) lines.push(`${result.notCrawledSaturated ? 'At least ' : ''}${count(result.notCrawled)} in-scope URLs were not crawled: --max-pages ${count(result.maxPages)} reached; raise --max-pages to crawl them (links to them stay live, or lead to the file the last crawl left)`);
   const churn = result.churn;
-  const recrawl = churn !== undefined && churn.notModified + churn.sameBytes + churn.changed + churn.removed + churn.stale > 0;
+  // A re-crawl: pages of the last crawl were seen again, or kept (a root lost: none was fetched).
+  const recrawl = churn !== undefined && (churn.notModified + churn.sameBytes + churn.changed + churn.removed + churn.stale > 0 || result.kept > 0);
   if (recrawl) {
     lines.push(`Changes since the last crawl: ${count(churn.new)} new, ${count(churn.changed)} changed, ${count(churn.notModified)} unchanged (304), ${count(churn.sameBytes)} unchanged (same bytes), ${count(churn.removed)} removed, ${count(churn.stale)} stale (last good copy kept), ${count(churn.failed)} failed; ${count(churn.filesWritten)} file${churn.filesWritten === 1 ? '' : 's'} written (${formatBytes(churn.bytesWritten)})`);
   }

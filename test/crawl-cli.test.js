@@ -427,13 +427,20 @@ describe('a root that redirects out of scope', () => {
     try {
       const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
       const out = path.join(await dirs.make('prerender-root-lost-'), 'out');
-      const crawl = async () => JSON.parse((await cli(['crawl', `http://127.0.0.1:${port}/`, '-o', out, '--json', '--prune-max', '100%', '--retries', '0'])).stdout);
-      expect((await crawl()).pages).toBe(3);
+      const crawl = async (/** @type {string[]} */ more = ['--json']) => cli(['crawl', `http://127.0.0.1:${port}/`, '-o', out, '--prune-max', '100%', '--retries', '0', ...more]);
+      expect(JSON.parse((await crawl()).stdout).pages).toBe(3);
       for (const lost of ['gone', 'moved']) {
         mode = lost;
-        const again = await crawl();
+        const run = await crawl();
+        const again = JSON.parse(run.stdout);
         expect(again, lost).toMatchObject({ complete: false, rootLost: true, churn: expect.objectContaining({ removed: 0 }) });
+        expect(again.kept, lost).toBeGreaterThanOrEqual(2);
+        expect(run.code, lost).toBe(1); // not a success: the site was not crawled
         expect(existsSync(path.join(out, 'a.html')), lost).toBe(true);
+        // The summary says why nothing was removed.
+        const said = await crawl([]);
+        expect(said.code, lost).toBe(1);
+        expect(said.stdout, lost).toMatch(/Nothing was removed, since this crawl was not complete \(a root answered 404\/410 or left the scope[^)]*\): files of pages it did not reach are kept \(\d+\)/);
       }
     } finally {
       await new Promise((resolve) => server.close(resolve));
@@ -446,7 +453,8 @@ describe('a root that redirects out of scope', () => {
     try {
       const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
       const dir = await dirs.make('prerender-root-redirect-');
-      const { stdout } = await cli(['crawl', `http://127.0.0.1:${port}/`, '-o', path.join(dir, 'out')]);
+      const { stdout, code } = await cli(['crawl', `http://127.0.0.1:${port}/`, '-o', path.join(dir, 'out')]);
+      expect(code).toBe(1);
       expect(stdout).toMatch(/the root http:\/\/127\.0\.0\.1:\d+\/ redirects \(301\) to https:\/\/127\.0\.0\.1:9\/, outside the crawl's scope: nothing under it is crawled; crawl https:\/\/127\.0\.0\.1:9\/ instead/);
       const manifest = await readManifest(path.join(dir, 'out'));
       expect(manifest.warnings.map((/** @type {{ code: string }} */ warning) => warning.code)).toEqual(['ROOT_REDIRECT']);
