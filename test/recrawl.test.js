@@ -519,6 +519,27 @@ describe('--ignore', () => {
     expect(third.summary.churn).toMatchObject({ changed: 1, filesWritten: 1 });
   });
 
+  it('a page kept for the pattern is written from its new bytes once the pattern is dropped (the state keeps the bytes its file was made from)', async () => {
+    site.setValidators('none');
+    site.setStamping(true);
+    const out = path.join(await dirs.make(), 'out');
+    const pattern = ['--ignore', '<!-- generated at request \\d+ -->'];
+    await crawl(out, pattern);
+    // The stamp gone from the site: the same but for the ignored span, the files are kept.
+    site.setStamping(false);
+    const kept = await crawl(out, pattern);
+    expect(kept.summary.churn).toMatchObject({ sameBytes: 21, filesWritten: 0 });
+    // Without the pattern, the site's bytes (the same as the last run fetched) are not the files'.
+    const dropped = await crawl(out);
+    expect(dropped.code).toBe(0);
+    expect(dropped.summary.churn).toMatchObject({ changed: 20, filesWritten: 20 });
+    const stamped = [];
+    for (const file of await listFiles(out)) if ((await readFile(path.join(out, file), 'latin1')).includes('generated at request')) stamped.push(file);
+    expect(stamped).toEqual([]);
+    // And from then on, unchanged.
+    expect((await crawl(out)).summary.churn).toMatchObject({ changed: 0, filesWritten: 0 });
+  });
+
   it('without it, the same pages are all written again', async () => {
     site.setValidators('none');
     site.setStamping(true);

@@ -497,6 +497,14 @@ function keep(run, record, stored) {
   record.bytes = stored.bytes;
   record.sha256 = stored.sha256;
   record.compressed = stored.compressed;
+  // Unchanged only for --ignore (new bytes, the same but for the spans it ignores): the state
+  // keeps the bytes the file was made from, so that a run without those spans ignored (the
+  // pattern dropped or changed) sees the page changed and writes it from its new bytes.
+  if (stored.body !== undefined && record.body !== stored.body) {
+    record.body = stored.body;
+    record.scan = stored.scan;
+    record.charset = stored.charset;
+  }
   return { page: pageEntry(run, record, stored.placeholders ?? []), record };
 }
 
