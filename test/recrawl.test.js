@@ -502,6 +502,17 @@ describe('a second crawl with changes', () => {
     expect(second.summary.churn.filesWritten).toBe(21);
     expect(rewritten(before, await fileIds(out))).toHaveLength(22);
   });
+
+  it('--full with a 500: the last copy is kept, stale, and its links followed, as without it', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    site.fail(3, 500);
+    const full = await crawl(out, ['--full']);
+    expect(full.code).toBe(1);
+    expect(full.summary).toMatchObject({ stale: 1, failed: 0, pages: 21 });
+    expect(full.summary.churn).toMatchObject({ stale: 1, failed: 0 });
+    expect((await readManifest(out)).warnings.map((/** @type {{ code: string }} */ w) => w.code)).toContain('STALE');
+  });
 });
 
 describe('--ignore', () => {

@@ -209,7 +209,8 @@ export class Crawler extends EventEmitter {
         if (stateDir) await clearLeftovers(stateDir);
       }
       if (target) await target.init();
-      if (blobs) await blobs.init({ keep: (prior !== null && prior.reuse) || resumed !== null });
+      // Kept with --full too: a page that fails for a while keeps its last copy and follows its stored links.
+      if (blobs) await blobs.init({ keep: prior !== null || resumed !== null });
       if (stateDir && !shared) journal = createJournal(stateDir, journalKey(o), { append: resumed !== null });
       run = createCrawlRun({
         options: o,
