@@ -87,6 +87,42 @@ describe('SIGKILL during a re-crawl, then the same crawl again', () => {
   });
 });
 
+describe('a page that cannot be written', () => {
+  it('leaves the run incomplete: nothing is removed, and the exit status says so', async () => {
+    let second = false;
+    const server = http.createServer((req, res) => {
+      const links = second ? '<a href="/a">a</a><a href="/shop/x">x</a>' : '<a href="/a">a</a><a href="/old">old</a>';
+      if (req.url === '/old' && second) return res.writeHead(404).end();
+      if (!['/', '/a', '/old', '/shop/x'].includes(req.url ?? '')) return res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(req.url === '/' ? links : `<p>${req.url}</p>`);
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    try {
+      const root = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/`;
+      const out = path.join(await dirs.make(), 'out');
+      const run = () => runCli(['crawl', root, '-o', out, '--json', '--retries', '0', '--prune-max', '100%'], { cwd: path.dirname(out) });
+      expect((await run()).code).toBe(0);
+      expect(await listFiles(out)).toContain('old.html');
+      // A file no crawl wrote where the new page's directory must go: the page cannot be written.
+      await writeFile(path.join(out, 'shop'), 'a file in the way');
+      second = true;
+      const again = await run();
+      expect(again.code).toBe(1);
+      const summary = JSON.parse(again.stdout);
+      expect(summary.complete).toBe(false);
+      expect(summary.failures.map((/** @type {{ url: string }} */ failure) => failure.url)).toContain(`${root}shop/x`);
+      // /old answers 404 now: a complete run would remove its file; this one keeps it.
+      expect(await listFiles(out)).toContain('old.html');
+      expect(await readFile(path.join(out, 'shop'), 'utf8')).toBe('a file in the way');
+      const state = (await readFile(path.join(out, '.prerender', 'state.ndjson'), 'utf8')).split('\n')[0];
+      expect(JSON.parse(state).complete).toBe(false);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
 describe('the staging log of a site that is never complete', () => {
   it('stays about the size of the pages kept: compacted after each run, not only after a complete one', async () => {
     let round = 0;

@@ -30,9 +30,10 @@ import { precompress, settleOldSiblings, siblingsMissing, siblingsOf } from './p
  * @typedef {import('../manifest/schema.js').ManifestPage} ManifestPage
  * @typedef {import('../warnings.js').Warning} Warning
  * @typedef {ReturnType<typeof createNameTable>} NameTable
- * @typedef {{ filesWritten: number, bytesWritten: number, removed: number, pruneRefused: boolean, kept: number, keptBlobs: string[] }} WriteOutcome
+ * @typedef {{ filesWritten: number, bytesWritten: number, removed: number, pruneRefused: boolean, kept: number, keptBlobs: string[], complete: boolean }} WriteOutcome
  *   kept: pages of the last crawl not reached (or failed for good) whose files stay as they were;
- *   keptBlobs: their staged body and scan, which the new state lists
+ *   keptBlobs: their staged body and scan, which the new state lists; complete: the run's, false
+ *   once a page could not be written (a failure left: nothing is removed)
  * @typedef {import('./state.js').StoredPage} StoredPage
  * @typedef {import('./names.js').Naming} Naming
  */
@@ -82,17 +83,21 @@ export async function finalize(run, naming, { interrupted, complete }) {
   /** @type {Set<string>} pages that failed in a pass: skipped, and links to them stay live */
   const dropped = new Set();
   run.stats.phase = 'write';
-  const removal = planRemoval(run, naming, complete);
-  // Pages of the last crawl this run did not reach, and does not remove (it is
-  // not complete, or the removal was refused), keep their files: links to them
-  // lead there, as they did, not to the live site. A later run that reaches
-  // them then finds every link where it was, and keeps the files it wrote.
-  for (const stored of removal.carried) if (!naming.files.has(stored.url)) naming.files.set(stored.url, /** @type {string} */ (stored.file));
-  run.early?.forgetLinksTo(removal.carried.map((stored) => stored.url));
+  const plan = () => {
+    const made = planRemoval(run, naming, complete);
+    // Pages of the last crawl this run did not reach, and does not remove (it is
+    // not complete, or the removal was refused), keep their files: links to them
+    // lead there, as they did, not to the live site. A later run that reaches
+    // them then finds every link where it was, and keeps the files it wrote.
+    for (const stored of made.carried) if (!naming.files.has(stored.url)) naming.files.set(stored.url, /** @type {string} */ (stored.file));
+    run.early?.forgetLinksTo(made.carried.map((stored) => stored.url));
+    return made;
+  };
+  let removal = plan();
   const context = renderContext(run);
   run.threads.setContext(context);
-  const pageFile = pageFileTest(naming);
   for (let pass = 1; ; pass++) {
+    const pageFile = pageFileTest(naming);
     const named = {
       * [Symbol.iterator]() {
         for (const [key, file] of naming.files) if (!dropped.has(key)) yield { key, file };
@@ -124,11 +129,16 @@ export async function finalize(run, naming, { interrupted, complete }) {
       await target.commit();
       await outcome.state?.commit();
       const keptBlobs = removal.carried.flatMap((stored) => [stored.body, stored.scan].filter((id) => id !== undefined));
-      return { warnings: outcome.warnings, filesWritten: outcome.filesWritten, bytesWritten: outcome.bytesWritten, removed: removal.remove.length, pruneRefused: removal.refused, kept: removal.carried.length, keptBlobs };
+      return { warnings: outcome.warnings, filesWritten: outcome.filesWritten, bytesWritten: outcome.bytesWritten, removed: removal.remove.length, pruneRefused: removal.refused, kept: removal.carried.length, keptBlobs, complete };
     }
     await outcome.state?.abort();
     if (pass >= MAX_PASSES) throw new Error(`pages kept failing in ${MAX_PASSES} write passes; nothing was committed`);
     for (const record of outcome.failed) dropped.add(record.key);
+    // A page that could not be written is a failure left: the run is not complete, and removes nothing.
+    if (complete && outcome.failed.length > 0) {
+      complete = false;
+      removal = plan();
+    }
     // Aliases whose output differs from their first URL's get files of their own: links change, so the pass is done again.
     for (const record of outcome.split) splitAlias(run, naming, record);
   }

@@ -282,10 +282,11 @@ export class Crawler extends EventEmitter {
       complete = !interrupted && !sitemapsCut && !rootLost && overLimit === 0 && run.depth.tooDeep.size === 0 && run.depth.tooLong === 0 && stale === 0
         && (await run.records.list('failed')).every((record) => isGoneStatus(record.error?.status));
       /** @type {import('./finalize.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] }} */
-      let outcome = { warnings: [], filesWritten: 0, bytesWritten: 0, removed: 0, pruneRefused: false, kept: 0, keptBlobs: [] };
+      let outcome = { warnings: [], filesWritten: 0, bytesWritten: 0, removed: 0, pruneRefused: false, kept: 0, keptBlobs: [], complete };
       if (target) {
         if (shared && target instanceof LocalTree && !interrupted) run.finishPool = await shared.finishPool(run, target.out);
         outcome = await finalize(run, naming, { interrupted, complete });
+        complete = outcome.complete; // a page that could not be written leaves it incomplete
         committed = true;
       }
       // The records read once more, for the counts and the blobs the new state still refers to:
