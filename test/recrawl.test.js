@@ -87,6 +87,35 @@ describe('SIGKILL during a re-crawl, then the same crawl again', () => {
   });
 });
 
+describe('directories emptied by removals', () => {
+  it('go with the last file a crawl removes from them; one with a file no crawl wrote stays', async () => {
+    let second = false;
+    const server = http.createServer((req, res) => {
+      if (second && req.url !== '/') return res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(req.url === '/' ? (second ? '<p>home</p>' : '<a href="/d/deep/x">x</a><a href="/e/y">y</a>') : `<p>${req.url}</p>`);
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    try {
+      const root = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/`;
+      const out = path.join(await dirs.make(), 'out');
+      const run = () => runCli(['crawl', root, '-o', out, '--json', '--retries', '0', '--prune-max', '100%'], { cwd: path.dirname(out) });
+      expect((await run()).code).toBe(0);
+      expect(await listFiles(out)).toEqual(expect.arrayContaining(['d/deep/x.html', 'e/y.html']));
+      await writeFile(path.join(out, 'e', 'notes.txt'), 'mine');
+      second = true;
+      const again = await run();
+      expect(JSON.parse(again.stdout).churn.removed).toBe(2);
+      const { existsSync } = await import('node:fs');
+      expect(existsSync(path.join(out, 'd'))).toBe(false);
+      expect(await readFile(path.join(out, 'e', 'notes.txt'), 'utf8')).toBe('mine');
+      expect(existsSync(path.join(out, 'e', 'y.html'))).toBe(false);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
 describe('a page that cannot be written', () => {
   it('leaves the run incomplete: nothing is removed, and the exit status says so', async () => {
     let second = false;

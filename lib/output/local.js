@@ -223,6 +223,7 @@ export class LocalTree {
       if (++moved % 1000 === 0) await new Promise((resolve) => setImmediate(resolve));
     }
     await eachLimited(this.removals, 16, (file) => rm(this.resolve(file), { force: true }));
+    await this.#dropEmptyDirs(this.removals);
     /** @type {Map<string, string[]>} source -> the files that take its time */
     const bySource = new Map();
     for (const [file, source] of this.sameTime) bySource.set(source, [...(bySource.get(source) ?? []), file]);
@@ -247,6 +248,25 @@ export class LocalTree {
     this.removals.clear();
     this.sameTime.clear();
     await this.#dropTemp();
+  }
+
+  /**
+   * The directories the removed files leave empty go too, up to OUT (a clean
+   * crawl would have none): a directory with anything left in it, or that
+   * is not a directory, stays.
+   * @param {Iterable<string>} removed files of the tree
+   */
+  async #dropEmptyDirs(removed) {
+    /** @type {Set<string>} */
+    const dirs = new Set();
+    for (const file of removed) {
+      for (let dir = path.posix.dirname(file); dir !== '.' && dir !== '/'; dir = path.posix.dirname(dir)) dirs.add(dir);
+    }
+    // Deepest first, so that a parent is tried once its children are gone.
+    for (const dir of [...dirs].sort((a, b) => b.split('/').length - a.split('/').length)) {
+      if (dir === STATE_DIR || dir.startsWith(`${STATE_DIR}/`)) continue;
+      await rmdir(this.resolve(dir)).catch(() => {}); // not empty, gone already, or a file: left as it is
+    }
   }
 
   async abort() {
