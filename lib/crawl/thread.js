@@ -1,5 +1,5 @@
 // @ts-check
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { createPlaceReader, createRenderer, scanPage } from './page-work.js';
 import { transferable } from '../transfer.js';
 import { lowerThreadPriority } from '../thread-priority.js';
@@ -11,9 +11,6 @@ import { lowerThreadPriority } from '../thread-priority.js';
  * transferred, not cloned. It runs at a lower priority than the main thread
  * (thread-priority.js), which feeds it and every other part of the crawl.
  */
-/** Nice steps below the main thread: a page thread woken by a message no longer takes the core from the main thread that sent it. */
-const PAGE_THREAD_NICENESS = 10;
-
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 /** @type {ReturnType<typeof createRenderer> | null} */
 let renderer = null;
@@ -66,5 +63,6 @@ port.on('message', (/** @type {any} */ message) => {
   });
   port.postMessage({ answers }, transfer);
 });
-lowerThreadPriority(PAGE_THREAD_NICENESS);
+// Below the main thread, as the pool says (threads.js PAGE_THREAD_NICENESS).
+if (workerData?.niceness > 0) lowerThreadPriority(workerData.niceness);
 port.postMessage({ ready: true });

@@ -39,6 +39,13 @@ import { copyOf } from '../transfer.js';
 
 const WORKER_URL = new URL('./thread.js', import.meta.url);
 
+/**
+ * Nice steps the page threads run below the main thread (Linux: thread.js,
+ * thread-priority.js): a page thread woken by a message no longer takes the
+ * core from the main thread that sent it.
+ */
+export const PAGE_THREAD_NICENESS = 10;
+
 /** Requests in one batch at most. */
 const BATCH = 64;
 /** The window over which the running workers' busy share is measured, and the share from which another starts. */
@@ -52,9 +59,12 @@ export class PageThreads {
   #window = null;
   /**
    * @param {number} size worker threads (0: all work in the main thread)
+   * @param {{ niceness?: number }} [options] niceness: nice steps the threads run below the
+   *   main thread (thread.js; Linux), PAGE_THREAD_NICENESS unless told (tests of the pool alone)
    */
-  constructor(size) {
+  constructor(size, { niceness = PAGE_THREAD_NICENESS } = {}) {
     this.size = size;
+    this.niceness = niceness;
     /** @type {Slot[]} */
     this.slots = [];
     /** @type {Task[]} */
@@ -118,7 +128,7 @@ export class PageThreads {
   #spawn() {
     // A small young generation: pages' bytes live outside the heap, and
     // each worker's heap counts in the crawl's memory.
-    const worker = new Worker(WORKER_URL, { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+    const worker = new Worker(WORKER_URL, { workerData: { niceness: this.niceness }, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
     worker.unref(); // never what keeps the process alive
     // Its heap's set-up puts V8's growth of young generations back: the
     // bounds set it again until the thread is online (heap.js).
