@@ -124,7 +124,8 @@ describe('a page that cannot be written', () => {
       if (req.url === '/old' && second) return res.writeHead(404).end();
       if (!['/', '/a', '/old', '/shop/x'].includes(req.url ?? '')) return res.writeHead(404).end();
       res.writeHead(200, { 'content-type': 'text/html' });
-      res.end(req.url === '/' ? links : `<p>${req.url}</p>`);
+      // /a links to /old: written in a first pass as if /old were removed, again once it is kept.
+      res.end(req.url === '/' ? links : req.url === '/a' ? '<p>a</p><a href="/old">old</a>' : `<p>${req.url}</p>`);
     });
     await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
     try {
@@ -133,6 +134,7 @@ describe('a page that cannot be written', () => {
       const run = () => runCli(['crawl', root, '-o', out, '--json', '--retries', '0', '--prune-max', '100%'], { cwd: path.dirname(out) });
       expect((await run()).code).toBe(0);
       expect(await listFiles(out)).toContain('old.html');
+      const linking = await readFile(path.join(out, 'a.html'), 'utf8');
       // A file no crawl wrote where the new page's directory must go: the page cannot be written.
       await writeFile(path.join(out, 'shop'), 'a file in the way');
       second = true;
@@ -146,6 +148,12 @@ describe('a page that cannot be written', () => {
       expect(await readFile(path.join(out, 'shop'), 'utf8')).toBe('a file in the way');
       const state = (await readFile(path.join(out, '.prerender', 'state.ndjson'), 'utf8')).split('\n')[0];
       expect(JSON.parse(state).complete).toBe(false);
+      // Only the last write pass is committed: /a links to the file kept, and the tree is its manifest.
+      expect(await readFile(path.join(out, 'a.html'), 'utf8')).toBe(linking);
+      await rm(path.join(out, 'shop')); // a file no crawl wrote: unlisted for verify
+      const verified = await runCli(['verify', out], { cwd: path.dirname(out) });
+      expect(verified.stdout + verified.stderr).not.toMatch(/changed|missing/);
+      expect(verified.code).toBe(0);
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
@@ -614,6 +622,33 @@ describe('--ignore', () => {
     expect(stamped).toEqual([]);
     // And from then on, unchanged.
     expect((await crawl(out)).summary.churn).toMatchObject({ changed: 0, filesWritten: 0 });
+  });
+
+  it('the bytes a kept page\'s file was made from stay in the staging log through its compaction', async () => {
+    let round = 0;
+    let failing = false;
+    const pages = Array.from({ length: 12 }, (_, i) => `/p${i}`);
+    const server = http.createServer((req, res) => {
+      if (failing && req.url === '/p3') return res.writeHead(503).end();
+      res.writeHead(200, { 'content-type': 'text/html' });
+      if (req.url === '/') return res.end(pages.map((page) => `<a href="${page}">${page}</a>`).join(''));
+      // 200 KB a page, with a stamp that changes on every run (ignored).
+      res.end(`<p>${req.url}</p><!-- stamp ${round} -->${'<p>catalogue text of some length</p>'.repeat(5600)}`);
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    try {
+      const root = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/`;
+      const out = path.join(await dirs.make(), 'out');
+      const crawlIt = () => new Crawler({ roots: [root], out, retries: 0, ignore: ['<!-- stamp \\d+ -->'] }).run();
+      for (round = 0; round < 3; round++) expect((await crawlIt()).churn.filesWritten).toBe(round === 0 ? 13 : 0);
+      // The files are the first run's; the log was compacted since (it held three runs' bodies).
+      failing = true;
+      const result = await crawlIt();
+      expect(result).toMatchObject({ stale: 1, failed: 0 });
+      expect(result.churn).toMatchObject({ stale: 1, failed: 0, filesWritten: 0 });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('without it, the same pages are all written again', async () => {

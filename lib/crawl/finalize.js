@@ -84,7 +84,7 @@ export async function finalize(run, naming, { interrupted, complete }) {
   const dropped = new Set();
   run.stats.phase = 'write';
   const plan = () => {
-    const made = planRemoval(run, naming, complete);
+    const made = planRemoval(run, naming, complete, dropped);
     // Pages of the last crawl this run did not reach, and does not remove (it is
     // not complete, or the removal was refused), keep their files: links to them
     // lead there, as they did, not to the live site. A later run that reaches
@@ -128,11 +128,14 @@ export async function finalize(run, naming, { interrupted, complete }) {
       await outcome.state?.finish(redirects, removal.carried);
       await target.commit();
       await outcome.state?.commit();
-      const keptBlobs = removal.carried.flatMap((stored) => [stored.body, stored.scan].filter((id) => id !== undefined));
+      const keptBlobs = [...removal.carried.flatMap((stored) => [stored.body, stored.scan]), ...outcome.retained].filter((id) => id !== undefined);
       return { warnings: outcome.warnings, filesWritten: outcome.filesWritten, bytesWritten: outcome.bytesWritten, removed: removal.remove.length, pruneRefused: removal.refused, kept: removal.carried.length, keptBlobs, complete };
     }
     await outcome.state?.abort();
     if (pass >= MAX_PASSES) throw new Error(`pages kept failing in ${MAX_PASSES} write passes; nothing was committed`);
+    // Nothing of this pass is committed: the next one writes (and removes) all it wants again.
+    await target.abort();
+    await target.init();
     for (const record of outcome.failed) dropped.add(record.key);
     // A page that could not be written is a failure left: the run is not complete, and removes nothing.
     if (complete && outcome.failed.length > 0) {
@@ -153,7 +156,7 @@ export async function finalize(run, naming, { interrupted, complete }) {
  * @param {boolean} interrupted
  * @param {boolean} complete
  * @param {RemovalPlan} removal carried: pages of the last crawl kept, not reached by this one: listed too
- * @param {(name: string) => boolean} pageFile whether a name is a page's file (precompress.js `isPageFile`)
+ * @param {(name: string, anyCase?: boolean) => boolean} pageFile whether a name is a page's file (precompress.js `isPageFile`)
  */
 async function writePass(run, naming, names, dropped, interrupted, complete, removal, pageFile) {
   const carried = removal.carried;
@@ -166,7 +169,9 @@ async function writePass(run, naming, names, dropped, interrupted, complete, rem
   // When every URL leads to the same file as last time, no page's links changed:
   // unchanged pages are kept without reading their scans.
   const sameNames = previous !== null && namesAsBefore(run, naming, names, dropped);
-  const pass = { ...run, warnings, sameNames, wholeBodies: pLimit(WHOLE_BODIES), pageFile };
+  /** @type {(string | undefined)[]} blobs the state lists that the records do not (keep()) */
+  const retained = [];
+  const pass = { ...run, warnings, sameNames, wholeBodies: pLimit(WHOLE_BODIES), pageFile, retained };
   const manifest = createManifestWriter(target, {
     roots: o.roots,
     scope: run.scope.toJSON(),
@@ -224,7 +229,7 @@ async function writePass(run, naming, names, dropped, interrupted, complete, rem
     await listKept(undefined);
     if (failed.length > 0 || split.length > 0) {
       await manifest.abort();
-      return { failed, split, warnings, state, ...counters };
+      return { failed, split, warnings, state, retained, ...counters };
     }
     if (sitemap) await sitemap.finish();
     const { errors } = await errorsOf(run);
@@ -234,7 +239,7 @@ async function writePass(run, naming, names, dropped, interrupted, complete, rem
       redirects: [...run.redirects].sort((a, b) => (a.url < b.url ? -1 : 1)),
       interrupted,
     });
-    return { failed, split, warnings, state, ...counters };
+    return { failed, split, warnings, state, retained, ...counters };
   } catch (error) {
     limit.clearQueue();
     await manifest.abort();
@@ -514,6 +519,8 @@ function keep(run, record, stored) {
     record.body = stored.body;
     record.scan = stored.scan;
     record.charset = stored.charset;
+    // The record store still names the new bytes: these are kept in the log for the state's sake.
+    /** @type {{ retained?: (string | undefined)[] }} */ (/** @type {unknown} */ (run)).retained?.push(stored.body, stored.scan);
   }
   return { page: pageEntry(run, record, stored.placeholders ?? []), record };
 }
@@ -661,9 +668,10 @@ function keepOld(plan, url, files) {
  * @param {CrawlRun} run
  * @param {Naming} naming
  * @param {boolean} complete
+ * @param {Set<string>} dropped pages that could not be written: their last files stay, listed (carried)
  * @returns {RemovalPlan}
  */
-function planRemoval(run, naming, complete) {
+function planRemoval(run, naming, complete, dropped) {
   const o = run.options;
   const prior = run.prior;
   /** @type {RemovalPlan} */
@@ -681,10 +689,16 @@ function planRemoval(run, naming, complete) {
   };
   /** @type {StoredPage[]} */
   const gone = [];
+  /** @type {StoredPage[]} pages that could not be written this time: their last files stay */
+  const unwritten = [];
   let previousPages = 0;
   for (const { url, state, file, oldFiles } of pickEach(prior.pages, ['state', 'file', 'oldFiles'])) {
     if (state !== 'done' || !file) continue;
     previousPages++;
+    if (dropped.has(url)) {
+      unwritten.push(/** @type {StoredPage} */ (prior.pages.get(url)));
+      continue;
+    }
     const now = fileNow.get(url);
     // Files the URL had before its last one, kept by an incomplete run (a page gone keeps them in its entry).
     if (now !== undefined) for (const old of oldFiles ?? []) if (!taken(old)) plan.stray.push({ url, file: old });
@@ -696,7 +710,7 @@ function planRemoval(run, naming, complete) {
   // Pages not reached may still link to any of these files: only a complete crawl removes them.
   // A page's old files stay on disk meanwhile, listed in its entry of the state, for a later one.
   if (!complete) {
-    plan.carried = gone;
+    plan.carried = [...gone, ...unwritten];
     for (const stored of plan.moved) keepOld(plan, stored.url, [/** @type {string} */ (stored.file), ...siblingsOf(/** @type {string} */ (stored.file), stored.compressed)]);
     for (const { url, file } of plan.stray) keepOld(plan, url, [file]);
     plan.moved = [];
@@ -717,20 +731,24 @@ function planRemoval(run, naming, complete) {
 }
 
 /**
- * Whether a name is the file of a page of this run (compared lower-cased, as
- * names are on a file system that ignores case); the set is made on first use.
+ * Whether a name is the file of a page of this run: exactly (a sibling of
+ * that name is not removed), or in any case (none of that name is made: on
+ * a file system that ignores case it would be the page's file, and names
+ * are made unique that way). The sets are made on first use.
  * @param {Naming} naming
- * @returns {(name: string) => boolean}
+ * @returns {(name: string, anyCase?: boolean) => boolean}
  */
 function pageFileTest(naming) {
   /** @type {Set<string> | null} */
-  let files = null;
-  return (name) => {
-    if (!files) {
-      files = new Set();
-      for (const file of naming.files.values()) files.add(file.toLowerCase());
+  let exact = null;
+  /** @type {Set<string> | null} */
+  let lowered = null;
+  return (name, anyCase = false) => {
+    if (!exact || !lowered) {
+      exact = new Set(naming.files.values());
+      lowered = new Set([...exact].map((file) => file.toLowerCase()));
     }
-    return files.has(name.toLowerCase());
+    return anyCase ? lowered.has(name.toLowerCase()) : exact.has(name);
   };
 }
 

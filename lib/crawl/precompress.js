@@ -84,10 +84,11 @@ export function siblingsMissing(run, stored) {
  * (finalize.js `pageFile`); without it, no name is.
  * @param {import('./context.js').CrawlRun} run
  * @param {string} name
+ * @param {boolean} [anyCase] in any case (before making a sibling), not only exactly (before removing one)
  */
-export function isPageFile(run, name) {
-  const test = /** @type {{ pageFile?: (name: string) => boolean }} */ (/** @type {unknown} */ (run)).pageFile;
-  return test ? test(name) : false;
+export function isPageFile(run, name, anyCase = false) {
+  const test = /** @type {{ pageFile?: (name: string, anyCase?: boolean) => boolean }} */ (/** @type {unknown} */ (run)).pageFile;
+  return test ? test(name, anyCase) : false;
 }
 
 /** @type {WeakMap<object, Set<string>>} per last state: the siblings it lists */
@@ -157,8 +158,10 @@ export async function precompress(run, record, output, placeholders, unchanged, 
   const made = [];
   for (const format of run.options.precompress) {
     const sibling = file + SIBLING[/** @type {'gzip' | 'br'} */ (format)];
-    if (isPageFile(run, sibling)) {
+    if (isPageFile(run, sibling, true)) {
       if (eligible) warn(run, record.key, 'SIBLING_IS_PAGE', `${sibling} is the file of another page of this crawl: no ${format} sibling of ${file} is made`);
+      // One the last crawl made under that very name (the page's differs in case only) goes.
+      if (!isPageFile(run, sibling) && (unchanged?.compressed ?? run.prior?.pages.get(record.key)?.compressed ?? []).includes(format)) await target.remove(sibling);
       continue;
     }
     if (unchanged && (unchanged.compressed ?? []).includes(format) && eligible) {

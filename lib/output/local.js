@@ -265,7 +265,11 @@ export class LocalTree {
     // Deepest first, so that a parent is tried once its children are gone.
     for (const dir of [...dirs].sort((a, b) => b.split('/').length - a.split('/').length)) {
       if (dir === STATE_DIR || dir.startsWith(`${STATE_DIR}/`)) continue;
-      await rmdir(this.resolve(dir)).catch(() => {}); // not empty, gone already, or a file: left as it is
+      const absolute = this.resolve(dir);
+      // Only a directory of the tree itself: never one a link inside OUT leads to elsewhere.
+      const real = await realpath(absolute).catch(() => null);
+      if (real === null || !real.startsWith(this.realOut + path.sep)) continue;
+      await rmdir(absolute).catch(() => {}); // not empty, gone already, or a file: left as it is
     }
   }
 

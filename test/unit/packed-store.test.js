@@ -83,6 +83,16 @@ describe('FieldCodec', () => {
     }
   });
 
+  it('writes the bytes it always wrote (a record packed by an earlier version reads the same)', () => {
+    const record = { n: 300000, s: 'héllo ✓ http://shop.test/st/p.asp?id=7', h: '0123456789abcdef'.repeat(4), j: { a: [1, 'x'] }, f: true, e: 'b', other: [1, 2], id: 'skipped' };
+    expect(Buffer.from(codec.encode(record)).toString('hex')).toBe(
+      '01e0a712022968c3a96c6c6f20e29c9320687474703a2f2f73686f702e746573742f73742f702e6173703f69643d37030123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef040d7b2261223a5b312c2278225d7d0506013f0f7b226f74686572223a5b312c325d7d',
+    );
+    const long = Buffer.from(codec.encode({ s: 'a'.repeat(200), h: 'not hex' }));
+    expect(long.length).toBe(214);
+    expect(long.subarray(0, 4).toString('hex')).toBe('02c80161');
+  });
+
   it('grows its scratch buffer for a large value', () => {
     const big = 'x'.repeat(100_000);
     expect(codec.decode(Buffer.from(codec.encode({ s: big })), {})).toEqual({ s: big });

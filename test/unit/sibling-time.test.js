@@ -65,3 +65,27 @@ describe('LocalTree: a file written with its siblings', () => {
     expect(drifted).toEqual([]);
   });
 });
+
+describe('LocalTree: directories emptied by removals', () => {
+  const dirs = tempDirs();
+  afterEach(() => dirs.cleanup());
+
+  it('go, up to the tree; never a directory a link inside the tree leads to elsewhere', async () => {
+    const { mkdirSync, symlinkSync, existsSync } = await import('node:fs');
+    const dir = await dirs.make('prerender-empty-dirs-');
+    const out = path.join(dir, 'out');
+    const elsewhere = path.join(dir, 'shared-media');
+    mkdirSync(path.join(elsewhere, '2020'), { recursive: true });
+    await writeFile(path.join(elsewhere, '2020', 'x.jpg'), 'x');
+    mkdirSync(path.join(out, 'a', 'b'), { recursive: true });
+    await writeFile(path.join(out, 'a', 'b', 'page.html'), 'p');
+    symlinkSync(elsewhere, path.join(out, 'media'));
+    const tree = new LocalTree(out);
+    await tree.init();
+    await tree.remove('a/b/page.html');
+    await tree.remove('media/2020/x.jpg');
+    await tree.commit();
+    expect(existsSync(path.join(out, 'a'))).toBe(false);
+    expect(existsSync(path.join(elsewhere, '2020'))).toBe(true);
+  });
+});
