@@ -267,6 +267,11 @@ export class BrowserPool {
 const live = new Set();
 let exitHook = false;
 
+/** How long the exit hook waits for killed browser processes to be gone, at most. */
+const EXIT_WAIT_MS = 2000;
+/** Something to wait on synchronously (Atomics.wait) in the exit hook, which cannot await. */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
 /**
  * Keep (or forget) a profile to clean up should the process exit without
  * closing its pools: a second Ctrl-C, or process.exit() elsewhere. The hook
@@ -292,9 +297,12 @@ function leftAtExit(profile, running) {
           // gone already
         }
       }
-      // A renderer dying meanwhile may still write into it: a few tries.
+      // SIGKILL takes effect when the kernel gets to it: on a loaded machine a renderer still
+      // wrote into the profile as it was removed. Waited for, a little at a time, bounded.
+      const until = Date.now() + EXIT_WAIT_MS;
+      while (processesUsing(left).length > 0 && Date.now() < until) Atomics.wait(PAUSE, 0, 0, 10);
       try {
-        rmSync(left, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
+        rmSync(left, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
       } catch {
         // nothing more to do as the process ends
       }
