@@ -379,7 +379,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
         : `<html><body><a href="/">home</a> ${target}</body></html>`;
       // Slow enough that no request in flight at the 429 ends (and takes the
       // next URL) before the backoff reaches Redis, even on a loaded machine.
-      setTimeout(() => response.writeHead(200, { 'content-type': 'text/html' }).end(body), 250);
+      setTimeout(() => response.writeHead(200, { 'content-type': 'text/html' }).end(body), 500);
     });
     await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
     const origin = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`;
