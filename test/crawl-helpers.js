@@ -1,4 +1,5 @@
 // @ts-check
+import http from 'node:http';
 import { access, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -159,5 +160,19 @@ export function edgeCaseOptions(site) {
     roots: ['/links/index.asp', '/base/index.asp', '/names/index.asp', '/redir/index.asp', '/enc/index.asp', '/prices/index.asp', '/assets/index.asp'].map((p) => site.url(p)),
     include: ['/links/', '/base/', '/names/', '/redir/', '/enc/', '/prices/', '/assets/', '/infodir/'],
     assets: true, siteUrl: 'https://static.example/', writeSitemap: true,
+  };
+}
+
+/**
+ * A site of the test's own on 127.0.0.1, port 0.
+ * @param {import('node:http').RequestListener} handler
+ * @returns {Promise<{ base: string, close: () => Promise<unknown> }>}
+ */
+export async function serveSite(handler) {
+  const server = http.createServer(handler);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+  return {
+    base: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`,
+    close: () => new Promise((resolve) => server.close(resolve)),
   };
 }

@@ -1,11 +1,10 @@
 // @ts-check
-import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawl } from '../lib/index.js';
 import { startOrigin } from '../bench/origin.js';
 import { startSite } from '../fixtures/site.js';
-import { edgeCaseOptions, snapshotTree, tempDirs } from './crawl-helpers.js';
+import { edgeCaseOptions, serveSite, snapshotTree, tempDirs } from './crawl-helpers.js';
 
 /**
  * Pages written while the crawl runs (lib/crawl/early.js): the tree and the
@@ -18,19 +17,7 @@ const dirs = tempDirs();
 
 const snapshot = snapshotTree;
 
-/**
- * A site of the test's own on 127.0.0.1, port 0.
- * @param {http.RequestListener} handler
- * @returns {Promise<{ base: string, close: () => Promise<unknown> }>}
- */
-async function serve(handler) {
-  const server = http.createServer(handler);
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-  return {
-    base: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`,
-    close: () => new Promise((resolve) => server.close(resolve)),
-  };
-}
+const serve = serveSite;
 
 /**
  * The same crawl without early writes, and with them whatever the main

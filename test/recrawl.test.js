@@ -1,11 +1,10 @@
 // @ts-check
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import http from 'node:http';
 import zlib from 'node:zlib';
 import path from 'node:path';
 import { startChangingSite } from '../fixtures/changing-site.js';
-import { listFiles, readManifest, snapshotTree, tempDirs } from './crawl-helpers.js';
+import { listFiles, readManifest, serveSite, snapshotTree, tempDirs } from './crawl-helpers.js';
 import { runCli, runNode } from './helpers/cli.js';
 import { fileURLToPath } from 'node:url';
 import { Crawler } from '../lib/index.js';
@@ -90,14 +89,13 @@ describe('SIGKILL during a re-crawl, then the same crawl again', () => {
 describe('directories emptied by removals', () => {
   it('go with the last file a crawl removes from them; one with a file no crawl wrote stays', async () => {
     let second = false;
-    const server = http.createServer((req, res) => {
+    const own = await serveSite((req, res) => {
       if (second && req.url !== '/') return res.writeHead(404).end();
       res.writeHead(200, { 'content-type': 'text/html' });
       res.end(req.url === '/' ? (second ? '<p>home</p>' : '<a href="/d/deep/x">x</a><a href="/e/y">y</a>') : `<p>${req.url}</p>`);
     });
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
     try {
-      const root = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/`;
+      const root = `${own.base}/`;
       const out = path.join(await dirs.make(), 'out');
       const run = () => runCli(['crawl', root, '-o', out, '--json', '--retries', '0', '--prune-max', '100%'], { cwd: path.dirname(out) });
       expect((await run()).code).toBe(0);
@@ -111,7 +109,7 @@ describe('directories emptied by removals', () => {
       expect(await readFile(path.join(out, 'e', 'notes.txt'), 'utf8')).toBe('mine');
       expect(existsSync(path.join(out, 'e', 'y.html'))).toBe(false);
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await own.close();
     }
   });
 });
@@ -119,7 +117,7 @@ describe('directories emptied by removals', () => {
 describe('a page that cannot be written', () => {
   it('leaves the run incomplete: nothing is removed, and the exit status says so', async () => {
     let second = false;
-    const server = http.createServer((req, res) => {
+    const own = await serveSite((req, res) => {
       const links = second ? '<a href="/a">a</a><a href="/shop/x">x</a>' : '<a href="/a">a</a><a href="/old">old</a>';
       if (req.url === '/old' && second) return res.writeHead(404).end();
       if (!['/', '/a', '/old', '/shop/x'].includes(req.url ?? '')) return res.writeHead(404).end();
@@ -127,9 +125,8 @@ describe('a page that cannot be written', () => {
       // /a links to /old: written in a first pass as if /old were removed, again once it is kept.
       res.end(req.url === '/' ? links : req.url === '/a' ? '<p>a</p><a href="/old">old</a>' : `<p>${req.url}</p>`);
     });
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
     try {
-      const root = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/`;
+      const root = `${own.base}/`;
       const out = path.join(await dirs.make(), 'out');
       const run = () => runCli(['crawl', root, '-o', out, '--json', '--retries', '0', '--prune-max', '100%'], { cwd: path.dirname(out) });
       expect((await run()).code).toBe(0);
@@ -155,7 +152,7 @@ describe('a page that cannot be written', () => {
       expect(verified.stdout + verified.stderr).not.toMatch(/changed|missing/);
       expect(verified.code).toBe(0);
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await own.close();
     }
   });
 });
@@ -164,7 +161,7 @@ describe('the staging log of a site that is never complete', () => {
   it('stays about the size of the pages kept: compacted after each run, not only after a complete one', async () => {
     let round = 0;
     const pages = Array.from({ length: 12 }, (_, i) => `/p${i}`);
-    const server = http.createServer((req, res) => {
+    const own = await serveSite((req, res) => {
       if (req.url === '/') {
         res.writeHead(200, { 'content-type': 'text/html' });
         return res.end(`${pages.map((page) => `<a href="${page}">${page}</a>`).join('')}<a href="/broken">broken</a>`);
@@ -176,9 +173,8 @@ describe('the staging log of a site that is never complete', () => {
       // 200 KB a page, new bytes on every run.
       res.end(`<p>${req.url} round ${round}</p>${'<p>catalogue text of some length</p>'.repeat(5600)}`);
     });
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
     try {
-      const root = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/`;
+      const root = `${own.base}/`;
       const out = path.join(await dirs.make(), 'out');
       const sizes = [];
       for (round = 0; round < 5; round++) {
@@ -200,7 +196,7 @@ describe('the staging log of a site that is never complete', () => {
       const after = await new Crawler({ roots: [root], out, retries: 0 }).run();
       expect(after.churn).toMatchObject({ notModified: 12, sameBytes: 1, new: 0, changed: 0, filesWritten: 0 });
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await own.close();
     }
   });
 });
@@ -628,16 +624,15 @@ describe('--ignore', () => {
     let round = 0;
     let failing = false;
     const pages = Array.from({ length: 12 }, (_, i) => `/p${i}`);
-    const server = http.createServer((req, res) => {
+    const own = await serveSite((req, res) => {
       if (failing && req.url === '/p3') return res.writeHead(503).end();
       res.writeHead(200, { 'content-type': 'text/html' });
       if (req.url === '/') return res.end(pages.map((page) => `<a href="${page}">${page}</a>`).join(''));
       // 200 KB a page, with a stamp that changes on every run (ignored).
       res.end(`<p>${req.url}</p><!-- stamp ${round} -->${'<p>catalogue text of some length</p>'.repeat(5600)}`);
     });
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
     try {
-      const root = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/`;
+      const root = `${own.base}/`;
       const out = path.join(await dirs.make(), 'out');
       const crawlIt = () => new Crawler({ roots: [root], out, retries: 0, ignore: ['<!-- stamp \\d+ -->'] }).run();
       for (round = 0; round < 3; round++) expect((await crawlIt()).churn.filesWritten).toBe(round === 0 ? 13 : 0);
@@ -647,7 +642,7 @@ describe('--ignore', () => {
       expect(result).toMatchObject({ stale: 1, failed: 0 });
       expect(result.churn).toMatchObject({ stale: 1, failed: 0, filesWritten: 0 });
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await own.close();
     }
   });
 
@@ -885,7 +880,7 @@ describe('--precompress', () => {
       '/b.html.gz': ['application/octet-stream', `<p>a page whose URL ends in .gz</p>${filler('x')}`],
       '/data.json': ['application/json', JSON.stringify({ x: Array.from({ length: 600 }, (_, i) => i) })],
     };
-    const server = http.createServer((req, res) => {
+    const own = await serveSite((req, res) => {
       if (req.url === '/data.json.gz') {
         res.writeHead(200, { 'content-type': 'application/gzip' });
         return res.end(gzipSync('{"another":"document"}'));
@@ -895,9 +890,8 @@ describe('--precompress', () => {
       res.writeHead(200, { 'content-type': page[0] });
       res.end(page[1]);
     });
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
     try {
-      const root = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/`;
+      const root = `${own.base}/`;
       const out = path.join(await dirs.make(), 'out');
       const run = () => runCli(['crawl', root, '-o', out, '--precompress', 'gzip,br', '--json'], { cwd: path.dirname(out) });
       for (let round = 0; round < 2; round++) {
@@ -917,21 +911,20 @@ describe('--precompress', () => {
       expect((await listFiles(out)).filter((file) => /\.(gz|br)$/.test(file)).sort()).toEqual(['b.html.gz', 'data.json.gz']);
       expect(await readFile(path.join(out, 'b.html.gz'), 'utf8')).toBe(pages['/b.html.gz'][1]);
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await own.close();
     }
   });
 
   it('two pages that swap names: each file gets its own page\'s siblings (the other\'s old .gz is the crawl\'s to replace)', async () => {
     const { gunzipSync } = await import('node:zlib');
     let swapped = false;
-    const server = http.createServer((req, res) => {
+    const own = await serveSite((req, res) => {
       const name = req.url === '/a' ? (swapped ? 'two.html' : 'one.html') : req.url === '/b' ? (swapped ? 'one.html' : 'two.html') : null;
       res.writeHead(200, { 'content-type': 'text/html', ...(name ? { 'x-builder-filename': name } : {}) });
       res.end(req.url === '/' ? '<a href="/a">a</a><a href="/b">b</a>' : `<p>page ${req.url}</p>${'<p>filler text to compress</p>'.repeat(60)}`);
     });
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
     try {
-      const root = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/`;
+      const root = `${own.base}/`;
       const out = path.join(await dirs.make(), 'out');
       const run = () => runCli(['crawl', root, '-o', out, '--precompress', 'gzip', '--json'], { cwd: path.dirname(out) });
       expect((await run()).code).toBe(0);
@@ -944,7 +937,7 @@ describe('--precompress', () => {
       }
       expect(await readFile(path.join(out, 'one.html'), 'utf8')).toContain('page /b');
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await own.close();
     }
   });
 
