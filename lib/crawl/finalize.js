@@ -678,15 +678,9 @@ function planRemoval(run, naming, complete, dropped) {
   const plan = { remove: [], moved: [], stray: [], carried: [], keptOld: new Map(), refused: false };
   if (!prior) return plan;
   const fileNow = naming.files;
-  /** @type {Set<string> | null} the files of this run, lower-cased: made only if a page's file moved */
-  let lowered = null;
-  const taken = (/** @type {string} */ file) => {
-    if (!lowered) {
-      lowered = new Set();
-      for (const name of fileNow.values()) lowered.add(name.toLowerCase());
-    }
-    return lowered.has(file.toLowerCase());
-  };
+  // A file of this run, in any case (the sets are made only if a page's file moved).
+  const isFileNow = pageFileTest(naming);
+  const taken = (/** @type {string} */ file) => isFileNow(file, true);
   /** @type {StoredPage[]} */
   const gone = [];
   /** @type {StoredPage[]} pages that could not be written this time: their last files stay */
