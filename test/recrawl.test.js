@@ -155,6 +155,35 @@ describe('a page that cannot be written', () => {
       await own.close();
     }
   });
+  it('a --prune-max refusal made before the run turned incomplete is not left in the manifest', async () => {
+    let second = false;
+    const own = await serveSite((req, res) => {
+      if (['/old', '/gone'].includes(req.url ?? '') && second) return res.writeHead(404).end();
+      if (!['/', '/old', '/gone', '/shop/x'].includes(req.url ?? '')) return res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(req.url === '/' ? (second ? '<a href="/shop/x">x</a>' : '<a href="/old">old</a><a href="/gone">gone</a>') : `<p>${req.url}</p>`);
+    });
+    try {
+      const root = `${own.base}/`;
+      const out = path.join(await dirs.make(), 'out');
+      // The default --prune-max (10 %): two pages gone of three is a refusal, in the first write pass.
+      const run = () => runCli(['crawl', root, '-o', out, '--json', '--retries', '0'], { cwd: path.dirname(out) });
+      expect((await run()).code).toBe(0);
+      await writeFile(path.join(out, 'shop'), 'a file in the way');
+      second = true;
+      const again = await run();
+      expect(again.code).toBe(1);
+      const summary = JSON.parse(again.stdout);
+      expect(summary.complete).toBe(false);
+      expect(await listFiles(out)).toEqual(expect.arrayContaining(['old.html', 'gone.html']));
+      // Nothing is removed because the run is incomplete; --force would not change that, so no refusal is listed.
+      const manifest = JSON.parse(await readFile(path.join(out, 'prerender-manifest.json'), 'utf8'));
+      expect(manifest.warnings.map((/** @type {{ code: string }} */ warning) => warning.code)).not.toContain('PRUNE_REFUSED');
+      expect(summary.pruneRefused ?? false).toBe(false);
+    } finally {
+      await own.close();
+    }
+  });
 });
 
 describe('the staging log of a site that is never complete', () => {

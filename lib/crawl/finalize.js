@@ -83,7 +83,12 @@ export async function finalize(run, naming, { interrupted, complete }) {
   /** @type {Set<string>} pages that failed in a pass: skipped, and links to them stay live */
   const dropped = new Set();
   run.stats.phase = 'write';
+  /** @type {RemovalPlan | null} */
+  let removal = null;
   const plan = () => {
+    // A plan made again (the run turned incomplete) replaces the last one, and its refusal: an
+    // incomplete run removes nothing whatever --prune-max says, and --force would not change that.
+    if (removal?.refused) run.warnings.splice(0, run.warnings.length, ...run.warnings.filter((warning) => warning.code !== 'PRUNE_REFUSED'));
     const made = planRemoval(run, naming, complete, dropped);
     // Pages of the last crawl this run did not reach, and does not remove (it is
     // not complete, or the removal was refused), keep their files: links to them
@@ -93,7 +98,7 @@ export async function finalize(run, naming, { interrupted, complete }) {
     run.early?.forgetLinksTo(made.carried.map((stored) => stored.url));
     return made;
   };
-  let removal = plan();
+  removal = plan();
   const context = renderContext(run);
   run.threads.setContext(context);
   for (let pass = 1; ; pass++) {
