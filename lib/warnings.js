@@ -20,6 +20,7 @@ export const WARNING_CODES = Object.freeze({
   SIBLING_TAKEN: 'a .gz or .br beside a file was not made by a crawl (--precompress): left as it is, and none is made',
   SIBLING_IS_PAGE: 'the .gz or .br name beside a file is the file of another page of the crawl (--precompress): that sibling is not made',
   ROOT_REDIRECT: 'a root redirects outside the crawl\'s scope (another scheme or host): nothing under it is crawled',
+  STAGED_DAMAGED: 'the staged copy of a page (OUT/.prerender/blobs.log) does not match its hash: it is not used, and the page is fetched (or scanned) again',
   NOT_RESUMED: 'OUT holds the journal of an interrupted crawl with other roots, scope or --name rules: not resumed, every page is fetched',
   SITEMAP: 'a sitemap (or one listed in an index) could not be read, lists nothing, or lists unusable entries',
 });

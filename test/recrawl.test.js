@@ -734,6 +734,117 @@ describe('--ignore', () => {
   });
 });
 
+/**
+ * Overwrite the bytes of one staged blob in OUT/.prerender/blobs.log (its frame: 6-byte length, 32-byte sha256, the bytes).
+ * @param {string} out
+ * @param {string} id
+ * @param {(bytes: Buffer) => void} damage
+ */
+async function damageBlob(out, id, damage) {
+  const file = path.join(out, '.prerender', 'blobs.log');
+  const log = await readFile(file);
+  const at = log.indexOf(Buffer.from(id, 'hex'));
+  if (at < 6) throw new Error(`blob ${id} not found in the log`);
+  const length = log.readUIntBE(at - 6, 6);
+  damage(log.subarray(at + 32, at + 32 + length));
+  await writeFile(file, log);
+}
+
+/** @param {string} out */
+async function storedPages(out) {
+  const lines = (await readFile(path.join(out, '.prerender', 'state.ndjson'), 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  return lines.filter((line) => typeof line.url === 'string');
+}
+
+/**
+ * A tree's snapshot with its manifest's warnings left out.
+ * @param {Record<string, string>} tree
+ */
+function withoutWarnings(tree) {
+  const manifest = JSON.parse(tree['prerender-manifest.json']);
+  delete manifest.warnings;
+  return { ...tree, 'prerender-manifest.json': manifest };
+}
+
+describe('a damaged staging log', () => {
+  it('a page whose stored links do not match their hash is fetched in full: nothing is lost, nothing removed', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    expect((await crawl(out)).code).toBe(0);
+    const before = await snapshotTree(out);
+    const home = (await storedPages(out)).find((page) => page.url === site.root);
+    // Zeros over the home page's links: read as they are, the page would link to nothing, and every product be gone.
+    await damageBlob(out, home.scan, (bytes) => bytes.fill(0));
+    site.resetCounters();
+    const again = await crawl(out, ['--prune-max', '100%']);
+    expect(again.code).toBe(0);
+    expect(again.summary.churn.removed).toBe(0);
+    expect(again.summary.churn.filesWritten).toBe(0);
+    const manifest = await readManifest(out);
+    expect(manifest.warnings.filter((/** @type {{ code: string }} */ warning) => warning.code === 'STAGED_DAMAGED').map((/** @type {{ url: string }} */ warning) => warning.url)).toEqual([site.root]);
+    expect(withoutWarnings(await snapshotTree(out))).toEqual(withoutWarnings(before));
+    // Fetched again without validators: one request more than the pages, the home page's.
+    expect(site.counters.requests - site.counters.conditional).toBe(1);
+    // Its links are staged anew: the next run takes them, with no warning.
+    site.resetCounters();
+    const third = await crawl(out, ['--prune-max', '100%']);
+    expect(third.code).toBe(0);
+    expect(third.summary.warnings).toBe(0);
+    expect(site.counters.requests).toBe(site.counters.conditional);
+    expect(await snapshotTree(out)).toEqual(before);
+  });
+
+  it('a killed crawl\'s page whose staged links are damaged is fetched again on resume, not taken from the journal', async () => {
+    const kill = fileURLToPath(new URL('../fixtures/kill-crawl.js', import.meta.url));
+    const clean = path.join(await dirs.make(), 'clean');
+    const args = ['-i', '/', '-c', '2']; // with crawl()'s -x /cart.asp: the options of kill-crawl.js
+    expect((await crawl(clean, args)).code).toBe(0);
+    const out = path.join(await dirs.make(), 'out');
+    const killed = await runNode([kill, site.root, out, 'page', '10', JSON.stringify({ exclude: ['/cart.asp'] })], { cwd: path.dirname(out), limitMs: 20_000 });
+    expect(killed.signal).toBe('SIGKILL');
+    const journaled = (await readFile(path.join(out, '.prerender', 'journal.ndjson'), 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    const home = journaled.find((entry) => entry.url === site.root);
+    expect(home?.scan).toBeDefined();
+    await damageBlob(out, home.scan, (bytes) => bytes.fill(0));
+    site.resetCounters();
+    const again = await crawl(out, args);
+    expect(again.code).toBe(0);
+    expect(again.summary.resumed).toBeGreaterThanOrEqual(4);
+    expect(site.log).toContain('/');
+    const warned = (await readManifest(out)).warnings.filter((/** @type {{ code: string }} */ warning) => warning.code === 'STAGED_DAMAGED');
+    expect(warned.map((/** @type {{ url: string }} */ warning) => warning.url)).toEqual([site.root]);
+    expect(withoutWarnings(await snapshotTree(out))).toEqual(withoutWarnings(await snapshotTree(clean)));
+  });
+
+  it('an origin without validators: a page of the same bytes whose stored links are damaged is scanned again', async () => {
+    site.setValidators('none');
+    const out = path.join(await dirs.make(), 'out');
+    expect((await crawl(out)).code).toBe(0);
+    const before = await snapshotTree(out);
+    const home = (await storedPages(out)).find((page) => page.url === site.root);
+    await damageBlob(out, home.scan, (bytes) => bytes.fill(0));
+    const again = await crawl(out, ['--prune-max', '100%']);
+    expect(again.code).toBe(0);
+    expect(again.summary.churn).toMatchObject({ removed: 0, filesWritten: 0 });
+    const warned = (await readManifest(out)).warnings.filter((/** @type {{ code: string }} */ warning) => warning.code === 'STAGED_DAMAGED');
+    expect(warned.map((/** @type {{ url: string }} */ warning) => warning.url)).toEqual([site.root]);
+    expect(withoutWarnings(await snapshotTree(out))).toEqual(withoutWarnings(before));
+    const third = await crawl(out, ['--prune-max', '100%']);
+    expect(third.summary.warnings).toBe(0);
+  });
+
+  it('a log of garbage the size of the old one: every page fetched again, the tree as it was', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    expect((await crawl(out)).code).toBe(0);
+    const before = await snapshotTree(out);
+    for (const page of await storedPages(out)) if (page.scan) await damageBlob(out, page.scan, (bytes) => { for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 131 + 7) & 0xff; });
+    const again = await crawl(out, ['--force']);
+    expect(again.code).toBe(0);
+    expect(again.summary.churn.removed).toBe(0);
+    expect(again.summary.churn.filesWritten).toBe(0);
+    expect(withoutWarnings(await snapshotTree(out))).toEqual(withoutWarnings(before));
+  });
+});
+
 describe('the state file', () => {
   it('without the stored bodies (blobs.log lost), pages are fetched in full, never answered 304 with nothing to keep', async () => {
     const { rm } = await import('node:fs/promises');

@@ -24,6 +24,7 @@ import { BlobIndex } from './blob-index.js';
  *   close(): Promise<void>,
  *   locate?(id: string): { path: string, at: number, length: number },
  *   peek?<T>(id: string, use: (bytes: Buffer) => T): Promise<T>,
+ *   forget?(id: string): void,
  *   readonly stageDir?: string,
  * }} BlobStore
  *   locate (optional): where a blob lies, a byte range of a local file (length
@@ -32,6 +33,8 @@ import { BlobIndex } from './blob-index.js';
  *   where the worker thread that scanned a page stores body and scan itself;
  *   peek (optional): `use` of a blob's bytes in a buffer the store reuses (valid
  *   only while `use` runs): a blob read only to be decoded costs no allocation
+ *   forget (optional): drop a blob found damaged (its bytes do not hash to its id): `has` is
+ *   false for it from then on, and a `put` of those bytes stores them again;
  *   close() keeps what was stored, for the next run.
  */
 
@@ -174,6 +177,11 @@ export class LogBlobStore {
   /** @param {string} id */
   has(id) {
     return this.index.has(id);
+  }
+
+  /** @param {string} id */
+  forget(id) {
+    this.index.delete(id);
   }
 
   /** @param {string[]} ids */

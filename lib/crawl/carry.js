@@ -1,5 +1,7 @@
 // @ts-check
+import { PrerenderError } from '../errors.js';
 import { decodeLinks } from '../page.js';
+import { sha256 } from './blobs.js';
 import { warn } from './context.js';
 import { fail, links, redirect } from './discover.js';
 import { fromStored, isGone, isTransient, pickStored, reusable } from './recrawl.js';
@@ -53,12 +55,22 @@ export function resumable(run, entry) {
  * @param {CrawlRun} run
  * @param {PageInFlight} page
  * @param {import('./journal.js').JournalEntry} entry
+ * @returns {Promise<boolean>} false: its staged scan is damaged (warned), the page is to be fetched
  */
 export async function resumeFrom(run, page, entry) {
   const record = page.record;
   if (entry.state === 'redirect') {
     await redirect(run, page, entry.status, /** @type {string} */ (entry.location));
-    return;
+    return true;
+  }
+  /** @type {ReturnType<typeof decodeLinks> | null} */
+  let scan = null;
+  try {
+    if (entry.scan) scan = await storedLinks(run, entry.scan);
+  } catch (error) {
+    if (!(error instanceof DamagedBlobError)) throw error;
+    damaged(run, page.key, error);
+    return false;
   }
   fromStored(record, entry);
   record.wanted = entry.wanted;
@@ -75,7 +87,7 @@ export async function resumeFrom(run, page, entry) {
     record.bytes = entry.bytes;
     record.sha256 = entry.sha256;
   }
-  if (record.scan) page.scan = await storedLinks(run, record.scan);
+  if (scan) page.scan = scan;
   await links(run, page);
   record.state = 'done';
   record.referrers = undefined;
@@ -83,6 +95,7 @@ export async function resumeFrom(run, page, entry) {
   run.stats.fetched++;
   run.stats.resumed++;
   run.emit('page', { url: page.key, wantedFile: record.wanted, status: record.status, contentType: record.contentType, bytes: 0, resumed: true });
+  return true;
 }
 
 /**
@@ -94,23 +107,75 @@ export async function resumeFrom(run, page, entry) {
  * @param {import('./records.js').Change} change
  */
 export async function keepStored(run, page, stored, change) {
+  // Read first: a damaged copy (DamagedBlobError) leaves the record as it was.
+  const scan = stored.scan ? await storedLinks(run, stored.scan) : undefined;
   const record = page.record;
   fromStored(record, stored);
   record.change = change;
   record.wanted = stored.file;
   page.result = { url: page.key, status: stored.status, headers: {}, body: NO_BODY };
-  if (record.scan) page.scan = await storedLinks(run, record.scan);
+  if (scan) page.scan = scan;
 }
 
 /**
- * The links of a staged scan (the blob store's own buffer when it can lend one: nothing kept of it).
+ * A staged blob whose bytes do not hash to its id (the staging log damaged
+ * on disk, or edited): never used. Its id is forgotten, so that it is
+ * neither read again nor taken for a new blob of the same bytes.
+ */
+export class DamagedBlobError extends PrerenderError {
+  code = 'STAGED_DAMAGED';
+}
+
+/**
+ * The links of a staged scan (the blob store's own buffer when it can lend
+ * one: nothing kept of it), checked against its hash: the links a page is
+ * said to have decide which pages are reached, and so which files a complete
+ * crawl removes.
  * @param {CrawlRun} run
  * @param {string} id
  */
 export function storedLinks(run, id) {
   const blobs = /** @type {import('./blobs.js').BlobStore} */ (run.blobs);
-  return blobs.peek ? blobs.peek(id, decodeLinks) : blobs.get([id]).then(([scanned]) => decodeLinks(scanned));
+  /** @param {Buffer} bytes */
+  const read = (bytes) => {
+    if (sha256(bytes) !== id) {
+      blobs.forget?.(id);
+      throw new DamagedBlobError(`its stored links (${id.slice(0, 12)}… in ${STAGING_LOG}) do not match their hash: the staged copy is damaged`);
+    }
+    return decodeLinks(bytes);
+  };
+  return blobs.peek ? blobs.peek(id, read) : blobs.get([id]).then(([scanned]) => read(scanned));
 }
+
+/**
+ * keepStored, or false when the stored copy is damaged (warned: the page is
+ * then fetched in full, or, after a failure, a failure too).
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ * @param {import('./state.js').StoredPage} stored
+ */
+export async function keptStored(run, page, stored) {
+  try {
+    await keepStored(run, page, stored, 'not-modified');
+    return true;
+  } catch (error) {
+    if (!(error instanceof DamagedBlobError)) throw error;
+    damaged(run, page.key, error);
+    return false;
+  }
+}
+
+/**
+ * @param {CrawlRun} run
+ * @param {string} url
+ * @param {DamagedBlobError} error
+ */
+function damaged(run, url, error) {
+  warn(run, url, 'STAGED_DAMAGED', `${error.message}; it is not used: the page is fetched in full`);
+}
+
+/** Where a crawl stages bodies and scans, for messages. */
+const STAGING_LOG = '.prerender/blobs.log';
 
 /**
  * A failure on a page the previous crawl wrote: a transient one keeps the
@@ -122,8 +187,7 @@ export function storedLinks(run, id) {
  */
 export async function failOrKeep(run, page, error) {
   const stored = isTransient(error) ? reusable(run.prior, page.key, run.blobs) : null;
-  if (stored) {
-    await keepStored(run, page, stored, 'not-modified');
+  if (stored && (await keptStored(run, page, stored))) {
     page.record.stale = true;
     page.record.error = { message: /** @type {Error} */ (error)?.message ?? String(error) };
     await links(run, page);

@@ -7,7 +7,7 @@ import { createStepRunner } from './steps.js';
 import { sha256 } from './blobs.js';
 import { intern, warn } from './context.js';
 import { conditionalHeaders, pickStored, reusable } from './recrawl.js';
-import { failOrKeep, journal, keepStored, resumable, resumeFrom, storedLinks } from './carry.js';
+import { DamagedBlobError, failOrKeep, journal, keptStored, resumable, resumeFrom, storedLinks } from './carry.js';
 
 /**
  * Phase one: every in-scope URL goes load → transforms → classify → scan and
@@ -97,8 +97,7 @@ function pump(run) {
     const page = { key, record, result: undefined, url: undefined, scan: null, finished: false };
     try {
       const entry = run.resumed?.get(key);
-      if (entry && resumable(run, entry)) await resumeFrom(run, page, entry);
-      else await runPage(page);
+      if (!entry || !resumable(run, entry) || !(await resumeFrom(run, page, entry))) await runPage(page);
     } catch (error) {
       if (error instanceof AbortError) {
         await frontier.retry(key);
@@ -175,7 +174,12 @@ async function classify(run, page) {
   if (result.notModified) {
     const stored = page.stored === undefined ? reusable(run.prior, page.key, run.blobs) : page.stored;
     if (!stored) throw new PrerenderError('HTTP 304 Not Modified, and there is no earlier copy of this page to keep', { code: 'NOT_MODIFIED' });
-    await keepStored(run, page, stored, 'not-modified');
+    if (!(await keptStored(run, page, stored))) {
+      // Its staged copy is damaged: fetched again without validators, as a new page.
+      page.stored = null;
+      page.result = await run.loader.load(page.key, { signal: run.signal });
+      return classify(run, page);
+    }
     // A 304 may carry the name header: a page renamed without a new body.
     const header = headerValue(result.headers, 'x-builder-filename') ?? headerValue(result.headers, 'xbuilder-filename');
     if (header !== undefined) page.record.wanted = wantedName(run, page.key, page.url ?? new URL(page.key), /** @type {string} */ (page.record.contentType), result.headers);
@@ -372,7 +376,13 @@ async function scanAsBefore(run, page, body) {
   if (!before.body || !before.scan || !blobs.has(before.body) || !blobs.has(before.scan)) return false;
   // The length first: a changed page is seldom the same size, and costs no hash then.
   if (blobs.locate(before.body).length !== body.length || sha256(body) !== before.body) return false;
-  page.scan = await storedLinks(run, before.scan);
+  try {
+    page.scan = await storedLinks(run, before.scan);
+  } catch (error) {
+    if (!(error instanceof DamagedBlobError)) throw error;
+    warn(run, page.key, 'STAGED_DAMAGED', `${error.message}; it is not used: the page is scanned again`);
+    return false;
+  }
   record.charset = before.charset === undefined ? undefined : intern(run, before.charset);
   page.staged = { scanBytes: NO_BYTES, ids: [before.body, before.scan], stored: true };
   return true;
