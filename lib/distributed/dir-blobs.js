@@ -1,5 +1,5 @@
 // @ts-check
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -103,6 +103,15 @@ export class DirBlobStore {
     if (!existsSync(this.#file(id))) return false;
     this.#known.add(id);
     return true;
+  }
+
+  /**
+   * A blob found damaged goes: a later put of its bytes stores them again.
+   * @param {string} id
+   */
+  forget(id) {
+    this.#known.delete(id);
+    rmSync(this.#file(id), { force: true });
   }
 
   /**

@@ -1,6 +1,7 @@
 // @ts-check
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LogBlobStore } from '../../lib/crawl/blobs.js';
+import { DirBlobStore } from '../../lib/distributed/dir-blobs.js';
 import { tempDirs } from '../crawl-helpers.js';
 
 /** A blob of `size` bytes that says which it is throughout. @param {number} n @param {number} size */
@@ -14,6 +15,25 @@ describe('LogBlobStore', () => {
     dir = await dirs.make('prerender-blobs-');
   });
   afterEach(() => dirs.cleanup());
+
+  it('forget(): a blob found damaged is gone, and the same bytes put again are stored anew (log and directory stores)', async () => {
+    for (const store of [new LogBlobStore(dir), new DirBlobStore(`${dir}/shared`)]) {
+      await store.init();
+      const [id] = await store.put([blob(1, 5000)]);
+      store.forget(id);
+      expect(store.has(id)).toBe(false);
+      expect(await store.put([blob(1, 5000)])).toEqual([id]);
+      expect(store.has(id)).toBe(true);
+      expect((await store.get([id]))[0].equals(blob(1, 5000))).toBe(true);
+      if (store instanceof LogBlobStore) {
+        // Stored twice now: the second copy is the one read.
+        const length = blob(1, 5000).length;
+        expect(store.size).toBe(2 * (length + 38));
+        expect(store.locate(id).at).toBe(length + 38 + 38);
+        await store.destroy();
+      }
+    }
+  });
 
   it('gives back every blob, read forward (read ahead), backward and out of order', async () => {
     const store = new LogBlobStore(dir);
