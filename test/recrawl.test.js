@@ -884,6 +884,22 @@ describe('the state file', () => {
     expect((await crawl(out)).summary.churn.notModified).toBe(21);
   });
 
+  it('a page line of the wrong shape (JSON, line count kept) is refused, never read as a crawl without that page', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    const stateFile = path.join(out, '.prerender', 'state.ndjson');
+    const lines = (await readFile(stateFile, 'utf8')).split('\n').filter(Boolean);
+    const before = await fileIds(out);
+    const page = JSON.parse(lines[3]);
+    for (const bad of [{}, { url: 5 }, { url: page.url }, { ...page, state: 'gone' }, { ...page, status: '200' }, { url: page.url, state: 'redirect', status: 301 }]) {
+      await writeFile(stateFile, [...lines.slice(0, 3), JSON.stringify(bad), ...lines.slice(4)].join('\n') + '\n');
+      const refused = await crawl(out);
+      expect(refused.code, JSON.stringify(bad)).toBe(2);
+      expect(refused.stderr).toMatch(/state\.ndjson cannot be read \(line 4 is not a page of a state\); crawl with --full to start over/);
+    }
+    expect(await fileIds(out)).toEqual(before);
+  });
+
   it('a state that cannot be written (a directory in its place) is one clear line, exit 2', async () => {
     const out = path.join(await dirs.make(), 'out');
     await crawl(out);

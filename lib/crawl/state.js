@@ -87,7 +87,8 @@ export async function readState(stateDir, pages = /** @type {StoredPages<StoredP
         continue;
       }
       lines++;
-      if (typeof value?.url === 'string') pages.set(value.url, value);
+      if (!isStoredPage(value)) throw new Error(`line ${lines + 1} is not a page of a state`);
+      pages.set(value.url, value);
     }
   } catch (error) {
     if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ENOENT') return null;
@@ -99,6 +100,20 @@ export async function readState(stateDir, pages = /** @type {StoredPages<StoredP
     throw new StateVersionError(`${file} is cut short (${lines} of ${end ?? 'its'} lines, ${end === null ? 'no end line' : 'end line counts more'}); crawl with --full to start over`);
   }
   return { header, pages };
+}
+
+/**
+ * The fields every page line has, of the right kinds: a line that lacks them
+ * is damage (an edit, a copy that went wrong), and the state is refused, not
+ * read as a crawl without that page (whose file would then count as one no
+ * crawl wrote).
+ * @param {any} value
+ * @returns {value is StoredPage}
+ */
+function isStoredPage(value) {
+  if (typeof value?.url !== 'string' || !/^https?:\/\//.test(value.url) || typeof value.status !== 'number') return false;
+  if (value.state === 'redirect') return typeof value.location === 'string';
+  return value.state === 'done' && (value.file === undefined || typeof value.file === 'string');
 }
 
 /**
