@@ -254,6 +254,8 @@ async function withConfig(roots, flags, io) {
   if (roots.length > 0) merged.roots = roots;
   // Relative paths are relative to the working directory the CLI was given.
   const cwd = io.cwd ?? process.cwd();
+  // -o "$OUT" with OUT unset is a mistake, not the working directory.
+  if (merged.out === '') throw new UsageError('--out must be a directory, got "" (an unset variable?)');
   merged.out = path.resolve(cwd, typeof merged.out === 'string' ? merged.out : String(OPTION_BY_NAME.get('out')?.default));
   if (merged.roots === undefined && merged.sitemap === undefined && merged.urls === undefined) swallowedRoot(cli);
   if (typeof merged.urls === 'string' && merged.urls !== '-') merged.urls = path.resolve(cwd, merged.urls);

@@ -142,6 +142,9 @@ describe('checking config values', () => {
     [{ urls: ['a.txt'] }, '"urls" must be a non-empty string, got ["a.txt"]'],
     [{ roots: 'http://shop.example/' }, '"roots" must be a list of absolute http(s) URLs, got "http://shop.example/"'],
     [{ roots: [1] }, '"roots" must be a list of absolute http(s) URLs, got [1]'],
+    [{ precompress: 'gzip,gzip' }, '"precompress" must be gzip, br or gzip,br (each once), got "gzip,gzip"'],
+    [{ precompress: 'br,gzip,br' }, '"precompress" must be gzip, br or gzip,br (each once), got "br,gzip,br"'],
+    [{ precompress: 'zstd' }, '"precompress" must be gzip, br or gzip,br (each once), got "zstd"'],
   ])('%j: %s', (values, message) => {
     let error;
     try {

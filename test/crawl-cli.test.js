@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { run } from '../lib/cli.js';
@@ -184,6 +184,16 @@ describe('options checked before the crawl', () => {
     expect(stderr).toMatch(/--price-path/);
     expect(site.log).toEqual([]);
     expect(existsSync(path.join(out, 'prerender-manifest.json'))).toBe(false);
+  });
+
+  it('an empty --out (-o "$OUT" with OUT unset) is a usage error, not the working directory', async () => {
+    for (const command of ['crawl', 'preview']) {
+      const { code, stderr } = await cli([command, site.url('/infodir/about.asp'), '-o', '']);
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/--out must be a directory, got "" \(an unset variable\?\)/);
+    }
+    expect(site.log).toEqual([]);
+    expect(await readdir(await cwd())).toEqual([]);
   });
 });
 
