@@ -1,5 +1,6 @@
 // @ts-check
-import { lstat, mkdir, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, lstat, mkdir, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { OutputError } from '../errors.js';
 
@@ -99,8 +100,11 @@ export async function prepareOutDir(out) {
     });
   }
   const probe = path.join(stateDir, `probe-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
-  await writeFile(probe, 'probe', { flag: 'wx' }).catch((error) => { throw outputError(error, 'write in', absolute); });
+  await writeFile(probe, 'probe', { flag: 'wx' }).catch((error) => { throw outputError(error, 'write in', stateDir); });
   await rm(probe, { force: true });
+  // OUT itself takes the manifest and the top-level files at the commit: a read-only OUT
+  // (whose state directory may still be writable) is found now, before anything is fetched.
+  await access(absolute, constants.W_OK | constants.X_OK).catch((error) => { throw outputError(error, 'write in', absolute); });
   return { out: absolute, realOut, stateDir, created: missing };
 }
 

@@ -196,6 +196,25 @@ describe('an OUT that cannot be used', () => {
       disk.unmount();
     }
   });
+
+  it.runIf(canMount)('a read-only OUT whose state directory can be written is found before any request, not at the commit', async () => {
+    const disk = await smallDisk('256k');
+    const stateDir = path.join(disk.dir, '.prerender');
+    await mkdir(stateDir);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', stateDir]);
+    try {
+      execFileSync('mount', ['-o', 'remount,ro', disk.dir]);
+      const { code, stderr } = await cli(['crawl', site.url('/infodir/about.asp'), '-o', disk.dir]);
+      expect(code).toBe(2);
+      expect(stderr).toContain(`cannot write in ${disk.dir}`);
+      expect(stderr).toMatch(/read-only \(EROFS\)/);
+      expect(site.log).toEqual([]);
+      expect(await readdir(stateDir)).toEqual([]);
+    } finally {
+      execFileSync('umount', ['-l', stateDir]);
+      disk.unmount();
+    }
+  });
 });
 
 describe('a full disk', () => {
