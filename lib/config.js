@@ -65,7 +65,8 @@ export async function loadConfigFile(file) {
       // Some editors (Notepad) start a UTF-8 file with a byte order mark, which JSON.parse refuses.
       value = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
     } catch (error) {
-      throw new ConfigError(`${name}: not valid JSON: ${/** @type {Error} */ (error).message}`, { cause: error });
+      // One line: the parser's message may quote the text around the mistake, newlines and all.
+      throw new ConfigError(`${name}: not valid JSON: ${/** @type {Error} */ (error).message.replace(/\s*\n\s*/g, ' ')}`, { cause: error });
     }
   } else {
     try {

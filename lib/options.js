@@ -183,7 +183,7 @@ function fail(message, source) {
  */
 export function coerceOption(spec, value, source) {
   const key = source ? `"${spec.name}"` : spec.flags.split(' ').filter((f) => f.startsWith('--'))[0];
-  const expect = (/** @type {string} */ what) => fail(`${key} must be ${what}, got ${JSON.stringify(spec.shown ? spec.shown(value) : value)}`, source);
+  const expect = (/** @type {string} */ what) => fail(`${key} must be ${what}, got ${shownValue(spec.shown ? spec.shown(value) : value)}`, source);
   switch (spec.type) {
     case 'string': {
       // A count in a config file may be a JSON number ("pruneMax": 5): checked as its text.
@@ -385,6 +385,28 @@ function isAbortSignal(value) {
   if (value instanceof AbortSignal) return true;
   const signal = /** @type {Record<string, unknown> | null} */ (isPlainObject(value) ? value : null);
   return !!signal && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function' && typeof signal.removeEventListener === 'function';
+}
+
+/**
+ * A value as a message shows it: JSON where JSON can say it, and what a JS
+ * config file can give besides (10n, /re/, a function) as written there.
+ * @param {unknown} value
+ * @returns {string}
+ */
+function shownValue(value) {
+  const bare = (/** @type {string} */ text) => `\u0000${text}\u0000`;
+  try {
+    const json = JSON.stringify(value, (_key, item) => {
+      if (typeof item === 'bigint') return bare(`${item}n`);
+      if (item instanceof RegExp) return bare(String(item));
+      if (typeof item === 'function') return bare('a function');
+      if (typeof item === 'symbol') return bare(String(item));
+      return item;
+    });
+    return json === undefined ? String(value) : json.replace(/"\\u0000(.*?)\\u0000"/g, (_match, text) => JSON.parse(`"${text}"`));
+  } catch {
+    return describe(value); // a cycle
+  }
 }
 
 /**

@@ -157,6 +157,19 @@ describe('checking config values', () => {
   });
 });
 
+describe('what a JS config file can hold besides JSON', () => {
+  it('is shown as written there (10n, /re/, a function), never a crash', () => {
+    for (const [values, message] of /** @type {[Record<string, unknown>, string][]} */ ([
+      [{ concurrency: 8n }, '"concurrency" must be a whole number, got 8n'],
+      [{ pruneMax: 10n }, '"pruneMax" must be a whole number of files, or a percentage up to 100% such as "10%", got 10n'],
+      [{ ignore: [/generated at .*/] }, '"ignore" must be a list of non-empty strings, got [/generated at .*/]'],
+      [{ out: () => 'out' }, '"out" must be a non-empty string, got a function'],
+    ])) {
+      expect(() => checkConfig(values, 'prerender.config.mjs')).toThrow(new ConfigError(`prerender.config.mjs: ${message}`));
+    }
+  });
+});
+
 describe('config errors on the command line', () => {
   it.each([
     ['prerender.config.json', JSON.stringify({ conccurency: 8 }), 'prerender: prerender.config.json: unknown key "conccurency" (did you mean "concurrency"?)\n'],
@@ -164,6 +177,8 @@ describe('config errors on the command line', () => {
     ['prerender.config.mjs', 'export default { assets: "no" };\n', 'prerender: prerender.config.mjs: "assets" must be true or false, got "no"\n'],
     ['prerender.config.js', 'export default { placeholders: "php" };\n', 'prerender: prerender.config.js: "placeholders" must be one of filter, ssi, esi, got "php"\n'],
     ['prerender.config.json', '{ "roots": [', /^prerender: prerender\.config\.json: not valid JSON: .+\n$/],
+    // The parser quotes the text, newlines and all: still one line.
+    ['prerender.config.json', '{\n  "concurrency":\n}\n', /^prerender: prerender\.config\.json: not valid JSON: [^\n]+\n$/],
   ])('%s %s: exit 2 for crawl and preview, and nothing fetched or written', async (name, text, message) => {
     const s = await shop();
     await writeConfig(name, text);
