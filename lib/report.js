@@ -60,7 +60,14 @@ export function formatSummary(result, extra = {}) {
   const lines = [];
   const rate = result.durationMs > 0 ? (result.pages / (result.durationMs / 1000)).toFixed(0) : '0';
   const assets = result.assets > 0 ? ` and ${count(result.assets)} asset${result.assets === 1 ? '' : 's'}` : '';
-  lines.push(`${result.interrupted ? 'Interrupted: wrote' : 'Wrote'} ${count(result.pages)} page${result.pages === 1 ? '' : 's'}${assets} to ${result.out} in ${formatDuration(result.durationMs)} (${rate} pages/s)`);
+  const churn = result.churn;
+  // A re-crawl: pages of the last crawl were seen again, or kept (a root lost: none was fetched).
+  const recrawl = churn !== undefined && (churn.notModified + churn.sameBytes + churn.changed + churn.removed + churn.stale > 0 || result.kept > 0);
+  // A re-crawl writes only what changed (the churn line counts the files): its pages are crawled, not all written.
+  const did = recrawl ? 're-crawled' : 'wrote';
+  const verb = result.interrupted ? `Interrupted: ${did}` : did[0].toUpperCase() + did.slice(1);
+  lines.push(`${verb} ${count(result.pages)} page${result.pages === 1 ? '' : 's'}${assets} ${recrawl ? 'into' : 'to'} ${result.out} in ${formatDuration(result.durationMs)} (${rate} pages/s)`);
+  if (result.resumed > 0) lines.push(`Resumed the crawl killed or interrupted before: ${count(result.resumed)} page${result.resumed === 1 ? '' : 's'} taken from its journal, not fetched again`);
   if (result.failed > 0) {
     lines.push(`${count(result.failed)} failed:`);
     for (const failure of result.failures.slice(0, 5)) {
@@ -79,9 +86,6 @@ export function formatSummary(result, extra = {}) {
     lines.push(`${count(result.requisitesNotFetched)} stylesheet/script/image reference${result.requisitesNotFetched === 1 ? ' to the site was' : 's to the site were'} not fetched (they still load from the live site); add --assets to copy them into the tree`);
   }
   if (result.notCrawled > 0) lines.push(`${result.notCrawledSaturated ? 'At least ' : ''}${count(result.notCrawled)} in-scope URLs were not crawled: --max-pages ${count(result.maxPages)} reached; raise --max-pages to crawl them (links to them stay live, or lead to the file the last crawl left)`);
-  const churn = result.churn;
-  // A re-crawl: pages of the last crawl were seen again, or kept (a root lost: none was fetched).
-  const recrawl = churn !== undefined && (churn.notModified + churn.sameBytes + churn.changed + churn.removed + churn.stale > 0 || result.kept > 0);
   if (recrawl) {
     lines.push(`Changes since the last crawl: ${count(churn.new)} new, ${count(churn.changed)} changed, ${count(churn.notModified)} unchanged (304), ${count(churn.sameBytes)} unchanged (same bytes), ${count(churn.removed)} removed, ${count(churn.stale)} stale (last good copy kept), ${count(churn.failed)} failed; ${count(churn.filesWritten)} file${churn.filesWritten === 1 ? '' : 's'} written (${formatBytes(churn.bytesWritten)})`);
   }
@@ -99,8 +103,10 @@ export function formatSummary(result, extra = {}) {
       failed > 0 ? `${count(failed)} page${failed === 1 ? '' : 's'} failed` : '',
       result.stale > 0 ? `${count(result.stale)} page${result.stale === 1 ? ' was' : 's were'} kept stale` : '',
     ].filter(Boolean);
-    const kept = result.kept > 0 ? ` (${count(result.kept)})` : '';
-    lines.push(`Nothing was removed, since this crawl was not complete (${why.join(', ') || 'see the warnings'}): files of pages it did not reach are kept${kept}, and listed as stale; the next complete crawl removes those gone from the site`);
+    const kept = result.kept > 0
+      ? `the files of ${count(result.kept)} page${result.kept === 1 ? '' : 's'} of the last crawl it did not reach, or that are gone, are kept, and listed as stale; the next complete crawl removes those gone from the site`
+      : 'the next complete crawl removes the files of pages gone from the site';
+    lines.push(`Nothing was removed, since this crawl was not complete (${why.join(', ') || 'see the warnings'}): ${kept}`);
   }
   lines.push(`Manifest: ${result.manifest}`);
   return lines.join('\n') + '\n';

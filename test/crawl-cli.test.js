@@ -450,7 +450,7 @@ describe('a root that redirects out of scope', () => {
         // The summary says why nothing was removed.
         const said = await crawl([]);
         expect(said.code, lost).toBe(1);
-        expect(said.stdout, lost).toMatch(/Nothing was removed, since this crawl was not complete \(a root answered 404\/410 or left the scope[^)]*\): files of pages it did not reach are kept \(\d+\)/);
+        expect(said.stdout, lost).toMatch(/Nothing was removed, since this crawl was not complete \(a root answered 404\/410 or left the scope[^)]*\): the files of \d+ pages? of the last crawl it did not reach, or that are gone, are kept/);
       }
     } finally {
       await new Promise((resolve) => server.close(resolve));

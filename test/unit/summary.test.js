@@ -15,7 +15,21 @@ const result = (over) => /** @type {import('../../lib/crawl/index.js').CrawlResu
 describe('the summary of a crawl', () => {
   it('a re-crawl that was not complete says why nothing was removed', () => {
     const text = formatSummary(result({ notCrawled: 3, complete: false, kept: 2, churn: { new: 0, changed: 1, notModified: 9, sameBytes: 0, removed: 0, stale: 0, failed: 0, filesWritten: 1, bytesWritten: 10 } }));
-    expect(text).toMatch(/Nothing was removed, since this crawl was not complete \(--max-pages cut it short\): files of pages it did not reach are kept \(2\)/);
+    expect(text).toMatch(/Nothing was removed, since this crawl was not complete \(--max-pages cut it short\): the files of 2 pages of the last crawl it did not reach, or that are gone, are kept/);
+  });
+
+  it('a re-crawl says it crawled its pages, not that it wrote them (the churn line counts the files); one that kept none says no file is kept', () => {
+    const churn = { new: 0, changed: 0, notModified: 10, sameBytes: 0, removed: 0, stale: 0, failed: 0, filesWritten: 0, bytesWritten: 0 };
+    const text = formatSummary(result({ churn }));
+    expect(text).toMatch(/^Re-crawled 10 pages into \/out in 1\.0 s/);
+    expect(text).toMatch(/0 files written/);
+    expect(formatSummary(result({}))).toMatch(/^Wrote 10 pages to \/out/);
+    expect(formatSummary(result({ churn, interrupted: true, complete: false }))).toMatch(/^Interrupted: re-crawled 10 pages[^]*not complete \(it was interrupted\): the next complete crawl removes the files of pages gone/);
+  });
+
+  it('a resumed crawl says so', () => {
+    expect(formatSummary(result({ resumed: 7 }))).toMatch(/Resumed the crawl killed or interrupted before: 7 pages taken from its journal, not fetched again/);
+    expect(formatSummary(result({}))).not.toMatch(/Resumed/);
   });
 
   it('a --max-depth cut is named; a broken link (404) alone is not a reason', () => {
