@@ -309,7 +309,8 @@ async function crawlAction(flags, io) {
   // Progress goes to stderr, so that `crawl --json > summary.json` still shows it on a terminal.
   const progress = io.stderr.isTTY && !quiet ? startProgress(io.stderr, () => crawler.stats) : null;
   io.signal?.addEventListener('abort', () => {
-    if (!quiet) io.stderr.write('prerender: writing the pages already fetched and the manifest\n');
+    // Before the crawl starts (sitemaps being read) nothing is written: said once it has stopped.
+    if (!quiet && crawler.stats.phase !== 'start') io.stderr.write('prerender: writing the pages already fetched and the manifest\n');
   }, { once: true });
   let result;
   // A crawl past its first pages keeps its resident memory near what is live (heap.js).

@@ -13,7 +13,8 @@ import { PageThreads } from './threads.js';
  * @typedef {import('../options.js').ResolvedCrawlOptions} ResolvedCrawlOptions
  * @typedef {import('../warnings.js').Warning} Warning
  * @typedef {import('../warnings.js').WarningCode} WarningCode
- * @typedef {{ fetched: number, failed: number, written: number, active: number, queued: number, resumed: number, startedAt: number, phase: 'discover' | 'write' }} CrawlStats
+ * @typedef {{ fetched: number, failed: number, written: number, active: number, queued: number, resumed: number, startedAt: number, phase: 'start' | 'discover' | 'write' }} CrawlStats
+ *   phase: 'start' until the crawl takes its first page (the last state, sitemaps and URL lists are read)
  * @typedef {{
  *   name: string, concurrency?: number,
  *   run: (page: import('./discover.js').PageInFlight, run: CrawlRun) => unknown,

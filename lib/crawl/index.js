@@ -82,7 +82,7 @@ const PRIOR = 1;
 const JOURNAL = 2;
 
 /** @returns {CrawlStats} */
-const freshStats = () => ({ fetched: 0, failed: 0, written: 0, active: 0, queued: 0, resumed: 0, startedAt: Date.now(), phase: 'discover' });
+const freshStats = () => /** @type {import('./context.js').CrawlStats} */ ({ fetched: 0, failed: 0, written: 0, active: 0, queued: 0, resumed: 0, startedAt: Date.now(), phase: 'start' });
 
 export class Crawler extends EventEmitter {
   /** @type {import('../load/http.js').Loader | undefined} */
@@ -253,6 +253,7 @@ export class Crawler extends EventEmitter {
         await transform.open?.(run);
       }
       shared?.frontier.attach(run);
+      stats.phase = 'discover';
       await discover(run, [...o.roots, ...listed]);
       await run.revalidator?.stop();
       for (const transform of opened.splice(0).reverse()) await transform.close?.();
