@@ -62,6 +62,10 @@ export function outputError(error, doing, where) {
  */
 export async function prepareOutDir(out) {
   const absolute = path.resolve(out);
+  // Another crawl's state directory (or inside one): its next run would find pages and a manifest it never made.
+  if (absolute.split(path.sep).includes(STATE_DIR)) {
+    throw new OutputError(`refusing to use ${absolute} as the output directory: it is in a crawl's state directory (${STATE_DIR}); choose another --out`);
+  }
   /** @type {string[]} */
   const missing = [];
   let dir = absolute;

@@ -159,6 +159,17 @@ describe('links planted in OUT', () => {
     expect(site.log).toEqual([]);
   });
 
+  it('an OUT in another crawl\'s state directory is refused before anything is fetched', async () => {
+    const root = await dirs.make();
+    for (const out of [path.join(root, 'site', '.prerender'), path.join(root, 'site', '.prerender', 'x')]) {
+      const { code, stderr } = await cli(['crawl', site.url('/infodir/about.asp'), '-o', out]);
+      expect(code).toBe(2);
+      expect(stderr).toContain(`refusing to use ${out} as the output directory: it is in a crawl's state directory (.prerender)`);
+    }
+    expect(await readdir(root)).toEqual([]);
+    expect(site.log).toEqual([]);
+  });
+
   it('a manifest that is a link out of OUT is replaced, never written through', async () => {
     const root = await dirs.make();
     const victim = path.join(root, 'victim.txt');
