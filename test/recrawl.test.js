@@ -912,6 +912,47 @@ describe('the state file', () => {
     expect(failed.stderr).not.toMatch(/looks like a bug/);
   });
 
+  it('--full after a state it cannot read still removes the files of pages gone: the last manifest lists them', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    expect(await listFiles(out)).toContain('p/p20.htm');
+    await writeFile(path.join(out, '.prerender', 'state.ndjson'), '{"format":"prerender-state","version":99}\n');
+    site.remove(20);
+    expect((await crawl(out)).code).toBe(2);
+    const full = await crawl(out, ['--full', '--prune-max', '100%']);
+    // Product 19 still links to it: a broken link, exit 1 (as a clean crawl of the site gives).
+    expect(full.code).toBe(1);
+    expect(full.summary.churn.removed).toBe(1);
+    expect(await listFiles(out)).not.toContain('p/p20.htm');
+    const verified = await runCli(['verify', out], { cwd: path.dirname(out) });
+    expect(verified.code).toBe(0);
+  });
+
+  it('an OUT with a manifest and no state (an older prerender\'s tree): its files are the crawl\'s, those of pages gone removed, a hand-placed file kept', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    await rm(path.join(out, '.prerender'), { recursive: true });
+    await writeFile(path.join(out, 'robots.txt'), 'User-agent: *\n');
+    site.remove(20);
+    site.resetCounters();
+    const again = await crawl(out, ['--prune-max', '100%']);
+    expect(again.code).toBe(1); // product 19 links to it
+    // Nothing to revalidate against: every page fetched in full and written, as in a first crawl.
+    expect(site.counters.conditional).toBe(0);
+    expect(again.summary.churn).toMatchObject({ removed: 1, filesWritten: 20 });
+    const files = await listFiles(out);
+    expect(files).not.toContain('p/p20.htm');
+    expect(files).toContain('robots.txt');
+    expect(files.filter((file) => /-2\./.test(file))).toEqual([]);
+    // The default --prune-max holds too: a manifest of another site is not a reason to empty OUT.
+    await rm(path.join(out, '.prerender'), { recursive: true });
+    for (let n = 1; n <= 10; n++) site.remove(n);
+    const refused = await crawl(out);
+    expect(refused.code).toBe(1);
+    expect(refused.summary.pruneRefused).toBe(true);
+    expect(await listFiles(out)).toContain('p/p1.htm');
+  });
+
   it('a state of another version is refused with exit 2; --full starts over', async () => {
     const out = path.join(await dirs.make(), 'out');
     await crawl(out);

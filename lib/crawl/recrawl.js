@@ -1,6 +1,10 @@
 // @ts-check
 import { HttpStatusError, PageTooLargeError, isRetryable } from '../errors.js';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { readManifest } from '../manifest/read.js';
 import { StateVersionError, readState } from './state.js';
+import { StoredPages } from './stored-pages.js';
 
 /**
  * What a re-crawl knows from the run before it (OUT/.prerender/state.ndjson):
@@ -55,15 +59,47 @@ export async function loadPrior(stateDir, { full, ignore, pages }) {
   try {
     state = await readState(stateDir, pages);
   } catch (error) {
-    if (full && error instanceof StateVersionError) return null; // --full starts over
+    // --full starts over (its pages in a store of their own: the state's may be half read).
+    if (full && error instanceof StateVersionError) return priorOfManifest(path.dirname(stateDir), new StoredPages());
     throw error;
   }
-  if (!state) return null;
+  if (!state) return priorOfManifest(path.dirname(stateDir), pages ?? new StoredPages());
   const { output, precompressed } = outputOf(state.header);
   return {
     complete: state.header.complete, pages: state.pages, reuse: !full, output, reuseOutput: false,
     sameIgnore: JSON.stringify(state.header.ignore ?? []) === JSON.stringify(ignore), naming: state.header.naming, precompressed,
   };
+}
+
+/**
+ * Without a state it can read (none yet, as in an OUT an older prerender
+ * wrote, or a state `--full` starts over from), the last manifest still says
+ * which files a crawl wrote: a complete crawl removes those of pages gone
+ * (within --prune-max, with the .gz/.br beside them), and a file it lists is
+ * not one no crawl wrote. Nothing else is taken from it: every page is
+ * fetched in full (no stored body, no validators).
+ * @param {string} out
+ * @param {import('./stored-pages.js').StoredPages<StoredPage>} pages
+ * @returns {Promise<Prior | null>}
+ */
+async function priorOfManifest(out, pages) {
+  let manifest;
+  try {
+    manifest = await readManifest(out);
+  } catch {
+    return null; // none, or not one this version reads: a first crawl
+  }
+  for (const page of manifest.pages) {
+    // A name no crawl gives (an edited manifest): not a file of the tree.
+    if (page.file.startsWith('/') || page.file.split('/').some((part) => part === '' || part === '.' || part === '..')) continue;
+    const compressed = ['gzip', 'br'].filter((format) => existsSync(path.join(out, ...`${page.file}${format === 'gzip' ? '.gz' : '.br'}`.split('/'))));
+    pages.set(page.url, {
+      url: page.url, state: 'done', status: page.status, contentType: page.contentType, file: page.file, bytes: page.bytes, sha256: page.sha256,
+      ...(compressed.length > 0 ? { compressed } : {}),
+    });
+  }
+  if (pages.size === 0) return null;
+  return { complete: !manifest.interrupted, pages, reuse: false, output: '', reuseOutput: false, sameIgnore: false, precompressed: [] };
 }
 
 /**
