@@ -186,6 +186,68 @@ describe('a page that cannot be written', () => {
   });
 });
 
+describe('a page that turns into a redirect to another page', () => {
+  /** @param {{ failing: boolean }} how */
+  async function redirectingSite(how) {
+    const site = { phase: 1, failing: how.failing };
+    const own = await serveSite((req, res) => {
+      const page = (/** @type {string} */ body) => res.writeHead(200, { 'content-type': 'text/html' }).end(body);
+      if (req.url === '/') return page('<a href="/a.asp">a</a><a href="/b.asp">b</a><a href="/c.asp">c</a>');
+      if (req.url === '/b.asp' && site.phase === 2) return res.writeHead(301, { location: '/d.asp' }).end();
+      if (req.url === '/c.asp' && site.phase === 2 && site.failing) return res.writeHead(500).end();
+      if (['/a.asp', '/b.asp', '/c.asp', '/d.asp'].includes(req.url ?? '')) return page(`<p>${req.url}</p><a href="/b.asp">b</a>`);
+      res.writeHead(404).end();
+    });
+    return { ...own, site };
+  }
+
+  it('is not gone (no --prune-max refusal): links lead to its target\'s file, and its old file goes', async () => {
+    const own = await redirectingSite({ failing: false });
+    try {
+      const out = path.join(await dirs.make(), 'out');
+      const run = () => runCli(['crawl', `${own.base}/`, '-o', out, '--json', '--retries', '0'], { cwd: path.dirname(out) });
+      expect((await run()).code).toBe(0);
+      own.site.phase = 2;
+      const again = await run();
+      expect(again.code).toBe(0);
+      const summary = JSON.parse(again.stdout);
+      expect(summary.pruneRefused).toBe(false);
+      expect(await readFile(path.join(out, 'index.html'), 'utf8')).toContain('href="d.asp.html"');
+      expect(await readFile(path.join(out, 'a.asp.html'), 'utf8')).toContain('href="d.asp.html"');
+      expect(await listFiles(out)).not.toContain('b.asp.html');
+      const manifest = await readManifest(out);
+      expect(manifest.pages.map((/** @type {{ url: string }} */ page) => page.url)).not.toContain(`${own.base}/b.asp`);
+      expect(manifest.redirects.map((/** @type {{ url: string }} */ redirect) => redirect.url)).toEqual([`${own.base}/b.asp`]);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('in an incomplete run its old file stays (pages not reached may link to it) and goes with the next complete one', async () => {
+    const own = await redirectingSite({ failing: true });
+    try {
+      const out = path.join(await dirs.make(), 'out');
+      const run = () => runCli(['crawl', `${own.base}/`, '-o', out, '--json', '--retries', '0', '--prune-max', '100%'], { cwd: path.dirname(out) });
+      expect((await run()).code).toBe(0);
+      own.site.phase = 2;
+      const again = await run();
+      expect(again.code).toBe(1); // c.asp: 500, kept stale
+      expect(await readFile(path.join(out, 'index.html'), 'utf8')).toContain('href="d.asp.html"');
+      expect(await listFiles(out)).toEqual(expect.arrayContaining(['b.asp.html', 'd.asp.html']));
+      const manifest = await readManifest(out);
+      expect(manifest.pages.map((/** @type {{ url: string }} */ page) => page.url)).not.toContain(`${own.base}/b.asp`);
+      // The state keeps it with the redirect: c.asp answers again, and the complete run removes it.
+      own.site.failing = false;
+      const complete = await run();
+      expect(complete.code).toBe(0);
+      expect(await listFiles(out)).not.toContain('b.asp.html');
+      expect(await readFile(path.join(out, 'a.asp.html'), 'utf8')).toContain('href="d.asp.html"');
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('the staging log of a site that is never complete', () => {
   it('stays about the size of the pages kept: compacted after each run, not only after a complete one', async () => {
     let round = 0;

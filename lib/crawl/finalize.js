@@ -80,6 +80,8 @@ const MAX_PASSES = 10;
 export async function finalize(run, naming, { interrupted, complete }) {
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   const redirects = await run.records.list('redirect');
+  /** @type {Set<string>} URLs that redirect now: a page of the last crawl among them is not gone, its links lead to the target */
+  const redirected = new Set(redirects.map((record) => record.key));
   /** @type {Set<string>} pages that failed in a pass: skipped, and links to them stay live */
   const dropped = new Set();
   run.stats.phase = 'write';
@@ -89,7 +91,7 @@ export async function finalize(run, naming, { interrupted, complete }) {
     // A plan made again (the run turned incomplete) replaces the last one, and its refusal: an
     // incomplete run removes nothing whatever --prune-max says, and --force would not change that.
     if (removal?.refused) run.warnings.splice(0, run.warnings.length, ...run.warnings.filter((warning) => warning.code !== 'PRUNE_REFUSED'));
-    const made = planRemoval(run, naming, complete, dropped);
+    const made = planRemoval(run, naming, complete, dropped, redirected);
     // Pages of the last crawl this run did not reach, and does not remove (it is
     // not complete, or the removal was refused), keep their files: links to them
     // lead there, as they did, not to the live site. A later run that reaches
@@ -620,7 +622,8 @@ function stateFor(run, complete, { keptOld, carried }) {
      */
     async finish(redirects, carried) {
       for (const record of redirects) {
-        await writer.add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location });
+        // oldFiles: its file when it was a page, kept on disk by an incomplete run.
+        await writer.add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location, oldFiles: keptOld.get(record.key) });
       }
       for (const stored of carried) await writer.add(oldHashes ? { ...stored, compare: undefined } : stored);
     },
@@ -674,9 +677,10 @@ function keepOld(plan, url, files) {
  * @param {Naming} naming
  * @param {boolean} complete
  * @param {Set<string>} dropped pages that could not be written: their last files stay, listed (carried)
+ * @param {Set<string>} redirected URLs that redirect now
  * @returns {RemovalPlan}
  */
-function planRemoval(run, naming, complete, dropped) {
+function planRemoval(run, naming, complete, dropped, redirected) {
   const o = run.options;
   const prior = run.prior;
   /** @type {RemovalPlan} */
@@ -692,19 +696,25 @@ function planRemoval(run, naming, complete, dropped) {
   const unwritten = [];
   let previousPages = 0;
   for (const { url, state, file, oldFiles } of pickEach(prior.pages, ['state', 'file', 'oldFiles'])) {
-    if (state !== 'done' || !file) continue;
+    if (state !== 'done' || !file) {
+      // A redirect of the last crawl keeps the files it had as a page (left by an incomplete run).
+      for (const old of oldFiles ?? []) if (!taken(old)) plan.stray.push({ url, file: old });
+      continue;
+    }
     previousPages++;
     if (dropped.has(url)) {
       unwritten.push(/** @type {StoredPage} */ (prior.pages.get(url)));
       continue;
     }
     const now = fileNow.get(url);
+    // A page that redirects now is not gone: links to it lead to the target's file, its own is an old one.
+    const moved = now !== undefined || redirected.has(url);
     // Files the URL had before its last one, kept by an incomplete run (a page gone keeps them in its entry).
-    if (now !== undefined) for (const old of oldFiles ?? []) if (!taken(old)) plan.stray.push({ url, file: old });
+    if (moved) for (const old of oldFiles ?? []) if (!taken(old)) plan.stray.push({ url, file: old });
     if (now === file || taken(file)) continue; // still there, or its file is another page's now
     const stored = /** @type {StoredPage} */ (prior.pages.get(url));
-    if (now === undefined) gone.push(stored);
-    else plan.moved.push(stored);
+    if (moved) plan.moved.push(stored);
+    else gone.push(stored);
   }
   // Pages not reached may still link to any of these files: only a complete crawl removes them.
   // A page's old files stay on disk meanwhile, listed in its entry of the state, for a later one.
