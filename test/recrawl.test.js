@@ -186,6 +186,35 @@ describe('a page that cannot be written', () => {
   });
 });
 
+describe('a 304 that sends new validators', () => {
+  it('updates them: the next run asks with those, and the manifest lists them', async () => {
+    let generation = 1;
+    /** @type {(string | undefined)[]} */
+    const asked = [];
+    const own = await serveSite((req, res) => {
+      if (req.url !== '/') return res.writeHead(404).end();
+      asked.push(req.headers['if-none-match']);
+      const validators = { etag: `"g${generation}"`, 'last-modified': new Date(Date.UTC(2026, 0, generation)).toUTCString() };
+      // The body never changes: any validator the crawl had is still good, and answered with the newest.
+      if (req.headers['if-none-match']) return res.writeHead(304, validators).end();
+      res.writeHead(200, { 'content-type': 'text/html', ...validators }).end('<p>home</p>');
+    });
+    try {
+      const out = path.join(await dirs.make(), 'out');
+      const run = () => runCli(['crawl', `${own.base}/`, '-o', out, '--json'], { cwd: path.dirname(out) });
+      expect((await run()).code).toBe(0);
+      generation = 3;
+      expect(JSON.parse((await run()).stdout).churn.notModified).toBe(1);
+      const [page] = (await readManifest(out)).pages;
+      expect(page).toMatchObject({ etag: '"g3"', lastModified: new Date(Date.UTC(2026, 0, 3)).toUTCString() });
+      expect((await run()).code).toBe(0);
+      expect(asked).toEqual([undefined, '"g1"', '"g3"']);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('a page that turns into a redirect to another page', () => {
   /** @param {{ failing: boolean }} how */
   async function redirectingSite(how) {

@@ -180,6 +180,11 @@ async function classify(run, page) {
       page.result = await run.loader.load(page.key, { signal: run.signal });
       return classify(run, page);
     }
+    // A 304 updates the validators it sends (RFC 9111, 4.3.4): the next run asks with those.
+    const etag = headerValue(result.headers, 'etag');
+    const lastModified = headerValue(result.headers, 'last-modified');
+    if (etag) page.record.etag = etag;
+    if (lastModified) page.record.lastModified = lastModified;
     // A 304 may carry the name header: a page renamed without a new body.
     const header = headerValue(result.headers, 'x-builder-filename') ?? headerValue(result.headers, 'xbuilder-filename');
     if (header !== undefined) page.record.wanted = wantedName(run, page.key, page.url ?? new URL(page.key), /** @type {string} */ (page.record.contentType), result.headers);
