@@ -60,9 +60,23 @@ export class PageTooLargeError extends PrerenderError {
   code = 'PAGE_TOO_LARGE';
 }
 
-/** A body in a Content-Encoding prerender cannot decode, or that does not decode: never written as if it were text. */
+/**
+ * A body in a Content-Encoding prerender cannot decode, or that does not
+ * decode: never written as if it were text. One whose compressed stream is
+ * cut short (`truncated`) is a truncated body: retryable, as a short
+ * Content-Length is.
+ */
 export class ContentEncodingError extends PrerenderError {
   code = 'CONTENT_ENCODING';
+  /**
+   * @param {string} message
+   * @param {{ cause?: unknown, truncated?: boolean }} [options]
+   */
+  constructor(message, options = {}) {
+    super(message, options);
+    this.truncated = options.truncated === true;
+    this.retryable = this.truncated;
+  }
 }
 
 /** A name header (or a computed name) that would escape the output directory. */

@@ -659,6 +659,30 @@ describe('a second crawl with changes', () => {
     expect(await listFiles(out)).toContain('p/p15.htm');
   });
 
+  it('a compressed answer cut short keeps the last good file, marked stale, as any truncated body does', async () => {
+    let cut = false;
+    const own = await serveSite((req, res) => {
+      if (req.url !== '/') return res.writeHead(404).end();
+      const whole = zlib.gzipSync('<p>home, with a body long enough to cut in half</p>');
+      // An ETag: the re-crawl's request goes through its HTTP thread, whose answer carries the failure back.
+      res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip', etag: cut ? '"b"' : '"a"' }).end(cut ? whole.subarray(0, whole.length >> 1) : whole);
+    });
+    try {
+      const out = path.join(await dirs.make(), 'out');
+      const run = () => runCli(['crawl', `${own.base}/`, '-o', out, '--json', '--retries', '0'], { cwd: path.dirname(out) });
+      expect((await run()).code).toBe(0);
+      const good = await readFile(path.join(out, 'index.html'));
+      cut = true;
+      const again = await run();
+      expect(again.code).toBe(1);
+      expect(JSON.parse(again.stdout).churn).toMatchObject({ stale: 1, failed: 0 });
+      expect(await readFile(path.join(out, 'index.html'))).toEqual(good);
+      expect((await readManifest(out)).warnings.map((/** @type {{ code: string }} */ warning) => warning.code)).toEqual(['STALE']);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('a run that ended with a failure is not resumed: the next one asks for every page again and sees what changed', async () => {
     const out = path.join(await dirs.make(), 'out');
     await crawl(out);

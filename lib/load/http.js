@@ -306,7 +306,9 @@ async function decode(body, encodings, cap) {
       if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ERR_BUFFER_TOO_LARGE') {
         throw new PageTooLargeError(`the ${coding}-decoded body is over --max-page-bytes ${cap}`);
       }
-      throw new ContentEncodingError(`cannot decode the ${coding} body: ${/** @type {Error} */ (error).message}`, { cause: error });
+      // The stream ends before its end: the body was cut short on the way (as a short Content-Length).
+      const truncated = /** @type {NodeJS.ErrnoException} */ (error).code === 'Z_BUF_ERROR';
+      throw new ContentEncodingError(`cannot decode the ${coding} body: ${truncated ? 'it is cut short' : /** @type {Error} */ (error).message}`, { cause: error, truncated });
     }
   }
   return data;

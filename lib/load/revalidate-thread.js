@@ -55,7 +55,7 @@ const send = (answer) => {
 
 /** @param {any} error */
 const describe = (error) => ({
-  name: error?.constructor?.name, message: String(error?.message ?? error), code: error?.code, status: error?.status,
+  name: error?.constructor?.name, message: String(error?.message ?? error), code: error?.code, status: error?.status, truncated: error?.truncated === true || undefined,
   // When to retry, as a time (the crawl may take the answer later than it came).
   retryAt: typeof error?.retryAfterMs === 'number' ? Date.now() + error.retryAfterMs : undefined,
   cause: error?.cause ? { code: error.cause.code, message: String(error.cause.message ?? error.cause) } : undefined,

@@ -35,7 +35,7 @@ import { fanout } from './abort.js';
  * @typedef {import('./http.js').LoadResult} LoadResult
  * @typedef {import('./http.js').LoadOptions} LoadOptions
  * @typedef {{ resolve: (result: LoadResult) => void, reject: (error: Error) => void }} Waiter
- * @typedef {{ name?: string, message: string, code?: string, status?: number, retryAt?: number, cause?: { code?: string, message: string } }} SentError
+ * @typedef {{ name?: string, message: string, code?: string, status?: number, retryAt?: number, truncated?: boolean, cause?: { code?: string, message: string } }} SentError
  * @typedef {{
  *   id: number, url: string, headers: Record<string, string> | undefined, urgent: boolean,
  *   state: 'outbox' | 'sent' | 'answered' | 'gone', signal?: AbortSignal,
@@ -443,7 +443,7 @@ function rebuildError(sent) {
   if (sent.name === 'HttpStatusError' && typeof sent.status === 'number') error = new HttpStatusError(sent.status, { retryAfterMs });
   else if (sent.name === 'TimeoutError') error = new TimeoutError(sent.message, { cause });
   else if (sent.name === 'PageTooLargeError') error = new PageTooLargeError(sent.message, { cause });
-  else if (sent.name === 'ContentEncodingError') error = new ContentEncodingError(sent.message, { cause });
+  else if (sent.name === 'ContentEncodingError') error = new ContentEncodingError(sent.message, { cause, truncated: sent.truncated === true });
   else error = new FetchError(sent.message, { cause, code: typeof sent.code === 'string' ? sent.code : 'FETCH' });
   error.message = sent.message;
   return error;

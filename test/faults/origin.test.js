@@ -48,6 +48,17 @@ describe('bodies compressed although identity was asked for', () => {
     expect(errors['/gzip/zstd.html']).toMatchObject({ code: 'CONTENT_ENCODING' });
     expect(errors['/gzip/zstd.html'].message).toMatch(/"zstd"/);
     for (const name of ['bomb', 'deflate-bomb', 'corrupt', 'zstd']) expect(manifest.pages.some((p) => p.url.endsWith(`/${name}.html`))).toBe(false);
+    // Not gzip at all is not retried: it will not be gzip the next time either.
+    expect(origin.count('/gzip/corrupt.html')).toBe(1);
+  });
+
+  it('a compressed body cut short is a truncated body: retried, then a failure that says so', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    const result = await crawl({ roots: [origin.url('/gzip/cut.html')], out, retries: 1 });
+    expect(result.failed).toBe(1);
+    expect(origin.count('/gzip/cut.html')).toBe(2);
+    const [error] = (await readManifest(out)).errors;
+    expect(error).toMatchObject({ code: 'CONTENT_ENCODING', message: 'cannot decode the gzip body: it is cut short' });
   });
 });
 
