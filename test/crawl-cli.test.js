@@ -474,6 +474,28 @@ describe('a root that redirects out of scope', () => {
   });
 });
 
+describe('a failure\'s referrers', () => {
+  it('are listed in URL order, not in the order the crawl found them', async () => {
+    const server = http.createServer((req, res) => {
+      if (req.url === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end('<a href="/p3">3</a><a href="/p2">2</a><a href="/p1">1</a>');
+      if (/^\/p\d$/.test(req.url ?? '')) return res.writeHead(200, { 'content-type': 'text/html' }).end('<a href="/missing">gone</a>');
+      res.writeHead(404).end();
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    try {
+      const base = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`;
+      const out = await outDir();
+      // One request at a time: the crawl finds /p3 first.
+      const { stdout } = await cli(['crawl', `${base}/`, '-o', out, '--json', '-c', '1', '--retries', '0']);
+      const [failure] = JSON.parse(stdout).failures;
+      expect(failure.referrers).toEqual([`${base}/p1`, `${base}/p2`, `${base}/p3`]);
+      expect((await readManifest(out)).errors[0].referrers).toEqual(failure.referrers);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
 describe('URL lists and sitemaps that give nothing, or a great deal', () => {
   it('Ctrl-C while a sitemap is still being read exits 130, saying nothing was crawled', async () => {
     /** @type {import('node:http').ServerResponse[]} */

@@ -779,7 +779,8 @@ export async function errorsOf(run) {
  */
 function toManifestError(record) {
   /** @type {import('../manifest/schema.js').ManifestError} */
-  const error = { url: record.key, message: record.error?.message ?? 'failed', referrers: record.referrers ?? [] };
+  // In URL order, not the order the crawl found them in, which timing decides.
+  const error = { url: record.key, message: record.error?.message ?? 'failed', referrers: [...(record.referrers ?? [])].sort(byKey) };
   if (record.error?.status) error.status = record.error.status;
   if (record.error?.code) error.code = record.error.code;
   return error;
