@@ -96,7 +96,8 @@ export async function finalize(run, naming, { interrupted, complete }) {
     // not complete, or the removal was refused), keep their files: links to them
     // lead there, as they did, not to the live site. A later run that reaches
     // them then finds every link where it was, and keeps the files it wrote.
-    for (const stored of made.carried) if (!naming.files.has(stored.url)) naming.files.set(stored.url, /** @type {string} */ (stored.file));
+    // (A page that redirects now is listed so too, but links to it lead where the redirect does.)
+    for (const stored of made.carried) if (!naming.files.has(stored.url) && !redirected.has(stored.url)) naming.files.set(stored.url, /** @type {string} */ (stored.file));
     run.early?.forgetLinksTo(made.carried.map((stored) => stored.url));
     return made;
   };
@@ -621,9 +622,12 @@ function stateFor(run, complete, { keptOld, carried }) {
      * @param {import('./state.js').StoredPage[]} carried
      */
     async finish(redirects, carried) {
+      const kept = new Set(carried.map((stored) => stored.url));
       for (const record of redirects) {
-        // oldFiles: its file when it was a page, kept on disk by an incomplete run.
-        await writer.add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location, oldFiles: keptOld.get(record.key) });
+        // A page of the last crawl that redirects now, carried by an incomplete run: its page entry
+        // keeps its file, for the next complete run to remove.
+        if (kept.has(record.key)) continue;
+        await writer.add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location });
       }
       for (const stored of carried) await writer.add(oldHashes ? { ...stored, compare: undefined } : stored);
     },
@@ -695,12 +699,10 @@ function planRemoval(run, naming, complete, dropped, redirected) {
   /** @type {StoredPage[]} pages that could not be written this time: their last files stay */
   const unwritten = [];
   let previousPages = 0;
+  /** @type {StoredPage[]} pages that redirect now */
+  const redirecting = [];
   for (const { url, state, file, oldFiles } of pickEach(prior.pages, ['state', 'file', 'oldFiles'])) {
-    if (state !== 'done' || !file) {
-      // A redirect of the last crawl keeps the files it had as a page (left by an incomplete run).
-      for (const old of oldFiles ?? []) if (!taken(old)) plan.stray.push({ url, file: old });
-      continue;
-    }
+    if (state !== 'done' || !file) continue;
     previousPages++;
     if (dropped.has(url)) {
       unwritten.push(/** @type {StoredPage} */ (prior.pages.get(url)));
@@ -713,13 +715,15 @@ function planRemoval(run, naming, complete, dropped, redirected) {
     if (moved) for (const old of oldFiles ?? []) if (!taken(old)) plan.stray.push({ url, file: old });
     if (now === file || taken(file)) continue; // still there, or its file is another page's now
     const stored = /** @type {StoredPage} */ (prior.pages.get(url));
-    if (moved) plan.moved.push(stored);
+    if (now === undefined && moved) redirecting.push(stored);
+    else if (moved) plan.moved.push(stored);
     else gone.push(stored);
   }
   // Pages not reached may still link to any of these files: only a complete crawl removes them.
   // A page's old files stay on disk meanwhile, listed in its entry of the state, for a later one.
   if (!complete) {
-    plan.carried = [...gone, ...unwritten];
+    // A page that redirects now keeps its file and its entry (listed stale) as one not reached does.
+    plan.carried = [...gone, ...unwritten, ...redirecting];
     for (const stored of plan.moved) keepOld(plan, stored.url, [/** @type {string} */ (stored.file), ...siblingsOf(/** @type {string} */ (stored.file), stored.compressed)]);
     for (const { url, file } of plan.stray) keepOld(plan, url, [file]);
     plan.moved = [];
@@ -729,11 +733,12 @@ function planRemoval(run, naming, complete, dropped, redirected) {
   const max = pruneLimit(o.pruneMax, previousPages);
   if (gone.length > max && !o.force) {
     warn(run, o.roots[0] ?? gone[0].url, 'PRUNE_REFUSED', `${gone.length} page${gone.length === 1 ? '' : 's'} of the last crawl ${gone.length === 1 ? 'is' : 'are'} gone, more than --prune-max ${o.pruneMax} allows (${max}): no file was removed; check the site, then run again with --force`);
-    plan.carried = gone;
+    plan.carried = [...gone, ...redirecting]; // no file removed: theirs neither
     plan.refused = true;
     return plan;
   }
   plan.remove = gone;
+  plan.moved.push(...redirecting);
   // And the old files a page gone kept in its entry.
   for (const stored of gone) for (const old of stored.oldFiles ?? []) if (!taken(old)) plan.stray.push({ url: stored.url, file: old });
   return plan;
