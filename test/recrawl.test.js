@@ -913,6 +913,35 @@ describe('a damaged staging log', () => {
     expect(await snapshotTree(out)).toEqual(before);
   });
 
+  it('pages that share one damaged scan are each fetched in full, none fails for the blob the first forgot', async () => {
+    const own = await serveSite((req, res) => {
+      const pages = ['/p0', '/p1', '/p2', '/p3', '/p4', '/p5'];
+      res.setHeader('etag', `"${req.url}"`);
+      if (req.headers['if-none-match'] === `"${req.url}"`) return res.writeHead(304).end();
+      if (req.url === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(pages.map((page) => `<a href="${page}">${page}</a>`).join(''));
+      // The same links on every product page: one scan, stored once.
+      if (pages.includes(req.url ?? '')) return res.writeHead(200, { 'content-type': 'text/html' }).end(`<h1>${req.url}</h1><a href="/">home</a>`);
+      res.writeHead(404).end();
+    });
+    try {
+      const out = path.join(await dirs.make(), 'out');
+      const run = () => runCli(['crawl', `${own.base}/`, '-o', out, '--json', '--retries', '0', '--prune-max', '100%'], { cwd: path.dirname(out) });
+      expect((await run()).code).toBe(0);
+      const products = (await storedPages(out)).filter((page) => page.url !== `${own.base}/`);
+      expect(new Set(products.map((page) => page.scan)).size).toBe(1);
+      await damageBlob(out, products[0].scan, (bytes) => bytes.fill(0));
+      const again = await run();
+      expect(again.code).toBe(0);
+      expect(JSON.parse(again.stdout)).toMatchObject({ failed: 0, complete: true, churn: { removed: 0 } });
+      const warned = (await readManifest(out)).warnings.filter((/** @type {{ code: string }} */ warning) => warning.code === 'STAGED_DAMAGED');
+      // Each page that read it before the first staged it again (all, or some: timing decides).
+      expect(warned.length).toBeGreaterThanOrEqual(1);
+      expect(warned.length).toBeLessThanOrEqual(6);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('a killed crawl\'s page whose staged links are damaged is fetched again on resume, not taken from the journal', async () => {
     const kill = fileURLToPath(new URL('../fixtures/kill-crawl.js', import.meta.url));
     const clean = path.join(await dirs.make(), 'clean');

@@ -144,7 +144,12 @@ export function storedLinks(run, id) {
     }
     return decodeLinks(bytes);
   };
-  return blobs.peek ? blobs.peek(id, read) : blobs.get([id]).then(([scanned]) => read(scanned));
+  const links = blobs.peek ? blobs.peek(id, read) : blobs.get([id]).then(([scanned]) => read(scanned));
+  // Gone since the page was looked at: found damaged (and forgotten) for another page that shares it.
+  return links.catch((error) => {
+    if (error instanceof DamagedBlobError || blobs.has(id)) throw error;
+    throw new DamagedBlobError(`its stored links (${id.slice(0, 12)}… in ${STAGING_LOG}) were found damaged`, { cause: error });
+  });
 }
 
 /**
