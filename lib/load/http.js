@@ -296,7 +296,8 @@ async function decode(body, encodings, cap) {
       else if (coding === 'deflate') {
         // zlib-wrapped, or raw deflate (as some servers send it); a bomb is a bomb either way.
         data = await inflate(data, options).catch((/** @type {NodeJS.ErrnoException} */ error) => {
-          if (error.code === 'ERR_BUFFER_TOO_LARGE') throw error;
+          // Too large, or a zlib stream (its header read) cut short: not raw deflate either.
+          if (error.code === 'ERR_BUFFER_TOO_LARGE' || error.code === 'Z_BUF_ERROR') throw error;
           return inflateRaw(data, options);
         });
       }
