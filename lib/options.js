@@ -35,8 +35,6 @@ const checkPath = (item) => (item.startsWith('/') ? null : 'a path starting with
 const checkRegex = (item) => {
   try {
     new RegExp(item, 'g');
-    // Matched against the bytes, one per character: "é" would never match a UTF-8 page's two bytes.
-    if (/[^\x00-\x7f]/.test(item)) return 'an ASCII regular expression (it is matched against the page\'s bytes, one per character: write a non-ASCII letter as its bytes, é in UTF-8 as \\xC3\\xA9, or match it with .+)';
     return null;
   } catch (error) {
     return `a regular expression (${/** @type {Error} */ (error).message})`;

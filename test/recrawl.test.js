@@ -734,6 +734,27 @@ describe('a second crawl with changes', () => {
 });
 
 describe('--ignore', () => {
+  it('a pattern with non-ASCII letters matches them in a UTF-8 page and in a Latin-1 one', async () => {
+    let stamp = 1;
+    const own = await serveSite((req, res) => {
+      const text = `<p>Page générée le 12:0${stamp}</p>`;
+      if (req.url === '/') return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<a href="/latin">l</a>${text}`);
+      if (req.url === '/latin') return res.writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1' }).end(Buffer.from(text, 'latin1'));
+      res.writeHead(404).end();
+    });
+    try {
+      const out = path.join(await dirs.make(), 'out');
+      const run = () => runCli(['crawl', `${own.base}/`, '-o', out, '--json', '--ignore', 'Page générée le [0-9:]+'], { cwd: path.dirname(out) });
+      expect((await run()).code).toBe(0);
+      stamp = 2;
+      const again = await run();
+      expect(again.code).toBe(0);
+      expect(JSON.parse(again.stdout).churn).toMatchObject({ sameBytes: 2, changed: 0, filesWritten: 0 });
+    } finally {
+      await own.close();
+    }
+  });
+
   it('a page that differs only in an ignored span counts as unchanged and is not written again', async () => {
     site.setValidators('none');
     site.setStamping(true);
