@@ -1123,6 +1123,29 @@ describe('the state file', () => {
     expect(await listFiles(out)).toContain('p/p1.htm');
   });
 
+  it('a manifest of another site, or entries no crawl writes, are not taken for this crawl\'s files', async () => {
+    const out = path.join(await dirs.make(), 'out');
+    await crawl(out);
+    await rm(path.join(out, '.prerender'), { recursive: true });
+    const manifestFile = path.join(out, 'prerender-manifest.json');
+    const manifest = JSON.parse(await readFile(manifestFile, 'utf8'));
+    // Entries without a file or status, or with a name no crawl gives: passed over, not a crash.
+    manifest.pages.push({ url: `${site.origin}/odd`, status: 200 }, { url: `${site.origin}/odd2`, file: 'x.html' }, { url: `${site.origin}/odd3`, status: 200, file: '../x.html' });
+    await writeFile(manifestFile, JSON.stringify(manifest));
+    site.remove(20);
+    const again = await crawl(out, ['--prune-max', '100%']);
+    expect(again.summary.churn.removed).toBe(1);
+    // Another site's tree: the crawl of this one is a first crawl there, and removes nothing of it.
+    await rm(path.join(out, '.prerender'), { recursive: true });
+    const other = JSON.parse(await readFile(manifestFile, 'utf8'));
+    other.roots = ['http://other.example/'];
+    await writeFile(manifestFile, JSON.stringify(other));
+    site.remove(19);
+    const first = await crawl(out, ['--prune-max', '100%']);
+    expect(first.summary.churn.removed).toBe(0);
+    expect(await listFiles(out)).toContain('p/p19.htm');
+  });
+
   it('a state of another version is refused with exit 2; --full starts over', async () => {
     const out = path.join(await dirs.make(), 'out');
     await crawl(out);

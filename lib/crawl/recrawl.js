@@ -50,20 +50,21 @@ import { StoredPages } from './stored-pages.js';
 
 /**
  * @param {string} stateDir
- * @param {{ full: boolean, ignore: string[], pages?: import('./stored-pages.js').StoredPages<StoredPage> }} options ignore: this
- *   run's --ignore patterns; pages: where to keep the last run's pages
+ * @param {{ full: boolean, ignore: string[], pages?: import('./stored-pages.js').StoredPages<StoredPage>, roots?: string[] }} options ignore: this
+ *   run's --ignore patterns; pages: where to keep the last run's pages; roots: this run's (a manifest of a crawl
+ *   of other origins is not taken for this one's)
  * @returns {Promise<Prior | null>}
  */
-export async function loadPrior(stateDir, { full, ignore, pages }) {
+export async function loadPrior(stateDir, { full, ignore, pages, roots = [] }) {
   let state;
   try {
     state = await readState(stateDir, pages);
   } catch (error) {
     // --full starts over (its pages in a store of their own: the state's may be half read).
-    if (full && error instanceof StateVersionError) return priorOfManifest(path.dirname(stateDir), new StoredPages());
+    if (full && error instanceof StateVersionError) return priorOfManifest(path.dirname(stateDir), new StoredPages(), roots);
     throw error;
   }
-  if (!state) return priorOfManifest(path.dirname(stateDir), pages ?? new StoredPages());
+  if (!state) return priorOfManifest(path.dirname(stateDir), pages ?? new StoredPages(), roots);
   const { output, precompressed } = outputOf(state.header);
   return {
     complete: state.header.complete, pages: state.pages, reuse: !full, output, reuseOutput: false,
@@ -80,21 +81,30 @@ export async function loadPrior(stateDir, { full, ignore, pages }) {
  * fetched in full (no stored body, no validators).
  * @param {string} out
  * @param {import('./stored-pages.js').StoredPages<StoredPage>} pages
+ * @param {string[]} roots this run's
  * @returns {Promise<Prior | null>}
  */
-async function priorOfManifest(out, pages) {
+async function priorOfManifest(out, pages, roots) {
   let manifest;
   try {
     manifest = await readManifest(out);
   } catch {
     return null; // none, or not one this version reads: a first crawl
   }
+  // A tree of another site (no root's origin in common) is not this crawl's to prune: a first crawl.
+  const originOf = (/** @type {unknown} */ url) => { try { return new URL(String(url)).origin; } catch { return null; } };
+  const origins = new Set(roots.map(originOf));
+  if (roots.length > 0 && !(Array.isArray(manifest.roots) && manifest.roots.some((root) => origins.has(originOf(root))))) return null;
   for (const page of manifest.pages) {
-    // A name no crawl gives (an edited manifest): not a file of the tree.
+    // What a crawl lists, or the entry is passed over (an edited manifest): an http(s) URL, a status,
+    // and a file name a crawl gives (relative, no empty, "." or ".." part).
+    if (typeof page?.url !== 'string' || !/^https?:\/\//.test(page.url) || typeof page.status !== 'number' || typeof page.file !== 'string') continue;
     if (page.file.startsWith('/') || page.file.split('/').some((part) => part === '' || part === '.' || part === '..')) continue;
     const compressed = ['gzip', 'br'].filter((format) => existsSync(path.join(out, ...`${page.file}${format === 'gzip' ? '.gz' : '.br'}`.split('/'))));
     pages.set(page.url, {
       url: page.url, state: 'done', status: page.status, contentType: page.contentType, file: page.file, bytes: page.bytes, sha256: page.sha256,
+      etag: page.etag, lastModified: page.lastModified,
+      ...(Array.isArray(page.placeholders) && page.placeholders.length > 0 ? { placeholders: page.placeholders } : {}),
       ...(compressed.length > 0 ? { compressed } : {}),
     });
   }
