@@ -90,6 +90,9 @@ export async function prepareOutDir(out) {
     });
   }
   const realOut = await realpath(absolute).catch((error) => { throw outputError(error, 'use', absolute); });
+  if (realOut.split(path.sep).includes(STATE_DIR)) {
+    throw new OutputError(`refusing to use ${absolute} as the output directory: it leads into a crawl's state directory (${realOut}); choose another --out`);
+  }
   const stateDir = path.join(absolute, STATE_DIR);
   const found = await lstat(stateDir).catch((error) => {
     if (error.code === 'ENOENT') return null;

@@ -167,6 +167,13 @@ describe('links planted in OUT', () => {
       expect(stderr).toContain(`refusing to use ${out} as the output directory: it is in a crawl's state directory (.prerender)`);
     }
     expect(await readdir(root)).toEqual([]);
+    // Nor through a link.
+    await mkdir(path.join(root, 'other', '.prerender'), { recursive: true });
+    await symlink(path.join(root, 'other', '.prerender'), path.join(root, 'link'));
+    const linked = await cli(['crawl', site.url('/infodir/about.asp'), '-o', path.join(root, 'link')]);
+    expect(linked.code).toBe(2);
+    expect(linked.stderr).toContain('it leads into a crawl\'s state directory');
+    expect(await readdir(path.join(root, 'other', '.prerender'))).toEqual([]);
     expect(site.log).toEqual([]);
   });
 
