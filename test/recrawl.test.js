@@ -252,6 +252,51 @@ describe('a page that turns into a redirect to another page', () => {
     }
   });
 
+  it('pages that redirect off the crawl (a login page) count as gone: --prune-max holds', async () => {
+    let phase = 1;
+    const pages = ['/p0', '/p1', '/p2', '/p3'];
+    const own = await serveSite((req, res) => {
+      if (req.url === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(pages.map((page) => `<a href="${page}">p</a>`).join(''));
+      if (!pages.includes(req.url ?? '')) return res.writeHead(404).end();
+      if (phase === 2) return res.writeHead(302, { location: 'http://127.0.0.1:1/login' }).end();
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<p>${req.url}</p>`);
+    });
+    try {
+      const out = path.join(await dirs.make(), 'out');
+      const run = (/** @type {string[]} */ extra = []) => runCli(['crawl', `${own.base}/`, '-o', out, '--json', ...extra], { cwd: path.dirname(out) });
+      expect((await run()).code).toBe(0);
+      phase = 2;
+      const refused = await run();
+      expect(refused.code).toBe(1);
+      expect(JSON.parse(refused.stdout).pruneRefused).toBe(true);
+      expect(await listFiles(out)).toEqual(expect.arrayContaining(['p0.html', 'p3.html']));
+      const forced = await run(['--force']);
+      expect(JSON.parse(forced.stdout).churn.removed).toBe(4);
+      expect(await listFiles(out)).not.toContain('p0.html');
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('a page again after an incomplete run carried it while it redirected: links lead to its file again', async () => {
+    const own = await redirectingSite({ failing: true });
+    try {
+      const out = path.join(await dirs.make(), 'out');
+      const run = () => runCli(['crawl', `${own.base}/`, '-o', out, '--json', '--retries', '0', '--prune-max', '100%'], { cwd: path.dirname(out) });
+      expect((await run()).code).toBe(0);
+      own.site.phase = 2;
+      expect((await run()).code).toBe(1);
+      expect(await readFile(path.join(out, 'index.html'), 'utf8')).toContain('href="d.asp.html"');
+      own.site.phase = 1; // b.asp a page again, c.asp answers
+      const back = await run();
+      expect(back.code).toBe(0);
+      expect(await readFile(path.join(out, 'index.html'), 'utf8')).toContain('href="b.asp.html"');
+      expect(await readFile(path.join(out, 'a.asp.html'), 'utf8')).toContain('href="b.asp.html"');
+    } finally {
+      await own.close();
+    }
+  });
+
   it('in an incomplete run its old file stays (pages not reached may link to it) and goes with the next complete one', async () => {
     const own = await redirectingSite({ failing: true });
     try {

@@ -80,8 +80,8 @@ const MAX_PASSES = 10;
 export async function finalize(run, naming, { interrupted, complete }) {
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   const redirects = await run.records.list('redirect');
-  /** @type {Set<string>} URLs that redirect now: a page of the last crawl among them is not gone, its links lead to the target */
-  const redirected = new Set(redirects.map((record) => record.key));
+  /** @type {Map<string, string | undefined>} URLs that redirect now, and where: a page of the last crawl among them is not gone if that is a page */
+  const redirected = new Map(redirects.map((record) => [record.key, record.location]));
   /** @type {Set<string>} pages that failed in a pass: skipped, and links to them stay live */
   const dropped = new Set();
   run.stats.phase = 'write';
@@ -463,8 +463,9 @@ function namesAsBefore(run, naming, names, dropped) {
   let count = 0;
   for (const key of naming.keys) {
     if (dropped.has(key)) return false;
-    const stored = pickStored(prior.pages, key, ['state', 'file']);
-    if (!stored || stored.state !== 'done' || stored.file !== names.fileOf(key)) return false;
+    const stored = pickStored(prior.pages, key, ['state', 'file', 'location']);
+    // (location: a page carried while it redirected, whose links led to the target.)
+    if (!stored || stored.state !== 'done' || stored.location !== undefined || stored.file !== names.fileOf(key)) return false;
     count++;
   }
   for (const redirect of run.redirects) {
@@ -623,13 +624,20 @@ function stateFor(run, complete, { keptOld, carried }) {
      */
     async finish(redirects, carried) {
       const kept = new Set(carried.map((stored) => stored.url));
+      /** @type {Map<string, string | undefined>} */
+      const redirecting = new Map();
       for (const record of redirects) {
         // A page of the last crawl that redirects now, carried by an incomplete run: its page entry
-        // keeps its file, for the next complete run to remove.
-        if (kept.has(record.key)) continue;
+        // keeps its file, for the next complete run to remove, and says where links to it led (location).
+        if (kept.has(record.key)) {
+          redirecting.set(record.key, record.location);
+          continue;
+        }
         await writer.add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location });
       }
-      for (const stored of carried) await writer.add(oldHashes ? { ...stored, compare: undefined } : stored);
+      for (const stored of carried) {
+        await writer.add({ ...stored, compare: oldHashes ? undefined : stored.compare, location: redirecting.get(stored.url) });
+      }
     },
     commit: () => writer.finish(),
     abort: () => writer.abort(),
@@ -681,7 +689,7 @@ function keepOld(plan, url, files) {
  * @param {Naming} naming
  * @param {boolean} complete
  * @param {Set<string>} dropped pages that could not be written: their last files stay, listed (carried)
- * @param {Set<string>} redirected URLs that redirect now
+ * @param {Map<string, string | undefined>} redirected URLs that redirect now, and where
  * @returns {RemovalPlan}
  */
 function planRemoval(run, naming, complete, dropped, redirected) {
@@ -701,6 +709,12 @@ function planRemoval(run, naming, complete, dropped, redirected) {
   let previousPages = 0;
   /** @type {StoredPage[]} pages that redirect now */
   const redirecting = [];
+  /** @param {string} url */
+  const leadsToPage = (url) => {
+    let current = url;
+    for (let hops = 0; hops <= o.maxRedirects && redirected.has(current); hops++) current = /** @type {string} */ (redirected.get(current));
+    return current !== url && fileNow.has(current);
+  };
   for (const { url, state, file, oldFiles } of pickEach(prior.pages, ['state', 'file', 'oldFiles'])) {
     if (state !== 'done' || !file) continue;
     previousPages++;
@@ -709,8 +723,9 @@ function planRemoval(run, naming, complete, dropped, redirected) {
       continue;
     }
     const now = fileNow.get(url);
-    // A page that redirects now is not gone: links to it lead to the target's file, its own is an old one.
-    const moved = now !== undefined || redirected.has(url);
+    // A page that redirects now to a page of the crawl is not gone: links to it lead to the target's
+    // file, its own is an old one. One that redirects off the crawl (a login page) counts as gone.
+    const moved = now !== undefined || leadsToPage(url);
     // Files the URL had before its last one, kept by an incomplete run (a page gone keeps them in its entry).
     if (moved) for (const old of oldFiles ?? []) if (!taken(old)) plan.stray.push({ url, file: old });
     if (now === file || taken(file)) continue; // still there, or its file is another page's now

@@ -266,7 +266,8 @@ export function priorFiles(prior, maxHops) {
       for (let hops = 0; hops <= maxHops; hops++) {
         const stored = prior.pages.get(current);
         if (!stored) return null;
-        if (stored.state === 'done') return stored.file ?? null;
+        // A page carried by an incomplete run while it redirected: links led where the redirect did.
+        if (stored.state === 'done' && stored.location === undefined) return stored.file ?? null;
         if (!stored.location) return null;
         current = stored.location;
       }
