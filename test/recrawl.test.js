@@ -1184,11 +1184,20 @@ describe('the state file', () => {
     await rm(path.join(out, '.prerender'), { recursive: true });
     const other = JSON.parse(await readFile(manifestFile, 'utf8'));
     other.roots = ['http://other.example/'];
+    other.pages = other.pages.map((/** @type {{ url: string }} */ page) => ({ ...page, url: page.url.replace(site.origin, 'http://other.example') }));
     await writeFile(manifestFile, JSON.stringify(other));
     site.remove(19);
     const first = await crawl(out, ['--prune-max', '100%']);
     expect(first.summary.churn.removed).toBe(0);
     expect(await listFiles(out)).toContain('p/p19.htm');
+    // A crawl of --urls alone: whose site it is is not known before the list is read, so it is a first crawl too.
+    await rm(path.join(out, '.prerender'), { recursive: true });
+    site.remove(18);
+    const list = path.join(path.dirname(out), 'urls.txt');
+    await writeFile(list, `${site.root}\n`);
+    const listed = await runCli(['crawl', '--urls', list, '-x', '/cart.asp', '-o', out, '--json', '--retries', '0', '--prune-max', '100%'], { cwd: path.dirname(out) });
+    expect(JSON.parse(listed.stdout).churn.removed).toBe(0);
+    expect(await listFiles(out)).toContain('p/p18.htm');
   });
 
   it('a state of another version is refused with exit 2; --full starts over', async () => {

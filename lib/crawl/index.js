@@ -183,7 +183,7 @@ export class Crawler extends EventEmitter {
         if (!o.frontier) await clearLeftovers(prepared.stateDir);
         // A re-crawl's HTTP thread starts while the last state is read (it is idle until then).
         if (revalidator && !o.full && existsSync(path.join(prepared.stateDir, STATE_FILE))) revalidator.warm();
-        prior = await loadPrior(prepared.stateDir, { full: o.full, ignore: o.ignore, pages: new StoredPages(arena, PRIOR), roots: o.roots });
+        prior = await loadPrior(prepared.stateDir, { full: o.full, ignore: o.ignore, pages: new StoredPages(arena, PRIOR), roots: [...o.roots, ...o.sitemap] });
         // A journal left means a run was killed or interrupted since the state: files it put in OUT are not listed there.
         if (prior) prior.ownsTree = !existsSync(path.join(prepared.stateDir, JOURNAL_FILE));
         const found = o.resume && !o.full && !o.frontier ? await readJournal(prepared.stateDir, journalKey(o), new StoredPages(arena, JOURNAL)) : null;

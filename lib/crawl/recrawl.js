@@ -51,8 +51,8 @@ import { StoredPages } from './stored-pages.js';
 /**
  * @param {string} stateDir
  * @param {{ full: boolean, ignore: string[], pages?: import('./stored-pages.js').StoredPages<StoredPage>, roots?: string[] }} options ignore: this
- *   run's --ignore patterns; pages: where to keep the last run's pages; roots: this run's (a manifest of a crawl
- *   of other origins is not taken for this one's)
+ *   run's --ignore patterns; pages: where to keep the last run's pages; roots: this run's roots and sitemaps
+ *   (a manifest of a crawl of other origins is not taken for this one's)
  * @returns {Promise<Prior | null>}
  */
 export async function loadPrior(stateDir, { full, ignore, pages, roots = [] }) {
@@ -91,10 +91,12 @@ async function priorOfManifest(out, pages, roots) {
   } catch {
     return null; // none, or not one this version reads: a first crawl
   }
-  // A tree of another site (no root's origin in common) is not this crawl's to prune: a first crawl.
+  // A tree of another site (no origin in common with this crawl's roots and sitemaps) is not this
+  // crawl's to prune: a first crawl. So is any tree when those are not known yet (only --urls).
   const originOf = (/** @type {unknown} */ url) => { try { return new URL(String(url)).origin; } catch { return null; } };
   const origins = new Set(roots.map(originOf));
-  if (roots.length > 0 && !(Array.isArray(manifest.roots) && manifest.roots.some((root) => origins.has(originOf(root))))) return null;
+  const theirs = [...(Array.isArray(manifest.roots) ? manifest.roots : []), ...manifest.pages.map((page) => page?.url)];
+  if (!theirs.some((url) => origins.has(originOf(url)))) return null;
   for (const page of manifest.pages) {
     // What a crawl lists, or the entry is passed over (an edited manifest): an http(s) URL, a status,
     // and a file name a crawl gives (relative, no empty, "." or ".." part).
