@@ -1,4 +1,5 @@
 // @ts-check
+import { ignoreRegExp } from './ignore.js';
 import os from 'node:os';
 import { ConfigError, UsageError } from './errors.js';
 import { PLACEHOLDER_MODES, renderPlaceholder } from './placeholders.js';
@@ -281,6 +282,12 @@ export function resolveCrawlOptions(input, context = {}) {
   for (const spec of CRAWL_OPTIONS) {
     const value = input[spec.name];
     out[spec.name] = value === undefined ? structuredClone(spec.default) : coerceOption(spec, value, source);
+  }
+  // Each pattern compiles (checkRegex); together they must too (two named groups of one name do not).
+  try {
+    ignoreRegExp(out.ignore);
+  } catch (error) {
+    throw fail(`${source ? '"ignore"' : '--ignore'} patterns cannot be used together: ${/** @type {Error} */ (error).message}`, source);
   }
   const rootsInput = input.roots ?? [];
   if (!Array.isArray(rootsInput)) throw fail('"roots" must be a list of absolute http(s) URLs', source);

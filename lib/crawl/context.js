@@ -1,4 +1,5 @@
 // @ts-check
+import { ignoreRegExp } from '../ignore.js';
 import { Scope } from '../scope.js';
 import { createRobots } from '../load/robots.js';
 import { compileNameRules } from '../name-rules.js';
@@ -150,30 +151,4 @@ export function intern(run, text) {
     if (run.interned.size < 1000) run.interned.set(text, text);
   }
   return kept;
-}
-
-/**
- * The --ignore patterns as one expression over a page's bytes read one per
- * character (latin1). A pattern with non-ASCII characters matches them as
- * written (one byte each: a Latin-1 page) or as their UTF-8 bytes (a UTF-8
- * page), so "générée" works whatever the page's encoding.
- * @param {string[]} patterns
- * @returns {RegExp | null}
- */
-export function ignoreRegExp(patterns) {
-  if (patterns.length === 0) return null;
-  const sources = patterns.flatMap((source) => {
-    if (!/[^\x00-\x7f]/.test(source)) return [source];
-    let utf8 = '';
-    for (const char of source) {
-      utf8 += char.charCodeAt(0) < 0x80 ? char : [...Buffer.from(char, 'utf8')].map((byte) => `\\x${byte.toString(16).padStart(2, '0')}`).join('');
-    }
-    try {
-      new RegExp(utf8, 'g');
-      return [source, utf8];
-    } catch {
-      return [source]; // a character class the bytes cannot stand in for: as written only
-    }
-  });
-  return new RegExp(sources.map((source) => `(?:${source})`).join('|'), 'g');
 }
