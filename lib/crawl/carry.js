@@ -63,15 +63,8 @@ export async function resumeFrom(run, page, entry) {
     await redirect(run, page, entry.status, /** @type {string} */ (entry.location));
     return true;
   }
-  /** @type {ReturnType<typeof decodeLinks> | null} */
-  let scan = null;
-  try {
-    if (entry.scan) scan = await storedLinks(run, entry.scan);
-  } catch (error) {
-    if (!(error instanceof DamagedBlobError)) throw error;
-    damaged(run, page.key, error);
-    return false;
-  }
+  const scan = entry.scan ? await intactLinks(run, page.key, entry.scan, 'fetched in full') : undefined;
+  if (scan === null) return false;
   fromStored(record, entry);
   record.wanted = entry.wanted;
   record.change = entry.change;
@@ -99,22 +92,25 @@ export async function resumeFrom(run, page, entry) {
 }
 
 /**
- * Carry on with the stored copy of a page: its links are followed as if it
- * had been fetched, and its file is left as it is unless what it links to moved.
+ * Carry on with the stored copy of a page (a 304, or a transient failure):
+ * its links are followed as if it had been fetched, and its file is left as
+ * it is unless what it links to moved.
  * @param {CrawlRun} run
  * @param {PageInFlight} page
  * @param {import('./state.js').StoredPage} stored
- * @param {import('./records.js').Change} change
+ * @param {string} instead what becomes of the page when its stored links are damaged (warned)
+ * @returns {Promise<boolean>} false: they are (the record is left as it was)
  */
-export async function keepStored(run, page, stored, change) {
-  // Read first: a damaged copy (DamagedBlobError) leaves the record as it was.
-  const scan = stored.scan ? await storedLinks(run, stored.scan) : undefined;
+export async function keepStored(run, page, stored, instead) {
+  const scan = stored.scan ? await intactLinks(run, page.key, stored.scan, instead) : undefined;
+  if (scan === null) return false;
   const record = page.record;
   fromStored(record, stored);
-  record.change = change;
+  record.change = 'not-modified';
   record.wanted = stored.file;
   page.result = { url: page.key, status: stored.status, headers: {}, body: NO_BODY };
   if (scan) page.scan = scan;
+  return true;
 }
 
 /**
@@ -122,7 +118,7 @@ export async function keepStored(run, page, stored, change) {
  * on disk, or edited): never used. Its id is forgotten, so that it is
  * neither read again nor taken for a new blob of the same bytes.
  */
-export class DamagedBlobError extends PrerenderError {
+class DamagedBlobError extends PrerenderError {
   code = 'STAGED_DAMAGED';
 }
 
@@ -153,30 +149,21 @@ export function storedLinks(run, id) {
 }
 
 /**
- * keepStored, or false when the stored copy is damaged (warned: the page is
- * then fetched in full, or, after a failure, a failure too).
+ * storedLinks, or null when they are damaged: then warned (STAGED_DAMAGED),
+ * saying what becomes of the page instead.
  * @param {CrawlRun} run
- * @param {PageInFlight} page
- * @param {import('./state.js').StoredPage} stored
+ * @param {string} url the page's
+ * @param {string} id its scan
+ * @param {string} instead "fetched in full", "scanned again"...
  */
-export async function keptStored(run, page, stored) {
+export async function intactLinks(run, url, id, instead) {
   try {
-    await keepStored(run, page, stored, 'not-modified');
-    return true;
+    return await storedLinks(run, id);
   } catch (error) {
     if (!(error instanceof DamagedBlobError)) throw error;
-    damaged(run, page.key, error);
-    return false;
+    warn(run, url, 'STAGED_DAMAGED', `${error.message}; it is not used: the page is ${instead}`);
+    return null;
   }
-}
-
-/**
- * @param {CrawlRun} run
- * @param {string} url
- * @param {DamagedBlobError} error
- */
-function damaged(run, url, error) {
-  warn(run, url, 'STAGED_DAMAGED', `${error.message}; it is not used: the page is fetched in full`);
 }
 
 /** Where a crawl stages bodies and scans, for messages. */
@@ -192,7 +179,7 @@ const STAGING_LOG = '.prerender/blobs.log';
  */
 export async function failOrKeep(run, page, error) {
   const stored = isTransient(error) ? reusable(run.prior, page.key, run.blobs) : null;
-  if (stored && (await keptStored(run, page, stored))) {
+  if (stored && (await keepStored(run, page, stored, 'left failed: there is no good copy to keep'))) {
     page.record.stale = true;
     page.record.error = { message: /** @type {Error} */ (error)?.message ?? String(error) };
     await links(run, page);

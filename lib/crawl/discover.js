@@ -7,7 +7,7 @@ import { createStepRunner } from './steps.js';
 import { sha256 } from './blobs.js';
 import { intern, warn } from './context.js';
 import { conditionalHeaders, pickStored, reusable } from './recrawl.js';
-import { DamagedBlobError, failOrKeep, journal, keptStored, resumable, resumeFrom, storedLinks } from './carry.js';
+import { failOrKeep, intactLinks, journal, keepStored, resumable, resumeFrom } from './carry.js';
 
 /**
  * Phase one: every in-scope URL goes load → transforms → classify → scan and
@@ -174,7 +174,7 @@ async function classify(run, page) {
   if (result.notModified) {
     const stored = page.stored === undefined ? reusable(run.prior, page.key, run.blobs) : page.stored;
     if (!stored) throw new PrerenderError('HTTP 304 Not Modified, and there is no earlier copy of this page to keep', { code: 'NOT_MODIFIED' });
-    if (!(await keptStored(run, page, stored))) {
+    if (!(await keepStored(run, page, stored, 'fetched in full'))) {
       // Its staged copy is damaged: fetched again without validators, as a new page.
       page.stored = null;
       page.result = await run.loader.load(page.key, { signal: run.signal });
@@ -381,13 +381,9 @@ async function scanAsBefore(run, page, body) {
   if (!before.body || !before.scan || !blobs.has(before.body) || !blobs.has(before.scan)) return false;
   // The length first: a changed page is seldom the same size, and costs no hash then.
   if (blobs.locate(before.body).length !== body.length || sha256(body) !== before.body) return false;
-  try {
-    page.scan = await storedLinks(run, before.scan);
-  } catch (error) {
-    if (!(error instanceof DamagedBlobError)) throw error;
-    warn(run, page.key, 'STAGED_DAMAGED', `${error.message}; it is not used: the page is scanned again`);
-    return false;
-  }
+  const scan = await intactLinks(run, page.key, before.scan, 'scanned again');
+  if (!scan) return false;
+  page.scan = scan;
   record.charset = before.charset === undefined ? undefined : intern(run, before.charset);
   page.staged = { scanBytes: NO_BYTES, ids: [before.body, before.scan], stored: true };
   return true;
