@@ -278,15 +278,24 @@ describe('a page that turns into a redirect to another page', () => {
     }
   });
 
+  /**
+   * A complete crawl, then one where b.asp redirects to d.asp and c.asp fails: incomplete.
+   * @param {Awaited<ReturnType<typeof redirectingSite>>} own
+   */
+  async function incompleteRedirect(own) {
+    const out = path.join(await dirs.make(), 'out');
+    const run = () => runCli(['crawl', `${own.base}/`, '-o', out, '--json', '--retries', '0', '--prune-max', '100%'], { cwd: path.dirname(out) });
+    expect((await run()).code).toBe(0);
+    own.site.phase = 2;
+    expect((await run()).code).toBe(1); // c.asp: 500, kept stale
+    expect(await readFile(path.join(out, 'index.html'), 'utf8')).toContain('href="d.asp.html"');
+    return { out, run };
+  }
+
   it('a page again after an incomplete run carried it while it redirected: links lead to its file again', async () => {
     const own = await redirectingSite({ failing: true });
     try {
-      const out = path.join(await dirs.make(), 'out');
-      const run = () => runCli(['crawl', `${own.base}/`, '-o', out, '--json', '--retries', '0', '--prune-max', '100%'], { cwd: path.dirname(out) });
-      expect((await run()).code).toBe(0);
-      own.site.phase = 2;
-      expect((await run()).code).toBe(1);
-      expect(await readFile(path.join(out, 'index.html'), 'utf8')).toContain('href="d.asp.html"');
+      const { out, run } = await incompleteRedirect(own);
       own.site.phase = 1; // b.asp a page again, c.asp answers
       const back = await run();
       expect(back.code).toBe(0);
@@ -300,19 +309,13 @@ describe('a page that turns into a redirect to another page', () => {
   it('in an incomplete run its old file stays (pages not reached may link to it) and goes with the next complete one', async () => {
     const own = await redirectingSite({ failing: true });
     try {
-      const out = path.join(await dirs.make(), 'out');
-      const run = () => runCli(['crawl', `${own.base}/`, '-o', out, '--json', '--retries', '0', '--prune-max', '100%'], { cwd: path.dirname(out) });
-      expect((await run()).code).toBe(0);
-      own.site.phase = 2;
-      const again = await run();
-      expect(again.code).toBe(1); // c.asp: 500, kept stale
-      expect(await readFile(path.join(out, 'index.html'), 'utf8')).toContain('href="d.asp.html"');
+      const { out, run } = await incompleteRedirect(own);
       expect(await listFiles(out)).toEqual(expect.arrayContaining(['b.asp.html', 'd.asp.html']));
       // Listed, stale, as a page not reached is: the tree is its manifest.
       const manifest = await readManifest(out);
       expect(manifest.pages.find((/** @type {{ url: string }} */ page) => page.url === `${own.base}/b.asp`)).toMatchObject({ file: 'b.asp.html', stale: true });
       expect((await runCli(['verify', out], { cwd: path.dirname(out) })).code).toBe(0);
-      // An incomplete run that does not reach it keeps it as well.
+      // A second incomplete run keeps it as well.
       expect((await run()).code).toBe(1);
       expect(await listFiles(out)).toContain('b.asp.html');
       // The state keeps its entry: c.asp answers again, and the complete run removes it.
