@@ -220,7 +220,9 @@ const log = (message) => process.stderr.write(`bench: ${message}\n`);
  */
 function defaultMaxPages(prerender) {
   try {
-    const text = readFileSync(path.join(prerender, 'lib/options.js'), 'utf8');
+    // The options table moved to lib/options/ with the engine's folders; older checkouts have it at lib/.
+    const file = ['lib/options/crawl-options.js', 'lib/options.js'].map((name) => path.join(prerender, name)).find((name) => existsSync(name));
+    const text = file ? readFileSync(file, 'utf8') : '';
     const match = /name: 'maxPages'[^}]*default: ([\d_]+)/.exec(text);
     return match ? Number(match[1].replace(/_/g, '')) : Infinity;
   } catch {

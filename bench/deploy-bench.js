@@ -24,7 +24,7 @@ import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { formatManifest } from '../lib/manifest/index.js';
+import { formatManifest } from '../lib/output/manifest/index.js';
 import { startSshd } from '../test/helpers/sshd.js';
 import { checkNumbers, parseBenchArgs } from './lib/args.js';
 import { clockTicks } from './lib/proc.js';

@@ -32,9 +32,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { startRedis } from '../test/helpers/redis.js';
 import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
-import { RedisFrontier, encodeRecord } from '../lib/distributed/frontier.js';
+import { RedisFrontier, encodeRecord } from '../lib/distributed/redis-frontier.js';
 import { SharedCrawl } from '../lib/distributed/shared.js';
-import { newRecord } from '../lib/crawl/records.js';
+import { newRecord } from '../lib/store/records.js';
 import { checkNumbers, parseBenchArgs, usageError } from './lib/args.js';
 import { cpuOf } from './lib/proc.js';
 
@@ -140,7 +140,7 @@ async function frontierCost(redis, pages, feed) {
       // 50 outlinks into a catalogue of 2 x pages products: early pages find many new URLs, later ones mostly known ones
       const links = Array.from({ length: 50 }, (_, j) => ({ key: product((n * 7 + j * 13 + 1) % (2 * pages)), kind: /** @type {const} */ ('navigation'), referrer: key }));
       await frontier.add(links);
-      const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await frontier.records.get(key));
+      const record = /** @type {import('../lib/store/records.js').PageRecord} */ (await frontier.records.get(key));
       Object.assign(record, doneRecord(n));
       await frontier.records.put(record);
       await frontier.done(key, { page: true, linksTo: feed ? { keys: links.map((link) => link.key), never: new Set() } : undefined });

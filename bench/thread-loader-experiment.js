@@ -29,7 +29,7 @@ const CONNECTIONS = 8;
 
 if (!isMainThread) {
   // The thread: the crawl's HTTP loader, answers sent back once per turn of its event loop.
-  const { createHttpLoader } = await import('../lib/load/http.js');
+  const { createHttpLoader } = await import('../lib/fetch/http.js');
   const loader = createHttpLoader({ concurrency: CONNECTIONS });
   /** @type {object[]} */
   let answers = [];

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 import '../lib/start.js'; // first: a crawl's heap bound, before the other modules load
-import { run } from '../lib/cli.js';
+import { run } from '../lib/cli/index.js';
 
 const controller = new AbortController();
 let interrupts = 0;

@@ -1,35 +1,35 @@
 // @ts-check
 /**
  * prerender's programmatic API. See README.md, "API".
- * @typedef {import('./options.js').CrawlOptions} CrawlOptions
- * @typedef {import('./crawl/index.js').CrawlResult} CrawlResult
- * @typedef {import('./crawl/index.js').CrawlerOptions} CrawlerOptions
- * @typedef {import('./load/http.js').Loader} Loader
- * @typedef {import('./load/http.js').LoadResult} LoadResult
+ * @typedef {import('./options/crawl-options.js').CrawlOptions} CrawlOptions
+ * @typedef {import('./crawler.js').CrawlResult} CrawlResult
+ * @typedef {import('./crawler.js').CrawlerOptions} CrawlerOptions
+ * @typedef {import('./fetch/http.js').Loader} Loader
+ * @typedef {import('./fetch/http.js').LoadResult} LoadResult
  * @typedef {import('./output/target.js').OutputTarget} OutputTarget
- * @typedef {import('./manifest/schema.js').Manifest} Manifest
- * @typedef {import('./crawl/context.js').Transform} Transform
+ * @typedef {import('./output/manifest/schema.js').Manifest} Manifest
+ * @typedef {import('./engine/run.js').Transform} Transform
  */
-import { Crawler as EngineCrawler } from './crawl/index.js';
+import { Crawler as EngineCrawler } from './crawler.js';
 import { ListenerError } from './errors.js';
-import { checkedLoader } from './load/checked.js';
-import { checkedTarget } from './output/checked.js';
-import { checkCrawlerSeams } from './options.js';
+import { checkedLoader } from './fetch/checked-loader.js';
+import { checkedTarget } from './output/checked-target.js';
+import { checkCrawlerSeams } from './options/crawl-options.js';
 
-export { createHttpLoader, withRetry } from './load/index.js';
+export { createHttpLoader, withRetry } from './fetch/index.js';
 export { LocalTree } from './output/local.js';
-export { readManifest, parseManifest, MANIFEST_NAME, MANIFEST_VERSION, ManifestFormatError } from './manifest/index.js';
+export { readManifest, parseManifest, MANIFEST_NAME, MANIFEST_VERSION, ManifestFormatError } from './output/manifest/index.js';
 export { WARNING_CODES } from './warnings.js';
-export { preview, explainUrl } from './preview.js';
-export { findConfig, loadConfigFile } from './config.js';
-export { resolveCrawlOptions, CRAWL_OPTIONS } from './options.js';
+export { preview, explainUrl } from './preview/index.js';
+export { findConfig, loadConfigFile } from './options/config-file.js';
+export { resolveCrawlOptions, CRAWL_OPTIONS } from './options/crawl-options.js';
 export { createPriceFilter, createServer, runServeCommand } from './serve/index.js';
-export { Scope } from './scope.js';
+export { Scope } from './roots/scope.js';
 export { normalizeUrl } from './url.js';
-export { defaultFileName, headerFileName } from './naming.js';
-export { renderPlaceholder } from './placeholders.js';
+export { defaultFileName, headerFileName } from './naming/file-names.js';
+export { renderPlaceholder } from './document/placeholders.js';
 export { PriceFileError, InvalidPriceAnswerError } from './prices/index.js';
-export { run } from './cli.js';
+export { run } from './cli/index.js';
 export * from './errors.js';
 export { deploy, publish, rollback, listReleases, verify } from './deploy/deploy.js';
 
@@ -149,7 +149,7 @@ function checkedTransform(transform) {
     name: transform.name,
     concurrency: transform.concurrency,
     run: (page, run) => transform.run(page, run),
-    ...(open ? { open: async (/** @type {import('./crawl/context.js').CrawlRun} */ run) => { await open.call(transform, run); } } : {}),
+    ...(open ? { open: async (/** @type {import('./engine/run.js').CrawlRun} */ run) => { await open.call(transform, run); } } : {}),
     ...(close ? { close: async () => { await close.call(transform); } } : {}),
   };
 }

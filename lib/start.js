@@ -8,7 +8,7 @@
  * once its options are read (cli.js): four processes on two cores spent
  * more CPU a page with it (BENCHMARKS.md).
  */
-import { boundYoungGeneration } from './heap.js';
+import { boundYoungGeneration } from './runtime/heap.js';
 
 const command = process.argv[2];
 if (command === 'crawl') boundYoungGeneration();

@@ -2,16 +2,16 @@
 import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_FILES, checkConfig, findConfig, loadConfigFile } from '../lib/config.js';
+import { CONFIG_FILES, checkConfig, findConfig, loadConfigFile } from '../lib/options/config-file.js';
 import { ConfigError } from '../lib/errors.js';
-import { CRAWL_OPTIONS, OPTION_BY_NAME } from '../lib/options.js';
-import { crawl } from '../lib/crawl/index.js';
-import { preview } from '../lib/preview.js';
+import { CRAWL_OPTIONS, OPTION_BY_NAME } from '../lib/options/crawl-options.js';
+import { crawl } from '../lib/crawler.js';
+import { preview } from '../lib/preview/index.js';
 import { exists, readManifest } from './crawl-helpers.js';
 import { BIN, runNode } from './helpers/cli.js';
 import { useTestDir } from './helpers/fixtures.js';
 
-const LIB_CLI = new URL('../lib/cli.js', import.meta.url).href;
+const LIB_CLI = new URL('../lib/cli/index.js', import.meta.url).href;
 
 /**
  * Config files (prerender.config.js / .mjs / .json, --config), their

@@ -5,7 +5,7 @@ import http from 'node:http';
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { run } from '../lib/cli.js';
+import { run } from '../lib/cli/index.js';
 import { readManifest } from './crawl-helpers.js';
 import { BIN, runNode } from './helpers/cli.js';
 import { useFixtureSite } from './helpers/fixtures.js';

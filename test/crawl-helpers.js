@@ -3,7 +3,7 @@ import http from 'node:http';
 import { access, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { readManifest as readManifestOf } from '../lib/manifest/read.js';
+import { readManifest as readManifestOf } from '../lib/output/manifest/read.js';
 
 /**
  * Helpers shared by the tests that crawl: temp directories, manifest reading,
@@ -28,8 +28,8 @@ export function tempDirs() {
 }
 
 /**
- * @typedef {import('../lib/manifest/schema.js').ManifestPage} Page
- * @typedef {import('../lib/manifest/schema.js').Manifest} Manifest
+ * @typedef {import('../lib/output/manifest/schema.js').ManifestPage} Page
+ * @typedef {import('../lib/output/manifest/schema.js').Manifest} Manifest
  */
 
 /**

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { deploy, publish, verify } from '../lib/index.js';
 import { useTestDir } from './helpers/fixtures.js';
 import { generationIn, writeTree } from './helpers/deploy-tree.js';
-import { formatManifest } from '../lib/manifest/index.js';
+import { formatManifest } from '../lib/output/manifest/index.js';
 
 /** @type {string} */
 let dir;

@@ -7,7 +7,7 @@ import { startSite } from '../fixtures/site.js';
 import { edgeCaseOptions, serveSite, snapshotTree, tempDirs } from './crawl-helpers.js';
 
 /**
- * Pages written while the crawl runs (lib/crawl/early.js): the tree and the
+ * Pages written while the crawl runs (lib/engine/early.js): the tree and the
  * manifest are those of a crawl that writes everything after the last
  * fetch, byte for byte, whether the early outputs are taken (every page got
  * the file it wanted) or refused (a collision moved a file).

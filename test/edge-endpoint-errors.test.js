@@ -13,7 +13,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderPlaceholder } from '../lib/placeholders.js';
+import { renderPlaceholder } from '../lib/document/placeholders.js';
 import { createServer } from '../lib/serve/index.js';
 import { closeServer, listen, request } from '../fixtures/serve/http.js';
 import { NGINX, VARNISHD, startNginx, startVarnish } from './helpers/edge.js';

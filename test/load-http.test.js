@@ -4,7 +4,7 @@ import zlib from 'node:zlib';
 import { once } from 'node:events';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpLoader } from '../lib/load/http.js';
+import { createHttpLoader } from '../lib/fetch/http.js';
 import { AbortError, ContentEncodingError, FetchError, HttpStatusError, PageTooLargeError, TimeoutError } from '../lib/errors.js';
 
 /**
@@ -81,7 +81,7 @@ const server = http.createServer((req, res) => {
 });
 let origin = '';
 
-/** @type {import('../lib/load/http.js').Loader[]} */
+/** @type {import('../lib/fetch/http.js').Loader[]} */
 const loaders = [];
 const make = (/** @type {Partial<Parameters<typeof createHttpLoader>[0]>} */ options = {}) => {
   const loader = createHttpLoader({ concurrency: 2, timeout: 5000, maxPageBytes: 2 * MiB, ...options });

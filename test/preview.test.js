@@ -3,8 +3,8 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { crawl } from '../lib/crawl/index.js';
-import { explainUrl, preview } from '../lib/preview.js';
+import { crawl } from '../lib/crawler.js';
+import { explainUrl, preview } from '../lib/preview/index.js';
 import { exists, listFilesIfAny, readManifest } from './crawl-helpers.js';
 import { useTestDir } from './helpers/fixtures.js';
 
@@ -21,7 +21,7 @@ const { cli, shop, sitemapSite, serve } = useTestDir('prerender-preview-', (made
 /**
  * @typedef {{ type: 'url', url: string, decision: string, file?: string, reason: string, pattern?: string,
  *   status?: number, redirectTo?: string, from?: string | null }} Row
- * @typedef {import('../lib/preview.js').PlanTotals & { type: 'totals' }} Totals
+ * @typedef {import('../lib/preview/index.js').PlanTotals & { type: 'totals' }} Totals
  */
 
 /**
@@ -368,7 +368,7 @@ describe('preview --why <url>', () => {
   it('agrees with the full plan for every URL the plan lists (API)', async () => {
     const s = await shop({ products: 12, count: 5 });
     const options = { roots: [s.url], include: ['/st/dir.asp', '/st/product.asp'], exclude: ['/st/product.asp?SKUSetID=1*'] };
-    /** @type {import('../lib/preview.js').PlanRow[]} */
+    /** @type {import('../lib/preview/index.js').PlanRow[]} */
     const rows = [];
     await preview(options, { onRow: (row) => rows.push(row) });
     expect(rows.length).toBeGreaterThan(15);

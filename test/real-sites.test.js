@@ -100,7 +100,7 @@ describe('2. identical duplicates share a file', () => {
   });
 
   it('preview plans the same shared file', async () => {
-    /** @type {import('../lib/preview.js').PlanRow[]} */
+    /** @type {import('../lib/preview/index.js').PlanRow[]} */
     const rows = [];
     const { totals } = await preview({ roots: [wiki.url('/'), wiki.url('/doku.php?id=start')], ...SCOPE, retries: 0 }, { onRow: (row) => rows.push(row) });
     expect(rows.find((row) => row.url === wiki.url('/index.html'))?.file).toBe('index.html');
@@ -225,7 +225,7 @@ describe('5-8. requisites', () => {
   it('7. --why and the preview plan agree on requisites, with and without --assets', async () => {
     const base = { roots: [wiki.url('/doku.php?id=start')], ...SCOPE, retries: 0 };
     for (const assets of [false, true]) {
-      /** @type {import('../lib/preview.js').PlanRow[]} */
+      /** @type {import('../lib/preview/index.js').PlanRow[]} */
       const rows = [];
       await preview({ ...base, assets }, { onRow: (row) => rows.push(row) });
       const planned = rows.find((row) => row.url === wiki.url('/lib/style.css'));

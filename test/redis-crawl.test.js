@@ -19,7 +19,7 @@ import { startChangingSite } from '../fixtures/changing-site.js';
 import { startOrigin } from '../bench/origin.js';
 import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
 import { openSharedCrawl } from '../lib/distributed/shared.js';
-import { resolveCrawlOptions } from '../lib/options.js';
+import { resolveCrawlOptions } from '../lib/options/crawl-options.js';
 
 /** @type {Awaited<ReturnType<typeof startRedis>>} */
 let redis;

@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * Pages written while a shared crawl runs (lib/crawl/early.js with the feed
+ * Pages written while a shared crawl runs (lib/engine/early.js with the feed
  * of distributed/scripts.js): the coordinator renders every process's pages
  * early, from what the feed in Redis brings and the shared blob directory,
  * and the tree and the manifest are those of one process that writes

@@ -9,15 +9,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HAVE_REDIS, startRedis } from './helpers/redis.js';
 import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
-import { RedisFrontier } from '../lib/distributed/frontier.js';
+import { RedisFrontier } from '../lib/distributed/redis-frontier.js';
 import { SharedCrawl } from '../lib/distributed/shared.js';
 import { decodeStored } from '../lib/distributed/packed.js';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { helpFinish, nameTableBytes } from '../lib/distributed/finish.js';
-import { encodeNameTable } from '../lib/crawl/shared-names.js';
-import { PageThreads } from '../lib/crawl/threads.js';
+import { encodeNameTable } from '../lib/naming/table.js';
+import { PageThreads } from '../lib/engine/threads/page-threads.js';
 
 /** @type {Awaited<ReturnType<typeof startRedis>>} */
 let server;
@@ -40,8 +40,8 @@ const open = (settings = {}, seeder = false) => new RedisFrontier(redis, prefix,
 const stored = async (key) => decodeStored(/** @type {Buffer} */ (await redis.hgetBuffer(`${prefix}rec`, key)), key);
 
 /** The record a process holds for a URL. @param {RedisFrontier} frontier @param {string} key */
-const recordOf = async (frontier, key) => /** @type {import('../lib/crawl/records.js').PageRecord} */ (await frontier.records.get(key));
-/** A visit's result: its record done (200) and put. @param {RedisFrontier} frontier @param {import('../lib/crawl/records.js').PageRecord} record */
+const recordOf = async (frontier, key) => /** @type {import('../lib/store/records.js').PageRecord} */ (await frontier.records.get(key));
+/** A visit's result: its record done (200) and put. @param {RedisFrontier} frontier @param {import('../lib/store/records.js').PageRecord} record */
 const putDone = async (frontier, record) => {
   record.state = 'done';
   record.status = 200;
@@ -80,7 +80,7 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     await seeder.add([item('http://h/')]);
     await seeder.take(1);
     await seeder.add(Array.from({ length: 20 }, (_, i) => item(`http://h/p${i}`, 'http://h/')));
-    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await seeder.records.get('http://h/'));
+    const record = /** @type {import('../lib/store/records.js').PageRecord} */ (await seeder.records.get('http://h/'));
     Object.assign(record, { state: 'done', status: 200, contentType: 'text/html; charset=utf-8', type: 'html', charset: 'utf-8', wanted: 'index.html', body: 'a'.repeat(64), scan: 'b'.repeat(64), change: 'new' });
     await seeder.done('http://h/', { page: true });
     expect(await redis.hlen(`${prefix}rec`)).toBe(21);
@@ -98,12 +98,12 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     await a.add([item('http://h/')]);
     expect(await a.take(1)).toEqual(['http://h/']);
     await a.add([item('http://h/1', 'http://h/'), item('http://h/2', 'http://h/')]);
-    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    const record = /** @type {import('../lib/store/records.js').PageRecord} */ (await a.records.get('http://h/'));
     record.state = 'done';
     await a.done('http://h/', { page: true });
     expect(await redis.hgetall(`${prefix}cnt`)).toMatchObject({ queued: '1', leased: '1' });
     expect(await a.take(5)).toEqual(['http://h/1']); // no round trip: taken with the result
-    const h1 = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/1'));
+    const h1 = /** @type {import('../lib/store/records.js').PageRecord} */ (await a.records.get('http://h/1'));
     h1.state = 'done';
     await a.done('http://h/1', { page: true }); // takes http://h/2, which this process never visits
     await a.leave();
@@ -121,7 +121,7 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     // Script calls Redis ran (each ADD, TAKE, DONE is one EVALSHA).
     const scripts = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
     {
-      const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+      const record = /** @type {import('../lib/store/records.js').PageRecord} */ (await a.records.get('http://h/'));
       record.state = 'done';
       await a.done('http://h/', { page: true }); // takes http://h/from0
       const before = await scripts();
@@ -148,9 +148,9 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     await a.add([item('http://h/')]);
     await a.take(1);
     const b = open();
-    const stale = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await b.records.get('http://h/'));
+    const stale = /** @type {import('../lib/store/records.js').PageRecord} */ (await b.records.get('http://h/'));
     expect(stale.state).toBe('queued');
-    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    const record = /** @type {import('../lib/store/records.js').PageRecord} */ (await a.records.get('http://h/'));
     Object.assign(record, { state: 'done', status: 200, wanted: 'index.html' });
     await a.done('http://h/', { page: true });
     stale.via = 'http://h/old';
@@ -180,14 +180,14 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     expect(await b.take(1)).toEqual([]); // leased to a
     await sleep(SHORT + 100); // a sends no heartbeat: its lease expires
     expect(await b.take(1)).toEqual(['http://h/']);
-    const late = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/'));
+    const late = /** @type {import('../lib/store/records.js').PageRecord} */ (await a.records.get('http://h/'));
     late.state = 'done';
     late.status = 200;
     late.wanted = 'late.html';
     await a.records.put(late);
     await a.done('http://h/', { page: true });
     expect(a.lateResults).toBe(1);
-    const fresh = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await b.records.get('http://h/'));
+    const fresh = /** @type {import('../lib/store/records.js').PageRecord} */ (await b.records.get('http://h/'));
     fresh.state = 'done';
     fresh.status = 200;
     fresh.wanted = 'fresh.html';
@@ -467,7 +467,7 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     expect(fromH).toHaveLength(3);
     expect([...first, ...second]).toContain('http://other/');
     // One done: one more URL of h may go.
-    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get(first[0]));
+    const record = /** @type {import('../lib/store/records.js').PageRecord} */ (await a.records.get(first[0]));
     record.state = 'done';
     await a.done(first[0], { page: true }); // takes the next URL with the result
     expect(await b.take(10)).toEqual([]);
@@ -497,7 +497,7 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
     const a = open({ maxPages: 2 }, true);
     expect(await a.add(['http://h/', 'http://h/1', 'http://h/2'].map((key) => item(key)))).toEqual(['added', 'added', 'limit']);
     await a.take(2);
-    const record = /** @type {import('../lib/crawl/records.js').PageRecord} */ (await a.records.get('http://h/1'));
+    const record = /** @type {import('../lib/store/records.js').PageRecord} */ (await a.records.get('http://h/1'));
     record.state = 'redirect';
     expect(await a.done('http://h/1', { page: false })).toEqual([{ key: 'http://h/2', kind: 'navigation', referrer: null }]);
     expect(await a.take(2)).toEqual(['http://h/2']);

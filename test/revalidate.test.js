@@ -2,12 +2,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import { once } from 'node:events';
-import { createHttpLoader } from '../lib/load/http.js';
-import { withRevalidation } from '../lib/load/revalidate.js';
+import { createHttpLoader } from '../lib/fetch/http.js';
+import { withRevalidation } from '../lib/fetch/revalidate.js';
 import { AbortError, FetchError, HttpStatusError, TimeoutError } from '../lib/errors.js';
 
 /**
- * The re-crawl's HTTP thread (lib/load/revalidate.js) against a real origin:
+ * The re-crawl's HTTP thread (lib/fetch/revalidate.js) against a real origin:
  * what is asked ahead, in what order, how many at once, and that answers and
  * typed errors come back as the main thread's loader gives them.
  */
@@ -55,7 +55,7 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-/** @type {import('../lib/load/revalidate.js').Revalidator[]} */
+/** @type {import('../lib/fetch/revalidate.js').Revalidator[]} */
 let open = [];
 afterEach(async () => {
   await Promise.all(open.map((revalidator) => revalidator.close()));

@@ -6,8 +6,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import pLimit from 'p-limit';
-import { MANIFEST_NAME, ManifestFormatError, parseManifest } from '../manifest/index.js';
-import { isSitemapName } from '../sitemap-writer.js';
+import { MANIFEST_NAME, ManifestFormatError, parseManifest } from '../output/manifest/index.js';
+import { isSitemapName } from '../output/sitemap.js';
 import { DeployError } from '../errors.js';
 
 /**
@@ -251,7 +251,7 @@ export async function readSource(out, options = {}) {
     jobs.push(unchanged && (!decode || cached[3] === want) ? run() : limit(run));
   };
 
-  /** @type {Map<string, import('../manifest/schema.js').ManifestPage>} the first entry of each file */
+  /** @type {Map<string, import('../output/manifest/schema.js').ManifestPage>} the first entry of each file */
   const seenFiles = new Map();
   // A page's own file is never another page's sibling (a site with URLs for both app.js and app.js.gz).
   const pageFiles = new Set(manifest.pages.map((page) => page.file));

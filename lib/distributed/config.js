@@ -1,5 +1,5 @@
 // @ts-check
-import { OPTION_BY_NAME } from '../options.js';
+import { OPTION_BY_NAME } from '../options/crawl-options.js';
 
 
 /**
@@ -31,7 +31,7 @@ export const LOCAL_OPTIONS = ['concurrency', 'threads', 'renderConcurrency', 're
 /**
  * A resolved option back in the form of a config file value.
  * @param {string} name
- * @param {import('../options.js').ResolvedCrawlOptions} o
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
  */
 function inputValue(name, o) {
   const value = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (o))[name];
@@ -42,7 +42,7 @@ function inputValue(name, o) {
 }
 
 /**
- * @param {import('../options.js').ResolvedCrawlOptions} o
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
  * @param {string[]} listed roots from --sitemap / --urls
  * @param {string} version
  * @returns {SharedConfig}

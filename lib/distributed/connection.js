@@ -2,7 +2,7 @@
 import { Redis } from 'ioredis';
 import { FrontierError } from '../errors.js';
 import { ADD, BACKOFF, DONE, FEED, HEARTBEAT, PUT, RETRY, TAKE } from './scripts.js';
-import { frontierDb, frontierUrlError, redactUrl } from './frontier-url.js';
+import { frontierDb, frontierUrlError, redactUrl } from '../options/frontier-url.js';
 import { COORD_CLAIM, COORD_KEEP, FIN_COLLECT, FIN_CURRENT, FIN_DONE, FIN_RENEW, FIN_TAKE } from './finish-scripts.js';
 
 /**
@@ -35,7 +35,7 @@ import { COORD_CLAIM, COORD_KEEP, FIN_COLLECT, FIN_CURRENT, FIN_DONE, FIN_RENEW,
  * }} CrawlRedis
  */
 
-export { redactUrl } from './frontier-url.js';
+export { redactUrl } from '../options/frontier-url.js';
 
 /** What Redis answers to credentials it refuses (AUTH, or a command sent without them). */
 const REFUSED_CREDENTIALS = /WRONGPASS|NOAUTH|invalid username-password pair|invalid password/i;

@@ -4,7 +4,7 @@ import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promise
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { outputFailure } from '../output/outdir.js';
-import { sha256 } from '../crawl/blobs.js';
+import { sha256 } from '../store/blobs.js';
 
 /**
  * A blob store that several processes (on several machines, over a shared
@@ -14,7 +14,7 @@ import { sha256 } from '../crawl/blobs.js';
  * calls as the log store (put/get/has/close); an object store can implement
  * them too.
  *
- * @typedef {import('../crawl/blobs.js').BlobStore} BlobStore
+ * @typedef {import('../store/blobs.js').BlobStore} BlobStore
  */
 
 /** @implements {BlobStore} */

@@ -4,7 +4,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { FrontierError } from '../errors.js';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { openNameTable } from '../crawl/shared-names.js';
+import { openNameTable } from '../naming/table.js';
 
 /**
  * The finishing phase of a shared crawl, spread over every live process.
@@ -25,11 +25,11 @@ import { openNameTable } from '../crawl/shared-names.js';
  * directory) is the render context and the name table, which the
  * coordinator writes once per pass beside the blobs.
  *
- * @typedef {import('../crawl/page-work.js').RenderInput} RenderInput
- * @typedef {import('../crawl/page-work.js').RenderOutput} RenderOutput
- * @typedef {import('../crawl/page-work.js').RenderContext} RenderContext
- * @typedef {import('../crawl/shared-names.js').SharedNameTable} SharedNameTable
- * @typedef {import('../crawl/threads.js').PageThreads} PageThreads
+ * @typedef {import('../engine/page-work.js').RenderInput} RenderInput
+ * @typedef {import('../engine/page-work.js').RenderOutput} RenderOutput
+ * @typedef {import('../engine/page-work.js').RenderContext} RenderContext
+ * @typedef {import('../naming/table.js').SharedNameTable} SharedNameTable
+ * @typedef {import('../engine/threads/page-threads.js').PageThreads} PageThreads
  * @typedef {import('./connection.js').CrawlRedis} CrawlRedis
  * @typedef {{
  *   bodyId: string, scanId: string, url: string, file: string, type: 'html' | 'css', charset: string,
@@ -149,7 +149,7 @@ export class FinishPool {
   #failure = null;
 
   /**
-   * @param {{ redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, out: string, blobsDir: string, threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]>, locate(id: string): import('../crawl/page-work.js').BlobPlace, maxDeliveries: number }} options
+   * @param {{ redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, out: string, blobsDir: string, threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]>, locate(id: string): import('../engine/page-work.js').BlobPlace, maxDeliveries: number }} options
    */
   constructor(options) {
     this.options = options;
@@ -282,7 +282,7 @@ export class FinishPool {
  * fetching is over.
  * @param {{
  *   redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, maxDeliveries: number, out: string, blobsDir: string,
- *   threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]>, locate(id: string): import('../crawl/page-work.js').BlobPlace,
+ *   threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]>, locate(id: string): import('../engine/page-work.js').BlobPlace,
  *   signal: AbortSignal | null,
  *   stopWhen?: () => boolean, onBucket?: (pages: number) => void, onLate?: () => void, loaded?: string,
  * }} options

@@ -1,18 +1,18 @@
 // @ts-check
 import { PrerenderError } from '../errors.js';
-import { fail, loopMessage } from '../crawl/discover.js';
+import { fail, loopMessage } from '../engine/fetch-phase.js';
 
 /**
  * Redirect loops that two processes closed at once. One process finds a
  * loop when a redirect leads back through recorded redirects to the page
- * itself (crawl/discover.js); in a shared crawl the hop before may still be
+ * itself (engine/fetch-phase.js); in a shared crawl the hop before may still be
  * in flight elsewhere (its result not in Redis yet), and both redirects
  * stand. At the barrier every result is in: the coordinator fails such a
  * loop as one process would have, with the same message (`loopMessage`: the
  * same whoever closed it) and referrer (the member whose redirect closed it,
  * the one reached last, most hops, is noted as linked from the hop before it).
  *
- * @param {import('../crawl/context.js').CrawlRun} run
+ * @param {import('../engine/run.js').CrawlRun} run
  * @param {(key: string, referrer: string) => Promise<void>} noteReferrer
  * @returns {Promise<number>} the loops failed
  */
@@ -46,7 +46,7 @@ export async function failRedirectLoops(run, noteReferrer) {
     let closing = 0;
     records.forEach((record, i) => { if ((record?.hops ?? 0) > (records[closing]?.hops ?? 0)) closing = i; });
     const message = loopMessage(cycle);
-    for (const record of records) await fail(run, /** @type {import('../crawl/records.js').PageRecord} */ (record), new PrerenderError(message, { code: 'REDIRECT_LOOP' }));
+    for (const record of records) await fail(run, /** @type {import('../store/records.js').PageRecord} */ (record), new PrerenderError(message, { code: 'REDIRECT_LOOP' }));
     const via = records[closing]?.via;
     if (via) await noteReferrer(cycle[closing], via);
     failed++;

@@ -1,6 +1,6 @@
 // @ts-check
-import { varintAt } from '../crawl/fields.js';
-import { newRecord } from '../crawl/records.js';
+import { varintAt } from '../store/fields.js';
+import { newRecord } from '../store/records.js';
 
 /**
  * A page record as the shared crawl keeps it in Redis: one hash field per
@@ -68,7 +68,7 @@ function bytes(out, text) {
 }
 
 /**
- * @param {import('../crawl/records.js').PageRecord} record
+ * @param {import('../store/records.js').PageRecord} record
  * @returns {string} q, r, d or x
  */
 export function seenByte(record) {
@@ -79,7 +79,7 @@ export function seenByte(record) {
 /**
  * The record, without its first byte. Queued records as JSON (the scripts
  * turn them into failures after --max-deliveries), others packed.
- * @param {import('../crawl/records.js').PageRecord} record
+ * @param {import('../store/records.js').PageRecord} record
  * @returns {Buffer}
  */
 export function packRecord(record) {
@@ -132,7 +132,7 @@ export function packRecord(record) {
 
 /**
  * The stored value (first byte and record) of a record.
- * @param {import('../crawl/records.js').PageRecord} record
+ * @param {import('../store/records.js').PageRecord} record
  */
 export function storedValue(record) {
   return Buffer.concat([Buffer.from(seenByte(record), 'latin1'), packRecord(record)]);
@@ -143,7 +143,7 @@ export function storedValue(record) {
  * A record from its stored value (first byte included).
  * @param {Buffer} value
  * @param {string} key
- * @returns {import('../crawl/records.js').PageRecord}
+ * @returns {import('../store/records.js').PageRecord}
  */
 export function decodeStored(value, key) {
   const first = String.fromCharCode(value[0]);

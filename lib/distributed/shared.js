@@ -6,11 +6,11 @@ import { STATE_DIR } from '../output/outdir.js';
 import { VERSION, machineOf } from './identity.js';
 import { connectRedis, keyPrefix, redactUrl } from './connection.js';
 import { configDifference, sharedConfig } from './config.js';
-import { RedisFrontier, TOO_LONG_MARK, parseFeed } from './frontier.js';
+import { RedisFrontier, TOO_LONG_MARK, parseFeed } from './redis-frontier.js';
 import { DirBlobStore } from './dir-blobs.js';
 import { FinishPool, dropLeftPass, dropPass } from './finish.js';
 import { failRedirectLoops } from './loops.js';
-import { errorsOf } from '../crawl/finalize.js';
+import { errorsOf } from '../engine/write-phase.js';
 
 /**
  * The coordinator's side of a shared crawl (`crawl --frontier … --crawl-id …`):
@@ -50,9 +50,9 @@ export function bucketsAddCores(helpers, here) {
 export const intervalOf = (o) => Math.max(o.delay ?? 0, o.rate ? Math.ceil(1000 / o.rate) : 0);
 
 /**
- * @param {import('../options.js').ResolvedCrawlOptions} o
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
  * @param {string[]} listed
- * @param {import('../crawl/recrawl.js').Prior | null} prior what the last crawl into OUT left
+ * @param {import('../recrawl/prior.js').Prior | null} prior what the last crawl into OUT left
  */
 export async function openSharedCrawl(o, listed, prior) {
   const url = /** @type {string} */ (o.frontier);
@@ -188,7 +188,7 @@ async function claimCoordinator(redis, prefix, frontier, leaseMs, crawlId) {
  * its lease. Written before the phase is set, so a kill in between writes it again.
  * @param {import('./connection.js').CrawlRedis} redis
  * @param {string} prefix
- * @param {import('../crawl/recrawl.js').Prior | null} prior
+ * @param {import('../recrawl/prior.js').Prior | null} prior
  */
 async function storePrior(redis, prefix, prior) {
   await redis.unlink(`${prefix}prior`);
@@ -255,7 +255,7 @@ export class SharedCrawl {
     this.blobs = blobs;
     this.shownUrl = redactUrl(url);
     this.leaseMs = leaseMs;
-    /** @type {import('../crawl/context.js').CrawlRun | null} the run, once past the completion barrier */
+    /** @type {import('../engine/run.js').CrawlRun | null} the run, once past the completion barrier */
     this.run = null;
   }
 
@@ -266,7 +266,7 @@ export class SharedCrawl {
    * process's threads already use (one per core by default): there, buckets
    * add their round trips and nothing else (measured: a write pass of 10,000
    * pages took 1.73 s with three helpers on the same 2 cores, 1.34 s without).
-   * @param {import('../crawl/context.js').CrawlRun} run
+   * @param {import('../engine/run.js').CrawlRun} run
    * @param {string} out
    */
   async finishPool(run, out) {
@@ -287,7 +287,7 @@ export class SharedCrawl {
   /**
    * Every process's accepted results, as they come (scripts.js DONE and
    * FEED), for the pages the coordinator writes while the crawl runs.
-   * @returns {import('../crawl/early.js').Feed}
+   * @returns {import('../engine/early.js').Feed}
    */
   feed() {
     const { redis, prefix } = this;
@@ -305,7 +305,7 @@ export class SharedCrawl {
   /**
    * The completion barrier has passed (the coordinator's pump only returns
    * then): every process's warnings, redirects and too-deep URLs join the run.
-   * @param {import('../crawl/context.js').CrawlRun} run
+   * @param {import('../engine/run.js').CrawlRun} run
    * @param {{ interrupted: boolean }} state
    */
   async barrier(run, { interrupted }) {

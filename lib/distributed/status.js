@@ -1,8 +1,8 @@
 // @ts-check
 import { FrontierError } from '../errors.js';
 import { connectRedis, keyPrefix } from './connection.js';
-import { deadAfterMs } from './frontier.js';
-import { OPTION_BY_NAME } from '../options.js';
+import { deadAfterMs } from './redis-frontier.js';
+import { OPTION_BY_NAME } from '../options/crawl-options.js';
 
 /**
  * `prerender status`: what a shared crawl is doing, read from Redis.

@@ -13,8 +13,8 @@ import { VERSION, machineOf } from './identity.js';
  */
 async function loadEngine() {
   const [load, options, outdir, discover, step, context, config, frontier, dirBlobs, finish, shared] = await Promise.all([
-    import('../load/index.js'), import('../options.js'), import('../output/outdir.js'), import('../crawl/discover.js'),
-    import('../render/step.js'), import('../crawl/context.js'), import('./config.js'), import('./frontier.js'),
+    import('../fetch/index.js'), import('../options/crawl-options.js'), import('../output/outdir.js'), import('../engine/fetch-phase.js'),
+    import('../render/step.js'), import('../engine/run.js'), import('./config.js'), import('./redis-frontier.js'),
     import('./dir-blobs.js'), import('./finish.js'), import('./shared.js'),
   ]);
   return {
@@ -61,9 +61,9 @@ export class Worker extends EventEmitter {
     const host = machineOf(w.env ?? process.env);
     const redis = await connectRedis(w.frontier, { timeoutSeconds: w.frontierTimeout ?? 60 });
     const prefix = keyPrefix(w.crawlId);
-    /** @type {import('./frontier.js').RedisFrontier | null} */
+    /** @type {import('./redis-frontier.js').RedisFrontier | null} */
     let frontier = null;
-    /** @type {import('../load/http.js').Loader | null} */
+    /** @type {import('../fetch/http.js').Loader | null} */
     let loader = null;
     const controller = new AbortController();
     const onAbort = () => controller.abort();
@@ -121,7 +121,7 @@ export class Worker extends EventEmitter {
       frontier.attach(run, { lazyPrior: true });
       let rewritten = 0;
       let lateBuckets = 0;
-      /** @type {import('../crawl/context.js').Transform | null} a transform open (closed however the run ends) */
+      /** @type {import('../engine/run.js').Transform | null} a transform open (closed however the run ends) */
       let opened = null;
       try {
         if (render) {

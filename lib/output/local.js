@@ -4,7 +4,7 @@ import { lstat, mkdir, realpath, rm, rmdir, stat, utimes, writeFile } from 'node
 import path from 'node:path';
 /** @typedef {import('./target.js').OutputTarget} OutputTarget */
 import { UnsafeFileNameError } from '../errors.js';
-import { MANIFEST_NAME } from '../manifest/schema.js';
+import { MANIFEST_NAME } from './manifest/schema.js';
 import { STATE_DIR, outputFailure, prepareOutDir } from './outdir.js';
 
 export { STATE_DIR };

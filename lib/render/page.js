@@ -74,7 +74,7 @@ const SETTLE_GRACE_MS = 1000;
 
 /**
  * @param {import('./tab.js').Tab} tab
- * @param {{ url: string, result: import('../load/http.js').LoadResult, settings: RenderSettings, signal: AbortSignal }} job
+ * @param {{ url: string, result: import('../fetch/http.js').LoadResult, settings: RenderSettings, signal: AbortSignal }} job
  * @returns {Promise<RenderOutcome>}
  */
 export async function renderPage(tab, { url, result, settings, signal }) {

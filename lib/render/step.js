@@ -1,11 +1,11 @@
 // @ts-check
 import { AbortError, HttpStatusError, PrerenderError } from '../errors.js';
-import { isHtmlType } from '../naming.js';
-import { resolveLinks, scanDocument } from '../page.js';
-import { compilePattern } from '../scope.js';
-import { detectCharset } from '../charset.js';
-import { warn } from '../crawl/context.js';
-import { redirect } from '../crawl/discover.js';
+import { isHtmlType } from '../naming/file-names.js';
+import { resolveLinks, scanDocument } from '../document/rewrite.js';
+import { compilePattern } from '../roots/scope.js';
+import { detectCharset } from '../document/charset.js';
+import { warn } from '../engine/run.js';
+import { redirect } from '../engine/fetch-phase.js';
 import { createBlocklist } from './block.js';
 import { findBrowser } from './browser.js';
 import { renderPage, RendererCrashError } from './page.js';
@@ -23,16 +23,16 @@ import { BrowserGoneError, BrowserPool } from './pool.js';
  * (addedLinks: links of the rendered DOM the raw HTML did not have, computed
  * only when someone listens), 'browser' and 'browser-gone'.
  *
- * @typedef {import('../crawl/context.js').CrawlRun} CrawlRun
- * @typedef {import('../crawl/discover.js').PageInFlight} PageInFlight
+ * @typedef {import('../engine/run.js').CrawlRun} CrawlRun
+ * @typedef {import('../engine/fetch-phase.js').PageInFlight} PageInFlight
  * @typedef {{ rendered: true, renderMs: number, partial?: true, aborted: import('./page.js').AbortCounts }} RenderInfo
  *   what the manifest entry of a rendered page gains
  */
 
 /**
- * @param {import('../options.js').ResolvedCrawlOptions} o
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
  * @param {{ env?: Record<string, string | undefined>, tmpDir?: string }} [context]
- * @returns {import('../crawl/context.js').Transform}
+ * @returns {import('../engine/run.js').Transform}
  */
 export function createRenderStep(o, context = {}) {
   // Found now, so that a missing browser ends the run (exit 2) before anything is fetched.
@@ -151,7 +151,7 @@ async function statusFromMeta(run, page, outcome) {
 /**
  * Links of the rendered DOM that the raw HTML did not have (for preview).
  * @param {string} key
- * @param {import('../load/http.js').LoadResult} raw
+ * @param {import('../fetch/http.js').LoadResult} raw
  * @param {Buffer} rendered
  */
 function addedLinks(key, raw, rendered) {

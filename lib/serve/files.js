@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { brotliOptions, BUFFER_OVERHEAD, ENTRY_OVERHEAD, exact, recount } from './byte-cache.js';
 import { isNotModified, preferredEncodings } from './http-util.js';
-import { isCompressible } from './mime.js';
+import { isCompressible } from './content-type.js';
 import { realInside } from './paths.js';
 
 const gzip = promisify(zlib.gzip);

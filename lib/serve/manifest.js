@@ -4,8 +4,8 @@
  * page, its key (relative file path), content type, and price slots.
  * Malformed entries are skipped with a warning; a malformed manifest throws.
  */
-import { MANIFEST_NAME, checkManifest } from '../manifest/schema.js';
-import { safeContentType } from './mime.js';
+import { MANIFEST_NAME, checkManifest } from '../output/manifest/schema.js';
+import { safeContentType } from './content-type.js';
 import { PageIndex } from './page-index.js';
 import { normalizeManifestPath } from './paths.js';
 
@@ -14,7 +14,7 @@ export { MANIFEST_NAME };
 /**
  * @typedef {import('./page-index.js').Slot} Slot
  * @typedef {import('./page-index.js').PageMeta} PageMeta
- * @typedef {{ mode: import('../placeholders.js').PlaceholderMode, pages: PageIndex, warnings: string[], generatedAt: string | null,
+ * @typedef {{ mode: import('../document/placeholders.js').PlaceholderMode, pages: PageIndex, warnings: string[], generatedAt: string | null,
  *   roots: string[], rootFile: { key: string, url: string } | null }} Manifest
  *   pages: compact (page-index.js); rootFile: the file of the first crawl root that was written (after its redirects), for `/`
  */

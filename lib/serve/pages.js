@@ -15,12 +15,12 @@ import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
-import { renderPlaceholder } from '../placeholders.js';
+import { renderPlaceholder } from '../document/placeholders.js';
 import { BUFFER_OVERHEAD, createByteCache, ENTRY_OVERHEAD, exact, recount, releaseGarbage, RssBoundedCache } from './byte-cache.js';
 import { isUtf8Type } from './escape.js';
 import { deflateParts } from './gzip.js';
 import { MANIFEST_NAME, parseManifest } from './manifest.js';
-import { contentTypeFor } from './mime.js';
+import { contentTypeFor } from './content-type.js';
 import { joinInside, realInside } from './paths.js';
 import { splitAtSlots } from './splice.js';
 

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import { pipeline } from 'node:stream';
 import { acceptedEncodings, ifRangeMatches, isNotModified, parseRange } from './http-util.js';
-import { isCompressible } from './mime.js';
+import { isCompressible } from './content-type.js';
 import { encodePath, joinInside, realInside } from './paths.js';
 
 /**

@@ -1,7 +1,7 @@
 // @ts-check
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { run } from '../../lib/cli.js';
+import { run } from '../../lib/cli/index.js';
 
 /**
  * Running the CLI from tests: in-process through `run()` with fake streams,

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { formatManifest } from '../../lib/manifest/index.js';
+import { formatManifest } from '../../lib/output/manifest/index.js';
 
 /**
  * A prerendered tree for publish/deploy tests, written the way crawl writes

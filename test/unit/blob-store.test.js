@@ -1,6 +1,6 @@
 // @ts-check
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LogBlobStore } from '../../lib/crawl/blobs.js';
+import { LogBlobStore } from '../../lib/store/blobs.js';
 import { DirBlobStore } from '../../lib/distributed/dir-blobs.js';
 import { tempDirs } from '../crawl-helpers.js';
 

@@ -6,7 +6,7 @@ import { unsafeReason } from '../../lib/deploy/source.js';
 import { shQuote } from '../../lib/deploy/ssh.js';
 import { checkHashes, parseHashes, removalList } from '../../lib/deploy/verify.js';
 import { checkTargetsConfig, parseTarget } from '../../lib/deploy/targets.js';
-import { checkConfig } from '../../lib/config.js';
+import { checkConfig } from '../../lib/options/config-file.js';
 
 const file = (/** @type {string} */ sha256, bytes = 10) => ({ sha256, bytes, mtimeMs: 0 });
 

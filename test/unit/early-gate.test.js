@@ -1,10 +1,10 @@
 // @ts-check
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { EarlyWrites } from '../../lib/crawl/early.js';
+import { EarlyWrites } from '../../lib/engine/early.js';
 
 /**
- * When early writes (lib/crawl/early.js) are wanted: only in time the crawl
+ * When early writes (lib/engine/early.js) are wanted: only in time the crawl
  * does not need, and not past the URLs they can remember.
  */
 

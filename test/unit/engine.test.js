@@ -3,12 +3,12 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Crawler, crawl } from '../../lib/index.js';
-import { crawl as engineCrawl } from '../../lib/crawl/index.js';
+import { crawl as engineCrawl } from '../../lib/crawler.js';
 import { HttpStatusError } from '../../lib/errors.js';
-import { KIND_CODES, decodeLinks, decodeScan, encodeScan, resolveLinks, scanDocument } from '../../lib/page.js';
-import { MemoryFrontier } from '../../lib/crawl/frontier.js';
-import { parseManifest } from '../../lib/manifest/read.js';
-import { MANIFEST_NAME } from '../../lib/manifest/schema.js';
+import { KIND_CODES, decodeLinks, decodeScan, encodeScan, resolveLinks, scanDocument } from '../../lib/document/rewrite.js';
+import { MemoryFrontier } from '../../lib/store/frontier.js';
+import { parseManifest } from '../../lib/output/manifest/read.js';
+import { MANIFEST_NAME } from '../../lib/output/manifest/schema.js';
 import { listFilesIfAny, tempDirs } from '../crawl-helpers.js';
 import { memoryTarget } from '../helpers/memory-target.js';
 

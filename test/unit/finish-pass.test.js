@@ -3,12 +3,12 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createNameTable } from '../../lib/crawl/names.js';
-import { encodeNameTable, openNameTable } from '../../lib/crawl/shared-names.js';
-import { createPlaceReader, scanPage, storeBlob, writeNew } from '../../lib/crawl/page-work.js';
+import { createNameTable } from '../../lib/naming/assign.js';
+import { encodeNameTable, openNameTable } from '../../lib/naming/table.js';
+import { createPlaceReader, scanPage, storeBlob, writeNew } from '../../lib/engine/page-work.js';
 import { readdir } from 'node:fs/promises';
 import { nameTableBytes, nameTableFrom } from '../../lib/distributed/finish.js';
-import { writeWindow } from '../../lib/crawl/finalize.js';
+import { writeWindow } from '../../lib/engine/write-phase.js';
 
 /**
  * What the processes of a shared crawl's finishing phase read besides the

@@ -8,8 +8,8 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { MemoryFrontier } from '../../lib/crawl/frontier.js';
-import { MemoryRecordStore } from '../../lib/crawl/records.js';
+import { MemoryFrontier } from '../../lib/store/frontier.js';
+import { MemoryRecordStore } from '../../lib/store/records.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = /** @type {() => void} */ (vm.runInNewContext('gc'));

@@ -3,7 +3,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { boundCrawlHeap, boundHeapGrowth, boundYoungGeneration, crawlBound, releaseYoungGeneration } from '../../lib/heap.js';
+import { boundCrawlHeap, boundHeapGrowth, boundYoungGeneration, crawlBound, releaseYoungGeneration } from '../../lib/runtime/heap.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = /** @type {() => void} */ (vm.runInNewContext('gc'));
@@ -100,7 +100,7 @@ describe('boundHeapGrowth', () => {
  */
 function youngAfterChurn(bound) {
   const script = `
-    import { boundYoungGeneration, youngGenerationSize } from ${JSON.stringify(new URL('../../lib/heap.js', import.meta.url).href)};
+    import { boundYoungGeneration, youngGenerationSize } from ${JSON.stringify(new URL('../../lib/runtime/heap.js', import.meta.url).href)};
     if (${bound}) boundYoungGeneration();
     const keep = [];
     for (let round = 0; round < 40; round++) {

@@ -1,7 +1,7 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { scanHtml, srcsetUrls } from '../../lib/html/scan.js';
-import { scanCss } from '../../lib/css.js';
+import { scanHtml, srcsetUrls } from '../../lib/document/scan-html.js';
+import { scanCss } from '../../lib/document/css.js';
 import { ENC_INDEX } from '../../fixtures/site.js';
 import { normalizeUrl } from '../../lib/url.js';
 

@@ -1,7 +1,7 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { ignoreRegExp } from '../../lib/ignore.js';
-import { resolveCrawlOptions } from '../../lib/options.js';
+import { ignoreRegExp } from '../../lib/options/ignore.js';
+import { resolveCrawlOptions } from '../../lib/options/crawl-options.js';
 import { UsageError } from '../../lib/errors.js';
 
 /** A page's bytes as --ignore sees them: one character a byte. @param {string} text @param {BufferEncoding} encoding */

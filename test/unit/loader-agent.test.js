@@ -10,7 +10,7 @@ describe('the HTTP loader loads only undici\'s dispatcher', () => {
     // A process of its own: the test runner may have loaded undici already.
     const script = `
       const { createRequire } = await import('node:module');
-      const { Agent } = await import('./lib/load/http.js');
+      const { Agent } = await import('./lib/fetch/http.js');
       const require = createRequire(process.cwd() + '/');
       const loaded = Object.keys(require.cache).filter((file) => file.includes('/node_modules/undici/'));
       const entry = loaded.some((file) => file.endsWith('/node_modules/undici/index.js'));

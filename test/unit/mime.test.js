@@ -1,7 +1,7 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { extensionFits, extensionForType, typeForPath } from '../../lib/mime.js';
-import { defaultFileName } from '../../lib/naming.js';
+import { extensionFits, extensionForType, typeForPath } from '../../lib/naming/mime.js';
+import { defaultFileName } from '../../lib/naming/file-names.js';
 
 describe('one media type table (mime-types) for naming and serving', () => {
   it.each([

@@ -1,9 +1,9 @@
 // @ts-check
 import { describe, expect, it, vi } from 'vitest';
-import { compileNameRules, expandTemplate, parseNameRules } from '../../lib/name-rules.js';
-import { wantedFileName } from '../../lib/naming.js';
-import { resolveCrawlOptions } from '../../lib/options.js';
-import { startProgress } from '../../lib/report.js';
+import { compileNameRules, expandTemplate, parseNameRules } from '../../lib/naming/rules.js';
+import { wantedFileName } from '../../lib/naming/file-names.js';
+import { resolveCrawlOptions } from '../../lib/options/crawl-options.js';
+import { startProgress } from '../../lib/cli/report.js';
 import { Writable } from 'node:stream';
 
 const fail = (/** @type {string} */ message) => new Error(message);

@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { FileRegistry, defaultFileName, headerFileName } from '../../lib/naming.js';
+import { FileRegistry, defaultFileName, headerFileName } from '../../lib/naming/file-names.js';
 import { UnsafeFileNameError } from '../../lib/errors.js';
 
-const NAMING = pathToFileURL(fileURLToPath(new URL('../../lib/naming.js', import.meta.url))).href;
+const NAMING = pathToFileURL(fileURLToPath(new URL('../../lib/naming/file-names.js', import.meta.url))).href;
 
 /**
  * Claim names in a fresh FileRegistry inside a worker, so that an endless
@@ -313,7 +313,7 @@ describe('FileRegistry: two URLs never share a file', () => {
 
 describe('capPath: a whole path stays under 1,024 bytes', () => {
   it('leaves short paths alone and hashes the directories that do not fit', async () => {
-    const { capPath, MAX_PATH_BYTES } = await import('../../lib/naming.js');
+    const { capPath, MAX_PATH_BYTES } = await import('../../lib/naming/file-names.js');
     expect(capPath('a/b/c.html')).toBe('a/b/c.html');
     const deep = `${'dir/'.repeat(400)}page.html`;
     const capped = capPath(deep);
@@ -335,7 +335,7 @@ describe('decodeNameHeader: header bytes read as UTF-8 when they are UTF-8', () 
     ['\u00e2\u0082\u00ac.htm', '€.htm'],
     ['caf\u00c3.htm', 'caf\u00c3.htm'],
   ])('%j -> %j', async (raw, expected) => {
-    const { decodeNameHeader } = await import('../../lib/naming.js');
+    const { decodeNameHeader } = await import('../../lib/naming/file-names.js');
     expect(decodeNameHeader(raw)).toBe(expected);
   });
 });
@@ -352,12 +352,12 @@ describe('names every file system can take', () => {
     ['http://h/dir%20/x.txt', 'text/plain', 'dir_/x.txt'],
     ['http://h/nul/x.txt', 'text/plain', '_nul/x.txt'],
   ])('default name of %s (%s) is %s', async (url, type, expected) => {
-    const { defaultFileName } = await import('../../lib/naming.js');
+    const { defaultFileName } = await import('../../lib/naming/file-names.js');
     expect(defaultFileName(new URL(url), type)).toBe(expected);
   });
 
   it.each(['CON.htm', 'con', 'Lpt9.html', 'dir./x.htm', 'dir /x.htm', '.htaccess', 'sub/.HTpasswd', 'nul/x.htm', '...htm', '.x.html', 'a/.hidden/x.htm', '.html'])('refuses the name header %j', async (value) => {
-    const { headerFileName } = await import('../../lib/naming.js');
+    const { headerFileName } = await import('../../lib/naming/file-names.js');
     expect(() => headerFileName(value, new URL('http://h/p'), 'text/html')).toThrow(/unsafe file name/);
   });
 });

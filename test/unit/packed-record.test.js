@@ -5,7 +5,7 @@
  * a catalogue page's record stays small enough for ~250 B per URL at rest.
  */
 import { describe, expect, it } from 'vitest';
-import { newRecord } from '../../lib/crawl/records.js';
+import { newRecord } from '../../lib/store/records.js';
 import { decodeStored, storedValue } from '../../lib/distributed/packed.js';
 
 const HEX = 'ab'.repeat(32);

@@ -1,11 +1,11 @@
 // @ts-check
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { BlobIndex } from '../../lib/crawl/blob-index.js';
-import { Arena } from '../../lib/crawl/arena.js';
-import { FieldCodec } from '../../lib/crawl/fields.js';
-import { MemoryRecordStore, MAX_REFERRERS } from '../../lib/crawl/records.js';
-import { StoredPages } from '../../lib/crawl/stored-pages.js';
+import { BlobIndex } from '../../lib/store/blob-index.js';
+import { Arena } from '../../lib/store/arena.js';
+import { FieldCodec } from '../../lib/store/fields.js';
+import { MemoryRecordStore, MAX_REFERRERS } from '../../lib/store/records.js';
+import { StoredPages } from '../../lib/store/stored-pages.js';
 
 const HEX = 'ab'.repeat(32);
 const HEX2 = '0f'.repeat(32);
@@ -171,7 +171,7 @@ describe('MemoryRecordStore (packed)', () => {
     const taken = await store.get(key(1));
     expect(taken?.state).toBe('queued');
     expect(await store.get(key(1))).toBe(taken);
-    const record = /** @type {import('../../lib/crawl/records.js').PageRecord} */ (taken);
+    const record = /** @type {import('../../lib/store/records.js').PageRecord} */ (taken);
     Object.assign(record, {
       state: 'done', status: 200, contentType: 'text/html; charset=utf-8', type: 'html', charset: 'utf-8',
       etag: '"e1"', wanted: 'p1.htm', file: 'p1.htm', body: HEX, scan: HEX2, change: 'new', referrers: undefined,
@@ -249,7 +249,7 @@ describe('MemoryRecordStore (packed)', () => {
     expect((await store.keys('done')).sort()).toEqual([0, 2, 6, 8].map(key).sort());
     expect((await store.list('redirect')).map((record) => [record.key, record.location])).toEqual([[key(4), key(5)]]);
     // several states in one pass (the manifest's errors: failed and gone), the taken one as it is now
-    const taken = /** @type {import('../../lib/crawl/records.js').PageRecord} */ (await store.get(key(8)));
+    const taken = /** @type {import('../../lib/store/records.js').PageRecord} */ (await store.get(key(8)));
     taken.state = 'gone';
     expect((await store.list(['redirect', 'gone'])).map((record) => record.key).sort()).toEqual([key(4), key(8)].sort());
     expect((await store.keys('queued')).length).toBe(5);
@@ -260,7 +260,7 @@ describe('MemoryRecordStore (packed)', () => {
 describe('StoredPages', () => {
   it('gives back each page as it was set, by URL and in order', () => {
     const pages = new StoredPages();
-    /** @type {import('../../lib/crawl/state.js').StoredPage[]} */
+    /** @type {import('../../lib/recrawl/state.js').StoredPage[]} */
     const list = [
       { url: 'http://a.test/1', state: 'done', status: 200, contentType: 'text/html', type: 'html', file: 'a/1.html', body: HEX, scan: HEX2, bytes: 10, sha256: HEX, placeholders: [{ sku: 'X', offset: 3, length: 4 }] },
       { url: 'http://a.test/2', state: 'redirect', status: 301, location: 'http://a.test/1' },

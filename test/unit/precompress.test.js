@@ -1,6 +1,6 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { worthTrying } from '../../lib/crawl/precompress.js';
+import { worthTrying } from '../../lib/engine/precompress.js';
 
 describe('which files --precompress tries', () => {
   it.each(['text/html; charset=utf-8', 'text/css', 'application/javascript', 'application/x-javascript', 'text/x-javascript', 'text/javascript',

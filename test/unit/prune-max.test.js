@@ -1,7 +1,7 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { resolveCrawlOptions } from '../../lib/options.js';
-import { pruneLimit } from '../../lib/crawl/recrawl.js';
+import { resolveCrawlOptions } from '../../lib/options/crawl-options.js';
+import { pruneLimit } from '../../lib/recrawl/prior.js';
 
 const roots = ['http://shop.test/'];
 

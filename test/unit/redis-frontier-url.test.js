@@ -1,14 +1,14 @@
 // @ts-check
 /**
  * The --frontier URL (or REDIS_URL, or a config file's "frontier"): checked
- * up front, in one place (lib/distributed/frontier-url.js), and never shown
+ * up front, in one place (lib/options/frontier-url.js), and never shown
  * with its password. No Redis is needed: every case is refused before a
  * connection is tried.
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { frontierUrlProblem, redactUrl } from '../../lib/distributed/frontier-url.js';
+import { frontierUrlProblem, redactUrl } from '../../lib/options/frontier-url.js';
 import { connectRedis } from '../../lib/distributed/connection.js';
 import { runCli } from '../helpers/cli.js';
 import { startCli } from '../helpers/processes.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findBrowser, launchFlags } from '../../lib/render/browser.js';
 import { compileBlockPattern, createBlocklist } from '../../lib/render/block.js';
-import { DEFAULT_RENDER_TABS, resolveCrawlOptions } from '../../lib/options.js';
+import { DEFAULT_RENDER_TABS, resolveCrawlOptions } from '../../lib/options/crawl-options.js';
 
 describe('finding the browser', () => {
   /** @type {string} */

@@ -1,6 +1,6 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter, retryDelayMs } from '../../lib/load/retry.js';
+import { parseRetryAfter, retryDelayMs } from '../../lib/fetch/retry.js';
 import { FetchError, HttpStatusError, PageTooLargeError, TimeoutError, UsageError, isRetryable } from '../../lib/errors.js';
 
 describe('parseRetryAfter', () => {

@@ -1,8 +1,8 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { scanHtml } from '../../lib/html/scan.js';
-import { renderDocument } from '../../lib/page.js';
-import { formatManifest } from '../../lib/manifest/index.js';
+import { scanHtml } from '../../lib/document/scan-html.js';
+import { renderDocument } from '../../lib/document/rewrite.js';
+import { formatManifest } from '../../lib/output/manifest/index.js';
 
 /**
  * Link rewriting on the markup of real, messy sites: what an audit of

@@ -1,8 +1,8 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { renderDocument } from '../../lib/page.js';
-import { applyEdits } from '../../lib/rewrite.js';
-import { renderPlaceholder } from '../../lib/placeholders.js';
+import { renderDocument } from '../../lib/document/rewrite.js';
+import { applyEdits } from '../../lib/document/edits.js';
+import { renderPlaceholder } from '../../lib/document/placeholders.js';
 
 const ORIGIN = 'http://shop.example';
 

@@ -1,6 +1,6 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { Scope, defaultScopeOf } from '../../lib/scope.js';
+import { Scope, defaultScopeOf } from '../../lib/roots/scope.js';
 import { UsageError } from '../../lib/errors.js';
 import { normalizeUrl } from '../../lib/url.js';
 

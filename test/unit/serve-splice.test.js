@@ -1,7 +1,7 @@
 // @ts-check
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { renderPlaceholder } from '../../lib/placeholders.js';
+import { renderPlaceholder } from '../../lib/document/placeholders.js';
 import { deflateParts, gzipFilled } from '../../lib/serve/gzip.js';
 import { scanPlaceholders } from '../../lib/serve/pages.js';
 import { chunkParts, joinParts, splitAtSlots } from '../../lib/serve/splice.js';

@@ -1,7 +1,7 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
 import { LOCAL_OPTIONS, RESULT_OPTIONS, configDifference, sharedConfig, workerOptions } from '../../lib/distributed/config.js';
-import { resolveCrawlOptions } from '../../lib/options.js';
+import { resolveCrawlOptions } from '../../lib/options/crawl-options.js';
 import { bucketsAddCores, machineOf } from '../../lib/distributed/shared.js';
 
 const base = { roots: ['http://shop.test/st/dir.asp'], frontier: 'redis://127.0.0.1:6379/0', crawlId: 'c1' };

@@ -1,9 +1,9 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { outputOf } from '../../lib/crawl/recrawl.js';
+import { outputOf } from '../../lib/recrawl/prior.js';
 
-/** @param {Partial<import('../../lib/crawl/state.js').StateHeader>} fields */
-const header = (fields) => /** @type {import('../../lib/crawl/state.js').StateHeader} */ ({ format: 'prerender-state', version: 1, complete: true, roots: [], finishedAt: '', ...fields });
+/** @param {Partial<import('../../lib/recrawl/state.js').StateHeader>} fields */
+const header = (fields) => /** @type {import('../../lib/recrawl/state.js').StateHeader} */ ({ format: 'prerender-state', version: 1, complete: true, roots: [], finishedAt: '', ...fields });
 
 describe('outputOf: the output key and the formats tried, from a state header', () => {
   it('takes both as written by this version', () => {

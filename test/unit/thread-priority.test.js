@@ -13,7 +13,7 @@ const NICE_OF_THIS_THREAD = `(${String(() => Number(require('node:fs').readFileS
  * @returns {Promise<{ lowered: boolean, before: number, after: number }>}
  */
 async function inWorker(steps) {
-  const url = new URL('../../lib/thread-priority.js', import.meta.url).href;
+  const url = new URL('../../lib/runtime/priority.js', import.meta.url).href;
   const source = `
     const { parentPort } = require('node:worker_threads');
     const niceNow = () => ${NICE_OF_THIS_THREAD};

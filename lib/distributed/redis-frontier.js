@@ -1,0 +1,580 @@
+// @ts-check
+import { createHash, randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { newRecord } from '../store/records.js';
+import { ownString } from '../store/frontier.js';
+import { decodeStored, packRecord, seenByte, storedValue } from './packed.js';
+import { FrontierError } from '../errors.js';
+
+/** In the set of too-deep URLs: a link past --max-url-length, by its hash (not a URL: it starts with a control character). */
+export const TOO_LONG_MARK = '\u0001too-long:';
+
+/**
+ * The shared frontier and record store of a crawl across processes, in
+ * Redis. One `RedisFrontier` per process: it holds the leases this process
+ * took (key -> token) and the records of those pages while they are worked
+ * on; `done()` records the result and releases the lease in one script, only
+ * if the lease is still this one (a late result is ignored). Its `records`
+ * is the matching RecordStore: a page leased here is read and written in
+ * memory until `done()`, any other is read from and written to Redis.
+ *
+ * @typedef {import('../store/frontier.js').FrontierItem} FrontierItem
+ * @typedef {import('../store/frontier.js').AddOutcome} AddOutcome
+ * @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {import('../store/records.js').RecordState} RecordState
+ * @typedef {import('../store/frontier.js').Frontier} Frontier
+ * @typedef {import('../store/records.js').RecordStore} RecordStore
+ * @typedef {{
+ *   maxPages: number, leaseMs: number, originConcurrency: number, intervalMs: number, maxDeliveries: number,
+ * }} FrontierSettings
+ *   intervalMs: the least time between two URLs of one origin taken (from --rate and --delay), 0 for none
+ */
+
+const ADD_OUTCOMES = /** @type {AddOutcome[]} */ (['known', 'added', 'limit', 'known', 'known']);
+/** URLs remembered as settled (ADD's codes 3 and 4) by one process, at most. */
+const SETTLED_MAX = 500_000;
+const ADD_CHUNK = 1000;
+
+/** @param {string} key a canonical URL */
+export function originOf(key) {
+  const pathStart = key.indexOf('/', key.indexOf('//') + 2);
+  return pathStart < 0 ? key : key.slice(0, pathStart);
+}
+
+/**
+ * A record as stored in Redis (packed.js): its place in the seen-set, then
+ * the record without its key, referrers (kept apart) and default fields.
+ * @param {PageRecord} record
+ */
+export const encodeRecord = storedValue;
+
+/**
+ * @param {Buffer} value
+ * @param {string} key
+ * @returns {PageRecord}
+ */
+export const decodeRecord = decodeStored;
+
+/**
+ * A page's links as the feed carries them: 'L', then each URL that may
+ * become a page once ('\n' before each, '\n?' for one not sure to be
+ * fetched); those that never can are left out (their links stay live
+ * whatever happens). A result without links (not collected) has '' instead.
+ * @param {import('../engine/early.js').LinksTo} linksTo
+ */
+export function feedLinks({ keys, never, sure }) {
+  const seen = new Set();
+  let text = 'L';
+  for (const key of keys) {
+    if (never.has(key) || seen.has(key)) continue;
+    seen.add(key);
+    text += sure?.has(key) ? `\n${key}` : `\n?${key}`;
+  }
+  return text;
+}
+
+/**
+ * The results a read of the feed brought (scripts.js DONE, FEED): three
+ * items each, the key, the stored record and the links as feedLinks() wrote them.
+ * @param {Buffer[]} items
+ * @returns {{ key: string, record: PageRecord, linksTo?: import('../engine/early.js').LinksTo }[]}
+ */
+export function parseFeed(items) {
+  if (items.length % 3 !== 0) throw new FrontierError('the feed holds a result cut short', { code: 'FEED_ENTRY' });
+  const results = [];
+  for (let i = 0; i < items.length; i += 3) {
+    const key = items[i].toString('utf8');
+    const record = decodeStored(items[i + 1], key);
+    const links = items[i + 2];
+    if (links.length === 0 || links[0] !== 76 /* L */) {
+      results.push({ key, record });
+      continue;
+    }
+    /** @type {string[]} */
+    const keys = [];
+    const sure = new Set();
+    const text = links.toString('utf8', 1);
+    if (text !== '') {
+      for (const line of text.slice(1).split('\n')) {
+        if (line.startsWith('?')) keys.push(line.slice(1));
+        else {
+          keys.push(line);
+          sure.add(line);
+        }
+      }
+    }
+    results.push({ key, record, linksTo: { keys, never: new Set(), sure } });
+  }
+  return results;
+}
+
+/**
+ * A process whose last heartbeat is older than this is dead: its leases go
+ * to others (take_some in scripts.js), and `prerender status` no longer
+ * counts it among the workers alive.
+ * @param {number} leaseMs the crawl's --lease-timeout
+ */
+export const deadAfterMs = (leaseMs) => Math.max(200, Math.floor(leaseMs / 2));
+
+/** @implements {Frontier} */
+export class RedisFrontier {
+  /** @type {Map<string, string>} key -> lease token, for the pages this process works on */
+  #leases = new Map();
+  /** @type {Map<string, PageRecord>} the records of those pages */
+  #working = new Map();
+  #counts = { queued: 1, leased: 0, over: 0, mine: 0, phase: 'seeding', saturated: false };
+  #idleMs = 10;
+  /** @type {string[]} leased with the last result (DONE takes the next URL), not handed out yet */
+  #ready = [];
+  /**
+   * URLs whose lease came back to this process while their visit was still
+   * in flight (it had lapsed in a stall, and was reclaimed): that visit's
+   * links may have been refused under its old lease, so once it ends the
+   * URL is visited again under the new one (kept alive by the heartbeat).
+   * @type {Map<string, { token: string, record: PageRecord, prior: string }>}
+   */
+  #again = new Map();
+  /** Whether a result also takes the next URL: until the process stops. */
+  #prefetch = true;
+  /** Whether the coordinator reads the feed (DONE's reply says, each time). */
+  #feeding = false;
+  /**
+   * URLs adding again changes nothing in Redis (done, or queued with 5
+   * referrers noted): 'all', or 'requisite' (a link to it would still make
+   * it one). A page's links are mostly such URLs (menus, related products),
+   * and are not sent again.
+   * @type {Map<string, 'all' | 'requisite'>}
+   */
+  #settled = new Map();
+  /** @type {ReturnType<typeof setInterval> | null} */
+  #heartbeat = null;
+  /** @type {Error | null} */
+  #heartbeatError = null;
+  /** @type {{ warnings: { url: string, code: string, message: string }[], redirects: { url: string }[], tooDeep: Set<string> } | null} */
+  #run = null;
+  /** @type {string[]} */
+  #deep = [];
+  /** @type {{ pages: Map<string, import('../recrawl/state.js').StoredPage> } | null} a worker's view of the last crawl: filled as pages are taken (a Map of its own, worker.js) */
+  #prior = null;
+
+  /**
+   * @param {import('./connection.js').CrawlRedis} redis
+   * @param {string} prefix the crawl's key prefix
+   * @param {FrontierSettings} settings
+   * @param {{ seeder?: boolean, coordinator?: boolean, info?: Record<string, unknown> }} [options]
+   *   seeder: the process whose roots start the crawl;
+   *   coordinator: the crawl's coordinator (meta.coord): its heartbeat stops it once another one took over
+   */
+  constructor(redis, prefix, settings, { seeder = false, coordinator = false, info = {} } = {}) {
+    this.redis = redis;
+    this.prefix = prefix;
+    this.settings = settings;
+    this.seeder = seeder;
+    this.coordinator = coordinator;
+    this.info = { host: hostname(), pid: process.pid, startedAt: Date.now(), ...info };
+    this.worker = `${this.info.host}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    /** Results refused because the lease had passed to another worker. */
+    this.lateResults = 0;
+    this.records = new RedisRecordStore(this);
+  }
+
+  /**
+   * @template T
+   * @param {() => Promise<T>} call
+   * @returns {Promise<T>}
+   */
+  async #call(call) {
+    if (this.#heartbeatError) throw this.#heartbeatError;
+    try {
+      return await call();
+    } catch (error) {
+      throw this.redis.toFrontierError(error);
+    }
+  }
+
+  /** Start the heartbeat: the worker is alive, its leases are extended. */
+  start() {
+    const beat = () => {
+      const args = [];
+      for (const [key, token] of this.#leases) args.push(key, token);
+      for (const [key, { token }] of this.#again) args.push(key, token);
+      this.redis.prHeartbeat(this.prefix, this.worker, this.settings.leaseMs, JSON.stringify({ ...this.info, pages: this.pagesDone }), this.coordinator ? 'c' : 'w', ...args)
+        .then((alive) => {
+          if (alive === 0) this.#heartbeatError = this.redis.toFrontierError(new Error('LOST'));
+          if (alive === 2) {
+            this.#heartbeatError ??= new FrontierError('this coordinator stalled past --lease-timeout and another one took the crawl over: this one stops (its results so far are kept in Redis)', { code: 'COORDINATOR_REPLACED' });
+          }
+        }, (error) => { this.#heartbeatError = this.redis.toFrontierError(error); });
+    };
+    beat();
+    this.#heartbeat = setInterval(beat, Math.max(50, Math.floor(this.settings.leaseMs / 6)));
+    this.#heartbeat.unref();
+  }
+
+  pagesDone = 0;
+  /** The completion barrier has passed: the tree is being written. */
+  finishing = false;
+
+  /**
+   * Warnings, redirects and too-deep URLs the run finds go to Redis with the
+   * next result (the coordinator merges them before naming). A worker's
+   * `run.prior` is filled with what the last crawl kept of each page it
+   * takes (validators, blob ids), and emptied as pages are done.
+   * @param {{ warnings: any[], redirects: any[], depth: { tooDeep: Set<string>, noteTooLong?: (key: string) => void }, prior: import('../recrawl/prior.js').Prior | null }} run
+   * @param {{ lazyPrior?: boolean }} [options]
+   */
+  attach(run, { lazyPrior = false } = {}) {
+    if (lazyPrior) this.#prior = /** @type {{ pages: Map<string, import('../recrawl/state.js').StoredPage> } | null} */ (run.prior);
+    const deep = this.#deep;
+    const tooDeep = run.depth.tooDeep;
+    const add = tooDeep.add.bind(tooDeep);
+    tooDeep.add = (key) => {
+      if (!tooDeep.has(key)) deep.push(key);
+      return add(key);
+    };
+    // A link past --max-url-length goes with them, as a marker and a hash (the URL may be megabytes).
+    run.depth.noteTooLong = (key) => { deep.push(TOO_LONG_MARK + createHash('sha1').update(key).digest('hex')); };
+    this.#run = { warnings: run.warnings, redirects: run.redirects, tooDeep };
+  }
+
+  /** @param {FrontierItem[]} items */
+  async add(items) {
+    /** @type {AddOutcome[]} */
+    const outcomes = new Array(items.length).fill('known');
+    /** @type {number[]} the items sent to Redis */
+    const sent = [];
+    for (let i = 0; i < items.length; i++) {
+      const settled = this.#settled.get(items[i].key);
+      if (settled !== 'all' && !(settled === 'requisite' && items[i].kind === 'requisite')) sent.push(i);
+    }
+    for (let start = 0; start < sent.length;) {
+      // One call per referrer (a page's links share it), at most ADD_CHUNK items.
+      const from = items[sent[start]].referrer;
+      let end = start + 1;
+      while (end < sent.length && end - start < ADD_CHUNK && items[sent[end]].referrer === from) end++;
+      const token = from ? this.#leases.get(from) : undefined;
+      const args = [this.settings.maxPages, token ? /** @type {string} */ (from) : '', token ?? '', this.seeder ? '1' : '0', from ?? ''];
+      for (let j = start; j < end; j++) args.push((items[sent[j]].kind === 'navigation' ? 'n' : 'r') + items[sent[j]].key);
+      const codes = await this.#call(() => this.redis.prAdd(this.prefix, ...args));
+      codes.forEach((code, j) => {
+        const item = items[sent[start + j]];
+        outcomes[sent[start + j]] = ADD_OUTCOMES[code];
+        if (code === 3 || code === 4) {
+          if (this.#settled.size >= SETTLED_MAX) this.#settled.clear();
+          this.#settled.set(ownString(item.key), code === 3 ? 'all' : 'requisite'); // not a slice of its page's links text
+        }
+      });
+      start = end;
+    }
+    return outcomes;
+  }
+
+  /** @param {number} max */
+  async take(max) {
+    if (this.#ready.length > 0) return this.#ready.splice(0, max);
+    const reply = await this.#call(() => this.redis.prTakeBuffer(this.prefix, ...this.#takeArgs(max)));
+    return this.#taken(reply, 0);
+  }
+
+  /** take_some's arguments (scripts.js). @param {number} max */
+  #takeArgs(max) {
+    const s = this.settings;
+    return [this.worker, max, s.leaseMs, deadAfterMs(s.leaseMs), s.originConcurrency, s.intervalMs, s.maxDeliveries, this.seeder ? '1' : '0'];
+  }
+
+  /**
+   * The counts and the leases of a take_some reply (as Buffers: the records are packed bytes).
+   * @param {(Buffer | number)[]} reply
+   * @param {number} at where take_some's reply starts
+   */
+  #taken(reply, at) {
+    const [queued, leased, over, mine, phase] = reply.slice(at, at + 5);
+    this.#counts = { queued: Number(queued), leased: Number(leased), over: Number(over), mine: Number(mine), phase: String(phase), saturated: false };
+    /** @type {string[]} */
+    const keys = [];
+    for (let i = at + 5; i < reply.length; i += 4) {
+      const key = String(reply[i]);
+      const raw = /** @type {Buffer} */ (reply[i + 2]);
+      const record = raw.length > 0 ? decodeStored(raw, key) : newRecord(key, 'navigation', null);
+      const prior = String(reply[i + 3]);
+      if (this.#leases.has(key)) {
+        // Our own lease had expired (a stall) and came back to us while the
+        // visit is in flight: its links may have been refused under the old
+        // lease, so it is visited again once this visit ends (done, retry).
+        this.#again.set(key, { token: String(reply[i + 1]), record, prior });
+        continue;
+      }
+      this.#leases.set(key, String(reply[i + 1]));
+      this.#working.set(key, record);
+      if (prior && this.#prior) this.#prior.pages.set(key, JSON.parse(prior));
+      keys.push(key);
+    }
+    if (keys.length > 0) this.#idleMs = 10;
+    return keys;
+  }
+
+  /**
+   * Nothing could be taken, but the crawl is not over (other workers hold
+   * leases, or politeness holds an origin back): wait a little, longer each time.
+   */
+  idle() {
+    const ms = this.#idleMs;
+    this.#idleMs = Math.min(ms * 2, 200);
+    return new Promise((resolve) => { setTimeout(resolve, ms); });
+  }
+
+  /**
+   * Whether the coordinator reads the feed (DONE's last reply said so): a
+   * page's links are then collected and sent with its result, for the pages
+   * it writes while the crawl runs (crawl/early.js).
+   */
+  wantsLinks() {
+    return this.#feeding;
+  }
+
+  /**
+   * @param {string} key
+   * @param {{ page: boolean, requisitesSkipped?: number, linksTo?: import('../engine/early.js').LinksTo }} outcome
+   *   linksTo: the URLs the page links to (with those that can never be pages), for the feed
+   * @returns {Promise<FrontierItem[]>}
+   */
+  async done(key, { page, requisitesSkipped = 0, linksTo }) {
+    const token = this.#leases.get(key);
+    const record = this.#working.get(key);
+    const side = this.#sideData();
+    if (token === undefined) {
+      if (side.length > 4) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', 0, ...side, this.worker, 0));
+      return [];
+    }
+    if (linksTo && this.#feeding) side[3] = feedLinks(linksTo);
+    const code = record?.state === 'failed' ? (record.error?.code ?? (record.error?.status ? `HTTP_${record.error.status}` : 'ERROR')) : '';
+    // The result, and the next URL taken in the same call (the slot this page frees).
+    const take = this.#prefetch && this.#ready.length === 0 ? this.#takeArgs(1) : [this.worker, 0];
+    const packed = record ? packRecord(record) : '';
+    // This visit is over before its result is sent: any reply read meanwhile
+    // (this DONE's own take, another call's) that hands the URL back to this
+    // process is a new lease to visit again, never taken for this visit.
+    this.#endVisit(key);
+    const reply = await this.#call(() => this.redis.prDoneBuffer(this.prefix, packed, key, token, page ? 'd' : 'x', record?.state ?? 'done', code, requisitesSkipped, ...side, ...take));
+    this.#feeding = Number(reply[2]) === 1;
+    if (reply.length > 3) this.#ready.push(...this.#taken(reply, 3));
+    if (Number(reply[0]) !== 1) {
+      this.lateResults++;
+      return [];
+    }
+    if (page) this.pagesDone++;
+    if (String(reply[1]) !== '') {
+      const item = JSON.parse(String(reply[1]));
+      return [{ key: item.key, kind: item.kind, referrer: item.referrer || null }];
+    }
+    return [];
+  }
+
+  /** Warnings, redirects and deep URLs not yet sent, as DONE's arguments (the links, '', after their counts). */
+  #sideData() {
+    const run = this.#run;
+    if (!run) return ['0', '0', '0', ''];
+    // Sent with this result and forgotten here: the coordinator gathers them all from Redis at the barrier.
+    const warnings = run.warnings.splice(0).map((warning) => JSON.stringify({ url: warning.url, code: warning.code, message: warning.message }));
+    const redirects = run.redirects.splice(0).flatMap((redirect) => [redirect.url, JSON.stringify(redirect)]);
+    const deep = this.#deep.splice(0);
+    return [String(warnings.length), String(redirects.length / 2), String(deep.length), '', ...warnings, ...redirects, ...deep];
+  }
+
+  /** Send what is left of the side data (warnings found outside pages: sitemaps). */
+  async flush() {
+    const side = this.#sideData();
+    if (side.length > 4) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', 0, ...side, this.worker, 0));
+  }
+
+  /**
+   * A request answered 429 or 503 and is retried after `delayMs` (its
+   * Retry-After, or the backoff): the whole origin waits as long, in every
+   * process, as TAKE hands out none of its URLs meanwhile. Sent without
+   * waiting; a lost Redis shows at the next call.
+   * @param {{ url: string, delayMs: number, error: Error }} retry
+   */
+  backoff({ url, delayMs, error }) {
+    const status = /** @type {{ status?: number }} */ (error).status;
+    if (status !== 429 && status !== 503) return;
+    this.backoffs++;
+    this.redis.prBackoff(this.prefix, originOf(url), Math.max(0, Math.round(delayMs))).catch(() => {});
+  }
+
+  /** 429/503 answers this process shared as a backoff of their origin. */
+  backoffs = 0;
+
+  /**
+   * A visit ends here: its lease is no longer this process's work, and a
+   * lease of its URL that came back during it becomes a visit of its own.
+   * @param {string} key
+   */
+  #endVisit(key) {
+    this.#leases.delete(key);
+    this.#working.delete(key);
+    this.#prior?.pages.delete(key);
+    const again = this.#again.get(key);
+    if (!again) return;
+    this.#again.delete(key);
+    this.#leases.set(key, again.token);
+    this.#working.set(key, again.record);
+    if (again.prior && this.#prior) this.#prior.pages.set(key, JSON.parse(again.prior));
+    this.#ready.push(key);
+  }
+
+  /** @param {string} key */
+  async retry(key) {
+    const token = this.#leases.get(key);
+    this.#endVisit(key);
+    if (token !== undefined) await this.#call(() => this.redis.prRetry(this.prefix, key, token));
+  }
+
+  counts() {
+    const c = this.#counts;
+    // Work not done yet anywhere else: this process must not stop while
+    // another one may still add URLs. Before the roots are in, there is work.
+    // URLs this process holds but has not started (taken with a result) are work too; and
+    // of the leases Redis counts as this process's, only those it works on are its own: one
+    // it does not (a defect) keeps the crawl open until it lapses and is handed out again.
+    const own = Math.min(c.mine, this.#leases.size + this.#again.size);
+    const pending = (c.phase === 'seeding' || c.phase === 'none' ? 1 : c.phase === 'crawl' ? c.queued + Math.max(0, c.leased - own) : 0) + this.#ready.length;
+    return { queued: pending, inFlight: c.mine, known: 0, overLimit: c.over, overLimitSaturated: c.saturated };
+  }
+
+  /** The global counts, fresh from Redis (after the barrier). */
+  async refreshCounts() {
+    const c = await this.#call(() => this.redis.hmget(`${this.prefix}cnt`, 'queued', 'leased', 'over', 'overSaturated'));
+    this.#counts = { ...this.#counts, queued: Number(c[0] ?? 0), leased: Number(c[1] ?? 0), over: Number(c[2] ?? 0), saturated: c[3] === '1' };
+  }
+
+  /** Stop the heartbeat; this worker's leases are left to expire (or be reclaimed). */
+  async stop() {
+    this.#prefetch = false;
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#heartbeat = null;
+  }
+
+  /**
+   * Leave the crawl: the worker is removed from the list (its leases, if any, are reclaimed now).
+   */
+  async leave() {
+    await this.stop();
+    // URLs taken with the last results and never handed out (an interrupted run): back to their queues, no delivery counted.
+    // One failed call ends it: a lost Redis must not hold the process for a call per URL.
+    for (const key of this.#ready.splice(0)) {
+      try {
+        await this.retry(key);
+      } catch {
+        break;
+      }
+    }
+    await this.redis.multi().zadd(`${this.prefix}workers`, 0, this.worker).exec().catch(() => {});
+  }
+
+  /** @param {string} key */
+  leased(key) {
+    return this.#working.get(key);
+  }
+}
+
+/** @implements {RecordStore} */
+export class RedisRecordStore {
+  /** @param {RedisFrontier} frontier */
+  constructor(frontier) {
+    this.frontier = frontier;
+  }
+
+  /** The frontier's scripts create records and note referrers as they add URLs. */
+  async admit() {}
+
+  /** @param {string} key */
+  async get(key) {
+    const working = this.frontier.leased(key);
+    if (working) return working;
+    const { redis, prefix } = this.frontier;
+    const raw = await redis.hgetBuffer(`${prefix}rec`, key).catch((error) => { throw redis.toFrontierError(error); });
+    return raw ? decodeStored(raw, key) : undefined;
+  }
+
+  /**
+   * Several records in one round trip (phase two reads every page's).
+   * @param {string[]} keys
+   */
+  async getMany(keys) {
+    if (keys.length === 0) return [];
+    const { redis, prefix } = this.frontier;
+    const raws = await redis.hmgetBuffer(`${prefix}rec`, ...keys).catch((error) => { throw redis.toFrontierError(error); });
+    return keys.map((key, i) => this.frontier.leased(key) ?? (raws[i] ? decodeStored(raws[i], key) : undefined));
+  }
+
+  /**
+   * A page leased here is kept until done() records it with the lease
+   * released; any other record is written now.
+   * @param {PageRecord} record
+   */
+  async put(record) {
+    if (this.frontier.leased(record.key) === record) return;
+    // While the tree is written, a page's file and hashes are of no use to the other processes.
+    if (this.frontier.finishing && record.state === 'done') return;
+    const { redis, prefix } = this.frontier;
+    // Its place in the seen-set follows from its state; a queued record is not written over a result recorded meanwhile.
+    await redis.prPut(prefix, record.key, Buffer.concat([Buffer.from(seenByte(record), 'latin1'), packRecord(record)])).catch((error) => { throw redis.toFrontierError(error); });
+  }
+
+  /**
+   * Every record's field and value, 2,000 at a time.
+   * @param {(key: Buffer, value: Buffer) => void} each
+   */
+  async #scan(each) {
+    const { redis, prefix } = this.frontier;
+    let cursor = '0';
+    do {
+      const [next, entries] = await redis.hscanBuffer(`${prefix}rec`, cursor, 'COUNT', 2000).catch((error) => { throw redis.toFrontierError(error); });
+      cursor = next.toString();
+      for (let i = 1; i < entries.length; i += 2) each(entries[i - 1], entries[i]);
+    } while (cursor !== '0');
+  }
+
+  /** @param {RecordState} state */
+  async keys(state) {
+    if (state !== 'done') return (await this.list(state)).map((record) => record.key);
+    /** @type {string[]} */
+    const keys = [];
+    // d: done, a page (the first byte says so without decoding the record)
+    await this.#scan((key, value) => { if (value[0] === 0x64) keys.push(key.toString()); });
+    return keys;
+  }
+
+  /**
+   * The records in any of these states, in one scan of the records.
+   * @param {RecordState | RecordState[]} states
+   */
+  async list(states) {
+    const wanted = new Set([states].flat());
+    const queued = wanted.has('queued');
+    const others = wanted.size > (queued ? 1 : 0);
+    /** @type {PageRecord[]} */
+    const list = [];
+    await this.#scan((key, value) => {
+      const first = value[0];
+      // d, x: no longer queued; q, r, Q, R: queued
+      if ((first === 0x64 || first === 0x78) ? !others : !queued) return;
+      const record = decodeStored(value, key.toString());
+      if (wanted.has(record.state)) list.push(record);
+    });
+    // The pages that linked to a failure (or to a page gone), noted as they were found.
+    const broken = list.filter((record) => record.state === 'failed' || record.state === 'gone');
+    if (broken.length > 0) {
+      const { redis, prefix } = this.frontier;
+      for (let start = 0; start < broken.length; start += 1000) {
+        const chunk = broken.slice(start, start + 1000);
+        const refs = await redis.hmget(`${prefix}refs`, ...chunk.map((record) => record.key)).catch((error) => { throw redis.toFrontierError(error); });
+        chunk.forEach((record, i) => { record.referrers = refs[i] ? refs[i].split('\n') : []; });
+      }
+    }
+    return list;
+  }
+
+  /** The records stay in Redis for the next crawl with this id. */
+  async close() {}
+}

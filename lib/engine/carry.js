@@ -1,0 +1,207 @@
+// @ts-check
+import { PrerenderError } from '../errors.js';
+import { decodeLinks } from '../document/rewrite.js';
+import { sha256 } from '../store/blobs.js';
+import { warn } from './run.js';
+import { fail, links, redirect } from './fetch-phase.js';
+import { fromStored, isGone, isTransient, pickStored, reusable } from '../recrawl/prior.js';
+
+/**
+ * Pages carried over instead of fetched and staged again: from the last
+ * crawl's state (a 304, or a transient failure that keeps the last good copy)
+ * or from the journal of a killed crawl (resume); and the journal itself.
+ *
+ * @typedef {import('./run.js').CrawlRun} CrawlRun
+ * @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight
+ */
+
+/** The body of a page carried over: it is not read (a Buffer of no bytes is never written to). */
+const NO_BODY = Buffer.alloc(0);
+
+/**
+ * Note a page done in the journal, so that a killed run is resumed without
+ * fetching it again.
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ */
+export function journal(run, record) {
+  if (!run.journal) return;
+  if (record.state === 'redirect') {
+    run.journal.add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location });
+    return;
+  }
+  run.journal.add({
+    url: record.key, state: 'done', status: /** @type {number} */ (record.status), contentType: record.contentType, type: record.type,
+    charset: record.charset, etag: record.etag, lastModified: record.lastModified, wanted: record.wanted, body: record.body,
+    scan: record.scan, bytes: record.type === 'other' ? record.bytes : undefined, sha256: record.type === 'other' ? record.sha256 : undefined,
+    compare: record.compare, change: record.change, stale: record.stale || undefined, render: record.render,
+  });
+}
+
+/**
+ * A journal entry can be used when what it refers to is still in the blob store.
+ * @param {CrawlRun} run
+ * @param {import('../recrawl/journal.js').JournalEntry} entry
+ */
+export function resumable(run, entry) {
+  if (entry.state === 'redirect') return typeof entry.location === 'string';
+  if (!entry.body || !run.blobs?.has(entry.body)) return false;
+  return entry.type === 'other' || (entry.scan !== undefined && run.blobs.has(entry.scan));
+}
+
+/**
+ * A page the killed run had done: taken from the journal, not fetched again.
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ * @param {import('../recrawl/journal.js').JournalEntry} entry
+ * @returns {Promise<boolean>} false: its staged scan is damaged (warned), the page is to be fetched
+ */
+export async function resumeFrom(run, page, entry) {
+  const record = page.record;
+  if (entry.state === 'redirect') {
+    await redirect(run, page, entry.status, /** @type {string} */ (entry.location));
+    return true;
+  }
+  const scan = entry.scan ? await intactLinks(run, page.key, entry.scan, 'fetched in full') : undefined;
+  if (scan === null) return false;
+  fromStored(record, entry);
+  record.wanted = entry.wanted;
+  record.change = entry.change;
+  // The journal tells the change against the state its run started from. An interrupted run
+  // (Ctrl-C) has written a state since, and the files it lists: against that one, a page
+  // fetched then is no longer new, and its file is kept when its bytes are the same.
+  if (entry.change === 'new' || entry.change === 'changed') {
+    const before = run.prior ? pickStored(run.prior.pages, page.key, ['state', 'body']) : undefined;
+    if (before?.state === 'done') record.change = before.body === entry.body ? 'same-bytes' : 'changed';
+  }
+  record.stale = entry.stale === true;
+  if (record.type === 'other') {
+    record.bytes = entry.bytes;
+    record.sha256 = entry.sha256;
+  }
+  if (scan) page.scan = scan;
+  await links(run, page);
+  record.state = 'done';
+  record.referrers = undefined;
+  await run.records.put(record);
+  run.stats.fetched++;
+  run.stats.resumed++;
+  run.emit('page', { url: page.key, wantedFile: record.wanted, status: record.status, contentType: record.contentType, bytes: 0, resumed: true });
+  return true;
+}
+
+/**
+ * Carry on with the stored copy of a page (a 304, or a transient failure):
+ * its links are followed as if it had been fetched, and its file is left as
+ * it is unless what it links to moved.
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ * @param {import('../recrawl/state.js').StoredPage} stored
+ * @param {string} instead what becomes of the page when its stored links are damaged (warned)
+ * @returns {Promise<boolean>} false: they are (the record is left as it was)
+ */
+export async function keepStored(run, page, stored, instead) {
+  const scan = stored.scan ? await intactLinks(run, page.key, stored.scan, instead) : undefined;
+  if (scan === null) return false;
+  const record = page.record;
+  fromStored(record, stored);
+  record.change = 'not-modified';
+  record.wanted = stored.file;
+  page.result = { url: page.key, status: stored.status, headers: {}, body: NO_BODY };
+  if (scan) page.scan = scan;
+  return true;
+}
+
+/**
+ * A staged blob whose bytes do not hash to its id (the staging log damaged
+ * on disk, or edited): never used. Its id is forgotten, so that it is
+ * neither read again nor taken for a new blob of the same bytes.
+ */
+class DamagedBlobError extends PrerenderError {
+  code = 'STAGED_DAMAGED';
+}
+
+/**
+ * The links of a staged scan (the blob store's own buffer when it can lend
+ * one: nothing kept of it), checked against its hash: the links a page is
+ * said to have decide which pages are reached, and so which files a complete
+ * crawl removes.
+ * @param {CrawlRun} run
+ * @param {string} id
+ */
+export function storedLinks(run, id) {
+  const blobs = /** @type {import('../store/blobs.js').BlobStore} */ (run.blobs);
+  /** @param {Buffer} bytes */
+  const read = (bytes) => {
+    if (sha256(bytes) !== id) {
+      blobs.forget?.(id);
+      throw new DamagedBlobError(`its stored links (${id.slice(0, 12)}… in ${STAGING_LOG}) do not match their hash: the staged copy is damaged`);
+    }
+    return decodeLinks(bytes);
+  };
+  const links = blobs.peek ? blobs.peek(id, read) : blobs.get([id]).then(([scanned]) => read(scanned));
+  // Gone since the page was looked at: found damaged (and forgotten) for another page that shares it.
+  return links.catch((error) => {
+    if (error instanceof DamagedBlobError || blobs.has(id)) throw error;
+    throw new DamagedBlobError(`its stored links (${id.slice(0, 12)}… in ${STAGING_LOG}) were found damaged`, { cause: error });
+  });
+}
+
+/**
+ * storedLinks, or null when they are damaged: then warned (STAGED_DAMAGED),
+ * saying what becomes of the page instead.
+ * @param {CrawlRun} run
+ * @param {string} url the page's
+ * @param {string} id its scan
+ * @param {string} instead "fetched in full", "scanned again"...
+ */
+export async function intactLinks(run, url, id, instead) {
+  try {
+    return await storedLinks(run, id);
+  } catch (error) {
+    if (!(error instanceof DamagedBlobError)) throw error;
+    warn(run, url, 'STAGED_DAMAGED', `${error.message}; it is not used: the page is ${instead}`);
+    return null;
+  }
+}
+
+/** Where a crawl stages bodies and scans, for messages. */
+const STAGING_LOG = '.prerender/blobs.log';
+
+/**
+ * A failure on a page the previous crawl wrote: a transient one keeps the
+ * previous file (the page is marked stale); a 404/410 means the page is gone.
+ * Anything else, or a page never written before, is a recorded failure.
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ * @param {unknown} error
+ */
+export async function failOrKeep(run, page, error) {
+  const stored = isTransient(error) ? reusable(run.prior, page.key, run.blobs) : null;
+  if (stored && (await keepStored(run, page, stored, 'left failed: there is no good copy to keep'))) {
+    page.record.stale = true;
+    page.record.error = { message: /** @type {Error} */ (error)?.message ?? String(error) };
+    await links(run, page);
+    page.record.state = 'done';
+    page.record.referrers = undefined;
+    await run.records.put(page.record);
+    journal(run, page.record);
+    run.stats.fetched++;
+    warn(run, page.key, 'STALE', `${page.record.error.message}: the file of the last crawl is kept`);
+    return;
+  }
+  if (isGone(error) && run.prior?.pages.get(page.key)?.state === 'done') {
+    // Removed (after a complete crawl), and still a broken link where pages link to it: listed
+    // with the errors and its referrers, as a first crawl of the site would list it.
+    const { status, code } = /** @type {import('../errors.js').HttpStatusError} */ (error);
+    page.record.state = 'gone';
+    page.record.status = status;
+    // As a first crawl lists it (its code too): the manifest is a clean run's.
+    page.record.error = { message: /** @type {Error} */ (error).message, status, ...(typeof code === 'string' ? { code } : {}) };
+    await run.records.put(page.record);
+    run.emit('gone', { url: page.key, status: page.record.status });
+    return;
+  }
+  await fail(run, page.record, error);
+}

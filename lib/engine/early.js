@@ -1,0 +1,567 @@
+// @ts-check
+import { performance } from 'node:perf_hooks';
+import { RENAMED_LISTED } from '../naming/assign.js';
+
+/**
+ * Pages rewritten and written while the crawl still runs, so that phase two
+ * has little left to do once the last page is fetched.
+ *
+ * A page's output depends on its own file and on the file each of its links
+ * leads to. Files are handed out at the end, in URL order, so that
+ * collisions resolve the same way whatever the fetch order (names.js); but
+ * almost every page ends with the file it wanted. So a page is rendered
+ * early, in a worker thread, into a temp file of the output target, once
+ * every URL it links to is settled: fetched (its wanted file stands in for
+ * its file), or a URL that can never become a page of this crawl (outside
+ * the scope: its link stays live). A page that links to a URL still queued
+ * waits for it; one that links to a failure, a redirect or an in-scope URL
+ * that was not admitted is left to phase two.
+ *
+ * Phase two takes an early output only where it is exactly what it would
+ * make itself: in its first pass (a later one may drop pages or split
+ * aliases), for a page that got the file it wanted and that does not link
+ * to a page that did not (naming lists the renamed URLs; a sketch of each
+ * page's links finds the pages they touch). Anything else is rendered
+ * again, as without this; an early output not taken is a temp file that the
+ * commit or abort removes with the others.
+ *
+ * Only where it pays and is simple: a local output tree, worker threads
+ * running, pages new to OUT, no --precompress; and only in time the crawl
+ * does not need (`#tooBusy`).
+ *
+ * In a shared crawl the coordinator writes every process's pages early: each
+ * accepted result comes to it through a feed in Redis (distributed/scripts.js
+ * DONE and FEED), with the links the page's process collected, and its
+ * staged bytes lie in the shared blob directory. A URL it has not heard of
+ * is waited for if the page's process found it sure to come (it added it to
+ * the frontier, or the frontier knew it: queued or leased elsewhere); a page
+ * still waiting when the crawl ends is left to phase two.
+ *
+ * @typedef {import('./run.js').CrawlRun} CrawlRun
+ * @typedef {import('./page-work.js').RenderOutput} RenderOutput
+ * @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {{ body: string, scan: string, type: 'html' | 'css', charset: string }} Source
+ *   where a page fed by another process has its staged bytes (its record, which this process does not hold)
+ * @typedef {{ key: string, deps: string[], left: number, source?: Source }} Waiting
+ * @typedef {{ keys: string[], never: Set<string>, sure?: Set<string> }} LinksTo
+ *   keys: the URLs a page links to; never: those that can never be pages of the crawl; sure (a
+ *   shared crawl's): those sure to come through the feed (added to the frontier, or known to it)
+ * @typedef {{
+ *   read(wantMs: number, max: number): Promise<{ key: string, record: PageRecord, linksTo?: LinksTo }[]>,
+ *   stop(): Promise<void>,
+ * }} Feed
+ *   a shared crawl's results, every process's (read: the next ones, and the feed is wanted
+ *   wantMs more; stop: it is not, and what it holds goes)
+ */
+
+/** Pages that may wait for the URLs they link to, at most (each holds its links' keys). */
+const MAX_WAITING = 10_000;
+/**
+ * Early renders handed to the worker threads and not answered yet, at most:
+ * past it a page ready to render waits in line (at most MAX_WAITING of them;
+ * more are left to phase two), so that early writes take only the threads'
+ * idle time (a crawl bound by its CPU keeps its scans first).
+ */
+const MAX_IN_FLIGHT = 16;
+/**
+ * Early writes only in time the crawl does not need: not while requests wait
+ * for the worker threads, nor while the main thread is busy past this share
+ * of a window (a crawl at memory speed, bound by its CPU: there the waiting
+ * and the extra messages cost more than they save, and phase two does the
+ * pages as before).
+ */
+const BUSY = 0.6;
+/** The window that share is measured over, in ms. */
+const WINDOW_MS = 250;
+/** Settled URLs remembered, at most (a URL and its wanted file each). */
+const MAX_KNOWN = 500_000;
+
+/** A URL that ended as anything but a page with a file: links to it make a page wait for phase two. */
+const UNSETTLED = '';
+
+/** How long the feed stays wanted after each read (a coordinator that stops reading stops it within this). */
+const FEED_WANT_MS = 2000;
+/** Results read from the feed at once, at most; and the pause when it had fewer. */
+const FEED_BATCH = 512;
+const FEED_EVERY_MS = 50;
+
+/** An early output's state: still rendering, rendered, failed (phase two renders it again). */
+const RENDERING = 0;
+const RENDERED = 1;
+const FAILED = 2;
+
+/**
+ * Two bit positions (0-255) for a URL in a page's sketch (FNV-1a of its UTF-16 units).
+ * @param {string} key
+ * @returns {[number, number]}
+ */
+function bitsOf(key) {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  return [hash & 255, (hash >>> 8) & 255];
+}
+
+/**
+ * The early outputs, packed: a slot per page (its temp file, state, size,
+ * sha256 and link sketch in typed arrays; placeholders and warnings only where a
+ * page has any), so that 200,000 of them cost a few MB, not an object each.
+ */
+class Outputs {
+  constructor() {
+    /** @type {Map<string, number>} URL -> slot */
+    this.slots = new Map();
+    this.count = 0;
+    this.temps = new Int32Array(1024);
+    this.states = new Uint8Array(1024);
+    this.sizes = new Uint32Array(1024);
+    this.hashes = Buffer.alloc(1024 * 32);
+    /** A 256-bit sketch of the URLs each page links to (two bits a URL), to find the pages a renamed URL touches. */
+    this.sketches = Buffer.alloc(1024 * 32);
+    /** @type {Map<number, Pick<RenderOutput, 'placeholders' | 'warnings'>>} */
+    this.extras = new Map();
+    /** @type {Map<number, Promise<void>>} renders under way, by slot */
+    this.pending = new Map();
+    /** @type {Set<Promise<void>>} every render under way, kept or cleared */
+    this.inFlight = new Set();
+    /** Bumped by clear(): a render that ends after it keeps nothing. */
+    this.generation = 0;
+  }
+
+  get size() {
+    return this.slots.size;
+  }
+
+  /**
+   * @param {string} key
+   * @param {number} temp
+   * @param {Promise<RenderOutput | null>} result
+   * @param {string[]} deps the URLs it links to
+   */
+  add(key, temp, result, deps) {
+    const slot = this.count++;
+    if (slot === this.temps.length) this.#grow();
+    this.slots.set(key, slot);
+    for (const dep of deps) {
+      const [a, b] = bitsOf(dep);
+      this.sketches[slot * 32 + (a >> 3)] |= 1 << (a & 7);
+      this.sketches[slot * 32 + (b >> 3)] |= 1 << (b & 7);
+    }
+    this.temps[slot] = temp;
+    this.states[slot] = RENDERING;
+    const generation = this.generation;
+    const settled = result.then((out) => {
+      this.pending.delete(slot);
+      this.inFlight.delete(settled);
+      if (generation !== this.generation) return; // cleared meanwhile: nothing of it is kept
+      if (!out || !out.written) {
+        this.states[slot] = FAILED;
+        return;
+      }
+      this.sizes[slot] = out.bytes;
+      this.hashes.write(out.sha256, slot * 32, 'hex');
+      if (out.placeholders.length > 0 || out.warnings.length > 0) this.extras.set(slot, { placeholders: out.placeholders, warnings: out.warnings });
+      this.states[slot] = RENDERED;
+    });
+    this.pending.set(slot, settled);
+    this.inFlight.add(settled);
+  }
+
+  /** Every render handed out has ended (its temp file written or abandoned). */
+  async settled() {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+  }
+
+  #grow() {
+    const size = Math.max(1024, this.temps.length * 2);
+    const grown = (/** @type {any} */ from, /** @type {any} */ Type, /** @type {number} */ length) => {
+      const next = new Type(length);
+      next.set(from);
+      return next;
+    };
+    this.temps = grown(this.temps, Int32Array, size);
+    this.states = grown(this.states, Uint8Array, size);
+    this.sizes = grown(this.sizes, Uint32Array, size);
+    const hashes = Buffer.alloc(size * 32);
+    this.hashes.copy(hashes);
+    this.hashes = hashes;
+    const sketches = Buffer.alloc(size * 32);
+    this.sketches.copy(sketches);
+    this.sketches = sketches;
+  }
+
+  /**
+   * The output of a page, removed.
+   * @param {string} key
+   * @returns {Promise<{ result: RenderOutput, temp: number } | null>}
+   */
+  async take(key) {
+    const slot = this.slots.get(key);
+    if (slot === undefined) return null;
+    this.slots.delete(key);
+    await this.pending.get(slot);
+    const extra = this.extras.get(slot);
+    this.extras.delete(slot);
+    if (this.states[slot] !== RENDERED) return null;
+    /** @type {RenderOutput} */
+    const result = {
+      bytes: this.sizes[slot], sha256: this.hashes.toString('hex', slot * 32, slot * 32 + 32), written: true,
+      placeholders: extra?.placeholders ?? [], warnings: extra?.warnings ?? [],
+    };
+    return { result, temp: this.temps[slot] };
+  }
+
+  /**
+   * Forget the outputs of these pages, and of the pages that may link to
+   * one of them (a sketch can say "maybe" for a page that does not: it is
+   * rendered again).
+   * @param {string[]} keys
+   */
+  forgetLinksTo(keys) {
+    for (const key of keys) this.slots.delete(key);
+    const bits = keys.map(bitsOf);
+    const sketches = this.sketches;
+    for (const [key, slot] of this.slots) {
+      const at = slot * 32;
+      for (const [a, b] of bits) {
+        if ((sketches[at + (a >> 3)] & (1 << (a & 7))) !== 0 && (sketches[at + (b >> 3)] & (1 << (b & 7))) !== 0) {
+          this.slots.delete(key);
+          break;
+        }
+      }
+    }
+  }
+
+  clear() {
+    this.generation++;
+    this.count = 0;
+    this.slots.clear();
+    this.extras.clear();
+    this.pending.clear();
+    this.temps = new Int32Array(0);
+    this.states = new Uint8Array(0);
+    this.sizes = new Uint32Array(0);
+    this.hashes = Buffer.alloc(0);
+    this.sketches = Buffer.alloc(0);
+  }
+}
+
+export class EarlyWrites {
+  /**
+   * @param {CrawlRun} run
+   * @param {import('./page-work.js').RenderContext} context
+   * @param {Feed | null} [feed] a shared crawl's feed: every result comes from it
+   */
+  constructor(run, context, feed = null) {
+    this.run = run;
+    this.context = context;
+    /** @type {Map<string, string>} URL -> its wanted file, or UNSETTLED */
+    this.known = new Map();
+    /** @type {Map<string, Waiting[]>} a queued URL -> the pages waiting for it */
+    this.waiters = new Map();
+    this.waiting = 0;
+    /** @type {Waiting[]} pages ready to render, waiting for a place among the renders in flight (from readyAt) */
+    this.ready = [];
+    this.readyAt = 0;
+    /** @type {Set<string>} URLs fed twice (a shared crawl) */
+    this.refed = new Set();
+    this.done = new Outputs();
+    this.open = true;
+    this.contextSet = false;
+    this.inFlight = 0;
+    this.utilization = performance.eventLoopUtilization();
+    this.checkedAt = performance.now();
+    this.busy = false;
+    this.always = run.options.early === 'always';
+    /** Pages phase two took from early writes (the crawl's result says how many). */
+    this.counts = { taken: 0 };
+    this.feed = feed;
+    /** Results the feed brought (worker threads start past --threads-from's count, as in the crawl). */
+    this.fed = 0;
+    if (feed) this.#follow(feed);
+  }
+
+  /**
+   * A page's visit ended (fetched, kept, failed or redirected): what waited
+   * for it may go on, and the page itself may be rendered now. In a shared
+   * crawl this process's results come through the feed like the others'.
+   * @param {import('./fetch-phase.js').PageInFlight} page
+   */
+  visited(page) {
+    if (this.feed) return;
+    this.#settle(page.key, page.record, page.linksTo);
+    page.linksTo = undefined;
+    if (this.readyAt < this.ready.length) this.#pump();
+  }
+
+  /**
+   * Read the feed until the crawl phase ends (or it fails: early writes end,
+   * phase two does the rest).
+   * @param {Feed} feed
+   */
+  async #follow(feed) {
+    try {
+      await feed.stop(); // what a killed coordinator left
+      while (this.open) {
+        const results = await feed.read(FEED_WANT_MS, FEED_BATCH);
+        if (!this.open) break;
+        this.fed += results.length;
+        if (this.fed >= this.run.options.threadsFrom && !this.run.threads.ready) this.run.threads.warm();
+        for (const { key, record, linksTo } of results) this.#settle(key, record, linksTo);
+        this.#pump();
+        if (results.length < FEED_BATCH) await new Promise((resolve) => { setTimeout(resolve, FEED_EVERY_MS).unref(); });
+      }
+    } catch {
+      this.open = false;
+      this.waiters.clear();
+    }
+  }
+
+  /**
+   * @param {string} key
+   * @param {PageRecord} record
+   * @param {LinksTo | undefined} linksTo
+   */
+  #settle(key, record, linksTo) {
+    if (!this.open) return;
+    if (this.known.size >= MAX_KNOWN) {
+      // Past this, no URL is remembered, so no page could be rendered with all its links: the rest is phase two's.
+      this.open = false;
+      this.waiters.clear();
+      return;
+    }
+    // Fed again (its lease lapsed and another visit's result was accepted): what was
+    // rendered from the first result, its own output and those that link to it, goes.
+    if (this.feed && this.known.has(key)) {
+      this.done.forgetLinksTo([key]);
+      this.refed.add(key); // and it is not rendered early again (a render of its first result may still wait in line)
+    }
+    // A URL is remembered only while early writes are wanted (a crawl at memory speed keeps
+    // no map); one visited meanwhile makes the pages that link to it wait for phase two.
+    // The feed's are all remembered: a page waits for any URL not heard of.
+    const recorded = this.feed !== null || !this.#tooBusy() || this.waiters.has(key);
+    const settled = recorded && record.state === 'done' && record.wanted !== undefined;
+    if (recorded) this.known.set(key, settled ? /** @type {string} */ (record.wanted) : UNSETTLED);
+    if (settled && record.change === 'new' && !record.stale && (record.type === 'html' || record.type === 'css')
+      && record.body !== undefined && record.scan !== undefined && linksTo) {
+      const source = this.feed ? { body: record.body, scan: record.scan, type: record.type, charset: record.charset ?? 'utf-8' } : undefined;
+      this.#consider(key, linksTo, source);
+    }
+    const waiting = this.waiters.get(key);
+    if (waiting) {
+      this.waiters.delete(key);
+      for (const waiter of waiting) {
+        if (waiter.left < 0) continue; // given up already
+        if (!settled) {
+          waiter.left = -1;
+          this.waiting--;
+          continue;
+        }
+        if (--waiter.left === 0) {
+          this.waiting--;
+          this.#render(waiter.key, waiter.deps, waiter.source);
+        }
+      }
+    }
+  }
+
+  /**
+   * Whether a page's links are worth collecting for early writes now (the
+   * links step asks, so that a busy crawl pays nothing for them).
+   */
+  wanted() {
+    return this.open && !this.#tooBusy();
+  }
+
+  /**
+   * Whether early work would take time the crawl needs: the worker threads
+   * have requests waiting for them, or the main thread was busy over the
+   * last window (measured once a window).
+   */
+  #tooBusy() {
+    if (this.always) return false;
+    if (this.run.threads.backlog > 0) return true;
+    const now = performance.now();
+    if (now - this.checkedAt >= WINDOW_MS) {
+      const current = performance.eventLoopUtilization();
+      this.busy = performance.eventLoopUtilization(current, this.utilization).utilization > BUSY;
+      this.utilization = current;
+      this.checkedAt = now;
+    }
+    return this.busy;
+  }
+
+  /**
+   * @param {string} key
+   * @param {LinksTo} linksTo
+   * @param {Source} [source] a fed page's staged bytes
+   */
+  #consider(key, linksTo, source) {
+    if (!this.feed && this.#tooBusy()) return; // the feed's links are collected anyway: considered, rendered when there is time
+    const deps = [...new Set(linksTo.keys)];
+    let left = 0;
+    /** @type {string[]} */
+    const pending = [];
+    for (const dep of deps) {
+      if (dep === key) continue;
+      const file = this.known.get(dep);
+      if (file !== undefined) {
+        if (file === UNSETTLED) return; // a failure or redirect: phase two
+        continue;
+      }
+      if (linksTo.never.has(dep)) continue;
+      // In scope but not admitted (depth, limit, robots...), or in a shared crawl not sure to be: phase two.
+      if (this.feed ? !linksTo.sure?.has(dep) : !this.#queued(dep)) return;
+      pending.push(dep);
+      left++;
+    }
+    if (left === 0) {
+      this.#render(key, deps, source);
+      return;
+    }
+    if (this.waiting >= MAX_WAITING) return;
+    /** @type {Waiting} */
+    const waiter = { key, deps, left, source };
+    this.waiting++;
+    for (const dep of pending) {
+      const list = this.waiters.get(dep);
+      if (list) list.push(waiter);
+      else this.waiters.set(dep, [waiter]);
+    }
+  }
+
+  /** @param {string} key whether the frontier holds it, not yet visited */
+  #queued(key) {
+    const states = /** @type {{ states?: Map<string, number> }} */ (/** @type {unknown} */ (this.run.frontier)).states;
+    return states?.has(key) === true;
+  }
+
+  /**
+   * @param {string} key
+   * @param {string[]} deps
+   * @param {Source} [source] a fed page's staged bytes (else its record says)
+   */
+  #render(key, deps, source) {
+    if (!this.open) return;
+    if (this.inFlight >= MAX_IN_FLIGHT || !this.run.threads.ready || this.#tooBusy()) {
+      if (this.ready.length - this.readyAt < MAX_WAITING) this.ready.push({ key, deps, left: 0, source }); // else phase two does it
+      return;
+    }
+    this.#start(key, deps, source);
+  }
+
+  /** Start the renders waiting in line, as far as the threads have time. */
+  #pump() {
+    while (this.readyAt < this.ready.length && this.open && this.inFlight < MAX_IN_FLIGHT && this.run.threads.ready && !this.#tooBusy()) {
+      const next = this.ready[this.readyAt++];
+      this.#start(next.key, next.deps, next.source);
+    }
+    if (this.readyAt === this.ready.length) {
+      this.ready = [];
+      this.readyAt = 0;
+    } else if (this.readyAt > 1024 && this.readyAt * 2 > this.ready.length) {
+      this.ready = this.ready.slice(this.readyAt);
+      this.readyAt = 0;
+    }
+  }
+
+  /**
+   * @param {string} key
+   * @param {string[]} deps
+   * @param {Source} [source]
+   */
+  #start(key, deps, source) {
+    const run = this.run;
+    const file = this.known.get(key);
+    const target = /** @type {import('../output/local.js').LocalTree} */ (run.target);
+    const blobs = /** @type {{ locate(id: string): import('./page-work.js').BlobPlace }} */ (/** @type {unknown} */ (run.blobs));
+    if (!file || file === UNSETTLED || this.refed.has(key)) return;
+    /** @type {Map<string, string>} */
+    const names = new Map();
+    for (const dep of deps) {
+      const found = dep === key ? file : this.known.get(dep);
+      if (found === UNSETTLED) return;
+      if (found !== undefined) names.set(dep, found);
+    }
+    if (!this.contextSet) {
+      run.threads.setContext(this.context);
+      this.contextSet = true;
+    }
+    const scratch = target.scratch();
+    const result = (async () => {
+      const record = source ?? await run.records.get(key);
+      if (!record || record.body === undefined || record.scan === undefined) return null;
+      const places = /** @type {[import('./page-work.js').BlobPlace, import('./page-work.js').BlobPlace]} */ ([blobs.locate(record.body), blobs.locate(record.scan)]);
+      return run.threads.renderEarly({
+        places, bodyId: record.body, scanId: record.scan, url: key, file,
+        type: record.type === 'css' ? 'css' : 'html', charset: record.charset ?? 'utf-8', temp: scratch.path, names,
+      });
+    })().catch(() => null) // phase two renders it again, and says what fails
+      .finally(() => {
+        this.inFlight--;
+        this.#pump();
+      });
+    this.inFlight++;
+    this.done.add(key, scratch.n, result, deps);
+  }
+
+  /**
+   * The crawl phase is over: nothing more is rendered early. A page that
+   * links to a URL whose file is not the one it wanted (a collision) is
+   * rendered again in phase two; so is every page when such URLs are many.
+   * @param {{ renamed: string[] }} naming
+   */
+  close(naming) {
+    this.stop();
+    this.forgetLinksTo(naming.renamed);
+  }
+
+  /**
+   * Early outputs of pages that may link to these URLs are not taken (their
+   * links lead elsewhere in phase two); past RENAMED_LISTED, none is.
+   * @param {string[]} urls
+   */
+  forgetLinksTo(urls) {
+    if (urls.length > RENAMED_LISTED) this.done.clear();
+    else if (urls.length > 0) this.done.forgetLinksTo(urls);
+  }
+
+  /** Nothing more is rendered early, nor fed (the run ends, or its crawl phase did). */
+  stop() {
+    if (this.open || this.known.size > 0) this.feed?.stop().catch(() => {}); // a lost Redis shows in the run's own calls
+    this.open = false;
+    this.known.clear();
+    this.waiters.clear();
+    this.ready = [];
+    this.readyAt = 0;
+  }
+
+  /**
+   * The early output of a page (phase two's first pass; its file, the one
+   * it wanted, since it is not among the renamed); null to render it as usual.
+   * @param {string} key
+   * @param {string} file
+   * @returns {Promise<{ result: RenderOutput, keep: () => Promise<void> } | null>}
+   */
+  async take(key, file) {
+    const early = await this.done.take(key);
+    if (!early) return null;
+    this.counts.taken++;
+    const target = /** @type {import('../output/local.js').LocalTree} */ (this.run.target);
+    return { result: early.result, keep: () => target.keepScratch(early.temp, file) };
+  }
+
+  /** @param {string} key whether a page has an early output to take */
+  has(key) {
+    return this.done.slots.has(key);
+  }
+
+  /**
+   * No early output is taken any more (after a write pass: a later one may
+   * have other files); resolves once no render is under way, so that none
+   * writes into the temp directory while the commit removes it.
+   */
+  async drop() {
+    this.done.clear();
+    await this.done.settled();
+  }
+}

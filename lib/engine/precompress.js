@@ -1,0 +1,185 @@
+// @ts-check
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { mimeOf } from '../naming/file-names.js';
+import { warn } from './run.js';
+import { pickEach, pickStored } from '../recrawl/prior.js';
+
+/**
+ * @typedef {import('./run.js').CrawlRun} CrawlRun
+ * @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage
+ */
+
+/** Types worth compressing ahead of time. */
+const COMPRESSIBLE = /^(text\/(html|css|(x-)?javascript|ecmascript|plain|xml)|application\/((x-)?javascript|ecmascript|json|xml|xhtml\+xml|[\w.+-]+\+xml|[\w.+-]+\+json)|image\/svg\+xml)$/;
+const SIBLING = /** @type {const} */ ({ gzip: '.gz', br: '.br' });
+const gzip = promisify(zlib.gzip);
+const brotli = promisify(zlib.brotliCompress);
+
+/**
+ * The sibling files a crawl wrote beside `file`, in the formats a state lists
+ * (`compressed`); a `.gz` or `.br` it did not write is not one of them.
+ * @param {string} file
+ * @param {string[] | undefined} formats
+ */
+export function siblingsOf(file, formats) {
+  /** @type {string[]} */
+  const siblings = [];
+  for (const format of formats ?? []) if (format === 'gzip' || format === 'br') siblings.push(file + SIBLING[format]);
+  return siblings;
+}
+
+/**
+ * The siblings the last crawl made of a page's file in formats this run does
+ * not make (--precompress off, or without that format) go, whether or not
+ * the file is written again: left beside a file that later changes, they
+ * would be served in its place (nginx gzip_static, brotli_static), and the
+ * tree is the one a clean crawl with these options gives.
+ * @param {import('./run.js').CrawlRun} run
+ * @param {import('../store/records.js').PageRecord} record its `compressed`: what is kept
+ * @param {import('../recrawl/state.js').StoredPage | undefined} stored the last run's copy, if its file is this one
+ */
+export async function settleOldSiblings(run, record, stored) {
+  /** @type {Set<string>} */
+  const wanted = new Set(run.options.precompress);
+  const left = (stored?.compressed ?? []).filter((format) => !wanted.has(format));
+  const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
+  for (const sibling of siblingsOf(/** @type {string} */ (record.file), left)) if (!isPageFile(run, sibling)) await target.remove(sibling);
+  const kept = (record.compressed ?? []).filter((format) => wanted.has(format));
+  record.compressed = kept.length > 0 ? kept : undefined;
+}
+
+/**
+ * Whether a file may get siblings at all: a compressible type, at least
+ * 1 KiB, no price slots (whether they come out 10% smaller is seen only by
+ * compressing).
+ * @param {string | undefined} contentType
+ * @param {number} bytes
+ * @param {readonly unknown[] | undefined} placeholders
+ */
+export function worthTrying(contentType, bytes, placeholders) {
+  return (placeholders?.length ?? 0) === 0 && bytes >= 1024 && COMPRESSIBLE.test(mimeOf(contentType));
+}
+
+/**
+ * The formats of this run a file kept as it is lacks and was never tried in:
+ * the last run did not make them for every page (--precompress turned on, or
+ * a format added, since; or a page it did not reach), and the file may be
+ * worth them. Its siblings are then made from the file's bytes, and the file
+ * itself is left as it is.
+ * @param {import('./run.js').CrawlRun} run
+ * @param {import('../recrawl/state.js').StoredPage} stored the last run's copy, kept
+ */
+export function siblingsMissing(run, stored) {
+  const tried = run.prior?.precompressed ?? [];
+  const missing = run.options.precompress.filter((format) => !tried.includes(format) && !(stored.compressed ?? []).includes(format));
+  return missing.length > 0 && worthTrying(stored.contentType, stored.bytes ?? 0, stored.placeholders);
+}
+
+/**
+ * Whether a name is the file of a page of this run (a site with URLs for
+ * both `app.js` and `app.js.gz`, `sitemap.xml` and `sitemap.xml.gz`): then it
+ * is that page's, never a sibling to make or remove. The write pass says
+ * (finalize.js `pageFile`); without it, no name is.
+ * @param {import('./run.js').CrawlRun} run
+ * @param {string} name
+ * @param {boolean} [anyCase] in any case (before making a sibling), not only exactly (before removing one)
+ */
+export function isPageFile(run, name, anyCase = false) {
+  const test = /** @type {{ pageFile?: (name: string, anyCase?: boolean) => boolean }} */ (/** @type {unknown} */ (run)).pageFile;
+  return test ? test(name, anyCase) : false;
+}
+
+/** @type {WeakMap<object, Set<string>>} per last state: the siblings it lists */
+const listed = new WeakMap();
+
+/**
+ * Every .gz/.br the last crawl's state lists beside a page's file, read
+ * once, when a sibling not listed for its own page is found on disk.
+ * @param {import('./run.js').CrawlRun} run
+ */
+function crawlSiblings(run) {
+  const prior = /** @type {import('../recrawl/prior.js').Prior} */ (run.prior);
+  let siblings = listed.get(prior);
+  if (!siblings) {
+    siblings = new Set();
+    for (const page of pickEach(prior.pages, ['state', 'file', 'compressed', 'oldFiles'])) {
+      if (page.state !== 'done' || !page.file) continue;
+      for (const name of siblingsOf(page.file, page.compressed)) siblings.add(name);
+      for (const old of page.oldFiles ?? []) if (/\.(gz|br)$/.test(old)) siblings.add(old);
+    }
+    listed.set(prior, siblings);
+  }
+  return siblings;
+}
+
+/**
+ * A sibling on disk that no crawl made (a .gz put there by hand): the last
+ * state lists no such sibling of this page's file, and nothing since may have
+ * put it there (as for page files: known only from a state no killed or
+ * interrupted run came after). It is left as it is, and none is made.
+ * @param {import('./run.js').CrawlRun} run
+ * @param {PageRecord} record
+ * @param {string} format
+ * @param {string} sibling
+ */
+async function foreign(run, record, format, sibling) {
+  if (!run.prior?.ownsTree) return false;
+  const last = pickStored(run.prior.pages, record.key, ['state', 'file', 'compressed']);
+  if (last?.state === 'done' && last.file === record.file && (last.compressed ?? []).includes(format)) return false;
+  const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
+  if ((await target.existing?.(sibling)) == null) return false;
+  // Made by a crawl if the last state lists it beside any page's file (a name passed from one
+  // page to another: its sibling is the crawl's to replace), or an old file it keeps.
+  if (crawlSiblings(run).has(sibling)) return false;
+  warn(run, record.key, 'SIBLING_TAKEN', `${sibling} is not a file a crawl made: left as it is, and no ${format} sibling is made`);
+  return true;
+}
+
+/**
+ * --precompress: FILE.gz and FILE.br beside a file worth it (a compressible
+ * type, at least 1 KiB, at least 10% smaller; never a page with price slots,
+ * whose bytes change per request), for nginx gzip_static/brotli_static and
+ * prerender serve. Made again only when the file was written; otherwise the
+ * siblings of the last run stay.
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ * @param {Buffer} output the file's bytes
+ * @param {ManifestPage['placeholders']} placeholders
+ * @param {import('../recrawl/state.js').StoredPage | undefined} unchanged the last run's copy, when the file was not written again
+ * @param {{ filesWritten: number, bytesWritten: number }} counters
+ */
+export async function precompress(run, record, output, placeholders, unchanged, counters) {
+  const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
+  const file = /** @type {string} */ (record.file);
+  const eligible = worthTrying(record.contentType, output.length, placeholders);
+  /** @type {string[]} */
+  const made = [];
+  for (const format of run.options.precompress) {
+    const sibling = file + SIBLING[/** @type {'gzip' | 'br'} */ (format)];
+    if (isPageFile(run, sibling, true)) {
+      if (eligible) warn(run, record.key, 'SIBLING_IS_PAGE', `${sibling} is the file of another page of this crawl: no ${format} sibling of ${file} is made`);
+      // One the last crawl made under that very name (the page's differs in case only) goes.
+      if (!isPageFile(run, sibling) && (unchanged?.compressed ?? run.prior?.pages.get(record.key)?.compressed ?? []).includes(format)) await target.remove(sibling);
+      continue;
+    }
+    if (unchanged && (unchanged.compressed ?? []).includes(format) && eligible) {
+      made.push(format);
+      continue;
+    }
+    const data = eligible
+      ? await (format === 'gzip' ? gzip(output, { level: 9 }) : brotli(output, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: output.length } }))
+      : null;
+    if (data && data.length <= output.length * 0.9) {
+      if (await foreign(run, record, format, sibling)) continue;
+      await target.write(sibling, data, { sameTimeAs: file });
+      counters.filesWritten++;
+      counters.bytesWritten += data.length;
+      made.push(format);
+    } else if ((unchanged?.compressed ?? run.prior?.pages.get(record.key)?.compressed ?? []).includes(format)) {
+      await target.remove(sibling);
+    }
+  }
+  record.compressed = made.length > 0 ? made : undefined;
+}

@@ -1,0 +1,154 @@
+// @ts-check
+import { ignoreRegExp } from '../options/ignore.js';
+import { Scope } from '../roots/scope.js';
+import { createRobots } from '../fetch/robots.js';
+import { compileNameRules } from '../naming/rules.js';
+import { PageThreads } from './threads/page-threads.js';
+
+/**
+ * What one run of the crawl shares between its phases: options, the seams
+ * (loader, frontier, records, blobs, output target), scope, and the run's own
+ * counters and lists. Created by `Crawler.run()`, never at module scope, so
+ * two runs in one process cannot interfere.
+ *
+ * @typedef {import('../options/crawl-options.js').ResolvedCrawlOptions} ResolvedCrawlOptions
+ * @typedef {import('../warnings.js').Warning} Warning
+ * @typedef {import('../warnings.js').WarningCode} WarningCode
+ * @typedef {{ fetched: number, failed: number, written: number, active: number, queued: number, resumed: number, startedAt: number, phase: 'start' | 'discover' | 'write' }} CrawlStats
+ *   phase: 'start' until the crawl takes its first page (the last state, sitemaps and URL lists are read)
+ * @typedef {{
+ *   name: string, concurrency?: number,
+ *   run: (page: import('./fetch-phase.js').PageInFlight, run: CrawlRun) => unknown,
+ *   open?: (run: CrawlRun) => Promise<void>, close?: () => Promise<void>,
+ * }} Transform
+ *   A step between load and scan (the render step plugs in here). open: before
+ *   the first page (an error ends the run); close: at the end of the run, whatever happened.
+ * @typedef {{
+ *   options: ResolvedCrawlOptions,
+ *   emit: (event: string, data: object) => void,
+ *   listening: (event: string) => boolean,
+ *   stats: CrawlStats,
+ *   signal: AbortSignal,
+ *   scope: import('../roots/scope.js').Scope,
+ *   loader: import('../fetch/http.js').Loader,
+ *   frontier: import('../store/frontier.js').Frontier,
+ *   records: import('../store/records.js').RecordStore,
+ *   blobs: import('../store/blobs.js').BlobStore | null,
+ *   target: import('../output/target.js').OutputTarget | null,
+ *   transforms: Transform[],
+ *   multiOrigin: boolean,
+ *   staticRoot: URL,
+ *   origins: Set<string>,
+ *   warnings: Warning[],
+ *   redirects: import('../output/manifest/schema.js').ManifestRedirect[],
+ *   interned: Map<string, string>,
+ *   depth: { rootDepth: Map<string, number>, tooDeep: Set<string>, tooLong: number, noteTooLong?: (key: string) => void },
+ *   prior: import('../recrawl/prior.js').Prior | null,
+ *   ignore: RegExp | null,
+ *   resumed: import('../store/stored-pages.js').StoredPages<import('../recrawl/journal.js').JournalEntry> | null,
+ *   journal: ReturnType<typeof import('../recrawl/journal.js').createJournal> | null,
+ *   stateDir: string | null,
+ *   sources: Record<string, unknown>,
+ *   assetOrigins: Set<string>,
+ *   robots: import('../fetch/robots.js').Robots | null,
+ *   nameRules: import('../naming/rules.js').NameRules,
+ *   counts: { requisitesNotFetched: number },
+ *   threads: PageThreads,
+ *   finishPool?: FinishPool | null,
+ *   early?: import('./early.js').EarlyWrites | null,
+ *   revalidator?: import('../fetch/revalidate.js').Revalidator | null,
+ * }} CrawlRun
+ *   assetOrigins: origins whose page requisites --assets fetches outside the
+ *   page scope (the roots' and --assets-origins); robots: with --robots;
+ *   threads: the worker threads of the per-page work (closed by whoever made the run);
+ *   finishPool: in a shared crawl, where the per-page work of the write passes goes
+ *   (every live process takes part; distributed/finish.js);
+ *   early: pages rendered and written while the crawl runs (early.js);
+ *   revalidator: a re-crawl's requests, asked ahead on a thread (told what the frontier admits)
+ * @typedef {{
+ *   window: number,
+ *   begin(context: import('./page-work.js').RenderContext, table: import('../naming/table.js').SharedNameTable): Promise<void>,
+ *   render(input: Omit<import('./page-work.js').RenderInput, 'raw' | 'scan'>): Promise<import('./page-work.js').RenderOutput>,
+ *   end(): Promise<void>,
+ * }} FinishPool
+ *   begin: a write pass starts (its render context and name table); end: it is over
+ */
+
+/**
+ * The parts of a run that differ between a crawl and a shared crawl's worker.
+ * @typedef {Pick<CrawlRun, 'options' | 'emit' | 'listening' | 'stats' | 'signal' | 'loader' | 'frontier' | 'records' | 'blobs'
+ *   | 'target' | 'transforms' | 'warnings' | 'prior' | 'resumed' | 'journal' | 'stateDir' | 'sources'>} RunParts
+ */
+
+/**
+ * A run: the given parts, and what follows from the options and the roots
+ * (scope, origins, static root, depth guard, --ignore, --assets origins,
+ * --robots, --name rules). One place, for the crawl and the shared crawl's
+ * workers alike.
+ * @param {RunParts} parts
+ * @param {string[]} listed canonical URLs from sitemaps and URL lists
+ * @returns {CrawlRun}
+ */
+export function createCrawlRun(parts, listed) {
+  const o = parts.options;
+  const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
+  return {
+    ...parts,
+    scope: new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed }),
+    multiOrigin: origins.size > 1,
+    staticRoot: origins.size > 1 ? new URL('http://prerender.invalid/') : new URL(`${[...origins][0]}/`),
+    origins,
+    redirects: [],
+    interned: new Map(),
+    depth: { rootDepth: rootDepths([...o.roots, ...listed]), tooDeep: new Set(), tooLong: 0 },
+    ignore: ignoreRegExp(o.ignore),
+    assetOrigins: new Set([...origins, ...o.assetsOrigins]),
+    robots: o.robots ? createRobots(parts.loader) : null,
+    nameRules: compileNameRules(o.name, [...origins]),
+    counts: { requisitesNotFetched: 0 },
+    threads: new PageThreads(o.threads),
+  };
+}
+
+/**
+ * For each origin, the directory depth (slashes in the path) of its
+ * shallowest root: --max-depth counts segments below it.
+ * @param {string[]} roots
+ */
+export function rootDepths(roots) {
+  /** @type {Map<string, number>} */
+  const depths = new Map();
+  for (const root of roots) {
+    const url = new URL(root);
+    const depth = url.pathname.split('/').length - 2;
+    depths.set(url.origin, Math.min(depths.get(url.origin) ?? Infinity, depth));
+  }
+  return depths;
+}
+
+/**
+ * Record a warning and tell listeners.
+ * @param {{ warnings: Warning[], emit: CrawlRun['emit'] }} run
+ * @param {string} url
+ * @param {WarningCode} code
+ * @param {string} message
+ */
+export function warn(run, url, code, message) {
+  const warning = { url, code, message };
+  run.warnings.push(warning);
+  run.emit('warning', warning);
+}
+
+/**
+ * One copy of each content type and charset string for the whole run.
+ * @param {CrawlRun} run
+ * @param {string} text
+ */
+export function intern(run, text) {
+  let kept = run.interned.get(text);
+  if (kept === undefined) {
+    kept = text;
+    if (run.interned.size < 1000) run.interned.set(text, text);
+  }
+  return kept;
+}

@@ -1,0 +1,351 @@
+// @ts-check
+import { Worker } from 'node:worker_threads';
+import { createRenderer, scanPage } from '../page-work.js';
+import { reassertHeapBounds } from '../../runtime/heap.js';
+import { copyOf } from '../../runtime/transfer.js';
+
+/**
+ * The crawl's worker threads: the per-page CPU work (tokenise and resolve in
+ * phase one, rewrite, hash and write in phase two) runs here, so that the
+ * main thread keeps the network, the frontier and the name table, and both
+ * cores are used.
+ *
+ * Requests are sent in batches: each worker has at most one batch at a time,
+ * and what comes in meanwhile waits for the next, so a busy crawl costs two
+ * messages per batch, not per page, and a worker with work never sleeps
+ * between pages. A worker gets its own copy of a page's bytes (transferred,
+ * not cloned), or in phase two only where the staged bytes lie in the blob
+ * log, which it reads itself.
+ *
+ * Workers start when a crawl turns out to have more than a little of that
+ * work (`warm()`: a re-crawl whose pages all answer 304 has next to none);
+ * until one is ready, and with `--threads 0`, the same functions run in the main
+ * thread. A worker that dies fails the requests it held; the others (or the
+ * main thread) take the next ones.
+ *
+ * @typedef {import('../page-work.js').ScanInput} ScanInput
+ * @typedef {import('../page-work.js').ScanOutput} ScanOutput
+ * @typedef {import('../page-work.js').RenderInput} RenderInput
+ * @typedef {import('../page-work.js').RenderOutput} RenderOutput
+ * @typedef {import('../page-work.js').RenderContext} RenderContext
+ * @typedef {import('../page-work.js').NameTableData} NameTableData
+ * @typedef {import('../page-work.js').BlobPlace} BlobPlace
+ * @typedef {{ resolve: (value: any) => void, reject: (error: Error) => void }} Waiting
+ * @typedef {{ request: object, transfer: ArrayBuffer[], waiting: Waiting, local: () => unknown }} Task
+ *   local: the same work in the main thread, should no worker be left
+ * @typedef {{ worker: Worker, ready: boolean, dead: boolean, batch: Waiting[] | null, sentAt: number }} Slot
+ *   sentAt: when its batch was sent (or the window began, if later)
+ */
+
+const WORKER_URL = new URL('./page-thread.js', import.meta.url);
+
+/**
+ * Nice steps the page threads run below the main thread (Linux: thread.js,
+ * thread-priority.js): a page thread woken by a message no longer takes the
+ * core from the main thread that sent it.
+ */
+export const PAGE_THREAD_NICENESS = 10;
+
+/** Requests in one batch at most. */
+const BATCH = 64;
+/** The window over which the running workers' busy share is measured, and the share from which another starts. */
+const GROW_WINDOW_MS = 250;
+const GROW_BUSY = 0.7;
+/** Requests waiting from which idle workers share them (fewer all go to the first). */
+const SPLIT_FROM = 8;
+
+export class PageThreads {
+  /** @type {{ at: number, busyMs: number } | null} the window the workers' busy time is measured over, while more may start */
+  #window = null;
+  /**
+   * @param {number} size worker threads (0: all work in the main thread)
+   * @param {{ niceness?: number }} [options] niceness: nice steps the threads run below the
+   *   main thread (thread.js; Linux), PAGE_THREAD_NICENESS unless told (tests of the pool alone)
+   */
+  constructor(size, { niceness = PAGE_THREAD_NICENESS } = {}) {
+    this.size = size;
+    this.niceness = niceness;
+    /** @type {Slot[]} */
+    this.slots = [];
+    /** @type {Task[]} */
+    this.queue = [];
+    /** @type {RenderContext | null} */
+    this.context = null;
+    /** @type {NameTableData | null} */
+    this.names = null;
+    /** @type {ReturnType<typeof createRenderer> | null} the main thread's renderer */
+    this.local = null;
+    this.closed = false;
+    /** Requests answered by workers and by the main thread (for tests and the bench). */
+    this.counts = { worker: 0, local: 0 };
+  }
+
+  /**
+   * Start a worker (once; a no-op with --threads 0). The others start as
+   * the work outgrows the ones running (#grow).
+   */
+  warm() {
+    if (this.slots.length > 0 || this.closed || this.size === 0) return;
+    this.slots.push(this.#spawn());
+    this.#window = { at: performance.now(), busyMs: 0 };
+  }
+
+  /**
+   * Another worker, up to --threads, once the running ones were busy for
+   * most of the time since the last look (a window at least; each dispatch
+   * looks): a crawl that waits for its origin keeps one thread (its start,
+   * its JIT, its wakeups) where two took turns; one bound by its CPU gets
+   * the next within a window of its first pages.
+   */
+  #grow() {
+    const window = this.#window;
+    if (!window || this.closed) return;
+    const now = performance.now();
+    if (now - window.at < GROW_WINDOW_MS) return;
+    const running = this.slots.filter((slot) => slot.ready).length;
+    const busy = window.busyMs + this.slots.reduce((sum, slot) => sum + (slot.batch ? now - Math.max(slot.sentAt, window.at) : 0), 0);
+    this.#window = { at: now, busyMs: 0 };
+    for (const slot of this.slots) if (slot.batch) slot.sentAt = now;
+    if (running === 0 || this.slots.length !== running || busy < GROW_BUSY * running * (now - window.at)) return;
+    this.slots.push(this.#spawn());
+    if (this.slots.length >= this.size) this.#window = null;
+  }
+
+  /**
+   * Start the workers and wait until each is ready (or dead), at most
+   * `limitMs`: for a run told to use them from its first page.
+   * @param {number} [limitMs]
+   */
+  async start(limitMs = 10_000) {
+    if (!this.closed) while (this.slots.length < this.size) this.slots.push(this.#spawn());
+    const until = Date.now() + limitMs;
+    while (this.slots.some((slot) => !slot.ready && !slot.dead) && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  /** @returns {Slot} */
+  #spawn() {
+    // A small young generation: pages' bytes live outside the heap, and
+    // each worker's heap counts in the crawl's memory.
+    const worker = new Worker(WORKER_URL, { workerData: { niceness: this.niceness }, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+    worker.unref(); // never what keeps the process alive
+    // Its heap's set-up puts V8's growth of young generations back: the
+    // bounds set it again until the thread is online (heap.js).
+    const again = setInterval(reassertHeapBounds, 1);
+    const started = () => {
+      clearInterval(again);
+      reassertHeapBounds();
+    };
+    worker.once('online', started);
+    worker.once('exit', started);
+    /** @type {Slot} */
+    const slot = { worker, ready: false, dead: false, batch: null, sentAt: 0 };
+    const die = (/** @type {Error} */ error) => {
+      if (slot.dead) return;
+      slot.dead = true;
+      slot.ready = false;
+      for (const waiting of slot.batch ?? []) waiting.reject(error);
+      slot.batch = null;
+      // What waits for a batch goes to the other workers, or the main thread.
+      if (!this.slots.some((other) => other.ready)) this.#drainLocally();
+    };
+    worker.on('message', (/** @type {any} */ message) => {
+      if (message.ready) {
+        if (this.context) worker.postMessage({ op: 'context', context: this.context });
+        const names = this.#namesNow();
+        if (names) worker.postMessage({ op: 'names', names });
+        slot.ready = true;
+        this.#dispatch();
+        return;
+      }
+      const batch = slot.batch ?? [];
+      slot.batch = null;
+      if (this.#window) this.#window.busyMs += performance.now() - Math.max(slot.sentAt, this.#window.at);
+      /** @type {any[]} */
+      const answers = message.answers;
+      answers.forEach((answer, i) => {
+        if (answer.error) batch[i].reject(Object.assign(new Error(answer.error.message), answer.error));
+        else batch[i].resolve(answer.result);
+      });
+      this.#dispatch();
+    });
+    // However it ends (an uncaught error, out of memory, an exit), the pages it held did not fail by themselves.
+    worker.on('error', (error) => die(Object.assign(new Error(`a crawl worker thread stopped: ${error.message}`), { code: 'THREAD_EXIT', cause: error })));
+    worker.on('exit', (code) => die(Object.assign(new Error(`a crawl worker thread stopped (exit code ${code})`), { code: 'THREAD_EXIT' })));
+    return slot;
+  }
+
+  /**
+   * Send what waits to the idle workers, a batch each: a few requests all
+   * to the first (the others sleep on), more shared among them.
+   */
+  #dispatch() {
+    for (const slot of this.slots) {
+      if (this.queue.length === 0) break;
+      if (!slot.ready || slot.batch) continue;
+      const share = this.queue.length < SPLIT_FROM ? this.queue.length : Math.ceil(this.queue.length / this.#idleCount());
+      const tasks = this.queue.splice(0, Math.max(1, Math.min(BATCH, share)));
+      slot.batch = tasks.map((task) => task.waiting);
+      slot.sentAt = performance.now();
+      slot.worker.postMessage({ op: 'batch', requests: tasks.map((task) => task.request) }, tasks.flatMap((task) => task.transfer));
+      this.counts.worker += tasks.length;
+    }
+    this.#grow();
+  }
+
+  #idleCount() {
+    let idle = 0;
+    for (const slot of this.slots) if (slot.ready && !slot.batch) idle++;
+    return Math.max(1, idle);
+  }
+
+  /** With no worker left, the main thread answers what was queued. */
+  #drainLocally() {
+    for (const task of this.queue.splice(0)) {
+      this.counts.local++;
+      Promise.resolve().then(task.local).then(task.waiting.resolve, task.waiting.reject);
+    }
+  }
+
+  /** Requests made so far (answered by workers or by the main thread, or waiting). */
+  get requests() {
+    return this.counts.worker + this.counts.local + this.queue.length;
+  }
+
+  /** Requests waiting for a worker (none sent yet). */
+  get backlog() {
+    return this.queue.length;
+  }
+
+  /** Whether a worker can take requests now or soon. */
+  get #working() {
+    return this.slots.some((slot) => slot.ready);
+  }
+
+  /**
+   * @param {object} request
+   * @param {ArrayBuffer[]} transfer
+   * @param {() => unknown} local
+   * @returns {Promise<any>}
+   */
+  #enqueue(request, transfer, local) {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ request, transfer, waiting: { resolve, reject }, local });
+      this.#dispatch();
+    });
+  }
+
+  /**
+   * Phase one's work on one document (the body stays the caller's; a worker gets a copy).
+   * @param {ScanInput} input
+   * @returns {Promise<ScanOutput>}
+   */
+  async scan(input) {
+    if (!this.#working) {
+      this.counts.local++;
+      return scanPage(input);
+    }
+    const data = copyOf([input.body]);
+    const result = await this.#enqueue({ op: 'scan', data, input: { type: input.type, contentType: input.contentType, url: input.url, stageDir: input.stageDir } }, [data], () => scanPage(input));
+    return { ...result, scanBytes: Buffer.from(result.scanBytes) };
+  }
+
+  /**
+   * The render context of this run (before the first render).
+   * @param {RenderContext} context
+   */
+  setContext(context) {
+    this.context = context;
+    this.local = createRenderer(context);
+    this.names = null;
+    this.#contents = null;
+    for (const slot of this.slots) if (slot.ready) slot.worker.postMessage({ op: 'context', context });
+  }
+
+  /**
+   * The name table of a write pass (before its first render): the main
+   * thread reads the table itself, workers get its contents (made only when
+   * there are workers).
+   * @param {{ fileOf(key: string): string | null }} table
+   * @param {() => NameTableData} contents
+   */
+  setNames(table, contents) {
+    this.local?.setTable(table);
+    this.names = null;
+    this.#contents = this.size > 0 ? contents : null;
+    if (this.slots.some((slot) => slot.ready)) this.#namesNow();
+  }
+
+  /** @type {(() => NameTableData) | null} how to make the workers' name table, until it is made */
+  #contents = null;
+
+  /**
+   * The workers' name table, made when a worker first needs it (a pass that
+   * renders nothing, as a re-crawl that keeps every file, makes none), and
+   * sent to those ready.
+   */
+  #namesNow() {
+    if (this.names || !this.#contents) return this.names;
+    this.names = this.#contents();
+    for (const slot of this.slots) if (slot.ready) slot.worker.postMessage({ op: 'names', names: this.names });
+    return this.names;
+  }
+
+  /**
+   * Phase two's work on one document: from its staged bytes (`raw` and
+   * `scan`, which stay the caller's), or from where they lie in the blob log
+   * (`places`), which a worker reads itself.
+   * @param {Omit<RenderInput, 'raw' | 'scan'> & ({ raw: Buffer, scan: Buffer } | { places: [BlobPlace, BlobPlace], read: () => Promise<Buffer[]> })} input
+   * @returns {Promise<RenderOutput>}
+   */
+  async render(input) {
+    const local = async () => {
+      if (!this.local) throw new Error('render before the render context was set');
+      if ('raw' in input) return this.local.render(input);
+      const { places, read, ...rest } = input;
+      const [raw, scan] = await read();
+      return this.local.render({ ...rest, raw, scan });
+    };
+    if (!this.#working || !this.#namesNow()) {
+      this.counts.local++;
+      return local();
+    }
+    /** @type {any} */
+    let result;
+    if ('raw' in input) {
+      const { raw, scan, ...rest } = input;
+      const bytes = copyOf([raw, scan]);
+      result = await this.#enqueue({ op: 'render', bytes, rawLength: raw.length, input: rest }, [bytes], local);
+    } else {
+      const { read, ...rest } = input;
+      result = await this.#enqueue({ op: 'render', input: rest }, [], local);
+    }
+    if (result.output && !Buffer.isBuffer(result.output)) result.output = Buffer.from(result.output);
+    return result;
+  }
+
+  /** Whether a worker thread is ready for requests. */
+  get ready() {
+    return this.#working;
+  }
+
+  /**
+   * A render that only a worker thread does (a page rendered while the crawl
+   * runs, early.js), from where its staged bytes lie and with the files of
+   * its own links; null when no worker is left to do it.
+   * @param {Omit<RenderInput, 'raw' | 'scan'> & { places: [BlobPlace, BlobPlace], names: Map<string, string> }} input
+   * @returns {Promise<RenderOutput | null>}
+   */
+  async renderEarly(input) {
+    if (!this.#working || !this.context) return null;
+    return this.#enqueue({ op: 'render', input }, [], () => null);
+  }
+
+  async close() {
+    this.closed = true;
+    const slots = this.slots.splice(0);
+    await Promise.all(slots.map((slot) => slot.worker.terminate().catch(() => {})));
+    for (const task of this.queue.splice(0)) task.waiting.reject(new Error('the crawl worker threads were closed'));
+  }
+}

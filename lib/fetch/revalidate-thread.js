@@ -1,0 +1,125 @@
+// @ts-check
+import { parentPort, workerData } from 'node:worker_threads';
+import { createHttpLoader } from './http.js';
+import { transferable } from '../runtime/transfer.js';
+
+/**
+ * The re-crawl's HTTP thread (revalidate.js): the crawl's own HTTP loader,
+ * with at most `concurrency` requests in flight, urgent requests (a page the
+ * crawl waits for) before those asked ahead. Answers go back once per turn
+ * of this thread's event loop, bodies transferred.
+ *
+ * Messages in: `{ op: 'ask', urgent, asks: [{ id, url, headers }] }`;
+ * `{ op: 'promote', ids }` (asks the crawl now waits for: made next);
+ * `{ op: 'cancel', ids }` (not wanted any more: not made, if not started);
+ * `{ op: 'cancelAll' }` (the crawl is interrupted: nothing more is started).
+ *
+ * @typedef {{ id: number, url: string, headers?: Record<string, string> }} Ask
+ */
+
+const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
+const { concurrency, timeout, maxPageBytes, headers } = workerData;
+const loader = createHttpLoader({ concurrency, timeout, maxPageBytes, headers });
+
+/** @type {Map<number, Ask>} asks not started yet (a cancelled one is taken out) */
+const waiting = new Map();
+/** @type {Ask[]} */
+let urgent = [];
+/** @type {Ask[]} */
+let ahead = [];
+let aheadAt = 0;
+let inFlight = 0;
+
+/** @type {object[]} */
+let answers = [];
+/** @type {ArrayBuffer[]} */
+let transfer = [];
+let scheduled = false;
+
+const flush = () => {
+  scheduled = false;
+  const batch = answers;
+  answers = [];
+  port.postMessage(batch, transfer);
+  transfer = [];
+};
+
+/** @param {object} answer */
+const send = (answer) => {
+  answers.push(answer);
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(flush);
+  }
+};
+
+/** @param {any} error */
+const describe = (error) => ({
+  name: error?.constructor?.name, message: String(error?.message ?? error), code: error?.code, status: error?.status, truncated: error?.truncated === true || undefined,
+  // When to retry, as a time (the crawl may take the answer later than it came).
+  retryAt: typeof error?.retryAfterMs === 'number' ? Date.now() + error.retryAfterMs : undefined,
+  cause: error?.cause ? { code: error.cause.code, message: String(error.cause.message ?? error.cause) } : undefined,
+});
+
+/** @param {Ask} ask */
+const start = (ask) => {
+  inFlight++;
+  loader.load(ask.url, { headers: ask.headers }).then(
+    (result) => {
+      const body = result.body.length > 0 ? transferable(result.body) : null;
+      if (body) transfer.push(body);
+      send({ id: ask.id, status: result.status, headers: result.headers, location: result.location, notModified: result.notModified, body });
+    },
+    (error) => send({ id: ask.id, error: describe(error) }),
+  ).finally(() => {
+    inFlight--;
+    pump();
+  });
+};
+
+/** The next ask to make: urgent ones first; those cancelled, promoted or started are passed over. */
+const next = () => {
+  while (urgent.length > 0) {
+    const ask = /** @type {Ask} */ (urgent.shift());
+    if (waiting.delete(ask.id)) return ask;
+  }
+  while (aheadAt < ahead.length) {
+    const ask = ahead[aheadAt++];
+    if (waiting.delete(ask.id)) return ask;
+  }
+  return undefined;
+};
+
+const pump = () => {
+  while (inFlight < concurrency) {
+    const ask = next();
+    if (!ask) break;
+    start(ask);
+  }
+  if (aheadAt > 1024 && aheadAt * 2 > ahead.length) {
+    ahead = ahead.slice(aheadAt);
+    aheadAt = 0;
+  }
+};
+
+port.on('message', (/** @type {{ op: string, urgent?: boolean, asks?: Ask[], ids?: number[] }} */ message) => {
+  if (message.op === 'ask') {
+    for (const ask of message.asks ?? []) {
+      waiting.set(ask.id, ask);
+      (message.urgent ? urgent : ahead).push(ask);
+    }
+  } else if (message.op === 'promote') {
+    for (const id of message.ids ?? []) {
+      const ask = waiting.get(id);
+      if (ask) urgent.push(ask); // its place ahead is passed over once it has started
+    }
+  } else if (message.op === 'cancel') {
+    for (const id of message.ids ?? []) waiting.delete(id);
+  } else if (message.op === 'cancelAll') {
+    waiting.clear();
+    urgent = [];
+    ahead = [];
+    aheadAt = 0;
+  }
+  pump();
+});

@@ -1,0 +1,206 @@
+// @ts-check
+import { lstatSync } from 'node:fs';
+import path from 'node:path';
+import { FileRegistry } from './file-names.js';
+import { isSitemapName } from '../output/sitemap.js';
+import { warn } from '../engine/run.js';
+import { eachRecord } from '../store/records.js';
+import { pickEach, pickStored } from '../recrawl/prior.js';
+
+/**
+ * Naming: every fetched page gets its file in URL order (so collisions
+ * resolve the same way whatever the fetch order), then the name table that
+ * rewriting reads: canonical URL -> file, redirects followed. Two URLs that
+ * want the same file and fetched the same bytes ("/" and "/index.html")
+ * share it: the later one is an alias of the first, and links to either lead
+ * to the one file (finalize checks that their output is the same too, and
+ * splits them apart when it is not).
+ *
+ * @typedef {import('../engine/run.js').CrawlRun} CrawlRun
+ * @typedef {import('../store/records.js').PageRecord} PageRecord
+ */
+
+/**
+ * The canonical order names are handed out in: shorter URL first, then byte
+ * order (so `/` keeps `index.html` before `/index.html`). It depends on
+ * nothing but the URLs, so one process and many workers name alike.
+ * @param {string} a @param {string} b
+ */
+export const byKey = (a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The names of a run: its pages in URL order, the file of each and the
+ * aliases (a URL that shares its first URL's file). Kept apart from the
+ * records, which are read one at a time while the pages are written.
+ * renamed: pages whose file is not the one they wanted (a collision, or an
+ * alias of a page that collided), their URLs up to RENAMED_LISTED.
+ * @typedef {{ keys: string[], files: Map<string, string>, aliasOf: Map<string, string>, stale: number, renamed: string[] }} Naming
+ */
+
+/** Renamed URLs listed, at most (one more says "more than that"). */
+export const RENAMED_LISTED = 100;
+
+/** The registries of namings being split apart in phase two. */
+const registries = new WeakMap();
+
+/**
+ * @param {CrawlRun} run
+ * @returns {Promise<Naming>} the fetched pages in URL order, named
+ */
+export async function assignNames(run) {
+  // (a store in Redis may list a key twice while it rehashes)
+  const keys = (await run.records.keys('done')).sort(byKey).filter((key, i, sorted) => i === 0 || key !== sorted[i - 1]);
+  const registry = newRegistry(run);
+  /** @type {Naming} */
+  const naming = { keys, files: new Map(), aliasOf: new Map(), stale: 0, renamed: /** @type {string[]} */ ([]) };
+  const listening = run.listening('named');
+  let count = 0;
+  for await (const [key, found] of eachRecord(run.records, keys)) {
+    // Let signals and timers in now and then: naming 200,000 pages takes a while.
+    if (++count % 2000 === 0) await new Promise((resolve) => setImmediate(resolve));
+    const record = /** @type {PageRecord} */ (found);
+    if (record.stale) naming.stale++;
+    const wanted = /** @type {string} */ (record.wanted);
+    const owner = registry.ownerOf(wanted);
+    const first = owner === undefined ? undefined : await run.records.get(owner);
+    if (owner !== undefined && first && sameContent(first, record)) {
+      record.file = /** @type {string} */ (naming.files.get(owner));
+      record.aliasOf = owner;
+      naming.aliasOf.set(key, owner);
+    } else {
+      const { file, collidedWith } = registry.claim(wanted, key);
+      if (collidedWith) warn(run, key, 'NAME_COLLISION', `file name collision: "${wanted}" is taken by ${collidedWith}; written as "${file}"`);
+      record.file = file === wanted ? wanted : file; // one string for both when they are the same (most pages)
+    }
+    naming.files.set(key, record.file);
+    if (record.file !== wanted && naming.renamed.length <= RENAMED_LISTED) naming.renamed.push(key);
+    if (listening) run.emit('named', { url: key, file: record.file, wanted, status: record.status, aliasOf: record.aliasOf });
+  }
+  // The registry's tree (a node and a string a page) is not kept for the
+  // rare alias split: splitAlias builds it again from the names.
+  return naming;
+}
+
+/** @param {CrawlRun} run */
+const newRegistry = (run) => new FileRegistry({ reserved: run.options.writeSitemap ? isSitemapName : undefined, foreign: foreignFiles(run) });
+
+/**
+ * Whether a file of OUT is one no crawl wrote (a robots.txt or a page put
+ * there by hand), which no page may take over, new or renamed: it is on
+ * disk, and the last state lists it for no page.
+ * Known only with a state (a first crawl has no record of what is whose) that
+ * no killed or interrupted run has left behind since (its files are not in
+ * it), and a tree on a local disk. A URL the last crawl had, under the same
+ * file, costs a lookup of that one field; a new one (or one renamed, by its
+ * name header or a collision) an lstat, and the first one found on disk the
+ * set of the last crawl's files.
+ * @param {CrawlRun} run
+ * @returns {((file: string, url: string) => boolean) | undefined}
+ */
+function foreignFiles(run) {
+  const prior = run.prior;
+  const out = /** @type {{ out?: string }} */ (/** @type {unknown} */ (run.target))?.out;
+  if (!prior?.ownsTree || typeof out !== 'string') return undefined;
+  /** @type {Set<string> | null} */
+  let known = null;
+  const pages = prior.pages;
+  return (file, url) => {
+    // A URL the last crawl had, under the file it had then; a rename of it is checked like a new page.
+    if (pickStored(pages, url, ['file'])?.file === file) return false;
+    try {
+      lstatSync(path.join(out, ...file.split('/')));
+    } catch {
+      return false;
+    }
+    if (!known) {
+      known = new Set();
+      for (const stored of pickEach(pages, ['file', 'oldFiles'])) {
+        if (stored.file) known.add(stored.file);
+        for (const old of stored.oldFiles ?? []) known.add(old);
+      }
+    }
+    return !known.has(file);
+  };
+}
+
+/**
+ * A page's record as phase two writes it: its file and alias from the naming.
+ * @param {CrawlRun} run
+ * @param {Naming} naming
+ * @param {string} key
+ */
+export async function namedRecord(run, naming, key) {
+  const record = await run.records.get(key);
+  if (!record) throw new Error(`no record for ${key}`);
+  record.file = naming.files.get(key);
+  record.aliasOf = naming.aliasOf.get(key);
+  return record;
+}
+
+/**
+ * Fetched the same bytes, to be read the same way.
+ * @param {PageRecord} a
+ * @param {PageRecord} b
+ */
+function sameContent(a, b) {
+  return a.body !== undefined && a.body === b.body && a.type === b.type && a.charset === b.charset && a.contentType === b.contentType;
+}
+
+/**
+ * An alias whose output turned out not to be its first URL's (links that
+ * resolve differently from its URL), or whose first URL failed: it gets a
+ * file of its own, as any collision does.
+ * @param {CrawlRun} run
+ * @param {Naming} naming
+ * @param {PageRecord} record
+ */
+export function splitAlias(run, naming, record) {
+  let registry = registries.get(naming);
+  if (!registry) {
+    // The names handed out, claimed again in URL order: all distinct, so each keeps its file.
+    registry = newRegistry(run);
+    for (const key of naming.keys) {
+      const file = naming.files.get(key);
+      if (file !== undefined && !naming.aliasOf.has(key)) registry.claim(file, key);
+    }
+    registries.set(naming, registry);
+  }
+  const wanted = /** @type {string} */ (record.wanted);
+  const { file, collidedWith } = registry.claim(wanted, record.key);
+  if (collidedWith) warn(run, record.key, 'NAME_COLLISION', `file name collision: "${wanted}" is taken by ${collidedWith}; written as "${file}"`);
+  record.file = file;
+  record.aliasOf = undefined;
+  naming.files.set(record.key, file);
+  naming.aliasOf.delete(record.key);
+  if (run.listening('named')) run.emit('named', { url: record.key, file, wanted, status: record.status });
+}
+
+/**
+ * The read-only name table of phase two.
+ * @param {Map<string, string>} files the file of each page
+ * @param {Set<string>} dropped pages left out (failed while written)
+ * @param {PageRecord[]} redirects redirect records
+ * @param {number} [maxHops] redirects followed at most
+ */
+export function createNameTable(files, dropped, redirects, maxHops = 10) {
+  /** @type {Map<string, string>} */
+  const moved = new Map();
+  for (const record of redirects) if (record.location) moved.set(record.key, record.location);
+  return {
+    /**
+     * The file a URL's link leads to (following redirects), or null.
+     * @param {string} key
+     */
+    fileOf(key) {
+      let current = key;
+      for (let hops = 0; hops <= maxHops; hops++) {
+        const file = dropped.has(current) ? undefined : files.get(current);
+        if (file !== undefined) return file;
+        const next = moved.get(current);
+        if (next === undefined) return null;
+        current = next;
+      }
+      return null;
+    },
+  };
+}

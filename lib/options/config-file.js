@@ -1,0 +1,151 @@
+// @ts-check
+import { access, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ConfigError } from '../errors.js';
+import { OPTION_BY_NAME, coerceOption } from './crawl-options.js';
+import { normalizeUrl } from '../url.js';
+import { DEPLOY_KEYS, checkDeployKey } from './deploy-keys.js';
+
+/**
+ * Config files: prerender.config.js / .mjs / .json in the working directory,
+ * or the file given with --config. Keys are the CLI's option names in
+ * camelCase, plus "roots"; flags given on the command line win.
+ */
+
+export const CONFIG_FILES = ['prerender.config.js', 'prerender.config.mjs', 'prerender.config.json'];
+
+/** @param {string} file */
+const exists = (file) => access(file).then(() => true, () => false);
+
+/** A file read as JSON; any other is imported as a module (its default export). */
+const JSON_EXTENSION = /\.json$/i;
+
+/**
+ * Find the config file to use: the explicit one, else the one in `cwd`.
+ * @param {{ cwd: string, file?: string }} where
+ * @returns {Promise<string | null>}
+ */
+export async function findConfig({ cwd, file }) {
+  if (file !== undefined) {
+    const absolute = path.resolve(cwd, file);
+    const found = await stat(absolute).catch(() => null);
+    if (!found) throw new ConfigError(`config file not found: ${file}`);
+    // A directory would otherwise reach import(), whose message names prerender's own source file.
+    if (!found.isFile()) throw new ConfigError(`--config ${JSON.stringify(file)} is ${found.isDirectory() ? 'a directory' : 'not a regular file'}, not a config file`);
+    return absolute;
+  }
+  const found = [];
+  for (const name of CONFIG_FILES) {
+    if (await exists(path.join(cwd, name))) found.push(name);
+  }
+  if (found.length > 1) throw new ConfigError(`several config files in ${cwd} (${found.join(', ')}): keep one, or choose with --config`);
+  return found.length === 1 ? path.join(cwd, found[0]) : null;
+}
+
+/**
+ * Load and check a config file. Unknown keys and wrong types are errors that
+ * name the file, the key and the expected type.
+ * @param {string} file absolute path
+ * @returns {Promise<Record<string, unknown>>}
+ */
+export async function loadConfigFile(file) {
+  const name = path.basename(file);
+  /** @type {unknown} */
+  let value;
+  const isJson = JSON_EXTENSION.test(file);
+  if (isJson) {
+    let text;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`${name}: cannot read: ${/** @type {Error} */ (error).message}`, { cause: error });
+    }
+    try {
+      // Some editors (Notepad) start a UTF-8 file with a byte order mark, which JSON.parse refuses.
+      value = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
+    } catch (error) {
+      // One line: the parser's message may quote the text around the mistake, newlines and all.
+      throw new ConfigError(`${name}: not valid JSON: ${/** @type {Error} */ (error).message.replace(/\s*\n\s*/g, ' ')}`, { cause: error });
+    }
+  } else {
+    try {
+      const module = await import(pathToFileURL(file).href);
+      value = module.default;
+      if (typeof value === 'function') value = await value();
+    } catch (error) {
+      // Any kind Node imports is taken (.ts with a loader such as tsx, or a Node that strips types);
+      // for another, import()'s "Unknown file extension" would name no way out.
+      if (/** @type {NodeJS.ErrnoException} */ (error)?.code === 'ERR_UNKNOWN_FILE_EXTENSION') {
+        throw new ConfigError(`${name}: a config file is JSON (.json) or a module (.js, .mjs, .cjs)`, { cause: error });
+      }
+      throw new ConfigError(`${name}: cannot load: ${/** @type {Error} */ (error).message}`, { cause: error });
+    }
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ConfigError(`${name}: must ${isJson ? 'hold' : 'export default'} an object of options`);
+  }
+  return checkConfig(/** @type {Record<string, unknown>} */ (value), name);
+}
+
+/**
+ * @param {Record<string, unknown>} values
+ * @param {string} source file name, for messages
+ */
+export function checkConfig(values, source) {
+  /** @type {Record<string, unknown>} */
+  const checked = {};
+  for (const [key, value] of Object.entries(values)) {
+    if (key === 'roots') {
+      if (!Array.isArray(value) || !value.every((root) => typeof root === 'string')) {
+        throw new ConfigError(`${source}: "roots" must be a list of absolute http(s) URLs, got ${JSON.stringify(value)}`);
+      }
+      const bad = value.find((root) => !normalizeUrl(root));
+      if (bad !== undefined) throw new ConfigError(`${source}: "roots" must be a list of absolute http(s) URLs, got ${JSON.stringify(bad)}`);
+      checked.roots = value;
+      continue;
+    }
+    if (DEPLOY_KEYS.includes(key)) {
+      checked[key] = checkDeployKey(key, value, source);
+      continue;
+    }
+    const spec = OPTION_BY_NAME.get(key);
+    if (!spec) {
+      const hint = closest(key, ['roots', ...DEPLOY_KEYS, ...OPTION_BY_NAME.keys()]);
+      throw new ConfigError(`${source}: unknown key "${key}"${hint ? ` (did you mean "${hint}"?)` : ''}`);
+    }
+    if (value === undefined) continue;
+    checked[key] = coerceOption(spec, value, source);
+  }
+  return checked;
+}
+
+/**
+ * @param {string} word
+ * @param {Iterable<string>} candidates
+ */
+function closest(word, candidates) {
+  let best = null;
+  let bestDistance = 3;
+  for (const candidate of candidates) {
+    const distance = editDistance(word.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** @param {string} a @param {string} b */
+function editDistance(a, b) {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length];
+}

@@ -1,0 +1,62 @@
+// @ts-check
+/**
+ * The shape of prerender-manifest.json, in one place: its name, version,
+ * types, and the check every reader runs. `write.js` produces it, `read.js`
+ * parses it; crawl, serve, fixtures and tests all go through these.
+ *
+ * @typedef {{ sku: string, offset: number, length: number }} ManifestSlot
+ * @typedef {{
+ *   url: string, file: string, status: number, contentType: string, bytes: number, sha256: string,
+ *   etag?: string, lastModified?: string, placeholders: ManifestSlot[], stale?: boolean,
+ *   rendered?: true, renderMs?: number, partial?: true, aborted?: { methods: number, resources: number, blocked: number },
+ * }} ManifestPage
+ *   stale: the page failed this time (server error, timeout...), or an incomplete crawl did not reach it; its file is the last good copy.
+ *   rendered (--render): the file is the DOM rendered in Chromium, in renderMs; partial: it did not
+ *   become ready within --render-timeout and --on-render-timeout save kept it; aborted: requests the
+ *   render aborted (methods other than GET/HEAD; images, media, fonts; blocked hosts and navigations)
+ * @typedef {{ url: string, status?: number, message: string, code?: string, referrers: string[] }} ManifestError
+ * @typedef {{ url: string, code: string, message: string }} ManifestWarning
+ * @typedef {{ url: string, location: string, status: number }} ManifestRedirect
+ * @typedef {{
+ *   version: 1, generatedAt: string, roots: string[], scope: { include?: string[], exclude?: string[] },
+ *   placeholderMode: import('../../document/placeholders.js').PlaceholderMode,
+ *   sources?: { sitemaps?: string[], urlList?: string, listedUrls?: number },
+ * }} ManifestHeader
+ * @typedef {ManifestHeader & {
+ *   pages: ManifestPage[], errors: ManifestError[], warnings: ManifestWarning[],
+ *   redirects: ManifestRedirect[], interrupted: boolean,
+ * }} Manifest
+ */
+import { PrerenderError } from '../../errors.js';
+import { PLACEHOLDER_MODES } from '../../document/placeholders.js';
+
+export const MANIFEST_NAME = 'prerender-manifest.json';
+export const MANIFEST_VERSION = 1;
+
+/** The manifest is not one this version can read. */
+export class ManifestFormatError extends PrerenderError {
+  code = 'MANIFEST_FORMAT';
+}
+
+/**
+ * Check the top level of a parsed manifest (version, mode, the lists). Pages
+ * are checked one by one by their reader, which decides how strict to be.
+ * @param {unknown} data
+ * @returns {Manifest}
+ */
+export function checkManifest(data) {
+  if (!data || typeof data !== 'object' || Array.isArray(data)) throw new ManifestFormatError('the manifest is not a JSON object');
+  const manifest = /** @type {Record<string, unknown>} */ (data);
+  if (manifest.version !== MANIFEST_VERSION) {
+    throw new ManifestFormatError(`unsupported manifest version ${JSON.stringify(manifest.version)} (this prerender reads version ${MANIFEST_VERSION})`);
+  }
+  if (!Array.isArray(manifest.pages)) throw new ManifestFormatError('the manifest has no "pages" array');
+  const mode = manifest.placeholderMode ?? 'filter';
+  if (typeof mode !== 'string' || !PLACEHOLDER_MODES.includes(/** @type {any} */ (mode))) {
+    throw new ManifestFormatError(`unknown placeholderMode ${JSON.stringify(mode)}`);
+  }
+  for (const list of ['errors', 'warnings', 'redirects']) {
+    if (manifest[list] !== undefined && !Array.isArray(manifest[list])) throw new ManifestFormatError(`the manifest's "${list}" is not an array`);
+  }
+  return /** @type {Manifest} */ (/** @type {unknown} */ ({ errors: [], warnings: [], redirects: [], interrupted: false, ...manifest, placeholderMode: mode }));
+}

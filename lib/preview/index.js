@@ -1,0 +1,286 @@
+// @ts-check
+import { Crawler } from '../crawler.js';
+import { rootDepths } from '../engine/run.js';
+import { defaultLoader } from '../fetch/index.js';
+import { mimeOf, wantedFileName } from '../naming/file-names.js';
+import { compileNameRules } from '../naming/rules.js';
+import { createRobots } from '../fetch/robots.js';
+import { loadListedRoots } from '../roots/sources.js';
+import { resolveCrawlOptions } from '../options/crawl-options.js';
+import { Scope } from '../roots/scope.js';
+import { normalizeUrl } from '../url.js';
+import { UsageError } from '../errors.js';
+
+/**
+ * `prerender preview`: the same crawl engine with nothing written. Every URL
+ * discovered gets one row with its decision, the file it would be written to,
+ * and why; totals group dynamic targets by path and exclusions by pattern.
+ *
+ * @typedef {'crawl' | 'dynamic' | 'excluded' | 'failed'} Decision
+ * @typedef {{
+ *   url: string, decision: Decision, file?: string, reason: string,
+ *   pattern?: string, status?: number, redirectTo?: string, from?: string | null,
+ *   rendered?: RenderedInfo,
+ * }} PlanRow
+ * @typedef {{
+ *   renderMs: number, partial: boolean, addedLinks: string[],
+ *   aborted: import('../render/page.js').AbortCounts, abortedList: import('../render/page.js').AbortedRequest[],
+ * }} RenderedInfo
+ *   with --render: what rendering added (links of the rendered DOM the raw HTML did not have) and what it aborted
+ * @typedef {{
+ *   pagesInScope: number, failed: number, notCrawled: number,
+ *   dynamicByPath: { path: string, links: number, pages: number }[],
+ *   excludedByPattern: { pattern: string, urls: number }[],
+ *   collisions: number, unsafeNames: number, durationMs: number, interrupted: boolean,
+ * }} PlanTotals
+ */
+
+/**
+ * @param {string | undefined} pattern
+ * @param {string | undefined} root
+ */
+function crawlReason(pattern, root) {
+  if (pattern === 'root') return 'root';
+  if (pattern === 'listed') return 'listed in a sitemap or URL list';
+  return `include ${pattern ?? root}`;
+}
+
+/** Why the plan shows a link as kept live. */
+const FORM_REASON = 'form action: a form submits its fields to the live site, so it is never crawled nor pointed at a static file';
+
+/**
+ * @param {{ kind: string, decision: string, nofollow?: boolean }} link
+ */
+function notFollowedReason(link) {
+  if (link.kind === 'form') return FORM_REASON;
+  if (link.decision !== 'crawl') return 'out of scope';
+  if (link.nofollow) return 'linked only from pages with <meta name="robots" content="nofollow"> (--robots)';
+  if (link.kind === 'requisite') return 'page requisite: fetched only with --assets; references to it stay live';
+  return 'in scope, deeper than --max-depth: links to it stay live';
+}
+
+/** Media types of page requisites: what --assets fetches (and --why judges by). */
+const REQUISITE_TYPE = /^(text\/css|text\/javascript|application\/(x-)?javascript|application\/json|image\/|font\/|audio\/|video\/|application\/(font-|x-font|vnd\.ms-fontobject|wasm))/;
+
+/**
+ * Run a preview. Rows are handed to `onRow` as they are decided (crawl rows
+ * once names are final, at the end); the totals are returned.
+ * @param {Record<string, any>} options crawl options, plus `limit`
+ * @param {{ onRow?: (row: PlanRow) => void, onProgress?: (crawler: Crawler) => void }} [hooks]
+ * @returns {Promise<{ totals: PlanTotals, crawler: Crawler }>}
+ */
+export async function preview(options, hooks = {}) {
+  const { limit, ...rest } = options;
+  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new UsageError(`--limit must be a whole number of at least 1, got ${JSON.stringify(limit)}`);
+  const crawler = new Crawler({ ...rest, ...(limit !== undefined ? { maxPages: limit } : {}), dryRun: true });
+  const onRow = hooks.onRow ?? (() => {});
+  hooks.onProgress?.(crawler);
+
+  /** @type {Map<string, { pattern?: string, root?: string, from: string | null }>} first sight of each in-scope URL */
+  const inScope = new Map();
+  /** @type {Set<string>} */
+  const reported = new Set();
+  /** @type {Map<string, { links: number, pages: number, lastPage: string | null }>} */
+  const dynamicByPath = new Map();
+  /** @type {Map<string, number>} */
+  const excludedByPattern = new Map();
+  /** @type {Map<string, { status: number, location: string }>} */
+  const redirects = new Map();
+  /** @type {Map<string, { status?: number, message: string }>} */
+  const failures = new Map();
+  let collisions = 0;
+  let unsafeNames = 0;
+
+  crawler.on('admit', (event) => {
+    if (!inScope.has(event.url)) inScope.set(event.url, { pattern: event.pattern, root: event.root, from: event.from });
+  });
+  const crawlOrigins = new Set(crawler.options.roots.map((root) => new URL(root).origin));
+  /** @type {Map<string, PlanRow>} links to in-scope URLs that were not followed: a row only if the URL is not crawled after all */
+  const notFollowed = new Map();
+  crawler.on('link', (link) => {
+    if (link.decision === 'crawl' && link.followed) return; // reported through 'admit'
+    if (link.decision === 'excluded') {
+      if (!reported.has(link.url)) {
+        reported.add(link.url);
+        excludedByPattern.set(link.pattern, (excludedByPattern.get(link.pattern) ?? 0) + 1);
+        const reason = link.pattern === 'robots.txt' ? 'disallowed by robots.txt (--robots)' : `exclude ${link.pattern}`;
+        onRow({ url: link.url, decision: 'excluded', pattern: link.pattern, reason, from: link.from });
+      }
+      return;
+    }
+    // out of scope, a form's action, or an in-scope URL not followed (a requisite without --assets, nofollow, too deep)
+    const url = new URL(link.url);
+    const path = crawlOrigins.has(url.origin) ? url.pathname : `${url.host}${url.pathname}`;
+    const group = dynamicByPath.get(path) ?? { links: 0, pages: 0, lastPage: null };
+    group.links++;
+    if (group.lastPage !== link.from) {
+      group.pages++;
+      group.lastPage = link.from;
+    }
+    dynamicByPath.set(path, group);
+    if (reported.has(link.url) || notFollowed.has(link.url)) return;
+    /** @type {PlanRow} */
+    const row = { url: link.url, decision: 'dynamic', reason: notFollowedReason(link), from: link.from };
+    if (link.decision === 'crawl') {
+      notFollowed.set(link.url, row);
+    } else {
+      reported.add(link.url);
+      onRow(row);
+    }
+  });
+  crawler.on('redirect', (event) => redirects.set(event.url, { status: event.status, location: event.location }));
+  crawler.on('failure', (event) => failures.set(event.url, { status: event.status, message: event.message }));
+  crawler.on('warning', (warning) => {
+    if (warning.code === 'NAME_COLLISION') collisions++;
+    else if (warning.code === 'UNSAFE_NAME') unsafeNames++;
+  });
+  /** @type {Map<string, RenderedInfo>} */
+  const rendered = new Map();
+  crawler.on('rendered', (event) => rendered.set(event.url, { renderMs: event.renderMs, partial: event.partial, addedLinks: event.addedLinks, aborted: event.aborted, abortedList: event.abortedList }));
+  /** @type {Map<string, string>} */
+  const files = new Map();
+  crawler.on('named', (event) => files.set(event.url, event.file));
+
+  const result = await crawler.run();
+  const pageFile = (/** @type {string} */ url) => {
+    let current = url;
+    for (let hops = 0; redirects.has(current) && hops < 10; hops++) current = /** @type {any} */ (redirects.get(current)).location;
+    return files.get(current);
+  };
+  for (const [url, row] of notFollowed) if (!inScope.has(url)) onRow(row);
+  let notCrawled = 0;
+  for (const [url, seen] of inScope) {
+    const reason = crawlReason(seen.pattern, seen.root);
+    const failure = failures.get(url);
+    const redirect = redirects.get(url);
+    const render = rendered.get(url);
+    const base = { url, pattern: seen.pattern, from: seen.from, ...(render ? { rendered: render } : {}) };
+    if (failure) {
+      onRow({ ...base, decision: 'failed', reason: failure.message, ...(failure.status ? { status: failure.status } : {}) });
+    } else if (redirect) {
+      const file = pageFile(url);
+      onRow(file
+        ? { ...base, decision: 'crawl', file, reason: `${reason}; HTTP ${redirect.status} to ${redirect.location}`, redirectTo: redirect.location, status: redirect.status }
+        : { ...base, decision: 'dynamic', reason: `HTTP ${redirect.status} to ${redirect.location}, which is not written: links stay live`, redirectTo: redirect.location, status: redirect.status });
+    } else if (files.has(url)) {
+      onRow({ ...base, decision: 'crawl', file: files.get(url), reason });
+    } else {
+      notCrawled++;
+      onRow({ ...base, decision: 'dynamic', reason: result.interrupted ? 'in scope, not reached (interrupted)' : 'in scope, not crawled: --limit/--max-pages reached' });
+    }
+  }
+  return {
+    crawler,
+    totals: {
+      pagesInScope: files.size,
+      failed: failures.size,
+      notCrawled,
+      dynamicByPath: [...dynamicByPath].map(([path, group]) => ({ path, links: group.links, pages: group.pages })).sort((a, b) => b.links - a.links || (a.path < b.path ? -1 : 1)),
+      excludedByPattern: [...excludedByPattern].map(([pattern, urls]) => ({ pattern, urls })),
+      collisions,
+      unsafeNames,
+      durationMs: result.durationMs,
+      interrupted: result.interrupted,
+    },
+  };
+}
+
+/**
+ * Why no link to an in-scope URL is followed, however it is linked: the
+ * guards discover.js applies to every link (--max-url-length, and --max-depth
+ * counted in directories below the shallowest root on the URL's origin).
+ * Roots and listed URLs are admitted without them.
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
+ * @param {string} url canonical
+ * @param {Map<string, number>} depths rootDepths of the roots and listed URLs
+ * @returns {string | null}
+ */
+function guardReason(o, url, depths) {
+  if (url.length > o.maxUrlLength) return `longer than --max-url-length ${o.maxUrlLength}: links to it are not followed, they stay live`;
+  const { origin, pathname } = new URL(url);
+  const below = pathname.split('/').length - 2 - (depths.get(origin) ?? 0);
+  if (below > o.maxDepth) return `${below} directories below the root's, deeper than --max-depth ${o.maxDepth}: links to it stay live`;
+  return null;
+}
+
+/**
+ * `--why <url>`: which root and pattern decide a URL, and (fetching it once)
+ * the file it would be written to.
+ * @param {Record<string, any>} options crawl options
+ * @param {string} target
+ */
+export async function explainUrl(options, target) {
+  const o = resolveCrawlOptions({ ...options, dryRun: true });
+  const url = normalizeUrl(target);
+  if (!url) throw new UsageError(`--why needs an absolute http(s) URL, got ${JSON.stringify(target)}`);
+  const listed = await loadListedRoots(o, () => {});
+  const scope = new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed });
+  const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
+  const origin = new URL(url).origin;
+  const decision = scope.decide(url);
+  /** @type {Record<string, unknown>} */
+  const answer = { url, decision: decision.decision };
+  answer.asFormAction = 'never crawled: a form submits its fields to the live site, so its action stays live';
+  // With --assets, a requisite on a root's origin (or --assets-origins) is fetched outside the page scope.
+  const assetOrigin = o.assets && (origins.has(origin) || o.assetsOrigins.includes(origin));
+  if (decision.decision === 'excluded') {
+    answer.reason = `matches exclude pattern ${decision.pattern}`;
+    answer.pattern = decision.pattern;
+  } else if (decision.decision === 'crawl') {
+    answer.pattern = decision.pattern;
+    answer.reason = decision.pattern === 'root' ? 'it is a root'
+      : decision.pattern === 'listed' ? 'it is listed in a sitemap or URL list'
+        : `matches include pattern ${decision.pattern}`;
+    const roots = o.include.length === 0 ? o.roots.filter((root) => url.startsWith(new URL('.', root).href)) : o.roots.filter((root) => new URL(root).origin === origin);
+    answer.roots = roots;
+  } else {
+    answer.reason = o.include.length > 0
+      ? `matches no include pattern (${scope.toJSON().include.join(', ')})`
+      : `outside every root's directory (${scope.toJSON().include.join(', ')})`;
+  }
+  answer.scope = scope.toJSON();
+  if (decision.decision === 'excluded' || (decision.decision === 'dynamic' && !assetOrigin)) return answer;
+  // The plan shows such a URL dynamic, and never fetches it: neither does --why.
+  const guard = decision.pattern === 'root' || decision.pattern === 'listed' ? null : guardReason(o, url, rootDepths([...o.roots, ...listed]));
+  if (guard) return { ...answer, decision: 'dynamic', reason: `${decision.decision === 'crawl' ? `${answer.reason}, but ` : ''}${guard}` };
+  const loader = defaultLoader({ concurrency: 1, timeout: o.timeout, retries: o.retries, maxPageBytes: o.maxPageBytes, headers: o.headers, retryDelay: o.retryDelay });
+  try {
+    if (o.robots && !(await createRobots(loader).allowed(url, o.signal))) {
+      return { ...answer, decision: 'excluded', pattern: 'robots.txt', reason: 'disallowed by robots.txt (--robots)' };
+    }
+    const response = await loader.load(url, { signal: o.signal });
+    answer.status = response.status;
+    if (response.location !== undefined) {
+      answer.redirectTo = normalizeUrl(response.location, url);
+      return answer;
+    }
+    const contentType = String(response.headers['content-type'] ?? 'application/octet-stream');
+    // Requisites as the crawl treats them: fetched only with --assets, and then even outside the page scope.
+    if (REQUISITE_TYPE.test(mimeOf(contentType))) {
+      const type = mimeOf(contentType);
+      if (!o.assets) {
+        answer.decision = 'dynamic';
+        answer.reason = `a page requisite (${type}): fetched only with --assets; references to it stay live`;
+        return answer;
+      }
+      if (decision.decision === 'dynamic') {
+        answer.decision = 'crawl';
+        answer.reason = `a page requisite (${type}) on ${origin}: --assets fetches it outside the page scope`;
+      } else {
+        answer.reason = `${answer.reason}; a page requisite (${type}), fetched with --assets`;
+      }
+    } else if (decision.decision === 'dynamic') {
+      return answer; // an out-of-scope page: links to it stay live
+    }
+    const header = response.headers['x-builder-filename'] ?? response.headers['xbuilder-filename'];
+    const rules = compileNameRules(o.name, [...origins]);
+    const wanted = wantedFileName(new URL(url), contentType, Array.isArray(header) ? header[0] : header, origins.size > 1 || !origins.has(origin), { template: rules.templateFor(url) });
+    answer.file = wanted.file;
+    answer.fileFrom = wanted.refused ? `default name (${wanted.refused.message})` : wanted.from;
+  } catch (error) {
+    answer.fetchError = /** @type {Error} */ (error).message;
+  } finally {
+    await loader.close();
+  }
+  return answer;
+}

@@ -1,0 +1,293 @@
+// @ts-check
+import { HttpStatusError, PageTooLargeError, isRetryable } from '../errors.js';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { readManifest } from '../output/manifest/read.js';
+import { StateVersionError, readState } from './state.js';
+import { StoredPages } from '../store/stored-pages.js';
+
+/**
+ * What a re-crawl knows from the run before it (OUT/.prerender/state.ndjson):
+ * validators for conditional requests, the blobs of unchanged pages, the
+ * files it wrote (to leave alone when nothing changed, and to remove when
+ * their page is gone).
+ *
+ * @typedef {import('./state.js').StoredPage} StoredPage
+ * @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {{
+ *   get(url: string): StoredPage | undefined, has(url: string): boolean, readonly size: number, values(): Iterable<StoredPage>,
+ *   pick?: (url: string, names: readonly (keyof StoredPage)[]) => Partial<StoredPage> | undefined,
+ *   picks?: (names: readonly (keyof StoredPage)[]) => Iterable<Partial<StoredPage> & { url: string }>,
+ * }} PageLookup
+ *   the last run's pages (stored-pages.js; a Map in a shared crawl's workers); pick, picks:
+ *   some fields of a page, or of each, without decoding the rest (see `pickStored`, `pickEach`)
+ * @typedef {{
+ *   complete: boolean,
+ *   pages: PageLookup,
+ *   reuse: boolean,
+ *   output: string,
+ *   reuseOutput: boolean,
+ *   ownsTree?: boolean,
+ *   sameIgnore: boolean,
+ *   naming?: string,
+ *   renamed?: boolean,
+ *   precompressed: string[],
+ * }} Prior
+ *   reuse: false with --full (fetch and write everything; the prior state
+ *   still says which files to remove). output: what decided the bytes written
+ *   last time (placeholder mode, bases...); reuseOutput: the same now, so a
+ *   file may be left as it is. ownsTree: no run was killed or interrupted
+ *   since the state was written (no journal was left), so a file of OUT the
+ *   state lists for no page is one no crawl wrote. sameIgnore: its
+ *   pages' `compare` hashes were made with this run's --ignore patterns. naming:
+ *   what besides a page's own answer decided its file (`namingKey`; none in
+ *   states of versions before it was kept); renamed: it is not this run's, so
+ *   no request is conditional (a 304 would keep the file the old rules gave).
+ *   precompressed: the --precompress formats every page of the state was
+ *   tried in (a page without one of them is not worth it); a format not
+ *   among them is made now for the files kept as they are.
+ */
+
+/**
+ * @param {string} stateDir
+ * @param {{ full: boolean, ignore: string[], pages?: import('../store/stored-pages.js').StoredPages<StoredPage>, roots?: string[] }} options ignore: this
+ *   run's --ignore patterns; pages: where to keep the last run's pages; roots: this run's roots and sitemaps
+ *   (a manifest of a crawl of other origins is not taken for this one's)
+ * @returns {Promise<Prior | null>}
+ */
+export async function loadPrior(stateDir, { full, ignore, pages, roots = [] }) {
+  let state;
+  try {
+    state = await readState(stateDir, pages);
+  } catch (error) {
+    // --full starts over (its pages in a store of their own: the state's may be half read).
+    if (full && error instanceof StateVersionError) return priorOfManifest(path.dirname(stateDir), new StoredPages(), roots);
+    throw error;
+  }
+  if (!state) return priorOfManifest(path.dirname(stateDir), pages ?? new StoredPages(), roots);
+  const { output, precompressed } = outputOf(state.header);
+  return {
+    complete: state.header.complete, pages: state.pages, reuse: !full, output, reuseOutput: false,
+    sameIgnore: JSON.stringify(state.header.ignore ?? []) === JSON.stringify(ignore), naming: state.header.naming, precompressed,
+  };
+}
+
+/**
+ * Without a state it can read (none yet, as in an OUT an older prerender
+ * wrote, or a state `--full` starts over from), the last manifest still says
+ * which files a crawl wrote: a complete crawl removes those of pages gone
+ * (within --prune-max, with the .gz/.br beside them), and a file it lists is
+ * not one no crawl wrote. Nothing else is taken from it: every page is
+ * fetched in full (no stored body, no validators).
+ * @param {string} out
+ * @param {import('../store/stored-pages.js').StoredPages<StoredPage>} pages
+ * @param {string[]} roots this run's
+ * @returns {Promise<Prior | null>}
+ */
+async function priorOfManifest(out, pages, roots) {
+  let manifest;
+  try {
+    manifest = await readManifest(out);
+  } catch {
+    return null; // none, or not one this version reads: a first crawl
+  }
+  // A tree of another site (no origin in common with this crawl's roots and sitemaps) is not this
+  // crawl's to prune: a first crawl. So is any tree when those are not known yet (only --urls).
+  const originOf = (/** @type {unknown} */ url) => { try { return new URL(String(url)).origin; } catch { return null; } };
+  const origins = new Set(roots.map(originOf));
+  const theirs = [...(Array.isArray(manifest.roots) ? manifest.roots : []), ...manifest.pages.map((page) => page?.url)];
+  if (!theirs.some((url) => origins.has(originOf(url)))) return null;
+  for (const page of manifest.pages) {
+    // What a crawl lists, or the entry is passed over (an edited manifest): an http(s) URL, a status,
+    // and a file name a crawl gives (relative, no empty, "." or ".." part).
+    if (typeof page?.url !== 'string' || !/^https?:\/\//.test(page.url) || typeof page.status !== 'number' || typeof page.file !== 'string') continue;
+    if (page.file.startsWith('/') || page.file.split('/').some((part) => part === '' || part === '.' || part === '..')) continue;
+    const compressed = ['gzip', 'br'].filter((format) => existsSync(path.join(out, ...`${page.file}${format === 'gzip' ? '.gz' : '.br'}`.split('/'))));
+    pages.set(page.url, {
+      url: page.url, state: 'done', status: page.status, contentType: page.contentType, file: page.file, bytes: page.bytes, sha256: page.sha256,
+      etag: page.etag, lastModified: page.lastModified,
+      ...(Array.isArray(page.placeholders) && page.placeholders.length > 0 ? { placeholders: page.placeholders } : {}),
+      ...(compressed.length > 0 ? { compressed } : {}),
+    });
+  }
+  if (pages.size === 0) return null;
+  return { complete: !manifest.interrupted, pages, reuse: false, output: '', reuseOutput: false, sameIgnore: false, precompressed: [] };
+}
+
+/**
+ * The output key of a state and the formats its pages were tried in. States
+ * written before `precompressed` was kept had the --precompress formats in
+ * the key (its sixth item): taken out, so that turning --precompress on or
+ * off does not rewrite every page; their pages count as tried in none (a file
+ * kept without a sibling of this run gets one if it is worth it).
+ * @param {import('./state.js').StateHeader} header
+ * @returns {{ output: string, precompressed: string[] }}
+ */
+export function outputOf(header) {
+  const output = header.output ?? '';
+  if (header.precompressed !== undefined) return { output, precompressed: header.precompressed };
+  try {
+    const parts = JSON.parse(output);
+    if (Array.isArray(parts) && parts.length === 8 && Array.isArray(parts[5])) return { output: JSON.stringify(parts.toSpliced(5, 1)), precompressed: [] };
+  } catch {
+    // not a key this version wrote: compared as it is (and differs)
+  }
+  return { output, precompressed: [] };
+}
+
+/**
+ * What, besides a page's own answer (its URL, type and name header), decides
+ * the file it wants: the --name rules, and the origins of the crawl (a crawl
+ * of several puts each origin's files under its host's directory). When it
+ * changed since the last run, a page that answers 304 would keep a file the
+ * new rules no longer give it, so every page is fetched again in full (its
+ * file is still kept when its bytes come out the same).
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions['name']} rules --name
+ * @param {Iterable<string>} origins the origins of the roots (and listed URLs)
+ */
+export function namingKey(rules, origins) {
+  return JSON.stringify([rules, [...new Set(origins)].sort()]);
+}
+
+/**
+ * If-None-Match / If-Modified-Since for a URL fetched before, from its stored
+ * copy when that copy can still be used (a 304 needs it: `reusable`).
+ * @param {Prior | null} prior
+ * @param {StoredPage | null} stored
+ * @returns {Record<string, string> | undefined}
+ */
+export function conditionalHeaders(prior, stored) {
+  if (!prior?.reuse || prior.renamed || !stored || !(stored.etag || stored.lastModified)) return undefined;
+  /** @type {Record<string, string>} */
+  const headers = {};
+  if (stored.etag) headers['if-none-match'] = stored.etag;
+  if (stored.lastModified) headers['if-modified-since'] = stored.lastModified;
+  return headers;
+}
+
+/**
+ * Some fields of the last run's page at `url` (all of them where the lookup cannot pick).
+ * @param {PageLookup} pages
+ * @param {string} url
+ * @param {readonly (keyof StoredPage)[]} names
+ * @returns {Partial<StoredPage> | undefined}
+ */
+export function pickStored(pages, url, names) {
+  return pages.pick ? pages.pick(url, names) : pages.get(url);
+}
+
+/**
+ * Some fields of each of the last run's pages (all of them where the lookup cannot pick).
+ * @param {PageLookup} pages
+ * @param {readonly (keyof StoredPage)[]} names
+ * @returns {Iterable<Partial<StoredPage> & { url: string }>}
+ */
+export function pickEach(pages, names) {
+  return pages.picks ? pages.picks(names) : pages.values();
+}
+
+/**
+ * A failure that says nothing about the page itself (server error, timeout,
+ * reset, truncated or oversized body): the previous copy stays.
+ * @param {unknown} error
+ */
+export function isTransient(error) {
+  return isRetryable(error) || error instanceof PageTooLargeError;
+}
+
+/**
+ * The page is gone from the site (404 or 410).
+ * @param {unknown} error
+ */
+export function isGone(error) {
+  return error instanceof HttpStatusError && isGoneStatus(error.status);
+}
+
+/**
+ * 404 and 410: the page is not there (an answer, not a failure that may pass).
+ * @param {number | undefined} status
+ */
+export function isGoneStatus(status) {
+  return status === 404 || status === 410;
+}
+
+/**
+ * The stored copy of a page, when its blobs are still there to be reused:
+ * the fields a page carried over takes (or just `fields`).
+ * @param {Prior | null} prior
+ * @param {string} key
+ * @param {{ has(id: string): boolean } | null} blobs
+ * @param {readonly (keyof StoredPage)[]} [fields]
+ */
+export function reusable(prior, key, blobs, fields = CARRIED) {
+  const stored = prior ? /** @type {StoredPage | undefined} */ (pickStored(prior.pages, key, fields)) : undefined;
+  if (!stored || stored.state !== 'done' || !stored.file || !stored.body || !blobs?.has(stored.body)) return null;
+  if (stored.type !== 'other' && (!stored.scan || !blobs.has(stored.scan))) return null;
+  return stored;
+}
+
+/** What a page carried over takes from its stored copy (`fromStored`, `keepStored`): not its slots, siblings or old files. */
+const CARRIED = /** @type {const} */ (['state', 'status', 'contentType', 'type', 'charset', 'etag', 'lastModified', 'file', 'body', 'scan', 'bytes', 'sha256', 'compare', 'render']);
+
+/** What `reusable` needs to tell whether a page can be kept, and its validators (`conditionalHeaders`). */
+export const VALIDATING = /** @type {const} */ (['state', 'type', 'etag', 'lastModified', 'file', 'body', 'scan']);
+
+/**
+ * Fill a record from its stored copy (a 304, or a transient failure that
+ * keeps the previous file).
+ * @param {PageRecord} record
+ * @param {StoredPage} stored
+ */
+export function fromStored(record, stored) {
+  record.status = stored.status;
+  record.contentType = stored.contentType;
+  record.type = stored.type;
+  record.charset = stored.charset;
+  record.etag ??= stored.etag;
+  record.lastModified ??= stored.lastModified;
+  record.body = stored.body;
+  record.compare = stored.compare;
+  record.scan = stored.type === 'other' ? undefined : stored.scan;
+  record.render = stored.render; // its body is the rendered DOM: still a rendered page
+  if (stored.type === 'other') {
+    record.bytes = stored.bytes;
+    record.sha256 = stored.sha256;
+  }
+}
+
+/**
+ * The file each URL led to in the previous run, following its redirects.
+ * @param {Prior} prior
+ * @param {number} maxHops
+ */
+export function priorFiles(prior, maxHops) {
+  return {
+    /** @param {string} key */
+    fileOf(key) {
+      let current = key;
+      for (let hops = 0; hops <= maxHops; hops++) {
+        const stored = prior.pages.get(current);
+        if (!stored) return null;
+        // A page carried by an incomplete run while it redirected: links led where the redirect did.
+        if (stored.state === 'done' && stored.location === undefined) return stored.file ?? null;
+        if (!stored.location) return null;
+        current = stored.location;
+      }
+      return null;
+    },
+  };
+}
+
+/**
+ * --prune-max: "n" files or "n%" of the previous run's pages.
+ * @param {string} limit
+ * @param {number} previousPages
+ */
+export function pruneLimit(limit, previousPages) {
+  const match = /^(\d+)(?:\.(\d+))?(%?)$/.exec(limit.trim());
+  if (!match) return 0;
+  if (!match[3]) return Number(match[1]);
+  // In whole numbers (29% of 100 is 29, where 0.29 * 100 is 28.999…): digits / 10^decimals percent.
+  const decimals = match[2] ?? '';
+  return Number((BigInt(match[1] + decimals) * BigInt(previousPages)) / (100n * 10n ** BigInt(decimals.length)));
+}

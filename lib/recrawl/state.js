@@ -1,0 +1,174 @@
+// @ts-check
+import { createReadStream, createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { open, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { PrerenderError } from '../errors.js';
+import { StoredPages } from '../store/stored-pages.js';
+
+/**
+ * The state a crawl leaves in OUT/.prerender/ for the next one:
+ * `state.ndjson`, one JSON object per line, written at the end of a run
+ * (temp file + rename) and read back line by line, never whole.
+ *
+ *   {"format":"prerender-state","version":1,"complete":true,"roots":[...],"output":"...","ignore":[...],"naming":"...","precompressed":["gzip"],"finishedAt":"..."}
+ *   {"url":"http://shop/st/p.asp?id=7","state":"done","status":200,"contentType":"text/html",
+ *    "type":"html","charset":"utf-8","etag":"\"x\"","lastModified":"...","file":"st/p7.htm",
+ *    "body":"<sha256 of the raw body>","scan":"<sha256 of its scan>","bytes":15234,
+ *    "sha256":"<sha256 of the written file>","placeholders":[{"sku":"A","offset":10,"length":32}]}
+ *   {"url":"http://shop/old.asp","state":"redirect","status":301,"location":"http://shop/new.asp"}
+ *
+ * The last line, `{"end":N}`, counts the lines before it but the header: a
+ * state cut short (a disk that filled, a copy that stopped) is refused, not
+ * taken for a crawl of fewer pages (whose files would then count as files no
+ * crawl wrote). States of versions that wrote no such line say so by not
+ * having `"sealed":true` in their header.
+ *
+ * `body` and `scan` name blobs in OUT/.prerender/blobs.log: the raw body and
+ * its links, kept so that an unchanged page (304, or the same bytes) can be
+ * re-rendered when the files it links to move, and its links followed
+ * without fetching it again. `complete` says whether the run reached every
+ * in-scope URL: only then may the next run remove files of pages gone.
+ *
+ * @typedef {{
+ *   url: string, state: 'done' | 'redirect', status: number, contentType?: string, type?: 'html' | 'css' | 'other',
+ *   charset?: string, etag?: string, lastModified?: string, location?: string, file?: string,
+ *   body?: string, scan?: string, bytes?: number, sha256?: string, compare?: string, compressed?: string[],
+ *   placeholders?: import('../output/manifest/schema.js').ManifestSlot[], render?: import('../render/step.js').RenderInfo,
+ *   oldFiles?: string[],
+ * }} StoredPage
+ *   render: a page written from its rendered DOM (--render): its manifest fields, kept with a page carried over;
+ *   oldFiles: files the URL had before (and their .gz/.br), left on disk by a run that did not reach every
+ *   page (pages it did not reach may link to them): the next complete crawl removes them
+ * @typedef {{ format: 'prerender-state', version: number, complete: boolean, roots: string[], output: string, ignore?: string[], naming?: string, precompressed?: string[], sealed?: boolean, finishedAt: string }} StateHeader
+ *   ignore: the --ignore patterns each page's `compare` was made with; naming: what decided the files
+ *   besides each page's answer (recrawl.js `namingKey`); precompressed: the --precompress formats every
+ *   page listed was tried in (recrawl.js `outputOf`)
+ */
+
+export const STATE_FILE = 'state.ndjson';
+export const STATE_VERSION = 1;
+
+/** The state directory holds a state this version cannot read. */
+export class StateVersionError extends PrerenderError {
+  code = 'STATE_VERSION';
+}
+
+/**
+ * Read the previous run's state, or null when there is none.
+ * @param {string} stateDir
+ * @param {StoredPages<StoredPage>} [pages] where to keep the pages (packed: never 200,000 objects)
+ * @returns {Promise<{ header: StateHeader, pages: StoredPages<StoredPage> } | null>}
+ */
+export async function readState(stateDir, pages = /** @type {StoredPages<StoredPage>} */ (new StoredPages())) {
+  const file = path.join(stateDir, STATE_FILE);
+  const input = createReadStream(file);
+  /** @type {StateHeader | null} */
+  let header = null;
+  let lines = 0;
+  /** @type {number | null} */
+  let end = null;
+  try {
+    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+      if (line === '') continue;
+      const value = JSON.parse(line);
+      if (!header) {
+        if (value?.format !== 'prerender-state') throw new StateVersionError(`${file} is not a prerender state file; remove it, or crawl with --full`);
+        if (value.version !== STATE_VERSION) {
+          throw new StateVersionError(`${file} is state version ${JSON.stringify(value.version)}; this prerender reads version ${STATE_VERSION}: crawl with --full to start over`);
+        }
+        header = value;
+        continue;
+      }
+      if (end !== null) throw new Error('lines after its end line');
+      if (typeof value?.end === 'number') {
+        end = value.end;
+        continue;
+      }
+      lines++;
+      if (!isStoredPage(value)) throw new Error(`line ${lines + 1} is not a page of a state`);
+      pages.set(value.url, value);
+    }
+  } catch (error) {
+    if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ENOENT') return null;
+    if (error instanceof StateVersionError) throw error;
+    throw new StateVersionError(`${file} cannot be read (${/** @type {Error} */ (error).message}); crawl with --full to start over`, { cause: error });
+  }
+  if (!header) throw new StateVersionError(`${file} is empty; crawl with --full to start over`);
+  if (header.sealed && end !== lines) {
+    throw new StateVersionError(`${file} is cut short (${lines} of ${end ?? 'its'} lines, ${end === null ? 'no end line' : 'end line counts more'}); crawl with --full to start over`);
+  }
+  return { header, pages };
+}
+
+/**
+ * The fields every page line has, of the right kinds: a line that lacks them
+ * is damage (an edit, a copy that went wrong), and the state is refused, not
+ * read as a crawl without that page (whose file would then count as one no
+ * crawl wrote).
+ * @param {any} value
+ * @returns {value is StoredPage}
+ */
+function isStoredPage(value) {
+  if (typeof value?.url !== 'string' || !/^https?:\/\//.test(value.url) || typeof value.status !== 'number') return false;
+  if (value.state === 'redirect') return typeof value.location === 'string';
+  return value.state === 'done' && (value.file === undefined || typeof value.file === 'string');
+}
+
+/**
+ * Write a new state: lines streamed to a temp file, renamed over the old one
+ * by `finish()`.
+ * @param {string} stateDir
+ * @param {Omit<StateHeader, 'format' | 'version' | 'finishedAt'>} header complete: known before the pages are written
+ */
+export function createStateWriter(stateDir, header) {
+  const file = path.join(stateDir, STATE_FILE);
+  const temp = path.join(stateDir, `tmp-state-${process.pid}.ndjson`);
+  const stream = createWriteStream(temp, { flags: 'w' });
+  /** @type {Error | null} */
+  let failed = null;
+  stream.on('error', (error) => { failed = error; });
+  let pending = '';
+  /** @param {string} text */
+  const push = async (text) => {
+    pending += text;
+    if (pending.length < 65_536) return;
+    const chunk = pending;
+    pending = '';
+    if (!stream.write(chunk)) await once(stream, 'drain');
+  };
+  let lines = 0;
+  /** @type {Promise<void>} */
+  let started = push(JSON.stringify({ format: 'prerender-state', version: STATE_VERSION, ...header, sealed: true, finishedAt: new Date().toISOString() }) + '\n');
+  return {
+    /** @param {StoredPage} page */
+    async add(page) {
+      await started;
+      lines++;
+      started = push(JSON.stringify(page) + '\n');
+      await started;
+    },
+    async finish() {
+      await started;
+      stream.end(pending + JSON.stringify({ end: lines }) + '\n');
+      await once(stream, 'close');
+      if (failed) throw failed;
+      try {
+        // On disk before it replaces the last state: a power loss leaves one or the other, whole.
+        const handle = await open(temp, 'r');
+        await handle.sync().finally(() => handle.close());
+        await rename(temp, file);
+      } catch (error) {
+        throw new PrerenderError(`cannot write the crawl's state ${file}: ${/** @type {Error} */ (error).message}`, { cause: error });
+      }
+      // The rename on disk too; where a directory cannot be opened or synced, the rename still stands.
+      const dir = await open(stateDir, 'r').catch(() => null);
+      await dir?.sync().catch(() => {}).finally(() => dir.close());
+    },
+    async abort() {
+      stream.destroy();
+      await rm(temp, { force: true });
+    },
+  };
+}

@@ -1,0 +1,110 @@
+// @ts-check
+import { UsageError } from '../errors.js';
+import { normalizeUrl } from '../url.js';
+
+/**
+ * @typedef {{ decision: 'crawl' | 'dynamic' | 'excluded', pattern?: string, root?: string }} ScopeDecision
+ * @typedef {{ source: string, absolute: string, regex: RegExp, excluded?: Readonly<ScopeDecision>, included?: Readonly<ScopeDecision> }} CompiledPattern
+ *   excluded, included: its decision, made once
+ */
+
+/**
+ * Compile one scope pattern. A pattern starting with "/" is a path on each
+ * root's origin; otherwise it is an absolute URL. It matches as a prefix of the
+ * canonical URL (path plus query); "*" matches any run of characters.
+ * @param {string} pattern
+ * @param {string[]} origins
+ * @returns {CompiledPattern[]}
+ */
+export function compilePattern(pattern, origins) {
+  if (typeof pattern !== 'string' || pattern.length === 0) {
+    throw new UsageError('scope pattern must be a non-empty string');
+  }
+  const absolutes = pattern.startsWith('/')
+    ? origins.map((origin) => origin + pattern)
+    : [pattern];
+  return absolutes.map((absolute) => {
+    const normalized = normalizeUrl(absolute);
+    if (!normalized) {
+      throw new UsageError(`invalid scope pattern "${pattern}": use a path starting with "/" or an absolute http(s) URL`);
+    }
+    // A bare origin ("http://h:8080") keeps the "/" new URL() gives it, so it
+    // cannot match "http://h:80801/" or "http://h:8080.evil.example/".
+    const text = normalized;
+    const regex = new RegExp('^' + text.split('*').map(escapeRegExp).join('.*'));
+    return { source: pattern, absolute: text, regex };
+  });
+}
+
+/** @param {string} text */
+function escapeRegExp(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * The default scope of a root: its directory and below.
+ * @param {string} root canonical root URL
+ */
+export function defaultScopeOf(root) {
+  const url = new URL(root);
+  const dir = url.pathname.slice(0, url.pathname.lastIndexOf('/') + 1);
+  return `${url.origin}${dir}`;
+}
+
+/**
+ * Decides, once per URL, whether it is crawled, kept dynamic, or excluded.
+ */
+/** @type {Readonly<ScopeDecision>} */
+const DYNAMIC = Object.freeze({ decision: 'dynamic' });
+
+export class Scope {
+  /**
+   * @param {{ roots: string[], include?: string[], exclude?: string[], listed?: Iterable<string> }} options
+   *   roots: canonical root URLs, each bringing its directory into scope when there is no include;
+   *   listed: canonical URLs from sitemaps or URL lists, in scope themselves unless excluded
+   */
+  constructor({ roots, include = [], exclude = [], listed = [] }) {
+    this.roots = roots;
+    this.listed = new Set(listed);
+    const origins = [...new Set([...roots, ...this.listed].map((root) => new URL(root).origin))];
+    /** @type {CompiledPattern[]} */
+    this.include = include.length > 0
+      ? include.flatMap((pattern) => compilePattern(pattern, origins))
+      : roots.map((root) => {
+        const absolute = defaultScopeOf(root);
+        return { source: absolute, absolute, regex: new RegExp('^' + escapeRegExp(absolute)) };
+      });
+    this.exclude = exclude.flatMap((pattern) => compilePattern(pattern, origins));
+    this.rootSet = new Set(roots);
+  }
+
+  /**
+   * @param {string} url canonical URL
+   * @returns {ScopeDecision}
+   */
+  decide(url) {
+    // A crawl decides every link of every page: the answers that name no URL are made once, frozen.
+    for (const pattern of this.exclude) {
+      if (pattern.regex.test(url)) return (pattern.excluded ??= Object.freeze({ decision: /** @type {const} */ ('excluded'), pattern: pattern.source }));
+    }
+    if (this.rootSet.has(url)) return { decision: 'crawl', root: url, pattern: 'root' };
+    if (this.listed.has(url)) return { decision: 'crawl', root: url, pattern: 'listed' };
+    for (const pattern of this.include) {
+      if (pattern.regex.test(url)) return (pattern.included ??= Object.freeze({ decision: /** @type {const} */ ('crawl'), pattern: pattern.source }));
+    }
+    return DYNAMIC;
+  }
+
+  /** @param {string} url */
+  inScope(url) {
+    return this.decide(url).decision === 'crawl';
+  }
+
+  /** A JSON description for the manifest. */
+  toJSON() {
+    return {
+      include: this.include.map((pattern) => pattern.absolute),
+      exclude: this.exclude.map((pattern) => pattern.absolute),
+    };
+  }
+}

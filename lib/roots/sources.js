@@ -1,0 +1,241 @@
+// @ts-check
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { gunzipSync } from 'node:zlib';
+import { Parser } from 'htmlparser2';
+import { AbortError, PrerenderError, UsageError } from '../errors.js';
+import { normalizeUrl } from '../url.js';
+import { defaultLoader } from '../fetch/index.js';
+
+/**
+ * Roots from outside the site's own links: sitemaps (urlset, sitemap index,
+ * gzipped) and URL lists (a file or stdin, one URL per line).
+ */
+
+export class SitemapError extends PrerenderError {
+  code = 'SITEMAP';
+}
+
+const MAX_SITEMAP_BYTES = 256 * 1024 * 1024; // decompressed; the protocol's own limit is 50 MB
+/** Largest sitemap body fetched (compressed or not): above the protocol's 50 MB. */
+export const MAX_SITEMAP_FETCH_BYTES = 64 * 1024 * 1024;
+const MAX_INDEX_DEPTH = 4;
+/** Sitemaps read in one run at most: an index may list 50,000, and indexes can be nested (a trap grows without end). */
+export const MAX_SITEMAPS = 1000;
+
+/**
+ * The <loc> values of a sitemap document, and whether it is an index: read
+ * with htmlparser2 in XML mode (CDATA sections and XML entities decoded).
+ * Only the <loc> of the sitemap namespace counts: unprefixed, or with the
+ * prefix of the document's own root ("sm:loc" under "sm:urlset"); never
+ * <image:loc>, <video:loc>... of extensions.
+ * @param {string} xml
+ * @returns {{ index: boolean, locs: string[], root: string | null }} root: the root element's
+ *   name ("urlset", "sm:sitemapindex", "html"...), null when there is none (see isSitemapRoot)
+ */
+export function parseSitemap(xml) {
+  let index = false;
+  /** @type {string | null} */
+  let root = null;
+  /** @type {string | null} the root element's prefix ("" for none), once seen */
+  let prefix = null;
+  let locTag = 'loc';
+  /** @type {string[]} */
+  const locs = [];
+  let depth = 0;
+  let text = '';
+  const parser = new Parser({
+    onopentag(name) {
+      if (prefix === null) {
+        const colon = name.indexOf(':');
+        const local = name.slice(colon + 1);
+        prefix = colon < 0 ? '' : name.slice(0, colon);
+        root = name;
+        if (local === 'urlset' || local === 'sitemapindex') {
+          index = local === 'sitemapindex';
+          locTag = prefix ? `${prefix}:loc` : 'loc';
+        }
+      }
+      if (name === locTag) {
+        if (depth === 0) text = '';
+        depth++;
+      }
+    },
+    ontext(chunk) {
+      if (depth > 0) text += chunk;
+    },
+    onclosetag(name) {
+      if (name !== locTag || depth === 0) return;
+      depth--;
+      if (depth > 0) return;
+      const value = text.trim();
+      if (value) locs.push(value);
+    },
+  }, { xmlMode: true, decodeEntities: true, recognizeCDATA: true });
+  parser.write(xml);
+  parser.end();
+  return { index, locs, root };
+}
+
+/**
+ * Whether a document is a sitemap at all, from its root element: an HTML page
+ * (a SPA's fallback, a login form), a feed or plain text answered with 200
+ * lists no URL, and would otherwise pass for an empty sitemap.
+ * @param {string | null} root parseSitemap's root
+ */
+export const isSitemapRoot = (root) => root !== null && /^([^:]+:)?(urlset|sitemapindex)$/.test(root);
+
+/**
+ * @param {Buffer} body
+ */
+function sitemapText(body) {
+  if (body[0] === 0x1f && body[1] === 0x8b) {
+    return gunzipSync(body, { maxOutputLength: MAX_SITEMAP_BYTES }).toString('utf8');
+  }
+  return body.toString('utf8');
+}
+
+/**
+ * Fetch sitemaps (following sitemap indexes) and return their page URLs, canonical and deduplicated.
+ * @param {string[]} sitemaps
+ * @param {{
+ *   fetchPage: (url: string) => Promise<import('../fetch/http.js').LoadResult>,
+ *   onWarning?: (url: string, message: string) => void, maxUrls?: number, onCut?: () => void,
+ * }} context maxUrls: no more sitemaps read once they list this many (--max-pages); onCut:
+ *   called when some sitemaps were not read (maxUrls, MAX_SITEMAPS): the crawl is then not complete
+ * @returns {Promise<string[]>}
+ */
+export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, maxUrls = Infinity, onCut = () => {} }) {
+  /** @type {Set<string>} */
+  const urls = new Set();
+  /** @type {Set<string>} */
+  const seen = new Set();
+  let stopped = false;
+  /** No more sitemaps read once they list --max-pages URLs, or MAX_SITEMAPS were read (an index trap). @param {string} url */
+  const enough = (url) => {
+    if (stopped) return true;
+    const why = urls.size >= maxUrls ? `they list ${maxUrls} URLs already (--max-pages)` : seen.size >= MAX_SITEMAPS ? `${MAX_SITEMAPS} sitemaps were read` : '';
+    if (!why) return false;
+    stopped = true;
+    onWarning(url, `no more sitemaps are read: ${why}; the URLs of those not read are not crawled, and nothing is removed`);
+    onCut();
+    return true;
+  };
+
+  /**
+   * @param {string} url
+   * @param {number} depth
+   * @param {boolean} top
+   */
+  const visit = async (url, depth, top) => {
+    if (seen.has(url) || enough(url)) return;
+    seen.add(url);
+    let body;
+    // Relative entries are read against where the sitemap was found, after its redirects.
+    let base = url;
+    try {
+      let response = await fetchPage(url);
+      for (let hops = 0; response.location !== undefined && hops < 5; hops++) {
+        base = /** @type {string} */ (normalizeUrl(response.location, base));
+        response = await fetchPage(base);
+      }
+      if (response.location !== undefined) throw new Error('too many redirects');
+      body = response.body;
+    } catch (error) {
+      if (error instanceof AbortError) throw error; // interrupted: not a sitemap's fault
+      const message = `cannot fetch sitemap ${url}: ${/** @type {Error} */ (error).message}`;
+      if (top) throw new SitemapError(message, { cause: error });
+      onWarning(url, message);
+      return;
+    }
+    let parsed;
+    try {
+      parsed = parseSitemap(sitemapText(body));
+    } catch (error) {
+      const message = `cannot read sitemap ${url}: ${/** @type {Error} */ (error).message}`;
+      if (top) throw new SitemapError(message, { cause: error });
+      onWarning(url, message);
+      return;
+    }
+    if (!isSitemapRoot(parsed.root)) {
+      // Given on the command line, that is a mistake to stop on (exit 2), not an empty sitemap to crawl past.
+      const message = `${url} is not a sitemap: ${parsed.root === null ? 'it holds no XML element' : `its root element is <${parsed.root}>`}, not <urlset> or <sitemapindex>`;
+      if (top) throw new SitemapError(message);
+      onWarning(url, message);
+      return;
+    }
+    if (parsed.locs.length === 0) onWarning(url, `sitemap ${url} lists no URLs`);
+    for (const loc of parsed.locs) {
+      const canonical = normalizeUrl(loc, base);
+      if (!canonical) {
+        onWarning(url, `sitemap entry is not an http(s) URL: ${JSON.stringify(loc)}`);
+      } else if (parsed.index) {
+        if (depth >= MAX_INDEX_DEPTH) onWarning(url, `sitemap index nested deeper than ${MAX_INDEX_DEPTH}: ${canonical} skipped`);
+        else await visit(canonical, depth + 1, false);
+      } else {
+        urls.add(canonical); // every URL of a sitemap read: the crawl's --max-pages says which are not crawled
+      }
+    }
+  };
+  for (const sitemap of sitemaps) await visit(sitemap, 0, true);
+  return [...urls];
+}
+
+/**
+ * Read a URL list: one absolute URL per line; blank lines and "#" comments are skipped.
+ * @param {string} file a path, or "-" for `stdin`
+ * @param {{ stdin?: NodeJS.ReadableStream }} [context]
+ * @returns {Promise<string[]>}
+ */
+export async function readUrlList(file, context = {}) {
+  const name = file === '-' ? 'stdin' : file;
+  const input = file === '-' ? (context.stdin ?? process.stdin) : createReadStream(file);
+  /** @type {string[]} */
+  const urls = [];
+  let lineNumber = 0;
+  try {
+    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+      lineNumber++;
+      const text = line.trim();
+      if (text === '' || text.startsWith('#')) continue;
+      const canonical = normalizeUrl(text);
+      if (!canonical) throw new UsageError(`${name}:${lineNumber}: not an absolute http(s) URL: ${JSON.stringify(text.slice(0, 200))}`);
+      urls.push(canonical);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`cannot read --urls ${name}: ${/** @type {Error} */ (error).message}`, { cause: error });
+  }
+  return [...new Set(urls)];
+}
+
+/**
+ * The URLs of --sitemap and --urls, canonical and deduplicated. Sitemaps are
+ * fetched with their own connection pool and a size cap fit for sitemaps.
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
+ * @param {(url: string, message: string) => void} onWarning
+ * @param {() => void} [onCut] some sitemaps were not read (see loadSitemaps)
+ * @returns {Promise<string[]>}
+ */
+export async function loadListedRoots(o, onWarning, onCut = () => {}) {
+  /** @type {string[]} */
+  const listed = [];
+  if (o.sitemap.length > 0) {
+    const loader = defaultLoader({
+      concurrency: 2,
+      timeout: o.timeout,
+      retries: o.retries,
+      maxPageBytes: Math.max(o.maxPageBytes, MAX_SITEMAP_FETCH_BYTES),
+      headers: o.headers,
+      retryDelay: o.retryDelay,
+    });
+    try {
+      // One by one: a spread of 125,000 URLs or more overflows the call stack.
+      for (const url of await loadSitemaps(o.sitemap, { fetchPage: (url) => loader.load(url, { signal: o.signal }), onWarning, maxUrls: o.maxPages, onCut })) listed.push(url);
+    } finally {
+      await loader.close();
+    }
+  }
+  if (o.urls !== undefined) for (const url of await readUrlList(o.urls, { stdin: o.stdin })) listed.push(url);
+  return [...new Set(listed)];
+}
