@@ -27,3 +27,16 @@ export const WARNING_CODES = Object.freeze({
 
 /** @typedef {keyof typeof WARNING_CODES} WarningCode */
 /** @typedef {{ url: string, code: WarningCode, message: string }} Warning */
+
+/**
+ * Record a warning and tell listeners.
+ * @param {{ warnings: Warning[], emit: (event: string, data: object) => void }} run
+ * @param {string} url
+ * @param {WarningCode} code
+ * @param {string} message
+ */
+export function warn(run, url, code, message) {
+  const warning = { url, code, message };
+  run.warnings.push(warning);
+  run.emit('warning', warning);
+}

@@ -1,6 +1,6 @@
 // @ts-check
 import { PrerenderError } from '../errors.js';
-import { fail, loopMessage } from '../engine/fetch-phase.js';
+import { fail, loopMessage } from '../engine/outcomes.js';
 
 /**
  * Redirect loops that two processes closed at once. One process finds a

@@ -2,14 +2,15 @@
 import { PrerenderError } from '../errors.js';
 import { decodeLinks } from '../document/rewrite.js';
 import { sha256 } from '../store/blobs.js';
-import { warn } from './run.js';
-import { fail, links, redirect } from './fetch-phase.js';
+import { warn } from '../warnings.js';
+import { fail, journal, redirect } from './outcomes.js';
+import { links } from './links.js';
 import { fromStored, isGone, isTransient, pickStored, reusable } from '../recrawl/prior.js';
 
 /**
  * Pages carried over instead of fetched and staged again: from the last
  * crawl's state (a 304, or a transient failure that keeps the last good copy)
- * or from the journal of a killed crawl (resume); and the journal itself.
+ * or from the journal of a killed crawl (resume).
  *
  * @typedef {import('./run.js').CrawlRun} CrawlRun
  * @typedef {import('../store/records.js').PageRecord} PageRecord
@@ -18,26 +19,6 @@ import { fromStored, isGone, isTransient, pickStored, reusable } from '../recraw
 
 /** The body of a page carried over: it is not read (a Buffer of no bytes is never written to). */
 const NO_BODY = Buffer.alloc(0);
-
-/**
- * Note a page done in the journal, so that a killed run is resumed without
- * fetching it again.
- * @param {CrawlRun} run
- * @param {PageRecord} record
- */
-export function journal(run, record) {
-  if (!run.journal) return;
-  if (record.state === 'redirect') {
-    run.journal.add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location });
-    return;
-  }
-  run.journal.add({
-    url: record.key, state: 'done', status: /** @type {number} */ (record.status), contentType: record.contentType, type: record.type,
-    charset: record.charset, etag: record.etag, lastModified: record.lastModified, wanted: record.wanted, body: record.body,
-    scan: record.scan, bytes: record.type === 'other' ? record.bytes : undefined, sha256: record.type === 'other' ? record.sha256 : undefined,
-    compare: record.compare, change: record.change, stale: record.stale || undefined, render: record.render,
-  });
-}
 
 /**
  * A journal entry can be used when what it refers to is still in the blob store.

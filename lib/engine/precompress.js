@@ -2,7 +2,7 @@
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { mimeOf } from '../naming/file-names.js';
-import { warn } from './run.js';
+import { warn } from '../warnings.js';
 import { pickEach, pickStored } from '../recrawl/prior.js';
 
 /**

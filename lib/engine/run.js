@@ -126,18 +126,6 @@ export function rootDepths(roots) {
   return depths;
 }
 
-/**
- * Record a warning and tell listeners.
- * @param {{ warnings: Warning[], emit: CrawlRun['emit'] }} run
- * @param {string} url
- * @param {WarningCode} code
- * @param {string} message
- */
-export function warn(run, url, code, message) {
-  const warning = { url, code, message };
-  run.warnings.push(warning);
-  run.emit('warning', warning);
-}
 
 /**
  * One copy of each content type and charset string for the whole run.

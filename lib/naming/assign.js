@@ -3,7 +3,7 @@ import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { FileRegistry } from './file-names.js';
 import { isSitemapName } from '../output/sitemap.js';
-import { warn } from '../engine/run.js';
+import { warn } from '../warnings.js';
 import { eachRecord } from '../store/records.js';
 import { pickEach, pickStored } from '../recrawl/prior.js';
 

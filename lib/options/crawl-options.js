@@ -4,7 +4,7 @@ import os from 'node:os';
 import { ConfigError, UsageError } from '../errors.js';
 import { PLACEHOLDER_MODES, renderPlaceholder } from '../document/placeholders.js';
 import { normalizeUrl } from '../url.js';
-import { parseNameRules } from '../naming/rules.js';
+import { parseNameRules } from './name-rules.js';
 import { frontierUrlProblem, redactValue } from './frontier-url.js';
 
 /**

@@ -1,6 +1,7 @@
 // @ts-check
 import { describe, expect, it, vi } from 'vitest';
-import { compileNameRules, expandTemplate, parseNameRules } from '../../lib/naming/rules.js';
+import { compileNameRules, expandTemplate } from '../../lib/naming/rules.js';
+import { parseNameRules } from '../../lib/options/name-rules.js';
 import { wantedFileName } from '../../lib/naming/file-names.js';
 import { resolveCrawlOptions } from '../../lib/options/crawl-options.js';
 import { startProgress } from '../../lib/cli/report.js';

@@ -1,7 +1,7 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
 import { failRedirectLoops } from '../../lib/distributed/loops.js';
-import { loopMessage } from '../../lib/engine/fetch-phase.js';
+import { loopMessage } from '../../lib/engine/outcomes.js';
 
 /**
  * A shared crawl's barrier fails the redirect loops that two processes

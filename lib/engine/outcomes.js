@@ -1,0 +1,169 @@
+// @ts-check
+import { PrerenderError } from '../errors.js';
+import { canonicalKey, parseHttpUrl } from '../url.js';
+import { warn } from '../warnings.js';
+import { admit, decideLink } from './links.js';
+
+/**
+ * Page outcomes: what became of a page (redirected, failed), recorded in
+ * one place that both phases, the render step and the shared crawl use.
+ *
+ * @typedef {import('./run.js').CrawlRun} CrawlRun
+ * @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight
+ * @typedef {import('../store/records.js').PageRecord} PageRecord
+ */
+
+/**
+ * Note a page done in the journal, so that a killed run is resumed without
+ * fetching it again.
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ */
+export function journal(run, record) {
+  if (!run.journal) return;
+  if (record.state === 'redirect') {
+    run.journal.add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location });
+    return;
+  }
+  run.journal.add({
+    url: record.key, state: 'done', status: /** @type {number} */ (record.status), contentType: record.contentType, type: record.type,
+    charset: record.charset, etag: record.etag, lastModified: record.lastModified, wanted: record.wanted, body: record.body,
+    scan: record.scan, bytes: record.type === 'other' ? record.bytes : undefined, sha256: record.type === 'other' ? record.sha256 : undefined,
+    compare: record.compare, change: record.change, stale: record.stale || undefined, render: record.render,
+  });
+}
+
+/**
+ * A redirect is a result: its target is admitted, unless it closes a loop or
+ * goes past --max-redirects; then the chain is a recorded failure and no hop
+ * beyond the cap is fetched.
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ * @param {number} status
+ * @param {string} location
+ */
+export async function redirect(run, page, status, location) {
+  const record = page.record;
+  const target = parseHttpUrl(location, page.key);
+  if (!target) throw new PrerenderError(`HTTP ${status} redirect to an unusable location ${JSON.stringify(location)}`, { code: 'BAD_REDIRECT' });
+  const key = canonicalKey(target);
+  record.state = 'redirect';
+  record.status = status;
+  record.location = key;
+  await run.records.put(record);
+  journal(run, record);
+  run.redirects.push({ url: page.key, location: key, status });
+  const decision = decideLink(run, key, record.kind);
+  run.emit('redirect', { url: page.key, location: key, status, decision: decision.decision });
+  if (decision.decision !== 'crawl') {
+    // A root that leaves the crawl's scope (http:// to https://, a new host): nothing under it is
+    // crawled. Said, for a run that writes nothing would otherwise look like a success.
+    if (run.options.roots.includes(page.key)) {
+      warn(run, page.key, 'ROOT_REDIRECT', `the root ${page.key} redirects (${status}) to ${key}, outside the crawl's scope: nothing under it is crawled; crawl ${key} instead`);
+    }
+    record.referrers = undefined;
+    await run.records.put(record); // the store may keep a copy: stored again
+    return;
+  }
+  const max = run.options.maxRedirects;
+  const loop = await loopThrough(run, key, page.key, max);
+  if (loop) {
+    const message = loopMessage(loop);
+    for (const member of loop) {
+      const looped = await run.records.get(member);
+      if (looped && looped.state === 'redirect') await fail(run, looped, new PrerenderError(message, { code: 'REDIRECT_LOOP' }));
+    }
+    return;
+  }
+  if (record.hops + 1 > max) {
+    const chain = await chainTo(run, record, max);
+    const start = await run.records.get(chain[0]);
+    const message = `more than --max-redirects ${max} redirects: ${[...chain, key].join(' → ')}`;
+    if (start) await fail(run, start, new PrerenderError(message, { code: 'TOO_MANY_REDIRECTS' }));
+    return;
+  }
+  const [outcome] = await admit(run, [{ key, kind: record.kind, referrer: page.key, decision }]);
+  if (outcome === 'added') {
+    const next = await run.records.get(key);
+    if (next) {
+      next.via = page.key;
+      next.hops = record.hops + 1;
+      await run.records.put(next); // a store outside memory hands out copies
+    }
+  }
+  record.referrers = undefined;
+  await run.records.put(record); // the store may keep a copy: stored again
+}
+
+/**
+ * The URLs of a loop when following redirects from `key` comes back to `from`.
+ * @param {CrawlRun} run
+ * @param {string} key
+ * @param {string} from
+ * @param {number} max
+ * @returns {Promise<string[] | null>} from, then the hops back to it
+ */
+async function loopThrough(run, key, from, max) {
+  const loop = [from];
+  let current = key;
+  for (let hop = 0; hop <= max; hop++) {
+    if (current === from) return loop;
+    const record = await run.records.get(current);
+    if (!record || record.state !== 'redirect' || !record.location) return null;
+    loop.push(current);
+    current = record.location;
+  }
+  return null;
+}
+
+/**
+ * A redirect loop's message: its members from the first in URL order, round
+ * to it again, so that it reads the same whichever member was fetched first
+ * (in a shared crawl, whichever process got there first).
+ * @param {string[]} loop its members, in redirect order
+ */
+export function loopMessage(loop) {
+  let first = 0;
+  for (let i = 1; i < loop.length; i++) if (loop[i] < loop[first]) first = i;
+  const from = [...loop.slice(first), ...loop.slice(0, first)];
+  return `redirect loop: ${[...from, from[0]].join(' → ')}`;
+}
+
+/**
+ * The chain of redirects that led to a record, from its start.
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ * @param {number} max
+ */
+async function chainTo(run, record, max) {
+  const chain = [record.key];
+  let current = record;
+  for (let hop = 0; hop <= max && current.via; hop++) {
+    const previous = await run.records.get(current.via);
+    if (!previous) break;
+    chain.unshift(previous.key);
+    current = previous;
+  }
+  return chain;
+}
+
+/**
+ * A page failure is data: recorded with its error; the crawl goes on.
+ * @param {CrawlRun} run
+ * @param {PageRecord} record
+ * @param {unknown} error
+ */
+export async function fail(run, record, error) {
+  const err = /** @type {any} */ (error);
+  record.state = 'failed';
+  /** @type {NonNullable<PageRecord['error']>} */
+  const info = { message: err?.message ?? String(error) };
+  if (err?.status) info.status = err.status;
+  if (typeof err?.code === 'string') info.code = err.code;
+  record.error = info;
+  record.file = undefined;
+  record.scan = undefined;
+  await run.records.put(record);
+  run.stats.failed++;
+  run.emit('failure', { url: record.key, status: info.status, message: info.message, code: info.code });
+}
