@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createHttpLoader, defaultLoader, withRetry } from './fetch/index.js';
 import { withRevalidation } from './fetch/revalidate.js';
 import { withPoliteness } from './fetch/polite.js';
-import { LocalTree } from './output/local.js';
+import { LocalTree } from './output/local-tree.js';
 import { STATE_DIR, clearLeftovers, prepareOutDir } from './output/outdir.js';
 import { acquireLock } from './output/lock.js';
 import { OPTION_BY_NAME, resolveCrawlOptions } from './options/crawl-options.js';

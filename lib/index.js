@@ -17,7 +17,7 @@ import { checkedTarget } from './output/checked-target.js';
 import { checkCrawlerSeams } from './options/crawl-options.js';
 
 export { createHttpLoader, withRetry } from './fetch/index.js';
-export { LocalTree } from './output/local.js';
+export { LocalTree } from './output/local-tree.js';
 export { readManifest, parseManifest, MANIFEST_NAME, MANIFEST_VERSION, ManifestFormatError } from './output/manifest/index.js';
 export { WARNING_CODES } from './warnings.js';
 export { preview, explainUrl } from './preview/index.js';

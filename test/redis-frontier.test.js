@@ -16,7 +16,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { helpFinish, nameTableBytes } from '../lib/distributed/finish.js';
-import { encodeNameTable } from '../lib/naming/table.js';
+import { encodeNameTable } from '../lib/naming/name-table.js';
 import { PageThreads } from '../lib/engine/threads/page-threads.js';
 
 /** @type {Awaited<ReturnType<typeof startRedis>>} */

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { preview } from '../lib/preview/index.js';
 import { UsageError } from '../lib/errors.js';
 import { createHttpLoader } from '../lib/fetch/index.js';
-import { LocalTree } from '../lib/output/local.js';
+import { LocalTree } from '../lib/output/local-tree.js';
 import { SitemapWriter } from '../lib/output/sitemap.js';
 import { MAX_SITEMAPS, SitemapError, loadListedRoots, loadSitemaps, parseSitemap, readUrlList } from '../lib/roots/sources.js';
 import { resolveCrawlOptions } from '../lib/options/crawl-options.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawl } from '../lib/index.js';
 import { PageThreads } from '../lib/engine/threads/page-threads.js';
-import { encodeNameTable } from '../lib/naming/table.js';
+import { encodeNameTable } from '../lib/naming/name-table.js';
 import { createNameTable } from '../lib/naming/assign.js';
 import { startOrigin } from '../bench/origin.js';
 import { startSite } from '../fixtures/site.js';

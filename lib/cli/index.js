@@ -8,9 +8,9 @@ import { explainError, formatSummary, startProgress, formatPlanRow, formatPlanTo
 import { findConfig, loadConfigFile, CONFIG_FILES } from '../options/config-file.js';
 import { writeFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { addDeployCommands } from './deploy.js';
+import { addDeployCommands } from './deploy-commands.js';
 import { DEPLOY_KEYS } from '../options/deploy-keys.js';
-import { addDistributedCommands } from './distributed.js';
+import { addDistributedCommands } from './shared-commands.js';
 
 /**
  * The command line: a thin shell over the library. `run()` never exits the

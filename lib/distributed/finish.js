@@ -4,7 +4,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { FrontierError } from '../errors.js';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { openNameTable } from '../naming/table.js';
+import { openNameTable } from '../naming/name-table.js';
 
 /**
  * The finishing phase of a shared crawl, spread over every live process.
@@ -28,7 +28,7 @@ import { openNameTable } from '../naming/table.js';
  * @typedef {import('../engine/page-work.js').RenderInput} RenderInput
  * @typedef {import('../engine/page-work.js').RenderOutput} RenderOutput
  * @typedef {import('../engine/page-work.js').RenderContext} RenderContext
- * @typedef {import('../naming/table.js').SharedNameTable} SharedNameTable
+ * @typedef {import('../naming/name-table.js').SharedNameTable} SharedNameTable
  * @typedef {import('../engine/threads/page-threads.js').PageThreads} PageThreads
  * @typedef {import('./connection.js').CrawlRedis} CrawlRedis
  * @typedef {{

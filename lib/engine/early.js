@@ -472,7 +472,7 @@ export class EarlyWrites {
   #start(key, deps, source) {
     const run = this.run;
     const file = this.known.get(key);
-    const target = /** @type {import('../output/local.js').LocalTree} */ (run.target);
+    const target = /** @type {import('../output/local-tree.js').LocalTree} */ (run.target);
     const blobs = /** @type {{ locate(id: string): import('./page-work.js').BlobPlace }} */ (/** @type {unknown} */ (run.blobs));
     if (!file || file === UNSETTLED || this.refed.has(key)) return;
     /** @type {Map<string, string>} */
@@ -546,7 +546,7 @@ export class EarlyWrites {
     const early = await this.done.take(key);
     if (!early) return null;
     this.counts.taken++;
-    const target = /** @type {import('../output/local.js').LocalTree} */ (this.run.target);
+    const target = /** @type {import('../output/local-tree.js').LocalTree} */ (this.run.target);
     return { result: early.result, keep: () => target.keepScratch(early.temp, file) };
   }
 

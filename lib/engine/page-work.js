@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { detectCharset } from '../document/charset.js';
 import { encodeScan, linkLines, renderDocument, resolveLinks, scanDocument, decodeScan } from '../document/rewrite.js';
-import { CREATE } from '../output/local.js';
+import { CREATE } from '../output/local-tree.js';
 import { sha256 } from '../store/blobs.js';
-import { openNameTable } from '../naming/table.js';
+import { openNameTable } from '../naming/name-table.js';
 
 /**
  * The per-page CPU work of both phases, as pure functions of a page's bytes
@@ -36,7 +36,7 @@ import { openNameTable } from '../naming/table.js';
  * }} RenderContext
  * @typedef {{ path: string, at: number, length: number }} BlobPlace
  *   where a staged blob lies: a byte range of a file, or (length -1) the whole file
- * @typedef {import('../naming/table.js').SharedNameTable} NameTableData
+ * @typedef {import('../naming/name-table.js').SharedNameTable} NameTableData
  *   the name table in shared memory: one copy for every worker
  * @typedef {{
  *   raw: Buffer, scan: Buffer, bodyId: string, url: string, file: string, type: 'html' | 'css', charset: string,

@@ -67,7 +67,7 @@ import { PageThreads } from './threads/page-threads.js';
  *   revalidator: a re-crawl's requests, asked ahead on a thread (told what the frontier admits)
  * @typedef {{
  *   window: number,
- *   begin(context: import('./page-work.js').RenderContext, table: import('../naming/table.js').SharedNameTable): Promise<void>,
+ *   begin(context: import('./page-work.js').RenderContext, table: import('../naming/name-table.js').SharedNameTable): Promise<void>,
  *   render(input: Omit<import('./page-work.js').RenderInput, 'raw' | 'scan'>): Promise<import('./page-work.js').RenderOutput>,
  *   end(): Promise<void>,
  * }} FinishPool

@@ -11,7 +11,7 @@ import { warn } from '../warnings.js';
 import { fail } from './outcomes.js';
 import { storedLinks } from './carry.js';
 import { byKey, createNameTable, namedRecord, splitAlias } from '../naming/assign.js';
-import { encodeNameTable } from '../naming/table.js';
+import { encodeNameTable } from '../naming/name-table.js';
 import { namingKey, pickEach, pickStored, priorFiles, pruneLimit } from '../recrawl/prior.js';
 import { createStateWriter } from '../recrawl/state.js';
 import { precompress, settleOldSiblings, siblingsMissing, siblingsOf } from './precompress.js';

@@ -1,5 +1,5 @@
 // @ts-check
-import { LocalTree } from './local.js';
+import { LocalTree } from './local-tree.js';
 
 /**
  * An output target given by the caller (the `target` option), made safe for

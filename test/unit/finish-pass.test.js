@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNameTable } from '../../lib/naming/assign.js';
-import { encodeNameTable, openNameTable } from '../../lib/naming/table.js';
+import { encodeNameTable, openNameTable } from '../../lib/naming/name-table.js';
 import { createPlaceReader, scanPage, storeBlob, writeNew } from '../../lib/engine/page-work.js';
 import { readdir } from 'node:fs/promises';
 import { nameTableBytes, nameTableFrom } from '../../lib/distributed/finish.js';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { Worker } from 'node:worker_threads';
 import { createNameTable } from '../../lib/naming/assign.js';
-import { encodeNameTable, openNameTable } from '../../lib/naming/table.js';
+import { encodeNameTable, openNameTable } from '../../lib/naming/name-table.js';
 
 /**
  * The name table in shared memory (for the worker threads) answers as the
@@ -56,7 +56,7 @@ describe('shared name table', () => {
     const encoded = encodeNameTable(pages, redirects, 10);
     const source = `
       const { parentPort, workerData } = require('node:worker_threads');
-      import(${JSON.stringify(new URL('../../lib/naming/table.js', import.meta.url).href)}).then(({ openNameTable }) => {
+      import(${JSON.stringify(new URL('../../lib/naming/name-table.js', import.meta.url).href)}).then(({ openNameTable }) => {
         const table = openNameTable(workerData);
         parentPort.postMessage([table.fileOf(${JSON.stringify(`${O}/older`)}), table.fileOf(${JSON.stringify(`${O}/st/product.asp?SKUSetID=2999`)})]);
       });`;

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LocalTree } from '../../lib/output/local.js';
+import { LocalTree } from '../../lib/output/local-tree.js';
 import { tempDirs } from '../crawl-helpers.js';
 
 /**
