@@ -108,7 +108,7 @@ export class ListenerError extends PrerenderError {
   code = 'LISTENER';
   /**
    * @param {string} message
-   * @param {{ cause: unknown, result: import('./crawler.js').CrawlResult }} options result: the crawl's summary
+   * @param {{ cause: unknown, result: import('./crawler/index.js').CrawlResult }} options result: the crawl's summary
    */
   constructor(message, options) {
     super(message, { cause: options.cause });

@@ -2,15 +2,15 @@
 /**
  * prerender's programmatic API. See README.md, "API".
  * @typedef {import('./options/crawl-options.js').CrawlOptions} CrawlOptions
- * @typedef {import('./crawler.js').CrawlResult} CrawlResult
- * @typedef {import('./crawler.js').CrawlerOptions} CrawlerOptions
+ * @typedef {import('./crawler/index.js').CrawlResult} CrawlResult
+ * @typedef {import('./crawler/index.js').CrawlerOptions} CrawlerOptions
  * @typedef {import('./fetch/http.js').Loader} Loader
  * @typedef {import('./fetch/http.js').LoadResult} LoadResult
  * @typedef {import('./output/target.js').OutputTarget} OutputTarget
  * @typedef {import('./output/manifest/schema.js').Manifest} Manifest
  * @typedef {import('./engine/run.js').Transform} Transform
  */
-import { Crawler as EngineCrawler } from './crawler.js';
+import { Crawler as EngineCrawler } from './crawler/index.js';
 import { ListenerError } from './errors.js';
 import { checkedLoader } from './fetch/checked-loader.js';
 import { checkedTarget } from './output/checked-target.js';

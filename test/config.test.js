@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CONFIG_FILES, checkConfig, findConfig, loadConfigFile } from '../lib/options/config-file.js';
 import { ConfigError } from '../lib/errors.js';
 import { CRAWL_OPTIONS, OPTION_BY_NAME } from '../lib/options/crawl-options.js';
-import { crawl } from '../lib/crawler.js';
+import { crawl } from '../lib/crawler/index.js';
 import { preview } from '../lib/preview/index.js';
 import { exists, readManifest } from './crawl-helpers.js';
 import { BIN, runNode } from './helpers/cli.js';

@@ -24,7 +24,7 @@ let statics;
 const dirs = tempDirs();
 /** @type {string} */
 let out;
-/** @type {import('../lib/crawler.js').CrawlResult} */
+/** @type {import('../lib/crawler/index.js').CrawlResult} */
 let result;
 /** @type {import('./crawl-helpers.js').Manifest} */
 let manifest;

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crawl } from '../lib/crawler.js';
+import { crawl } from '../lib/crawler/index.js';
 import { createServer } from '../lib/serve/index.js';
 import { startShop } from '../fixtures/shop.js';
 import { startPriceEndpoint } from '../fixtures/price-endpoint.js';

@@ -40,7 +40,7 @@ describe('package', () => {
     expect(files).toContain('bin/prerender.js');
     expect(files).toContain('lib/index.js');
     expect(files).toContain('types/index.d.ts');
-    expect(files).toContain('types/crawler.d.ts');
+    expect(files).toContain('types/crawler/index.d.ts');
     expect(files).toContain('templates/prerender.config.mjs');
     expect(files).toContain('README.md');
     expect(files.some((/** @type {string} */ file) => file.startsWith('test/') || file.startsWith('fixtures/') || file.startsWith('bench/'))).toBe(false);
@@ -50,6 +50,6 @@ describe('package', () => {
     for (const name of ['crawl', 'Crawler', 'preview', 'createServer', 'readManifest', 'LocalTree']) expect(declarations).toMatch(new RegExp(`\\b${name}\\b`));
     for (const type of ['CrawlerOptions', 'CrawlResult', 'Loader', 'OutputTarget', 'Manifest']) expect(declarations).toContain(`export type ${type} =`);
     // The options are typed, not Record<string, any>.
-    expect(readFileSync(new URL('types/crawler.d.ts', root), 'utf8')).toMatch(/constructor\(options: CrawlerOptions\)/);
+    expect(readFileSync(new URL('types/crawler/index.d.ts', root), 'utf8')).toMatch(/constructor\(options: CrawlerOptions\)/);
   }, 60_000);
 });

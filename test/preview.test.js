@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { crawl } from '../lib/crawler.js';
+import { crawl } from '../lib/crawler/index.js';
 import { explainUrl, preview } from '../lib/preview/index.js';
 import { exists, listFilesIfAny, readManifest } from './crawl-helpers.js';
 import { useTestDir } from './helpers/fixtures.js';

@@ -11,7 +11,7 @@ import { chmod, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Crawler } from '../lib/crawler.js';
+import { Crawler } from '../lib/crawler/index.js';
 import { findBrowser, processesUsing } from '../lib/render/browser.js';
 import { BrowserPool } from '../lib/render/pool.js';
 import { startSpaShop } from '../fixtures/spa-shop.js';

@@ -290,7 +290,7 @@ async function crawlAction(flags, io) {
   // A shared crawl's coordinator keeps V8's own young generation (heap.js).
   if (options.frontier !== undefined) releaseYoungGeneration();
   // The engine (and its HTTP client) is loaded by the commands that crawl, not with the CLI.
-  const { Crawler } = await import('../crawler.js');
+  const { Crawler } = await import('../crawler/index.js');
   let crawler;
   try {
     crawler = new Crawler({ ...options, signal: io.signal, stdin: io.stdin, env: io.env });

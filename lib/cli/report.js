@@ -53,7 +53,7 @@ export function startProgress(stream, read) {
 }
 
 /**
- * @param {import('../crawler.js').CrawlResult} result
+ * @param {import('../crawler/index.js').CrawlResult} result
  * @param {{ warningsList?: { url: string, message: string }[] }} [extra]
  */
 export function formatSummary(result, extra = {}) {

@@ -1,5 +1,5 @@
 // @ts-check
-import { Crawler } from '../crawler.js';
+import { Crawler } from '../crawler/index.js';
 import { rootDepths } from '../engine/run.js';
 import { defaultLoader } from '../fetch/index.js';
 import { mimeOf, wantedFileName } from '../naming/file-names.js';

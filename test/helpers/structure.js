@@ -31,7 +31,7 @@ export const LAYERS = [
   ['engine'],
   ['render'],
   ['distributed'],
-  ['crawler.js'],
+  ['crawler'],
   ['preview'],
   ['prices'],
   ['serve'],

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Crawler, crawl } from '../../lib/index.js';
-import { crawl as engineCrawl } from '../../lib/crawler.js';
+import { crawl as engineCrawl } from '../../lib/crawler/index.js';
 import { HttpStatusError } from '../../lib/errors.js';
 import { KIND_CODES, decodeLinks, decodeScan, encodeScan, resolveLinks, scanDocument } from '../../lib/document/rewrite.js';
 import { MemoryFrontier } from '../../lib/store/frontier.js';

@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { formatSummary } from '../../lib/cli/report.js';
 
-/** @param {Partial<import('../../lib/crawler.js').CrawlResult>} over */
-const result = (over) => /** @type {import('../../lib/crawler.js').CrawlResult} */ ({
+/** @param {Partial<import('../../lib/crawler/index.js').CrawlResult>} over */
+const result = (over) => /** @type {import('../../lib/crawler/index.js').CrawlResult} */ ({
   out: '/out', manifest: '/out/prerender-manifest.json', pages: 10, assets: 0, failed: 0, warnings: 0, redirects: 0,
   notCrawled: 0, notCrawledSaturated: false, maxPages: 100000, requisitesNotFetched: 0,
   threads: { workers: 0, inWorkers: 0, inMain: 0, early: 0 }, interrupted: false, durationMs: 1000, failures: [], stale: 0,

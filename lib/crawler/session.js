@@ -1,0 +1,439 @@
+// @ts-check
+import { existsSync } from 'node:fs';
+import { rmdir } from 'node:fs/promises';
+import path from 'node:path';
+import { createHttpLoader, defaultLoader, withRetry } from '../fetch/index.js';
+import { withRevalidation } from '../fetch/revalidate.js';
+import { withPoliteness } from '../fetch/polite.js';
+import { LocalTree } from '../output/local-tree.js';
+import { STATE_DIR, clearLeftovers, prepareOutDir } from '../output/outdir.js';
+import { acquireLock } from '../output/lock.js';
+import { OPTION_BY_NAME } from '../options/crawl-options.js';
+import { loadListedRoots } from '../roots/sources.js';
+import { PrerenderError } from '../errors.js';
+import { createCrawlRun } from '../engine/run.js';
+import { Lifecycle } from '../engine/lifecycle.js';
+import { countRecords, liveBlobs, newTally, resultOf, sourcesOf } from '../engine/result.js';
+import { warn } from '../warnings.js';
+import { discover } from '../engine/fetch-phase.js';
+import { finalize, outputKey, renderContext, errorsOf } from '../engine/write-phase.js';
+import { EarlyWrites } from '../engine/early.js';
+import { VALIDATING, conditionalHeaders, isGoneStatus, loadPrior, namingKey, reusable } from '../recrawl/prior.js';
+import { JOURNAL_FILE, createJournal, readJournal } from '../recrawl/journal.js';
+import { MemoryFrontier } from '../store/frontier.js';
+import { STATE_FILE } from '../recrawl/state.js';
+import { Arena } from '../store/arena.js';
+import { StoredPages } from '../store/stored-pages.js';
+import { MemoryRecordStore } from '../store/records.js';
+import { LogBlobStore } from '../store/blobs.js';
+
+/**
+ * @typedef {import('../engine/run.js').CrawlRun} CrawlRun
+ * @typedef {import('../engine/run.js').CrawlStats} CrawlStats
+ * @typedef {import('../engine/run.js').Transform} Transform
+ * @typedef {import('../naming/assign.js').Naming} Naming
+ * @typedef {import('../engine/write-phase.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] }} Outcome
+ * @typedef {{ overLimit: number, overLimitSaturated: boolean }} Limits
+ */
+
+/** The columns of a run's arena. */
+const RECORDS = 0;
+const PRIOR = 1;
+const JOURNAL = 2;
+
+/**
+ * One run of a Crawler. What it owns exists from construction (signal,
+ * loader, target, blob store, arena); what needs OUT or the network is
+ * acquired in open(), each with its clean-up registered as it is taken.
+ */
+export class CrawlSession {
+  /** The write phase ended: tree, manifest and state are written. */
+  committed = false;
+  /** Ended by a signal: its journal is kept, to be resumed. */
+  interrupted = false;
+  /** Some sitemaps were not read (--max-pages, or the cap on sitemaps): their URLs were never seen. */
+  sitemapsCut = false;
+  lockHeld = false;
+  /** A root failed, is gone or redirected out of scope (rootLost()). */
+  lostRoot = false;
+  /** @type {import('../recrawl/prior.js').Prior | null} */
+  prior = null;
+  /** @type {Exclude<Awaited<ReturnType<typeof readJournal>>, { other: true }> | null} a killed run's journal, to resume */
+  resumed = null;
+  /** @type {ReturnType<typeof createJournal> | null} */
+  journal = null;
+  /** @type {import('../distributed/shared.js').SharedCrawl | null} a crawl shared through Redis (--frontier) */
+  shared = null;
+  /** @type {string[]} canonical URLs from sitemaps and URL lists */
+  listed = [];
+  /** @type {Transform[]} the caller's, then the render step */
+  transforms = [];
+  /** @type {Transform[]} opened and not yet closed */
+  opened = [];
+  /** @type {CrawlRun | null} */
+  run = null;
+
+  /**
+   * @param {import('./index.js').Crawler} crawler
+   * @param {CrawlStats} stats
+   * @param {{ loader?: import('../fetch/http.js').Loader, transforms: Transform[], target?: import('../output/target.js').OutputTarget }} seams the caller's
+   */
+  constructor(crawler, stats, seams) {
+    const o = crawler.options;
+    this.crawler = crawler;
+    this.o = o;
+    this.stats = stats;
+    this.startedAt = performance.now();
+    this.lifecycle = new Lifecycle();
+    this.controller = new AbortController();
+    const onAbort = () => this.controller.abort();
+    if (o.signal?.aborted) this.controller.abort();
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    this.lifecycle.defer('signal', () => o.signal?.removeEventListener('abort', onAbort));
+    /** @type {import('../warnings.js').Warning[]} */
+    this.warnings = [];
+    this.emit = (/** @type {string} */ event, /** @type {object} */ data) => { crawler.emit(event, data); };
+    this.callerTransforms = seams.transforms;
+    const { loader, revalidator } = this.#makeLoader(seams.loader);
+    this.loader = loader;
+    this.revalidator = revalidator;
+    this.lifecycle.defer('loader', () => loader.close());
+    this.target = o.dryRun ? null : seams.target ?? new LocalTree(o.out);
+    this.stateDir = o.dryRun ? null : path.join(path.resolve(o.out), STATE_DIR);
+    /** @type {LogBlobStore | import('../distributed/dir-blobs.js').DirBlobStore | null} */
+    this.blobs = this.stateDir && !o.frontier ? new LogBlobStore(this.stateDir) : null;
+    // What this run knows of each URL, what the last run kept and what a killed
+    // run's journal says: one packed arena, each URL's key kept once.
+    this.arena = new Arena(3);
+  }
+
+  /**
+   * Requests ask ahead on a thread of their own (revalidate.js) only with the
+   * crawl's own HTTP loader, and not where they must be paced or go through a
+   * browser or another process's frontier.
+   * @param {boolean} callerLoader
+   */
+  canAskAhead(callerLoader) {
+    const o = this.o;
+    const transforms = o.render || this.callerTransforms.length > 0;
+    return !callerLoader && !o.dryRun && !o.frontier && !transforms && o.threads > 0 && !(o.rate && o.rate > 0) && !(o.delay > 0);
+  }
+
+  /**
+   * Pages are rewritten and written while the crawl runs only into a local
+   * tree, from staged blobs, without --precompress, with page threads.
+   * @param {CrawlRun} run
+   */
+  canWriteEarly(run) {
+    const { o, blobs, shared, target } = this;
+    return o.early && target instanceof LocalTree && (shared ? blobs !== null : blobs instanceof LogBlobStore) && o.precompress.length === 0 && run.threads.size > 0;
+  }
+
+  /** @param {import('../fetch/http.js').Loader | undefined} callerLoader */
+  #makeLoader(callerLoader) {
+    const o = this.o;
+    const retryOptions = {
+      retries: o.retries,
+      retryDelay: o.retryDelay,
+      onRetry: (/** @type {{ url: string, attempt: number, delayMs: number, error: Error }} */ info) => {
+        this.shared?.frontier.backoff(info); // --frontier: a 429/503 holds its origin back in every process
+        this.emit('retry', { url: info.url, attempt: info.attempt, delayMs: info.delayMs, message: info.error.message });
+      },
+    };
+    const politeness = { rate: o.rate, delay: o.delay, concurrency: o.concurrency };
+    const httpOptions = { timeout: o.timeout, maxPageBytes: o.maxPageBytes, headers: o.headers, concurrency: o.concurrency };
+    const revalidator = this.canAskAhead(callerLoader !== undefined) ? withRevalidation(createHttpLoader(httpOptions), httpOptions) : null;
+    const loader = callerLoader
+      ? withRetry(withPoliteness({ load: callerLoader.load.bind(callerLoader), close: async () => {} }, politeness), retryOptions)
+      : revalidator
+      ? withRetry(revalidator, retryOptions)
+      : defaultLoader({ ...httpOptions, ...retryOptions, ...politeness });
+    return { loader, revalidator };
+  }
+
+  /**
+   * OUT checked and locked, the last state and journal read, the roots
+   * listed, the seams opened: the run every phase works on.
+   * @returns {Promise<CrawlRun>}
+   */
+  async open() {
+    const o = this.o;
+    // --render: the render step, after the caller's transforms (its browser is found before anything else).
+    this.transforms = o.render ? [...this.callerTransforms, (await import('../render/step.js')).createRenderStep(o)] : this.callerTransforms;
+    if (this.stateDir) await this.#openOut();
+    this.listed = await loadListedRoots(o, (url, message) => warn(this, url, 'SITEMAP', message), () => { this.sitemapsCut = true; });
+    if (o.roots.length === 0 && this.listed.length === 0) throw nothingToCrawl(o, this.warnings);
+    const prior = this.prior;
+    // Other --name rules or origins than the last run's: no page is kept on a 304 with the file
+    // the old rules gave it (prior.js namingKey); a transient failure still keeps the last copy.
+    if (prior?.reuse && prior.naming !== undefined && prior.naming !== namingKey(o.name, [...o.roots, ...this.listed].map((url) => new URL(url).origin))) {
+      prior.renamed = true;
+    }
+    if (o.frontier) await this.#openShared();
+    await this.#openSeams();
+    const run = this.#createRun();
+    this.run = run;
+    this.lifecycle.defer('page threads', () => run.threads.close());
+    if (prior) prior.reuseOutput = prior.reuse && prior.output === outputKey(run);
+    await this.#startAskingAhead(run);
+    if (this.canWriteEarly(run)) {
+      // In a shared crawl, from every process's results (the feed) and the shared blob directory.
+      const early = new EarlyWrites(run, renderContext(run), this.shared?.feed() ?? null);
+      run.early = early;
+      this.lifecycle.defer('early writes', () => early.stop());
+    }
+    // threadsFrom 0 (an internal option, for tests): the workers take the very first page.
+    if (o.threadsFrom === 0) await run.threads.start();
+    this.lifecycle.defer('transforms', () => this.#closeTransforms(true));
+    for (const transform of this.transforms) {
+      this.opened.push(transform);
+      await transform.open?.(run);
+    }
+    return run;
+  }
+
+  /** OUT checked and locked before anything is fetched; the last state and a killed run's journal read. */
+  async #openOut() {
+    const o = this.o;
+    const prepared = await prepareOutDir(o.out);
+    // A run that wrote nothing leaves no directory it made; the state directory goes when empty.
+    this.lifecycle.defer('directories made', async () => {
+      if (!this.committed) for (const dir of [...prepared.created].reverse()) await rmdir(dir).catch(() => {});
+    });
+    this.lifecycle.defer('state directory', () => this.lockHeld && rmdir(prepared.stateDir));
+    const lock = await acquireLock(prepared.stateDir, prepared.out);
+    this.lockHeld = true;
+    this.lifecycle.defer('lock', () => lock.release());
+    this.lifecycle.defer('blob store', () => this.#closeBlobs());
+    // A killed run's temp files and staging; in a shared crawl only once its pass is
+    // dropped in Redis (#openShared), so that no worker still writes into them.
+    if (!o.frontier) await clearLeftovers(prepared.stateDir);
+    // A re-crawl's HTTP thread starts while the last state is read (it is idle until then).
+    if (this.revalidator && !o.full && existsSync(path.join(prepared.stateDir, STATE_FILE))) this.revalidator.warm();
+    const prior = await loadPrior(prepared.stateDir, { full: o.full, ignore: o.ignore, pages: new StoredPages(this.arena, PRIOR), roots: [...o.roots, ...o.sitemap] });
+    // A journal left means a run was killed or interrupted since the state: files it put in OUT are not listed there.
+    if (prior) prior.ownsTree = !existsSync(path.join(prepared.stateDir, JOURNAL_FILE));
+    this.prior = prior;
+    const found = o.resume && !o.full && !o.frontier ? await readJournal(prepared.stateDir, journalKey(o), new StoredPages(this.arena, JOURNAL)) : null;
+    if (found && 'other' in found) {
+      warn(this, o.roots[0] ?? o.out, 'NOT_RESUMED', 'OUT holds the journal of an interrupted crawl with other roots, scope or --name rules: it is not resumed, and this crawl fetches every page');
+    } else if (found) {
+      this.resumed = found;
+    }
+  }
+
+  /**
+   * The staged blobs stay for the next run once a state refers to them. A run
+   * that never got OUT's lock touches nothing of it: those are another crawl's.
+   */
+  async #closeBlobs() {
+    if (this.committed || this.prior || this.journal) await this.blobs?.close();
+    else if (this.lockHeld) await this.blobs?.destroy();
+  }
+
+  /** --frontier: the shared frontier, records and blob directory. */
+  async #openShared() {
+    const { openSharedCrawl } = await import('../distributed/shared.js');
+    const shared = await openSharedCrawl(this.o, this.listed, this.prior);
+    this.shared = shared;
+    this.lifecycle.defer('shared crawl', () => shared.close());
+    this.blobs = this.stateDir ? shared.blobs : null;
+    if (this.stateDir) await clearLeftovers(this.stateDir);
+  }
+
+  /** The output target, the blob store and the journal, ready. */
+  async #openSeams() {
+    const { target, blobs, stateDir, o } = this;
+    if (target) {
+      await target.init();
+      this.lifecycle.defer('output', () => !this.committed && target.abort());
+    }
+    // Kept with --full too: a page that fails for a while keeps its last copy and follows its stored links.
+    if (blobs) await blobs.init({ keep: this.prior !== null || this.resumed !== null });
+    if (stateDir && !this.shared) {
+      const journal = createJournal(stateDir, journalKey(o), { append: this.resumed !== null });
+      this.journal = journal;
+      // A run that ended by itself has written its state, which the next run starts from;
+      // only one interrupted or killed keeps its journal, to be resumed.
+      this.lifecycle.defer('journal', () => (this.committed && !this.interrupted ? journal.remove() : journal.close()));
+    }
+  }
+
+  /** @returns {CrawlRun} */
+  #createRun() {
+    const { o, shared, arena } = this;
+    return createCrawlRun({
+      options: o,
+      emit: this.emit,
+      listening: (event) => this.crawler.listenerCount(event) > 0,
+      stats: this.stats,
+      signal: this.controller.signal,
+      loader: this.loader,
+      frontier: shared?.frontier ?? new MemoryFrontier({ maxPages: o.maxPages, keyOf: (key) => arena.own(key) }),
+      records: shared?.frontier.records ?? new MemoryRecordStore(arena, RECORDS),
+      blobs: this.blobs,
+      target: this.target,
+      transforms: this.transforms,
+      warnings: this.warnings,
+      prior: this.prior,
+      resumed: this.resumed?.entries ?? null,
+      journal: this.journal,
+      stateDir: this.stateDir,
+      sources: sourcesOf(o, this.listed.length),
+    }, this.listed);
+  }
+
+  /**
+   * A re-crawl's conditional requests, asked ahead for pages still waiting;
+   * not for those the killed run's journal has (they are not fetched again).
+   * @param {CrawlRun} run
+   */
+  async #startAskingAhead(run) {
+    const { revalidator, prior: last, blobs } = this;
+    if (!revalidator) return;
+    if (!last?.reuse || last.renamed) {
+      await revalidator.unwarm();
+      return;
+    }
+    const journaled = this.resumed?.entries ?? null;
+    const frontier = run.frontier;
+    revalidator.start((key) => (journaled?.has(key) || frontier.queued?.(key) === false ? undefined : conditionalHeaders(last, reusable(last, key, blobs, VALIDATING))));
+    run.revalidator = revalidator;
+  }
+
+  /** @param {boolean} quietly at clean-up: a failing close is not the run's error */
+  async #closeTransforms(quietly) {
+    for (const transform of this.opened.splice(0).reverse()) {
+      if (quietly) await transform.close?.().catch(() => {});
+      else await transform.close?.();
+    }
+  }
+
+  /** Every in-scope URL fetched, scanned and staged; then, in a shared crawl, every process done. */
+  async fetchPhase() {
+    const run = this.#run();
+    this.shared?.frontier.attach(run);
+    this.stats.phase = 'discover';
+    await discover(run, [...this.o.roots, ...this.listed]);
+    await run.revalidator?.stop();
+    await this.#closeTransforms(false);
+    this.interrupted = this.controller.signal.aborted;
+    await this.shared?.barrier(run, { interrupted: this.interrupted });
+  }
+
+  /**
+   * The frontier's limits, each said as a warning when reached.
+   * @returns {Limits}
+   */
+  limits() {
+    const run = this.#run();
+    const o = this.o;
+    const { overLimit, overLimitSaturated } = run.frontier.counts();
+    run.frontier.release?.();
+    const where = o.roots[0] ?? this.listed[0];
+    const kept = this.prior ? ' (or lead to the file the last crawl left, which is kept)' : '';
+    if (overLimit > 0) {
+      warn(run, where, 'MAX_PAGES', `--max-pages ${o.maxPages} reached: ${overLimitSaturated ? 'at least ' : ''}${overLimit} more in-scope URLs were not crawled; links to them stay live${kept}`);
+    }
+    if (run.depth.tooDeep.size > 0) {
+      warn(run, where, 'MAX_DEPTH', `--max-depth ${o.maxDepth} reached: ${run.depth.tooDeep.size} in-scope URLs deeper than that were not crawled; links to them stay live${kept}`);
+    }
+    if (run.depth.tooLong > 0) {
+      warn(run, where, 'MAX_URL_LENGTH', `--max-url-length ${o.maxUrlLength}: ${run.depth.tooLong} links to longer in-scope URLs were not followed; they stay live${kept}`);
+    }
+    return { overLimit, overLimitSaturated };
+  }
+
+  /** A root failed, is gone or left the scope: more likely a site down than one emptied. */
+  async rootLost() {
+    const run = this.#run();
+    const records = run.records;
+    return run.warnings.some((warning) => warning.code === 'ROOT_REDIRECT')
+      || (await Promise.all(this.o.roots.map((root) => records.get(root)))).some((record) => record?.state === 'failed' || record?.state === 'gone');
+  }
+
+  /**
+   * Complete: every in-scope URL reached and no failure left but 404/410
+   * (an answer with no links to follow). Only such a run removes files.
+   * @param {Limits} limits
+   * @param {number} stale
+   */
+  async isComplete(limits, stale) {
+    const run = this.#run();
+    this.lostRoot = await this.rootLost();
+    return !this.interrupted && !this.sitemapsCut && !this.lostRoot && limits.overLimit === 0 && run.depth.tooDeep.size === 0 && run.depth.tooLong === 0 && stale === 0
+      && (await run.records.list('failed')).every((record) => isGoneStatus(record.error?.status));
+  }
+
+  /**
+   * Rewrites, writes and commits the tree, when there is a target.
+   * @param {Naming} naming
+   * @param {boolean} complete
+   * @returns {Promise<Outcome>} its `complete` is false when a page could not be written
+   */
+  async writePhase(naming, complete) {
+    const run = this.#run();
+    const { target, shared, interrupted } = this;
+    if (!target) return { warnings: [], filesWritten: 0, bytesWritten: 0, removed: 0, pruneRefused: false, kept: 0, keptBlobs: [], complete };
+    if (shared && target instanceof LocalTree && !interrupted) run.finishPool = await shared.finishPool(run, target.out);
+    const outcome = await finalize(run, naming, { interrupted, complete });
+    this.committed = true;
+    return outcome;
+  }
+
+  /**
+   * The records read once more, for the counts and the blobs the new state
+   * refers to. The log is compacted after every run that wrote its state, not
+   * after an interrupted one (its journal refers to blobs too); a shared
+   * crawl's blob directory only after a complete crawl.
+   * @param {Naming} naming
+   * @param {Outcome} outcome
+   * @param {Limits} limits
+   * @returns {Promise<import('./index.js').CrawlResult>}
+   */
+  async summary(naming, outcome, limits) {
+    const run = this.#run();
+    const { blobs, target, shared, interrupted } = this;
+    const complete = outcome.complete;
+    const tally = newTally();
+    if (this.committed && !interrupted && (complete || !shared) && blobs && target) await blobs.compact(liveBlobs(run, naming.keys, tally, outcome.keptBlobs));
+    else await countRecords(run, naming.keys, tally);
+    if (!interrupted) await shared?.finished();
+    const { errors: failures, failed: failedHere } = await errorsOf(run);
+    return resultOf(run, {
+      tally, outcome, failures, failedHere, limits, stale: naming.stale, interrupted, complete,
+      sitemapsCut: this.sitemapsCut, rootLost: this.lostRoot, startedAt: this.startedAt,
+    });
+  }
+
+  /** @returns {CrawlRun} */
+  #run() {
+    if (!this.run) throw new Error('the run is not open');
+    return this.run;
+  }
+
+  /** Every clean-up, in reverse order of acquisition. */
+  async close() {
+    await this.lifecycle.close();
+  }
+}
+
+/**
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
+ * @param {import('../warnings.js').Warning[]} warnings
+ */
+function nothingToCrawl(o, warnings) {
+  const lists = o.sitemap.length > 0 ? `the sitemap${o.sitemap.length > 1 ? 's list' : ' lists'} no URL${o.urls !== undefined ? ', nor does the --urls list' : ''}` : 'the --urls list is empty';
+  return new PrerenderError(`nothing to crawl: ${lists}${warnings.length > 0 ? ` (${warnings[0].message})` : ''}`, { code: 'NO_URLS' });
+}
+
+/**
+ * What a journal must match to be resumed: the roots, what decides the set
+ * of URLs crawled, and the --name rules.
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
+ */
+function journalKey(o) {
+  // --name and --max-url-length count only when given, so that journals of runs without them still match.
+  return JSON.stringify([o.roots, o.sitemap, o.urls ?? null, o.include, o.exclude, o.assets, o.maxDepth, o.maxRedirects, o.headers, ...(o.name.length > 0 ? [o.name] : []),
+    ...(o.maxUrlLength !== OPTION_BY_NAME.get('maxUrlLength')?.default ? [{ maxUrlLength: o.maxUrlLength }] : [])]);
+}
