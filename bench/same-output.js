@@ -27,19 +27,19 @@
  * nothing else (see NORMALISED in bench/lib/same-output/snapshot.js):
  *   manifest "generatedAt"; manifest pages[].renderMs; state header
  *   "finishedAt"; state "renderMs"; --json "durationMs" and "threads"; the
- *   OUT path; "prerender/VERSION".
+ *   OUT path. The version string is in no file compared: not normalised.
  *
  * Exit status: 0 all the same, 1 something differs (the first difference of
  * each item is shown), 2 a crawl did not run as the scenario needs.
  */
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { existsSync, rmSync } from 'node:fs';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseBenchArgs, usageError } from './lib/args.js';
 import { sideOf } from './lib/same-output/run.js';
 import { SCENARIOS } from './lib/same-output/scenarios.js';
-import { ITEMS, NORMALISED, digestOf, firstDifference } from './lib/same-output/snapshot.js';
+import { ITEMS, NORMALISED, NOT_NORMALISED, digestOf, firstDifference } from './lib/same-output/snapshot.js';
 
 const USAGE = `usage: node bench/same-output.js --a DIR --b DIR [--scenario all|first|recrawl|resume|render|shared] [--keep DIR]
 Runs the same crawls with two checkouts of prerender (each through its own
@@ -76,12 +76,16 @@ const base = values.keep ? path.resolve(values.keep) : existsSync('/dev/shm') ? 
 await mkdir(base, { recursive: true });
 const dir = values.keep ? base : await mkdtemp(path.join(base, 'same-output-'));
 const log = (/** @type {string} */ line) => process.stderr.write(`${line}\n`);
+// Ctrl-C: the children are killed (run.js), then the OUTs go unless kept.
+process.once('SIGINT', () => process.exit(130));
+process.once('exit', () => { if (!values.keep) rmSync(dir, { recursive: true, force: true }); });
 
 log(`A: ${sides[0].repo} (prerender ${sides[0].version})`);
 log(`B: ${sides[1].repo} (prerender ${sides[1].version})`);
 log(`OUTs under ${dir}${values.keep ? ' (kept)' : ''}`);
 log('normalised, and nothing else:');
 for (const field of NORMALISED) log(`  - ${field}`);
+log(`(${NOT_NORMALISED})`);
 
 /** @type {string[][]} */
 const rows = [];
@@ -89,21 +93,17 @@ const rows = [];
 const differences = [];
 /** @type {string[]} */
 const broken = [];
-try {
-  for (const name of chosen) {
-    log(`\n${name}: running`);
-    const started = Date.now();
-    try {
-      const comparisons = await SCENARIOS[name]({ sides, dir, log });
-      for (const comparison of comparisons) compare(comparison);
-    } catch (error) {
-      broken.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
-      rows.push([name, '(did not run)', '', '', 'ERROR']);
-    }
-    log(`${name}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+for (const name of chosen) {
+  log(`\n${name}: running`);
+  const started = Date.now();
+  try {
+    const comparisons = await SCENARIOS[name]({ sides, dir, log });
+    for (const comparison of comparisons) compare(comparison);
+  } catch (error) {
+    broken.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+    rows.push([name, '(did not run)', '', '', 'ERROR']);
   }
-} finally {
-  if (!values.keep) await rm(dir, { recursive: true, force: true });
+  log(`${name}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
 printTable(['scenario', 'item', 'A', 'B', 'same?'], rows);

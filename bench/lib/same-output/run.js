@@ -14,6 +14,10 @@ const SCRUBBED = ['REDIS_URL', 'PUPPETEER_EXECUTABLE_PATH', 'CHROME_PATH', 'NODE
 
 /** @typedef {{ name: 'A' | 'B', repo: string, bin: string, version: string }} Side */
 
+/** Children still running: killed if the script ends first (an error, Ctrl-C). */
+const running = new Set();
+process.once('exit', () => { for (const child of running) child.kill('SIGKILL'); });
+
 /**
  * @param {'A' | 'B'} name
  * @param {string} repo a checkout of prerender
@@ -45,11 +49,13 @@ export function start(side, args, { cwd, limitMs = 180_000 }) {
   let stderr = '';
   child.stdout?.on('data', (chunk) => { stdout += chunk; });
   child.stderr?.on('data', (chunk) => { stderr += chunk; });
+  running.add(child);
   const timer = setTimeout(() => child.kill('SIGKILL'), limitMs);
   const done = new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code, signal) => {
       clearTimeout(timer);
+      running.delete(child);
       resolve({ code, signal, stdout, stderr, args });
     });
   });

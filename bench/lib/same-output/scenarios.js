@@ -51,7 +51,7 @@ async function place(ctx, name, side) {
 async function crawl(ctx, name, side, args, expect = 0) {
   const { cwd, out } = await place(ctx, name, side);
   const ran = await run(side, ['crawl', ...args, '-o', out, '--json'], { cwd, expect });
-  return { out, ran, snap: await snapshot(out, { version: side.version, json: ran.stdout }) };
+  return { out, ran, snap: await snapshot(out, ran.stdout) };
 }
 
 /**
@@ -146,7 +146,7 @@ export async function resume(ctx) {
       origin.arm(50, () => { if (!signalled) signalled = started.child.kill('SIGINT'); });
       const ran = check(side, await started.done, 130).stdout;
       origin.disarm();
-      return { snap: await snapshot(out, { version: side.version, json: ran }) };
+      return { snap: await snapshot(out, ran) };
     });
     const resumed = await eachSide(ctx, (side) => crawl(ctx, 'resume', side, [...args, '--resume']));
     for (const [i, { ran }] of resumed.entries()) {
@@ -209,13 +209,12 @@ export async function shared(ctx) {
       if (!(Number(/^worker: (\d+) pages fetched/.exec(said)?.[1]) > 0)) throw new Error(`shared: side ${side.name}'s worker fetched nothing (${said}); run again`);
       return result.value;
     });
-    const [, singleB] = single;
-    const [, sharedB] = coordinated;
-    return [
-      sideBySide('shared', coordinated),
-      sideBySide('single', single),
-      { label: 'shared = single', left: 'B single', right: 'B shared', a: singleB.snap, b: sharedB.snap, items: ['tree', 'manifest', 'state', 'json'] },
-    ];
+    /** @type {(i: number) => Comparison} */
+    const sameAsSingle = (i) => ({
+      label: 'shared = single', left: `${ctx.sides[i].name} single`, right: `${ctx.sides[i].name} shared`,
+      a: single[i].snap, b: coordinated[i].snap, items: ['tree', 'manifest', 'state', 'json'],
+    });
+    return [sideBySide('shared', coordinated), sideBySide('single', single), sameAsSingle(0), sameAsSingle(1)];
   } finally {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
