@@ -89,9 +89,9 @@ const DISCARD_LIMIT = 128 * 1024;
 class Exchange {
   /** @type {{ abort(reason?: Error): void } | null} undici's controller, once the request has started */
   #controller = null;
-    /** @type {Error | null} why this side aborted */
+  /** @type {Error | null} why this side aborted */
   #abortedWith = null;
-    /** @type {LoadResult | Error | null} the outcome the headers gave (a redirect, a 304, an error status) */
+  /** @type {LoadResult | Error | null} the outcome the headers gave (a redirect, a 304, an error status) */
   #known = null;
   /** @type {Buffer[]} */
   #chunks = [];

@@ -19,7 +19,7 @@ export function withPoliteness(loader, options) {
   /** When each connection slot may start its next request. */
   const free = new Array(concurrency).fill(-Infinity);
   let lastStart = -Infinity;
-    /** Starts are serialised by the clock, so a late timer never lets two start together. */
+  /** Starts are serialised by the clock, so a late timer never lets two start together. */
   let turns = Promise.resolve();
   return {
     load(url, callOptions = {}) {

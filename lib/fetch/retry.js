@@ -76,7 +76,7 @@ function checkRetryArguments(loader, options) {
   if (typeof (/** @type {{ load?: unknown } | null} */ (loader)?.load) !== 'function') throw new UsageError('withRetry(loader, options): the loader must have a load(url, options) method');
   if (!options || typeof options !== 'object') throw new UsageError('withRetry(loader, options): options must be an object with "retries"');
   const given = /** @type {Record<string, unknown>} */ (options);
-    // Infinity: retry for ever, only when asked for.
+  // Infinity: retry for ever, only when asked for.
   if (!(Number.isSafeInteger(given.retries) || given.retries === Infinity) || /** @type {number} */ (given.retries) < 0) {
     throw new UsageError(`withRetry: "retries" must be a whole number, at least 0 (or Infinity), got ${shown(given.retries)}`);
   }

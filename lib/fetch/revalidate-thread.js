@@ -49,7 +49,7 @@ const send = (answer) => {
 /** @param {any} error */
 const describe = (error) => ({
   name: error?.constructor?.name, message: String(error?.message ?? error), code: error?.code, status: error?.status, truncated: error?.truncated === true || undefined,
-    // A time, not a delay: the crawl may take the answer later.
+  // A time, not a delay: the crawl may take the answer later.
   retryAt: typeof error?.retryAfterMs === 'number' ? Date.now() + error.retryAfterMs : undefined,
   cause: error?.cause ? { code: error.cause.code, message: String(error.cause.message ?? error.cause) } : undefined,
 });

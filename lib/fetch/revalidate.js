@@ -44,7 +44,7 @@ export class Revalidator {
   #lookahead;
   /** @type {Worker | null} */
   #worker = null;
-    /** @type {((url: string) => Record<string, string> | undefined) | null} a URL's conditional headers; none: not asked ahead */
+  /** @type {((url: string) => Record<string, string> | undefined) | null} a URL's conditional headers; none: not asked ahead */
   #headersFor = null;
   /** @type {string[]} URLs hinted, in order */
   #hinted = [];
@@ -55,15 +55,15 @@ export class Revalidator {
   #asked = new Map();
   #nextId = 1;
   #heldBytes = 0;
-    /** @type {Error | null} the thread failed or was stopped: requests go to the main thread */
+  /** @type {Error | null} the thread failed or was stopped: requests go to the main thread */
   #failed = null;
   #closed = false;
   /** @type {{ asks: Ask[], promote: number[], cancel: number[] }} to send at the end of this turn */
   #outbox = { asks: [], promote: [], cancel: [] };
   #scheduled = false;
-    /** @type {AbortSignal | null} the run's signal, once a request brought it */
+  /** @type {AbortSignal | null} the run's signal, once a request brought it */
   #signal = null;
-    /** Requests asked ahead, answers taken from those, urgent asks, requests made in the main thread. */
+  /** Requests asked ahead, answers taken from those, urgent asks, requests made in the main thread. */
   counts = { askedAhead: 0, takenAhead: 0, urgent: 0, inMain: 0 };
 
   /**
@@ -81,7 +81,7 @@ export class Revalidator {
     return this.#headersFor !== null && this.#worker !== null && this.#failed === null;
   }
 
-    /** Start the thread early, so its start-up overlaps reading the last state; requests wait for `start()`. */
+  /** Start the thread early, so its start-up overlaps reading the last state; requests wait for `start()`. */
   warm() {
     if (this.#worker || this.#closed || this.#failed) return;
     const { concurrency, timeout, maxPageBytes, headers } = this.#options;
@@ -131,10 +131,10 @@ export class Revalidator {
     this.#askAhead();
   }
 
-    /**
-     * The crawl is done with a URL: an answer asked ahead and not taken is dropped.
-     * @param {string} url
-     */
+  /**
+   * The crawl is done with a URL: an answer asked ahead and not taken is dropped.
+   * @param {string} url
+   */
   forget(url) {
     const ask = this.#ahead.get(url);
     if (!ask) return;
@@ -194,7 +194,7 @@ export class Revalidator {
     });
   }
 
-    /** The crawl phase is over: the thread ends (its heap is not held through phase two). */
+  /** The crawl phase is over: the thread ends (its heap is not held through phase two). */
   async stop() {
     const worker = this.#worker;
     if (!worker || this.#closed) return;
@@ -214,10 +214,10 @@ export class Revalidator {
     await Promise.all([worker?.terminate(), this.#loader.close()]);
   }
 
-    /**
-     * On the run's abort, the thread starts nothing more.
-     * @param {AbortSignal | undefined} signal
-     */
+  /**
+   * On the run's abort, the thread starts nothing more.
+   * @param {AbortSignal | undefined} signal
+   */
   #watch(signal) {
     if (!signal || this.#signal === signal) return;
     this.#signal = signal;
@@ -244,9 +244,9 @@ export class Revalidator {
     return ask;
   }
 
-    /**
-     * @param {Ask} ask an ask made ahead the crawl now waits for: it goes first
-     */
+  /**
+   * @param {Ask} ask an ask made ahead the crawl now waits for: it goes first
+   */
   #promote(ask) {
     if (ask.state === 'outbox') ask.urgent = true;
     else if (ask.state === 'sent') {
@@ -255,9 +255,9 @@ export class Revalidator {
     }
   }
 
-    /**
-     * @param {Ask} ask not wanted any more: not sent, or cancelled in the thread
-     */
+  /**
+   * @param {Ask} ask not wanted any more: not sent, or cancelled in the thread
+   */
   #cancel(ask) {
     this.#asked.delete(ask.id); // its answer, should it come, is let go
     if (ask.state === 'sent') {
@@ -338,9 +338,9 @@ export class Revalidator {
     }
   }
 
-    /**
-     * @param {Ask} ask answered ahead and never to be taken
-     */
+  /**
+   * @param {Ask} ask answered ahead and never to be taken
+   */
   #drop(ask) {
     if (ask.outcome) this.#heldBytes -= ask.bytes;
     else this.#cancel(ask);
