@@ -4,10 +4,7 @@
 export class PrerenderError extends Error {
   /** @type {string} */ code = 'PRERENDER_ERROR';
   /** @type {boolean} */ retryable = false;
-  /**
-   * @param {string} message
-   * @param {{ cause?: unknown, code?: string }} [options]
-   */
+  /** @param {string} message @param {{ cause?: unknown, code?: string }} [options] */
   constructor(message, options = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
@@ -34,10 +31,7 @@ export class FetchError extends PrerenderError {
 /** The origin answered with an error status. 5xx and 429 are retryable. */
 export class HttpStatusError extends PrerenderError {
   code = 'HTTP_STATUS';
-  /**
-   * @param {number} status
-   * @param {{ retryAfterMs?: number, why?: string }} [extra] why: said after the status
-   */
+  /** @param {number} status @param {{ retryAfterMs?: number, why?: string }} [extra] why: said after the status */
   constructor(status, extra = {}) {
     super(`HTTP ${status}${extra.why ? ` ${extra.why}` : ''}`);
     this.status = status;
@@ -60,10 +54,7 @@ export class PageTooLargeError extends PrerenderError {
 /** A body prerender cannot decode; a cut-short compressed stream (`truncated`) is retryable like a short Content-Length. */
 export class ContentEncodingError extends PrerenderError {
   code = 'CONTENT_ENCODING';
-  /**
-   * @param {string} message
-   * @param {{ cause?: unknown, truncated?: boolean }} [options]
-   */
+  /** @param {string} message @param {{ cause?: unknown, truncated?: boolean }} [options] */
   constructor(message, options = {}) {
     super(message, options);
     this.truncated = options.truncated === true;
@@ -104,10 +95,7 @@ export class BrowserError extends PrerenderError {
   code = 'BROWSER';
 }
 
-/**
- * @param {unknown} error
- * @returns {boolean}
- */
+/** @param {unknown} error @returns {boolean} */
 export function isRetryable(error) {
   return error instanceof PrerenderError && error.retryable;
 }
@@ -136,10 +124,7 @@ export class DeployError extends PrerenderError {
 
 /** The shared frontier (Redis) is unreachable, lost its state or holds another configuration. Exit 2. */
 export class FrontierError extends PrerenderError {
-  /**
-   * @param {string} message
-   * @param {{ cause?: unknown, code?: string }} [options]
-   */
+  /** @param {string} message @param {{ cause?: unknown, code?: string }} [options] */
   constructor(message, options = {}) {
     super(message, { ...options, code: options.code ?? 'FRONTIER' });
   }

@@ -7,10 +7,7 @@
 const PERCENT = /%([0-9a-fA-F]{2})/g;
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 
-/**
- * @param {string} text a path or query
- * @returns {string}
- */
+/** @param {string} text a path or query @returns {string} */
 function normalizePercent(text) {
   if (!text.includes('%')) return text;
   return text.replace(PERCENT, (match, hex) => {
@@ -37,11 +34,7 @@ export function parseHttpUrl(raw, base) {
   return url;
 }
 
-/**
- * The canonical key of an http(s) URL: no fragment, normalised encoding.
- * @param {URL} url
- * @returns {string}
- */
+/** The canonical key of an http(s) URL: no fragment, normalised encoding. @param {URL} url @returns {string} */
 export function canonicalKey(url) {
   const pathname = normalizePercent(url.pathname);
   const search = normalizePercent(url.search);

@@ -70,10 +70,7 @@ export function checkLoadResult(url, value) {
   return { ...base, body };
 }
 
-/**
- * @param {unknown} body
- * @returns {Buffer | null}
- */
+/** @param {unknown} body @returns {Buffer | null} */
 function asBuffer(body) {
   if (Buffer.isBuffer(body)) return body;
   if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);

@@ -62,11 +62,7 @@ export function createHttpLoader(options = {}) {
   });
   const baseHeaders = { 'user-agent': USER_AGENT, accept: 'text/html,application/xhtml+xml,*/*;q=0.8', 'accept-encoding': 'identity', ...options.headers };
 
-  /**
-   * @param {string} url
-   * @param {LoadOptions} [callOptions]
-   * @returns {Promise<LoadResult>}
-   */
+  /** @param {string} url @param {LoadOptions} [callOptions] @returns {Promise<LoadResult>} */
   function load(url, callOptions = {}) {
     const headers = callOptions.headers ? { ...baseHeaders, ...callOptions.headers } : baseHeaders;
     return new Promise((resolve, reject) => {
@@ -127,10 +123,7 @@ class Exchange {
     else this.#unlink = unlink;
   }
 
-  /**
-   * @param {import('undici').Agent} agent
-   * @param {Record<string, string>} headers
-   */
+  /** @param {import('undici').Agent} agent @param {Record<string, string>} headers */
   start(agent, headers) {
     if (this.#settled) return;
     let target;
@@ -177,11 +170,7 @@ class Exchange {
     if (this.#abortedWith) controller.abort(this.#abortedWith);
   }
 
-  /**
-   * @param {{ abort(reason?: Error): void }} controller
-   * @param {number} status
-   * @param {Headers} headers
-   */
+  /** @param {{ abort(reason?: Error): void }} controller @param {number} status @param {Headers} headers */
   onResponseStart(controller, status, headers) {
     // An interim answer (103 Early Hints, 102 Processing) comes before the real one.
     if (this.#settled || status < 200) return;
@@ -206,10 +195,7 @@ class Exchange {
     }
   }
 
-  /**
-   * @param {{ abort(reason?: Error): void }} controller
-   * @param {Buffer} chunk
-   */
+  /** @param {{ abort(reason?: Error): void }} controller @param {Buffer} chunk */
   onResponseData(controller, chunk) {
     if (this.#settled) return;
     this.#size += chunk.length;
@@ -244,10 +230,7 @@ class Exchange {
     decode(raw, this.#encodings, this.cap).then((body) => this.#settle(page(body)), (error) => this.#settle(error));
   }
 
-  /**
-   * @param {unknown} controller
-   * @param {Error} error
-   */
+  /** @param {unknown} controller @param {Error} error */
   onResponseError(controller, error) {
     // A body cut off after the headers gave the outcome (a 404, a redirect) changes nothing.
     this.#settle(this.#known ?? classify(error, this.timeout));
@@ -305,12 +288,7 @@ async function decode(body, encodings, cap) {
   return data;
 }
 
-/**
- * Map whatever undici threw to one of our typed errors.
- * @param {any} error
- * @param {number} timeout
- * @returns {Error}
- */
+/** Map whatever undici threw to one of our typed errors. @param {any} error @param {number} timeout @returns {Error} */
 function classify(error, timeout) {
   if (error instanceof PrerenderError) return error;
   const code = error?.code ?? error?.cause?.code;
@@ -321,10 +299,7 @@ function classify(error, timeout) {
   return new FetchError(detail, { cause: error, code: 'FETCH' });
 }
 
-/**
- * createHttpLoader's options checked and defaulted: a missing timeout must not mean none.
- * @param {unknown} options
- */
+/** createHttpLoader's options checked and defaulted: a missing timeout must not mean none. @param {unknown} options */
 function httpLoaderOptions(options) {
   if (!options || typeof options !== 'object') throw new UsageError('createHttpLoader(options): options must be an object');
   const given = /** @type {Record<string, unknown>} */ (options);

@@ -39,11 +39,7 @@ export function parseRetryAfter(value, now = Date.now()) {
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-/**
- * @param {Loader} loader
- * @param {RetryOptions} options
- * @returns {Loader}
- */
+/** @param {Loader} loader @param {RetryOptions} options @returns {Loader} */
 export function withRetry(loader, options) {
   checkRetryArguments(loader, options);
   const { retries, onRetry, random } = options;
@@ -91,10 +87,7 @@ function checkRetryArguments(loader, options) {
   }
 }
 
-/**
- * A value as an error message shows it (JSON would say null for NaN and Infinity).
- * @param {unknown} value
- */
+/** A value as an error message shows it (JSON would say null for NaN and Infinity). @param {unknown} value */
 function shown(value) {
   return typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value);
 }

@@ -121,20 +121,14 @@ export class Revalidator {
     this.#headersFor = headersFor;
   }
 
-  /**
-   * URLs the crawl will fetch, in the order it will take them.
-   * @param {string[]} urls
-   */
+  /** URLs the crawl will fetch, in the order it will take them. @param {string[]} urls */
   hint(urls) {
     if (!this.started) return;
     for (const url of urls) this.#hinted.push(url);
     this.#askAhead();
   }
 
-  /**
-   * The crawl is done with a URL: an answer asked ahead and not taken is dropped.
-   * @param {string} url
-   */
+  /** The crawl is done with a URL: an answer asked ahead and not taken is dropped. @param {string} url */
   forget(url) {
     const ask = this.#ahead.get(url);
     if (!ask) return;
@@ -143,11 +137,7 @@ export class Revalidator {
     this.#askAhead();
   }
 
-  /**
-   * @param {string} url
-   * @param {LoadOptions} [options]
-   * @returns {Promise<LoadResult>}
-   */
+  /** @param {string} url @param {LoadOptions} [options] @returns {Promise<LoadResult>} */
   load(url, options = {}) {
     const signal = options.signal;
     let ask = this.#ahead.get(url);
@@ -214,10 +204,7 @@ export class Revalidator {
     await Promise.all([worker?.terminate(), this.#loader.close()]);
   }
 
-  /**
-   * On the run's abort, the thread starts nothing more.
-   * @param {AbortSignal | undefined} signal
-   */
+  /** On the run's abort, the thread starts nothing more. @param {AbortSignal | undefined} signal */
   #watch(signal) {
     if (!signal || this.#signal === signal) return;
     this.#signal = signal;
@@ -230,11 +217,7 @@ export class Revalidator {
     });
   }
 
-  /**
-   * @param {string} url
-   * @param {Record<string, string> | undefined} headers
-   * @param {boolean} urgent
-   */
+  /** @param {string} url @param {Record<string, string> | undefined} headers @param {boolean} urgent */
   #ask(url, headers, urgent) {
     /** @type {Ask} */
     const ask = { id: this.#nextId++, url, headers, urgent, state: 'outbox', bytes: 0 };
@@ -244,9 +227,7 @@ export class Revalidator {
     return ask;
   }
 
-  /**
-   * @param {Ask} ask an ask made ahead the crawl now waits for: it goes first
-   */
+  /** @param {Ask} ask an ask made ahead the crawl now waits for: it goes first */
   #promote(ask) {
     if (ask.state === 'outbox') ask.urgent = true;
     else if (ask.state === 'sent') {
@@ -255,9 +236,7 @@ export class Revalidator {
     }
   }
 
-  /**
-   * @param {Ask} ask not wanted any more: not sent, or cancelled in the thread
-   */
+  /** @param {Ask} ask not wanted any more: not sent, or cancelled in the thread */
   #cancel(ask) {
     this.#asked.delete(ask.id); // its answer, should it come, is let go
     if (ask.state === 'sent') {
@@ -338,9 +317,7 @@ export class Revalidator {
     }
   }
 
-  /**
-   * @param {Ask} ask answered ahead and never to be taken
-   */
+  /** @param {Ask} ask answered ahead and never to be taken */
   #drop(ask) {
     if (ask.outcome) this.#heldBytes -= ask.bytes;
     else this.#cancel(ask);
@@ -372,20 +349,14 @@ export class Revalidator {
   }
 }
 
-/**
- * @param {{ result?: LoadResult, error?: SentError }} outcome
- * @returns {Promise<LoadResult>}
- */
+/** @param {{ result?: LoadResult, error?: SentError }} outcome @returns {Promise<LoadResult>} */
 function settle(outcome) {
   return outcome.error ? Promise.reject(rebuildError(outcome.error)) : Promise.resolve(/** @type {LoadResult} */ (outcome.result));
 }
 
 const NO_BODY = Buffer.alloc(0);
 
-/**
- * @param {Record<string, string> | undefined} a
- * @param {Record<string, string> | undefined} b
- */
+/** @param {Record<string, string> | undefined} a @param {Record<string, string> | undefined} b */
 function sameValidators(a, b) {
   return a?.['if-none-match'] === b?.['if-none-match'] && a?.['if-modified-since'] === b?.['if-modified-since']
     && Object.keys(a ?? {}).length === Object.keys(b ?? {}).length;

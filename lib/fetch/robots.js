@@ -18,18 +18,12 @@ const MAX_HOPS = 5;
 /** A robots.txt larger than this is read up to here (Google reads 500 KiB). */
 const MAX_BYTES = 512 * 1024;
 
-/**
- * @param {import('./http.js').Loader} loader
- * @returns {Robots}
- */
+/** @param {import('./http.js').Loader} loader @returns {Robots} */
 export function createRobots(loader) {
   /** @type {Map<string, Promise<RobotsTxt | null>>} */
   const byOrigin = new Map();
 
-  /**
-   * @param {string} origin
-   * @param {AbortSignal | undefined} signal
-   */
+  /** @param {string} origin @param {AbortSignal | undefined} signal */
   async function read(origin, signal) {
     let url = `${origin}/robots.txt`;
     try {

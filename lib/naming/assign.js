@@ -35,10 +35,7 @@ export const RENAMED_LISTED = 100;
 /** The registries of namings being split apart in phase two. */
 const registries = new WeakMap();
 
-/**
- * @param {CrawlRun} run
- * @returns {Promise<Naming>} the fetched pages in URL order, named
- */
+/** @param {CrawlRun} run @returns {Promise<Naming>} the fetched pages in URL order, named */
 export async function assignNames(run) {
   // (a store in Redis may list a key twice while it rehashes)
   const keys = (await run.records.keys('done')).sort(byKey).filter((key, i, sorted) => i === 0 || key !== sorted[i - 1]);
@@ -122,10 +119,7 @@ export async function namedRecord(run, naming, key) {
   return record;
 }
 
-/**
- * @param {PageRecord} a
- * @param {PageRecord} b
- */
+/** @param {PageRecord} a @param {PageRecord} b */
 function sameContent(a, b) {
   return a.body !== undefined && a.body === b.body && a.type === b.type && a.charset === b.charset && a.contentType === b.contentType;
 }

@@ -31,10 +31,7 @@ function unportable(segment) {
   return null;
 }
 
-/**
- * One decoded URL segment made safe on every file system and web server.
- * @param {string} segment
- */
+/** One decoded URL segment made safe on every file system and web server. @param {string} segment */
 function safeSegment(segment) {
   let cleaned = segment.replace(WINDOWS_UNSAFE, '_');
   if (cleaned === '.' || cleaned === '..') return cleaned.replace(/\./g, '_');
@@ -66,10 +63,7 @@ function shorten(segment) {
   return `${head}-${hash}${ext}`;
 }
 
-/**
- * Decode a path segment; keep it encoded when decoding fails or yields a separator.
- * @param {string} segment
- */
+/** Decode a path segment; keep it encoded when decoding fails or yields a separator. @param {string} segment */
 function decodeSegment(segment) {
   try {
     const decoded = decodeURIComponent(segment);
@@ -80,11 +74,7 @@ function decodeSegment(segment) {
   }
 }
 
-/**
- * The directory segments of a URL path, decoded and made safe.
- * @param {string} pathname
- * @returns {string[]}
- */
+/** The directory segments of a URL path, decoded and made safe. @param {string} pathname @returns {string[]} */
 export function directorySegments(pathname) {
   const parts = pathname.split('/').slice(1, -1);
   return parts.filter((part) => part !== '').map((part) => safeSegment(decodeSegment(part)));
@@ -185,10 +175,7 @@ export function headerFileName(value, url, contentType) {
   return [...dirs, ...kept].join('/');
 }
 
-/**
- * The directory of an origin's files when roots span several origins.
- * @param {URL} url
- */
+/** The directory of an origin's files when roots span several origins. @param {URL} url */
 export function hostDirectory(url) {
   return `${url.hostname}${url.port ? '_' + url.port : ''}`;
 }
@@ -285,11 +272,7 @@ export class FileRegistry {
     return node.owner;
   }
 
-  /**
-   * @param {string} wanted
-   * @param {string} url
-   * @returns {{ file: string, collidedWith?: string }}
-   */
+  /** @param {string} wanted @param {string} url @returns {{ file: string, collidedWith?: string }} */
   claim(wanted, url) {
     const parts = wanted.split('/');
     /** @type {string | undefined} */
@@ -354,11 +337,7 @@ export class FileRegistry {
   }
 }
 
-/**
- * "dir/name.html" + 2 -> "dir/name-2.html"
- * @param {string} file
- * @param {number | string} n
- */
+/** "dir/name.html" + 2 -> "dir/name-2.html" @param {string} file @param {number | string} n */
 function suffixed(file, n) {
   const slash = file.lastIndexOf('/');
   const dir = file.slice(0, slash + 1);

@@ -70,11 +70,7 @@ export function encodeNameTable(pages, redirects, maxHops) {
   return { data, slots, maxHops };
 }
 
-/**
- * @param {Buffer} bytes
- * @param {number} entry
- * @param {Uint8Array} key
- */
+/** @param {Buffer} bytes @param {number} entry @param {Uint8Array} key */
 function sameKey(bytes, entry, key) {
   const length = bytes.readUInt32LE(entry);
   if (length !== key.length) return false;

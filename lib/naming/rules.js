@@ -41,11 +41,7 @@ export function compileNameRules(rules, origins) {
   };
 }
 
-/**
- * The name a template gives a URL, before the name checks.
- * @param {string} template
- * @param {URL} url
- */
+/** The name a template gives a URL, before the name checks. @param {string} template @param {URL} url */
 export function expandTemplate(template, url) {
   const path = decode(url.pathname).slice(1);
   const slash = path.lastIndexOf('/');

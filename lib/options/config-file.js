@@ -82,10 +82,7 @@ export async function loadConfigFile(file) {
   return checkConfig(/** @type {Record<string, unknown>} */ (value), name);
 }
 
-/**
- * @param {Record<string, unknown>} values
- * @param {string} source file name, for messages
- */
+/** @param {Record<string, unknown>} values @param {string} source file name, for messages */
 export function checkConfig(values, source) {
   /** @type {Record<string, unknown>} */
   const checked = {};
@@ -114,10 +111,7 @@ export function checkConfig(values, source) {
   return checked;
 }
 
-/**
- * @param {string} word
- * @param {Iterable<string>} candidates
- */
+/** @param {string} word @param {Iterable<string>} candidates */
 function closest(word, candidates) {
   let best = null;
   let bestDistance = 3;

@@ -226,21 +226,13 @@ export function coerceOption(spec, value, source) {
   }
 }
 
-/**
- * @param {OptionSpec} spec
- * @param {string} item
- * @param {string | undefined} key
- * @param {string | undefined} source
- */
+/** @param {OptionSpec} spec @param {string} item @param {string | undefined} key @param {string | undefined} source */
 function checkItem(spec, item, key, source) {
   const problem = spec.check?.(item);
   if (problem) throw fail(`${key} must be ${problem}, got ${JSON.stringify(spec.shown ? spec.shown(item) : item)}`, source);
 }
 
-/**
- * @param {string} text
- * @param {boolean} allowSuffix
- */
+/** @param {string} text @param {boolean} allowSuffix */
 function parseNumber(text, allowSuffix) {
   const match = /^\s*(\d+)\s*([kmg]i?b?|b)?\s*$/i.exec(text);
   if (!match || (match[2] && !allowSuffix)) return NaN;
@@ -427,12 +419,7 @@ export function checkCrawlerSeams(options) {
   }
 }
 
-/**
- * @param {string} what
- * @param {unknown} value
- * @param {string[]} required
- * @param {string[]} optional
- */
+/** @param {string} what @param {unknown} value @param {string[]} required @param {string[]} optional */
 function checkMethods(what, value, required, optional) {
   const object = /** @type {Record<string, unknown>} */ (value);
   if (typeof value !== 'object' || value === null) throw new UsageError(`"${what}" must be an object with ${required.map((name) => `${name}()`).join(', ')}, got ${describe(value)}`);
@@ -444,10 +431,7 @@ function checkMethods(what, value, required, optional) {
   }
 }
 
-/**
- * @param {unknown} transform
- * @param {string} label
- */
+/** @param {unknown} transform @param {string} label */
 function checkTransform(transform, label) {
   if (!isPlainObject(transform)) throw new UsageError(`${label} must be { name, concurrency?, run(page, run) }, got ${describe(transform)}`);
   const step = /** @type {Record<string, unknown>} */ (transform);

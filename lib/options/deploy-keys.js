@@ -14,11 +14,7 @@ import { ConfigError, UsageError } from '../errors.js';
  */
 export const DEPLOY_KEYS = ['targets', 'keep', 'switch', 'sshKey', 'sshOption'];
 
-/**
- * @param {string} key one of DEPLOY_KEYS
- * @param {unknown} value
- * @param {string} source file name, for messages
- */
+/** @param {string} key one of DEPLOY_KEYS @param {unknown} value @param {string} source file name, for messages */
 export function checkDeployKey(key, value, source) {
   const fail = (/** @type {string} */ what) => new ConfigError(`${source}: "${key}" must be ${what}, got ${JSON.stringify(value)}`);
   switch (key) {
@@ -75,10 +71,7 @@ export function parseTarget(text, cwd = process.cwd()) {
   return { kind: 'local', dir: path.resolve(cwd, text) };
 }
 
-/**
- * Security: nothing in a host or user may be read by ssh as an option.
- * @param {TargetSpec & { kind: 'ssh' }} spec
- */
+/** Security: nothing in a host or user may be read by ssh as an option. @param {TargetSpec & { kind: 'ssh' }} spec */
 function checkSsh(spec) {
   if (spec.host.startsWith('-') || (spec.user ?? '').startsWith('-') || !/^[A-Za-z0-9.:_-]+$/.test(spec.host)) throw new UsageError(`not a usable ssh host: ${JSON.stringify(spec.host)}`);
   if (spec.user !== undefined && !/^[A-Za-z0-9._-]+$/.test(spec.user)) throw new UsageError(`not a usable ssh user: ${JSON.stringify(spec.user)}`);

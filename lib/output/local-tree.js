@@ -102,11 +102,7 @@ export class LocalTree {
     return path.join(this.temp, `${n}.tmp`);
   }
 
-  /**
-   * @param {string} file
-   * @param {import('./target.js').OutputData} data
-   * @param {{ sameTimeAs?: string }} [options]
-   */
+  /** @param {string} file @param {import('./target.js').OutputData} data @param {{ sameTimeAs?: string }} [options] */
   async write(file, data, options = {}) {
     const target = this.resolve(file);
     await this.#ensureDir(path.dirname(target));
@@ -122,11 +118,7 @@ export class LocalTree {
     await this.#adopt(file, n);
   }
 
-  /**
-   * Temp file `n` becomes `file` at the commit (replacing any it had).
-   * @param {string} file
-   * @param {number} n
-   */
+  /** Temp file `n` becomes `file` at the commit (replacing any it had). @param {string} file @param {number} n */
   async #adopt(file, n) {
     const previous = this.pending.get(file);
     this.pending.set(file, n);
@@ -159,10 +151,7 @@ export class LocalTree {
     return { path: this.#tempPath(n), n };
   }
 
-  /**
-   * @param {number} n a temp file of `scratch()`
-   * @param {string} file the tree file it becomes at the commit
-   */
+  /** @param {number} n a temp file of `scratch()` @param {string} file the tree file it becomes at the commit */
   async keepScratch(n, file) {
     const target = this.resolve(file);
     await this.#ensureDir(path.dirname(target));
@@ -277,10 +266,7 @@ export function wholeMicrosecond(ns) {
   return (Number(ns / 1000n) + 0.5) / 1e6;
 }
 
-/**
- * Like wholeMicrosecond, but the first microsecond not before `ns`.
- * @param {bigint} ns
- */
+/** Like wholeMicrosecond, but the first microsecond not before `ns`. @param {bigint} ns */
 export function notBefore(ns) {
   return (Number((ns + 999n) / 1000n) + 0.5) / 1e6;
 }

@@ -38,11 +38,7 @@ export function outputFailure(error, doing, where) {
   return outputError(error, doing, where);
 }
 
-/**
- * @param {unknown} error
- * @param {string} doing
- * @param {string} where
- */
+/** @param {unknown} error @param {string} doing @param {string} where */
 export function outputError(error, doing, where) {
   const code = /** @type {NodeJS.ErrnoException} */ (error)?.code;
   const reason = (code && REASONS[code]) ?? /** @type {Error} */ (error)?.message ?? String(error);

@@ -219,11 +219,7 @@ export function fromStored(record, stored) {
   }
 }
 
-/**
- * The file each URL led to last run, through its redirects.
- * @param {Prior} prior
- * @param {number} maxHops
- */
+/** The file each URL led to last run, through its redirects. @param {Prior} prior @param {number} maxHops */
 export function priorFiles(prior, maxHops) {
   return {
     /** @param {string} key */
@@ -242,11 +238,7 @@ export function priorFiles(prior, maxHops) {
   };
 }
 
-/**
- * --prune-max: "n" files or "n%" of the previous run's pages.
- * @param {string} limit
- * @param {number} previousPages
- */
+/** --prune-max: "n" files or "n%" of the previous run's pages. @param {string} limit @param {number} previousPages */
 export function pruneLimit(limit, previousPages) {
   const match = /^(\d+)(?:\.(\d+))?(%?)$/.exec(limit.trim());
   if (!match) return 0;

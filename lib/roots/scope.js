@@ -70,10 +70,7 @@ export class Scope {
     this.rootSet = new Set(roots);
   }
 
-  /**
-   * @param {string} url canonical URL
-   * @returns {ScopeDecision}
-   */
+  /** @param {string} url canonical URL @returns {ScopeDecision} */
   decide(url) {
     // Called for every link: decisions that name no URL are made once, frozen.
     for (const pattern of this.exclude) {

@@ -78,9 +78,7 @@ export function parseSitemap(xml) {
  */
 export const isSitemapRoot = (root) => root !== null && /^([^:]+:)?(urlset|sitemapindex)$/.test(root);
 
-/**
- * @param {Buffer} body
- */
+/** @param {Buffer} body */
 function sitemapText(body) {
   if (body[0] === 0x1f && body[1] === 0x8b) {
     return gunzipSync(body, { maxOutputLength: MAX_SITEMAP_BYTES }).toString('utf8');
@@ -115,11 +113,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
     return true;
   };
 
-  /**
-   * @param {string} url
-   * @param {number} depth
-   * @param {boolean} top
-   */
+  /** @param {string} url @param {number} depth @param {boolean} top */
   const visit = async (url, depth, top) => {
     if (seen.has(url) || enough(url)) return;
     seen.add(url);

@@ -12,10 +12,7 @@ export function transferable(buffer) {
   return whole ? /** @type {ArrayBuffer} */ (buffer.buffer) : copyOf([buffer]);
 }
 
-/**
- * One new ArrayBuffer with these buffers one after the other.
- * @param {Buffer[]} buffers
- */
+/** One new ArrayBuffer with these buffers one after the other. @param {Buffer[]} buffers */
 export function copyOf(buffers) {
   let length = 0;
   for (const buffer of buffers) length += buffer.length;

@@ -67,10 +67,7 @@ export class Arena {
     return this.#slots.get(key);
   }
 
-  /**
-   * The one string kept for a key: the arena's, or an own copy (never a slice of page text).
-   * @param {string} key
-   */
+  /** The one string kept for a key: the arena's, or an own copy (never a slice of page text). @param {string} key */
   own(key) {
     return this.keys[this.#slots.get(key) ?? this.intern(ownString(key))];
   }
@@ -158,10 +155,7 @@ export class Arena {
     return this.#chunks[chunk - 1].subarray(offset, offset + this.#length[at]);
   }
 
-  /**
-   * @param {number} slot
-   * @param {number} [column]
-   */
+  /** @param {number} slot @param {number} [column] */
   clear(slot, column = 0) {
     const at = slot * this.#columns + column;
     if (this.#chunkOf[at] === 0) return;

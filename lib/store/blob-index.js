@@ -49,20 +49,14 @@ export class BlobIndex {
     return entry >= 0 && this.#at[entry] !== DELETED;
   }
 
-  /**
-   * @param {string} id
-   * @returns {BlobPlace | undefined}
-   */
+  /** @param {string} id @returns {BlobPlace | undefined} */
   get(id) {
     const entry = this.#find(id);
     if (entry < 0 || this.#at[entry] === DELETED) return undefined;
     return { at: this.#at[entry], length: this.#length[entry] };
   }
 
-  /**
-   * @param {string} id a sha256 in lower-case hex
-   * @param {BlobPlace} place
-   */
+  /** @param {string} id a sha256 in lower-case hex @param {BlobPlace} place */
   set(id, place) {
     let entry = this.#find(id);
     if (entry < 0) {
@@ -90,10 +84,7 @@ export class BlobIndex {
     return true;
   }
 
-  /**
-   * Mark an id live (for a compaction); whether it was known and not marked yet.
-   * @param {string} id
-   */
+  /** Mark an id live (for a compaction); whether it was known and not marked yet. @param {string} id */
   mark(id) {
     const entry = this.#find(id);
     if (entry < 0 || this.#at[entry] === DELETED || this.#marks[entry] === 1) return false;

@@ -107,10 +107,7 @@ export class LogBlobStore {
     }
   }
 
-  /**
-   * @param {Buffer[]} blobs
-   * @param {string[]} [known] their sha256, when already computed
-   */
+  /** @param {Buffer[]} blobs @param {string[]} [known] their sha256, when already computed */
   async put(blobs, known) {
     const log = /** @type {import('node:fs/promises').FileHandle} */ (this.log);
     /** @type {string[]} */
@@ -205,19 +202,12 @@ export class LogBlobStore {
     return use(this.#readInto(where.at, where.length, this.#scratch.subarray(0, where.length)));
   }
 
-  /**
-   * @param {number} at
-   * @param {number} length
-   */
+  /** @param {number} at @param {number} length */
   async #read(at, length) {
     return this.#readInto(at, length, Buffer.allocUnsafe(length));
   }
 
-  /**
-   * @param {number} at
-   * @param {number} length
-   * @param {Buffer} buffer at least `length` bytes
-   */
+  /** @param {number} at @param {number} length @param {Buffer} buffer at least `length` bytes */
   #readInto(at, length, buffer) {
     const log = /** @type {import('node:fs/promises').FileHandle} */ (this.log);
     let done = 0;

@@ -215,10 +215,7 @@ export class FieldCodec {
     return start + length;
   }
 
-  /**
-   * @param {Buffer} buffer
-   * @param {number} at its tag
-   */
+  /** @param {Buffer} buffer @param {number} at its tag */
   #skip(buffer, at) {
     const tag = buffer[at++];
     const field = this.fields[(tag & ~AS_JSON) - 1];
@@ -234,10 +231,7 @@ export class FieldCodec {
     return at + 1; // an enum
   }
 
-  /**
-   * A common string's number (a new one while there is room), or -1.
-   * @param {string} value
-   */
+  /** A common string's number (a new one while there is room), or -1. @param {string} value */
   #number(value) {
     let n = this.#common.get(value);
     if (n === undefined) {
@@ -354,11 +348,7 @@ function varint(buffer, at) {
   }
 }
 
-/**
- * @param {Buffer} buffer
- * @param {number} at
- * @returns {[number, number]} value, next position
- */
+/** @param {Buffer} buffer @param {number} at @returns {[number, number]} value, next position */
 export function varintAt(buffer, at) {
   const n = varint(buffer, at);
   return [n, varintEnd];

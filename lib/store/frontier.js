@@ -69,10 +69,7 @@ export class MemoryFrontier {
     return items.map((item) => this.#addOne(item));
   }
 
-  /**
-   * @param {FrontierItem} item
-   * @returns {AddOutcome}
-   */
+  /** @param {FrontierItem} item @returns {AddOutcome} */
   #addOne(item) {
     if (this.states.has(item.key)) return 'known';
     if (this.states.size - this.freed >= this.maxPages) {
@@ -106,10 +103,7 @@ export class MemoryFrontier {
     return taken;
   }
 
-  /**
-   * @param {string} key
-   * @param {{ page: boolean }} outcome
-   */
+  /** @param {string} key @param {{ page: boolean }} outcome */
   async done(key, { page }) {
     if (this.states.get(key) === IN_FLIGHT) this.inFlight--;
     this.states.set(key, DONE);

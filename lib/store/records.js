@@ -136,10 +136,7 @@ export class MemoryRecordStore {
     });
   }
 
-  /**
-   * @param {FrontierItem[]} items
-   * @param {AddOutcome[]} outcomes
-   */
+  /** @param {FrontierItem[]} items @param {AddOutcome[]} outcomes */
   async admit(items, outcomes) {
     for (let i = 0; i < items.length; i++) {
       const { key, kind, referrer } = items[i];
@@ -171,10 +168,7 @@ export class MemoryRecordStore {
     }
   }
 
-  /**
-   * @param {number} slot
-   * @param {string} referrer
-   */
+  /** @param {number} slot @param {string} referrer */
   #noteReferrer(slot, referrer) {
     const from = this.#arena.slotOf(referrer);
     const base = slot * MAX_REFERRERS;
@@ -210,10 +204,7 @@ export class MemoryRecordStore {
     return record;
   }
 
-  /**
-   * @param {number} slot
-   * @param {string} key
-   */
+  /** @param {number} slot @param {string} key */
   #decode(slot, key) {
     const record = newRecord(key, this.#kind[slot] === 0 ? 'navigation' : 'requisite', null);
     record.state = /** @type {RecordState} */ (STATES[this.#state[slot]]);

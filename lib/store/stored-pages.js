@@ -37,10 +37,7 @@ export class StoredPages {
     this.#column = column;
   }
 
-  /**
-   * @param {string} url
-   * @param {T} page
-   */
+  /** @param {string} url @param {T} page */
   set(url, page) {
     const slot = this.#arena.intern(url);
     if (this.#arena.read(slot, this.#column) === undefined) this.#size++;
@@ -123,11 +120,7 @@ export class StoredPages {
     }
   }
 
-  /**
-   * @param {number} slot
-   * @param {string} url
-   * @returns {T | undefined}
-   */
+  /** @param {number} slot @param {string} url @returns {T | undefined} */
   #decode(slot, url) {
     const bytes = this.#arena.read(slot, this.#column);
     if (bytes === undefined) return undefined;

@@ -39,16 +39,10 @@ function uniqueScope(scope) {
   return { ...scope, include: unique(scope.include), exclude: unique(scope.exclude) };
 }
 
-/**
- * @param {ManifestPage} page
- * @param {number} index
- */
+/** @param {ManifestPage} page @param {number} index */
 const pageText = (page, index) => (index === 0 ? '\n    ' : ',\n    ') + JSON.stringify(page);
 
-/**
- * @param {number} pageCount
- * @param {ManifestTail} tail
- */
+/** @param {number} pageCount @param {ManifestTail} tail */
 function tailText(pageCount, tail) {
   tail = canonicalTail(tail);
   const list = (/** @type {unknown[]} */ items) => (items.length === 0 ? '[]' : '[\n    ' + items.map((item) => JSON.stringify(item)).join(',\n    ') + '\n  ]');
@@ -59,11 +53,7 @@ function tailText(pageCount, tail) {
     + `  "interrupted": ${tail.interrupted}\n}\n`;
 }
 
-/**
- * The tail in an order independent of fetch timing.
- * @param {ManifestTail} tail
- * @returns {ManifestTail}
- */
+/** The tail in an order independent of fetch timing. @param {ManifestTail} tail @returns {ManifestTail} */
 function canonicalTail(tail) {
   const text = (/** @type {string | undefined} */ a, /** @type {string | undefined} */ b) => ((a ?? '') < (b ?? '') ? -1 : (a ?? '') > (b ?? '') ? 1 : 0);
   return {
