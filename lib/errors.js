@@ -80,10 +80,7 @@ export class LoaderResultError extends PrerenderError {
 /** An event listener threw: the crawl runs to its end, then `run()` rejects with this (`cause`, `result`). */
 export class ListenerError extends PrerenderError {
   code = 'LISTENER';
-  /**
-   * @param {string} message
-   * @param {{ cause: unknown, result: import('./crawler.js').CrawlResult }} options result: the crawl's summary
-   */
+  /** @param {string} message @param {{ cause: unknown, result: import('./crawler.js').CrawlResult }} options result: the crawl's summary */
   constructor(message, options) {
     super(message, { cause: options.cause });
     this.result = options.result;

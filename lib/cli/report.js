@@ -49,10 +49,7 @@ export function startProgress(stream, read) {
   };
 }
 
-/**
- * @param {import('../crawler.js').CrawlResult} result
- * @param {{ warningsList?: { url: string, message: string }[] }} [extra]
- */
+/** @param {import('../crawler.js').CrawlResult} result @param {{ warningsList?: { url: string, message: string }[] }} [extra] */
 export function formatSummary(result, extra = {}) {
   const lines = [];
   const rate = result.durationMs > 0 ? (result.pages / (result.durationMs / 1000)).toFixed(0) : '0';
@@ -121,10 +118,7 @@ const HINTS = /** @type {Record<string, string>} */ ({
   EADDRINUSE: 'the port is in use: choose another --port (0 picks a free one)',
 });
 
-/**
- * Human text for an error: what happened, then what to try; never a stack, never a header secret.
- * @param {unknown} error
- */
+/** Human text for an error: what happened, then what to try; never a stack, never a header secret. @param {unknown} error */
 export function explainError(error) {
   if (error instanceof UsageError || error instanceof ConfigError) return error.message;
   const err = /** @type {any} */ (error);

@@ -237,10 +237,7 @@ class Exchange {
   }
 }
 
-/**
- * The codings of a Content-Encoding header, in the order they were applied.
- * @param {string | string[] | undefined} header
- */
+/** The codings of a Content-Encoding header, in the order they were applied. @param {string | string[] | undefined} header */
 function contentEncodings(header) {
   if (header === undefined) return [];
   const text = Array.isArray(header) ? header.join(',') : header;

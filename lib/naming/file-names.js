@@ -40,10 +40,7 @@ function safeSegment(segment) {
   return shorten(cleaned);
 }
 
-/**
- * A name header's value as meant: header bytes arrive one per character, so valid UTF-8 is read as UTF-8.
- * @param {string} value
- */
+/** A name header's value as meant: header bytes arrive one per character, so valid UTF-8 is read as UTF-8. @param {string} value */
 export function decodeNameHeader(value) {
   if (!/[\u0080-\u00ff]/.test(value) || /[^\u0000-\u00ff]/.test(value)) return value;
   try {

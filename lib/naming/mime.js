@@ -16,10 +16,7 @@ export function isHtmlType(contentType) {
 
 const JAVASCRIPT = new Set(['text/javascript', 'application/javascript', 'application/x-javascript', 'application/ecmascript', 'text/ecmascript']);
 
-/**
- * The extension (with its dot) for this type, or undefined when none is worth adding.
- * @param {string | undefined} contentType
- */
+/** The extension (with its dot) for this type, or undefined when none is worth adding. @param {string | undefined} contentType */
 export function extensionForType(contentType) {
   const type = mimeOf(contentType);
   if (type === '' || type === 'application/octet-stream') return undefined;

@@ -161,10 +161,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   assetsOrigins: scheme://host:port; env: where the browser is looked for (default process.env)
  */
 
-/**
- * @param {string} message
- * @param {string | undefined} source where the value came from (a config file), for the message
- */
+/** @param {string} message @param {string | undefined} source where the value came from (a config file), for the message */
 function fail(message, source) {
   return source ? new ConfigError(`${source}: ${message}`) : new UsageError(message);
 }

@@ -126,10 +126,7 @@ export class LocalTree {
     if (previous !== undefined) await rm(this.#tempPath(previous), { force: true });
   }
 
-  /**
-   * A temp file for a worker thread to write `file` into (target.js); its directory is made now.
-   * @param {string} file
-   */
+  /** A temp file for a worker thread to write `file` into (target.js); its directory is made now. @param {string} file */
   async reserve(file) {
     const target = this.resolve(file);
     await this.#ensureDir(path.dirname(target));

@@ -27,10 +27,7 @@ export function isAlive(owner) {
   }
 }
 
-/**
- * @param {string} file
- * @returns {Promise<{ owner: LockOwner | null, text: string, ageMs: number } | null>} null: no lock file
- */
+/** @param {string} file @returns {Promise<{ owner: LockOwner | null, text: string, ageMs: number } | null>} null: no lock file */
 async function readLock(file) {
   try {
     const [text, info] = await Promise.all([readFile(file, 'utf8'), stat(file)]);

@@ -20,10 +20,7 @@ export class TtlCache {
     return this.#lru.size;
   }
 
-  /**
-   * @param {string} key
-   * @returns {{ value: V, stale: boolean } | undefined} undefined when absent or past its stale limit
-   */
+  /** @param {string} key @returns {{ value: V, stale: boolean } | undefined} undefined when absent or past its stale limit */
   get(key) {
     const entry = this.#lru.get(key);
     if (!entry) return undefined;

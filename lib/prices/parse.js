@@ -20,10 +20,7 @@ export function parsePriceJson(text) {
   return rows;
 }
 
-/**
- * CSV: `sku,zip,price` lines (RFC 4180 quoting, optional header, `*` zip for the default, CRLF or LF).
- * @param {string} text
- */
+/** CSV: `sku,zip,price` lines (RFC 4180 quoting, optional header, `*` zip for the default, CRLF or LF). @param {string} text */
 export function parsePriceCsv(text) {
   const records = parseCsv(stripBom(text));
   /** @type {{ sku: unknown, zip: unknown, price: unknown, where: string }[]} */
@@ -101,10 +98,7 @@ function hasNumber(value) {
   return false;
 }
 
-/**
- * Valid JSON text with each number quoted: outside strings, a digit or `-` only starts a number.
- * @param {string} text
- */
+/** Valid JSON text with each number quoted: outside strings, a digit or `-` only starts a number. @param {string} text */
 function quoteNumbers(text) {
   /** @type {string[]} */
   const parts = [];

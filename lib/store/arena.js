@@ -54,10 +54,7 @@ export class Arena {
     return this.#capacity;
   }
 
-  /**
-   * Call `grow(capacity)` whenever the slots grow, so that arrays kept beside them grow too.
-   * @param {(capacity: number) => void} grow
-   */
+  /** Call `grow(capacity)` whenever the slots grow, so that arrays kept beside them grow too. @param {(capacity: number) => void} grow */
   onGrow(grow) {
     this.#growers.push(grow);
   }

@@ -251,10 +251,7 @@ export class MemoryRecordStore {
     return [...this.#inState(state)].map((slot) => this.#arena.keys[slot]);
   }
 
-  /**
-   * Slots of records in these states (a taken record by its current state), in one pass.
-   * @param {RecordState | RecordState[]} states
-   */
+  /** Slots of records in these states (a taken record by its current state), in one pass. @param {RecordState | RecordState[]} states */
   * #inState(states) {
     const wanted = new Set([states].flat());
     const codes = new Set([...wanted].map((state) => STATE_CODE.get(state)));
