@@ -26,7 +26,7 @@ import { OPTION_BY_NAME } from '../options/crawl-options.js';
 
 /**
  * undici's Agent alone: its package entry loads every API (fetch, WebSocket...)
- * and slows each start (BENCHMARKS.md, "Decisions"). If a later undici moves
+ * and slows each start (BENCHMARKS.md, "Decisions", undici). If a later undici moves
  * the file, the entry is loaded instead (a test checks which).
  * @type {typeof import('undici').Agent}
  */
@@ -79,7 +79,7 @@ const DISCARD_LIMIT = 128 * 1024;
 
 /**
  * One request on undici's dispatcher handler API, with no stream or
- * AbortController per request (they cost main-thread time). It settles once;
+ * AbortController per request (BENCHMARKS.md, "Decisions"). It settles once;
  * the timer (--timeout, whole exchange), the run's signal and the size cap abort it.
  */
 class Exchange {

@@ -45,7 +45,6 @@ export async function assignNames(run) {
   const listening = run.listening('named');
   let count = 0;
   for await (const [key, found] of eachRecord(run.records, keys)) {
-    // Let signals and timers in now and then.
     if (++count % 2000 === 0) await new Promise((resolve) => setImmediate(resolve));
     const record = /** @type {PageRecord} */ (found);
     if (record.stale) naming.stale++;

@@ -248,7 +248,6 @@ export class LocalTree {
 
   async #dropTemp() {
     await rm(this.temp, { recursive: true, force: true });
-    // The state directory goes too when nothing else lives in it.
     await rmdir(path.dirname(this.temp)).catch(() => {});
   }
 }

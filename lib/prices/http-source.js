@@ -214,7 +214,6 @@ export class HttpPriceSource extends EventEmitter {
     if (!job) {
       job = { zip, items: [], urlLength: this.#template.length + encodeURIComponent(zip).length, timer: null, sent: false };
       const created = job;
-      // Waiting for a connection longer than queueMs is a local overload.
       created.timer = setTimeout(() => this.#overloaded(created), this.#options.queueMs);
       created.timer.unref?.();
       this.#queue.push(job);
@@ -334,9 +333,8 @@ export class HttpPriceSource extends EventEmitter {
         item.resolve(value);
       }
     }
-    // A burst against a hanging endpoint times out together: no new request goes
-    // before the others sent then settle, so the lookups queued meanwhile get the
-    // fallback (breaker open) instead of one more timeout.
+    // A hanging endpoint times a burst out together: nothing new goes until those settle,
+    // so lookups queued meanwhile get the fallback (breaker open), not another timeout.
     const oldest = this.#sentAt.values().next().value;
     if (!(jobError instanceof TimeoutError && oldest !== undefined && oldest <= sentAt + this.#options.timeoutMs / 2)) this.#pump();
   }

@@ -119,7 +119,6 @@ export class Arena {
    */
   #place(at, length) {
     if (length > CHUNK) {
-      // A value larger than a chunk gets a full chunk of its own.
       this.#chunks.push(Buffer.allocUnsafeSlow(length));
       this.#used = CHUNK;
       this.#chunkOf[at] = this.#chunks.length;

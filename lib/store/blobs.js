@@ -194,7 +194,6 @@ export class LogBlobStore {
   async peek(id, use) {
     const where = this.index.get(id);
     if (!where) throw new Error(`no staged blob ${id}`);
-    // Grown to the largest blob peeked, up to a bound.
     if (where.length > this.#scratch.length) {
       if (where.length > MAX_SCRATCH) return use(await this.#read(where.at, where.length));
       this.#scratch = Buffer.allocUnsafeSlow(Math.min(MAX_SCRATCH, Math.max(where.length, this.#scratch.length * 2)));
