@@ -1,16 +1,10 @@
 // @ts-check
-/**
- * One errors module with stable codes. Whether an error is retryable comes
- * from its class (`retryable`), never from matching message text.
- */
+/** Errors with stable codes; retryability comes from the class (`retryable`), never from message text. */
 
 export class PrerenderError extends Error {
   /** @type {string} */ code = 'PRERENDER_ERROR';
   /** @type {boolean} */ retryable = false;
-  /**
-   * @param {string} message
-   * @param {{ cause?: unknown, code?: string }} [options]
-   */
+  /** @param {string} message @param {{ cause?: unknown, code?: string }} [options] */
   constructor(message, options = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
@@ -37,10 +31,7 @@ export class FetchError extends PrerenderError {
 /** The origin answered with an error status. 5xx and 429 are retryable. */
 export class HttpStatusError extends PrerenderError {
   code = 'HTTP_STATUS';
-  /**
-   * @param {number} status
-   * @param {{ retryAfterMs?: number, why?: string }} [extra] why: said after the status
-   */
+  /** @param {number} status @param {{ retryAfterMs?: number, why?: string }} [extra] why: said after the status */
   constructor(status, extra = {}) {
     super(`HTTP ${status}${extra.why ? ` ${extra.why}` : ''}`);
     this.status = status;
@@ -60,18 +51,10 @@ export class PageTooLargeError extends PrerenderError {
   code = 'PAGE_TOO_LARGE';
 }
 
-/**
- * A body in a Content-Encoding prerender cannot decode, or that does not
- * decode: never written as if it were text. One whose compressed stream is
- * cut short (`truncated`) is a truncated body: retryable, as a short
- * Content-Length is.
- */
+/** A body prerender cannot decode; a cut-short compressed stream (`truncated`) is retryable like a short Content-Length. */
 export class ContentEncodingError extends PrerenderError {
   code = 'CONTENT_ENCODING';
-  /**
-   * @param {string} message
-   * @param {{ cause?: unknown, truncated?: boolean }} [options]
-   */
+  /** @param {string} message @param {{ cause?: unknown, truncated?: boolean }} [options] */
   constructor(message, options = {}) {
     super(message, options);
     this.truncated = options.truncated === true;
@@ -89,27 +72,15 @@ export class AbortError extends PrerenderError {
   code = 'ABORTED';
 }
 
-/**
- * A loader (the `loader` option) answered with something that is not a load
- * result: no body, a redirect without a location, a status it should have
- * thrown. The page fails with this code; not retryable (the loader would
- * answer the same).
- */
+/** A `loader` answered something that is not a load result. Not retryable: it would answer the same. */
 export class LoaderResultError extends PrerenderError {
   code = 'LOADER_RESULT';
 }
 
-/**
- * A listener of the crawl's events (`onEvent`, `crawler.on(...)`) threw. The
- * crawl is not disturbed by it: it runs to its end, then `run()` rejects with
- * this error, the listener's error as `cause` and the run's summary as `result`.
- */
+/** An event listener threw: the crawl runs to its end, then `run()` rejects with this (`cause`, `result`). */
 export class ListenerError extends PrerenderError {
   code = 'LISTENER';
-  /**
-   * @param {string} message
-   * @param {{ cause: unknown, result: import('./crawler/index.js').CrawlResult }} options result: the crawl's summary
-   */
+  /** @param {string} message @param {{ cause: unknown, result: import('./crawler/index.js').CrawlResult }} options result: the crawl's summary */
   constructor(message, options) {
     super(message, { cause: options.cause });
     this.result = options.result;
@@ -121,19 +92,12 @@ export class BrowserError extends PrerenderError {
   code = 'BROWSER';
 }
 
-/**
- * @param {unknown} error
- * @returns {boolean}
- */
+/** @param {unknown} error @returns {boolean} */
 export function isRetryable(error) {
   return error instanceof PrerenderError && error.retryable;
 }
 
-/**
- * The output directory (or the tool's state under it) cannot be used: disk
- * full, read-only, no permission, a link leading out of it, another crawl
- * holding it. Ends the run (exit 2): no page could be written reliably.
- */
+/** The output directory (or its state) is unusable: disk full, no permission, link out, locked. Exit 2. */
 export class OutputError extends PrerenderError {
   code = 'OUTPUT';
 }
@@ -143,11 +107,7 @@ export class LockedError extends OutputError {
   code = 'LOCKED';
 }
 
-/**
- * A publish or deploy could not be done safely: the tree does not match its
- * manifest, a path escapes it, a target cannot be reached or fails its
- * post-transfer check. `current` is never switched after one.
- */
+/** A publish or deploy could not be done safely; `current` is never switched after one. */
 export class DeployError extends PrerenderError {
   /**
    * @param {string} message
@@ -159,15 +119,9 @@ export class DeployError extends PrerenderError {
   }
 }
 
-/**
- * The shared frontier (Redis) is unreachable past --frontier-timeout, or lost
- * the crawl's state, or holds another configuration. Ends the run (exit 2).
- */
+/** The shared frontier (Redis) is unreachable, lost its state or holds another configuration. Exit 2. */
 export class FrontierError extends PrerenderError {
-  /**
-   * @param {string} message
-   * @param {{ cause?: unknown, code?: string }} [options]
-   */
+  /** @param {string} message @param {{ cause?: unknown, code?: string }} [options] */
   constructor(message, options = {}) {
     super(message, { ...options, code: options.code ?? 'FRONTIER' });
   }

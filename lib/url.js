@@ -1,17 +1,13 @@
 // @ts-check
 /**
- * URL normalisation: one canonical string per page, so each page is fetched once.
- * Fragments are dropped, default ports and dot segments removed (WHATWG URL),
- * percent-encoding made uppercase and unreserved characters decoded.
+ * URL normalisation: one canonical string per page, so each page is fetched once
+ * (no fragment, WHATWG defaults, uppercase percent-encoding, unreserved decoded).
  */
 
 const PERCENT = /%([0-9a-fA-F]{2})/g;
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 
-/**
- * @param {string} text a path or query
- * @returns {string}
- */
+/** @param {string} text a path or query @returns {string} */
 function normalizePercent(text) {
   if (!text.includes('%')) return text;
   return text.replace(PERCENT, (match, hex) => {
@@ -38,11 +34,7 @@ export function parseHttpUrl(raw, base) {
   return url;
 }
 
-/**
- * The canonical key of an http(s) URL: no fragment, normalised encoding.
- * @param {URL} url
- * @returns {string}
- */
+/** The canonical key of an http(s) URL: no fragment, normalised encoding. @param {URL} url @returns {string} */
 export function canonicalKey(url) {
   const pathname = normalizePercent(url.pathname);
   const search = normalizePercent(url.search);
@@ -64,9 +56,7 @@ export function normalizeUrl(raw, base) {
 const NOT_PCHAR = /[^A-Za-z0-9\-._~!$&+,;=:@]+/gu;
 
 /**
- * Encode a relative file path ("st/product 7.htm", "doku.php@id=start.html")
- * as a URL path, segment by segment, encoding only what a path must encode
- * (space, %, ?, #, quotes and parentheses, non-ASCII...), so links stay readable: doku.php@id=start.html.
+ * Encode a relative file path as a URL path, encoding only what a path must, so links stay readable.
  * @param {string} file
  * @returns {string}
  */
@@ -82,8 +72,7 @@ export function encodeFilePath(file) {
 const PLAIN_PATH = /^[A-Za-z0-9\-._~!$&+,;=:@/]*$/u;
 
 /**
- * The relative URL from the file `from` to the file `to` (both relative to
- * the output root, forward slashes).
+ * The relative URL from file `from` to file `to` (both under the output root).
  * @param {string} from
  * @param {string} to
  * @returns {string}
@@ -91,7 +80,6 @@ const PLAIN_PATH = /^[A-Za-z0-9\-._~!$&+,;=:@/]*$/u;
 export function relativeFileUrl(from, to) {
   // Rewriting calls this for every link of every page: plain string scans, no arrays.
   const fromDir = from.lastIndexOf('/') + 1; // `from`'s directories: from[0, fromDir)
-  // The directories both share: up to and including the last "/" before the first difference.
   let common = 0;
   const limit = Math.min(fromDir, to.length);
   for (let i = 0; i < limit; i++) {

@@ -1,8 +1,5 @@
 // @ts-check
-/**
- * Warnings have stable codes, like errors: a script (or `preview`) tells
- * them apart by `code`, never by their text. The README lists this table.
- */
+/** Warnings have stable codes: scripts (and `preview`) tell them apart by `code`, never by text. */
 export const WARNING_CODES = Object.freeze({
   NAME_COLLISION: 'two URLs want the same file name; the later one in URL order gets a suffix',
   UNSAFE_NAME: 'a name header was refused as unsafe; the page gets its default name',

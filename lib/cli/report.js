@@ -1,10 +1,7 @@
 // @ts-check
 import { PrerenderError, UsageError, ConfigError } from '../errors.js';
 
-/**
- * Everything the CLI shows a person: the live progress line, the summary,
- * and error messages (what happened, then what to try). Nothing here runs a crawl.
- */
+/** Everything the CLI shows a person: progress, summary, and errors (what happened, then what to try). */
 
 /** @param {number} ms */
 export function formatDuration(ms) {
@@ -52,18 +49,15 @@ export function startProgress(stream, read) {
   };
 }
 
-/**
- * @param {import('../crawler/index.js').CrawlResult} result
- * @param {{ warningsList?: { url: string, message: string }[] }} [extra]
- */
+/** @param {import('../crawler/index.js').CrawlResult} result @param {{ warningsList?: { url: string, message: string }[] }} [extra] */
 export function formatSummary(result, extra = {}) {
   const lines = [];
   const rate = result.durationMs > 0 ? (result.pages / (result.durationMs / 1000)).toFixed(0) : '0';
   const assets = result.assets > 0 ? ` and ${count(result.assets)} asset${result.assets === 1 ? '' : 's'}` : '';
   const churn = result.churn;
-  // A re-crawl: pages of the last crawl were seen again, or kept (a root lost: none was fetched).
+  // A re-crawl: last crawl's pages were seen again or kept.
   const recrawl = churn !== undefined && (churn.notModified + churn.sameBytes + churn.changed + churn.removed + churn.stale > 0 || result.kept > 0);
-  // A re-crawl writes only what changed (the churn line counts the files): its pages are crawled, not all written.
+  // It writes only what changed, so its pages are crawled, not all written.
   const did = recrawl ? 're-crawled' : 'wrote';
   const verb = result.interrupted ? `Interrupted: ${did}` : did[0].toUpperCase() + did.slice(1);
   lines.push(`${verb} ${count(result.pages)} page${result.pages === 1 ? '' : 's'}${assets} ${recrawl ? 'into' : 'to'} ${result.out} in ${formatDuration(result.durationMs)} (${rate} pages/s)`);
@@ -124,11 +118,7 @@ const HINTS = /** @type {Record<string, string>} */ ({
   EADDRINUSE: 'the port is in use: choose another --port (0 picks a free one)',
 });
 
-/**
- * One line (or two) of human text for an error: what happened, then what to try.
- * Never a stack trace; secrets in headers are not echoed.
- * @param {unknown} error
- */
+/** Human text for an error: what happened, then what to try; never a stack, never a header secret. @param {unknown} error */
 export function explainError(error) {
   if (error instanceof UsageError || error instanceof ConfigError) return error.message;
   const err = /** @type {any} */ (error);
@@ -153,10 +143,7 @@ export function formatPlanRow(row) {
   return row.rendered ? line + formatRendered(row.rendered) : line;
 }
 
-/**
- * preview --render: under a page's row, what rendering added and what it aborted.
- * @param {import('../preview/index.js').RenderedInfo} info
- */
+/** preview --render: what rendering added and aborted. @param {import('../preview/index.js').RenderedInfo} info */
 function formatRendered(info) {
   const indent = ' '.repeat(10);
   const lines = [`${indent}rendered in ${info.renderMs} ms${info.partial ? ' (partial: not ready within --render-timeout)' : ''}; ${info.addedLinks.length} link${info.addedLinks.length === 1 ? '' : 's'} not in the raw HTML`];

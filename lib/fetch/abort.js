@@ -2,9 +2,7 @@
 import { AbortError } from '../errors.js';
 
 /**
- * Waiting on a long-lived signal (the run's) without a listener per waiter:
- * requests in flight, retry back-offs and politeness delays all hang off one
- * listener per signal, however many there are at once (a listener each warns
+ * One abort listener per signal, however many waiters (a listener each warns
  * past ten, MaxListenersExceededWarning, and costs memory per request).
  */
 export class AbortFanout {

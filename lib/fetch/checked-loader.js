@@ -4,18 +4,10 @@ import { fanout } from './abort.js';
 import { parseRetryAfter } from './retry.js';
 
 /**
- * A loader given by the caller (the `loader` option), held to the contract
- * the crawl relies on (README, "API"):
- * - its result is checked, and put in the one shape the engine reads: a
- *   status it should have thrown (404, 500) is thrown as the HttpStatusError
- *   the HTTP loader would have thrown (so 5xx and 429 are retried), a
- *   redirect without a location likewise; a body given as a string or a
- *   Uint8Array becomes a Buffer; header names are lower-cased; anything else
- *   odd (no body, no status) fails the page with a LoaderResultError that
- *   says what is missing, not with a TypeError from deep in the engine;
- * - the run's signal ends the wait: a load that ignores the signal (or never
- *   settles) no longer keeps an aborted crawl from settling.
- *
+ * A caller's `loader` held to the crawl's contract (README, "API"): its result
+ * is normalised or fails with a LoaderResultError saying what is missing (error
+ * statuses throw HttpStatusError, so they retry), and the run's signal ends
+ * the wait even if the loader ignores it.
  * @param {import('./http.js').Loader} loader
  * @returns {import('./http.js').Loader}
  */
@@ -32,8 +24,7 @@ export function checkedLoader(loader) {
 }
 
 /**
- * `promise`, or an AbortError as soon as `signal` aborts (the promise is then
- * left to settle unobserved).
+ * `promise`, or an AbortError as soon as `signal` aborts (the promise is left unobserved).
  * @template T
  * @param {Promise<T>} promise
  * @param {AbortSignal | undefined} signal
@@ -79,10 +70,7 @@ export function checkLoadResult(url, value) {
   return { ...base, body };
 }
 
-/**
- * @param {unknown} body
- * @returns {Buffer | null}
- */
+/** @param {unknown} body @returns {Buffer | null} */
 function asBuffer(body) {
   if (Buffer.isBuffer(body)) return body;
   if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
@@ -91,17 +79,14 @@ function asBuffer(body) {
 }
 
 /**
- * Header names in lower case, as the HTTP loader gives them (a fake that says
- * "Content-Type" is understood); a number is its text (`content-length: 12`),
- * a null or undefined value no header; a fetch `Headers` object is read too.
- * Missing headers are none.
+ * Header names lower-cased as the HTTP loader gives them; numbers become text,
+ * null values no header; a fetch `Headers` is read too.
  * @param {unknown} headers
  * @returns {import('./http.js').Headers | null}
  */
 function lowerCased(headers) {
   if (headers === undefined || headers === null) return {};
   if (typeof headers !== 'object' || Array.isArray(headers)) return null;
-  // A fetch Headers (or a Map) lists its entries; a plain object its own properties.
   const listed = /** @type {{ entries?: () => Iterable<[string, unknown]> }} */ (headers);
   const entries = typeof listed.entries === 'function' ? [...listed.entries()] : Object.entries(headers);
   /** @type {import('./http.js').Headers} */

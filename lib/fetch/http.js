@@ -9,7 +9,6 @@ import { OPTION_BY_NAME } from '../options/crawl-options.js';
 
 /**
  * The HTTP loader: one undici pool per run, closed with `close()`.
- *
  * @typedef {Record<string, string | string[] | undefined>} Headers
  * @typedef {{
  *   url: string,
@@ -19,20 +18,16 @@ import { OPTION_BY_NAME } from '../options/crawl-options.js';
  *   location?: string,
  *   notModified?: boolean,
  * }} LoadResult
- *   A 2xx page, a redirect (3xx other than 304: `location` set, body empty),
- *   or a 304 (`notModified`, body empty). Any other status is thrown as an
- *   HttpStatusError.
+ *   A 2xx page, a redirect (`location`, empty body) or a 304 (`notModified`, empty body);
+ *   any other status is thrown as an HttpStatusError.
  * @typedef {{ signal?: AbortSignal, headers?: Record<string, string> }} LoadOptions
  * @typedef {{ load(url: string, options?: LoadOptions): Promise<LoadResult>, close(): Promise<void> }} Loader
- *   What the crawl needs to get a page. Tests pass a fake; rendering wraps one.
  */
 
 /**
- * undici's Agent alone: its package entry loads every API it has (fetch,
- * WebSocket, caches, mocks), 58 ms of every start here against 18 ms for
- * the dispatcher, which is all a crawl uses. The file is undici's own
- * (`undici/lib/dispatcher/agent.js`, the entry's `Agent`); should a later
- * undici move it, the entry is loaded instead (a test checks which one).
+ * undici's Agent alone: its package entry loads every API (fetch, WebSocket...)
+ * and slows each start (BENCHMARKS.md, "Decisions", undici). If a later undici moves
+ * the file, the entry is loaded instead (a test checks which).
  * @type {typeof import('undici').Agent}
  */
 export const Agent = loadAgent();
@@ -67,11 +62,7 @@ export function createHttpLoader(options = {}) {
   });
   const baseHeaders = { 'user-agent': USER_AGENT, accept: 'text/html,application/xhtml+xml,*/*;q=0.8', 'accept-encoding': 'identity', ...options.headers };
 
-  /**
-   * @param {string} url
-   * @param {LoadOptions} [callOptions]
-   * @returns {Promise<LoadResult>}
-   */
+  /** @param {string} url @param {LoadOptions} [callOptions] @returns {Promise<LoadResult>} */
   function load(url, callOptions = {}) {
     const headers = callOptions.headers ? { ...baseHeaders, ...callOptions.headers } : baseHeaders;
     return new Promise((resolve, reject) => {
@@ -87,19 +78,16 @@ export function createHttpLoader(options = {}) {
 const DISCARD_LIMIT = 128 * 1024;
 
 /**
- * One request, driven by undici's dispatcher handler API: the body arrives
- * as chunks collected here, with no stream, async iterator or
- * AbortController per request (which cost about a tenth of the main
- * thread's time at a few hundred pages a second). It settles once: with
- * the page, or with a typed error; the request's own timer (--timeout for
- * the whole exchange), the run's signal and the size cap abort it.
+ * One request on undici's dispatcher handler API, with no stream or
+ * AbortController per request (BENCHMARKS.md, "Decisions"). It settles once;
+ * the timer (--timeout, whole exchange), the run's signal and the size cap abort it.
  */
 class Exchange {
   /** @type {{ abort(reason?: Error): void } | null} undici's controller, once the request has started */
   #controller = null;
-  /** @type {Error | null} why this side aborted (before the request started, or while it ran) */
+  /** @type {Error | null} why this side aborted */
   #abortedWith = null;
-  /** @type {LoadResult | Error | null} the outcome known from the headers (a redirect, a 304, an error status) */
+  /** @type {LoadResult | Error | null} the outcome the headers gave (a redirect, a 304, an error status) */
   #known = null;
   /** @type {Buffer[]} */
   #chunks = [];
@@ -135,10 +123,7 @@ class Exchange {
     else this.#unlink = unlink;
   }
 
-  /**
-   * @param {import('undici').Agent} agent
-   * @param {Record<string, string>} headers
-   */
+  /** @param {import('undici').Agent} agent @param {Record<string, string>} headers */
   start(agent, headers) {
     if (this.#settled) return;
     let target;
@@ -185,11 +170,7 @@ class Exchange {
     if (this.#abortedWith) controller.abort(this.#abortedWith);
   }
 
-  /**
-   * @param {{ abort(reason?: Error): void }} controller
-   * @param {number} status
-   * @param {Headers} headers
-   */
+  /** @param {{ abort(reason?: Error): void }} controller @param {number} status @param {Headers} headers */
   onResponseStart(controller, status, headers) {
     // An interim answer (103 Early Hints, 102 Processing) comes before the real one.
     if (this.#settled || status < 200) return;
@@ -214,10 +195,7 @@ class Exchange {
     }
   }
 
-  /**
-   * @param {{ abort(reason?: Error): void }} controller
-   * @param {Buffer} chunk
-   */
+  /** @param {{ abort(reason?: Error): void }} controller @param {Buffer} chunk */
   onResponseData(controller, chunk) {
     if (this.#settled) return;
     this.#size += chunk.length;
@@ -252,20 +230,14 @@ class Exchange {
     decode(raw, this.#encodings, this.cap).then((body) => this.#settle(page(body)), (error) => this.#settle(error));
   }
 
-  /**
-   * @param {unknown} controller
-   * @param {Error} error
-   */
+  /** @param {unknown} controller @param {Error} error */
   onResponseError(controller, error) {
     // A body cut off after the headers gave the outcome (a 404, a redirect) changes nothing.
     this.#settle(this.#known ?? classify(error, this.timeout));
   }
 }
 
-/**
- * The codings of a Content-Encoding header, in the order they were applied.
- * @param {string | string[] | undefined} header
- */
+/** The codings of a Content-Encoding header, in the order they were applied. @param {string | string[] | undefined} header */
 function contentEncodings(header) {
   if (header === undefined) return [];
   const text = Array.isArray(header) ? header.join(',') : header;
@@ -278,10 +250,8 @@ const inflateRaw = promisify(zlib.inflateRaw);
 const brotli = promisify(zlib.brotliDecompress);
 
 /**
- * Decode a body the origin compressed although we asked for identity: gzip,
- * deflate (zlib or raw, as browsers accept) and br. The decoded size is
- * capped too, so a compression bomb stops at --max-page-bytes with bounded
- * memory.
+ * Decode a body compressed although we asked for identity (gzip, deflate
+ * zlib or raw, br), capped at --max-page-bytes so a bomb stops with bounded memory.
  * @param {Buffer} body
  * @param {string[]} encodings
  * @param {number} cap
@@ -315,12 +285,7 @@ async function decode(body, encodings, cap) {
   return data;
 }
 
-/**
- * Map whatever undici threw to one of our typed errors.
- * @param {any} error
- * @param {number} timeout
- * @returns {Error}
- */
+/** Map whatever undici threw to one of our typed errors. @param {any} error @param {number} timeout @returns {Error} */
 function classify(error, timeout) {
   if (error instanceof PrerenderError) return error;
   const code = error?.code ?? error?.cause?.code;
@@ -331,12 +296,7 @@ function classify(error, timeout) {
   return new FetchError(detail, { cause: error, code: 'FETCH' });
 }
 
-/**
- * createHttpLoader's options checked, and completed with the crawl's defaults:
- * a missing timeout used to mean no timeout at all, a missing concurrency
- * undici's unbounded pool.
- * @param {unknown} options
- */
+/** createHttpLoader's options checked and defaulted: a missing timeout must not mean none. @param {unknown} options */
 function httpLoaderOptions(options) {
   if (!options || typeof options !== 'object') throw new UsageError('createHttpLoader(options): options must be an object');
   const given = /** @type {Record<string, unknown>} */ (options);

@@ -3,12 +3,8 @@ import pLimit from 'p-limit';
 import { sleep } from './abort.js';
 
 /**
- * Politeness for crawling production sites, as a wrapper around any loader:
- * `rate` requests per second across the run (every request, retries
- * included, starts at least 1/rate s after the one before), and `delay` ms
- * between the end of a request and the start of the next on the same
- * connection (one of `concurrency` slots).
- *
+ * Politeness: at most `rate` request starts per second (retries included),
+ * and `delay` ms between requests on the same connection slot.
  * @typedef {import('./http.js').Loader} Loader
  * @param {Loader} loader
  * @param {{ rate?: number, delay?: number, concurrency: number, now?: () => number }} options
@@ -23,7 +19,7 @@ export function withPoliteness(loader, options) {
   /** When each connection slot may start its next request. */
   const free = new Array(concurrency).fill(-Infinity);
   let lastStart = -Infinity;
-  /** Requests start one after the other, each when its time has come by the clock (a late timer never lets two start together). */
+  /** Starts are serialised by the clock, so a late timer never lets two start together. */
   let turns = Promise.resolve();
   return {
     load(url, callOptions = {}) {

@@ -3,10 +3,8 @@ import { UsageError, isRetryable } from '../errors.js';
 import { sleep } from './abort.js';
 
 /**
- * Retry with backoff, as a wrapper around any loader: network errors,
- * timeouts, 5xx and 429 (whatever the error class says is retryable), with
- * exponential backoff and jitter, or the server's Retry-After.
- *
+ * Retry with exponential backoff and jitter, or the server's Retry-After,
+ * for whatever the error class says is retryable.
  * @typedef {import('./http.js').Loader} Loader
  * @typedef {{
  *   retries: number, retryDelay?: number, maxRetryAfter?: number,
@@ -16,8 +14,7 @@ import { sleep } from './abort.js';
  */
 
 /**
- * The delay before retry number `attempt` (1-based): exponential backoff with
- * jitter, or the server's Retry-After when it gave one (capped).
+ * The delay before retry `attempt` (1-based); Retry-After, when given, is capped.
  * @param {number} attempt
  * @param {{ retryDelay: number, maxRetryAfter: number, retryAfterMs?: number, random?: () => number }} options
  */
@@ -42,11 +39,7 @@ export function parseRetryAfter(value, now = Date.now()) {
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-/**
- * @param {Loader} loader
- * @param {RetryOptions} options
- * @returns {Loader}
- */
+/** @param {Loader} loader @param {RetryOptions} options @returns {Loader} */
 export function withRetry(loader, options) {
   checkRetryArguments(loader, options);
   const { retries, onRetry, random } = options;
@@ -71,9 +64,7 @@ export function withRetry(loader, options) {
 }
 
 /**
- * Checked when the loader is wrapped, not at its first failure: without a
- * whole `retries`, `attempt > retries` is never true and a failing URL was
- * tried for ever.
+ * Checked at wrap time: without a whole `retries`, a failing URL was tried for ever.
  * @param {unknown} loader
  * @param {unknown} options
  */
@@ -81,7 +72,7 @@ function checkRetryArguments(loader, options) {
   if (typeof (/** @type {{ load?: unknown } | null} */ (loader)?.load) !== 'function') throw new UsageError('withRetry(loader, options): the loader must have a load(url, options) method');
   if (!options || typeof options !== 'object') throw new UsageError('withRetry(loader, options): options must be an object with "retries"');
   const given = /** @type {Record<string, unknown>} */ (options);
-  // Infinity: retry for ever (what a missing value used to do, now only when asked for).
+  // Infinity: retry for ever, only when asked for.
   if (!(Number.isSafeInteger(given.retries) || given.retries === Infinity) || /** @type {number} */ (given.retries) < 0) {
     throw new UsageError(`withRetry: "retries" must be a whole number, at least 0 (or Infinity), got ${shown(given.retries)}`);
   }
@@ -96,10 +87,7 @@ function checkRetryArguments(loader, options) {
   }
 }
 
-/**
- * A value as an error message shows it (JSON would say null for NaN and Infinity).
- * @param {unknown} value
- */
+/** A value as an error message shows it (JSON would say null for NaN and Infinity). @param {unknown} value */
 function shown(value) {
   return typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value);
 }

@@ -4,16 +4,9 @@ import { createHttpLoader } from './http.js';
 import { transferable } from '../runtime/transfer.js';
 
 /**
- * The re-crawl's HTTP thread (revalidate.js): the crawl's own HTTP loader,
- * with at most `concurrency` requests in flight, urgent requests (a page the
- * crawl waits for) before those asked ahead. Answers go back once per turn
- * of this thread's event loop, bodies transferred.
- *
- * Messages in: `{ op: 'ask', urgent, asks: [{ id, url, headers }] }`;
- * `{ op: 'promote', ids }` (asks the crawl now waits for: made next);
- * `{ op: 'cancel', ids }` (not wanted any more: not made, if not started);
- * `{ op: 'cancelAll' }` (the crawl is interrupted: nothing more is started).
- *
+ * The re-crawl's HTTP thread (revalidate.js): urgent asks before those asked
+ * ahead, answers sent once per event-loop turn, bodies transferred.
+ * Messages in: ask { urgent, asks }, promote { ids }, cancel { ids }, cancelAll.
  * @typedef {{ id: number, url: string, headers?: Record<string, string> }} Ask
  */
 
@@ -56,7 +49,7 @@ const send = (answer) => {
 /** @param {any} error */
 const describe = (error) => ({
   name: error?.constructor?.name, message: String(error?.message ?? error), code: error?.code, status: error?.status, truncated: error?.truncated === true || undefined,
-  // When to retry, as a time (the crawl may take the answer later than it came).
+  // A time, not a delay: the crawl may take the answer later.
   retryAt: typeof error?.retryAfterMs === 'number' ? Date.now() + error.retryAfterMs : undefined,
   cause: error?.cause ? { code: error.cause.code, message: String(error.cause.message ?? error.cause) } : undefined,
 });

@@ -5,32 +5,13 @@ import { reassertHeapBounds } from '../runtime/heap.js';
 import { fanout } from './abort.js';
 
 /**
- * A re-crawl's requests on a thread of their own, asked ahead of the crawl.
- *
- * A re-crawl of pages that answer 304 spends most of its main thread on
- * HTTP: at 20,000 products about a quarter of it went to undici's request
- * writing, response parsing and socket calls, for answers of a few hundred
- * bytes. Once `start()`ed (the crawl has a last state to revalidate), every
- * request goes to one worker thread that runs the crawl's own HTTP loader
- * (same options, same typed errors), with at most `--concurrency` requests
- * in flight. The crawl tells what it will fetch next (`hint`: the URLs as
- * its frontier admits them, in the order it takes them): those that have
- * validators are asked for ahead, up to `lookahead` answers (4 × the
- * concurrency), so that the answer is there when the crawl comes to the page
- * instead of the page waiting for it. A page asked for that was not asked
- * ahead (no validators, a retry, headers that differ), or whose ask has not
- * started, is urgent: it goes before the others. What the crawl no longer
- * wants (an interrupted crawl, a page forgotten) is cancelled in the thread,
- * so that it is not requested. Answers come back in batches, bodies
- * transferred; no more is asked ahead while the bodies waiting to be taken
- * reach HELD_BYTES (each answer is up to `--max-page-bytes`, and there are at
- * most `lookahead` of them). A page answered ahead and not yet taken when
- * the process is killed is fetched again by the resumed run, as a page in
- * flight is.
- *
- * Before `start()`, and once the thread is gone (stopped, or failed), the
- * wrapped loader does the work in the main thread.
- *
+ * A re-crawl's requests on a thread of their own, asked ahead of the crawl
+ * (BENCHMARKS.md, "Decisions"). Once `start()`ed, requests go to one worker
+ * running the crawl's HTTP loader (at most --concurrency in flight). URLs
+ * `hint`ed that have validators are asked ahead, up to `lookahead` answers and
+ * HELD_BYTES of bodies; an ask the crawl waits for is urgent and goes first;
+ * what it no longer wants is cancelled. Before `start()` and once the thread
+ * is gone, the wrapped loader works in the main thread.
  * @typedef {import('./http.js').Loader} Loader
  * @typedef {import('./http.js').LoadResult} LoadResult
  * @typedef {import('./http.js').LoadOptions} LoadOptions
@@ -41,12 +22,11 @@ import { fanout } from './abort.js';
  *   state: 'outbox' | 'sent' | 'answered' | 'gone', signal?: AbortSignal,
  *   outcome?: { result?: LoadResult, error?: SentError }, waiter?: Waiter, bytes: number,
  * }} Ask
- *   state: to be sent at the end of this turn, sent, answered, or not wanted any more
  */
 
 /** Answers asked ahead and not yet taken, at most, per request the crawl may have in flight. */
 const LOOKAHEAD_PER_REQUEST = 4;
-/** Bytes of bodies answered ahead and not yet taken (pages that changed) past which no more is asked ahead. */
+/** Bytes of bodies answered ahead and not taken past which no more is asked ahead. */
 const HELD_BYTES = 32 * 1024 * 1024;
 const THREAD_URL = new URL('./revalidate-thread.js', import.meta.url);
 
@@ -64,7 +44,7 @@ export class Revalidator {
   #lookahead;
   /** @type {Worker | null} */
   #worker = null;
-  /** @type {((url: string) => Record<string, string> | undefined) | null} the conditional headers of a URL, or none: not asked ahead */
+  /** @type {((url: string) => Record<string, string> | undefined) | null} a URL's conditional headers; none: not asked ahead */
   #headersFor = null;
   /** @type {string[]} URLs hinted, in order */
   #hinted = [];
@@ -75,19 +55,15 @@ export class Revalidator {
   #asked = new Map();
   #nextId = 1;
   #heldBytes = 0;
-  /** @type {Error | null} the thread failed or was stopped: the main thread does the requests again */
+  /** @type {Error | null} the thread failed or was stopped: requests go to the main thread */
   #failed = null;
   #closed = false;
   /** @type {{ asks: Ask[], promote: number[], cancel: number[] }} to send at the end of this turn */
   #outbox = { asks: [], promote: [], cancel: [] };
   #scheduled = false;
-  /** @type {AbortSignal | null} the run's signal, once a request brought it: on abort, nothing more is started */
+  /** @type {AbortSignal | null} the run's signal, once a request brought it */
   #signal = null;
-  /**
-   * askedAhead: requests asked ahead; takenAhead: of those, answers the crawl
-   * took; urgent: requests made on the thread for a page that was not asked
-   * ahead; inMain: requests made in the main thread (before the thread, or after it).
-   */
+  /** Requests asked ahead, answers taken from those, urgent asks, requests made in the main thread. */
   counts = { askedAhead: 0, takenAhead: 0, urgent: 0, inMain: 0 };
 
   /**
@@ -105,11 +81,7 @@ export class Revalidator {
     return this.#headersFor !== null && this.#worker !== null && this.#failed === null;
   }
 
-  /**
-   * Start the thread, before it is needed (its start-up, undici's loading,
-   * then overlaps the reading of the last state); requests still go to the
-   * wrapped loader until `start()`.
-   */
+  /** Start the thread early, so its start-up overlaps reading the last state; requests wait for `start()`. */
   warm() {
     if (this.#worker || this.#closed || this.#failed) return;
     const { concurrency, timeout, maxPageBytes, headers } = this.#options;
@@ -149,22 +121,14 @@ export class Revalidator {
     this.#headersFor = headersFor;
   }
 
-  /**
-   * URLs the crawl will fetch, in the order it will take them.
-   * @param {string[]} urls
-   */
+  /** URLs the crawl will fetch, in the order it will take them. @param {string[]} urls */
   hint(urls) {
     if (!this.started) return;
     for (const url of urls) this.#hinted.push(url);
     this.#askAhead();
   }
 
-  /**
-   * The crawl is done with a URL: an answer asked ahead and not taken (a page resumed
-   * from the journal, or that failed before its request) is dropped, its request
-   * cancelled if it has not started.
-   * @param {string} url
-   */
+  /** The crawl is done with a URL: an answer asked ahead and not taken is dropped. @param {string} url */
   forget(url) {
     const ask = this.#ahead.get(url);
     if (!ask) return;
@@ -173,11 +137,7 @@ export class Revalidator {
     this.#askAhead();
   }
 
-  /**
-   * @param {string} url
-   * @param {LoadOptions} [options]
-   * @returns {Promise<LoadResult>}
-   */
+  /** @param {string} url @param {LoadOptions} [options] @returns {Promise<LoadResult>} */
   load(url, options = {}) {
     const signal = options.signal;
     let ask = this.#ahead.get(url);
@@ -224,10 +184,7 @@ export class Revalidator {
     });
   }
 
-  /**
-   * The crawl phase is over: the thread ends (its heap is not held through
-   * phase two's writing); any later request is made in the main thread.
-   */
+  /** The crawl phase is over: the thread ends (its heap is not held through phase two). */
   async stop() {
     const worker = this.#worker;
     if (!worker || this.#closed) return;
@@ -247,10 +204,7 @@ export class Revalidator {
     await Promise.all([worker?.terminate(), this.#loader.close()]);
   }
 
-  /**
-   * Once the run's signal is known: when it aborts, the thread starts nothing more.
-   * @param {AbortSignal | undefined} signal
-   */
+  /** On the run's abort, the thread starts nothing more. @param {AbortSignal | undefined} signal */
   #watch(signal) {
     if (!signal || this.#signal === signal) return;
     this.#signal = signal;
@@ -263,11 +217,7 @@ export class Revalidator {
     });
   }
 
-  /**
-   * @param {string} url
-   * @param {Record<string, string> | undefined} headers
-   * @param {boolean} urgent
-   */
+  /** @param {string} url @param {Record<string, string> | undefined} headers @param {boolean} urgent */
   #ask(url, headers, urgent) {
     /** @type {Ask} */
     const ask = { id: this.#nextId++, url, headers, urgent, state: 'outbox', bytes: 0 };
@@ -277,10 +227,7 @@ export class Revalidator {
     return ask;
   }
 
-  /**
-   * The crawl waits for an ask made ahead: it goes before the others.
-   * @param {Ask} ask
-   */
+  /** @param {Ask} ask an ask made ahead the crawl now waits for: it goes first */
   #promote(ask) {
     if (ask.state === 'outbox') ask.urgent = true;
     else if (ask.state === 'sent') {
@@ -289,10 +236,7 @@ export class Revalidator {
     }
   }
 
-  /**
-   * An ask not wanted any more: not sent, or cancelled in the thread if it has not started there.
-   * @param {Ask} ask
-   */
+  /** @param {Ask} ask not wanted any more: not sent, or cancelled in the thread */
   #cancel(ask) {
     this.#asked.delete(ask.id); // its answer, should it come, is let go
     if (ask.state === 'sent') {
@@ -373,10 +317,7 @@ export class Revalidator {
     }
   }
 
-  /**
-   * An answer asked ahead that will not be taken.
-   * @param {Ask} ask
-   */
+  /** @param {Ask} ask answered ahead and never to be taken */
   #drop(ask) {
     if (ask.outcome) this.#heldBytes -= ask.bytes;
     else this.#cancel(ask);
@@ -408,30 +349,21 @@ export class Revalidator {
   }
 }
 
-/**
- * A load's outcome: its result, or its error made again (a Retry-After from when the crawl takes it).
- * @param {{ result?: LoadResult, error?: SentError }} outcome
- * @returns {Promise<LoadResult>}
- */
+/** @param {{ result?: LoadResult, error?: SentError }} outcome @returns {Promise<LoadResult>} */
 function settle(outcome) {
   return outcome.error ? Promise.reject(rebuildError(outcome.error)) : Promise.resolve(/** @type {LoadResult} */ (outcome.result));
 }
 
 const NO_BODY = Buffer.alloc(0);
 
-/**
- * @param {Record<string, string> | undefined} a
- * @param {Record<string, string> | undefined} b
- */
+/** @param {Record<string, string> | undefined} a @param {Record<string, string> | undefined} b */
 function sameValidators(a, b) {
   return a?.['if-none-match'] === b?.['if-none-match'] && a?.['if-modified-since'] === b?.['if-modified-since']
     && Object.keys(a ?? {}).length === Object.keys(b ?? {}).length;
 }
 
 /**
- * The loader's typed error, made again from what the thread sent: its
- * class, message, status, code and its cause's code (which the messages of
- * report.js read); a Retry-After counts from now.
+ * The thread's typed error rebuilt (report.js reads its cause's code); Retry-After counts from now.
  * @param {SentError} sent
  * @returns {Error}
  */

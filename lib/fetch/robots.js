@@ -6,12 +6,9 @@ import robotsParserModule from 'robots-parser';
 const robotsParser = /** @type {(url: string, text: string) => RobotsTxt} */ (/** @type {unknown} */ (robotsParserModule));
 
 /**
- * --robots: robots.txt of each origin, read once (through the run's loader,
- * so politeness and retries apply) and asked before a URL is admitted. The
- * user agent token is "prerender"; a group for "*" applies otherwise. A
- * robots.txt that is missing (4xx) or cannot be read allows everything, as
- * wget does. `<meta name="robots" content="nofollow">` is the scanner's part.
- *
+ * --robots: each origin's robots.txt, read once through the run's loader.
+ * Agent token "prerender", else "*"; missing (4xx) or unreadable allows
+ * everything, as wget does.
  * @typedef {{ allowed(url: string, signal?: AbortSignal): Promise<boolean> }} Robots
  */
 
@@ -21,18 +18,12 @@ const MAX_HOPS = 5;
 /** A robots.txt larger than this is read up to here (Google reads 500 KiB). */
 const MAX_BYTES = 512 * 1024;
 
-/**
- * @param {import('./http.js').Loader} loader
- * @returns {Robots}
- */
+/** @param {import('./http.js').Loader} loader @returns {Robots} */
 export function createRobots(loader) {
   /** @type {Map<string, Promise<RobotsTxt | null>>} */
   const byOrigin = new Map();
 
-  /**
-   * @param {string} origin
-   * @param {AbortSignal | undefined} signal
-   */
+  /** @param {string} origin @param {AbortSignal | undefined} signal */
   async function read(origin, signal) {
     let url = `${origin}/robots.txt`;
     try {

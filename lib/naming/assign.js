@@ -9,31 +9,23 @@ import { pickEach, pickStored } from '../recrawl/prior.js';
 
 /**
  * Naming: every fetched page gets its file in URL order (so collisions
- * resolve the same way whatever the fetch order), then the name table that
- * rewriting reads: canonical URL -> file, redirects followed. Two URLs that
- * want the same file and fetched the same bytes ("/" and "/index.html")
- * share it: the later one is an alias of the first, and links to either lead
- * to the one file (finalize checks that their output is the same too, and
- * splits them apart when it is not).
- *
+ * resolve alike whatever the fetch order), then the name table rewriting
+ * reads. Two URLs wanting one file with the same bytes share it (alias);
+ * finalize splits them if their output differs.
  * @typedef {import('../engine/run.js').CrawlRun} CrawlRun
  * @typedef {import('../store/records.js').PageRecord} PageRecord
  */
 
 /**
- * The canonical order names are handed out in: shorter URL first, then byte
- * order (so `/` keeps `index.html` before `/index.html`). It depends on
- * nothing but the URLs, so one process and many workers name alike.
+ * Shorter URL first, then byte order (`/` gets `index.html` before `/index.html`).
+ * Depends only on the URLs, so one process and many workers name alike.
  * @param {string} a @param {string} b
  */
 export const byKey = (a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 
 /**
- * The names of a run: its pages in URL order, the file of each and the
- * aliases (a URL that shares its first URL's file). Kept apart from the
- * records, which are read one at a time while the pages are written.
- * renamed: pages whose file is not the one they wanted (a collision, or an
- * alias of a page that collided), their URLs up to RENAMED_LISTED.
+ * A run's names, kept apart from the records. renamed: URLs (up to
+ * RENAMED_LISTED) whose file is not the one they wanted.
  * @typedef {{ keys: string[], files: Map<string, string>, aliasOf: Map<string, string>, stale: number, renamed: string[] }} Naming
  */
 
@@ -43,10 +35,7 @@ export const RENAMED_LISTED = 100;
 /** The registries of namings being split apart in phase two. */
 const registries = new WeakMap();
 
-/**
- * @param {CrawlRun} run
- * @returns {Promise<Naming>} the fetched pages in URL order, named
- */
+/** @param {CrawlRun} run @returns {Promise<Naming>} the fetched pages in URL order, named */
 export async function assignNames(run) {
   // (a store in Redis may list a key twice while it rehashes)
   const keys = (await run.records.keys('done')).sort(byKey).filter((key, i, sorted) => i === 0 || key !== sorted[i - 1]);
@@ -56,7 +45,6 @@ export async function assignNames(run) {
   const listening = run.listening('named');
   let count = 0;
   for await (const [key, found] of eachRecord(run.records, keys)) {
-    // Let signals and timers in now and then: naming 200,000 pages takes a while.
     if (++count % 2000 === 0) await new Promise((resolve) => setImmediate(resolve));
     const record = /** @type {PageRecord} */ (found);
     if (record.stale) naming.stale++;
@@ -76,8 +64,7 @@ export async function assignNames(run) {
     if (record.file !== wanted && naming.renamed.length <= RENAMED_LISTED) naming.renamed.push(key);
     if (listening) run.emit('named', { url: key, file: record.file, wanted, status: record.status, aliasOf: record.aliasOf });
   }
-  // The registry's tree (a node and a string a page) is not kept for the
-  // rare alias split: splitAlias builds it again from the names.
+  // The registry's tree is not kept: splitAlias rebuilds it.
   return naming;
 }
 
@@ -85,15 +72,9 @@ export async function assignNames(run) {
 const newRegistry = (run) => new FileRegistry({ reserved: run.options.writeSitemap ? isSitemapName : undefined, foreign: foreignFiles(run) });
 
 /**
- * Whether a file of OUT is one no crawl wrote (a robots.txt or a page put
- * there by hand), which no page may take over, new or renamed: it is on
- * disk, and the last state lists it for no page.
- * Known only with a state (a first crawl has no record of what is whose) that
- * no killed or interrupted run has left behind since (its files are not in
- * it), and a tree on a local disk. A URL the last crawl had, under the same
- * file, costs a lookup of that one field; a new one (or one renamed, by its
- * name header or a collision) an lstat, and the first one found on disk the
- * set of the last crawl's files.
+ * Whether a file of OUT is one no crawl wrote (a hand-made robots.txt),
+ * which no page may take over. Known only with a state no killed run has
+ * left behind since, on a local disk.
  * @param {CrawlRun} run
  * @returns {((file: string, url: string) => boolean) | undefined}
  */
@@ -137,19 +118,14 @@ export async function namedRecord(run, naming, key) {
   return record;
 }
 
-/**
- * Fetched the same bytes, to be read the same way.
- * @param {PageRecord} a
- * @param {PageRecord} b
- */
+/** @param {PageRecord} a @param {PageRecord} b */
 function sameContent(a, b) {
   return a.body !== undefined && a.body === b.body && a.type === b.type && a.charset === b.charset && a.contentType === b.contentType;
 }
 
 /**
- * An alias whose output turned out not to be its first URL's (links that
- * resolve differently from its URL), or whose first URL failed: it gets a
- * file of its own, as any collision does.
+ * An alias whose output differs from its first URL's, or whose first URL
+ * failed, gets a file of its own, as a collision does.
  * @param {CrawlRun} run
  * @param {Naming} naming
  * @param {PageRecord} record
@@ -187,10 +163,7 @@ export function createNameTable(files, dropped, redirects, maxHops = 10) {
   const moved = new Map();
   for (const record of redirects) if (record.location) moved.set(record.key, record.location);
   return {
-    /**
-     * The file a URL's link leads to (following redirects), or null.
-     * @param {string} key
-     */
+    /** The file a link to `key` leads to (through redirects), or null. @param {string} key */
     fileOf(key) {
       let current = key;
       for (let hops = 0; hops <= maxHops; hops++) {

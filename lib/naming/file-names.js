@@ -4,10 +4,7 @@ import { UnsafeFileNameError } from '../errors.js';
 import { extensionFits, extensionForType, isHtmlType } from './mime.js';
 import { expandTemplate } from './rules.js';
 
-/**
- * File naming. Every function here is pure; `FileRegistry` resolves collisions.
- * Names are relative to the output root, with forward slashes.
- */
+/** File naming: pure functions, and `FileRegistry` for collisions. Names are relative to OUT, with "/". */
 
 const MAX_SEGMENT_BYTES = 200;
 /** A file's whole path (relative to OUT) stays under this, so no page fails with ENAMETOOLONG. */
@@ -26,10 +23,7 @@ const TRAILING_DOT_OR_SPACE = /[. ]+$/;
 /** A name header that is a bare file name of ASCII letters, digits, "-", "_" and dots, not hidden. */
 const PLAIN_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
 
-/**
- * What makes a segment unusable on some file system or web server, or null.
- * @param {string} segment
- */
+/** What makes a segment unusable on some file system or web server, or null. @param {string} segment */
 function unportable(segment) {
   if (DEVICE_NAME.test(segment)) return 'a Windows device name';
   if (SERVER_FILE.test(segment)) return 'a file web servers obey (.htaccess, .htpasswd...)';
@@ -37,12 +31,7 @@ function unportable(segment) {
   return null;
 }
 
-/**
- * Make one decoded URL segment safe as a file name segment on every file
- * system: no reserved characters, no device names, no trailing dot or space,
- * nothing a web server would obey.
- * @param {string} segment
- */
+/** One decoded URL segment made safe on every file system and web server. @param {string} segment */
 function safeSegment(segment) {
   let cleaned = segment.replace(WINDOWS_UNSAFE, '_');
   if (cleaned === '.' || cleaned === '..') return cleaned.replace(/\./g, '_');
@@ -51,12 +40,7 @@ function safeSegment(segment) {
   return shorten(cleaned);
 }
 
-/**
- * A name header's value as the origin meant it: header bytes reach us one
- * byte per character; when they are valid UTF-8 (café.htm sent as UTF-8),
- * read them as UTF-8.
- * @param {string} value
- */
+/** A name header's value as meant: header bytes arrive one per character, so valid UTF-8 is read as UTF-8. @param {string} value */
 export function decodeNameHeader(value) {
   if (!/[\u0080-\u00ff]/.test(value) || /[^\u0000-\u00ff]/.test(value)) return value;
   try {
@@ -66,10 +50,7 @@ export function decodeNameHeader(value) {
   }
 }
 
-/**
- * Keep a segment under the byte limit of common file systems, deterministically.
- * @param {string} segment
- */
+/** Keep a segment under the byte limit of common file systems, deterministically. @param {string} segment */
 function shorten(segment) {
   if (Buffer.byteLength(segment) <= MAX_SEGMENT_BYTES) return segment;
   const hash = createHash('sha1').update(segment).digest('hex').slice(0, 10);
@@ -79,11 +60,7 @@ function shorten(segment) {
   return `${head}-${hash}${ext}`;
 }
 
-/**
- * Decode a percent-encoded path segment; keep it encoded when decoding fails or
- * would produce a separator.
- * @param {string} segment
- */
+/** Decode a path segment; keep it encoded when decoding fails or yields a separator. @param {string} segment */
 function decodeSegment(segment) {
   try {
     const decoded = decodeURIComponent(segment);
@@ -94,11 +71,7 @@ function decodeSegment(segment) {
   }
 }
 
-/**
- * The directory segments of a URL path, decoded and made safe.
- * @param {string} pathname
- * @returns {string[]}
- */
+/** The directory segments of a URL path, decoded and made safe. @param {string} pathname @returns {string[]} */
 export function directorySegments(pathname) {
   const parts = pathname.split('/').slice(1, -1);
   return parts.filter((part) => part !== '').map((part) => safeSegment(decodeSegment(part)));
@@ -108,10 +81,7 @@ export function directorySegments(pathname) {
 const directoryPrefixes = new Map();
 const MAX_DIRECTORY_PREFIXES = 1024;
 
-/**
- * The directory segments of a URL path joined, with a trailing "/" (or "").
- * @param {string} pathname
- */
+/** The directory segments joined, with a trailing "/" (or ""). @param {string} pathname */
 function directoryPrefix(pathname) {
   const directory = pathname.slice(0, pathname.lastIndexOf('/') + 1);
   let prefix = directoryPrefixes.get(directory);
@@ -124,10 +94,7 @@ function directoryPrefix(pathname) {
   return prefix;
 }
 
-/**
- * Fold a query string into a file name: "a=1&b=2" -> "@a=1&b=2".
- * @param {string} search including "?", or ""
- */
+/** "a=1&b=2" -> "@a=1&b=2". @param {string} search including "?", or "" */
 function foldQuery(search) {
   if (search === '' || search === '?') return '';
   return '@' + search.slice(1).replace(/[%/]/g, '_').replace(WINDOWS_UNSAFE, '_');
@@ -146,8 +113,7 @@ function withExtension(name, contentType) {
 }
 
 /**
- * The deterministic default name of a page: its URL path, a directory URL
- * becomes index.html, the query is folded into the name, HTML gets .html.
+ * A page's default name: its URL path, index.html for a directory, the query folded in, .html for HTML.
  * @param {URL} url
  * @param {string | undefined} contentType
  * @returns {string}
@@ -162,18 +128,15 @@ export function defaultFileName(url, contentType) {
 }
 
 /**
- * Turn a name header value into a file name, or throw UnsafeFileNameError.
- * A bare name goes in the directory of the page's URL path; a value starting
- * with "/" is relative to the output root.
+ * A name header as a file name, or UnsafeFileNameError. A bare name goes in
+ * the URL path's directory; "/..." is relative to OUT.
  * @param {string} value the header value
  * @param {URL} url the page's URL
  * @param {string | undefined} contentType
  * @returns {string}
  */
 export function headerFileName(value, url, contentType) {
-  // Most names sent are plain (product7.htm): none of the checks below can refuse them
-  // but those made here, and the name goes in the page's directory. Every page of a
-  // re-crawl that answers 304 with its name header comes this way.
+  // A plain name (product7.htm) can only fail the checks made here: the quick path.
   if (value.length <= 255 && PLAIN_NAME.test(value)) {
     const file = withExtension(value, contentType);
     if (file.length <= 255 && unportable(file) === null) return directoryPrefix(url.pathname) + file;
@@ -198,8 +161,7 @@ export function headerFileName(value, url, contentType) {
   if (name.endsWith('/')) kept.push('index.html');
   const last = kept.length - 1;
   kept[last] = withExtension(kept[last], contentType);
-  // ".html" from an empty {query.id}, "...html" from "..": a hidden file, which servers refuse or hide
-  // (but .well-known/, whose files are meant to be served).
+  // A hidden file (".html" from an empty {query.id}) servers refuse; .well-known/ is meant to be served.
   if (kept.some((segment) => segment.startsWith('.') && segment.toLowerCase() !== '.well-known')) refuse('a name starting with a dot (a hidden file: web servers refuse or hide it)');
   for (const segment of kept) {
     const why = unportable(segment);
@@ -210,21 +172,15 @@ export function headerFileName(value, url, contentType) {
   return [...dirs, ...kept].join('/');
 }
 
-/**
- * The directory of an origin's files when roots span several origins.
- * @param {URL} url
- */
+/** The directory of an origin's files when roots span several origins. @param {URL} url */
 export function hostDirectory(url) {
   return `${url.hostname}${url.port ? '_' + url.port : ''}`;
 }
 
 /**
- * The file a page asks for: its name header (X-Builder-FileName) when the
- * header is safe, else the name a --name rule's template gives it when that
- * is safe, else its default name; in a crawl of several origins (or for a
- * requisite of another origin, `hostDirectory`), under the host's directory.
- * Only an unsafe name is refused quietly (and returned, for a warning); any
- * other error is thrown.
+ * The file a page asks for: a safe name header, else a safe --name template,
+ * else its default name; under the host's directory across origins. An unsafe
+ * name is returned as `refused` (for a warning); other errors are thrown.
  * @param {URL} url
  * @param {string} contentType
  * @param {string | undefined} header the name header's value, if any
@@ -251,9 +207,7 @@ export function wantedFileName(url, contentType, header, multiOrigin, options = 
 }
 
 /**
- * Keep a file's path under MAX_PATH_BYTES: past it, the directories that do
- * not fit are replaced by one segment named from their hash (deterministic,
- * so the same URL always gets the same file).
+ * Keep a path under MAX_PATH_BYTES: directories that do not fit become one segment named by their hash (deterministic).
  * @param {string} file
  */
 export function capPath(file) {
@@ -278,25 +232,21 @@ export const RESERVED_NAMES = ['prerender-manifest.json', '.prerender'];
 
 /**
  * @typedef {{ children: Map<string, TreeNode> | null, owner: string | undefined }} TreeNode
- *   one lower-cased path segment of the tree; `owner` is the URL of the file
- *   that ends here, a node with children is a directory
+ *   one lower-cased segment; `owner`: the URL whose file ends here
  */
 
 /** @returns {TreeNode} */
 const treeNode = () => ({ children: null, owner: undefined });
 
 /**
- * Hands out file names so that two URLs never share a file: a taken name (case
- * insensitively, so the tree survives case-insensitive file systems), or one
- * clashing with a directory, gets a "-2", "-3"... suffix before its extension.
- * The names given are kept in a tree of segments, so a claim costs a walk of
- * its path, whatever the depth or the number of files.
+ * Hands out names so two URLs never share a file: a name taken (case
+ * insensitively) or clashing with a directory gets a "-2", "-3"... suffix.
+ * A tree of segments makes a claim cost one walk of its path.
  */
 export class FileRegistry {
   /**
    * @param {{ reserved?: (name: string) => boolean, foreign?: (file: string, url: string) => boolean }} [options]
-   *   reserved: more top-level names to keep free; foreign: whether a file of the tree is one that
-   *   no crawl wrote (a page that wants it gets another name, as in a collision)
+   *   reserved: more top-level names kept free; foreign: a file no crawl wrote (taken as a collision)
    */
   constructor(options = {}) {
     this.reserved = options.reserved ?? (() => false);
@@ -305,7 +255,7 @@ export class FileRegistry {
   }
 
   /**
-   * The URL that holds exactly this file (case insensitively), if any.
+   * The URL holding exactly this file (case insensitively), if any.
    * @param {string} file
    * @returns {string | undefined}
    */
@@ -319,18 +269,12 @@ export class FileRegistry {
     return node.owner;
   }
 
-  /**
-   * @param {string} wanted
-   * @param {string} url
-   * @returns {{ file: string, collidedWith?: string }}
-   */
+  /** @param {string} wanted @param {string} url @returns {{ file: string, collidedWith?: string }} */
   claim(wanted, url) {
     const parts = wanted.split('/');
     /** @type {string | undefined} */
     let collidedWith;
-    // Directories: one whose name is already a file (or a reserved name) moves
-    // to a suffixed directory: "x.html/index.html" with "x.html" taken becomes
-    // "x.html-2/index.html".
+    // A directory whose name is a file moves: "x.html/index.html" becomes "x.html-2/index.html".
     /** @type {TreeNode | undefined} the existing node of the directory walked so far */
     let node = this.root;
     for (let i = 0; i < parts.length - 1; i++) {
@@ -368,13 +312,11 @@ export class FileRegistry {
       const taken = clash(name, file);
       if (taken === undefined) break;
       collidedWith ??= taken;
-      // Numbered suffixes first; past 100 (or a reserved numbered family such
-      // as sitemap-N.xml), a suffix from the URL's hash, which cannot loop.
+      // Past 100 (or a reserved numbered family), a hash suffix, which cannot loop.
       file = n <= 100 ? suffixed(base, n) : suffixed(base, `h${createHash('sha1').update(url + n).digest('hex').slice(0, 10)}`);
       name = file.slice(file.lastIndexOf('/') + 1);
       if (n > 200) throw new Error(`cannot find a free file name for ${url}`);
     }
-    // Record the name: walk (and grow) the tree along its segments.
     let at = this.root;
     const segments = file.split('/');
     for (const segment of segments) {
@@ -392,11 +334,7 @@ export class FileRegistry {
   }
 }
 
-/**
- * "dir/name.html" + 2 -> "dir/name-2.html"
- * @param {string} file
- * @param {number | string} n
- */
+/** "dir/name.html" + 2 -> "dir/name-2.html" @param {string} file @param {number | string} n */
 function suffixed(file, n) {
   const slash = file.lastIndexOf('/');
   const dir = file.slice(0, slash + 1);

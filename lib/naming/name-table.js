@@ -1,18 +1,10 @@
 // @ts-check
 
 /**
- * The name table of phase two in shared memory, for the worker threads: one
- * copy for all of them, whatever their number, and no JS object per URL in
- * their heaps. An open-addressing hash table over the UTF-8 bytes of the
- * keys (FNV-1a), in two SharedArrayBuffers:
- *
- *   data:  entries one after the other: key length (u32), value length (u32),
- *          kind (u8: 0 a page and its file, 1 a redirect and its location),
- *          then the key's and the value's UTF-8 bytes
- *   slots: Int32Array of 2^k slots, each an entry's offset + 1 (0: empty)
- *
- * Lookups follow redirects as `createNameTable` does, at most `maxHops`.
- *
+ * Phase two's name table in shared memory: one copy for all worker threads,
+ * no JS object per URL. Open addressing over UTF-8 keys (FNV-1a). data:
+ * entries of key length u32, value length u32, kind u8 (0 file, 1 redirect),
+ * key and value bytes; slots: Int32Array of 2^k entry offsets + 1 (0 empty).
  * @typedef {{ data: SharedArrayBuffer, slots: SharedArrayBuffer, maxHops: number }} SharedNameTable
  */
 
@@ -31,8 +23,7 @@ function fnv1a(bytes, start, end) {
 }
 
 /**
- * Two passes over the entries (their size, then the table), so that no
- * object per URL is made on the way.
+ * Two passes (sizes, then the table), so no object per URL is made.
  * @param {Iterable<{ key: string, file?: string }>} pages named pages (iterated twice)
  * @param {{ key: string, location?: string }[]} redirects
  * @param {number} maxHops
@@ -79,11 +70,7 @@ export function encodeNameTable(pages, redirects, maxHops) {
   return { data, slots, maxHops };
 }
 
-/**
- * @param {Buffer} bytes
- * @param {number} entry
- * @param {Uint8Array} key
- */
+/** @param {Buffer} bytes @param {number} entry @param {Uint8Array} key */
 function sameKey(bytes, entry, key) {
   const length = bytes.readUInt32LE(entry);
   if (length !== key.length) return false;

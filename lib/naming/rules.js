@@ -4,21 +4,12 @@ import { compilePattern } from '../roots/scope.js';
 import { PLACEHOLDER } from '../options/name-rules.js';
 
 /**
- * --name <pattern> <template>: readable file names for sites that cannot
- * send X-Builder-FileName. For a URL matching the pattern (the syntax of
- * --include), the name comes from the template; the first matching rule
- * wins, and the name header still wins over any rule. The name is then read
- * as a name header would be (a bare name goes in the directory of the URL's
- * path, "/..." is relative to the output root) and goes through the same
- * safety checks and collision handling.
- *
- * Placeholders: {path} the URL's path without its leading "/" ("wiki/doku.php"),
- * {dir} its directory ("wiki", "" at the top), {base} the last segment without
- * its extension ("doku"), {ext} that extension without the dot ("php"),
- * {query.NAME} the value of query parameter NAME ("" when absent). Values
- * are percent-decoded; in a query value, "/", "\" and the characters file
- * names cannot hold become "_".
- *
+ * --name <pattern> <template>: names for sites that cannot send
+ * X-Builder-FileName. The first rule whose pattern (--include syntax)
+ * matches wins; a name header beats any rule. The result is read as a name
+ * header, with the same safety checks and collisions. Placeholders: {path},
+ * {dir}, {base}, {ext}, {query.NAME} (percent-decoded; in query values "/",
+ * "\" and characters file names cannot hold become "_").
  * @typedef {{ pattern: string, template: string }} NameRule
  * @typedef {{ templateFor(url: string): string | null, rules: NameRule[] }} NameRules
  */
@@ -50,11 +41,7 @@ export function compileNameRules(rules, origins) {
   };
 }
 
-/**
- * The name a template gives a URL (before the name checks).
- * @param {string} template
- * @param {URL} url
- */
+/** The name a template gives a URL, before the name checks. @param {string} template @param {URL} url */
 export function expandTemplate(template, url) {
   const path = decode(url.pathname).slice(1);
   const slash = path.lastIndexOf('/');

@@ -7,11 +7,7 @@ import { OPTION_BY_NAME, coerceOption } from './crawl-options.js';
 import { normalizeUrl } from '../url.js';
 import { DEPLOY_KEYS, checkDeployKey } from './deploy-keys.js';
 
-/**
- * Config files: prerender.config.js / .mjs / .json in the working directory,
- * or the file given with --config. Keys are the CLI's option names in
- * camelCase, plus "roots"; flags given on the command line win.
- */
+/** Config files: prerender.config.{js,mjs,json} in cwd, or --config. Keys are the CLI's names in camelCase plus "roots"; command-line flags win. */
 
 export const CONFIG_FILES = ['prerender.config.js', 'prerender.config.mjs', 'prerender.config.json'];
 
@@ -22,7 +18,7 @@ const exists = (file) => access(file).then(() => true, () => false);
 const JSON_EXTENSION = /\.json$/i;
 
 /**
- * Find the config file to use: the explicit one, else the one in `cwd`.
+ * The explicit config file, else the one in `cwd`.
  * @param {{ cwd: string, file?: string }} where
  * @returns {Promise<string | null>}
  */
@@ -31,7 +27,7 @@ export async function findConfig({ cwd, file }) {
     const absolute = path.resolve(cwd, file);
     const found = await stat(absolute).catch(() => null);
     if (!found) throw new ConfigError(`config file not found: ${file}`);
-    // A directory would otherwise reach import(), whose message names prerender's own source file.
+    // A directory would reach import(), whose message names prerender's own source.
     if (!found.isFile()) throw new ConfigError(`--config ${JSON.stringify(file)} is ${found.isDirectory() ? 'a directory' : 'not a regular file'}, not a config file`);
     return absolute;
   }
@@ -44,8 +40,7 @@ export async function findConfig({ cwd, file }) {
 }
 
 /**
- * Load and check a config file. Unknown keys and wrong types are errors that
- * name the file, the key and the expected type.
+ * Load and check a config file; errors name the file, key and expected type.
  * @param {string} file absolute path
  * @returns {Promise<Record<string, unknown>>}
  */
@@ -62,10 +57,10 @@ export async function loadConfigFile(file) {
       throw new ConfigError(`${name}: cannot read: ${/** @type {Error} */ (error).message}`, { cause: error });
     }
     try {
-      // Some editors (Notepad) start a UTF-8 file with a byte order mark, which JSON.parse refuses.
+      // A UTF-8 byte order mark (Notepad), which JSON.parse refuses.
       value = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
     } catch (error) {
-      // One line: the parser's message may quote the text around the mistake, newlines and all.
+      // On one line: the parser's message may quote text with newlines.
       throw new ConfigError(`${name}: not valid JSON: ${/** @type {Error} */ (error).message.replace(/\s*\n\s*/g, ' ')}`, { cause: error });
     }
   } else {
@@ -74,8 +69,7 @@ export async function loadConfigFile(file) {
       value = module.default;
       if (typeof value === 'function') value = await value();
     } catch (error) {
-      // Any kind Node imports is taken (.ts with a loader such as tsx, or a Node that strips types);
-      // for another, import()'s "Unknown file extension" would name no way out.
+      // Any kind Node imports is taken (.ts with a loader); for others, say what to do.
       if (/** @type {NodeJS.ErrnoException} */ (error)?.code === 'ERR_UNKNOWN_FILE_EXTENSION') {
         throw new ConfigError(`${name}: a config file is JSON (.json) or a module (.js, .mjs, .cjs)`, { cause: error });
       }
@@ -88,10 +82,7 @@ export async function loadConfigFile(file) {
   return checkConfig(/** @type {Record<string, unknown>} */ (value), name);
 }
 
-/**
- * @param {Record<string, unknown>} values
- * @param {string} source file name, for messages
- */
+/** @param {Record<string, unknown>} values @param {string} source file name, for messages */
 export function checkConfig(values, source) {
   /** @type {Record<string, unknown>} */
   const checked = {};
@@ -120,10 +111,7 @@ export function checkConfig(values, source) {
   return checked;
 }
 
-/**
- * @param {string} word
- * @param {Iterable<string>} candidates
- */
+/** @param {string} word @param {Iterable<string>} candidates */
 function closest(word, candidates) {
   let best = null;
   let bestDistance = 3;

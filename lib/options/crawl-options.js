@@ -8,20 +8,16 @@ import { parseNameRules } from './name-rules.js';
 import { frontierUrlProblem, redactValue } from './frontier-url.js';
 
 /**
- * The one table of crawl options: names (camelCase, as in the API and config
- * files), CLI flags, types, defaults and help. The CLI and the config loader
- * are both built from it, so a default is written in one place only.
- *
+ * The one table of crawl options (names, flags, types, defaults, help): the
+ * CLI and the config loader are built from it, so a default lives in one place.
  * @typedef {'string' | 'string[]' | 'integer' | 'number' | 'boolean' | 'url' | 'choice' | 'bytes' | 'name-rules'} OptionType
  * @typedef {{
  *   name: string, flags: string, type: OptionType, description: string,
  *   default?: unknown, min?: number, max?: number, choices?: readonly string[], cliOnly?: boolean,
  *   check?: (item: string) => string | null, numeric?: string, shown?: (value: unknown) => unknown,
  * }} OptionSpec
- *   check: for string and string[] options, a per-item check returning what is wrong, or null;
- *   shown: the value as a message may show it (a frontier URL without its password)
- *   numeric: a string option a config file may give as a JSON number (checked as its text), and
- *   what it takes, for the message
+ *   check: per item, what is wrong or null; shown: the value as messages show it;
+ *   numeric: a string option a config may give as a JSON number, and what it takes
  */
 
 /** @param {string} item */
@@ -49,7 +45,7 @@ const checkRenderWait = (item) => (/^(load|domcontentloaded|networkidle)$|^(sele
 export const DEFAULT_THREADS = os.availableParallelism();
 /** Tabs rendering at once by default when networkidle is awaited: its quiet window leaves each tab idle (BENCHMARKS.md, "Rendering"). */
 export const RENDER_TABS_IDLE = 8;
-/** Tabs by default with waits the page answers at once (selector:, event:, flag:): one per core keeps the cores busy (each tab is a renderer process: at most 16). */
+/** Tabs by default for waits the page answers at once: one per core (a renderer process each, at most 16). */
 export const DEFAULT_RENDER_TABS = Math.min(16, Math.max(2, DEFAULT_THREADS));
 /** Pages a crawl fetches before its worker threads start (a small crawl does not pay for them). */
 export const THREADS_FROM = 64;
@@ -126,8 +122,7 @@ const BY_NAME = OPTION_BY_NAME;
 const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env', 'threadsFrom', 'early'];
 
 /**
- * The options of `crawl()`, `new Crawler()` and `preview()`, as written in a
- * config file: every key is optional but a root (roots, sitemap or urls).
+ * The options of `crawl()`, `new Crawler()` and `preview()`, as in a config file: all optional but a root.
  * @typedef {{
  *   roots?: string[], out?: string, include?: string[], exclude?: string[], concurrency?: number, threads?: number,
  *   maxPages?: number, maxDepth?: number, maxUrlLength?: number, timeout?: number, retries?: number, maxRedirects?: number, dynamicBase?: string, assets?: boolean,
@@ -163,21 +158,16 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   frontier?: string, crawlId?: string, fresh: boolean, blobs?: string, originConcurrency: number,
  *   maxDeliveries: number, frontierTimeout: number, leaseTimeout: number,
  * }} ResolvedCrawlOptions
- *   assetsOrigins: origins (scheme://host:port)
- *   env: where the browser is looked for (PATH, PUPPETEER_EXECUTABLE_PATH, CHROME_PATH); default process.env
+ *   assetsOrigins: scheme://host:port; env: where the browser is looked for (default process.env)
  */
 
-/**
- * @param {string} message
- * @param {string | undefined} source where the value came from (a config file), for the message
- */
+/** @param {string} message @param {string | undefined} source where the value came from (a config file), for the message */
 function fail(message, source) {
   return source ? new ConfigError(`${source}: ${message}`) : new UsageError(message);
 }
 
 /**
- * Check and convert one value. Strings from the command line are converted;
- * values from a config file must already have the right JSON type.
+ * Check and convert one value: command-line strings are converted; config values must have the JSON type.
  * @param {OptionSpec} spec
  * @param {unknown} value
  * @param {string} [source]
@@ -233,21 +223,13 @@ export function coerceOption(spec, value, source) {
   }
 }
 
-/**
- * @param {OptionSpec} spec
- * @param {string} item
- * @param {string | undefined} key
- * @param {string | undefined} source
- */
+/** @param {OptionSpec} spec @param {string} item @param {string | undefined} key @param {string | undefined} source */
 function checkItem(spec, item, key, source) {
   const problem = spec.check?.(item);
   if (problem) throw fail(`${key} must be ${problem}, got ${JSON.stringify(spec.shown ? spec.shown(item) : item)}`, source);
 }
 
-/**
- * @param {string} text
- * @param {boolean} allowSuffix
- */
+/** @param {string} text @param {boolean} allowSuffix */
 function parseNumber(text, allowSuffix) {
   const match = /^\s*(\d+)\s*([kmg]i?b?|b)?\s*$/i.exec(text);
   if (!match || (match[2] && !allowSuffix)) return NaN;
@@ -255,10 +237,7 @@ function parseNumber(text, allowSuffix) {
   return Number(match[1]) * scale;
 }
 
-/**
- * "Name: value" headers, already checked by the option table's checkHeader.
- * @param {string[]} list
- */
+/** "Name: value" headers, already checked by checkHeader. @param {string[]} list */
 function parseHeaders(list) {
   /** @type {Record<string, string>} */
   const headers = {};
@@ -270,7 +249,7 @@ function parseHeaders(list) {
 }
 
 /**
- * Validate and complete the options of a crawl (API or CLI), filling defaults.
+ * Validate the options of a crawl (API or CLI) and fill defaults.
  * @param {Record<string, unknown>} input
  * @param {{ source?: string }} [context] source: a config file name, for messages
  * @returns {ResolvedCrawlOptions}
@@ -332,7 +311,7 @@ export function resolveCrawlOptions(input, context = {}) {
   if (input.env !== undefined) out.env = input.env;
   if (!out.pricePath.startsWith('/')) throw fail(`price path must start with "/", got ${JSON.stringify(out.pricePath)}`, source);
   if (out.placeholders !== 'filter') {
-    // Checked once, here: an unusable path would otherwise fail every page with a slot after the whole crawl.
+    // Checked here: an unusable path would fail every slotted page after the whole crawl.
     try {
       renderPlaceholder(out.placeholders, 'SKU', { pricePath: out.pricePath });
     } catch (error) {
@@ -346,10 +325,8 @@ export function resolveCrawlOptions(input, context = {}) {
   }
   out.renderConcurrency ??= out.renderWait.includes('networkidle') ? RENDER_TABS_IDLE : DEFAULT_RENDER_TABS;
   out.retryDelay = typeof input.retryDelay === 'number' && input.retryDelay >= 0 ? input.retryDelay : 500;
-  // Pages fetched before the worker threads start (tests start them at once).
   out.threadsFrom = typeof input.threadsFrom === 'number' && input.threadsFrom >= 0 ? input.threadsFrom : THREADS_FROM;
-  // Pages written while the crawl runs (early.js), while the main thread has time to spare;
-  // internal, for tests and the bench: false leaves it all to phase two, 'always' whatever the main thread's load.
+  // Pages written while the crawl runs (early.js); internal: false leaves all to phase two, 'always' ignores load.
   out.early = input.early === 'always' ? 'always' : input.early !== false;
   if (input.signal !== undefined) out.signal = input.signal;
   for (const key of Object.keys(input)) {
@@ -361,9 +338,8 @@ export function resolveCrawlOptions(input, context = {}) {
 }
 
 /**
- * The API-only values (INTERNAL_KEYS) that a mistake would otherwise turn
- * silently into their default (`dryRun: "yes"` crawled for real) or into a
- * TypeError deep in the run (`signal: {}`).
+ * API-only values a mistake would silently default (`dryRun: "yes"` crawled
+ * for real) or turn into a TypeError deep in the run (`signal: {}`).
  * @param {Record<string, unknown>} input
  * @param {string | undefined} source
  */
@@ -395,8 +371,7 @@ function isAbortSignal(value) {
 }
 
 /**
- * A value as a message shows it: JSON where JSON can say it, and what a JS
- * config file can give besides (10n, /re/, a function) as written there.
+ * A value as a message shows it: JSON where it can, else as a JS config writes it (10n, /re/, a function).
  * @param {unknown} value
  * @returns {string}
  */
@@ -416,10 +391,7 @@ function shownValue(value) {
   }
 }
 
-/**
- * A value as a message shows it: JSON when it has a short one, else its kind.
- * @param {unknown} value
- */
+/** JSON when short, else the value's kind. @param {unknown} value */
 function describe(value) {
   if (typeof value === 'function') return 'a function';
   if (typeof value === 'number' && !Number.isFinite(value)) return String(value); // JSON says null for NaN and Infinity
@@ -428,9 +400,8 @@ function describe(value) {
 }
 
 /**
- * The engine's seams, checked before a run is set up (`new Crawler()`,
- * `crawl()`): a wrong one is a UsageError naming it, not a TypeError from
- * deep inside the run (and never a run that silently falls back to HTTP).
+ * The engine's seams, checked before a run is set up: a wrong one is a
+ * UsageError naming it, never a deep TypeError or a silent fall-back to HTTP.
  * @param {unknown} options
  */
 export function checkCrawlerSeams(options) {
@@ -445,12 +416,7 @@ export function checkCrawlerSeams(options) {
   }
 }
 
-/**
- * @param {string} what
- * @param {unknown} value
- * @param {string[]} required
- * @param {string[]} optional
- */
+/** @param {string} what @param {unknown} value @param {string[]} required @param {string[]} optional */
 function checkMethods(what, value, required, optional) {
   const object = /** @type {Record<string, unknown>} */ (value);
   if (typeof value !== 'object' || value === null) throw new UsageError(`"${what}" must be an object with ${required.map((name) => `${name}()`).join(', ')}, got ${describe(value)}`);
@@ -462,10 +428,7 @@ function checkMethods(what, value, required, optional) {
   }
 }
 
-/**
- * @param {unknown} transform
- * @param {string} label
- */
+/** @param {unknown} transform @param {string} label */
 function checkTransform(transform, label) {
   if (!isPlainObject(transform)) throw new UsageError(`${label} must be { name, concurrency?, run(page, run) }, got ${describe(transform)}`);
   const step = /** @type {Record<string, unknown>} */ (transform);

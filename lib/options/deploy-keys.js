@@ -9,22 +9,12 @@ import { ConfigError, UsageError } from '../errors.js';
  */
 
 /**
- * The config file's deploy keys. They belong to publish/deploy/rollback/
- * releases only; crawl and preview leave them aside.
- *
- *   targets:   { name: "ssh://deploy@web1/var/www/site" | { url, sshKey?, sshOption? } }
- *   keep:      releases kept per target (default 5)
- *   switch:    "all" (default) or "each"
- *   sshKey:    identity file for every ssh target
- *   sshOption: ["Key=value", ...] for every ssh target
+ * The config file's deploy keys (targets, keep, switch, sshKey, sshOption),
+ * for publish/deploy/rollback/releases only.
  */
 export const DEPLOY_KEYS = ['targets', 'keep', 'switch', 'sshKey', 'sshOption'];
 
-/**
- * @param {string} key one of DEPLOY_KEYS
- * @param {unknown} value
- * @param {string} source file name, for messages
- */
+/** @param {string} key one of DEPLOY_KEYS @param {unknown} value @param {string} source file name, for messages */
 export function checkDeployKey(key, value, source) {
   const fail = (/** @type {string} */ what) => new ConfigError(`${source}: "${key}" must be ${what}, got ${JSON.stringify(value)}`);
   switch (key) {
@@ -48,8 +38,7 @@ export function checkDeployKey(key, value, source) {
 }
 
 /**
- * Parse a target: `ssh://user@host[:port]/path`, `user@host:path` (scp
- * style; a relative path is in the user's home), `file:///path`, or a path.
+ * A target: `ssh://user@host[:port]/path`, `user@host:path` (scp style, home-relative), `file:///path`, or a path.
  * @param {string} text
  * @param {string} [cwd] plain paths are relative to it
  * @returns {TargetSpec}
@@ -71,7 +60,7 @@ export function parseTarget(text, cwd = process.cwd()) {
     try {
       return { kind: 'local', dir: fileURLToPath(text) };
     } catch (error) {
-      // file://host/path, %2F in the path...: a usage error, not a crash.
+      // file://host/path, %2F in the path: a usage error, not a crash.
       throw new UsageError(`not a usable file:// target (file:///absolute/path): ${JSON.stringify(text)}: ${/** @type {Error} */ (error).message}`);
     }
   }
@@ -82,10 +71,7 @@ export function parseTarget(text, cwd = process.cwd()) {
   return { kind: 'local', dir: path.resolve(cwd, text) };
 }
 
-/**
- * Nothing in a host or user may be read by ssh as an option.
- * @param {TargetSpec & { kind: 'ssh' }} spec
- */
+/** Security: nothing in a host or user may be read by ssh as an option. @param {TargetSpec & { kind: 'ssh' }} spec */
 function checkSsh(spec) {
   if (spec.host.startsWith('-') || (spec.user ?? '').startsWith('-') || !/^[A-Za-z0-9.:_-]+$/.test(spec.host)) throw new UsageError(`not a usable ssh host: ${JSON.stringify(spec.host)}`);
   if (spec.user !== undefined && !/^[A-Za-z0-9._-]+$/.test(spec.user)) throw new UsageError(`not a usable ssh user: ${JSON.stringify(spec.user)}`);
@@ -93,18 +79,14 @@ function checkSsh(spec) {
   return spec;
 }
 
-/**
- * How a target prints: ssh://user@host:port/path or the directory.
- * @param {TargetSpec} spec
- */
+/** ssh://user@host:port/path, or the directory. @param {TargetSpec} spec */
 export function targetLabel(spec) {
   if (spec.kind === 'local') return spec.dir;
   return `ssh://${spec.user ? spec.user + '@' : ''}${spec.host.includes(':') ? `[${spec.host}]` : spec.host}${spec.port ? ':' + spec.port : ''}${spec.path.startsWith('/') ? '' : '/~/'}${spec.path}`;
 }
 
 /**
- * Check the "targets" key of a config file: names -> a target string, or
- * { url, sshKey?, sshOption? }.
+ * The "targets" key: names -> a target string, or { url, sshKey?, sshOption? }.
  * @param {unknown} value
  * @param {string} source
  * @returns {Record<string, TargetConfig>}

@@ -1,18 +1,12 @@
 // @ts-check
-/**
- * The --frontier URL (or REDIS_URL, or a config file's "frontier"): the one
- * place it is checked, and the one way it is shown. Loaded with the option
- * table, so nothing here imports ioredis.
- */
+/** The --frontier URL (or REDIS_URL): checked and shown only here. Loaded with the option table, so no ioredis import. */
 
 /** Query keys whose value is a secret (ioredis takes `?password=…` as an option). */
 const SECRET_QUERY = /([?&][^=&#]*pass[^=&#]*=)[^&#]*/gi;
 
 /**
- * The URL with its password replaced by `***` (`user:***@`, and the value of
- * a `password=` query parameter): what messages may show. Works on text that
- * is no valid URL too (everything between `//` and the last `@` after the
- * first `:` is masked then).
+ * Security: the URL with its passwords (`user:***@`, `password=`) masked, for
+ * messages; text that is no valid URL is masked generously.
  * @param {string} url
  */
 export function redactUrl(url) {
@@ -23,7 +17,7 @@ export function redactUrl(url) {
     if (parsed.search) parsed.search = parsed.search.replace(SECRET_QUERY, '$1***');
     return parsed.href.replace(/\/$/, '');
   } catch {
-    // Unparsable (a port that is no number, a bracket not closed): mask by hand, erring on the side of masking.
+    // Unparsable: mask by hand, erring on the side of masking.
     const start = text.indexOf('//') + 2;
     let shown = text;
     const at = text.lastIndexOf('@');
@@ -36,8 +30,7 @@ export function redactUrl(url) {
 }
 
 /**
- * A value to show in a message about the frontier option: strings redacted
- * (a config file may give a list or an object by mistake).
+ * A value for a message about the frontier option: strings redacted (a config may give a list by mistake).
  * @param {unknown} value
  * @returns {unknown}
  */
@@ -49,9 +42,7 @@ export function redactValue(value) {
 }
 
 /**
- * What is wrong with a frontier URL, as the end of "--frontier must be …",
- * or null. A password may be given in the URL (`redis://user:pass@…`) or as
- * `?password=…`; it is masked wherever the URL is shown.
+ * What is wrong with a frontier URL, as the end of "--frontier must be …", or null.
  * @param {string} url
  * @returns {string | null}
  */
@@ -72,10 +63,7 @@ export function frontierUrlProblem(url) {
   return null;
 }
 
-/**
- * The database number of a (checked) frontier URL: 0 when it names none.
- * @param {string} url
- */
+/** The database number of a checked URL: 0 when it names none. @param {string} url */
 export function frontierDb(url) {
   const parsed = new URL(url);
   const db = parsed.pathname === '' || parsed.pathname === '/' ? parsed.searchParams.get('db') : parsed.pathname.slice(1);
@@ -83,7 +71,7 @@ export function frontierDb(url) {
 }
 
 /**
- * The message of a frontier URL that is refused, or null.
+ * The message for a refused frontier URL, or null.
  * @param {string} url
  * @param {string} [key] how the option is named
  */

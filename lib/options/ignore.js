@@ -1,12 +1,8 @@
 // @ts-check
 /**
- * The --ignore patterns as one expression over a page's bytes read one per
- * character (latin1). A non-ASCII character written in a pattern matches as
- * written (one byte: a Latin-1 page) or, outside a character class, as its
- * UTF-8 bytes (a UTF-8 page), so "générée" works whatever the page's
- * encoding. A pattern with a non-ASCII character inside a class, or with
- * backreferences or named groups (which a second spelling would duplicate),
- * matches as written only.
+ * The --ignore patterns as one expression over a page's bytes read as latin1.
+ * A non-ASCII character matches as written (Latin-1 page) or as its UTF-8
+ * bytes (UTF-8 page), except inside a class or with backreferences or named groups.
  * @param {string[]} patterns
  * @returns {RegExp | null}
  */
@@ -20,9 +16,7 @@ export function ignoreRegExp(patterns) {
 }
 
 /**
- * The pattern with each non-ASCII character outside a class written as its
- * UTF-8 bytes (one group, so a quantifier after it takes the whole
- * character), or null when there is none, or it cannot be spelled so.
+ * Each non-ASCII character outside a class spelt as its UTF-8 bytes (one group, for quantifiers), or null.
  * @param {string} source
  * @returns {string | null}
  */

@@ -1,7 +1,6 @@
 // @ts-check
 /**
- * --name rules as options: their shape checked when the options are read.
- * What a rule does to a URL is naming's (naming/rules.js).
+ * --name rules as options: shape checked here; what they do is naming/rules.js's.
  * @typedef {import('../naming/rules.js').NameRule} NameRule
  */
 
@@ -9,9 +8,7 @@
 export const PLACEHOLDER = /\{(path|dir|base|ext|query\.[^{}]+)\}/g;
 
 /**
- * Check the rules of the options (CLI pairs, or config objects/pairs).
- * @param {unknown} input a flat list [pattern, template, ...], or a list of
- *   [pattern, template] pairs or { pattern, template } objects
+ * @param {unknown} input a flat list [pattern, template, ...], or [pattern, template] pairs or { pattern, template } objects
  * @param {(message: string) => Error} fail
  * @returns {NameRule[]}
  */

@@ -13,10 +13,9 @@ export { STATE_DIR };
 export const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 
 /**
- * Run `task` on every item, `limit` at a time.
  * @template T
  * @param {Iterable<T>} items
- * @param {number} limit
+ * @param {number} limit at a time
  * @param {(item: T) => Promise<unknown>} task
  */
 async function eachLimited(items, limit, task) {
@@ -28,11 +27,9 @@ async function eachLimited(items, limit, task) {
 }
 
 /**
- * The output tree on a local (or mounted) file system. Each write goes to a
- * temp file of this run under OUT/.prerender/; `commit()` renames them into
- * place, pages first and the manifest last. Nothing is ever written outside
- * OUT: names are checked, and no directory is created through a link that
- * leaves it.
+ * The output tree on a local file system. Writes go to this run's temp files
+ * under OUT/.prerender/; `commit()` renames them into place, manifest last.
+ * Security: nothing is written outside OUT (names checked, no directory made through a link out).
  * @implements {OutputTarget}
  */
 export class LocalTree {
@@ -58,10 +55,7 @@ export class LocalTree {
     await mkdir(this.temp).catch((error) => { throw outputFailure(error, 'create', this.temp); });
   }
 
-  /**
-   * The absolute path of a tree file, refused if it would leave the tree.
-   * @param {string} file relative, forward slashes
-   */
+  /** The absolute path of a tree file, refused if it would leave the tree. @param {string} file relative, forward slashes */
   resolve(file) {
     const absolute = path.resolve(this.out, ...file.split('/'));
     if (!absolute.startsWith(this.out + path.sep)) {
@@ -71,10 +65,9 @@ export class LocalTree {
   }
 
   /**
-   * Make a directory of the tree, its parents first. Each level is checked
-   * once: one made by us is a real directory inside OUT; one that existed is
-   * looked at (lstat), and a link is followed only to check that it stays
-   * inside OUT. So a new level costs one mkdir, whatever the depth.
+   * Make a tree directory, parents first, each level checked once: ours is
+   * real, an existing one is lstat'ed and a link followed only to check it
+   * stays inside OUT.
    * @param {string} dir absolute
    * @returns {Promise<void>}
    */
@@ -109,11 +102,7 @@ export class LocalTree {
     return path.join(this.temp, `${n}.tmp`);
   }
 
-  /**
-   * @param {string} file
-   * @param {import('./target.js').OutputData} data
-   * @param {{ sameTimeAs?: string }} [options]
-   */
+  /** @param {string} file @param {import('./target.js').OutputData} data @param {{ sameTimeAs?: string }} [options] */
   async write(file, data, options = {}) {
     const target = this.resolve(file);
     await this.#ensureDir(path.dirname(target));
@@ -129,11 +118,7 @@ export class LocalTree {
     await this.#adopt(file, n);
   }
 
-  /**
-   * Temp file `n` becomes `file` at the commit (a temp file it had before goes).
-   * @param {string} file
-   * @param {number} n
-   */
+  /** Temp file `n` becomes `file` at the commit (replacing any it had). @param {string} file @param {number} n */
   async #adopt(file, n) {
     const previous = this.pending.get(file);
     this.pending.set(file, n);
@@ -141,11 +126,7 @@ export class LocalTree {
     if (previous !== undefined) await rm(this.#tempPath(previous), { force: true });
   }
 
-  /**
-   * A temp file of this run for `file`, for a worker thread to write
-   * (see target.js); its directory in the tree is made now.
-   * @param {string} file
-   */
+  /** A temp file for a worker thread to write `file` into (target.js); its directory is made now. @param {string} file */
   async reserve(file) {
     const target = this.resolve(file);
     await this.#ensureDir(path.dirname(target));
@@ -159,33 +140,25 @@ export class LocalTree {
   }
 
   /**
-   * A temp file of this run not yet given to a tree file: written before
-   * its file is certain (a page rendered while the crawl runs), then given
-   * to a file by `keepScratch` (its directory in the tree made then), or
-   * left for the commit or abort to remove with the other temp files.
+   * A temp file written before its tree file is known (a page rendered while
+   * crawling), given one by `keepScratch` or removed at commit or abort.
    */
   scratch() {
     const n = ++this.counter;
     return { path: this.#tempPath(n), n };
   }
 
-  /**
-   * @param {number} n a temp file of `scratch()`
-   * @param {string} file the tree file it becomes at the commit
-   */
+  /** @param {number} n a temp file of `scratch()` @param {string} file the tree file it becomes at the commit */
   async keepScratch(n, file) {
     const target = this.resolve(file);
     await this.#ensureDir(path.dirname(target));
     await this.#adopt(file, n);
   }
 
-  /**
-   * The size of a committed file of the tree, or null.
-   * @param {string} file
-   */
+  /** The size of a committed tree file, or null. @param {string} file */
   async existing(file) {
     try {
-      // Metadata of a file in the tree: a synchronous lstat costs far less than the promise round trip.
+      // A synchronous lstat is cheaper than the thread-pool round trip.
       const found = lstatSync(this.resolve(file));
       return found.isFile() ? found.size : null;
     } catch {
@@ -207,9 +180,7 @@ export class LocalTree {
   async commit() {
     const manifest = this.pending.get(MANIFEST_NAME);
     this.pending.delete(MANIFEST_NAME);
-    // Renames are metadata in the same directory tree: synchronous calls cost
-    // a fraction of the thread pool's round trip; a pause now and then lets
-    // signals and timers in.
+    // Synchronous renames are cheaper than thread-pool round trips; a pause now and then lets signals in.
     const move = (/** @type {number} */ n, /** @type {string} */ file) => {
       try {
         renameSync(this.#tempPath(n), this.resolve(file));
@@ -228,11 +199,9 @@ export class LocalTree {
     const bySource = new Map();
     for (const [file, source] of this.sameTime) bySource.set(source, [...(bySource.get(source) ?? []), file]);
     await eachLimited(bySource, 16, async ([source, files]) => {
-      // Times go through a double (seconds, about a quarter of a microsecond at today's dates)
-      // and libuv keeps whole microseconds: a source written in this commit and its siblings
-      // all get one whole microsecond, set once (a source set again per sibling drifted by one
-      // microsecond: .gz and .br raced); beside a source left as it is, a sibling gets the
-      // first microsecond not before the source's time, never older than it.
+      // libuv keeps whole microseconds and times pass through a double: a source and its siblings
+      // get one whole microsecond, set once (set per sibling, .gz and .br raced); beside a source
+      // left as it is, a sibling gets the first microsecond not before the source's time.
       const times = await stat(this.resolve(source), { bigint: true });
       const atime = Number(times.atimeNs) / 1e9;
       if (this.pending.has(source)) {
@@ -251,9 +220,7 @@ export class LocalTree {
   }
 
   /**
-   * The directories the removed files leave empty go too, up to OUT (a clean
-   * crawl would have none): a directory with anything left in it, or that
-   * is not a directory, stays.
+   * Directories the removed files leave empty go too, up to OUT; any with something left stays.
    * @param {Iterable<string>} removed files of the tree
    */
   async #dropEmptyDirs(removed) {
@@ -266,7 +233,7 @@ export class LocalTree {
     for (const dir of [...dirs].sort((a, b) => b.split('/').length - a.split('/').length)) {
       if (dir === STATE_DIR || dir.startsWith(`${STATE_DIR}/`)) continue;
       const absolute = this.resolve(dir);
-      // Only a directory of the tree itself: never one a link inside OUT leads to elsewhere.
+      // Security: only a directory of the tree itself, never one a link leads to.
       const real = await realpath(absolute).catch(() => null);
       if (real === null || !real.startsWith(this.realOut + path.sep)) continue;
       await rmdir(absolute).catch(() => {}); // not empty, gone already, or a file: left as it is
@@ -281,29 +248,21 @@ export class LocalTree {
 
   async #dropTemp() {
     await rm(this.temp, { recursive: true, force: true });
-    // The state directory goes too when nothing else lives in it.
     await rmdir(path.dirname(this.temp)).catch(() => {});
   }
 }
 
 /**
- * A time for utimes (seconds, a double) that libuv, which keeps whole
- * microseconds and truncates, turns into the microsecond `ns` falls in:
- * half a microsecond above its start, so that the double's error never
- * takes it to the one before.
+ * A utimes time (seconds, a double) that libuv, truncating to whole
+ * microseconds, turns into the microsecond `ns` falls in: half a microsecond
+ * above its start, so the double's error cannot take it below.
  * @param {bigint} ns
  */
 export function wholeMicrosecond(ns) {
   return (Number(ns / 1000n) + 0.5) / 1e6;
 }
 
-/**
- * A time for utimes (seconds, a double) that libuv, which keeps whole
- * microseconds and truncates, turns into the first microsecond not before
- * `ns`: half a microsecond above it, so that the double's error (a quarter of
- * a microsecond) never takes it below.
- * @param {bigint} ns
- */
+/** Like wholeMicrosecond, but the first microsecond not before `ns`. @param {bigint} ns */
 export function notBefore(ns) {
   return (Number((ns + 999n) / 1000n) + 0.5) / 1e6;
 }

@@ -6,10 +6,8 @@ import { LockedError } from '../errors.js';
 import { outputError } from './outdir.js';
 
 /**
- * One crawl at a time on an output directory: a lock file in its state
- * directory, created atomically (O_EXCL), holding the pid and host of its
- * owner. A lock whose owner is gone (same host, no such pid) is taken over.
- *
+ * One crawl at a time on an output directory: a lock file made with O_EXCL,
+ * holding its owner's pid and host. A lock whose owner is gone (same host, no such pid) is taken over.
  * @typedef {{ pid: number, host: string, startedAt: string }} LockOwner
  */
 
@@ -17,11 +15,7 @@ const LOCK_NAME = 'lock';
 /** A lock file that cannot be read is taken as being written when younger than this. */
 const UNREADABLE_GRACE_MS = 10_000;
 
-/**
- * Whether the owner of a lock may still be running: always yes for another
- * host (it cannot be told from here).
- * @param {LockOwner} owner
- */
+/** Whether a lock's owner may still run: always for another host. @param {LockOwner} owner */
 export function isAlive(owner) {
   if (owner.host !== os.hostname()) return true; // cannot tell: keep off
   if (owner.pid === process.pid) return true;
@@ -33,10 +27,7 @@ export function isAlive(owner) {
   }
 }
 
-/**
- * @param {string} file
- * @returns {Promise<{ owner: LockOwner | null, text: string, ageMs: number } | null>} null: no lock file
- */
+/** @param {string} file @returns {Promise<{ owner: LockOwner | null, text: string, ageMs: number } | null>} null: no lock file */
 async function readLock(file) {
   try {
     const [text, info] = await Promise.all([readFile(file, 'utf8'), stat(file)]);
@@ -58,9 +49,8 @@ async function readLock(file) {
 /**
  * @param {string} stateDir OUT/.prerender
  * @param {string} out for messages
- * @param {{ name?: string, busy?: (who: string) => string }} [options] name:
- *   the lock file's name in stateDir (default "lock"); busy: the message when
- *   a live process holds it (default: another crawl writes to OUT)
+ * @param {{ name?: string, busy?: (who: string) => string }} [options] name: the lock file's
+ *   name (default "lock"); busy: the message when a live process holds it
  * @returns {Promise<{ release(): Promise<void> }>}
  */
 export async function acquireLock(stateDir, out, options = {}) {

@@ -26,10 +26,8 @@ const REASONS = /** @type {Record<string, string>} */ ({
 const FATAL = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO', 'EMFILE', 'ENFILE']);
 
 /**
- * The error a failed file operation under OUT becomes: disk full, read-only,
- * no permission... end the run with an OutputError that says what and
- * where; anything else (a name too long, a file in the way) stays a failure
- * of that one file.
+ * A failed file operation under OUT: disk full, read-only, no permission...
+ * end the run (OutputError); anything else fails that one file.
  * @param {unknown} error
  * @param {string} doing "write", "create", "rename"...
  * @param {string} where the path
@@ -40,11 +38,7 @@ export function outputFailure(error, doing, where) {
   return outputError(error, doing, where);
 }
 
-/**
- * @param {unknown} error
- * @param {string} doing
- * @param {string} where
- */
+/** @param {unknown} error @param {string} doing @param {string} where */
 export function outputError(error, doing, where) {
   const code = /** @type {NodeJS.ErrnoException} */ (error)?.code;
   const reason = (code && REASONS[code]) ?? /** @type {Error} */ (error)?.message ?? String(error);
@@ -52,17 +46,16 @@ export function outputError(error, doing, where) {
 }
 
 /**
- * Make OUT usable before anything is fetched: create it (walking up a
- * bounded number of levels, never a recursive mkdir that can loop on a
- * pseudo file system), check that the state directory is a real directory
- * inside it, and write and remove a probe file.
+ * Make OUT usable before anything is fetched: create it (a bounded walk up,
+ * never a recursive mkdir that can loop on a pseudo file system), check the
+ * state directory is real and inside it, and write a probe.
  * @param {string} out
  * @returns {Promise<{ out: string, realOut: string, stateDir: string, created: string[] }>}
  *   created: the directories made (outermost first), for a caller that must leave no trace
  */
 export async function prepareOutDir(out) {
   const absolute = path.resolve(out);
-  // Another crawl's state directory (or inside one): its next run would find pages and a manifest it never made.
+  // Inside another crawl's state directory, its next run would find pages it never made.
   if (absolute.split(path.sep).includes(STATE_DIR)) {
     throw new OutputError(`refusing to use ${absolute} as the output directory: it is in a crawl's state directory (${STATE_DIR}); choose another --out`);
   }
@@ -109,16 +102,13 @@ export async function prepareOutDir(out) {
   const probe = path.join(stateDir, `probe-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
   await writeFile(probe, 'probe', { flag: 'wx' }).catch((error) => { throw outputError(error, 'write in', stateDir); });
   await rm(probe, { force: true });
-  // OUT itself takes the manifest and the top-level files at the commit: a read-only OUT
-  // (whose state directory may still be writable) is found now, before anything is fetched.
+  // A read-only OUT (its state directory perhaps writable) is found now, before any fetch.
   await access(absolute, constants.W_OK | constants.X_OK).catch((error) => { throw outputError(error, 'write in', absolute); });
   return { out: absolute, realOut, stateDir, created: missing };
 }
 
 /**
- * Remove what killed runs left in the state directory (temp files, staging
- * logs, probes). Call it only while holding the lock: then no other run is
- * using them.
+ * Remove what killed runs left in the state directory. Only while holding the lock.
  * @param {string} stateDir
  * @returns {Promise<number>} entries removed
  */

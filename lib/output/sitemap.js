@@ -2,10 +2,8 @@
 import { encodeFilePath } from '../url.js';
 
 /**
- * Writes sitemap.xml for the static tree, through the output target. Past
- * 50,000 URLs (the protocol's limit) it writes sitemap-1.xml,
- * sitemap-2.xml... and makes sitemap.xml their index. One part at most is
- * held in memory (about 4 MB at the limit).
+ * sitemap.xml for the static tree, through the output target. Past the
+ * protocol's 50,000 URLs, sitemap-N.xml parts and an index; one part at most in memory.
  */
 
 export const SITEMAP_LIMIT = 50_000;

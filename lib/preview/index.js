@@ -12,10 +12,9 @@ import { normalizeUrl } from '../url.js';
 import { UsageError } from '../errors.js';
 
 /**
- * `prerender preview`: the same crawl engine with nothing written. Every URL
- * discovered gets one row with its decision, the file it would be written to,
- * and why; totals group dynamic targets by path and exclusions by pattern.
- *
+ * `prerender preview`: the crawl engine with nothing written. Each URL found
+ * gets a row (decision, would-be file, why); totals group dynamic targets by
+ * path and exclusions by pattern.
  * @typedef {'crawl' | 'dynamic' | 'excluded' | 'failed'} Decision
  * @typedef {{
  *   url: string, decision: Decision, file?: string, reason: string,
@@ -26,7 +25,7 @@ import { UsageError } from '../errors.js';
  *   renderMs: number, partial: boolean, addedLinks: string[],
  *   aborted: import('../render/page.js').AbortCounts, abortedList: import('../render/page.js').AbortedRequest[],
  * }} RenderedInfo
- *   with --render: what rendering added (links of the rendered DOM the raw HTML did not have) and what it aborted
+ *   with --render: links only the rendered DOM had, and what the render aborted
  * @typedef {{
  *   pagesInScope: number, failed: number, notCrawled: number,
  *   dynamicByPath: { path: string, links: number, pages: number }[],
@@ -35,10 +34,7 @@ import { UsageError } from '../errors.js';
  * }} PlanTotals
  */
 
-/**
- * @param {string | undefined} pattern
- * @param {string | undefined} root
- */
+/** @param {string | undefined} pattern @param {string | undefined} root */
 function crawlReason(pattern, root) {
   if (pattern === 'root') return 'root';
   if (pattern === 'listed') return 'listed in a sitemap or URL list';
@@ -48,9 +44,7 @@ function crawlReason(pattern, root) {
 /** Why the plan shows a link as kept live. */
 const FORM_REASON = 'form action: a form submits its fields to the live site, so it is never crawled nor pointed at a static file';
 
-/**
- * @param {{ kind: string, decision: string, nofollow?: boolean }} link
- */
+/** @param {{ kind: string, decision: string, nofollow?: boolean }} link */
 function notFollowedReason(link) {
   if (link.kind === 'form') return FORM_REASON;
   if (link.decision !== 'crawl') return 'out of scope';
@@ -63,8 +57,7 @@ function notFollowedReason(link) {
 const REQUISITE_TYPE = /^(text\/css|text\/javascript|application\/(x-)?javascript|application\/json|image\/|font\/|audio\/|video\/|application\/(font-|x-font|vnd\.ms-fontobject|wasm))/;
 
 /**
- * Run a preview. Rows are handed to `onRow` as they are decided (crawl rows
- * once names are final, at the end); the totals are returned.
+ * Rows go to `onRow` as decided (crawl rows at the end, once names are final).
  * @param {Record<string, any>} options crawl options, plus `limit`
  * @param {{ onRow?: (row: PlanRow) => void, onProgress?: (crawler: Crawler) => void }} [hooks]
  * @returns {Promise<{ totals: PlanTotals, crawler: Crawler }>}
@@ -95,7 +88,7 @@ export async function preview(options, hooks = {}) {
     if (!inScope.has(event.url)) inScope.set(event.url, { pattern: event.pattern, root: event.root, from: event.from });
   });
   const crawlOrigins = new Set(crawler.options.roots.map((root) => new URL(root).origin));
-  /** @type {Map<string, PlanRow>} links to in-scope URLs that were not followed: a row only if the URL is not crawled after all */
+  /** @type {Map<string, PlanRow>} in-scope links not followed: a row only if never crawled after all */
   const notFollowed = new Map();
   crawler.on('link', (link) => {
     if (link.decision === 'crawl' && link.followed) return; // reported through 'admit'
@@ -186,10 +179,8 @@ export async function preview(options, hooks = {}) {
 }
 
 /**
- * Why no link to an in-scope URL is followed, however it is linked: the
- * guards discover.js applies to every link (--max-url-length, and --max-depth
- * counted in directories below the shallowest root on the URL's origin).
- * Roots and listed URLs are admitted without them.
+ * Why no link to an in-scope URL is followed: discover.js's guards
+ * (--max-url-length, --max-depth below the shallowest root). Roots and listed URLs skip them.
  * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
  * @param {string} url canonical
  * @param {Map<string, number>} depths rootDepths of the roots and listed URLs
@@ -204,8 +195,7 @@ function guardReason(o, url, depths) {
 }
 
 /**
- * `--why <url>`: which root and pattern decide a URL, and (fetching it once)
- * the file it would be written to.
+ * `--why <url>`: the root and pattern that decide a URL, and (one fetch) its file.
  * @param {Record<string, any>} options crawl options
  * @param {string} target
  */
@@ -255,7 +245,7 @@ export async function explainUrl(options, target) {
       return answer;
     }
     const contentType = String(response.headers['content-type'] ?? 'application/octet-stream');
-    // Requisites as the crawl treats them: fetched only with --assets, and then even outside the page scope.
+    // Requisites as the crawl treats them: only with --assets, then even out of page scope.
     if (REQUISITE_TYPE.test(mimeOf(contentType))) {
       const type = mimeOf(contentType);
       if (!o.assets) {

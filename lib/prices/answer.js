@@ -1,16 +1,9 @@
 // @ts-check
 /**
- * What a price endpoint's answer may be, and the text taken from it.
- *
- * Accepted: `text/plain` (the price text) or JSON (`application/json` or
- * `+json`): `{ "price": "..." }` for one SKU, `{ "SKU": "..." | number |
- * { "price": ... } | null, ... }` for a batch. Anything else (a proxy's
- * `text/html` error page, no Content-Type, an unknown charset) is an invalid
- * answer: the lookup fails and the slot gets the fallback.
- *
- * Price text is cleaned: invalid UTF-8 dropped, control characters (C0, DEL,
- * C1: NUL, ESC, CR/LF...) and bidirectional overrides removed (tab, CR, LF
- * become spaces), then trimmed. Longer than `maxPriceLength` is invalid.
+ * A price endpoint's answer: text/plain, or JSON (`{ "price": … }` for one
+ * SKU, an object by SKU for a batch). Anything else is invalid and the slot
+ * gets the fallback. Security: price text loses invalid UTF-8, control and
+ * bidi-override characters, then is trimmed; past `maxPriceLength` it is invalid.
  */
 import { PrerenderError } from '../errors.js';
 import { parseJsonNumbersAsText } from './parse.js';
@@ -25,11 +18,7 @@ const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200e\u20
  
 const SPACES = /[\t\n\r]+/g;
 
-/**
- * @param {string} text
- * @param {number} maxLength
- * @returns {string | null} null for "no price" (empty)
- */
+/** @param {string} text @param {number} maxLength @returns {string | null} null for "no price" (empty) */
 export function cleanPriceText(text, maxLength) {
   const clean = text.replace(SPACES, ' ').replace(CONTROLS, '').trim();
   if (clean === '') return null;
@@ -37,10 +26,7 @@ export function cleanPriceText(text, maxLength) {
   return clean;
 }
 
-/**
- * The media type and charset of a Content-Type header, lower case.
- * @param {string | string[] | undefined} header
- */
+/** The media type and charset of a Content-Type, lower case. @param {string | string[] | undefined} header */
 export function mediaType(header) {
   const value = Array.isArray(header) ? header[0] : header;
   if (!value) return { type: '', charset: null };
@@ -54,8 +40,7 @@ export function mediaType(header) {
 }
 
 /**
- * Decodes the body: the declared charset (UTF-8 when none); bytes invalid in
- * UTF-8 are dropped (never shown as U+FFFD).
+ * The declared charset (default UTF-8); invalid UTF-8 bytes are dropped, never shown as U+FFFD.
  * @param {Buffer} body
  * @param {string | null} charset
  */
@@ -90,9 +75,7 @@ function readBody(body, contentType) {
   return { json: json || text.startsWith('{'), text };
 }
 
-/**
- * @param {string} text
- */
+/** @param {string} text */
 function parseJson(text) {
   try {
     // Numbers as written: { "price": 12.50 } is "12.50", not "12.5".
@@ -132,8 +115,7 @@ export function readSingleAnswer(body, contentType, maxLength) {
 }
 
 /**
- * The prices of a batch answer: a JSON object by SKU. SKUs it does not list
- * have no price. One bad value fails only that SKU.
+ * A batch answer: SKUs it does not list have no price; a bad value fails only its SKU.
  * @param {Buffer} body
  * @param {string | string[] | undefined} contentType
  * @param {string[]} skus

@@ -1,12 +1,8 @@
 // @ts-check
 /**
- * A circuit breaker for the price endpoint. Closed: every lookup may go.
- * After `threshold` endpoint errors in a row (5xx, refused, reset, timeout of
- * a request that was sent) it opens for `cooldownMs`: lookups get their
- * cached or fallback price at once. Then it half-opens: exactly one request
- * (the probe) goes; its success closes the breaker, its failure opens it
- * again. Each transition is logged once. A lookup that waited too long for a
- * connection (local overload) is not an endpoint error and never counts.
+ * A circuit breaker for the price endpoint: `threshold` endpoint errors in a
+ * row open it for `cooldownMs` (lookups get cached or fallback prices at
+ * once); then one probe decides. A wait for a local connection is never an endpoint error.
  */
 
 /** @typedef {{ warn(message: string): void, info?(message: string): void }} Logger */
@@ -33,11 +29,7 @@ export class Breaker {
     return this.state === 'half-open' && this.#probing;
   }
 
-  /**
-   * May a request go now? 'yes', 'probe' (the one half-open request: report
-   * its outcome), or 'no'.
-   * @returns {'yes' | 'probe' | 'no'}
-   */
+  /** 'probe' is the one half-open request, whose outcome must be reported. @returns {'yes' | 'probe' | 'no'} */
   allow() {
     if (this.state === 'closed') return 'yes';
     if (this.state === 'open') {
@@ -56,10 +48,7 @@ export class Breaker {
     if (this.state !== 'closed') this.#set('closed', `prices: ${this.#options.name}: circuit closed, the endpoint answers again`);
   }
 
-  /**
-   * An endpoint error (5xx, refused, reset, timeout of a sent request).
-   * @param {string} reason
-   */
+  /** An endpoint error (5xx, refused, reset, timeout of a sent request). @param {string} reason */
   failure(reason) {
     this.#probing = false;
     this.#failures++;
@@ -75,10 +64,7 @@ export class Breaker {
     this.#probing = false;
   }
 
-  /**
-   * @param {BreakerState} state
-   * @param {string} message
-   */
+  /** @param {BreakerState} state @param {string} message */
   #set(state, message) {
     this.state = state;
     if (state === 'closed') this.#options.logger?.info?.(message);

@@ -1,9 +1,5 @@
 // @ts-check
-/**
- * Prices from a JSON or CSV file, reloaded when the file changes. A reload
- * that fails (unreadable, malformed, a bad row) keeps the last good prices
- * and says why through the logger and a 'reload-error' event.
- */
+/** Prices from a JSON or CSV file, reloaded on change; a failed reload keeps the last good prices and says why. */
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,11 +7,7 @@ import { PrerenderError } from '../errors.js';
 import { parsePriceCsv, parsePriceJson } from './parse.js';
 import { buildTable, lookupTable } from './table.js';
 
-/**
- * A price file that cannot be used (malformed JSON or CSV, a bad row): what
- * `reload-error` carries for it, with a stable code (a file that cannot be
- * read carries the file system's error, e.g. code ENOENT).
- */
+/** An unusable price file (malformed, a bad row), carried by `reload-error` with a stable code. */
 export class PriceFileError extends PrerenderError {
   code = 'PRICE_FILE_INVALID';
 }
@@ -23,10 +15,7 @@ export class PriceFileError extends PrerenderError {
 /** @typedef {import('./table.js').PriceTable} PriceTable */
 /** @typedef {{ warn(message: string): void, info?(message: string): void }} Logger */
 
-/**
- * @param {string} file
- * @returns {'json' | 'csv' | null}
- */
+/** @param {string} file @returns {'json' | 'csv' | null} */
 export function priceFileFormat(file) {
   const ext = path.extname(file).toLowerCase();
   if (ext === '.json') return 'json';
@@ -35,11 +24,10 @@ export function priceFileFormat(file) {
 }
 
 /**
- * Parses price file text into a table; throws a PriceFileError on any problem.
  * @param {string} text
  * @param {'json' | 'csv'} format
  * @param {{ maxPriceLength?: number }} [options]
- * @returns {PriceTable}
+ * @returns {PriceTable} or a PriceFileError thrown
  */
 export function parsePriceFile(text, format, options = {}) {
   let rows;
@@ -75,8 +63,7 @@ export class FilePriceSource extends EventEmitter {
   loadedAt = null;
 
   /**
-   * Loads the file synchronously (so a bad file fails at start-up) and, unless
-   * `watch` is false, starts watching it.
+   * Loads synchronously, so a bad file fails at start-up, then watches unless `watch` is false.
    * @param {string} file
    * @param {{ maxPriceLength?: number, watch?: boolean, pollIntervalMs?: number, debounceMs?: number, logger?: Logger }} [options]
    */
@@ -103,11 +90,7 @@ export class FilePriceSource extends EventEmitter {
     return this.#table.size;
   }
 
-  /**
-   * @param {string} sku
-   * @param {string | null} zip normalised zip, or null
-   * @returns {string | null}
-   */
+  /** @param {string} sku @param {string | null} zip normalised zip, or null @returns {string | null} */
   lookup(sku, zip) {
     return lookupTable(this.#table, sku, zip);
   }
@@ -139,11 +122,7 @@ export class FilePriceSource extends EventEmitter {
     this.#debounce.unref();
   }
 
-  /**
-   * Reloads the file if it changed since the last attempt. Resolves when done;
-   * never rejects. Exposed for callers that know the file changed.
-   * @returns {Promise<void>}
-   */
+  /** Reload if the file changed since the last attempt; never rejects. @returns {Promise<void>} */
   check() {
     if (this.#running) {
       this.#again = true;

@@ -1,30 +1,13 @@
 // @ts-check
 /**
- * Prices from an HTTP endpoint, one SKU per request
- * (`http://shop/price.asp?sku={sku}&zip={zip}`: the price as text/plain, or
- * JSON `{ "price": "..." }`) or many per request (`{skus}` in the template:
- * `http://shop/prices.asp?skus={skus}&zip={zip}` gets the SKUs comma
- * separated and answers a JSON object by SKU). 404 or 204 (or an empty /
- * null price) means "no price". What else an answer may be: answer.js.
- *
- * The request path:
- * - `lookup()` answers synchronously from the cache when it can, else returns
- *   a promise that never rejects;
- * - identical lookups in flight share one request; in batch mode, lookups for
- *   the same zip that wait for a connection share one request (up to
- *   `batchSize` SKUs);
- * - at most `connections` requests are in flight; a lookup waits in a local
- *   queue for a free connection at most `queueMs` (then it gets no price:
- *   local overload, counted apart, not an endpoint error). The endpoint's
- *   answer time is measured (a moving average): a new request that could not
- *   be sent within `queueMs` at that pace, given what waits before it, is a
- *   local overload at once, instead of waiting for nothing; otherwise the
- *   lookup waits, so that a healthy but busy endpoint gives real prices;
- * - `timeoutMs` runs from the moment the request is sent: it measures the
- *   endpoint, not the queue in front of it;
- * - answers are cached (bounded LRU, TTL); past its TTL a price is still
- *   served, for at most `staleMs` more, while one refresh is in flight;
- * - the circuit breaker (breaker.js) opens on the endpoint's own errors only.
+ * Prices from an HTTP endpoint, one SKU per request (`?sku={sku}&zip={zip}`)
+ * or batched (`{skus}`, answered as a JSON object by SKU); 404, 204 or an
+ * empty price mean "no price". `lookup()` answers from the cache when it can,
+ * else with a promise that never rejects. Identical lookups share a request;
+ * at most `connections` are in flight; a lookup that cannot be sent within
+ * `queueMs` (at the measured answer pace) is a local overload, never an
+ * endpoint error. `timeoutMs` runs from the send. Stale prices are served
+ * `staleMs` while one refresh runs; the breaker counts endpoint errors only.
  */
 import { EventEmitter } from 'node:events';
 import { Agent, request } from 'undici';
@@ -39,7 +22,7 @@ import { DEFAULT_MAX_PRICE_LENGTH } from './table.js';
 export const HTTP_SOURCE_DEFAULTS = Object.freeze({
   /** The endpoint's answer, from the moment the request is sent. */
   timeoutMs: 300,
-  /** Longest wait for a free connection (local overload beyond it; a lookup that would wait longer at the endpoint's measured pace gets no price at once). */
+  /** Longest wait for a free connection; beyond it (or foreseeably beyond it), local overload. */
   queueMs: 3000,
   /** Most lookups waiting for a connection at once (more: local overload at once). */
   maxQueued: 20_000,
@@ -58,10 +41,7 @@ export const HTTP_SOURCE_DEFAULTS = Object.freeze({
   maxBodyBytes: 64 * 1024,
 });
 
-/**
- * Validates a URL template; returns a message for a UsageError, or null.
- * @param {string} template
- */
+/** Validates a URL template; returns a message for a UsageError, or null. @param {string} template */
 export function checkUrlTemplate(template) {
   const single = template.includes('{sku}');
   const batch = template.includes('{skus}');
@@ -202,10 +182,8 @@ export class HttpPriceSource extends EventEmitter {
   }
 
   /**
-   * Would a new request, queued now, wait more than `queueMs` for a
-   * connection at the endpoint's measured pace? (Each connection frees every
-   * `#answerMs` on average; the jobs before it go first.) False before the
-   * first answer, and for a lookup that joins an open batch.
+   * Would a request queued now wait past `queueMs` at the measured pace?
+   * False before the first answer, and when joining an open batch.
    * @param {string} zip
    */
   #hopeless(zip) {
@@ -218,13 +196,7 @@ export class HttpPriceSource extends EventEmitter {
     return rounds * this.#answerMs > this.#options.queueMs;
   }
 
-  /**
-   * Puts a lookup in a job (joining the open batch for its zip when it can).
-   * @param {string} key
-   * @param {string} sku
-   * @param {string} zip
-   * @returns {Promise<string | null>}
-   */
+  /** @param {string} key @param {string} sku @param {string} zip @returns {Promise<string | null>} */
   #enqueue(key, sku, zip) {
     /** @type {(price: string | null) => void} */
     let resolve = () => {};
@@ -242,7 +214,6 @@ export class HttpPriceSource extends EventEmitter {
     if (!job) {
       job = { zip, items: [], urlLength: this.#template.length + encodeURIComponent(zip).length, timer: null, sent: false };
       const created = job;
-      // Waiting for a connection longer than queueMs is a local overload.
       created.timer = setTimeout(() => this.#overloaded(created), this.#options.queueMs);
       created.timer.unref?.();
       this.#queue.push(job);
@@ -255,8 +226,7 @@ export class HttpPriceSource extends EventEmitter {
     promise.then(() => {
       if (this.#inflight.get(key) === promise) this.#inflight.delete(key);
     });
-    // Lookups of this turn of the event loop (all the requests read in one
-    // poll phase) join the batch before it goes.
+    // This event-loop turn's lookups join the batch before it goes.
     if (!this.#batch) this.#pump();
     else if (!this.#pumpScheduled) {
       this.#pumpScheduled = true;
@@ -307,10 +277,7 @@ export class HttpPriceSource extends EventEmitter {
     for (const item of job.items) item.resolve(this.#cache.get(item.key)?.value ?? null);
   }
 
-  /**
-   * @param {Job} job
-   * @param {boolean} probe
-   */
+  /** @param {Job} job @param {boolean} probe */
   async #send(job, probe) {
     if (job.timer) clearTimeout(job.timer);
     job.sent = true;
@@ -360,17 +327,14 @@ export class HttpPriceSource extends EventEmitter {
         if (this.#options.negativeTtlMs > 0) this.#cache.set(item.key, null, this.#options.negativeTtlMs);
         item.resolve(null);
       } else {
-        // Spread expiries (-20%..0) so answers cached together are not all refreshed together.
+        // Spread expiries so answers cached together are not refreshed together.
         const ttl = this.#options.ttlMs * (0.8 + 0.2 * Math.random());
         this.#cache.set(item.key, value, ttl, this.#options.staleMs + this.#options.ttlMs - ttl);
         item.resolve(value);
       }
     }
-    // A request that timed out while others sent about when it was are still out (an endpoint
-    // that hangs: a burst's requests time out within a few milliseconds of each other): no new
-    // request goes before those have answered or failed too. The last of them pumps; if they
-    // failed, the breaker is open by then, and the lookups queued meanwhile get the fallback
-    // now, not one more timeout later.
+    // A hanging endpoint times a burst out together: nothing new goes until those settle,
+    // so lookups queued meanwhile get the fallback (breaker open), not another timeout.
     const oldest = this.#sentAt.values().next().value;
     if (!(jobError instanceof TimeoutError && oldest !== undefined && oldest <= sentAt + this.#options.timeoutMs / 2)) this.#pump();
   }
@@ -383,9 +347,7 @@ export class HttpPriceSource extends EventEmitter {
   }
 
   /**
-   * Sends one request (now: a connection is free) and reads its answer.
-   * Throws endpoint errors (TimeoutError, FetchError, HttpStatusError) and
-   * InvalidPriceAnswerError.
+   * One request, sent now; throws endpoint errors and InvalidPriceAnswerError.
    * @param {string} url
    * @param {string[]} skus
    * @returns {Promise<Map<string, string | null | Error>>}
@@ -394,10 +356,8 @@ export class HttpPriceSource extends EventEmitter {
     this.stats.requests++;
     const controller = new AbortController();
     let done = false;
-    // When the timer fires, the answer may already be waiting in the socket,
-    // unread because this process was busy (timers run before I/O in a turn of
-    // the event loop): look again after the I/O phase before giving up, so
-    // that our own lag is not blamed on the endpoint.
+    // The answer may wait unread in the socket (timers run before I/O): look again
+    // after the I/O phase, so our own lag is not blamed on the endpoint.
     const timer = setTimeout(() => {
       setImmediate(() => {
         if (!done) controller.abort(new TimeoutError(`no answer within ${this.#options.timeoutMs} ms`));
@@ -466,7 +426,7 @@ export class HttpPriceSource extends EventEmitter {
     this.#options.logger?.warn(`prices: ${message}${more}`);
   }
 
-  /** Settles what waits, lets what was sent finish, closes the connections; once (a second call gets the same promise). */
+  /** Settle what waits, let what was sent finish, close; a second call gets the same promise. */
   close() {
     this.#closing ??= (async () => {
       this.#closed = true;
@@ -483,10 +443,7 @@ function safeUrl(url) {
   return url.replace(/\/\/[^/@]*@/, '//***@');
 }
 
-/**
- * @param {unknown} error
- * @param {AbortSignal} signal
- */
+/** @param {unknown} error @param {AbortSignal} signal */
 function wrapNetworkError(error, signal) {
   if (signal.aborted && signal.reason instanceof TimeoutError) return signal.reason;
   const code = /** @type {{ code?: string }} */ (error)?.code;

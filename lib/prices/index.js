@@ -1,9 +1,5 @@
 // @ts-check
-/**
- * Price sources. A source answers `lookup(sku, zip)` with the price text, or
- * null for "no price" (the filter then uses the fallback text), either
- * synchronously or as a promise that never rejects.
- */
+/** Price sources: `lookup(sku, zip)` gives the price text or null (fallback), synchronously or by a promise that never rejects. */
 import { EventEmitter } from 'node:events';
 import { FilePriceSource, priceFileFormat } from './file-source.js';
 import { HttpPriceSource, checkUrlTemplate } from './http-source.js';
@@ -41,10 +37,7 @@ export class EmptyPriceSource extends EventEmitter {
 export class TablePriceSource extends EventEmitter {
   #table;
   description = 'in-memory price table';
-  /**
-   * @param {Record<string, Record<string, string | number>>} data
-   * @param {{ maxPriceLength?: number }} [options]
-   */
+  /** @param {Record<string, Record<string, string | number>>} data @param {{ maxPriceLength?: number }} [options] */
   constructor(data, options = {}) {
     super();
     const rows = [];
@@ -55,10 +48,7 @@ export class TablePriceSource extends EventEmitter {
     if (problems.length) throw new TypeError(problems.join('; '));
     this.#table = table;
   }
-  /**
-   * @param {string} sku
-   * @param {string | null} zip
-   */
+  /** @param {string} sku @param {string | null} zip */
   lookup(sku, zip) {
     return lookupTable(this.#table, sku, zip);
   }
@@ -66,8 +56,7 @@ export class TablePriceSource extends EventEmitter {
 }
 
 /**
- * What a `prices` option string means.
- * @param {string} spec
+ * @param {string} spec a `prices` option
  * @returns {{ kind: 'http', template: string } | { kind: 'file', file: string, format: 'json' | 'csv' } | { kind: 'invalid', problem: string }}
  */
 export function classifyPriceSpec(spec) {

@@ -2,9 +2,7 @@
 import { LRUCache } from 'lru-cache';
 
 /**
- * A bounded LRU cache (lru-cache) whose entries are fresh for a while, then
- * stale but still served for a bounded while (stale-while-revalidate), then
- * gone. The clock is injectable, for tests.
+ * A bounded LRU (lru-cache) whose entries are fresh, then stale but served (stale-while-revalidate), then gone.
  * @template V
  */
 export class TtlCache {
@@ -12,9 +10,7 @@ export class TtlCache {
   #lru;
   #now;
 
-  /**
-   * @param {{ max: number, now?: () => number }} options
-   */
+  /** @param {{ max: number, now?: () => number }} options */
   constructor({ max, now = Date.now }) {
     this.#lru = new LRUCache({ max: Math.max(1, max) });
     this.#now = now;
@@ -24,10 +20,7 @@ export class TtlCache {
     return this.#lru.size;
   }
 
-  /**
-   * @param {string} key
-   * @returns {{ value: V, stale: boolean } | undefined} undefined when absent or past its stale limit
-   */
+  /** @param {string} key @returns {{ value: V, stale: boolean } | undefined} undefined when absent or past its stale limit */
   get(key) {
     const entry = this.#lru.get(key);
     if (!entry) return undefined;

@@ -1,13 +1,7 @@
 // @ts-check
-/**
- * Parsers for price files. Both return rows for buildTable(); both throw a
- * plain Error with a line/position in the message on malformed input.
- */
+/** Price file parsers: rows for buildTable(); malformed input throws an Error giving line or position. */
 
-/**
- * JSON: `{ "SKU": { "ZIP": "price text", "*": "default text" } }`.
- * @param {string} text
- */
+/** JSON: `{ "SKU": { "ZIP": "price text", "*": "default text" } }`. @param {string} text */
 export function parsePriceJson(text) {
   const data = parseJsonNumbersAsText(stripBom(text));
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
@@ -26,11 +20,7 @@ export function parsePriceJson(text) {
   return rows;
 }
 
-/**
- * CSV: `sku,zip,price` per line (RFC 4180 quoting; an optional header line
- * `sku,zip,price`; `*` as the zip for the SKU's default; CRLF or LF).
- * @param {string} text
- */
+/** CSV: `sku,zip,price` lines (RFC 4180 quoting, optional header, `*` zip for the default, CRLF or LF). @param {string} text */
 export function parsePriceCsv(text) {
   const records = parseCsv(stripBom(text));
   /** @type {{ sku: unknown, zip: unknown, price: unknown, where: string }[]} */
@@ -46,10 +36,7 @@ export function parsePriceCsv(text) {
   return rows;
 }
 
-/**
- * @param {string} text
- * @returns {{ fields: string[], line: number }[]}
- */
+/** @param {string} text @returns {{ fields: string[], line: number }[]} */
 export function parseCsv(text) {
   /** @type {{ fields: string[], line: number }[]} */
   const records = [];
@@ -92,11 +79,9 @@ export function parseCsv(text) {
 const JSON_NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
 /**
- * JSON.parse, except that every number comes back as the text it was written
- * as: a price `12.50` stays "12.50" (JSON.parse gives 12.5, and
- * 12345678901234567890 would become 12345678901234567000). Prices are text
- * to show, never numbers to compute with. Errors are JSON.parse's own, with
- * positions in the text as given. Text without numbers is parsed once.
+ * JSON.parse, but numbers come back as written: prices are text to show
+ * ("12.50" stays so; JSON.parse loses precision), never numbers to compute.
+ * Errors and positions are JSON.parse's own.
  * @param {string} text
  * @returns {any}
  */
@@ -113,11 +98,7 @@ function hasNumber(value) {
   return false;
 }
 
-/**
- * VALID JSON text with each number in quotes. Strings are skipped whole;
- * outside them, a digit or `-` in valid JSON only ever starts a number.
- * @param {string} text
- */
+/** Valid JSON text with each number quoted: outside strings, a digit or `-` only starts a number. @param {string} text */
 function quoteNumbers(text) {
   /** @type {string[]} */
   const parts = [];

@@ -1,8 +1,5 @@
 // @ts-check
-/**
- * An in-memory price table: `{ SKU: { ZIP: "price text", "*": "default" } }`,
- * with zips normalised (see zip.js). Shared by the JSON and CSV sources.
- */
+/** An in-memory price table `{ SKU: { ZIP: "text", "*": "default" } }`, zips normalised; shared by JSON and CSV. */
 import { normalizeZip } from './zip.js';
 
 /** Longest price text accepted from any source; longer values are rejected. */
@@ -14,9 +11,7 @@ export const DEFAULT_MAX_PRICE_LENGTH = 1024;
  */
 
 /**
- * Builds a table from rows, validating each. Returns the table and the list
- * of problems (a problem makes the caller reject the whole input, so a broken
- * file never replaces good prices).
+ * Any problem makes the caller reject the whole input, so a broken file never replaces good prices.
  * @param {Iterable<{ sku: unknown, zip: unknown, price: unknown, where: string }>} rows
  * @param {{ maxPriceLength?: number }} [options]
  * @returns {{ table: PriceTable, problems: string[] }}

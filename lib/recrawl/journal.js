@@ -7,20 +7,10 @@ import { StateVersionError } from './state.js';
 import { StoredPages } from '../store/stored-pages.js';
 
 /**
- * The journal of a run in progress, OUT/.prerender/journal.ndjson: one line
- * per URL done (a page fetched and staged, or a redirect), appended while
- * crawling: the lines of one turn of the event loop go to the OS together,
- * right after it (a SIGKILL loses at most the pages that were being staged).
- * A run that was killed
- * (or interrupted) leaves it; the next run with the same roots and scope
- * resumes from it: the pages it lists are not fetched again (their bodies
- * and links are in blobs.log), and the crawl goes on from their links. A
- * complete run removes it.
- *
- *   {"format":"prerender-journal","version":1,"key":"<roots and scope>","startedAt":"..."}
- *   {"url":"...","state":"done","status":200,"contentType":"text/html","type":"html","wanted":"a.html","body":"<sha256>","scan":"<sha256>","change":"new"}
- *   {"url":"...","state":"redirect","status":301,"location":"..."}
- *
+ * The journal of a run in progress (OUT/.prerender/journal.ndjson): one line
+ * per URL done, each event-loop turn's lines handed to the OS right after it,
+ * so a SIGKILL loses only pages being staged. A run with the same roots and
+ * scope resumes from it; a complete run removes it.
  * @typedef {import('./state.js').StoredPage & {
  *   wanted?: string, change?: import('../store/records.js').Change, stale?: boolean,
  * }} JournalEntry
@@ -30,12 +20,11 @@ export const JOURNAL_FILE = 'journal.ndjson';
 const JOURNAL_VERSION = 1;
 
 /**
- * The entries of the journal a killed run left, if it was written for the
- * same key (roots and scope); `{ other: true }` if for another; null if
- * there is none. A journal this version cannot read is refused, as a state is.
+ * The entries a killed run left for the same key (roots and scope);
+ * `{ other: true }` for another key; null if none.
  * @param {string} stateDir
  * @param {string} key
- * @param {StoredPages<JournalEntry>} [entries] where to keep the entries (packed: never 200,000 objects)
+ * @param {StoredPages<JournalEntry>} [entries] where to keep the entries (packed)
  * @returns {Promise<{ startedAt: string, entries: StoredPages<JournalEntry> } | { other: true } | null>}
  */
 export async function readJournal(stateDir, key, entries = /** @type {StoredPages<JournalEntry>} */ (new StoredPages())) {
@@ -81,9 +70,7 @@ export async function readJournal(stateDir, key, entries = /** @type {StoredPage
  */
 export function createJournal(stateDir, key, { append }) {
   const file = path.join(stateDir, JOURNAL_FILE);
-  // Synchronous appends: a line or a few per event-loop turn, to a file in
-  // the page cache, cost a few microseconds each, a fraction of a write
-  // stream's round trip through the thread pool.
+  // Synchronous appends to the page cache: cheaper than a write stream's thread-pool round trip.
   /** @type {number | null} */
   let fd = null;
   /** @type {Error | null} */

@@ -8,10 +8,7 @@ import { StoredPages } from '../store/stored-pages.js';
 
 /**
  * What a re-crawl knows from the run before it (OUT/.prerender/state.ndjson):
- * validators for conditional requests, the blobs of unchanged pages, the
- * files it wrote (to leave alone when nothing changed, and to remove when
- * their page is gone).
- *
+ * validators, the blobs of unchanged pages, and the files it wrote.
  * @typedef {import('./state.js').StoredPage} StoredPage
  * @typedef {import('../store/records.js').PageRecord} PageRecord
  * @typedef {{
@@ -19,8 +16,7 @@ import { StoredPages } from '../store/stored-pages.js';
  *   pick?: (url: string, names: readonly (keyof StoredPage)[]) => Partial<StoredPage> | undefined,
  *   picks?: (names: readonly (keyof StoredPage)[]) => Iterable<Partial<StoredPage> & { url: string }>,
  * }} PageLookup
- *   the last run's pages (stored-pages.js; a Map in a shared crawl's workers); pick, picks:
- *   some fields of a page, or of each, without decoding the rest (see `pickStored`, `pickEach`)
+ *   the last run's pages; pick, picks: some fields without decoding the rest
  * @typedef {{
  *   complete: boolean,
  *   pages: PageLookup,
@@ -33,26 +29,17 @@ import { StoredPages } from '../store/stored-pages.js';
  *   renamed?: boolean,
  *   precompressed: string[],
  * }} Prior
- *   reuse: false with --full (fetch and write everything; the prior state
- *   still says which files to remove). output: what decided the bytes written
- *   last time (placeholder mode, bases...); reuseOutput: the same now, so a
- *   file may be left as it is. ownsTree: no run was killed or interrupted
- *   since the state was written (no journal was left), so a file of OUT the
- *   state lists for no page is one no crawl wrote. sameIgnore: its
- *   pages' `compare` hashes were made with this run's --ignore patterns. naming:
- *   what besides a page's own answer decided its file (`namingKey`; none in
- *   states of versions before it was kept); renamed: it is not this run's, so
- *   no request is conditional (a 304 would keep the file the old rules gave).
- *   precompressed: the --precompress formats every page of the state was
- *   tried in (a page without one of them is not worth it); a format not
- *   among them is made now for the files kept as they are.
+ *   reuse: false with --full (the state still says what to remove).
+ *   reuseOutput: what decided the bytes written (`output`) is unchanged, so files may stay.
+ *   ownsTree: no run was killed since, so a file the state does not list is no crawl's.
+ *   renamed: the naming key changed, so no request is conditional (a 304 would keep an old name).
+ *   precompressed: the formats every page was tried in; others are made now for kept files.
  */
 
 /**
  * @param {string} stateDir
- * @param {{ full: boolean, ignore: string[], pages?: import('../store/stored-pages.js').StoredPages<StoredPage>, roots?: string[] }} options ignore: this
- *   run's --ignore patterns; pages: where to keep the last run's pages; roots: this run's roots and sitemaps
- *   (a manifest of a crawl of other origins is not taken for this one's)
+ * @param {{ full: boolean, ignore: string[], pages?: import('../store/stored-pages.js').StoredPages<StoredPage>, roots?: string[] }} options
+ *   roots: this run's roots and sitemaps (a manifest of other origins is not this crawl's)
  * @returns {Promise<Prior | null>}
  */
 export async function loadPrior(stateDir, { full, ignore, pages, roots = [] }) {
@@ -73,12 +60,8 @@ export async function loadPrior(stateDir, { full, ignore, pages, roots = [] }) {
 }
 
 /**
- * Without a state it can read (none yet, as in an OUT an older prerender
- * wrote, or a state `--full` starts over from), the last manifest still says
- * which files a crawl wrote: a complete crawl removes those of pages gone
- * (within --prune-max, with the .gz/.br beside them), and a file it lists is
- * not one no crawl wrote. Nothing else is taken from it: every page is
- * fetched in full (no stored body, no validators).
+ * Without a readable state, the last manifest still says which files a crawl
+ * wrote (to prune pages gone); every page is fetched in full.
  * @param {string} out
  * @param {import('../store/stored-pages.js').StoredPages<StoredPage>} pages
  * @param {string[]} roots this run's
@@ -91,15 +74,13 @@ async function priorOfManifest(out, pages, roots) {
   } catch {
     return null; // none, or not one this version reads: a first crawl
   }
-  // A tree of another site (no origin in common with this crawl's roots and sitemaps) is not this
-  // crawl's to prune: a first crawl. So is any tree when those are not known yet (only --urls).
+  // A tree of another site (no origin in common) is not this crawl's to prune; nor any with only --urls.
   const originOf = (/** @type {unknown} */ url) => { try { return new URL(String(url)).origin; } catch { return null; } };
   const origins = new Set(roots.map(originOf));
   const theirs = [...(Array.isArray(manifest.roots) ? manifest.roots : []), ...manifest.pages.map((page) => page?.url)];
   if (!theirs.some((url) => origins.has(originOf(url)))) return null;
   for (const page of manifest.pages) {
-    // What a crawl lists, or the entry is passed over (an edited manifest): an http(s) URL, a status,
-    // and a file name a crawl gives (relative, no empty, "." or ".." part).
+    // Entries a crawl would not write (an edited manifest) are passed over.
     if (typeof page?.url !== 'string' || !/^https?:\/\//.test(page.url) || typeof page.status !== 'number' || typeof page.file !== 'string') continue;
     if (page.file.startsWith('/') || page.file.split('/').some((part) => part === '' || part === '.' || part === '..')) continue;
     const compressed = ['gzip', 'br'].filter((format) => existsSync(path.join(out, ...`${page.file}${format === 'gzip' ? '.gz' : '.br'}`.split('/'))));
@@ -115,11 +96,9 @@ async function priorOfManifest(out, pages, roots) {
 }
 
 /**
- * The output key of a state and the formats its pages were tried in. States
- * written before `precompressed` was kept had the --precompress formats in
- * the key (its sixth item): taken out, so that turning --precompress on or
- * off does not rewrite every page; their pages count as tried in none (a file
- * kept without a sibling of this run gets one if it is worth it).
+ * The output key of a state and the formats its pages were tried in. Older
+ * states had --precompress inside the key: taken out, so toggling it does
+ * not rewrite every page.
  * @param {import('./state.js').StateHeader} header
  * @returns {{ output: string, precompressed: string[] }}
  */
@@ -136,12 +115,9 @@ export function outputOf(header) {
 }
 
 /**
- * What, besides a page's own answer (its URL, type and name header), decides
- * the file it wants: the --name rules, and the origins of the crawl (a crawl
- * of several puts each origin's files under its host's directory). When it
- * changed since the last run, a page that answers 304 would keep a file the
- * new rules no longer give it, so every page is fetched again in full (its
- * file is still kept when its bytes come out the same).
+ * What besides a page's own answer decides its file: --name rules and the
+ * crawl's origins. When it changed, a 304 would keep a stale name, so every
+ * page is fetched in full.
  * @param {import('../options/crawl-options.js').ResolvedCrawlOptions['name']} rules --name
  * @param {Iterable<string>} origins the origins of the roots (and listed URLs)
  */
@@ -150,8 +126,7 @@ export function namingKey(rules, origins) {
 }
 
 /**
- * If-None-Match / If-Modified-Since for a URL fetched before, from its stored
- * copy when that copy can still be used (a 304 needs it: `reusable`).
+ * If-None-Match / If-Modified-Since, only when the stored copy is `reusable` (a 304 needs it).
  * @param {Prior | null} prior
  * @param {StoredPage | null} stored
  * @returns {Record<string, string> | undefined}
@@ -166,7 +141,6 @@ export function conditionalHeaders(prior, stored) {
 }
 
 /**
- * Some fields of the last run's page at `url` (all of them where the lookup cannot pick).
  * @param {PageLookup} pages
  * @param {string} url
  * @param {readonly (keyof StoredPage)[]} names
@@ -177,7 +151,6 @@ export function pickStored(pages, url, names) {
 }
 
 /**
- * Some fields of each of the last run's pages (all of them where the lookup cannot pick).
  * @param {PageLookup} pages
  * @param {readonly (keyof StoredPage)[]} names
  * @returns {Iterable<Partial<StoredPage> & { url: string }>}
@@ -187,33 +160,25 @@ export function pickEach(pages, names) {
 }
 
 /**
- * A failure that says nothing about the page itself (server error, timeout,
- * reset, truncated or oversized body): the previous copy stays.
+ * A failure that says nothing about the page (5xx, timeout, reset, truncated, too large): the previous copy stays.
  * @param {unknown} error
  */
 export function isTransient(error) {
   return isRetryable(error) || error instanceof PageTooLargeError;
 }
 
-/**
- * The page is gone from the site (404 or 410).
- * @param {unknown} error
- */
+/** 404 or 410. @param {unknown} error */
 export function isGone(error) {
   return error instanceof HttpStatusError && isGoneStatus(error.status);
 }
 
-/**
- * 404 and 410: the page is not there (an answer, not a failure that may pass).
- * @param {number | undefined} status
- */
+/** 404 or 410: an answer, not a failure that may pass. @param {number | undefined} status */
 export function isGoneStatus(status) {
   return status === 404 || status === 410;
 }
 
 /**
- * The stored copy of a page, when its blobs are still there to be reused:
- * the fields a page carried over takes (or just `fields`).
+ * The stored copy's `fields`, when its blobs are still there to reuse.
  * @param {Prior | null} prior
  * @param {string} key
  * @param {{ has(id: string): boolean } | null} blobs
@@ -233,8 +198,7 @@ const CARRIED = /** @type {const} */ (['state', 'status', 'contentType', 'type',
 export const VALIDATING = /** @type {const} */ (['state', 'type', 'etag', 'lastModified', 'file', 'body', 'scan']);
 
 /**
- * Fill a record from its stored copy (a 304, or a transient failure that
- * keeps the previous file).
+ * Fill a record from its stored copy (a 304, or a transient failure).
  * @param {PageRecord} record
  * @param {StoredPage} stored
  */
@@ -255,11 +219,7 @@ export function fromStored(record, stored) {
   }
 }
 
-/**
- * The file each URL led to in the previous run, following its redirects.
- * @param {Prior} prior
- * @param {number} maxHops
- */
+/** The file each URL led to last run, through its redirects. @param {Prior} prior @param {number} maxHops */
 export function priorFiles(prior, maxHops) {
   return {
     /** @param {string} key */
@@ -278,16 +238,12 @@ export function priorFiles(prior, maxHops) {
   };
 }
 
-/**
- * --prune-max: "n" files or "n%" of the previous run's pages.
- * @param {string} limit
- * @param {number} previousPages
- */
+/** --prune-max: "n" files or "n%" of the previous run's pages. @param {string} limit @param {number} previousPages */
 export function pruneLimit(limit, previousPages) {
   const match = /^(\d+)(?:\.(\d+))?(%?)$/.exec(limit.trim());
   if (!match) return 0;
   if (!match[3]) return Number(match[1]);
-  // In whole numbers (29% of 100 is 29, where 0.29 * 100 is 28.999…): digits / 10^decimals percent.
+  // Exact decimal: 0.29 * 100 is 28.999…
   const decimals = match[2] ?? '';
   return Number((BigInt(match[1] + decimals) * BigInt(previousPages)) / (100n * 10n ** BigInt(decimals.length)));
 }

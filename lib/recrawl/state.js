@@ -8,29 +8,13 @@ import { PrerenderError } from '../errors.js';
 import { StoredPages } from '../store/stored-pages.js';
 
 /**
- * The state a crawl leaves in OUT/.prerender/ for the next one:
- * `state.ndjson`, one JSON object per line, written at the end of a run
- * (temp file + rename) and read back line by line, never whole.
- *
- *   {"format":"prerender-state","version":1,"complete":true,"roots":[...],"output":"...","ignore":[...],"naming":"...","precompressed":["gzip"],"finishedAt":"..."}
- *   {"url":"http://shop/st/p.asp?id=7","state":"done","status":200,"contentType":"text/html",
- *    "type":"html","charset":"utf-8","etag":"\"x\"","lastModified":"...","file":"st/p7.htm",
- *    "body":"<sha256 of the raw body>","scan":"<sha256 of its scan>","bytes":15234,
- *    "sha256":"<sha256 of the written file>","placeholders":[{"sku":"A","offset":10,"length":32}]}
- *   {"url":"http://shop/old.asp","state":"redirect","status":301,"location":"http://shop/new.asp"}
- *
- * The last line, `{"end":N}`, counts the lines before it but the header: a
- * state cut short (a disk that filled, a copy that stopped) is refused, not
- * taken for a crawl of fewer pages (whose files would then count as files no
- * crawl wrote). States of versions that wrote no such line say so by not
- * having `"sealed":true` in their header.
- *
- * `body` and `scan` name blobs in OUT/.prerender/blobs.log: the raw body and
- * its links, kept so that an unchanged page (304, or the same bytes) can be
- * re-rendered when the files it links to move, and its links followed
- * without fetching it again. `complete` says whether the run reached every
- * in-scope URL: only then may the next run remove files of pages gone.
- *
+ * The state a crawl leaves in OUT/.prerender/state.ndjson for the next one:
+ * a header line, one JSON line per page, then `{"end":N}`. Written to a temp
+ * file and renamed, read line by line. Invariant: a state without its end
+ * line (cut short) is refused, never read as a smaller crawl whose missing
+ * files would then count as no crawl's. `body`/`scan` name blobs kept so an
+ * unchanged page can be re-rendered and its links followed without a fetch.
+ * `complete`: only then may the next run remove files of pages gone.
  * @typedef {{
  *   url: string, state: 'done' | 'redirect', status: number, contentType?: string, type?: 'html' | 'css' | 'other',
  *   charset?: string, etag?: string, lastModified?: string, location?: string, file?: string,
@@ -38,13 +22,9 @@ import { StoredPages } from '../store/stored-pages.js';
  *   placeholders?: import('../output/manifest/schema.js').ManifestSlot[], render?: import('../render/step.js').RenderInfo,
  *   oldFiles?: string[],
  * }} StoredPage
- *   render: a page written from its rendered DOM (--render): its manifest fields, kept with a page carried over;
- *   oldFiles: files the URL had before (and their .gz/.br), left on disk by a run that did not reach every
- *   page (pages it did not reach may link to them): the next complete crawl removes them
+ *   oldFiles: the URL's earlier files, left by an incomplete run; the next complete crawl removes them
  * @typedef {{ format: 'prerender-state', version: number, complete: boolean, roots: string[], output: string, ignore?: string[], naming?: string, precompressed?: string[], sealed?: boolean, finishedAt: string }} StateHeader
- *   ignore: the --ignore patterns each page's `compare` was made with; naming: what decided the files
- *   besides each page's answer (recrawl.js `namingKey`); precompressed: the --precompress formats every
- *   page listed was tried in (recrawl.js `outputOf`)
+ *   sealed: the state ends with its `{"end":N}` line (older versions wrote none)
  */
 
 export const STATE_FILE = 'state.ndjson';
@@ -56,9 +36,9 @@ export class StateVersionError extends PrerenderError {
 }
 
 /**
- * Read the previous run's state, or null when there is none.
+ * The previous run's state, or null when there is none.
  * @param {string} stateDir
- * @param {StoredPages<StoredPage>} [pages] where to keep the pages (packed: never 200,000 objects)
+ * @param {StoredPages<StoredPage>} [pages] where to keep the pages (packed)
  * @returns {Promise<{ header: StateHeader, pages: StoredPages<StoredPage> } | null>}
  */
 export async function readState(stateDir, pages = /** @type {StoredPages<StoredPage>} */ (new StoredPages())) {
@@ -103,10 +83,7 @@ export async function readState(stateDir, pages = /** @type {StoredPages<StoredP
 }
 
 /**
- * The fields every page line has, of the right kinds: a line that lacks them
- * is damage (an edit, a copy that went wrong), and the state is refused, not
- * read as a crawl without that page (whose file would then count as one no
- * crawl wrote).
+ * A page line lacking these fields is damage: the state is refused (see the header's invariant).
  * @param {any} value
  * @returns {value is StoredPage}
  */
@@ -117,8 +94,7 @@ function isStoredPage(value) {
 }
 
 /**
- * Write a new state: lines streamed to a temp file, renamed over the old one
- * by `finish()`.
+ * A new state, streamed to a temp file and renamed over the old one by `finish()`.
  * @param {string} stateDir
  * @param {Omit<StateHeader, 'format' | 'version' | 'finishedAt'>} header complete: known before the pages are written
  */
@@ -162,7 +138,7 @@ export function createStateWriter(stateDir, header) {
       } catch (error) {
         throw new PrerenderError(`cannot write the crawl's state ${file}: ${/** @type {Error} */ (error).message}`, { cause: error });
       }
-      // The rename on disk too; where a directory cannot be opened or synced, the rename still stands.
+      // The rename on disk too, where the directory can be synced.
       const dir = await open(stateDir, 'r').catch(() => null);
       await dir?.sync().catch(() => {}).finally(() => dir.close());
     },

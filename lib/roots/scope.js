@@ -9,9 +9,8 @@ import { normalizeUrl } from '../url.js';
  */
 
 /**
- * Compile one scope pattern. A pattern starting with "/" is a path on each
- * root's origin; otherwise it is an absolute URL. It matches as a prefix of the
- * canonical URL (path plus query); "*" matches any run of characters.
+ * One scope pattern: "/..." is a path on each root's origin, else an absolute
+ * URL; a prefix of the canonical URL, "*" any run of characters.
  * @param {string} pattern
  * @param {string[]} origins
  * @returns {CompiledPattern[]}
@@ -28,8 +27,7 @@ export function compilePattern(pattern, origins) {
     if (!normalized) {
       throw new UsageError(`invalid scope pattern "${pattern}": use a path starting with "/" or an absolute http(s) URL`);
     }
-    // A bare origin ("http://h:8080") keeps the "/" new URL() gives it, so it
-    // cannot match "http://h:80801/" or "http://h:8080.evil.example/".
+    // A bare origin keeps its "/", so "http://h:8080" cannot match "http://h:8080.evil.example/".
     const text = normalized;
     const regex = new RegExp('^' + text.split('*').map(escapeRegExp).join('.*'));
     return { source: pattern, absolute: text, regex };
@@ -41,19 +39,13 @@ function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/**
- * The default scope of a root: its directory and below.
- * @param {string} root canonical root URL
- */
+/** A root's default scope: its directory and below. @param {string} root canonical root URL */
 export function defaultScopeOf(root) {
   const url = new URL(root);
   const dir = url.pathname.slice(0, url.pathname.lastIndexOf('/') + 1);
   return `${url.origin}${dir}`;
 }
 
-/**
- * Decides, once per URL, whether it is crawled, kept dynamic, or excluded.
- */
 /** @type {Readonly<ScopeDecision>} */
 const DYNAMIC = Object.freeze({ decision: 'dynamic' });
 
@@ -78,12 +70,9 @@ export class Scope {
     this.rootSet = new Set(roots);
   }
 
-  /**
-   * @param {string} url canonical URL
-   * @returns {ScopeDecision}
-   */
+  /** @param {string} url canonical URL @returns {ScopeDecision} */
   decide(url) {
-    // A crawl decides every link of every page: the answers that name no URL are made once, frozen.
+    // Called for every link: decisions that name no URL are made once, frozen.
     for (const pattern of this.exclude) {
       if (pattern.regex.test(url)) return (pattern.excluded ??= Object.freeze({ decision: /** @type {const} */ ('excluded'), pattern: pattern.source }));
     }

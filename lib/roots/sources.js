@@ -7,10 +7,7 @@ import { AbortError, PrerenderError, UsageError } from '../errors.js';
 import { normalizeUrl } from '../url.js';
 import { defaultLoader } from '../fetch/index.js';
 
-/**
- * Roots from outside the site's own links: sitemaps (urlset, sitemap index,
- * gzipped) and URL lists (a file or stdin, one URL per line).
- */
+/** Roots from outside the site's links: sitemaps (urlset, index, gzipped) and URL lists (file or stdin). */
 
 export class SitemapError extends PrerenderError {
   code = 'SITEMAP';
@@ -20,18 +17,16 @@ const MAX_SITEMAP_BYTES = 256 * 1024 * 1024; // decompressed; the protocol's own
 /** Largest sitemap body fetched (compressed or not): above the protocol's 50 MB. */
 export const MAX_SITEMAP_FETCH_BYTES = 64 * 1024 * 1024;
 const MAX_INDEX_DEPTH = 4;
-/** Sitemaps read in one run at most: an index may list 50,000, and indexes can be nested (a trap grows without end). */
+/** Sitemaps read in one run at most: indexes nest, and a trap grows without end. */
 export const MAX_SITEMAPS = 1000;
 
 /**
- * The <loc> values of a sitemap document, and whether it is an index: read
- * with htmlparser2 in XML mode (CDATA sections and XML entities decoded).
- * Only the <loc> of the sitemap namespace counts: unprefixed, or with the
- * prefix of the document's own root ("sm:loc" under "sm:urlset"); never
- * <image:loc>, <video:loc>... of extensions.
+ * A sitemap's <loc> values (htmlparser2, XML mode). Only the sitemap
+ * namespace's <loc> counts (unprefixed or the root's prefix), never an
+ * extension's <image:loc>.
  * @param {string} xml
  * @returns {{ index: boolean, locs: string[], root: string | null }} root: the root element's
- *   name ("urlset", "sm:sitemapindex", "html"...), null when there is none (see isSitemapRoot)
+ *   name ("urlset", "sm:sitemapindex", "html"...), null when there is none
  */
 export function parseSitemap(xml) {
   let index = false;
@@ -78,16 +73,12 @@ export function parseSitemap(xml) {
 }
 
 /**
- * Whether a document is a sitemap at all, from its root element: an HTML page
- * (a SPA's fallback, a login form), a feed or plain text answered with 200
- * lists no URL, and would otherwise pass for an empty sitemap.
+ * Whether the root element makes it a sitemap: an HTML fallback or feed answered 200 is not an empty sitemap.
  * @param {string | null} root parseSitemap's root
  */
 export const isSitemapRoot = (root) => root !== null && /^([^:]+:)?(urlset|sitemapindex)$/.test(root);
 
-/**
- * @param {Buffer} body
- */
+/** @param {Buffer} body */
 function sitemapText(body) {
   if (body[0] === 0x1f && body[1] === 0x8b) {
     return gunzipSync(body, { maxOutputLength: MAX_SITEMAP_BYTES }).toString('utf8');
@@ -96,13 +87,13 @@ function sitemapText(body) {
 }
 
 /**
- * Fetch sitemaps (following sitemap indexes) and return their page URLs, canonical and deduplicated.
+ * Sitemaps' page URLs (indexes followed), canonical and deduplicated.
  * @param {string[]} sitemaps
  * @param {{
  *   fetchPage: (url: string) => Promise<import('../fetch/http.js').LoadResult>,
  *   onWarning?: (url: string, message: string) => void, maxUrls?: number, onCut?: () => void,
- * }} context maxUrls: no more sitemaps read once they list this many (--max-pages); onCut:
- *   called when some sitemaps were not read (maxUrls, MAX_SITEMAPS): the crawl is then not complete
+ * }} context maxUrls: stop reading once this many are listed (--max-pages); onCut:
+ *   some sitemaps were not read, so the crawl is not complete
  * @returns {Promise<string[]>}
  */
 export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, maxUrls = Infinity, onCut = () => {} }) {
@@ -111,7 +102,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
   /** @type {Set<string>} */
   const seen = new Set();
   let stopped = false;
-  /** No more sitemaps read once they list --max-pages URLs, or MAX_SITEMAPS were read (an index trap). @param {string} url */
+  /** Past --max-pages URLs or MAX_SITEMAPS read. @param {string} url */
   const enough = (url) => {
     if (stopped) return true;
     const why = urls.size >= maxUrls ? `they list ${maxUrls} URLs already (--max-pages)` : seen.size >= MAX_SITEMAPS ? `${MAX_SITEMAPS} sitemaps were read` : '';
@@ -122,11 +113,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
     return true;
   };
 
-  /**
-   * @param {string} url
-   * @param {number} depth
-   * @param {boolean} top
-   */
+  /** @param {string} url @param {number} depth @param {boolean} top */
   const visit = async (url, depth, top) => {
     if (seen.has(url) || enough(url)) return;
     seen.add(url);
@@ -158,7 +145,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
       return;
     }
     if (!isSitemapRoot(parsed.root)) {
-      // Given on the command line, that is a mistake to stop on (exit 2), not an empty sitemap to crawl past.
+      // Given on the command line: a mistake to stop on (exit 2), not an empty sitemap.
       const message = `${url} is not a sitemap: ${parsed.root === null ? 'it holds no XML element' : `its root element is <${parsed.root}>`}, not <urlset> or <sitemapindex>`;
       if (top) throw new SitemapError(message);
       onWarning(url, message);
@@ -182,7 +169,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
 }
 
 /**
- * Read a URL list: one absolute URL per line; blank lines and "#" comments are skipped.
+ * A URL list: one absolute URL per line; blank lines and "#" comments skipped.
  * @param {string} file a path, or "-" for `stdin`
  * @param {{ stdin?: NodeJS.ReadableStream }} [context]
  * @returns {Promise<string[]>}

@@ -3,25 +3,14 @@ import { PerformanceObserver, constants } from 'node:perf_hooks';
 import v8 from 'node:v8';
 
 /**
- * Keep a large crawl's heap close to what is live in it. On a machine with
- * several GB of memory V8 lets its old generation grow to up to four times
- * what survived the last full collection before it runs the next one; a
- * crawl promotes a steady stream of short-lived page data, so at 200,000
- * pages that slack, not what is live, was most of the resident memory. Once
- * a full collection leaves more than `liveBytes` live, V8 is told to grow
- * the heap by at most `percent` % between full collections (its
- * `--heap-growing-percent`); below half of that, V8 decides again. Small
- * crawls are left alone (`when`, e.g. until 5,000 pages are fetched, unless
- * much is live already, as in a re-crawl that has loaded its last state):
- * their slack is small and the extra collections would cost them a few % of
- * CPU and of pages/s against a slow origin (BENCHMARKS.md).
- *
- * The flag is per process, so it holds in the worker threads' heaps too.
- * V8 flags are per process: this is for the command line, not the library.
- *
+ * Keep a large crawl's heap close to what is live: V8 lets the old
+ * generation grow to several times what survived the last full collection.
+ * Past `liveBytes` live (and `when` agrees), cap growth at `percent` %
+ * (`--heap-growing-percent`); below half of it, V8 decides again. Flags are
+ * per process (worker threads included): for the command line, not the library.
+ * See BENCHMARKS.md, "Decisions" (heap bound).
  * @param {{ liveBytes?: number, percent?: number, when?: (live: number) => boolean, setFlags?: (flags: string) => void }} [options]
- *   when: whether to bound now, given the bytes live (checked at each full collection past `liveBytes`; default always);
- *   setFlags: for tests
+ *   when: checked at each full collection past `liveBytes` (default always)
  * @returns {() => void} stop watching, and give V8 its own policy back
  */
 export function boundHeapGrowth({ liveBytes = 32 * 1024 * 1024, percent = 35, when = () => true, setFlags = v8.setFlagsFromString } = {}) {
@@ -54,23 +43,18 @@ export function boundHeapGrowth({ liveBytes = 32 * 1024 * 1024, percent = 35, wh
 const holders = new Set();
 
 /**
- * Set again the flags the bounds in force hold. A new isolate's heap set-up
- * (a worker thread's start) puts V8's growth factor of young generations
- * back to 2 (checked: the main thread's grew to 32 MiB after one started),
- * so threads.js calls this until each is online. A growth can still slip in
- * meanwhile, or while a long task keeps the check from running: the young
- * generation then ends one doubling above the cap (16 MiB).
+ * Set again the flags the bounds in force hold: a new isolate (a worker
+ * thread's start) resets the young generation's growth factor to 2, so
+ * threads.js calls this until each thread is online.
  */
 export function reassertHeapBounds() {
   for (const again of holders) again();
 }
 
 /**
- * When a crawl's heap is bounded (boundHeapGrowth's `when`): past its first
- * 5,000 pages, or at once when more than 32 MiB is live (a re-crawl that has
- * loaded its last state). 20,000 products peaked at 234 MB with it, 265 MB
- * with the bound from 32 MiB live only; a re-crawl of 200,000 pages waiting
- * for its 5,000th page grew to 378–443 MB (BENCHMARKS.md).
+ * Bound a crawl's heap past its first 5,000 pages, or at once when more
+ * than 32 MiB is live (a re-crawl that loaded its state). See BENCHMARKS.md,
+ * "Decisions" (heap bound).
  * @param {{ fetched: number }} stats the crawl's counters, read at each full collection
  * @returns {(live: number) => boolean}
  */
@@ -87,21 +71,12 @@ export function youngGenerationSize() {
 }
 
 /**
- * Keep the main thread's young generation at a few MiB. V8 doubles its
- * semi-spaces whenever enough objects survive its scavenges, which a crawl's
- * steady stream of page data always does, up to 16 MiB each here: at 200,000
- * pages that was 34 MB of resident memory, for no speed a crawl could
- * measure against 4 MiB semi-spaces (BENCHMARKS.md). Their largest size is
- * fixed at start-up (`--max-semi-space-size`, on a command line we do not
- * own: npm's shims start bin/), but V8 reads how much they grow by at each
- * growth: once the young generation reaches `capBytes` it stops growing
- * (`--semi-space-growth-factor=1`); when V8 shrinks it again (allocation
- * slowed down), it may grow back to the cap. Checked after each collection
- * this thread runs. Worker threads have a smaller cap of their own
- * (threads.js) and grow to it whatever this flag says (checked). Loading
- * the crawl's modules alone grows it to 16 MiB, so a crawling process calls
- * this before it loads anything else (lib/start.js).
- *
+ * Keep the main thread's young generation at `capBytes`: V8 doubles its
+ * semi-spaces while objects survive, which a crawl's page data always does.
+ * The maximum is fixed at start-up on a command line we do not own (npm's
+ * shims), but the growth factor is read at each growth, so it is set to 1 at
+ * the cap. Loading the crawl's modules alone grows it, so lib/start.js calls
+ * this first. See BENCHMARKS.md, "Decisions" (young generation).
  * @param {{ capBytes?: number, setFlags?: (flags: string) => void, size?: () => number }} [options]
  *   size: the young generation's size now (for tests)
  * @returns {() => void} stop watching, and give V8 its own growth back
@@ -131,9 +106,8 @@ export function boundYoungGeneration({ capBytes = 8 * 1024 * 1024, setFlags = v8
 }
 
 /**
- * Give the young generation's growth back to V8 (the bound start.js set):
- * for a shared crawl's coordinator, which feeds on every process's pages
- * and spent about 10 % more CPU a page with the bound (BENCHMARKS.md).
+ * Give the young generation's growth back to V8: for a shared crawl's
+ * coordinator, which costs more CPU under the bound (BENCHMARKS.md, "Decisions").
  */
 export function releaseYoungGeneration() {
   youngBound?.();
@@ -141,8 +115,7 @@ export function releaseYoungGeneration() {
 
 /**
  * The heap bound of a crawling process (`crawl`, `worker`): from 8 MiB live,
- * when crawlBound says so. (A local crawl's young generation is bounded
- * from the process's start: lib/start.js.)
+ * when crawlBound says so.
  * @param {{ fetched: number }} stats the process's crawl counters
  * @param {{ setFlags?: (flags: string) => void }} [options] for tests
  * @returns {() => void} stop watching

@@ -1,10 +1,5 @@
 // @ts-check
-/**
- * Bytes handed to another thread are transferred, not cloned: the
- * ArrayBuffer to transfer. A module of its own, so that the threads that
- * use it (the crawl's page threads, the re-crawl's HTTP thread) load
- * nothing else for it.
- */
+/** Bytes handed to another thread are transferred, not cloned. Kept apart so threads load nothing else. */
 
 /**
  * The ArrayBuffer of exactly these bytes, to transfer: the buffer's own when
@@ -17,11 +12,7 @@ export function transferable(buffer) {
   return whole ? /** @type {ArrayBuffer} */ (buffer.buffer) : copyOf([buffer]);
 }
 
-/**
- * One new ArrayBuffer with these buffers one after the other (a few
- * microseconds for a page, and nothing of the caller's moves away).
- * @param {Buffer[]} buffers
- */
+/** One new ArrayBuffer with these buffers one after the other. @param {Buffer[]} buffers */
 export function copyOf(buffers) {
   let length = 0;
   for (const buffer of buffers) length += buffer.length;

@@ -1,17 +1,11 @@
 // @ts-check
 import { ownString } from './frontier.js';
 /**
- * Bytes by key, kept outside the JS heap: what a crawl knows about each of
- * its URLs (the record store, the last run's state, the journal of a killed
- * run) at 200,000 pages would be 200,000 objects and a million strings, which
- * V8 lets grow to two or three times their size before it collects. Here a
- * URL costs its key, one Map entry and its packed bytes in 1 MiB chunks.
- *
- * Keys get slots (0, 1, 2...) in the order they are first seen; a slot holds
- * at most one value per column (the record store, the last run's pages and
- * the journal share one arena, so a URL's key and Map entry exist once). A
- * value written again goes in place when it fits, else at the end; the
- * chunks are compacted when more than half of them is garbage.
+ * Bytes by key, kept outside the JS heap in 1 MiB chunks, instead of an
+ * object and strings per URL that V8 lets grow before collecting.
+ * Keys get slots in first-seen order; a slot holds at most one value per
+ * column, so the stores sharing an arena keep each key once. Chunks are
+ * compacted when more than half is garbage.
  */
 
 const CHUNK = 1 << 20;
@@ -60,10 +54,7 @@ export class Arena {
     return this.#capacity;
   }
 
-  /**
-   * Call `grow(capacity)` whenever the slots grow, so that arrays kept beside them grow too.
-   * @param {(capacity: number) => void} grow
-   */
+  /** Call `grow(capacity)` whenever the slots grow, so that arrays kept beside them grow too. @param {(capacity: number) => void} grow */
   onGrow(grow) {
     this.#growers.push(grow);
   }
@@ -73,20 +64,12 @@ export class Arena {
     return this.#slots.get(key);
   }
 
-  /**
-   * The one string kept for a key (for the frontier, which keeps its keys as
-   * long): the arena's, or a copy of its own when the key is new, never a
-   * slice of the page text it was found in (which would keep that text alive).
-   * @param {string} key
-   */
+  /** The one string kept for a key: the arena's, or an own copy (never a slice of page text). @param {string} key */
   own(key) {
     return this.keys[this.#slots.get(key) ?? this.intern(ownString(key))];
   }
 
-  /**
-   * The slot of a key, a new one if it has none.
-   * @param {string} key
-   */
+  /** The slot of a key, a new one if it has none. @param {string} key */
   intern(key) {
     let slot = this.#slots.get(key);
     if (slot !== undefined) return slot;
@@ -136,8 +119,6 @@ export class Arena {
    */
   #place(at, length) {
     if (length > CHUNK) {
-      // A value larger than a chunk (a long error or render report) gets a
-      // chunk of its own, full: the next value starts a new chunk.
       this.#chunks.push(Buffer.allocUnsafeSlow(length));
       this.#used = CHUNK;
       this.#chunkOf[at] = this.#chunks.length;
@@ -170,10 +151,7 @@ export class Arena {
     return this.#chunks[chunk - 1].subarray(offset, offset + this.#length[at]);
   }
 
-  /**
-   * @param {number} slot
-   * @param {number} [column]
-   */
+  /** @param {number} slot @param {number} [column] */
   clear(slot, column = 0) {
     const at = slot * this.#columns + column;
     if (this.#chunkOf[at] === 0) return;

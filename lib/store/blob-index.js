@@ -1,15 +1,9 @@
 // @ts-check
 /**
- * Where each blob lies in the blob log, by id (the sha256 of its bytes, in
- * hex): a Map-like table packed in typed arrays, about 55 bytes an id instead
- * of a 64-character string, an object and a Map entry (some 300 bytes on the
- * JS heap). A crawl of 200,000 pages has 400,000 blobs (body and scan).
- *
- * Entries are kept one after the other (raw id, offset, length); an
- * open-addressing table of entry numbers finds them by the id's first four
- * bytes (a sha256 is uniform). A deleted entry stays where it is, marked, and
- * is used again if its id comes back.
- *
+ * Where each blob lies in the blob log, by sha256: a Map-like table packed in
+ * typed arrays (BENCHMARKS.md, "Decisions"). Entries lie one after another;
+ * an open-addressing table finds them by the id's first four bytes (a sha256
+ * is uniform). A deleted entry stays, marked, and is reused if its id returns.
  * @typedef {{ at: number, length: number }} BlobPlace
  */
 
@@ -36,10 +30,7 @@ export class BlobIndex {
     return this.#size;
   }
 
-  /**
-   * The entry of an id, or -1.
-   * @param {string} id
-   */
+  /** The entry of an id, or -1. @param {string} id */
   #find(id) {
     if (id.length !== ID_BYTES * 2 || this.#scratch.write(id, 0, 'hex') !== ID_BYTES) return -1;
     const mask = this.#table.length - 1;
@@ -58,20 +49,14 @@ export class BlobIndex {
     return entry >= 0 && this.#at[entry] !== DELETED;
   }
 
-  /**
-   * @param {string} id
-   * @returns {BlobPlace | undefined}
-   */
+  /** @param {string} id @returns {BlobPlace | undefined} */
   get(id) {
     const entry = this.#find(id);
     if (entry < 0 || this.#at[entry] === DELETED) return undefined;
     return { at: this.#at[entry], length: this.#length[entry] };
   }
 
-  /**
-   * @param {string} id a sha256 in lower-case hex
-   * @param {BlobPlace} place
-   */
+  /** @param {string} id a sha256 in lower-case hex @param {BlobPlace} place */
   set(id, place) {
     let entry = this.#find(id);
     if (entry < 0) {
@@ -99,10 +84,7 @@ export class BlobIndex {
     return true;
   }
 
-  /**
-   * Mark an id live (for a compaction), and say whether it was known and not marked yet.
-   * @param {string} id
-   */
+  /** Mark an id live (for a compaction); whether it was known and not marked yet. @param {string} id */
   mark(id) {
     const entry = this.#find(id);
     if (entry < 0 || this.#at[entry] === DELETED || this.#marks[entry] === 1) return false;
@@ -146,10 +128,7 @@ export class BlobIndex {
     this.#table[slot] = entry + 1;
   }
 
-  /**
-   * Room for `count` ids in all, without growing on the way (an index read back whole).
-   * @param {number} count
-   */
+  /** Room for `count` ids, so an index read back whole never grows on the way. @param {number} count */
   reserve(count) {
     if (count > this.#at.length) this.#growEntries(count);
     let table = this.#table.length;

@@ -7,16 +7,10 @@ import { outputFailure } from '../output/outdir.js';
 import { BlobIndex } from './blob-index.js';
 
 /**
- * Staged bodies (and scans), addressed by content hash: `put` returns the
- * sha256 of each blob it stored, `get` gives them back. Identical blobs are
- * stored once. Both take several blobs at once, so a page's body and scan
- * cost one write and, read back together, one read. `LogBlobStore` appends
- * every blob to one file (one file per run, not one per page), each framed by
- * its length and hash so the log can be read back without its index; an
- * object store or a shared directory can implement the same three calls.
- * `put` may be given the blobs' sha256 when the caller (a worker thread)
- * already computed them.
- *
+ * Staged bodies and scans, addressed by sha256; identical blobs are stored
+ * once. `put`/`get` take several blobs, so a page's body and scan cost one
+ * write and one read. `LogBlobStore` appends all to one log, each frame
+ * carrying length and hash so the log can be read back without its index.
  * @typedef {{
  *   put(blobs: Buffer[], ids?: string[]): Promise<string[]>,
  *   get(ids: string[]): Promise<Buffer[]>,
@@ -27,15 +21,10 @@ import { BlobIndex } from './blob-index.js';
  *   forget?(id: string): void,
  *   readonly stageDir?: string,
  * }} BlobStore
- *   locate (optional): where a blob lies, a byte range of a local file (length
- *   -1: the whole file), so that a worker thread can read it itself;
- *   stageDir (optional): a directory of one file per blob (DIR/ab/<sha256>)
- *   where the worker thread that scanned a page stores body and scan itself;
- *   peek (optional): `use` of a blob's bytes in a buffer the store reuses (valid
- *   only while `use` runs): a blob read only to be decoded costs no allocation
- *   forget (optional): drop a blob found damaged (its bytes do not hash to its id): `has` is
- *   false for it from then on, and a `put` of those bytes stores them again;
- *   close() keeps what was stored, for the next run.
+ *   locate: a blob's byte range in a local file (length -1: whole file), for a
+ *   worker thread to read; stageDir: DIR/ab/<sha256> files a worker writes itself;
+ *   peek: `use` sees a reused buffer, valid only while it runs; forget: drop a
+ *   damaged blob (`has` false, a later `put` stores it again); close keeps all.
  */
 
 /** @param {Buffer} data */
@@ -60,14 +49,13 @@ export class LogBlobStore {
     /** @type {import('node:fs/promises').FileHandle | null} */
     this.log = null;
     this.size = 0;
-    /** packed: 400,000 ids at 200,000 pages */
+    /** packed: ids are the bulk of the store's memory */
     this.index = new BlobIndex();
   }
 
   /**
-   * Open the log: a new, empty one, or (keep) the one a previous run left,
-   * with its index read back (or rebuilt from the frames when the index is
-   * missing or stale, as after a kill; a torn last frame is cut off).
+   * Open a new log, or (keep) the last run's with its index, rebuilt from
+   * the frames when missing or stale (after a kill); a torn last frame is cut off.
    * @param {{ keep?: boolean }} [options]
    */
   async init({ keep = false } = {}) {
@@ -119,10 +107,7 @@ export class LogBlobStore {
     }
   }
 
-  /**
-   * @param {Buffer[]} blobs
-   * @param {string[]} [known] their sha256, when already computed
-   */
+  /** @param {Buffer[]} blobs @param {string[]} [known] their sha256, when already computed */
   async put(blobs, known) {
     const log = /** @type {import('node:fs/promises').FileHandle} */ (this.log);
     /** @type {string[]} */
@@ -148,9 +133,7 @@ export class LogBlobStore {
     const end = this.size;
     let position = at;
     try {
-      // Synchronous: an append to a file in the page cache costs a few
-      // microseconds, where the round trip through the thread pool costs
-      // several times more CPU.
+      // Synchronous: an append to the page cache is cheaper than a thread-pool round trip.
       while (position < end) {
         const bytesWritten = writevSync(log.fd, buffers, position);
         if (bytesWritten === 0) throw new Error('could not write the staging log');
@@ -164,10 +147,7 @@ export class LogBlobStore {
     return ids;
   }
 
-  /**
-   * Where a staged blob lies in the log.
-   * @param {string} id
-   */
+  /** @param {string} id */
   locate(id) {
     const where = this.index.get(id);
     if (!where) throw new Error(`no staged blob ${id}`);
@@ -214,7 +194,6 @@ export class LogBlobStore {
   async peek(id, use) {
     const where = this.index.get(id);
     if (!where) throw new Error(`no staged blob ${id}`);
-    // Grown to the largest blob peeked, up to a bound: a page's scan is a few kilobytes.
     if (where.length > this.#scratch.length) {
       if (where.length > MAX_SCRATCH) return use(await this.#read(where.at, where.length));
       this.#scratch = Buffer.allocUnsafeSlow(Math.min(MAX_SCRATCH, Math.max(where.length, this.#scratch.length * 2)));
@@ -222,25 +201,16 @@ export class LogBlobStore {
     return use(this.#readInto(where.at, where.length, this.#scratch.subarray(0, where.length)));
   }
 
-  /**
-   * @param {number} at
-   * @param {number} length
-   */
+  /** @param {number} at @param {number} length */
   async #read(at, length) {
     return this.#readInto(at, length, Buffer.allocUnsafe(length));
   }
 
-  /**
-   * @param {number} at
-   * @param {number} length
-   * @param {Buffer} buffer at least `length` bytes
-   */
+  /** @param {number} at @param {number} length @param {Buffer} buffer at least `length` bytes */
   #readInto(at, length, buffer) {
     const log = /** @type {import('node:fs/promises').FileHandle} */ (this.log);
     let done = 0;
-    // A positional read of what this run (or the last) just wrote: it is in
-    // the page cache, and a synchronous pread costs a few microseconds where
-    // the promise round trip through the thread pool costs ten times more.
+    // Synchronous pread: what was just written is in the page cache, cheaper than a thread-pool round trip.
     while (done < length) {
       const bytesRead = readSync(log.fd, buffer, done, length - done, at + done);
       if (bytesRead === 0) throw new Error('staged blob is shorter than recorded');
@@ -250,10 +220,9 @@ export class LogBlobStore {
   }
 
   /**
-   * Keep only the blobs still referenced, when the dead ones take more than
-   * half of the log: the live ones are copied to a new log, which replaces it.
+   * When dead blobs exceed half the log, copy the live ones to a new log that replaces it.
    * @param {Iterable<string> | AsyncIterable<string>} live the ids still referred to
-   *   (repeats allowed), marked in the index as they come: no second set of them
+   *   (repeats allowed), marked in the index as they come
    */
   async compact(live) {
     let liveBytes = 0;

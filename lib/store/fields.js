@@ -1,24 +1,12 @@
 // @ts-check
 /**
- * A compact binary form for flat objects of known fields (page records,
- * stored pages, journal entries), for `arena.js`. Each field present is a tag
- * byte (its number in the table, 1 to 63) and its value:
- *
- *   uint   a varint                      str    varint length + UTF-8
- *   hex    32 bytes (64 lower-case hex digits: sha256 ids)
- *   enum   one byte, the value's index   flag   nothing (true)
- *   json   varint length + JSON text
- *   common a varint: the string's number in a table this codec learns as it
- *          goes (content types, charsets: a few values repeated on every
- *          page; the first 4,096 distinct ones get a number). In memory
- *          only: bytes are read back by the codec that wrote them.
- *
- * A value that does not fit its field's form (a hex field that is not 64
- * hex digits, an enum value not in the list, a null...) is written as JSON
- * with the tag's 0x40 bit set, so any value comes back as it went in.
- * `undefined` (and `false` for a flag) is left out. Properties that are not
- * in the table go together as one JSON object under tag 63.
- *
+ * A compact binary form for flat objects of known fields, for arena.js.
+ * Each field present is a tag byte (its table index, 1 to 63) and a value:
+ * uint varint; str varint length + UTF-8; hex 32 bytes; enum one byte; flag
+ * nothing; json length + JSON; common a number in a table learnt in memory
+ * (bytes are read back only by the codec that wrote them). A value that does
+ * not fit its form goes as JSON with the 0x40 bit set, so any value round-trips;
+ * `undefined` and a false flag are left out; unknown properties go as JSON under tag 63.
  * @typedef {'uint' | 'str' | 'hex' | 'json' | 'flag' | 'common' | readonly string[]} FieldKind
  * @typedef {readonly (readonly [string, FieldKind])[]} FieldTable
  */
@@ -29,7 +17,7 @@ const EXTRA = 63;
 const HEX_DIGIT = new Uint8Array(128).fill(16);
 for (let i = 0; i < 10; i++) HEX_DIGIT[48 + i] = i;
 for (let i = 0; i < 6; i++) HEX_DIGIT[97 + i] = 10 + i;
-/** Text shorter than this is tried as ASCII, written without calling into C++. */
+/** Text shorter than this is tried as ASCII, copied without calling into C++. */
 const SHORT_TEXT = 256;
 const MAX_COMMON = 4096;
 
@@ -48,8 +36,7 @@ export class FieldCodec {
 
   /**
    * @param {FieldTable} fields
-   * @param {{ skip?: string[], extra?: boolean }} [options] skip: properties never written
-   *   (kept elsewhere); extra: keep properties not in the table
+   * @param {{ skip?: string[], extra?: boolean }} [options] skip: never written; extra: keep unknown properties
    */
   constructor(fields, { skip = [], extra = false } = {}) {
     if (fields.length >= EXTRA) throw new Error('too many fields');
@@ -90,7 +77,7 @@ export class FieldCodec {
         this.#byte(tag);
         this.#varint(value);
       } else if (kind === 'hex' && typeof value === 'string' && value.length === 64 && this.#hex(tag, value)) {
-        // written
+        // written by #hex
       } else if (kind === 'flag' && value === true) {
         this.#byte(tag);
       } else if (kind === 'common' && typeof value === 'string' && this.#number(value) >= 0) {
@@ -122,7 +109,6 @@ export class FieldCodec {
   }
 
   /**
-   * Set the fields of `bytes` on `into`.
    * @template {Record<string, any>} T
    * @param {Uint8Array} bytes
    * @param {T} into
@@ -136,7 +122,7 @@ export class FieldCodec {
   }
 
   /**
-   * Set just the `wanted` fields of `bytes` on `into`, skipping over the others.
+   * Set only the `wanted` fields of `bytes` on `into`.
    * @template {Record<string, any>} T
    * @param {Uint8Array} bytes
    * @param {readonly string[]} wanted
@@ -179,7 +165,6 @@ export class FieldCodec {
   }
 
   /**
-   * Decode the field that starts at `at` onto `target`.
    * @param {Buffer} buffer
    * @param {number} at its tag
    * @param {Record<string, any>} target
@@ -230,11 +215,7 @@ export class FieldCodec {
     return start + length;
   }
 
-  /**
-   * Where the field that starts at `at` ends, not decoded.
-   * @param {Buffer} buffer
-   * @param {number} at its tag
-   */
+  /** @param {Buffer} buffer @param {number} at its tag */
   #skip(buffer, at) {
     const tag = buffer[at++];
     const field = this.fields[(tag & ~AS_JSON) - 1];
@@ -250,10 +231,7 @@ export class FieldCodec {
     return at + 1; // an enum
   }
 
-  /**
-   * A common string's number (a new one while there is room), or -1.
-   * @param {string} value
-   */
+  /** A common string's number (a new one while there is room), or -1. @param {string} value */
   #number(value) {
     let n = this.#common.get(value);
     if (n === undefined) {
@@ -290,7 +268,7 @@ export class FieldCodec {
   }
 
   /**
-   * A tag and 64 lower-case hex digits as 32 bytes; false (nothing written) for any other text.
+   * A tag and 32 bytes; false (nothing written) unless `text` is 64 lower-case hex digits.
    * @param {number} tag
    * @param {string} text 64 characters
    */
@@ -351,7 +329,7 @@ function asBuffer(bytes) {
 let varintEnd = 0;
 
 /**
- * A varint (7 bits a byte, low first) of a buffer; where it ends is left in `varintEnd`.
+ * A varint (7 bits a byte, low first); where it ends is left in `varintEnd`.
  * @param {Buffer} buffer
  * @param {number} at
  */
@@ -370,12 +348,7 @@ function varint(buffer, at) {
   }
 }
 
-/**
- * A varint (7 bits a byte, low first) of a buffer.
- * @param {Buffer} buffer
- * @param {number} at
- * @returns {[number, number]} value, next position
- */
+/** @param {Buffer} buffer @param {number} at @returns {[number, number]} value, next position */
 export function varintAt(buffer, at) {
   const n = varint(buffer, at);
   return [n, varintEnd];

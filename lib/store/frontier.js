@@ -1,13 +1,9 @@
 // @ts-check
 /**
- * The frontier: which in-scope URLs are known, which wait, which are in
- * flight. Keys and queue state only; what is known about a page lives in the
- * record store. The API is async so a shared frontier (Redis) can stand in.
- *
- * `maxPages` bounds the URLs that become pages: a URL that ends as a
- * redirect or a failure gives its slot back, and the first URL refused for
- * lack of room is admitted in its place.
- *
+ * The frontier: which in-scope URLs are known, wait or are in flight (keys
+ * only; the record store holds the rest). Async so Redis can stand in.
+ * Invariant: `maxPages` bounds URLs that become pages; a redirect or failure
+ * gives its slot back to the first URL refused for lack of room.
  * @typedef {'navigation' | 'requisite'} LinkKind
  * @typedef {{ key: string, kind: LinkKind, referrer: string | null }} FrontierItem
  * @typedef {'added' | 'known' | 'limit'} AddOutcome
@@ -22,20 +18,11 @@
  *   release?(): void,
  *   queued?(key: string): boolean,
  * }} Frontier
- *   done() returns the items admitted in place of a URL that did not become a page;
- *   linksTo: the page's links, when collected for a frontier that wantsLinks() (a
- *   shared crawl's coordinator writes pages early from them: crawl/early.js).
- *   counts() is synchronous: a shared frontier answers with what its last take() saw;
- *   its `queued` then counts the work other processes still hold, so a
- *   process does not stop while another may still add URLs.
- *   idle(): for a frontier that may have nothing to hand out while the
- *   crawl goes on elsewhere (leases held by other processes, politeness):
- *   resolves after a short wait.
- *   release(): the crawl phase is over and its counts read: a frontier that
- *   holds its URLs in this process lets them go (phase two never asks it
- *   again; at 200,000 URLs its map is about 9 MB of the peak).
- *   queued(): whether a URL waits to be taken (a re-crawl's requests asked ahead
- *   are for those only: revalidate.js).
+ *   done() returns the items admitted in place of a URL that did not become a page.
+ *   counts() is synchronous: a shared frontier answers from its last take(), its
+ *   `queued` including other processes' work so no process stops early.
+ *   idle(): waits a little when work is held elsewhere; release(): phase one is
+ *   over, let the URLs go; queued(): whether a URL waits (for revalidate.js).
  */
 
 /** Distinct over-limit URLs remembered; past this the count is a lower bound. */
@@ -47,10 +34,8 @@ const IN_FLIGHT = 1;
 const DONE = 2;
 
 /**
- * A copy of `s` that does not share memory with any other string. Keys come
- * out of the links text of the page that named them (`slice`: V8 makes a
- * view that keeps that whole text alive, 2-50 KB a page); a key that is
- * kept for the crawl must not hold its page's text.
+ * A copy of `s` sharing no memory: a `slice` of a page's links text keeps
+ * that whole text alive, so keys kept for the crawl are copied.
  * @param {string} s
  */
 export function ownString(s) {
@@ -61,7 +46,7 @@ export function ownString(s) {
 export class MemoryFrontier {
   /**
    * @param {{ maxPages: number, keyOf?: (key: string) => string }} options keyOf: the one
-   *   string the run keeps for a URL (the record store's), instead of a copy of its own
+   *   string the run keeps for a URL (the record store's)
    */
   constructor({ maxPages, keyOf = ownString }) {
     this.maxPages = maxPages;
@@ -84,10 +69,7 @@ export class MemoryFrontier {
     return items.map((item) => this.#addOne(item));
   }
 
-  /**
-   * @param {FrontierItem} item
-   * @returns {AddOutcome}
-   */
+  /** @param {FrontierItem} item @returns {AddOutcome} */
   #addOne(item) {
     if (this.states.has(item.key)) return 'known';
     if (this.states.size - this.freed >= this.maxPages) {
@@ -96,8 +78,7 @@ export class MemoryFrontier {
       else this.overflowSaturated = true;
       return 'limit';
     }
-    // Kept for the whole crawl: a string of its own, not a slice of the page text it was found in
-    // (a slice keeps all of that text alive); the run's (index.js) is the one its arena keeps.
+    // Kept for the whole crawl: never a slice of the page text (see ownString).
     const key = this.keyOf(item.key);
     item.key = key;
     this.states.set(key, QUEUED);
@@ -122,10 +103,7 @@ export class MemoryFrontier {
     return taken;
   }
 
-  /**
-   * @param {string} key
-   * @param {{ page: boolean }} outcome
-   */
+  /** @param {string} key @param {{ page: boolean }} outcome */
   async done(key, { page }) {
     if (this.states.get(key) === IN_FLIGHT) this.inFlight--;
     this.states.set(key, DONE);

@@ -2,18 +2,10 @@
 import { Arena, grown } from './arena.js';
 import { FieldCodec } from './fields.js';
 /**
- * The record store: what is known about each in-scope URL (status,
- * validators, wanted and final file, hashes of its staged body and scan,
- * bytes and sha256 of the written file, error, referrers). The frontier only
- * knows keys; everything else is here. Async, so that a store in Redis or on
- * disk implements the same calls; `MemoryRecordStore` is the one a local
- * crawl uses.
- *
- * `get` may hand out a copy: a caller that changes a record `put`s it. A
- * record taken while queued (a page being fetched) is the same object for
- * every `get` until it is `put`, so that the page's own changes and those
- * made meanwhile (a referrer noted) meet in one object.
- *
+ * The record store: all that is known of each in-scope URL (the frontier
+ * knows only keys). Async, so a Redis store implements the same calls.
+ * Invariant: `get` may hand out a copy, so a caller that changes a record
+ * `put`s it; a record taken while queued is one object for every `get` until put.
  * @typedef {import('./frontier.js').FrontierItem} FrontierItem
  * @typedef {import('./frontier.js').AddOutcome} AddOutcome
  * @typedef {'queued' | 'done' | 'failed' | 'redirect' | 'gone'} RecordState
@@ -47,14 +39,9 @@ import { FieldCodec } from './fields.js';
  *   aliasOf: string | undefined,
  *   render: import('../render/step.js').RenderInfo | undefined,
  * }} PageRecord
- *   body: the staged raw body's blob id (its sha256); scan: the blob id of
- *   its scan (links with offsets and resolved targets: the outlinks);
- *   bytes/sha256: of the file as written. via/hops: for a URL first reached
- *   through a redirect, the URL that redirected to it and the number of
- *   redirects that led here. compare: with --ignore, the sha256 of the body
- *   without the ignored spans, which tells whether it changed. aliasOf: the
- *   URL whose file this page shares (same wanted name, same bytes: "/" and
- *   "/index.html").
+ *   body/scan: blob ids (sha256) of the staged body and its scan; bytes/sha256:
+ *   of the written file; via/hops: the redirect that led here; compare: sha256
+ *   without --ignore spans; aliasOf: the URL whose file this page shares.
  * @typedef {{
  *   admit(items: FrontierItem[], outcomes: AddOutcome[]): Promise<void>,
  *   get(key: string): Promise<PageRecord | undefined>,
@@ -69,8 +56,7 @@ import { FieldCodec } from './fields.js';
 export const MAX_REFERRERS = 5;
 
 /**
- * The records of `keys`, in order, read in batches: one round trip a batch
- * from a store that has `getMany` (Redis), instead of one a key.
+ * The records of `keys`, in order, in batches (one round trip each with `getMany`).
  * @param {RecordStore} store
  * @param {string[]} keys
  * @param {number} [batch]
@@ -116,9 +102,8 @@ const CODEC = new FieldCodec([
 ]);
 
 /**
- * The records of a local crawl, packed (arena.js): about 200 bytes a page
- * outside the JS heap, and the URL's Map entry, instead of an object and a
- * dozen strings. Referrers are slot numbers (up to MAX_REFERRERS a URL).
+ * A local crawl's records, packed in the arena outside the JS heap;
+ * referrers are slot numbers (up to MAX_REFERRERS a URL).
  * @implements {RecordStore}
  */
 export class MemoryRecordStore {
@@ -151,11 +136,7 @@ export class MemoryRecordStore {
     });
   }
 
-  /**
-   * Create records for new URLs; note the referrer and kind of known ones.
-   * @param {FrontierItem[]} items
-   * @param {AddOutcome[]} outcomes
-   */
+  /** @param {FrontierItem[]} items @param {AddOutcome[]} outcomes */
   async admit(items, outcomes) {
     for (let i = 0; i < items.length; i++) {
       const { key, kind, referrer } = items[i];
@@ -187,10 +168,7 @@ export class MemoryRecordStore {
     }
   }
 
-  /**
-   * @param {number} slot
-   * @param {string} referrer
-   */
+  /** @param {number} slot @param {string} referrer */
   #noteReferrer(slot, referrer) {
     const from = this.#arena.slotOf(referrer);
     const base = slot * MAX_REFERRERS;
@@ -226,10 +204,7 @@ export class MemoryRecordStore {
     return record;
   }
 
-  /**
-   * @param {number} slot
-   * @param {string} key
-   */
+  /** @param {number} slot @param {string} key */
   #decode(slot, key) {
     const record = newRecord(key, this.#kind[slot] === 0 ? 'navigation' : 'requisite', null);
     record.state = /** @type {RecordState} */ (STATES[this.#state[slot]]);
@@ -276,10 +251,7 @@ export class MemoryRecordStore {
     return [...this.#inState(state)].map((slot) => this.#arena.keys[slot]);
   }
 
-  /**
-   * The slots of the records in any of these states (a taken record by its state now), in one pass.
-   * @param {RecordState | RecordState[]} states
-   */
+  /** Slots of records in these states (a taken record by its current state), in one pass. @param {RecordState | RecordState[]} states */
   * #inState(states) {
     const wanted = new Set([states].flat());
     const codes = new Set([...wanted].map((state) => STATE_CODE.get(state)));

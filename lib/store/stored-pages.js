@@ -3,13 +3,9 @@ import { Arena } from './arena.js';
 import { FieldCodec } from './fields.js';
 
 /**
- * The pages of the last run's state (or of a killed run's journal), by URL,
- * packed (arena.js): a re-crawl or resume of 200,000 pages holds them as
- * bytes, not as 200,000 objects. Read-only once loaded: `get` may hand the
- * same object to several callers (a few recent ones are kept decoded, since a
- * page is looked up several times while it is crawled), so they must not
- * change it.
- *
+ * The last run's pages (or a killed run's journal) by URL, packed in the
+ * arena. Read-only once loaded: `get` may hand one object to several callers
+ * (a few recent ones are kept decoded), so they must not change it.
  * @typedef {import('../recrawl/journal.js').JournalEntry} JournalEntry
  */
 
@@ -41,10 +37,7 @@ export class StoredPages {
     this.#column = column;
   }
 
-  /**
-   * @param {string} url
-   * @param {T} page
-   */
+  /** @param {string} url @param {T} page */
   set(url, page) {
     const slot = this.#arena.intern(url);
     if (this.#arena.read(slot, this.#column) === undefined) this.#size++;
@@ -69,7 +62,6 @@ export class StoredPages {
   }
 
   /**
-   * Some fields of a page (and its url), without decoding the rest.
    * @template {keyof T & string} K
    * @param {string} url
    * @param {readonly K[]} names
@@ -83,10 +75,9 @@ export class StoredPages {
   }
 
   /**
-   * Some fields of each page, in the order of `values()`.
    * @template {keyof T & string} K
    * @param {readonly K[]} names
-   * @returns {Generator<Pick<T, K> & { url: string }>}
+   * @returns {Generator<Pick<T, K> & { url: string }>} in the order of `values()`
    */
   * picks(names) {
     const keys = this.#arena.keys;
@@ -120,7 +111,7 @@ export class StoredPages {
     return this.#size;
   }
 
-  /** Each page, decoded in turn (in the order their URLs were first set). */
+  /** In the order their URLs were first set. */
   * values() {
     const keys = this.#arena.keys;
     for (let slot = 0; slot < keys.length; slot++) {
@@ -129,11 +120,7 @@ export class StoredPages {
     }
   }
 
-  /**
-   * @param {number} slot
-   * @param {string} url
-   * @returns {T | undefined}
-   */
+  /** @param {number} slot @param {string} url @returns {T | undefined} */
   #decode(slot, url) {
     const bytes = this.#arena.read(slot, this.#column);
     if (bytes === undefined) return undefined;

@@ -4,9 +4,7 @@ import path from 'node:path';
 import { MANIFEST_NAME, ManifestFormatError, checkManifest } from './schema.js';
 
 /**
- * Parse a manifest's text: JSON, then the top-level check of schema.js. Any
- * manifest that cannot be read, truncated or not JSON included, is a
- * ManifestFormatError (`code: 'MANIFEST_FORMAT'`), never a bare SyntaxError.
+ * JSON, then schema.js's check; any unreadable manifest is a ManifestFormatError, never a bare SyntaxError.
  * @param {string} text
  * @returns {import('./schema.js').Manifest}
  */
@@ -23,10 +21,7 @@ export function parseManifest(text) {
   return checkManifest(data);
 }
 
-/**
- * Read OUT/prerender-manifest.json.
- * @param {string} out the tree's directory
- */
+/** Read OUT/prerender-manifest.json. @param {string} out the tree's directory */
 export async function readManifest(out) {
   const file = path.join(out, MANIFEST_NAME);
   const text = await readFile(file, 'utf8'); // a missing manifest is the file system's ENOENT

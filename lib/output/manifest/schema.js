@@ -1,19 +1,15 @@
 // @ts-check
 /**
- * The shape of prerender-manifest.json, in one place: its name, version,
- * types, and the check every reader runs. `write.js` produces it, `read.js`
- * parses it; crawl, serve, fixtures and tests all go through these.
- *
+ * The shape of prerender-manifest.json in one place: name, version, types and
+ * the check every reader runs.
  * @typedef {{ sku: string, offset: number, length: number }} ManifestSlot
  * @typedef {{
  *   url: string, file: string, status: number, contentType: string, bytes: number, sha256: string,
  *   etag?: string, lastModified?: string, placeholders: ManifestSlot[], stale?: boolean,
  *   rendered?: true, renderMs?: number, partial?: true, aborted?: { methods: number, resources: number, blocked: number },
  * }} ManifestPage
- *   stale: the page failed this time (server error, timeout...), or an incomplete crawl did not reach it; its file is the last good copy.
- *   rendered (--render): the file is the DOM rendered in Chromium, in renderMs; partial: it did not
- *   become ready within --render-timeout and --on-render-timeout save kept it; aborted: requests the
- *   render aborted (methods other than GET/HEAD; images, media, fonts; blocked hosts and navigations)
+ *   stale: failed this time or not reached; its file is the last good copy. rendered: the
+ *   DOM from Chromium; partial: saved at --render-timeout; aborted: requests the render aborted
  * @typedef {{ url: string, status?: number, message: string, code?: string, referrers: string[] }} ManifestError
  * @typedef {{ url: string, code: string, message: string }} ManifestWarning
  * @typedef {{ url: string, location: string, status: number }} ManifestRedirect
@@ -39,8 +35,7 @@ export class ManifestFormatError extends PrerenderError {
 }
 
 /**
- * Check the top level of a parsed manifest (version, mode, the lists). Pages
- * are checked one by one by their reader, which decides how strict to be.
+ * Check a manifest's top level; each reader checks pages as strictly as it needs.
  * @param {unknown} data
  * @returns {Manifest}
  */

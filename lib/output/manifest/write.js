@@ -4,11 +4,9 @@ import { once } from 'node:events';
 import { MANIFEST_NAME, MANIFEST_VERSION } from './schema.js';
 
 /**
- * Writes prerender-manifest.json: the header, then one page per line, then
- * errors, warnings and redirects. `createManifestWriter` streams it into an
- * output target (pages are never all in memory); `formatManifest` gives the
- * same text for a whole object (fixtures, small tools). One format, one place.
- *
+ * prerender-manifest.json: header, one page per line, then the tail.
+ * `createManifestWriter` streams it (pages never all in memory);
+ * `formatManifest` gives the same text for a whole object.
  * @typedef {import('./schema.js').ManifestHeader} ManifestHeader
  * @typedef {import('./schema.js').ManifestPage} ManifestPage
  * @typedef {{
@@ -31,8 +29,7 @@ function headText(header) {
 }
 
 /**
- * The scope with each pattern once: two roots in one directory (`/s/` and
- * `/s/a.asp`) bring the same directory, which the manifest lists once.
+ * Each pattern once (roots `/s/` and `/s/a.asp` bring the same directory).
  * @param {ManifestHeader['scope']} scope
  * @returns {ManifestHeader['scope']}
  */
@@ -42,16 +39,10 @@ function uniqueScope(scope) {
   return { ...scope, include: unique(scope.include), exclude: unique(scope.exclude) };
 }
 
-/**
- * @param {ManifestPage} page
- * @param {number} index
- */
+/** @param {ManifestPage} page @param {number} index */
 const pageText = (page, index) => (index === 0 ? '\n    ' : ',\n    ') + JSON.stringify(page);
 
-/**
- * @param {number} pageCount
- * @param {ManifestTail} tail
- */
+/** @param {number} pageCount @param {ManifestTail} tail */
 function tailText(pageCount, tail) {
   tail = canonicalTail(tail);
   const list = (/** @type {unknown[]} */ items) => (items.length === 0 ? '[]' : '[\n    ' + items.map((item) => JSON.stringify(item)).join(',\n    ') + '\n  ]');
@@ -62,12 +53,7 @@ function tailText(pageCount, tail) {
     + `  "interrupted": ${tail.interrupted}\n}\n`;
 }
 
-/**
- * The tail in an order that does not depend on fetch timing: warnings by
- * URL, code and message (stable), each error's referrers sorted.
- * @param {ManifestTail} tail
- * @returns {ManifestTail}
- */
+/** The tail in an order independent of fetch timing. @param {ManifestTail} tail @returns {ManifestTail} */
 function canonicalTail(tail) {
   const text = (/** @type {string | undefined} */ a, /** @type {string | undefined} */ b) => ((a ?? '') < (b ?? '') ? -1 : (a ?? '') > (b ?? '') ? 1 : 0);
   return {
@@ -90,15 +76,13 @@ export function formatManifest(manifest) {
 }
 
 /**
- * Stream the manifest into an output target: pages as they come (the caller
- * adds them in URL order), the tail at `finish()`.
+ * Stream the manifest into a target: pages as added (in URL order), the tail at `finish()`.
  * @param {import('../target.js').OutputTarget} target
  * @param {Omit<ManifestHeader, 'generatedAt' | 'version'> & { generatedAt?: string }} header
  */
 export function createManifestWriter(target, header) {
   const stream = new PassThrough();
-  // Its failures reach the caller through `written`; abort() destroys it with
-  // an error that nobody else listens for (a pass redone after a split).
+  // Failures reach the caller through `written`; abort()'s error has no other listener.
   stream.on('error', () => {});
   const written = target.write(MANIFEST_NAME, stream);
   written.catch(() => {}); // awaited in finish(); an early failure must not go unhandled
