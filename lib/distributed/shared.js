@@ -10,7 +10,7 @@ import { RedisFrontier, TOO_LONG_MARK, parseFeed } from './redis-frontier.js';
 import { DirBlobStore } from './dir-blobs.js';
 import { FinishPool, dropLeftPass, dropPass } from './finish.js';
 import { failRedirectLoops } from './loops.js';
-import { errorsOf } from '../engine/write-phase.js';
+import { errorsOf } from '../engine/errors-list.js';
 
 /**
  * The coordinator's side of a shared crawl (`crawl --frontier … --crawl-id …`):

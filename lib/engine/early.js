@@ -540,14 +540,14 @@ export class EarlyWrites {
    * it wanted, since it is not among the renamed); null to render it as usual.
    * @param {string} key
    * @param {string} file
-   * @returns {Promise<{ result: RenderOutput, keep: () => Promise<void> } | null>}
+   * @returns {Promise<{ result: RenderOutput, adopt: () => Promise<void> } | null>}
    */
   async take(key, file) {
     const early = await this.done.take(key);
     if (!early) return null;
     this.counts.taken++;
     const target = /** @type {import('../output/local-tree.js').LocalTree} */ (this.run.target);
-    return { result: early.result, keep: () => target.keepScratch(early.temp, file) };
+    return { result: early.result, adopt: () => target.adoptScratch(early.temp, file) };
   }
 
   /** @param {string} key whether a page has an early output to take */

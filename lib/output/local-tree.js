@@ -153,7 +153,7 @@ export class LocalTree {
     const temp = this.#tempPath(n);
     return {
       path: temp,
-      keep: () => this.#adopt(file, n),
+      adopt: () => this.#adopt(file, n),
       drop: () => rm(temp, { force: true }),
     };
   }
@@ -161,7 +161,7 @@ export class LocalTree {
   /**
    * A temp file of this run not yet given to a tree file: written before
    * its file is certain (a page rendered while the crawl runs), then given
-   * to a file by `keepScratch` (its directory in the tree made then), or
+   * to a file by `adoptScratch` (its directory in the tree made then), or
    * left for the commit or abort to remove with the other temp files.
    */
   scratch() {
@@ -173,7 +173,7 @@ export class LocalTree {
    * @param {number} n a temp file of `scratch()`
    * @param {string} file the tree file it becomes at the commit
    */
-  async keepScratch(n, file) {
+  async adoptScratch(n, file) {
     const target = this.resolve(file);
     await this.#ensureDir(path.dirname(target));
     await this.#adopt(file, n);

@@ -21,7 +21,7 @@
  *   commit(): Promise<void>,
  *   abort(): Promise<void>,
  *   existing?(file: string): Promise<number | null>,
- *   reserve?(file: string): Promise<{ path: string, keep(): Promise<void>, drop(): Promise<void> }>,
+ *   reserve?(file: string): Promise<{ path: string, adopt(): Promise<void>, drop(): Promise<void> }>,
  * }} OutputTarget
  *   write's sameTimeAs: give the file the modification time of that other
  *   file once both are committed (precompressed siblings: FILE.gz beside FILE).
@@ -29,7 +29,7 @@
  *   re-crawl leave a file as it is when it would write the same bytes.
  *   reserve (optional): a local path, not yet existing, where a worker
  *   thread writes the file's bytes itself (created with O_EXCL, never through
- *   a link); `keep()` then makes it the pending content of `file`, as
+ *   a link); `adopt()` then makes it the pending content of `file`, as
  *   `write` would, and `drop()` forgets it. Targets without it get the bytes
  *   through `write`.
  */
