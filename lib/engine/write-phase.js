@@ -22,7 +22,7 @@ import { namesAsBefore, renderContext, writePage } from './write-page.js';
  *
  * What becomes of a page's file, in the words of the write phase's modules:
  * - write: this run's output of the page is written (write-page.js);
- * - reuse: a page this run reached keeps the file the last run wrote, unwritten (write-page.js);
+ * - reuse: the file the last run wrote for a page this run reached stays as it is, unwritten (write-page.js);
  * - carry: a page of the last crawl this run did not reach (or could not write) is listed as the last state has it, stale, its file untouched (prune.js);
  * - leave: an incomplete run leaves a page's old files on disk, listed in its state entry for a later run (prune.js `leftOld`);
  * - retain: the staged bytes a reused page's file was made from stay in the log for the next state (`retained`);
