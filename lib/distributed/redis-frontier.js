@@ -3,7 +3,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { newRecord } from '../store/records.js';
 import { ownString } from '../store/frontier.js';
-import { decodeStored, packRecord, seenByte, storedValue } from './packed.js';
+import { decodeStored, packRecord, storedValue } from './packed.js';
+import { feedLinks } from './feed-format.js';
+import { RedisRecordStore } from './redis-records.js';
 import { FrontierError } from '../errors.js';
 
 /** In the set of too-deep URLs: a link past --max-url-length, by its hash (not a URL: it starts with a control character). */
@@ -15,15 +17,12 @@ export const TOO_LONG_MARK = '\u0001too-long:';
  * took (key -> token) and the records of those pages while they are worked
  * on; `done()` records the result and releases the lease in one script, only
  * if the lease is still this one (a late result is ignored). Its `records`
- * is the matching RecordStore: a page leased here is read and written in
- * memory until `done()`, any other is read from and written to Redis.
+ * is the matching record store (redis-records.js).
  *
  * @typedef {import('../store/frontier.js').FrontierItem} FrontierItem
  * @typedef {import('../store/frontier.js').AddOutcome} AddOutcome
  * @typedef {import('../store/records.js').PageRecord} PageRecord
- * @typedef {import('../store/records.js').RecordState} RecordState
  * @typedef {import('../store/frontier.js').Frontier} Frontier
- * @typedef {import('../store/records.js').RecordStore} RecordStore
  * @typedef {{
  *   maxPages: number, leaseMs: number, originConcurrency: number, intervalMs: number, maxDeliveries: number,
  * }} FrontierSettings
@@ -54,59 +53,6 @@ export const encodeRecord = storedValue;
  * @returns {PageRecord}
  */
 export const decodeRecord = decodeStored;
-
-/**
- * A page's links as the feed carries them: 'L', then each URL that may
- * become a page once ('\n' before each, '\n?' for one not sure to be
- * fetched); those that never can are left out (their links stay live
- * whatever happens). A result without links (not collected) has '' instead.
- * @param {import('../engine/early.js').LinksTo} linksTo
- */
-export function feedLinks({ keys, never, sure }) {
-  const seen = new Set();
-  let text = 'L';
-  for (const key of keys) {
-    if (never.has(key) || seen.has(key)) continue;
-    seen.add(key);
-    text += sure?.has(key) ? `\n${key}` : `\n?${key}`;
-  }
-  return text;
-}
-
-/**
- * The results a read of the feed brought (scripts.js DONE, FEED): three
- * items each, the key, the stored record and the links as feedLinks() wrote them.
- * @param {Buffer[]} items
- * @returns {{ key: string, record: PageRecord, linksTo?: import('../engine/early.js').LinksTo }[]}
- */
-export function parseFeed(items) {
-  if (items.length % 3 !== 0) throw new FrontierError('the feed holds a result cut short', { code: 'FEED_ENTRY' });
-  const results = [];
-  for (let i = 0; i < items.length; i += 3) {
-    const key = items[i].toString('utf8');
-    const record = decodeStored(items[i + 1], key);
-    const links = items[i + 2];
-    if (links.length === 0 || links[0] !== 76 /* L */) {
-      results.push({ key, record });
-      continue;
-    }
-    /** @type {string[]} */
-    const keys = [];
-    const sure = new Set();
-    const text = links.toString('utf8', 1);
-    if (text !== '') {
-      for (const line of text.slice(1).split('\n')) {
-        if (line.startsWith('?')) keys.push(line.slice(1));
-        else {
-          keys.push(line);
-          sure.add(line);
-        }
-      }
-    }
-    results.push({ key, record, linksTo: { keys, never: new Set(), sure } });
-  }
-  return results;
-}
 
 /**
  * A process whose last heartbeat is older than this is dead: its leases go
@@ -326,7 +272,7 @@ export class RedisFrontier {
   /**
    * Whether the coordinator reads the feed (DONE's last reply said so): a
    * page's links are then collected and sent with its result, for the pages
-   * it writes while the crawl runs (crawl/early.js).
+   * it writes while the crawl runs (engine/early.js).
    */
   wantsLinks() {
     return this.#feeding;
@@ -475,106 +421,4 @@ export class RedisFrontier {
   leased(key) {
     return this.#working.get(key);
   }
-}
-
-/** @implements {RecordStore} */
-export class RedisRecordStore {
-  /** @param {RedisFrontier} frontier */
-  constructor(frontier) {
-    this.frontier = frontier;
-  }
-
-  /** The frontier's scripts create records and note referrers as they add URLs. */
-  async admit() {}
-
-  /** @param {string} key */
-  async get(key) {
-    const working = this.frontier.leased(key);
-    if (working) return working;
-    const { redis, prefix } = this.frontier;
-    const raw = await redis.hgetBuffer(`${prefix}rec`, key).catch((error) => { throw redis.toFrontierError(error); });
-    return raw ? decodeStored(raw, key) : undefined;
-  }
-
-  /**
-   * Several records in one round trip (phase two reads every page's).
-   * @param {string[]} keys
-   */
-  async getMany(keys) {
-    if (keys.length === 0) return [];
-    const { redis, prefix } = this.frontier;
-    const raws = await redis.hmgetBuffer(`${prefix}rec`, ...keys).catch((error) => { throw redis.toFrontierError(error); });
-    return keys.map((key, i) => this.frontier.leased(key) ?? (raws[i] ? decodeStored(raws[i], key) : undefined));
-  }
-
-  /**
-   * A page leased here is kept until done() records it with the lease
-   * released; any other record is written now.
-   * @param {PageRecord} record
-   */
-  async put(record) {
-    if (this.frontier.leased(record.key) === record) return;
-    // While the tree is written, a page's file and hashes are of no use to the other processes.
-    if (this.frontier.finishing && record.state === 'done') return;
-    const { redis, prefix } = this.frontier;
-    // Its place in the seen-set follows from its state; a queued record is not written over a result recorded meanwhile.
-    await redis.prPut(prefix, record.key, Buffer.concat([Buffer.from(seenByte(record), 'latin1'), packRecord(record)])).catch((error) => { throw redis.toFrontierError(error); });
-  }
-
-  /**
-   * Every record's field and value, 2,000 at a time.
-   * @param {(key: Buffer, value: Buffer) => void} each
-   */
-  async #scan(each) {
-    const { redis, prefix } = this.frontier;
-    let cursor = '0';
-    do {
-      const [next, entries] = await redis.hscanBuffer(`${prefix}rec`, cursor, 'COUNT', 2000).catch((error) => { throw redis.toFrontierError(error); });
-      cursor = next.toString();
-      for (let i = 1; i < entries.length; i += 2) each(entries[i - 1], entries[i]);
-    } while (cursor !== '0');
-  }
-
-  /** @param {RecordState} state */
-  async keys(state) {
-    if (state !== 'done') return (await this.list(state)).map((record) => record.key);
-    /** @type {string[]} */
-    const keys = [];
-    // d: done, a page (the first byte says so without decoding the record)
-    await this.#scan((key, value) => { if (value[0] === 0x64) keys.push(key.toString()); });
-    return keys;
-  }
-
-  /**
-   * The records in any of these states, in one scan of the records.
-   * @param {RecordState | RecordState[]} states
-   */
-  async list(states) {
-    const wanted = new Set([states].flat());
-    const queued = wanted.has('queued');
-    const others = wanted.size > (queued ? 1 : 0);
-    /** @type {PageRecord[]} */
-    const list = [];
-    await this.#scan((key, value) => {
-      const first = value[0];
-      // d, x: no longer queued; q, r, Q, R: queued
-      if ((first === 0x64 || first === 0x78) ? !others : !queued) return;
-      const record = decodeStored(value, key.toString());
-      if (wanted.has(record.state)) list.push(record);
-    });
-    // The pages that linked to a failure (or to a page gone), noted as they were found.
-    const broken = list.filter((record) => record.state === 'failed' || record.state === 'gone');
-    if (broken.length > 0) {
-      const { redis, prefix } = this.frontier;
-      for (let start = 0; start < broken.length; start += 1000) {
-        const chunk = broken.slice(start, start + 1000);
-        const refs = await redis.hmget(`${prefix}refs`, ...chunk.map((record) => record.key)).catch((error) => { throw redis.toFrontierError(error); });
-        chunk.forEach((record, i) => { record.referrers = refs[i] ? refs[i].split('\n') : []; });
-      }
-    }
-    return list;
-  }
-
-  /** The records stay in Redis for the next crawl with this id. */
-  async close() {}
 }

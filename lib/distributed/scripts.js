@@ -337,7 +337,7 @@ return take_some(ARGV, 1)
  * or x (not a page), the record's state, error code, the page's references
  * to requisites not fetched (counted once, with an accepted result),
  * nWarnings, nRedirects (url, json pairs), nDeep, the URLs the page links
- * to (for the feed, as frontier.js feedLinks writes them; '' if not
+ * to (for the feed, as feed-format.js feedLinks writes them; '' if not
  * collected), then those values, then take_some's arguments (worker first;
  * max 0 to take nothing).
  *

@@ -6,11 +6,12 @@ import { STATE_DIR } from '../output/outdir.js';
 import { VERSION, machineOf } from './identity.js';
 import { connectRedis, keyPrefix, redactUrl } from './connection.js';
 import { configDifference, sharedConfig } from './config.js';
-import { RedisFrontier, TOO_LONG_MARK, parseFeed } from './redis-frontier.js';
+import { RedisFrontier, TOO_LONG_MARK } from './redis-frontier.js';
+import { parseFeed } from './feed-format.js';
 import { DirBlobStore } from './dir-blobs.js';
 import { FinishPool, dropLeftPass, dropPass } from './finish.js';
 import { failRedirectLoops } from './loops.js';
-import { errorsOf } from '../engine/write-phase.js';
+import { errorsOf } from '../engine/errors-list.js';
 
 /**
  * The coordinator's side of a shared crawl (`crawl --frontier … --crawl-id …`):

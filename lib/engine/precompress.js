@@ -81,7 +81,7 @@ export function siblingsMissing(run, stored) {
  * Whether a name is the file of a page of this run (a site with URLs for
  * both `app.js` and `app.js.gz`, `sitemap.xml` and `sitemap.xml.gz`): then it
  * is that page's, never a sibling to make or remove. The write pass says
- * (finalize.js `pageFile`); without it, no name is.
+ * (write-phase.js `pageFile`); without it, no name is.
  * @param {import('./run.js').CrawlRun} run
  * @param {string} name
  * @param {boolean} [anyCase] in any case (before making a sibling), not only exactly (before removing one)

@@ -134,14 +134,14 @@ export class LocalTree {
     const temp = this.#tempPath(n);
     return {
       path: temp,
-      keep: () => this.#adopt(file, n),
+      adopt: () => this.#adopt(file, n),
       drop: () => rm(temp, { force: true }),
     };
   }
 
   /**
    * A temp file written before its tree file is known (a page rendered while
-   * crawling), given one by `keepScratch` or removed at commit or abort.
+   * crawling), given one by `adoptScratch` or removed at commit or abort.
    */
   scratch() {
     const n = ++this.counter;
@@ -149,7 +149,7 @@ export class LocalTree {
   }
 
   /** @param {number} n a temp file of `scratch()` @param {string} file the tree file it becomes at the commit */
-  async keepScratch(n, file) {
+  async adoptScratch(n, file) {
     const target = this.resolve(file);
     await this.#ensureDir(path.dirname(target));
     await this.#adopt(file, n);

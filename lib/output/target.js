@@ -13,11 +13,11 @@
  *   commit(): Promise<void>,
  *   abort(): Promise<void>,
  *   existing?(file: string): Promise<number | null>,
- *   reserve?(file: string): Promise<{ path: string, keep(): Promise<void>, drop(): Promise<void> }>,
+ *   reserve?(file: string): Promise<{ path: string, adopt(): Promise<void>, drop(): Promise<void> }>,
  * }} OutputTarget
  *   sameTimeAs: take that file's modification time (FILE.gz beside FILE).
  *   existing: a committed file's size or null, so a re-crawl can leave it as it is.
- *   reserve: a new local path (O_EXCL) a worker thread writes itself; `keep()` makes it
+ *   reserve: a new local path (O_EXCL) a worker thread writes itself; `adopt()` makes it
  *   the pending content of `file`, `drop()` forgets it.
  */
 export {};

@@ -76,7 +76,7 @@ function fedEarlyWrites(batches) {
         return { bytes: 1, sha256: '0'.repeat(64), written: true, placeholders: [], warnings: [] };
       },
     },
-    target: { scratch: () => ({ n: temps, path: `/tmp/never-written-${temps++}` }), keepScratch: async () => {} },
+    target: { scratch: () => ({ n: temps, path: `/tmp/never-written-${temps++}` }), adoptScratch: async () => {} },
     blobs: { locate: (/** @type {string} */ id) => ({ path: id, at: 0, length: -1 }) },
   });
   let reads = 0;

@@ -1,0 +1,70 @@
+// @ts-check
+import { decodeScan, renderDocument } from '../document/rewrite.js';
+import { sha256 } from '../store/blobs.js';
+import { pageEntry } from './manifest-entries.js';
+
+/**
+ * @typedef {import('./run.js').CrawlRun} CrawlRun
+ * @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage
+ * @typedef {import('./write-page.js').PassRun} PassRun
+ */
+
+/**
+ * A URL that shares its first URL's file ("/index.html" beside "/"): its
+ * output is made as the first's was and must be the same bytes; then it is
+ * listed with the same file and nothing is written. Otherwise (or when the
+ * first was not written) it goes to `pass.split`, to get a file of its own.
+ * @param {PassRun} pass
+ * @param {PageRecord} record
+ * @param {Promise<{ page: ManifestPage, record: PageRecord } | null>} firstWritten
+ * @returns {Promise<{ page: ManifestPage, record: PageRecord } | null>}
+ */
+export async function writeAlias(pass, record, firstWritten) {
+  const first = await firstWritten;
+  if (!first) {
+    pass.split.push(record);
+    return null;
+  }
+  const blobs = /** @type {import('../store/blobs.js').BlobStore} */ (pass.blobs);
+  const ids = [/** @type {string} */ (record.body)];
+  if (record.type !== 'other' && record.scan !== undefined) ids.push(record.scan);
+  const [raw, scanned] = await blobs.get(ids);
+  const output = scanned === undefined ? raw : rewrite(pass, record, raw, decodeScan(scanned)).body;
+  const sameBytes = output.length === first.page.bytes && (output === raw ? record.body : sha256(output)) === first.page.sha256;
+  if (!sameBytes) {
+    pass.split.push(record);
+    return null;
+  }
+  record.bytes = first.page.bytes;
+  record.sha256 = first.page.sha256;
+  record.compressed = first.record.compressed;
+  return { page: pageEntry(pass, record, first.page.placeholders), record };
+}
+
+/**
+ * Rewrite one HTML or CSS document for the file it is named, in this thread.
+ * @param {PassRun} pass
+ * @param {PageRecord} record
+ * @param {Buffer} raw
+ * @param {import('../document/rewrite.js').DocumentScan} scan
+ */
+function rewrite(pass, record, raw, scan) {
+  const o = pass.options;
+  return renderDocument({
+    body: raw,
+    scan,
+    type: record.type === 'css' ? 'css' : 'html',
+    charset: record.charset ?? 'utf-8',
+    placeholderMode: o.placeholders,
+    pricePath: o.pricePath,
+    pageUrl: new URL(record.key),
+    file: /** @type {string} */ (record.file),
+    targetFile: (key) => pass.names.fileOf(key),
+    staticRoot: pass.staticRoot,
+    dynamicBase: o.dynamicBase,
+    crawlOrigins: pass.origins,
+    relativeLinks: o.relativeLinks,
+    siteUrl: o.siteUrl,
+  });
+}

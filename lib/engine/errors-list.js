@@ -1,0 +1,33 @@
+// @ts-check
+import { byKey } from '../naming/assign.js';
+
+/**
+ * @typedef {import('./run.js').CrawlRun} CrawlRun
+ * @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {import('../output/manifest/schema.js').ManifestError} ManifestError
+ */
+
+/**
+ * The manifest's errors, in URL order: the pages that failed, and those gone
+ * from the site (404, 410) that pages still link to: removed, but broken links.
+ * @param {Pick<CrawlRun, 'records'>} run
+ * @returns {Promise<{ errors: ManifestError[], failed: number }>} failed: of them, the failures
+ */
+export async function errorsOf(run) {
+  const records = await run.records.list(['failed', 'gone']);
+  const failed = records.reduce((n, record) => n + (record.state === 'failed' ? 1 : 0), 0);
+  return { errors: records.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map(toManifestError), failed };
+}
+
+/**
+ * @param {PageRecord} record
+ * @returns {ManifestError}
+ */
+function toManifestError(record) {
+  /** @type {ManifestError} */
+  // In URL order, not the order the crawl found them in, which timing decides.
+  const error = { url: record.key, message: record.error?.message ?? 'failed', referrers: [...(record.referrers ?? [])].sort(byKey) };
+  if (record.error?.status) error.status = record.error.status;
+  if (record.error?.code) error.code = record.error.code;
+  return error;
+}

@@ -1,0 +1,275 @@
+// @ts-check
+import { FrontierError, OutputError } from '../errors.js';
+import { outputFailure } from '../output/outdir.js';
+import { pickStored } from '../recrawl/prior.js';
+import { warn } from '../warnings.js';
+import { storedLinks } from './carry.js';
+import { pageEntry } from './manifest-entries.js';
+import { fail } from './outcomes.js';
+import { precompress, settleOldSiblings, siblingsMissing } from './precompress.js';
+
+/**
+ * One page of a write pass: reuse the file the last run wrote for it when
+ * that is what this run would write, else rewrite the page and write it.
+ *
+ * @typedef {import('./run.js').CrawlRun} CrawlRun
+ * @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage
+ * @typedef {import('../recrawl/state.js').StoredPage} StoredPage
+ * @typedef {import('../naming/assign.js').Naming} Naming
+ * @typedef {ReturnType<typeof import('../naming/assign.js').createNameTable>} NameTable
+ * @typedef {{ filesWritten: number, bytesWritten: number }} Counters
+ * @typedef {CrawlRun & {
+ *   names: NameTable, previous: ReturnType<typeof import('../recrawl/prior.js').priorFiles> | null, sameNames: boolean,
+ *   wholeBodies: import('p-limit').LimitFunction, pageFile: (name: string, anyCase?: boolean) => boolean,
+ *   counters: Counters, failed: PageRecord[], split: PageRecord[], retained: (string | undefined)[],
+ * }} PassRun
+ *   the run as one write pass sees it (its warnings are the pass's own). previous: where links led in
+ *   the last run, when its outputs may be reused; sameNames: every link leads where it led (namesAsBefore);
+ *   wholeBodies: the non-documents read whole at once; pageFile: whether a name is a page's file;
+ *   failed: pages that could not be written; split: aliases to split apart; retained: blobs the state
+ *   lists that the records do not
+ * @typedef {{ page: ManifestPage, record: PageRecord }} Written
+ * @typedef {{ output: Buffer | undefined, written: boolean, placeholders: ManifestPage['placeholders'] }} Made
+ */
+
+/**
+ * Rewrite (HTML, CSS) and write one page, unless the file already there is
+ * what it would write. Null when it failed (then in `pass.failed`).
+ * @param {PassRun} pass
+ * @param {PageRecord} record
+ * @returns {Promise<Written | null>}
+ */
+export async function writePage(pass, record) {
+  const o = pass.options;
+  const target = /** @type {import('../output/target.js').OutputTarget} */ (pass.target);
+  const file = /** @type {string} */ (record.file);
+  const last = pass.prior?.pages.get(record.key);
+  const stored = pass.previous ? last : undefined;
+  const sameFile = stored?.state === 'done' && stored.file === file && stored.sha256 !== undefined
+    && (await target.existing?.(file)) === stored.bytes;
+  /** @type {ManifestPage['placeholders']} */
+  let placeholders = [];
+  try {
+    const ids = [/** @type {string} */ (record.body)];
+    if (record.type !== 'other' && record.scan !== undefined) ids.push(record.scan);
+    // A file is reused as it is, unless it lacks siblings of this run's --precompress: then its bytes
+    // are made (or read) again for them, and the file is still not written when they are the same.
+    const unchangedInput = (record.change === 'not-modified' || record.change === 'same-bytes')
+      && !(o.precompress.length > 0 && stored !== undefined && siblingsMissing(pass, stored));
+    if (sameFile && unchangedInput && (record.type === 'other' || pass.sameNames || (ids.length === 2 && await linksAsBefore(pass, ids[1])))) {
+      return reuseFile(pass, record, /** @type {StoredPage} */ (stored));
+    }
+    const made = ids.length === 1
+      ? await copyWhole(pass, record, sameFile && stored?.sha256 === record.body)
+      : await rewrite(pass, record, ids, sameFile ? stored?.sha256 : undefined);
+    placeholders = made.placeholders;
+    // The last state's siblings, even when its outputs are not reused (other options): they are on disk.
+    await settleOldSiblings(pass, record, last?.state === 'done' && last.file === file ? last : undefined);
+    if (o.precompress.length > 0) await precompress(pass, record, /** @type {Buffer} */ (made.output), placeholders, made.written ? undefined : stored, pass.counters);
+  } catch (error) {
+    const fatal = outputFailure(error, 'write', `${file} in ${target.location}`);
+    if (fatal instanceof OutputError || error instanceof FrontierError) throw fatal; // disk full, read-only, Redis lost...: the run cannot go on
+    await fail(pass, record, error);
+    pass.failed.push(record);
+    return null;
+  }
+  // What was written (file, bytes, sha256) goes to the manifest and the state;
+  // the record store keeps what the crawl found, and is not written again.
+  return { page: pageEntry(pass, record, placeholders), record };
+}
+
+/**
+ * Whether every link of an unchanged page leads to the file it led to in the
+ * last run: then its output is the same. Only asked when sameFile made a
+ * last-run copy (`previous`) certain.
+ * @param {PassRun} pass
+ * @param {string} scanId
+ */
+async function linksAsBefore(pass, scanId) {
+  const previous = /** @type {NonNullable<PassRun['previous']>} */ (pass.previous);
+  const scan = await storedLinks(pass, scanId);
+  return scan.links.every((link) => !link.key || pass.names.fileOf(link.key) === previous.fileOf(link.key));
+}
+
+/**
+ * A page that is not rewritten (not HTML nor CSS), read whole and written
+ * unless its bytes are those of the file there.
+ * @param {PassRun} pass
+ * @param {PageRecord} record
+ * @param {boolean} sameBytes
+ * @returns {Promise<Made>}
+ */
+async function copyWhole(pass, record, sameBytes) {
+  const blobs = /** @type {import('../store/blobs.js').BlobStore} */ (pass.blobs);
+  const target = /** @type {import('../output/target.js').OutputTarget} */ (pass.target);
+  let written = false;
+  // Read whole: a few at once, whatever the window of pages in flight.
+  const output = await pass.wholeBodies(async () => {
+    const [raw] = await blobs.get([/** @type {string} */ (record.body)]);
+    written = !sameBytes;
+    if (written) await writeFile(target, /** @type {string} */ (record.file), raw, pass.counters);
+    return raw;
+  });
+  record.bytes = output.length;
+  record.sha256 = record.body;
+  return { output, written, placeholders: [] };
+}
+
+/**
+ * Rewritten, hashed and (on a local tree) written by a worker thread, which
+ * reads the staged bytes itself where the blob store can say where they lie;
+ * or taken from an early write, or done by another process of a shared crawl.
+ * @param {PassRun} pass
+ * @param {PageRecord} record
+ * @param {string[]} ids its body and scan
+ * @param {string | undefined} unchangedSha the sha256 of the file there, if it is this page's last
+ * @returns {Promise<Made>}
+ */
+async function rewrite(pass, record, ids, unchangedSha) {
+  const o = pass.options;
+  const blobs = /** @type {import('../store/blobs.js').BlobStore} */ (pass.blobs);
+  const target = /** @type {import('../output/target.js').OutputTarget} */ (pass.target);
+  const file = /** @type {string} */ (record.file);
+  const places = blobs.locate ? [blobs.locate(ids[0]), blobs.locate(ids[1])] : null;
+  const source = async () => (places
+    ? { places: /** @type {[import('./page-work.js').BlobPlace, import('./page-work.js').BlobPlace]} */ (places), read: () => blobs.get(ids) }
+    : blobs.get(ids).then(([raw, scan]) => ({ raw, scan })));
+  // Rendered while the crawl ran, for this very file (early.js): only adopted now.
+  const early = pass.early?.has(record.key) ? await pass.early.take(record.key, file) : null;
+  const reserved = early ? { path: undefined, adopt: early.adopt, drop: async () => {} } : target.reserve ? await target.reserve(file) : null;
+  try {
+    /** @type {Omit<import('./page-work.js').RenderInput, 'raw' | 'scan'>} */
+    const request = {
+      bodyId: /** @type {string} */ (record.body), scanId: ids[1], url: record.key, file,
+      type: record.type === 'css' ? 'css' : 'html', charset: record.charset ?? 'utf-8',
+      unchangedSha, temp: reserved?.path, wantOutput: o.precompress.length > 0,
+    };
+    // Another process of a shared crawl may do it (into the same temp file); not when the output is wanted here.
+    if (!early) warmThreads(pass);
+    const result = early
+      ? early.result
+      : pass.finishPool && reserved && !request.wantOutput
+      ? await pass.finishPool.render(request)
+      : await pass.threads.render({ ...(await source()), ...request });
+    for (const warning of result.warnings) warn(pass, record.key, warning.code, warning.message);
+    record.bytes = result.bytes;
+    record.sha256 = result.sha256;
+    if (result.written && reserved) {
+      await reserved.adopt();
+      pass.counters.filesWritten++;
+      pass.counters.bytesWritten += result.bytes;
+    } else if (result.written) {
+      await writeFile(target, file, /** @type {Buffer} */ (result.output), pass.counters);
+    } else {
+      await reserved?.drop();
+    }
+    return { output: result.output, written: result.written, placeholders: result.placeholders };
+  } catch (error) {
+    await reserved?.drop();
+    throw error;
+  }
+}
+
+/**
+ * What rewriting reads besides a page and the name table, for the worker threads.
+ * @param {CrawlRun} run
+ * @returns {import('./page-work.js').RenderContext}
+ */
+export function renderContext(run) {
+  const o = run.options;
+  return {
+    placeholders: o.placeholders,
+    pricePath: o.pricePath,
+    staticRoot: run.staticRoot.href,
+    dynamicBase: o.dynamicBase?.href ?? null,
+    origins: [...run.origins],
+    relativeLinks: o.relativeLinks,
+    siteUrl: o.siteUrl?.href ?? null,
+  };
+}
+
+/**
+ * Whether the name table is the last run's: the same pages with the same
+ * files, and the same redirects. Then every link leads where it led.
+ * @param {CrawlRun} run
+ * @param {Naming} naming
+ * @param {NameTable} names
+ * @param {Set<string>} dropped
+ */
+export function namesAsBefore(run, naming, names, dropped) {
+  const prior = /** @type {import('../recrawl/prior.js').Prior} */ (run.prior);
+  let count = 0;
+  for (const key of naming.keys) {
+    if (dropped.has(key)) return false;
+    const stored = pickStored(prior.pages, key, ['state', 'file', 'location']);
+    // (location: a page carried while it redirected, whose links led to the target.)
+    if (!stored || stored.state !== 'done' || stored.location !== undefined || stored.file !== names.fileOf(key)) return false;
+    count++;
+  }
+  for (const redirect of run.redirects) {
+    const stored = pickStored(prior.pages, redirect.url, ['state', 'location']);
+    if (!stored || stored.state !== 'redirect' || stored.location !== redirect.location) return false;
+    count++;
+  }
+  // Nothing the last run had is missing (a page gone changes where links lead).
+  return count === prior.pages.size;
+}
+
+/**
+ * @param {import('../output/target.js').OutputTarget} target
+ * @param {string} file
+ * @param {Buffer} data
+ * @param {Counters} counters
+ */
+async function writeFile(target, file, data, counters) {
+  await target.write(file, data);
+  counters.filesWritten++;
+  counters.bytesWritten += data.length;
+}
+
+/**
+ * The worker threads for phase two's rewrites (this process's, which a shared
+ * crawl's finishing also uses before it hands pages to the others): started
+ * once more than a few pages needed them, so a re-crawl that reuses every file
+ * starts none.
+ * @param {CrawlRun} run
+ */
+function warmThreads(run) {
+  if (run.threads.requests >= run.options.threadsFrom) run.threads.warm();
+}
+
+/**
+ * Reuse: the page's file stays as the last run wrote it, and so do its
+ * siblings (but those of formats this run does not make).
+ * @param {PassRun} pass
+ * @param {PageRecord} record
+ * @param {StoredPage} stored
+ */
+async function reuseFile(pass, record, stored) {
+  const reused = reuseEntry(pass, record, stored);
+  await settleOldSiblings(pass, record, stored);
+  return reused;
+}
+
+/**
+ * @param {PassRun} pass
+ * @param {PageRecord} record
+ * @param {StoredPage} stored
+ */
+function reuseEntry(pass, record, stored) {
+  record.bytes = stored.bytes;
+  record.sha256 = stored.sha256;
+  record.compressed = stored.compressed;
+  // Unchanged only for --ignore (new bytes, the same but for the spans it ignores): the state
+  // lists the bytes the file was made from, so that a run without those spans ignored (the
+  // pattern dropped or changed) sees the page changed and writes it from its new bytes.
+  if (stored.body !== undefined && record.body !== stored.body) {
+    record.body = stored.body;
+    record.scan = stored.scan;
+    record.charset = stored.charset;
+    // The record store still names the new bytes: these are retained in the log for the state's sake.
+    pass.retained.push(stored.body, stored.scan);
+  }
+  return { page: pageEntry(pass, record, stored.placeholders ?? []), record };
+}
