@@ -37,6 +37,7 @@ import { parseTarget, targetLabel } from './targets.js';
  *   target: string, kind: 'local' | 'ssh', status: TargetStatus, previous: string | null, current: string | null,
  *   churn: Churn | null, sent: { files: number, bytes: number }, verify: import('./targets.js').VerifyResult | null,
  *   pruned: string[], durationMs: number, error?: { code: string, message: string },
+ *   warnings: { code: import('../warnings.js').WarningCode, message: string }[],
  *   plan?: { send: string[], remove: string[] },
  * }} TargetResult
  * @typedef {{
@@ -101,7 +102,7 @@ export async function deploy(out, names, options = {}) {
     /** @type {TargetResult[]} */
     const results = targets.map((target) => ({
       target: target.label, kind: target.kind, status: /** @type {TargetStatus} */ ('failed'), previous: null, current: null,
-      churn: null, sent: { files: 0, bytes: 0 }, verify: null, pruned: [], durationMs: 0,
+      churn: null, sent: { files: 0, bytes: 0 }, verify: null, pruned: [], durationMs: 0, warnings: [],
     }));
     /** @type {Set<number>} targets out of the run (their result says why) */
     const failed = new Set();
@@ -171,7 +172,11 @@ export async function deploy(out, names, options = {}) {
       const result = results[index];
       const t0 = Date.now();
       try {
-        const { current, releases, currentFiles: previousFiles } = await target.state(true);
+        const state = await target.state(true);
+        const { current, releases } = state;
+        // A current release that is not exactly its record is never linked from: built from OUT alone.
+        const previousFiles = state.unsound ? null : state.currentFiles;
+        if (state.unsound) result.warnings.push({ code: 'DEPLOY_REBUILT', message: `${state.unsound}: the new release is built from OUT alone, not linked from it` });
         result.previous = current;
         result.current = current;
         const previousHeader = releases.find((release) => release.id === current);

@@ -45,6 +45,7 @@ export function formatDeploy(result) {
   lines.push(table(rows, [false, true, true, true, true, true, false, true, false]).trimEnd());
   lines.push('');
   for (const t of result.targets) {
+    for (const warning of t.warnings ?? []) lines.push(`${t.target}: warning ${warning.code}: ${warning.message}`);
     if (t.error) lines.push(`${t.target}: ${t.error.message}`);
     if (t.plan) {
       const shown = (/** @type {string[]} */ files, /** @type {string} */ verb) => {

@@ -9,6 +9,7 @@ import pLimit from 'p-limit';
 import { AbortError, DeployError } from '../errors.js';
 import { acquireLock } from '../output/lock.js';
 import { CURRENT, LOCK_NAME, RELEASES, TMP_PREFIX, idFromLink, isReleaseId, parseHeader, parseRecord } from './release.js';
+import { assertNoLink, localTreeProblem } from './sound.js';
 import { checkHashes, removalList } from './verify.js';
 
 /**
@@ -18,7 +19,9 @@ import { checkHashes, removalList } from './verify.js';
  * and vanished paths are removed; the changed and new files are copied in
  * and hashed again. Time and disk grow with the changed files (but for the
  * links themselves, made by one cp); the switch is a new symbolic link
- * renamed over `current`.
+ * renamed over `current`. The previous release is linked from only when it
+ * is exactly its record (sound.js), and nothing is removed or written
+ * through a directory that is a link.
  *
  * @typedef {import('./source.js').FileInfo} FileInfo
  * @typedef {import('./release.js').ReleaseInfo} ReleaseInfo
@@ -128,7 +131,8 @@ export class LocalTarget {
     }
     releases.sort((a, b) => (a.id < b.id ? -1 : 1));
     const currentFiles = withFiles && current && releases.some((release) => release.current) ? await this.previousFiles(current) : null;
-    return { current, releases, currentFiles };
+    const unsound = currentFiles && current ? await localTreeProblem(this.releasesPath(current), currentFiles) : null;
+    return { current, releases, currentFiles, unsound: unsound && `${RELEASES}/${current}: ${unsound}` };
   }
 
   /** The entries of releases/ (none when it does not exist yet). */
@@ -182,15 +186,20 @@ export class LocalTarget {
     }
     const tmp = this.releasesPath(TMP_PREFIX + id);
     const prevDir = previous ? this.releasesPath(previous.id) : null;
+    /** @type {Set<string>} directories of tmp found not to be links */
+    const checked = new Set();
     if (previous && prevDir && (await lstat(prevDir).then((stat) => stat.isDirectory(), () => false))) {
       await linkCopy(prevDir, tmp, previous.files, signal);
       const limit = pLimit(16);
-      await Promise.all(removalList(diff, previous.files, source.files).map((file) => limit(() => rm(path.join(tmp, file), { recursive: true, force: true }))));
+      await Promise.all(removalList(diff, previous.files, source.files).map((file) => limit(async () => {
+        await assertNoLink(tmp, path.posix.dirname(file), checked);
+        await rm(path.join(tmp, file), { recursive: true, force: true });
+      })));
     } else {
       await mkdir(tmp, { recursive: true });
     }
     const send = diff.send;
-    await copyFiles(source, send, tmp, signal);
+    await copyFiles(source, send, tmp, checked, signal);
     const sentBytes = send.reduce((sum, file) => sum + (source.files.get(file)?.bytes ?? 0), 0);
 
     // The check: every copied file read back and hashed against the manifest's
@@ -280,14 +289,16 @@ async function linkCopy(from, to, files, signal) {
  * @param {import('./source.js').SourceTree} source
  * @param {string[]} files
  * @param {string} to
+ * @param {Set<string>} checked directories of `to` found not to be links (assertNoLink)
  * @param {AbortSignal} [signal]
  */
-async function copyFiles(source, files, to, signal) {
+async function copyFiles(source, files, to, checked, signal) {
   /** @type {Set<string>} */
   const made = new Set();
   for (const file of files) {
     const parent = path.posix.dirname(file);
     if (parent === '.' || made.has(parent)) continue;
+    await assertNoLink(to, parent, checked);
     await mkdir(path.join(to, parent), { recursive: true });
     for (let dir = parent; dir !== '.' && !made.has(dir); dir = path.posix.dirname(dir)) made.add(dir);
   }

@@ -7,6 +7,7 @@ import { AbortError, DeployError, LockedError } from '../errors.js';
 import { isAlive } from '../output/lock.js';
 import { CURRENT, LOCK_NAME, RELEASES, TMP_PREFIX, TRASH_PREFIX, idFromLink, parseHeader, parseRecord } from './release.js';
 import { targetLabel } from './targets.js';
+import { remoteTreeProblem, TREE_CHECK } from './sound.js';
 import { checkHashes, parseHashes, removalList } from './verify.js';
 
 /** @typedef {import('./source.js').FileInfo} FileInfo */
@@ -21,9 +22,11 @@ import { checkHashes, parseHashes, removalList } from './verify.js';
  * changed files, but for one `cp -al`:
  *
  *   lock and state: mkdir DIR/.prerender-lock (atomic), our pid/host/time
- *             inside; then the releases and the current one's record
+ *             inside; then the releases, the current one's record, and
+ *             whether its tree is exactly that record (sound.js)
  *   stage:    cp -al releases/PREVIOUS releases/.tmp-ID (one command: hard
- *             links, no data); rm the changed and vanished paths; tar -x of
+ *             links, no data; only from a sound release, and the copy
+ *             searched for links); rm the changed and vanished paths; tar -x of
  *             the new and changed files (one tar stream read once from OUT,
  *             shared by every target of the run: fanout.js); sha256sum -c of
  *             the files received against the manifest's sha256; if they all
@@ -67,7 +70,11 @@ for f in ${RELEASES}/*.json; do
   printf 'RELEASE '; head -n 1 "$f"
 done
 id=\${cur##*/}
-if [ "$2" = files ] && [ -n "$id" ] && [ -f "${RELEASES}/$id.json" ]; then echo RECORD; cat -- "${RELEASES}/$id.json"; fi`;
+if [ "$2" = files ] && [ -n "$id" ] && [ -f "${RELEASES}/$id.json" ]; then
+  cd ${RELEASES} || exit 1
+  ${TREE_CHECK}
+  echo RECORD; cat -- "$id.json"
+fi`;
 
 /** $1 dir, $2 "files" for the current record too */
 const STATE_SCRIPT = STATE_BODY;
@@ -170,7 +177,11 @@ done
 if [ -d "$2" ] && [ -f "$2.json" ]; then echo EXISTS; exit 0; fi
 rm -rf -- "$2"
 t="${TMP_PREFIX}$2"
-if [ -n "$3" ] && [ -d "$3" ]; then cp -al -- "$3" "$t"; else mkdir -- "$t"; fi
+if [ -n "$3" ] && [ -d "$3" ] && [ ! -L "$3" ]; then
+  cp -al -- "$3" "$t"
+  # Checked sound with the lock; a link planted since would be copied as one.
+  if [ -n "$(find "$t" ! -type f ! -type d -print | head -n 1)" ]; then rm -rf -- "$t"; echo UNSOUND; exit 0; fi
+else mkdir -- "$t"; fi
 head -c "$4" > "$t.remove"
 head -c "$5" > "$t.check"
 head -c "$6" > "$t.json"
@@ -453,7 +464,7 @@ export class SshTarget {
     const sent = fanout.attach(child.stdin).then(() => null, (/** @type {Error} */ error) => error);
     const [{ code, error, stdout, stderr }, readError] = await Promise.all([exited, sent]);
     if (this.options.signal?.aborted) throw new AbortError('interrupted');
-    if (/^EXISTS$/m.test(stdout) && code === 0) return stdout;
+    if (/^(EXISTS|UNSOUND)$/m.test(stdout) && code === 0) return stdout;
     if (readError) throw readError;
     if (error || code !== 0) throw new DeployError(`${this.label}: ${what} failed (${error ? error.message : `exit ${code}`}): ${stderr.trim() || 'no message'}`, { code: 'DEPLOY_TRANSFER', cause: error });
     return stdout;
@@ -483,7 +494,8 @@ export class SshTarget {
     }
     releases.sort((a, b) => (a.id < b.id ? -1 : 1));
     const currentFiles = cut !== -1 && releases.some((release) => release.current) ? parseRecord(answer.slice(cut + 8)).files : null;
-    return { current, releases, currentFiles };
+    const unsound = currentFiles && current ? remoteTreeProblem(out, currentFiles) : null;
+    return { current, releases, currentFiles, unsound: unsound && `${RELEASES}/${current}: ${unsound}` };
   }
 
   /**
@@ -509,6 +521,7 @@ export class SshTarget {
         this.spec.path, id, previous?.id ?? '', String(remove.length), String(check.length), String(record.length), all ? 'all' : 'sent', String(send.length),
       ], Buffer.concat([remove, check, record]), fanout);
       if (/^EXISTS$/m.test(answer)) return { sentFiles: 0, sentBytes: 0, verify: { ok: true, checked: 0, failures: [] }, reused: true };
+      if (/^UNSOUND$/m.test(answer)) throw new DeployError(`${this.label}: ${RELEASES}/${previous?.id} gained a symbolic link or special file during the deploy: nothing was built on it; run again (the next run builds from OUT)`, { code: 'DEPLOY_UNSAFE_TARGET' });
       const sentBytes = send.reduce((sum, file) => sum + (source.files.get(file)?.bytes ?? 0), 0);
       // Unchanged files are links to inodes of the previous release, checked
       // when they were received; --verify all hashes them again (and finds
