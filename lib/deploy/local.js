@@ -205,7 +205,8 @@ export class LocalTarget {
     // The check: every copied file read back and hashed against the manifest's
     // sha256. The others are links to inodes of the previous release, checked
     // when they were copied (verify all hashes them again).
-    const list = this.verifyAll ? await listFiles(tmp) : send;
+    const entries = this.verifyAll ? await listEntries(tmp) : { files: send, links: [], others: [] };
+    const list = entries.files;
     const limit = pLimit(8);
     /** @type {Map<string, string>} */
     const hashed = new Map();
@@ -214,7 +215,7 @@ export class LocalTarget {
       const hash = await sha256Of(path.join(tmp, file)).catch(() => null);
       if (hash !== null) hashed.set(file, hash);
     })));
-    const failures = checkHashes(this.verifyAll ? [...source.files.keys()] : send, source.files, hashed, this.verifyAll);
+    const failures = checkHashes(this.verifyAll ? [...source.files.keys()] : send, source.files, hashed, this.verifyAll, entries);
     const verify = { ok: failures.length === 0, checked: this.verifyAll ? source.files.size : send.length, failures };
     if (!verify.ok) {
       await rm(tmp, { recursive: true, force: true });
@@ -319,20 +320,21 @@ async function copyFiles(source, files, to, checked, signal) {
 }
 
 /**
- * Every regular file under a directory, "/" separated, relative to it.
+ * Every entry under a directory but the directories, "/" separated, relative
+ * to it: regular files, symbolic links (never followed), and the others.
  * @param {string} root
  */
-async function listFiles(root) {
-  /** @type {string[]} */
-  const files = [];
+export async function listEntries(root) {
+  /** @type {{ files: string[], links: string[], others: string[] }} */
+  const entries = { files: [], links: [], others: [] };
   /** @param {string} rel */
   const visit = async (rel) => {
     for (const entry of await readdir(path.join(root, rel), { withFileTypes: true })) {
       const child = rel === '' ? entry.name : `${rel}/${entry.name}`;
       if (entry.isDirectory()) await visit(child);
-      else files.push(child);
+      else (entry.isFile() ? entries.files : entry.isSymbolicLink() ? entries.links : entries.others).push(child);
     }
   };
   await visit('');
-  return files;
+  return entries;
 }

@@ -114,7 +114,9 @@ if [ "$(cat ${LOCK_NAME}/owner 2>/dev/null)" = "$2" ]; then rm -rf -- ${LOCK_NAM
  *   newline in it); else \`sha256sum -c\`.
  * - all_sums: every file under . hashed, in sha256sum's output format (or
  *   openssl's "HASH *NAME", which parseHashes reads too); names with a
- *   backslash or a newline always by sha256sum, which escapes them.
+ *   backslash or a newline always by sha256sum, which escapes them. Then
+ *   every entry that is neither a file nor a directory, NUL-terminated:
+ *   links after a LINKS line, the others after an OTHERS line (parseOdd).
  */
 export const CHECK_SUMS = `
 fast_sha256() {
@@ -139,6 +141,8 @@ all_sums() {
   else
     find . -type f -print0 | xargs -0 -r sha256sum -- || true
   fi
+  printf '\nLINKS\n'; find . -type l -print0
+  printf '\nOTHERS\n'; find . ! -type f ! -type d ! -type l -print0
 }`;
 
 /**
@@ -256,6 +260,40 @@ export function parseCheckFailures(text) {
     failures.push({ file, reason: match[3] ? 'missing on the target after transfer' : 'sha256 differs on the target after transfer' });
   }
   return failures.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+}
+
+/**
+ * NUL-terminated "./NAME" entries at the start of `text`, up to the first
+ * that does not start with "./" (find's names all do).
+ * @param {string} text
+ * @returns {{ names: string[], end: number }}
+ */
+function nulEntries(text) {
+  /** @type {string[]} */
+  const names = [];
+  let at = 0;
+  while (text.startsWith('./', at)) {
+    const end = text.indexOf('\0', at);
+    if (end === -1) break;
+    names.push(text.slice(at + 2, end));
+    at = end + 1;
+  }
+  return { names, end: at };
+}
+
+/**
+ * What all_sums printed, against the release's files: the hashes, then the
+ * links and other entries that are neither files nor directories.
+ * @param {string} text all_sums's output
+ * @param {Map<string, FileInfo>} files
+ */
+export function checkAll(text, files) {
+  const cut = text.indexOf('\nLINKS\n');
+  if (cut === -1) return [{ file: '(release)', reason: `the check did not finish: ${text.slice(-500)}` }];
+  const links = nulEntries(text.slice(cut + 7));
+  const rest = text.slice(cut + 7 + links.end);
+  const others = rest.startsWith('\nOTHERS\n') ? nulEntries(rest.slice(8)).names : [];
+  return checkHashes([...files.keys()], files, parseHashes(text.slice(0, cut), true), true, { links: links.names, others });
 }
 
 /** @implements {DeployTarget} */
@@ -527,7 +565,7 @@ export class SshTarget {
       // when they were received; --verify all hashes them again (and finds
       // files the release should not have).
       const failures = all
-        ? checkHashes([...source.files.keys()], source.files, parseHashes(answer.slice(answer.indexOf('\nSUMS\n') + 6), true), true)
+        ? checkAll(answer.slice(answer.indexOf('\nSUMS\n') + 6), source.files)
         : /^COMMITTED$/m.test(answer) ? [] : parseCheckFailures(answer.slice(answer.indexOf('\nFAILED\n') + 8));
       if (!all && failures.length === 0 && !/^COMMITTED$/m.test(answer)) failures.push({ file: '(release)', reason: `the check did not finish: ${answer.slice(-500)}` });
       const verify = { ok: failures.length === 0, checked: all ? source.files.size : send.length, failures };

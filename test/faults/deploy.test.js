@@ -1,10 +1,13 @@
 // @ts-check
+import { execFileSync } from 'node:child_process';
 import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { deploy } from '../../lib/index.js';
-import { LocalTarget } from '../../lib/deploy/local.js';
+import { listEntries, LocalTarget } from '../../lib/deploy/local.js';
+import { checkHashes } from '../../lib/deploy/verify.js';
 import { SshTarget } from '../../lib/deploy/ssh.js';
 import { generationIn, writeTree } from '../helpers/deploy-tree.js';
 import { SSHD, startSshd } from '../helpers/sshd.js';
@@ -17,6 +20,7 @@ import { SSHD, startSshd } from '../helpers/sshd.js';
  */
 
 const IN_CI = process.env.CI === 'true';
+const RELAY = fileURLToPath(new URL('../helpers/tcp-relay.js', import.meta.url));
 const noSshd = !SSHD && !IN_CI;
 if (noSshd) console.warn('ssh fault tests skipped: sshd is not installed (apt-get install openssh-server); in CI they run');
 
@@ -57,6 +61,21 @@ function targetOf(kind) {
   if (kind === 'local') return { root, name: root, options: {} };
   const server = /** @type {NonNullable<typeof sshd>} */ (sshd);
   return { root, name: server.url(root), options: { sshKey: server.userKey, sshOption: server.sshOption } };
+}
+
+/**
+ * Polls `probe` until it gives a value (bounded: 30 s of 20 ms polls).
+ * @template T
+ * @param {() => Promise<T | undefined>} probe
+ * @returns {Promise<T>}
+ */
+async function waitFor(probe) {
+  for (let i = 0; i < 1500; i++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('waited 30 s in vain');
 }
 
 /** @param {string} root */
@@ -176,4 +195,58 @@ describe.each(/** @type {const} */ (['local', 'ssh']))('a link planted in the li
     expect(third.targets[0].warnings.map((w) => w.code)).toEqual(['DEPLOY_REBUILT']);
     expect(await snapshot(outside)).toEqual(before);
   }, 60_000);
+});
+
+describe.skipIf(noSshd)('deploy --verify all over ssh', () => {
+  it('lists the links and special files of the new release (planted while it is built); nothing is switched', async () => {
+    const out = path.join(dir, 'out');
+    const target = targetOf('ssh');
+    const server = /** @type {NonNullable<typeof sshd>} */ (sshd);
+    await writeTree(out, { pages: 4 });
+    const first = await deploy(out, [target.name], { ...target.options, now: later() });
+    expect(first.ok).toBe(true);
+    await writeTree(out, { pages: 40, size: 20_000, generation: 2 });
+    // The files stop 200 kB into the stream until the test has planted its entries.
+    const go = path.join(dir, 'go');
+    const proxy = `ProxyCommand=${process.execPath} ${RELAY} ${server.port} hold=200000:${go}`;
+    const running = deploy(out, [target.name], { sshKey: server.userKey, sshOption: [...server.sshOption, proxy], verify: 'all', now: later() });
+    const releases = path.join(target.root, 'releases');
+    // Its record is written once the copy of the current release was checked for links.
+    const record = await waitFor(async () => (await readdir(releases)).find((name) => /^\.tmp-.*\.json$/.test(name)));
+    const tmp = path.join(releases, record.slice(0, -5));
+    await symlink('/etc/passwd', path.join(tmp, 'leak.html'));
+    await symlink('/etc', path.join(tmp, 'etcdir'));
+    execFileSync('mkfifo', [path.join(tmp, 'p', 'fifo')]);
+    await writeFile(go, '');
+    const second = await running;
+    const result = second.targets[0];
+    expect(result.verify?.failures).toEqual([
+      { file: 'etcdir', reason: 'a symbolic link on the target, never part of a release' },
+      { file: 'leak.html', reason: 'a symbolic link on the target, never part of a release' },
+      { file: 'p/fifo', reason: 'not a regular file on the target (fifo, socket, device)' },
+    ]);
+    expect(result.status).toBe('failed');
+    expect(result.error?.code).toBe('DEPLOY_VERIFY');
+    expect(await currentOf(target.root)).toBe(first.id);
+    expect((await readdir(releases)).filter((name) => name.includes(second.id))).toEqual([]);
+  }, 60_000);
+});
+
+describe('deploy --verify all on a local target', () => {
+  it('lists links (never followed) and special files as the ssh side does', async () => {
+    const release = path.join(dir, 'release');
+    await mkdir(path.join(release, 'p'), { recursive: true });
+    await writeFile(path.join(release, 'p', 'a.html'), 'a');
+    await symlink('/etc', path.join(release, 'etcdir'));
+    await symlink('/etc/passwd', path.join(release, 'leak.html'));
+    execFileSync('mkfifo', [path.join(release, 'p', 'fifo')]);
+    const entries = await listEntries(release);
+    expect(entries).toEqual({ files: ['p/a.html'], links: expect.arrayContaining(['etcdir', 'leak.html']), others: ['p/fifo'] });
+    const files = new Map([['p/a.html', { sha256: 'x', bytes: 1, mtimeMs: 0 }]]);
+    expect(checkHashes(['p/a.html'], files, new Map([['p/a.html', 'x']]), true, entries)).toEqual([
+      { file: 'etcdir', reason: 'a symbolic link on the target, never part of a release' },
+      { file: 'leak.html', reason: 'a symbolic link on the target, never part of a release' },
+      { file: 'p/fifo', reason: 'not a regular file on the target (fifo, socket, device)' },
+    ]);
+  });
 });

@@ -2,14 +2,18 @@
 /**
  * An ssh ProxyCommand for tests: relays stdin/stdout to 127.0.0.1:PORT, and
  * either cuts the connection after CUT bytes sent (a network drop in the
- * middle of a transfer) or paces what it sends to RATE bytes a second.
- *   node tcp-relay.js PORT cut=BYTES | rate=BYTES_PER_SECOND
+ * middle of a transfer), paces what it sends to RATE bytes a second, or
+ * holds what it sends after BYTES until FILE exists (a test acts on the
+ * server meanwhile; given up after 60 s).
+ *   node tcp-relay.js PORT cut=BYTES | rate=BYTES_PER_SECOND | hold=BYTES:FILE
  */
+import { existsSync } from 'node:fs';
 import net from 'node:net';
 
 const [port, mode = 'cut=0'] = process.argv.slice(2);
 const [kind, value] = mode.split('=');
-const limit = Number(value);
+const [limit, holdFile] = [Number(value.split(':')[0]), value.split(':').slice(1).join(':')];
+let held = false;
 const socket = net.connect(Number(port), '127.0.0.1');
 let sent = 0;
 const started = Date.now();
@@ -21,6 +25,17 @@ process.stdin.on('data', (chunk) => {
     process.exit(0);
   }
   socket.write(chunk);
+  if (kind === 'hold' && !held && sent > limit) {
+    held = true;
+    process.stdin.pause();
+    const since = Date.now();
+    const poll = setInterval(() => {
+      if (Date.now() - since > 60_000) process.exit(1);
+      if (!existsSync(holdFile)) return;
+      clearInterval(poll);
+      process.stdin.resume();
+    }, 20);
+  }
   if (kind === 'rate') {
     const due = (sent / limit) * 1000 - (Date.now() - started);
     if (due > 0) {
