@@ -151,7 +151,7 @@ export class LockedError extends OutputError {
 export class DeployError extends PrerenderError {
   /**
    * @param {string} message
-   * @param {{ cause?: unknown, code?: string }} [options] code: DEPLOY_SOURCE_MISMATCH, DEPLOY_UNSAFE_PATH, DEPLOY_VERIFY, DEPLOY_SSH, DEPLOY_TRANSFER, DEPLOY_REMOTE, DEPLOY_NO_RELEASE, DEPLOY_CURRENT_NOT_LINK, DEPLOY_UNSAFE_TARGET
+   * @param {{ cause?: unknown, code?: string }} [options] code: DEPLOY_SOURCE_MISMATCH, DEPLOY_UNSAFE_PATH, DEPLOY_VERIFY, DEPLOY_SSH, DEPLOY_TRANSFER, DEPLOY_REMOTE, DEPLOY_NO_RELEASE, DEPLOY_CURRENT_NOT_LINK, DEPLOY_UNSAFE_TARGET, DEPLOY_DISK_FULL
    */
   constructor(message, options = {}) {
     super(message, options);

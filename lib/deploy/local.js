@@ -7,8 +7,8 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import pLimit from 'p-limit';
 import { AbortError, DeployError } from '../errors.js';
-import { acquireLock } from '../output/lock.js';
-import { CURRENT, LOCK_NAME, RELEASES, TMP_PREFIX, idFromLink, isReleaseId, parseHeader, parseRecord } from './release.js';
+import { diskFullError, takeLock } from './lock.js';
+import { CURRENT, RELEASES, TMP_PREFIX, idFromLink, isReleaseId, parseHeader, parseRecord } from './release.js';
 import { assertNoLink, localTreeProblem } from './sound.js';
 import { checkHashes, removalList } from './verify.js';
 
@@ -58,7 +58,7 @@ export class LocalTarget {
     this.held = null;
   }
 
-  /** One publish, deploy or rollback at a time: the crawl's lock file, DIR/.prerender-lock. */
+  /** One publish, deploy or rollback at a time: DIR/.prerender-lock (lock.js). */
   /**
    * @param {{ create?: boolean }} [options] create: make the directory when
    *   it does not exist (publish, deploy); rollback has nothing to switch
@@ -72,9 +72,10 @@ export class LocalTarget {
       if (errno(error) === 'EEXIST' || errno(error) === 'ENOTDIR') throw this.notDirectory();
       throw error;
     });
-    this.held = await acquireLock(this.dir, this.label, {
-      name: LOCK_NAME,
-      busy: (who) => `another prerender publish or deploy (${who}) holds ${this.label}; wait for it to end (a lock left by a killed run on this machine is taken over by itself)`,
+    this.held = await takeLock(this.dir, {
+      busy: (who) => `another prerender publish, deploy or rollback (${who}) holds ${this.label}; wait for it to end (a lock left by a killed run on this machine is taken over by itself)`,
+      clean: () => this.cleanup(),
+      leftovers: async () => (await this.releaseNames()).filter((name) => name.startsWith(TMP_PREFIX)).map((name) => this.releasesPath(name)),
     });
   }
 
@@ -177,7 +178,7 @@ export class LocalTarget {
    * @returns {Promise<StageResult>}
    */
   async stage(plan) {
-    const { id, source, diff, previous, signal } = plan;
+    const { id } = plan;
     await mkdir(this.releasesPath(), { recursive: true });
     await this.cleanup();
     const final = this.releasesPath(id);
@@ -185,6 +186,28 @@ export class LocalTarget {
       return { sentFiles: 0, sentBytes: 0, verify: { ok: true, checked: 0, failures: [] }, reused: true };
     }
     const tmp = this.releasesPath(TMP_PREFIX + id);
+    try {
+      return await this.build(plan, tmp);
+    } catch (error) {
+      // Whatever failed (a full disk above all), nothing of this release stays behind.
+      await rm(tmp, { recursive: true, force: true }).catch(() => {});
+      await rm(`${tmp}.json`, { force: true }).catch(() => {});
+      if (!(await lstat(final).then(() => true, () => false))) await rm(`${final}.json`, { force: true }).catch(() => {});
+      const code = /** @type {NodeJS.ErrnoException} */ (error)?.code;
+      if (code === 'ENOSPC' || code === 'EDQUOT') throw diskFullError(` while building ${RELEASES}/${id}, which was removed (current is untouched)`, []);
+      throw error;
+    }
+  }
+
+  /**
+   * The body of stage(): releases/.tmp-ID built, checked and renamed to releases/ID.
+   * @param {StagePlan} plan
+   * @param {string} tmp
+   * @returns {Promise<StageResult>}
+   */
+  async build(plan, tmp) {
+    const { id, source, diff, previous, signal } = plan;
+    const final = this.releasesPath(id);
     const prevDir = previous ? this.releasesPath(previous.id) : null;
     /** @type {Set<string>} directories of tmp found not to be links */
     const checked = new Set();
@@ -221,7 +244,7 @@ export class LocalTarget {
       await rm(tmp, { recursive: true, force: true });
       return { sentFiles: send.length, sentBytes, verify, reused: false };
     }
-    const recordTmp = path.join(this.releasesPath(), `${TMP_PREFIX}${id}.json`);
+    const recordTmp = `${tmp}.json`;
     await writeFile(recordTmp, plan.record);
     await rename(recordTmp, path.join(this.releasesPath(), `${id}.json`));
     await rename(tmp, final);

@@ -40,13 +40,66 @@ afterAll(async () => {
 
 /** @type {string} */
 let dir;
+/** @type {(() => void)[]} run after each test, before its directory is removed */
+let unmounts = [];
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-deploy-fault-'));
+  unmounts = [];
 });
 afterEach(async () => {
   vi.restoreAllMocks();
+  for (const unmount of unmounts) unmount();
   await rm(dir, { recursive: true, force: true });
 });
+
+/** Root can mount a small tmpfs (as in CI); elsewhere the disk-full cases are skipped. */
+const canMount = (() => {
+  if (process.getuid?.() !== 0) return false;
+  const probe = path.join(os.tmpdir(), `prerender-mount-probe-${process.pid}`);
+  try {
+    execFileSync('mkdir', ['-p', probe]);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { stdio: 'ignore' });
+    execFileSync('umount', [probe], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    execFileSync('rm', ['-rf', probe]);
+  }
+})();
+if (!canMount) console.warn('disk-full deploy tests skipped: mounting a tmpfs needs root; in CI they run');
+
+/**
+ * A small tmpfs at DIR/NAME, unmounted after the test.
+ * @param {string} name
+ * @param {string} options e.g. "size=2m"
+ */
+function smallDisk(name, options) {
+  const at = path.join(dir, name);
+  execFileSync('mkdir', ['-p', at]);
+  execFileSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', at]);
+  unmounts.push(() => execFileSync('umount', ['-l', at]));
+  return at;
+}
+
+/**
+ * Write into `file` until the disk is full, to the last page.
+ * @param {string} file
+ */
+async function fill(file) {
+  const { open } = await import('node:fs/promises');
+  const handle = await open(file, 'a');
+  try {
+    for (const size of [1 << 16, 4096, 512]) {
+      for (let i = 0; i < 100_000; i++) {
+        const written = await handle.write(Buffer.alloc(size, 120)).catch(() => null);
+        if (!written) break;
+      }
+    }
+  } finally {
+    await handle.close().catch(() => {});
+  }
+}
 
 let clock = 0;
 /** A run time one second past the last one: each run a release id of its own. */
@@ -249,4 +302,72 @@ describe('deploy --verify all on a local target', () => {
       { file: 'p/fifo', reason: 'not a regular file on the target (fifo, socket, device)' },
     ]);
   });
+});
+
+describe.skipIf(!canMount && !IN_CI)('a full disk on a local target (real tmpfs)', () => {
+  it('runs for real in CI', () => {
+    expect(canMount).toBe(true);
+  });
+
+  it('a publish that fills the disk leaves nothing behind, says so in one line; the next one fits', async () => {
+    const out = path.join(dir, 'out');
+    const www = smallDisk('www', 'size=2m');
+    await writeTree(out, { pages: 10, size: 20_000 });
+    const first = await deploy(out, [www], { now: later() });
+    expect(first.ok).toBe(true);
+    await writeTree(out, { pages: 30, size: 100_000, generation: 2 });
+    const full = await deploy(out, [www], { now: later() });
+    const result = full.targets[0];
+    expect(result.status).toBe('failed');
+    expect(result.error).toEqual({ code: 'DEPLOY_DISK_FULL', message: `the disk is full (ENOSPC) while building releases/${full.id}, which was removed (current is untouched): free space on it, then run again` });
+    expect((await readdir(path.join(www, 'releases'))).sort()).toEqual([first.id, `${first.id}.json`]);
+    expect(await readdir(www)).not.toContain('.prerender-lock');
+    expect(await currentOf(www)).toBe(first.id);
+    await rm(out, { recursive: true });
+    await writeTree(out, { pages: 10, size: 20_000, generation: 3 });
+    const next = await deploy(out, [www], { now: later() });
+    expect(next.targets[0].status).toBe('switched');
+  }, 60_000);
+
+  it('a killed run\'s release filling the disk: the next publish removes it under the lock, and goes on', async () => {
+    const out = path.join(dir, 'out');
+    const www = smallDisk('www', 'size=2m');
+    await writeTree(out, { pages: 10, size: 20_000 });
+    const first = await deploy(out, [www], { now: later() });
+    expect(first.ok).toBe(true);
+    const leftover = path.join(www, 'releases', '.tmp-20000101T000000Z-deadbeef');
+    await mkdir(leftover);
+    await fill(path.join(leftover, 'half-written.html'));
+    await writeTree(out, { pages: 10, size: 20_000, generation: 2 });
+    const next = await deploy(out, [www], { now: later() });
+    expect(next.targets[0].error).toBeUndefined();
+    expect(next.targets[0].status).toBe('switched');
+    expect((await readdir(path.join(www, 'releases'))).filter((name) => name.startsWith('.tmp-'))).toEqual([]);
+  }, 60_000);
+
+  it('still stuck: the lock cannot be made, and the message names the directory to delete; nothing is left', async () => {
+    const out = path.join(dir, 'out');
+    const www = smallDisk('www', 'size=2m,nr_inodes=64');
+    await writeTree(out, { pages: 4 });
+    const first = await deploy(out, [www], { now: later() });
+    expect(first.ok).toBe(true);
+    // No inode left: a killed run's release holds them all.
+    const leftover = path.join(www, 'releases', '.tmp-20000101T000000Z-deadbeef');
+    await mkdir(leftover);
+    for (let i = 0; i < 100; i++) {
+      if (await writeFile(path.join(leftover, `f${i}`), '').then(() => false, () => true)) break;
+    }
+    await writeTree(out, { pages: 4, generation: 2 });
+    const stuck = await deploy(out, [www], { now: later() });
+    expect(stuck.targets[0].error).toEqual({ code: 'DEPLOY_DISK_FULL', message: `the disk is full (ENOSPC), so the lock ${www}/.prerender-lock cannot be made: delete ${leftover} (left by a failed run), or free space on it, then run again` });
+    await rm(leftover, { recursive: true });
+
+    // Full of something else: the lock is made, the owner line cannot be written; nothing stays.
+    await fill(path.join(www, 'filler'));
+    const still = await deploy(out, [www], { now: later() });
+    expect(still.targets[0].error).toEqual({ code: 'DEPLOY_DISK_FULL', message: 'the disk is full (ENOSPC), even with what failed runs left removed: free space on it, then run again' });
+    expect(await readdir(www)).not.toContain('.prerender-lock');
+    await rm(path.join(www, 'filler'));
+    expect((await deploy(out, [www], { now: later() })).targets[0].status).toBe('switched');
+  }, 60_000);
 });
