@@ -5,7 +5,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHECK_SUMS, checkAll, checkLine, parseCheckFailures } from '../../lib/deploy/ssh.js';
+import { CHECK_SUMS, checkAll, checkLine, parseCheckFailures } from '../../lib/deploy/ssh-scripts.js';
 import { parseHashes } from '../../lib/deploy/verify.js';
 
 /**
