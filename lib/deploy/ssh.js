@@ -52,6 +52,30 @@ import { removalList } from './verify.js';
  *   ssh: the ssh program (default "ssh")
  */
 
+/** How long a process's pipes may stay idle once it has exited before they are closed. */
+const PIPE_GRACE_MS = 1000;
+
+/**
+ * Close a child's pipes once it has exited and they have been idle for
+ * PIPE_GRACE_MS: a ProxyCommand that ssh started inherits them and may
+ * outlive it (stalled), and an open pipe would keep this process alive.
+ * @param {import('node:child_process').ChildProcess} child
+ */
+function releasePipes(child) {
+  const streams = [child.stdin, child.stdout, child.stderr].filter((stream) => stream !== null);
+  child.once('exit', () => {
+    /** @type {NodeJS.Timeout} */
+    let timer;
+    const idle = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { for (const stream of streams) stream.destroy(); }, PIPE_GRACE_MS);
+    };
+    for (const stream of [child.stdout, child.stderr]) stream?.on('data', idle);
+    child.once('close', () => clearTimeout(timer));
+    idle();
+  });
+}
+
 /** @implements {DeployTarget} */
 export class SshTarget {
   /**
@@ -106,6 +130,7 @@ export class SshTarget {
     // process dies (even by SIGKILL) the pipe closes and the master ends.
     const master = spawn(this.options.ssh ?? 'ssh', [...this.baseArgs(), '-M', '-o', 'ControlPersist=no', '-S', socket, '--', this.destination, 'cat >/dev/null'], { stdio: ['pipe', 'ignore', 'pipe'] });
     master.stdin?.on('error', () => {}); // gone: its exit says why
+    releasePipes(master);
     this.master = master;
     let stderr = '';
     master.stderr?.on('data', (chunk) => { stderr = (stderr + chunk).slice(-4000); });
@@ -139,6 +164,7 @@ export class SshTarget {
    */
   #start(command, args) {
     const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    releasePipes(child); // 'close' comes, even when a proxy it started holds its pipes
     this.children.add(child);
     const abort = () => child.kill('SIGTERM');
     this.options.signal?.addEventListener('abort', abort, { once: true });
@@ -352,9 +378,10 @@ export class SshTarget {
       const master = this.master;
       const gone = new Promise((resolve) => master.once('exit', resolve));
       master.stdin?.end();
-      const timer = setTimeout(() => master.kill('SIGTERM'), 5000);
+      // Bounded: asked to end (its remote command sees the end of its stdin), then SIGTERM, then SIGKILL.
+      const timers = [setTimeout(() => master.kill('SIGTERM'), 5000), setTimeout(() => master.kill('SIGKILL'), 10_000)];
       await gone;
-      clearTimeout(timer);
+      for (const timer of timers) clearTimeout(timer);
     }
     if (this.controlDir) await rm(this.controlDir, { recursive: true, force: true });
   }

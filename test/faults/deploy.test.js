@@ -9,6 +9,7 @@ import { deploy } from '../../lib/index.js';
 import { listEntries, LocalTarget } from '../../lib/deploy/local.js';
 import { checkHashes } from '../../lib/deploy/verify.js';
 import { SshTarget } from '../../lib/deploy/ssh.js';
+import { BIN, runNode } from '../helpers/cli.js';
 import { generationIn, writeTree } from '../helpers/deploy-tree.js';
 import { SSHD, startSshd } from '../helpers/sshd.js';
 
@@ -369,5 +370,30 @@ describe.skipIf(!canMount && !IN_CI)('a full disk on a local target (real tmpfs)
     expect(await readdir(www)).not.toContain('.prerender-lock');
     await rm(path.join(www, 'filler'));
     expect((await deploy(out, [www], { now: later() })).targets[0].status).toBe('switched');
+  }, 60_000);
+});
+
+describe.skipIf(noSshd)('a ProxyCommand that stalls', () => {
+  it('the deploy fails and exits, while the stalled proxy still holds the master\'s stderr', async () => {
+    const out = path.join(dir, 'out');
+    const target = targetOf('ssh');
+    const server = /** @type {NonNullable<typeof sshd>} */ (sshd);
+    await writeTree(out, { pages: 40, size: 20_000 });
+    const pidFile = path.join(dir, 'relay.pid');
+    /** @type {number | null} */
+    let relay = null;
+    try {
+      const run = await runNode([BIN, 'deploy', out, target.name, '--ssh-key', server.userKey, '--ssh-option', ...server.sshOption,
+        `ProxyCommand=${process.execPath} ${RELAY} ${server.port} stall=200000:${pidFile}`, 'ServerAliveInterval=1', 'ServerAliveCountMax=2'], { cwd: dir, limitMs: 45_000 });
+      relay = Number(await readFile(pidFile, 'utf8'));
+      expect(run.timedOut).toBe(false);
+      expect(run.code).toBe(1);
+      // The proxy is stalled, not gone: the deploy did not wait for it.
+      expect(() => process.kill(/** @type {number} */ (relay), 0)).not.toThrow();
+      await expect(lstat(path.join(target.root, 'current'))).rejects.toThrow();
+    } finally {
+      relay ??= Number(await readFile(pidFile, 'utf8').catch(() => '0'));
+      if (relay) process.kill(relay, 'SIGKILL');
+    }
   }, 60_000);
 });

@@ -4,10 +4,12 @@
  * either cuts the connection after CUT bytes sent (a network drop in the
  * middle of a transfer), paces what it sends to RATE bytes a second, or
  * holds what it sends after BYTES until FILE exists (a test acts on the
- * server meanwhile; given up after 60 s).
- *   node tcp-relay.js PORT cut=BYTES | rate=BYTES_PER_SECOND | hold=BYTES:FILE
+ * server meanwhile; given up after 60 s), or stalls after BYTES: nothing
+ * moves either way, its pid goes to FILE, and it stays alive for 60 s even
+ * once its stdin is closed and ssh sent it SIGHUP (a stuck proxy or bastion).
+ *   node tcp-relay.js PORT cut=BYTES | rate=BYTES_PER_SECOND | hold=BYTES:FILE | stall=BYTES:FILE
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 
 const [port, mode = 'cut=0'] = process.argv.slice(2);
@@ -18,8 +20,20 @@ const socket = net.connect(Number(port), '127.0.0.1');
 let sent = 0;
 const started = Date.now();
 socket.pipe(process.stdout);
+let stalled = false;
+// ssh sends its ProxyCommand SIGHUP when it exits; a stuck proxy (or the child of a wrapper) outlives it.
+if (kind === 'stall') process.on('SIGHUP', () => {});
 process.stdin.on('data', (chunk) => {
+  if (stalled) return;
   sent += chunk.length;
+  if (kind === 'stall' && sent > limit) {
+    stalled = true;
+    socket.unpipe(process.stdout);
+    socket.pause();
+    writeFileSync(holdFile, String(process.pid));
+    setTimeout(() => process.exit(0), 60_000);
+    return;
+  }
   if (kind === 'cut' && limit > 0 && sent > limit) {
     socket.destroy();
     process.exit(0);
@@ -44,6 +58,10 @@ process.stdin.on('data', (chunk) => {
     }
   }
 });
-process.stdin.on('end', () => socket.end());
-socket.on('close', () => process.exit(0));
+process.stdin.on('end', () => {
+  if (!stalled) socket.end();
+});
+socket.on('close', () => {
+  if (!stalled) process.exit(0);
+});
 socket.on('error', () => process.exit(1));
