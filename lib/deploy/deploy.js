@@ -36,7 +36,7 @@ import { parseTarget, targetLabel } from './targets.js';
  * @typedef {{
  *   target: string, kind: 'local' | 'ssh', status: TargetStatus, previous: string | null, current: string | null,
  *   churn: Churn | null, sent: { files: number, bytes: number }, verify: import('./targets.js').VerifyResult | null,
- *   pruned: string[], durationMs: number, error?: { code: string, message: string },
+ *   pruned: string[], durationMs: number, error?: { code: string, message: string, detail?: string },
  *   warnings: { code: import('../warnings.js').WarningCode, message: string }[],
  *   plan?: { send: string[], remove: string[] },
  * }} TargetResult
@@ -78,11 +78,28 @@ export function openTargets(names, options = {}) {
   });
 }
 
-/** @param {unknown} error */
-const errorInfo = (error) => ({
-  code: String(/** @type {{ code?: unknown }} */ (error)?.code ?? 'ERROR'),
-  message: String(/** @type {Error} */ (error)?.message ?? error),
-});
+/**
+ * @param {unknown} error
+ * @returns {{ code: string, message: string, detail?: string }}
+ */
+const errorInfo = (error) => {
+  const detail = error instanceof DeployError ? error.detail : undefined;
+  return {
+    code: String(/** @type {{ code?: unknown }} */ (error)?.code ?? 'ERROR'),
+    message: String(/** @type {Error} */ (error)?.message ?? error),
+    ...(detail ? { detail } : {}),
+  };
+};
+
+/**
+ * An ssh target's messages do not name it (the summary puts its label in
+ * front): a command about one target gets the label here.
+ * @param {DeployTarget} target
+ * @param {unknown} error
+ */
+const labelled = (target, error) => (target.kind === 'ssh' && error instanceof DeployError
+  ? new DeployError(`${target.label}: ${error.message}`, { code: error.code, cause: error, detail: error.detail })
+  : error);
 
 /**
  * Deploy OUT to every target.
@@ -298,6 +315,8 @@ export async function listReleases(to, options = {}) {
   try {
     const { current, releases } = await target.state();
     return { target: target.label, current, releases };
+  } catch (error) {
+    throw labelled(target, error);
   } finally {
     await target.close();
   }
@@ -319,6 +338,8 @@ export async function rollback(to, options = {}) {
     const id = rollbackTarget(releases.map((release) => release.id), current, options.release);
     await target.switchTo(id);
     return { target: target.label, from: current, to: id };
+  } catch (error) {
+    throw labelled(target, error);
   } finally {
     if (locked) await target.unlock().catch(() => {});
     await target.close();

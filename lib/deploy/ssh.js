@@ -7,6 +7,7 @@ import { AbortError, DeployError, LockedError } from '../errors.js';
 import { isAlive } from '../output/lock.js';
 import { CURRENT, LOCK_NAME, RELEASES, TMP_PREFIX, idFromLink, parseHeader, parseRecord } from './release.js';
 import { COMMIT_SCRIPT, LOCK_STATE_SCRIPT, STAGE_SCRIPT, STATE_SCRIPT, SWITCH_SCRIPT, UNLOCK_SCRIPT, checkAll, checkLine, parseCheckFailures, shQuote } from './ssh-scripts.js';
+import { detailOf, sshFailure } from './ssh-errors.js';
 import { targetLabel } from './targets.js';
 import { remoteTreeProblem } from './sound.js';
 import { removalList } from './verify.js';
@@ -100,6 +101,10 @@ export class SshTarget {
     this.lockText = undefined;
     /** @type {string | undefined} the state read with the lock */
     this.stateAnswer = undefined;
+    /** the master's last words (ssh's own messages: why the connection ended) */
+    this.masterStderr = '';
+    /** whether the master had connected: a later exit 255 is a lost connection */
+    this.connected = false;
   }
 
   /** Options every ssh process gets (the master and the rest). */
@@ -132,8 +137,7 @@ export class SshTarget {
     master.stdin?.on('error', () => {}); // gone: its exit says why
     releasePipes(master);
     this.master = master;
-    let stderr = '';
-    master.stderr?.on('data', (chunk) => { stderr = (stderr + chunk).slice(-4000); });
+    master.stderr?.setEncoding('utf8').on('data', (chunk) => { this.masterStderr = (this.masterStderr + chunk).slice(-4000); });
     /** @type {Promise<{ code: number | null, error?: Error }>} */
     const exited = new Promise((resolve) => {
       master.once('error', (error) => resolve({ code: null, error }));
@@ -143,15 +147,18 @@ export class SshTarget {
     const deadline = Date.now() + 30_000;
     for (let attempt = 0; ; attempt++) {
       const check = await this.spawnCollect([...this.clientArgs(), '-O', 'check', '--', this.destination], { quiet: true }).catch(() => null);
-      if (check?.code === 0) return;
+      if (check?.code === 0) {
+        this.connected = true;
+        return;
+      }
       const done = await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, Math.min(20 * 2 ** attempt, 200), null))]);
       if (done) {
         const { code, error } = /** @type {{ code: number | null, error?: Error }} */ (done);
-        throw new DeployError(`${this.label}: cannot connect with ssh${error ? ` (${error.message})` : ` (exit ${code})`}: ${stderr.trim() || 'no message'}`, { code: 'DEPLOY_SSH', cause: error });
+        throw sshFailure({ what: 'connecting', code: code ?? 255, error, stderr: this.masterStderr, connected: false });
       }
       if (Date.now() > deadline || this.options.signal?.aborted) {
         master.kill();
-        throw new DeployError(`${this.label}: ssh did not connect within 30 s: ${stderr.trim()}`, { code: 'DEPLOY_SSH' });
+        throw new DeployError('ssh did not connect within 30 s', { code: 'DEPLOY_SSH', detail: detailOf(this.masterStderr) || undefined });
       }
     }
   }
@@ -172,15 +179,15 @@ export class SshTarget {
     child.stdout.setEncoding('utf8').on('data', (chunk) => { out.stdout += chunk; });
     child.stderr.setEncoding('utf8').on('data', (chunk) => { out.stderr = (out.stderr + chunk).slice(-16_000); });
     child.stdin.on('error', () => {}); // a process that exits early: its exit code and output tell
-    /** @type {Promise<{ code: number | null, error?: Error, stdout: string, stderr: string }>} */
+    /** @type {Promise<{ code: number | null, signal: string | null, error?: Error, stdout: string, stderr: string }>} */
     const exited = new Promise((resolve) => {
-      const end = (/** @type {number | null} */ code, /** @type {Error | undefined} */ error) => {
+      const end = (/** @type {number | null} */ code, /** @type {string | null} */ signal, /** @type {Error | undefined} */ error) => {
         this.children.delete(child);
         this.options.signal?.removeEventListener('abort', abort);
-        resolve({ code, error, ...out });
+        resolve({ code, signal, error, ...out });
       };
-      child.once('error', (error) => end(null, error));
-      child.once('close', (code) => end(code, undefined));
+      child.once('error', (error) => end(null, null, error));
+      child.once('close', (code, signal) => end(code, signal, undefined));
     });
     return { child, exited };
   }
@@ -189,16 +196,16 @@ export class SshTarget {
    * Spawn a process (no shell), collect its output.
    * @param {string[]} args ssh arguments
    * @param {{ input?: string, command?: string, quiet?: boolean }} [options]
-   * @returns {Promise<{ code: number | null, stdout: string, stderr: string }>}
+   * @returns {Promise<{ code: number | null, signal: string | null, stdout: string, stderr: string }>}
    */
   async spawnCollect(args, options = {}) {
     if (this.options.signal?.aborted) throw new AbortError('interrupted');
     const { child, exited } = this.#start(options.command ?? this.options.ssh ?? 'ssh', args);
     child.stdin.end(options.input ?? '');
-    const { code, error, stdout, stderr } = await exited;
-    if (error) throw new DeployError(`${this.label}: cannot run ${options.command ?? 'ssh'}: ${error.message}`, { code: 'DEPLOY_SSH', cause: error });
+    const { code, signal, error, stdout, stderr } = await exited;
+    if (error) throw new DeployError(`cannot run ${options.command ?? 'ssh'}: ${error.message}`, { code: 'DEPLOY_SSH', cause: error });
     if (this.options.signal?.aborted) throw new AbortError('interrupted');
-    return { code, stdout, stderr };
+    return { code, signal, stdout, stderr };
   }
 
   /**
@@ -210,10 +217,31 @@ export class SshTarget {
    */
   async remote(what, script, args, input) {
     await this.connect();
+    this.assertConnected(what);
     const command = ['sh', '-c', script, 'prerender', ...args].map(shQuote).join(' ');
     const result = await this.spawnCollect([...this.clientArgs(), '--', this.destination, command], { input });
-    if (result.code !== 0) throw new DeployError(`${this.label}: ${what} failed (exit ${result.code}): ${result.stderr.trim() || 'no message'}`, { code: 'DEPLOY_REMOTE' });
+    if (result.code !== 0) throw this.failure(what, result);
     return result.stdout;
+  }
+
+  /**
+   * Our master is gone: no command is started (ssh would fall back to a
+   * connection of its own, through a ProxyCommand that may hang).
+   * @param {string} what
+   */
+  assertConnected(what) {
+    if (this.masterGone()) {
+      throw sshFailure({ what, code: 255, stderr: '', masterStderr: this.masterStderr, connected: true });
+    }
+  }
+
+  /**
+   * @param {string} what
+   * @param {{ code: number | null, signal?: string | null, error?: Error, stderr: string }} result
+   * @param {string} [failCode]
+   */
+  failure(what, result, failCode) {
+    return sshFailure({ what, ...result, masterStderr: this.masterStderr, connected: this.connected, failCode });
   }
 
   /**
@@ -252,12 +280,26 @@ export class SshTarget {
     throw new LockedError(`${this.label}: could not take the lock ${this.spec.path}/${LOCK_NAME}: it keeps changing hands`);
   }
 
-  /** Remove our lock (only if it still is ours); the switch removes it too. */
+  /**
+   * Remove our lock (only if it still is ours); the switch removes it too.
+   * After a lost connection, once more through a new one (bounded as the
+   * first): a lock left behind would hold off runs from other machines.
+   */
   async unlock() {
     if (!this.lockText) return;
     const text = this.lockText;
     this.lockText = undefined;
+    if (this.masterGone()) {
+      if (this.controlDir) await rm(this.controlDir, { recursive: true, force: true });
+      this.connecting = null;
+      this.connected = false;
+    }
     await this.remote('removing the lock', UNLOCK_SCRIPT, [this.spec.path, text]);
+  }
+
+  masterGone() {
+    const master = this.master;
+    return master !== null && (master.exitCode !== null || master.signalCode !== null);
   }
 
   /**
@@ -273,6 +315,7 @@ export class SshTarget {
     try {
       await this.connect();
       if (this.options.signal?.aborted) throw new AbortError('interrupted');
+      this.assertConnected(what);
     } catch (error) {
       fanout.leave(); // the others must not wait for this one
       throw error;
@@ -282,11 +325,11 @@ export class SshTarget {
     // A command that ends early (the release exists): its output says.
     child.stdin.write(head);
     const sent = fanout.attach(child.stdin).then(() => null, (/** @type {Error} */ error) => error);
-    const [{ code, error, stdout, stderr }, readError] = await Promise.all([exited, sent]);
+    const [{ code, signal, error, stdout, stderr }, readError] = await Promise.all([exited, sent]);
     if (this.options.signal?.aborted) throw new AbortError('interrupted');
     if (/^(EXISTS|UNSOUND)$/m.test(stdout) && code === 0) return stdout;
     if (readError) throw readError;
-    if (error || code !== 0) throw new DeployError(`${this.label}: ${what} failed (${error ? error.message : `exit ${code}`}): ${stderr.trim() || 'no message'}`, { code: 'DEPLOY_TRANSFER', cause: error });
+    if (error || code !== 0) throw this.failure(what, { code, signal, error, stderr }, 'DEPLOY_TRANSFER');
     return stdout;
   }
 
@@ -300,7 +343,7 @@ export class SshTarget {
     if (answer === undefined || !withFiles) answer = await this.remote('reading the releases', STATE_SCRIPT, [this.spec.path, withFiles ? 'files' : '']);
     const cut = answer.indexOf('\nRECORD\n');
     const out = cut === -1 ? answer : answer.slice(0, cut + 1);
-    if (/^NOTLINK$/m.test(out)) throw new DeployError(`${this.label}: ${this.spec.path}/${CURRENT} is not a symbolic link: move it away`, { code: 'DEPLOY_CURRENT_NOT_LINK' });
+    if (/^NOTLINK$/m.test(out)) throw new DeployError(`${this.spec.path}/${CURRENT} is not a symbolic link: move it away`, { code: 'DEPLOY_CURRENT_NOT_LINK' });
     const current = idFromLink(/^CURRENT (.*)$/m.exec(out)?.[1] ?? null);
     /** @type {ReleaseInfo[]} */
     const releases = [];
@@ -330,7 +373,7 @@ export class SshTarget {
     const { id, source, diff, previous, fanout } = plan;
     let attached = false;
     try {
-      if (!fanout) throw new DeployError(`${this.label}: no stream of files to receive`);
+      if (!fanout) throw new DeployError('no stream of files to receive');
       const send = diff.send;
       const all = this.options.verify === 'all';
       const remove = Buffer.from(previous ? removalList(diff, previous.files, source.files).join('\0') : '');
@@ -341,7 +384,7 @@ export class SshTarget {
         this.spec.path, id, previous?.id ?? '', String(remove.length), String(check.length), String(record.length), all ? 'all' : 'sent', String(send.length),
       ], Buffer.concat([remove, check, record]), fanout);
       if (/^EXISTS$/m.test(answer)) return { sentFiles: 0, sentBytes: 0, verify: { ok: true, checked: 0, failures: [] }, reused: true };
-      if (/^UNSOUND$/m.test(answer)) throw new DeployError(`${this.label}: ${RELEASES}/${previous?.id} gained a symbolic link or special file during the deploy: nothing was built on it; run again (the next run builds from OUT)`, { code: 'DEPLOY_UNSAFE_TARGET' });
+      if (/^UNSOUND$/m.test(answer)) throw new DeployError(`${RELEASES}/${previous?.id} gained a symbolic link or special file during the deploy: nothing was built on it; run again (the next run builds from OUT)`, { code: 'DEPLOY_UNSAFE_TARGET' });
       const sentBytes = send.reduce((sum, file) => sum + (source.files.get(file)?.bytes ?? 0), 0);
       // Unchanged files are links to inodes of the previous release, checked
       // when they were received; --verify all hashes them again (and finds

@@ -9,7 +9,7 @@ import { deploy } from '../../lib/index.js';
 import { listEntries, LocalTarget } from '../../lib/deploy/local.js';
 import { checkHashes } from '../../lib/deploy/verify.js';
 import { SshTarget } from '../../lib/deploy/ssh.js';
-import { BIN, runNode } from '../helpers/cli.js';
+import { BIN, runCli, runNode } from '../helpers/cli.js';
 import { generationIn, writeTree } from '../helpers/deploy-tree.js';
 import { SSHD, startSshd } from '../helpers/sshd.js';
 
@@ -215,7 +215,7 @@ describe.each(/** @type {const} */ (['local', 'ssh']))('a link planted in the li
     expect(healed.targets[0]).toMatchObject({ status: 'switched', sent: { files: 5 }, warnings: [{ code: 'DEPLOY_REBUILT' }] });
     expect(healed.targets[0].warnings[0].message).toMatch(/its record|missing/);
     expect(await readdir(path.join(target.root, 'current', 'p'))).toContain('page1.html');
-  }, 60_000);
+  }, 120_000);
 
   it.skipIf(skip)('planted after the check, during the deploy: refused (DEPLOY_UNSAFE_TARGET), nothing written through it', async () => {
     const out = path.join(dir, 'out');
@@ -395,5 +395,67 @@ describe.skipIf(noSshd)('a ProxyCommand that stalls', () => {
       relay ??= Number(await readFile(pidFile, 'utf8').catch(() => '0'));
       if (relay) process.kill(relay, 'SIGKILL');
     }
+  }, 60_000);
+});
+
+describe.skipIf(noSshd)('ssh deploy errors: one line that says what happened', () => {
+  /** @param {string} text */
+  const linesOf = (text) => text.split('\n').filter(Boolean);
+
+  it.skipIf(!canMount && !IN_CI)('the target\'s disk is full: one line, the label once, on stdout and stderr; --verbose adds a few', async () => {
+    const out = path.join(dir, 'out');
+    const server = /** @type {NonNullable<typeof sshd>} */ (sshd);
+    const remote = smallDisk('www', 'size=200k');
+    await writeTree(out, { pages: 20, size: 20_000 });
+    const args = ['deploy', out, server.url(remote), '--ssh-key', server.userKey, '--ssh-option', ...server.sshOption];
+    const run = await runCli(args, { cwd: dir });
+    expect(run.code).toBe(1);
+    const said = `${server.url(remote)}: the target's disk is full while sending and checking the release: free space on it, then run again`;
+    expect(linesOf(run.stderr)).toEqual([`prerender: ${said}`]);
+    expect(linesOf(run.stdout).filter((line) => line.startsWith(server.url(remote) + ':'))).toEqual([said]);
+    expect(run.stdout).not.toMatch(/tar:/);
+    const verbose = await runCli([...args, '--verbose', '--json'], { cwd: dir });
+    const detail = linesOf(verbose.stderr).slice(1);
+    expect(detail.length).toBeGreaterThan(0);
+    expect(detail.length).toBeLessThanOrEqual(6);
+    expect(detail.join('\n')).toMatch(/No space left on device/);
+    expect(JSON.parse(verbose.stdout).targets[0].error).toMatchObject({ code: 'DEPLOY_DISK_FULL', detail: expect.stringMatching(/No space left/) });
+  }, 60_000);
+
+  it('a cut link: "the connection was lost", the label once', async () => {
+    const out = path.join(dir, 'out');
+    const server = /** @type {NonNullable<typeof sshd>} */ (sshd);
+    const target = targetOf('ssh');
+    await writeTree(out, { pages: 40, size: 20_000 });
+    const run = await runCli(['deploy', out, target.name, '--json', '--ssh-key', server.userKey, '--ssh-option', ...server.sshOption,
+      `ProxyCommand=${process.execPath} ${RELAY} ${server.port} cut=200000`], { cwd: dir });
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout).targets[0].error).toMatchObject({ code: 'DEPLOY_CONNECTION_LOST', message: 'the connection was lost while sending and checking the release' });
+    expect(linesOf(run.stderr)).toEqual([`prerender: ${target.name}: the connection was lost while sending and checking the release`]);
+  }, 60_000);
+
+  it('the ssh master killed mid-transfer: "the connection was lost"; no command runs after it', async () => {
+    const out = path.join(dir, 'out');
+    const server = /** @type {NonNullable<typeof sshd>} */ (sshd);
+    const target = targetOf('ssh');
+    await writeTree(out, { pages: 40, size: 20_000 });
+    /** @type {SshTarget[]} */
+    const seen = [];
+    const stage = SshTarget.prototype.stage;
+    vi.spyOn(SshTarget.prototype, 'stage').mockImplementation(function (/** @type {any} */ plan) {
+      seen.push(this);
+      return stage.call(this, plan);
+    });
+    const go = path.join(dir, 'go');
+    const proxy = `ProxyCommand=${process.execPath} ${RELAY} ${server.port} hold=200000:${go}`;
+    const running = deploy(out, [target.name], { sshKey: server.userKey, sshOption: [...server.sshOption, proxy], now: later() });
+    await waitFor(async () => (await readdir(path.join(target.root, 'releases')).catch(() => [])).find((name) => /^\.tmp-.*\.json$/.test(name)));
+    seen[0].master?.kill('SIGKILL');
+    await writeFile(go, '');
+    const result = await running;
+    expect(result.targets[0].error).toMatchObject({ code: 'DEPLOY_CONNECTION_LOST', message: 'the connection was lost while sending and checking the release' });
+    await expect(lstat(path.join(target.root, 'current'))).rejects.toThrow();
+    // Its lock was removed through a new connection: another machine's run is not held off.
+    await expect(lstat(path.join(target.root, '.prerender-lock'))).rejects.toThrow();
   }, 60_000);
 });
