@@ -13,17 +13,14 @@ import { LOCK_NAME } from './release.js';
  * A local publish and an ssh deploy to the same web root exclude each other.
  *
  * Stale, and taken over (moved aside, then checked to be the one read):
- * a lock whose owner ran on this host and is gone, or a lock that has had
- * no owner for OWNERLESS_GRACE_S (its maker died between the two steps).
- * A lock file of older versions (the owner's JSON in a plain file) is read
- * the same way.
+ * a lock whose owner ran on this host and is gone. A lock without a
+ * readable owner is held (its maker is starting, or died between the two
+ * steps): the message says to remove it. A lock file of older versions (the
+ * owner's JSON in a plain file) is read the same way.
  *
  * @typedef {import('../output/lock.js').LockOwner} LockOwner
- * @typedef {{ text: string, owner: LockOwner | null, ageMs: number }} HeldLock
+ * @typedef {{ text: string, owner: LockOwner | null }} HeldLock
  */
-
-/** A lock without an owner this long (seconds) is a dead maker's. */
-export const OWNERLESS_GRACE_S = 10;
 
 /** @param {unknown} error */
 const errno = (error) => /** @type {NodeJS.ErrnoException} */ (error)?.code;
@@ -45,13 +42,20 @@ export function parseOwner(text) {
 }
 
 /**
- * Whether a held lock may be taken over.
- * @param {HeldLock} held
+ * Whether a held lock may be taken over: its owner ran on this host and is gone.
+ * @param {LockOwner | null} owner
  */
-export const isStale = (held) => (held.owner ? !isAlive(held.owner) : held.ageMs > OWNERLESS_GRACE_S * 1000);
+export const isStale = (owner) => owner !== null && !isAlive(owner);
+
+/**
+ * Who holds a lock, for messages; and whether only a person can tell it is
+ * gone (another host, or no owner written).
+ * @param {LockOwner | null} owner
+ */
+export const holderText = (owner) => (owner ? `pid ${owner.pid} on ${owner.host}, since ${owner.startedAt}` : 'a run that is starting, or one killed before it wrote its owner');
 
 /** @param {LockOwner | null} owner */
-export const holderText = (owner) => (owner ? `pid ${owner.pid} on ${owner.host}, since ${owner.startedAt}` : 'a process that is starting');
+export const onlyAPersonCanTell = (owner) => owner === null || owner.host !== os.hostname();
 
 /**
  * The lock at `lock` as it is now, or null when there is none.
@@ -69,7 +73,7 @@ async function readHeld(lock) {
     if (errno(error) === 'ENOENT') return '';
     throw error;
   })).trim();
-  return { text, owner: parseOwner(text), ageMs: Date.now() - info.mtimeMs };
+  return { text, owner: parseOwner(text) };
 }
 
 /** @param {unknown} error */
@@ -101,9 +105,8 @@ export async function takeLock(dir, how) {
       if (errno(error) !== 'EEXIST') throw error;
       const held = await readHeld(lock);
       if (!held) continue; // released meanwhile
-      if (!isStale(held)) {
-        const elsewhere = held.owner && held.owner.host !== os.hostname();
-        throw new LockedError(`${how.busy(holderText(held.owner))}${elsewhere ? ` (if it is gone, remove ${lock})` : ''}`);
+      if (!isStale(held.owner)) {
+        throw new LockedError(`${how.busy(holderText(held.owner))}${onlyAPersonCanTell(held.owner) ? ` (if it is gone, remove ${lock})` : ''}`);
       }
       await takeOver(lock, held.text);
       continue;

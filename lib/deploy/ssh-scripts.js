@@ -40,20 +40,29 @@ fi`;
 export const STATE_SCRIPT = STATE_BODY;
 
 /**
- * $1 dir, $2 "files", $3 our owner text, $4 the owner text of a stale lock to
- * take over (or ""); then the state, as STATE_SCRIPT.
+ * $1 dir, $2 "files", $3 our owner text, $4 "take" to take over a stale lock
+ * whose owner text is $5; then the state, as STATE_SCRIPT. The lock is the
+ * same on every target (lock.js); a lock file of older local runs is read
+ * too. On a full disk, what failed runs left is removed under the lock
+ * before its owner is written; FULL when it still cannot be.
  */
 export const LOCK_STATE_SCRIPT = `
+owner_of() { if [ -d "$1" ]; then cat -- "$1/owner"; else cat -- "$1"; fi 2>/dev/null; }
 mkdir -p -- "$1" && cd -- "$1" || exit 1
-if [ -n "$4" ] && [ "$(cat ${LOCK_NAME}/owner 2>/dev/null)" = "$4" ]; then
+if [ "$4" = take ] && [ -e ${LOCK_NAME} ] && [ "$(owner_of ${LOCK_NAME})" = "$5" ]; then
   # A stale lock: move it aside (only one taker can), then check it was that one.
   if mv -- ${LOCK_NAME} "${LOCK_NAME}.stale.$$" 2>/dev/null; then
-    if [ "$(cat "${LOCK_NAME}.stale.$$/owner" 2>/dev/null)" = "$4" ]; then rm -rf -- "${LOCK_NAME}.stale.$$"
+    if [ "$(owner_of "${LOCK_NAME}.stale.$$")" = "$5" ]; then rm -rf -- "${LOCK_NAME}.stale.$$"
     else mv -- "${LOCK_NAME}.stale.$$" ${LOCK_NAME} 2>/dev/null || rm -rf -- "${LOCK_NAME}.stale.$$"; fi
   fi
 fi
-if mkdir -- ${LOCK_NAME} 2>/dev/null; then printf '%s\\n' "$3" > ${LOCK_NAME}/owner; echo TAKEN
-else echo HELD; cat -- ${LOCK_NAME}/owner 2>/dev/null; echo; echo END; exit 0; fi
+if mkdir -- ${LOCK_NAME} 2>/dev/null; then
+  if ! printf '%s\\n' "$3" 2>/dev/null > ${LOCK_NAME}/owner; then
+    for d in ${RELEASES}/${TMP_PREFIX}* ${RELEASES}/${TRASH_PREFIX}*; do [ -e "$d" ] && rm -rf -- "$d"; done
+    if ! printf '%s\\n' "$3" 2>/dev/null > ${LOCK_NAME}/owner; then rm -rf -- ${LOCK_NAME}; echo FULL; exit 0; fi
+  fi
+  echo TAKEN
+else echo HELD; owner_of ${LOCK_NAME}; echo; echo END; exit 0; fi
 ${STATE_BODY}`;
 
 export const UNLOCK_SCRIPT = `

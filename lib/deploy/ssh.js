@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { AbortError, DeployError, LockedError } from '../errors.js';
-import { isAlive } from '../output/lock.js';
+import { holderText, isStale, onlyAPersonCanTell, ownerText, parseOwner } from './lock.js';
 import { CURRENT, LOCK_NAME, RELEASES, TMP_PREFIX, idFromLink, parseHeader, parseRecord } from './release.js';
 import { COMMIT_SCRIPT, LOCK_STATE_SCRIPT, STAGE_SCRIPT, STATE_SCRIPT, SWITCH_SCRIPT, UNLOCK_SCRIPT, checkAll, checkLine, parseCheckFailures, shQuote } from './ssh-scripts.js';
 import { detailOf, sshFailure } from './ssh-errors.js';
@@ -251,31 +251,25 @@ export class SshTarget {
    * same command reads the target's state for the next state(true).
    */
   async lock() {
-    const text = JSON.stringify({ pid: process.pid, host: os.hostname(), startedAt: new Date().toISOString() });
-    let stale = '';
+    const text = ownerText();
+    let stale = null;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const answer = await this.remote('taking the lock', LOCK_STATE_SCRIPT, [this.spec.path, 'files', text, stale]);
+      const answer = await this.remote('taking the lock', LOCK_STATE_SCRIPT, [this.spec.path, 'files', text, stale === null ? '' : 'take', stale ?? '']);
       if (answer.startsWith('TAKEN\n')) {
         this.lockText = text;
         this.stateAnswer = answer.slice(6);
         return;
       }
+      if (answer.startsWith('FULL\n')) throw new DeployError('the target\'s disk is full, even with what failed runs left removed, so the lock cannot be written: free space on it, then run again', { code: 'DEPLOY_DISK_FULL' });
       const held = /^HELD\n([\s\S]*?)\nEND$/m.exec(answer)?.[1].trim() ?? '';
-      /** @type {import('../output/lock.js').LockOwner | null} */
-      let owner = null;
-      try {
-        const parsed = JSON.parse(held);
-        if (Number.isSafeInteger(parsed?.pid) && typeof parsed.host === 'string') owner = parsed;
-      } catch {
-        owner = null;
-      }
-      if (owner && !isAlive(owner)) {
+      const owner = parseOwner(held);
+      if (isStale(owner)) {
         stale = held; // its process, on this host, is gone: take it over
         continue;
       }
       const lockDir = `${this.spec.path}/${LOCK_NAME}`;
-      const who = owner ? `pid ${owner.pid} on ${owner.host}, since ${owner.startedAt}` : 'a process that is starting';
-      throw new LockedError(`another prerender publish, deploy or rollback (${who}) holds ${this.label}; wait for it to end. If it is gone (killed on another machine), remove the lock: ssh ${this.spec.port ? `-p ${this.spec.port} ` : ''}${this.destination} rm -r ${shQuote(lockDir)}`);
+      const remove = `remove the lock: ssh ${this.spec.port ? `-p ${this.spec.port} ` : ''}${this.destination} rm -r ${shQuote(lockDir)}`;
+      throw new LockedError(`another prerender publish, deploy or rollback (${holderText(owner)}) holds ${this.label}; wait for it to end.${onlyAPersonCanTell(owner) ? ` If it is gone for good, ${remove}` : ''}`);
     }
     throw new LockedError(`${this.label}: could not take the lock ${this.spec.path}/${LOCK_NAME}: it keeps changing hands`);
   }

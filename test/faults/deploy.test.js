@@ -1,5 +1,5 @@
 // @ts-check
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -457,5 +457,92 @@ describe.skipIf(noSshd)('ssh deploy errors: one line that says what happened', (
     await expect(lstat(path.join(target.root, 'current'))).rejects.toThrow();
     // Its lock was removed through a new connection: another machine's run is not held off.
     await expect(lstat(path.join(target.root, '.prerender-lock'))).rejects.toThrow();
+  }, 60_000);
+});
+
+describe.skipIf(noSshd)('one lock for local and ssh runs on one web root', () => {
+  /** A pid of this host that has just exited: the owner of a lock left by a killed run. */
+  const deadPid = () => /** @type {number} */ (spawnSync(process.execPath, ['-e', '']).pid);
+  const setup = async () => {
+    const out = path.join(dir, 'out');
+    const target = targetOf('ssh');
+    const server = /** @type {NonNullable<typeof sshd>} */ (sshd);
+    await writeTree(out, { pages: 3 });
+    const first = await deploy(out, [target.name], { ...target.options, now: later() });
+    expect(first.ok).toBe(true);
+    await writeTree(out, { pages: 3, generation: 2 });
+    const sshArgs = ['--ssh-key', server.userKey, '--ssh-option', ...server.sshOption];
+    const lock = path.join(target.root, '.prerender-lock');
+    return { out, target, server, sshArgs, lock };
+  };
+
+  it('an ssh deploy\'s lock stops a local publish and rollback, naming it; once its owner is gone, a local publish takes it over', async () => {
+    const { out, target, server, lock } = await setup();
+    const ssh = new SshTarget({ user: server.user, host: '127.0.0.1', port: server.port, path: target.root }, target.options);
+    try {
+      await ssh.lock();
+      const holds = `another prerender publish, deploy or rollback (pid ${process.pid} on ${os.hostname()}`;
+      const publish = await runCli(['publish', out, '--to', target.root], { cwd: dir });
+      expect(publish.stderr).toContain(holds);
+      expect(publish.code).toBe(2);
+      const rollback = await runCli(['rollback', '--to', target.root], { cwd: dir });
+      expect(rollback.stderr).toContain(holds);
+      expect(rollback.code).toBe(2);
+    } finally {
+      await ssh.close(); // its lock stays, as after a killed deploy
+    }
+    await writeFile(path.join(lock, 'owner'), JSON.stringify({ pid: deadPid(), host: os.hostname(), startedAt: new Date().toISOString() }) + '\n');
+    const publish = await runCli(['publish', out, '--to', target.root], { cwd: dir });
+    expect(publish.stderr).toBe('');
+    expect(publish.code).toBe(0);
+    await expect(lstat(lock)).rejects.toThrow();
+  }, 60_000);
+
+  it('a local publish\'s lock stops an ssh deploy; one a dead local run left (a file, as earlier versions made) is taken over', async () => {
+    const { out, target, sshArgs, lock } = await setup();
+    const local = new LocalTarget(target.root);
+    await local.lock();
+    try {
+      const held = await runCli(['deploy', out, target.name, ...sshArgs], { cwd: dir });
+      expect(held.stderr).toContain(`another prerender publish, deploy or rollback (pid ${process.pid} on ${os.hostname()}`);
+      expect(held.code).toBe(2);
+    } finally {
+      await local.unlock();
+    }
+    await writeFile(lock, JSON.stringify({ pid: deadPid(), host: os.hostname(), startedAt: new Date().toISOString() }));
+    const deployed = await runCli(['deploy', out, target.name, ...sshArgs], { cwd: dir });
+    expect(deployed.stderr).toBe('');
+    expect(deployed.code).toBe(0);
+    await expect(lstat(lock)).rejects.toThrow();
+  }, 60_000);
+
+  it.skipIf(!canMount && !IN_CI)('ssh on a disk a killed run filled: its leftovers are removed under the lock, whose owner is then written', async () => {
+    const out = path.join(dir, 'out');
+    const server = /** @type {NonNullable<typeof sshd>} */ (sshd);
+    const remote = smallDisk('www', 'size=2m');
+    const options = { sshKey: server.userKey, sshOption: server.sshOption };
+    await writeTree(out, { pages: 3 });
+    expect((await deploy(out, [server.url(remote)], { ...options, now: later() })).ok).toBe(true);
+    const leftover = path.join(remote, 'releases', '.tmp-20000101T000000Z-deadbeef');
+    await mkdir(leftover);
+    await fill(path.join(leftover, 'half-written.html'));
+    await writeTree(out, { pages: 3, generation: 2 });
+    const next = await deploy(out, [server.url(remote)], { ...options, now: later() });
+    expect(next.targets[0].error).toBeUndefined();
+    expect(next.targets[0].status).toBe('switched');
+    // The lock had its owner: the switch removed it.
+    await expect(lstat(path.join(remote, '.prerender-lock'))).rejects.toThrow();
+  }, 60_000);
+
+  it('a lock without an owner is held on both sides, with how to remove it', async () => {
+    const { out, target, sshArgs, lock } = await setup();
+    await mkdir(lock);
+    const publish = await runCli(['publish', out, '--to', target.root], { cwd: dir });
+    expect(publish.code).toBe(2);
+    expect(publish.stderr).toContain(`(a run that is starting, or one killed before it wrote its owner) holds ${target.root}`);
+    expect(publish.stderr).toContain(`(if it is gone, remove ${lock})`);
+    const deployed = await runCli(['deploy', out, target.name, ...sshArgs], { cwd: dir });
+    expect(deployed.code).toBe(2);
+    expect(deployed.stderr).toMatch(/\(a run that is starting, or one killed before it wrote its owner\) holds ssh:.* If it is gone for good, remove the lock: ssh -p \d+ \S+ rm -r \S+\.prerender-lock/);
   }, 60_000);
 });
