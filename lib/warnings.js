@@ -20,6 +20,7 @@ export const WARNING_CODES = Object.freeze({
   STAGED_DAMAGED: 'the staged copy of a page (OUT/.prerender/blobs.log) does not match its hash: it is not used, and the page is fetched (or scanned) again',
   NOT_RESUMED: 'OUT holds the journal of an interrupted crawl with other roots, scope or --name rules: not resumed, every page is fetched',
   SITEMAP: 'a sitemap (or one listed in an index) could not be read, lists nothing, or lists unusable entries',
+  DEPLOY_REBUILT: 'publish/deploy: the current release on a target holds a symbolic link, a special file, or not exactly its record\'s files: the new release is built from OUT alone, never linked from it',
 });
 
 /** @typedef {keyof typeof WARNING_CODES} WarningCode */

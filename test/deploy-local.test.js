@@ -308,11 +308,12 @@ describe('publish reads and hashes only what changed; one run per target', () =>
     const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
     t.defer(async () => { holder.kill(); });
     const lock = path.join(www(), '.prerender-lock');
+    // The lock file of earlier versions (now a directory holding "owner") is read the same way.
     await writeFile(lock, JSON.stringify({ pid: holder.pid, host: os.hostname(), startedAt: new Date().toISOString() }));
     await writeTree(out(), { pages: 3, generation: 2 });
     const refused = await t.cli(['publish', 'out', '--to', 'www']);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(new RegExp(`another prerender publish or deploy \\(pid ${holder.pid} on .*\\) holds .*www; wait for it to end`));
+    expect(refused.stderr).toMatch(new RegExp(`another prerender publish, deploy or rollback \\(pid ${holder.pid} on .*\\) holds .*www; wait for it to end`));
     const rolled = await t.cli(['rollback', '--to', 'www']);
     expect(rolled.code).toBe(2);
     expect(await currentOf(www())).toBe(first.id);

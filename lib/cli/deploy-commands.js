@@ -3,7 +3,7 @@ import { Option } from 'commander';
 import path from 'node:path';
 import { findConfig, loadConfigFile, CONFIG_FILES } from '../options/config-file.js';
 import { explainError, redact } from './report.js';
-import { UsageError } from '../errors.js';
+import { DeployError, UsageError } from '../errors.js';
 
 // Loaded when a deploy command runs: every other command (a crawl above all) starts without them.
 const deployModule = () => import('../deploy/deploy.js');
@@ -77,10 +77,12 @@ export function addDeployCommands(program, io, setExitCode) {
   /**
    * @param {boolean} json
    * @param {unknown} error
+   * @param {boolean} [verbose] with the error's detail lines
    */
-  const fail = (json, error) => {
+  const fail = (json, error, verbose = false) => {
     const interrupted = io.signal?.aborted === true;
-    io.stderr.write(interrupted ? 'prerender: interrupted; current was not switched\n' : `prerender: ${explainError(error)}\n`);
+    const detail = verbose && error instanceof DeployError && error.detail ? `${error.detail.replace(/^/gm, '    ')}\n` : '';
+    io.stderr.write(interrupted ? 'prerender: interrupted; current was not switched\n' : `prerender: ${explainError(error)}\n${detail}`);
     // --json: one JSON object on stdout on every path, an interrupt too (a script parses it).
     if (json) {
       const err = /** @type {{ code?: string, message?: string }} */ (error);
@@ -109,7 +111,20 @@ export function addDeployCommands(program, io, setExitCode) {
       }
     });
 
+  /**
+   * The summary on stdout; each failed target's reason on stderr too, where a script's log keeps it.
+   * @param {import('../deploy/deploy.js').DeployResult} result
+   * @param {Record<string, any>} flags
+   */
+  const report = async (result, flags) => {
+    const format = await formatModule();
+    write(flags.json ? JSON.stringify(result) + '\n' : format.formatDeploy(result, { verbose: flags.verbose }));
+    for (const t of result.targets) if (t.error) io.stderr.write(`prerender: ${t.target}: ${format.errorLines(t.error, flags.verbose === true)}\n`);
+  };
+  const verboseOption = () => new Option('--verbose', 'with an error, the few lines ssh and the server said');
+
   const deployOptions = (/** @type {import('commander').Command} */ command) => command
+    .addOption(verboseOption())
     .option('--keep <n>', 'releases kept on each target; the current one is never removed (default: 5)')
     .addOption(new Option('--verify <what>', 'the check after the transfer, on each target: the files sent, or all files of the new release (default: sent)').choices(['sent', 'all']))
     .option('--json', 'print the summary (churn table per target) as one JSON object')
@@ -132,10 +147,10 @@ or deploy holds DIR (DIR/.prerender-lock).`))
         const options = await withConfig(flags);
         const { publish } = await deployModule();
         const result = await publish(path.resolve(cwd(), out), flags.to, options);
-        write(flags.json ? JSON.stringify(result) + '\n' : (await formatModule()).formatDeploy(result));
+        await report(result, flags);
         setExitCode(io.signal?.aborted ? 130 : result.ok ? 0 : 1);
       } catch (error) {
-        setExitCode(fail(flags.json, error));
+        setExitCode(fail(flags.json, error, flags.verbose));
       }
     });
 
@@ -154,10 +169,10 @@ or deploy holds DIR (DIR/.prerender-lock).`))
         const options = await withConfig(flags);
         const { deploy } = await deployModule();
         const result = await deploy(path.resolve(cwd(), out), targets, options);
-        write(flags.json ? JSON.stringify(result) + '\n' : (await formatModule()).formatDeploy(result));
+        await report(result, flags);
         setExitCode(io.signal?.aborted ? 130 : result.ok ? 0 : 1);
       } catch (error) {
-        setExitCode(fail(flags.json, error));
+        setExitCode(fail(flags.json, error, flags.verbose));
       }
     });
 
@@ -167,6 +182,7 @@ or deploy holds DIR (DIR/.prerender-lock).`))
     .requiredOption('--to <dir>', 'the web root\'s directory, an ssh:// target, or a configured target name')
     .option('--release <id>', 'the release to switch to (see "prerender releases")')
     .option('--json', 'print the result as JSON')
+    .addOption(verboseOption())
     .option('--ssh-key <file>', 'identity file, for an ssh target')
     .option('--ssh-option <option...>', 'extra ssh -o option, "Key=value", for an ssh target')
     .addOption(configOption())
@@ -177,7 +193,7 @@ or deploy holds DIR (DIR/.prerender-lock).`))
         write(flags.json ? JSON.stringify(result) + '\n' : `${result.target}: current switched from ${result.from ?? '(none)'} to ${result.to}\n`);
         setExitCode(0);
       } catch (error) {
-        setExitCode(fail(flags.json, error));
+        setExitCode(fail(flags.json, error, flags.verbose));
       }
     });
 
@@ -186,6 +202,7 @@ or deploy holds DIR (DIR/.prerender-lock).`))
     .description('list the releases of a target with their time and page count, and which is current')
     .requiredOption('--to <dir>', 'the web root\'s directory, an ssh:// target, or a configured target name')
     .option('--json', 'print the list as JSON')
+    .addOption(verboseOption())
     .option('--ssh-key <file>', 'identity file, for an ssh target')
     .option('--ssh-option <option...>', 'extra ssh -o option, "Key=value", for an ssh target')
     .addOption(configOption())
@@ -196,7 +213,7 @@ or deploy holds DIR (DIR/.prerender-lock).`))
         write(flags.json ? JSON.stringify(list) + '\n' : (await formatModule()).formatReleases(list));
         setExitCode(0);
       } catch (error) {
-        setExitCode(fail(flags.json, error));
+        setExitCode(fail(flags.json, error, flags.verbose));
       }
     });
 

@@ -29,8 +29,20 @@ function table(rows, right) {
 /** @param {import('../deploy/diff.js').Count | undefined} c */
 const cell = (c) => (c ? `${count(c.files)} (${formatBytes(c.bytes)})` : '-');
 
-/** @param {import('../deploy/deploy.js').DeployResult} result */
-export function formatDeploy(result) {
+/**
+ * @param {{ message: string, detail?: string }} error
+ * @param {boolean} verbose with the detail lines (ssh's and tar's words), indented
+ */
+export function errorLines(error, verbose) {
+  const detail = verbose && error.detail ? error.detail.split('\n').map((line) => `    ${line}`) : [];
+  return [error.message, ...detail].join('\n');
+}
+
+/**
+ * @param {import('../deploy/deploy.js').DeployResult} result
+ * @param {{ verbose?: boolean }} [options]
+ */
+export function formatDeploy(result, options = {}) {
   const lines = [];
   lines.push(`${result.dryRun ? 'Dry run: release' : 'Release'} ${result.id}: ${count(result.pages)} pages, ${count(result.files)} files (${formatBytes(result.bytes)}) from ${result.out}, checked against the manifest in ${formatDuration(result.sourceMs)}`);
   lines.push('');
@@ -45,7 +57,8 @@ export function formatDeploy(result) {
   lines.push(table(rows, [false, true, true, true, true, true, false, true, false]).trimEnd());
   lines.push('');
   for (const t of result.targets) {
-    if (t.error) lines.push(`${t.target}: ${t.error.message}`);
+    for (const warning of t.warnings ?? []) lines.push(`${t.target}: warning ${warning.code}: ${warning.message}`);
+    if (t.error) lines.push(`${t.target}: ${errorLines(t.error, options.verbose === true)}`);
     if (t.plan) {
       const shown = (/** @type {string[]} */ files, /** @type {string} */ verb) => {
         if (files.length === 0) return;

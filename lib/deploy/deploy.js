@@ -36,7 +36,8 @@ import { parseTarget, targetLabel } from './targets.js';
  * @typedef {{
  *   target: string, kind: 'local' | 'ssh', status: TargetStatus, previous: string | null, current: string | null,
  *   churn: Churn | null, sent: { files: number, bytes: number }, verify: import('./targets.js').VerifyResult | null,
- *   pruned: string[], durationMs: number, error?: { code: string, message: string },
+ *   pruned: string[], durationMs: number, error?: { code: string, message: string, detail?: string },
+ *   warnings: { code: import('../warnings.js').WarningCode, message: string }[],
  *   plan?: { send: string[], remove: string[] },
  * }} TargetResult
  * @typedef {{
@@ -77,11 +78,28 @@ export function openTargets(names, options = {}) {
   });
 }
 
-/** @param {unknown} error */
-const errorInfo = (error) => ({
-  code: String(/** @type {{ code?: unknown }} */ (error)?.code ?? 'ERROR'),
-  message: String(/** @type {Error} */ (error)?.message ?? error),
-});
+/**
+ * @param {unknown} error
+ * @returns {{ code: string, message: string, detail?: string }}
+ */
+const errorInfo = (error) => {
+  const detail = error instanceof DeployError ? error.detail : undefined;
+  return {
+    code: String(/** @type {{ code?: unknown }} */ (error)?.code ?? 'ERROR'),
+    message: String(/** @type {Error} */ (error)?.message ?? error),
+    ...(detail ? { detail } : {}),
+  };
+};
+
+/**
+ * An ssh target's messages do not name it (the summary puts its label in
+ * front): a command about one target gets the label here.
+ * @param {DeployTarget} target
+ * @param {unknown} error
+ */
+const labelled = (target, error) => (target.kind === 'ssh' && error instanceof DeployError
+  ? new DeployError(`${target.label}: ${error.message}`, { code: error.code, cause: error, detail: error.detail })
+  : error);
 
 /**
  * Deploy OUT to every target.
@@ -101,7 +119,7 @@ export async function deploy(out, names, options = {}) {
     /** @type {TargetResult[]} */
     const results = targets.map((target) => ({
       target: target.label, kind: target.kind, status: /** @type {TargetStatus} */ ('failed'), previous: null, current: null,
-      churn: null, sent: { files: 0, bytes: 0 }, verify: null, pruned: [], durationMs: 0,
+      churn: null, sent: { files: 0, bytes: 0 }, verify: null, pruned: [], durationMs: 0, warnings: [],
     }));
     /** @type {Set<number>} targets out of the run (their result says why) */
     const failed = new Set();
@@ -171,7 +189,11 @@ export async function deploy(out, names, options = {}) {
       const result = results[index];
       const t0 = Date.now();
       try {
-        const { current, releases, currentFiles: previousFiles } = await target.state(true);
+        const state = await target.state(true);
+        const { current, releases } = state;
+        // A current release that is not exactly its record is never linked from: built from OUT alone.
+        const previousFiles = state.unsound ? null : state.currentFiles;
+        if (state.unsound) result.warnings.push({ code: 'DEPLOY_REBUILT', message: `${state.unsound}: the new release is built from OUT alone, not linked from it` });
         result.previous = current;
         result.current = current;
         const previousHeader = releases.find((release) => release.id === current);
@@ -293,6 +315,8 @@ export async function listReleases(to, options = {}) {
   try {
     const { current, releases } = await target.state();
     return { target: target.label, current, releases };
+  } catch (error) {
+    throw labelled(target, error);
   } finally {
     await target.close();
   }
@@ -314,6 +338,8 @@ export async function rollback(to, options = {}) {
     const id = rollbackTarget(releases.map((release) => release.id), current, options.release);
     await target.switchTo(id);
     return { target: target.label, from: current, to: id };
+  } catch (error) {
+    throw labelled(target, error);
   } finally {
     if (locked) await target.unlock().catch(() => {});
     await target.close();

@@ -7,8 +7,9 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import pLimit from 'p-limit';
 import { AbortError, DeployError } from '../errors.js';
-import { acquireLock } from '../output/lock.js';
-import { CURRENT, LOCK_NAME, RELEASES, TMP_PREFIX, idFromLink, isReleaseId, parseHeader, parseRecord } from './release.js';
+import { diskFullError, takeLock } from './lock.js';
+import { CURRENT, RELEASES, TMP_PREFIX, idFromLink, isReleaseId, parseHeader, parseRecord } from './release.js';
+import { assertNoLink, localTreeProblem } from './sound.js';
 import { checkHashes, removalList } from './verify.js';
 
 /**
@@ -18,7 +19,9 @@ import { checkHashes, removalList } from './verify.js';
  * and vanished paths are removed; the changed and new files are copied in
  * and hashed again. Time and disk grow with the changed files (but for the
  * links themselves, made by one cp); the switch is a new symbolic link
- * renamed over `current`.
+ * renamed over `current`. The previous release is linked from only when it
+ * is exactly its record (sound.js), and nothing is removed or written
+ * through a directory that is a link.
  *
  * @typedef {import('./source.js').FileInfo} FileInfo
  * @typedef {import('./release.js').ReleaseInfo} ReleaseInfo
@@ -55,7 +58,7 @@ export class LocalTarget {
     this.held = null;
   }
 
-  /** One publish, deploy or rollback at a time: the crawl's lock file, DIR/.prerender-lock. */
+  /** One publish, deploy or rollback at a time: DIR/.prerender-lock (lock.js). */
   /**
    * @param {{ create?: boolean }} [options] create: make the directory when
    *   it does not exist (publish, deploy); rollback has nothing to switch
@@ -69,9 +72,10 @@ export class LocalTarget {
       if (errno(error) === 'EEXIST' || errno(error) === 'ENOTDIR') throw this.notDirectory();
       throw error;
     });
-    this.held = await acquireLock(this.dir, this.label, {
-      name: LOCK_NAME,
-      busy: (who) => `another prerender publish or deploy (${who}) holds ${this.label}; wait for it to end (a lock left by a killed run on this machine is taken over by itself)`,
+    this.held = await takeLock(this.dir, {
+      busy: (who) => `another prerender publish, deploy or rollback (${who}) holds ${this.label}; wait for it to end (a lock left by a killed run on this machine is taken over by itself)`,
+      clean: () => this.cleanup(),
+      leftovers: async () => (await this.releaseNames()).filter((name) => name.startsWith(TMP_PREFIX)).map((name) => this.releasesPath(name)),
     });
   }
 
@@ -128,7 +132,8 @@ export class LocalTarget {
     }
     releases.sort((a, b) => (a.id < b.id ? -1 : 1));
     const currentFiles = withFiles && current && releases.some((release) => release.current) ? await this.previousFiles(current) : null;
-    return { current, releases, currentFiles };
+    const unsound = currentFiles && current ? await localTreeProblem(this.releasesPath(current), currentFiles) : null;
+    return { current, releases, currentFiles, unsound: unsound && `${RELEASES}/${current}: ${unsound}` };
   }
 
   /** The entries of releases/ (none when it does not exist yet). */
@@ -173,7 +178,7 @@ export class LocalTarget {
    * @returns {Promise<StageResult>}
    */
   async stage(plan) {
-    const { id, source, diff, previous, signal } = plan;
+    const { id } = plan;
     await mkdir(this.releasesPath(), { recursive: true });
     await this.cleanup();
     const final = this.releasesPath(id);
@@ -181,22 +186,50 @@ export class LocalTarget {
       return { sentFiles: 0, sentBytes: 0, verify: { ok: true, checked: 0, failures: [] }, reused: true };
     }
     const tmp = this.releasesPath(TMP_PREFIX + id);
+    try {
+      return await this.build(plan, tmp);
+    } catch (error) {
+      // Whatever failed (a full disk above all), nothing of this release stays behind.
+      await rm(tmp, { recursive: true, force: true }).catch(() => {});
+      await rm(`${tmp}.json`, { force: true }).catch(() => {});
+      if (!(await lstat(final).then(() => true, () => false))) await rm(`${final}.json`, { force: true }).catch(() => {});
+      const code = /** @type {NodeJS.ErrnoException} */ (error)?.code;
+      if (code === 'ENOSPC' || code === 'EDQUOT') throw diskFullError(` while building ${RELEASES}/${id}, which was removed (current is untouched)`, []);
+      throw error;
+    }
+  }
+
+  /**
+   * The body of stage(): releases/.tmp-ID built, checked and renamed to releases/ID.
+   * @param {StagePlan} plan
+   * @param {string} tmp
+   * @returns {Promise<StageResult>}
+   */
+  async build(plan, tmp) {
+    const { id, source, diff, previous, signal } = plan;
+    const final = this.releasesPath(id);
     const prevDir = previous ? this.releasesPath(previous.id) : null;
+    /** @type {Set<string>} directories of tmp found not to be links */
+    const checked = new Set();
     if (previous && prevDir && (await lstat(prevDir).then((stat) => stat.isDirectory(), () => false))) {
       await linkCopy(prevDir, tmp, previous.files, signal);
       const limit = pLimit(16);
-      await Promise.all(removalList(diff, previous.files, source.files).map((file) => limit(() => rm(path.join(tmp, file), { recursive: true, force: true }))));
+      await Promise.all(removalList(diff, previous.files, source.files).map((file) => limit(async () => {
+        await assertNoLink(tmp, path.posix.dirname(file), checked);
+        await rm(path.join(tmp, file), { recursive: true, force: true });
+      })));
     } else {
       await mkdir(tmp, { recursive: true });
     }
     const send = diff.send;
-    await copyFiles(source, send, tmp, signal);
+    await copyFiles(source, send, tmp, checked, signal);
     const sentBytes = send.reduce((sum, file) => sum + (source.files.get(file)?.bytes ?? 0), 0);
 
     // The check: every copied file read back and hashed against the manifest's
     // sha256. The others are links to inodes of the previous release, checked
     // when they were copied (verify all hashes them again).
-    const list = this.verifyAll ? await listFiles(tmp) : send;
+    const entries = this.verifyAll ? await listEntries(tmp) : { files: send, links: [], others: [] };
+    const list = entries.files;
     const limit = pLimit(8);
     /** @type {Map<string, string>} */
     const hashed = new Map();
@@ -205,13 +238,13 @@ export class LocalTarget {
       const hash = await sha256Of(path.join(tmp, file)).catch(() => null);
       if (hash !== null) hashed.set(file, hash);
     })));
-    const failures = checkHashes(this.verifyAll ? [...source.files.keys()] : send, source.files, hashed, this.verifyAll);
+    const failures = checkHashes(this.verifyAll ? [...source.files.keys()] : send, source.files, hashed, this.verifyAll, entries);
     const verify = { ok: failures.length === 0, checked: this.verifyAll ? source.files.size : send.length, failures };
     if (!verify.ok) {
       await rm(tmp, { recursive: true, force: true });
       return { sentFiles: send.length, sentBytes, verify, reused: false };
     }
-    const recordTmp = path.join(this.releasesPath(), `${TMP_PREFIX}${id}.json`);
+    const recordTmp = `${tmp}.json`;
     await writeFile(recordTmp, plan.record);
     await rename(recordTmp, path.join(this.releasesPath(), `${id}.json`));
     await rename(tmp, final);
@@ -280,14 +313,16 @@ async function linkCopy(from, to, files, signal) {
  * @param {import('./source.js').SourceTree} source
  * @param {string[]} files
  * @param {string} to
+ * @param {Set<string>} checked directories of `to` found not to be links (assertNoLink)
  * @param {AbortSignal} [signal]
  */
-async function copyFiles(source, files, to, signal) {
+async function copyFiles(source, files, to, checked, signal) {
   /** @type {Set<string>} */
   const made = new Set();
   for (const file of files) {
     const parent = path.posix.dirname(file);
     if (parent === '.' || made.has(parent)) continue;
+    await assertNoLink(to, parent, checked);
     await mkdir(path.join(to, parent), { recursive: true });
     for (let dir = parent; dir !== '.' && !made.has(dir); dir = path.posix.dirname(dir)) made.add(dir);
   }
@@ -308,20 +343,21 @@ async function copyFiles(source, files, to, signal) {
 }
 
 /**
- * Every regular file under a directory, "/" separated, relative to it.
+ * Every entry under a directory but the directories, "/" separated, relative
+ * to it: regular files, symbolic links (never followed), and the others.
  * @param {string} root
  */
-async function listFiles(root) {
-  /** @type {string[]} */
-  const files = [];
+export async function listEntries(root) {
+  /** @type {{ files: string[], links: string[], others: string[] }} */
+  const entries = { files: [], links: [], others: [] };
   /** @param {string} rel */
   const visit = async (rel) => {
     for (const entry of await readdir(path.join(root, rel), { withFileTypes: true })) {
       const child = rel === '' ? entry.name : `${rel}/${entry.name}`;
       if (entry.isDirectory()) await visit(child);
-      else files.push(child);
+      else (entry.isFile() ? entries.files : entry.isSymbolicLink() ? entries.links : entries.others).push(child);
     }
   };
   await visit('');
-  return files;
+  return entries;
 }

@@ -11,7 +11,7 @@ import { DeployError } from '../errors.js';
  *   DIR/releases/.trash-*   a killed run's release moved aside (ssh), removed by the next runs
  *   DIR/current             symbolic link to releases/ID: the web root
  *   DIR/.prerender-lock     held while a publish, deploy or rollback runs
- *                           (a file on a local target, a directory on ssh)
+ *                           (a directory holding `owner`, on every target: lock.js)
  *
  * A record is one header line (id, time, counts, manifest hash) then one line
  * per file, `["path","sha256",bytes,mtimeMs]`, so listing releases reads only

@@ -27,7 +27,9 @@
  *   lock: one publish, deploy or rollback at a time per target (LockedError
  *   when another holds it; create false: a target that does not exist is not made); state: the releases, and (withFiles) the current release's file list;
  *   switchTo: atomic switch of current, then removal of the `prune` releases
- * @typedef {{ current: string | null, releases: ReleaseInfo[], currentFiles: Map<string, FileInfo> | null }} TargetState
+ * @typedef {{ current: string | null, releases: ReleaseInfo[], currentFiles: Map<string, FileInfo> | null, unsound?: string | null }} TargetState
+ *   unsound (with currentFiles): why the current release may not be linked
+ *   from (it holds a link, a special file, or not its record's files: sound.js)
  * @typedef {import('../options/deploy-keys.js').TargetSpec} TargetSpec
  * @typedef {import('../options/deploy-keys.js').TargetConfig} TargetConfig
  */

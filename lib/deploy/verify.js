@@ -76,12 +76,18 @@ export function parseHashes(text, dotSlash = false) {
  * @param {Map<string, string>} hashed what the target's sha256sum said
  * @param {boolean} [whole] `hashed` is every file of the release: one the
  *   manifest does not list is a failure too
+ * @param {{ links: string[], others: string[] }} [odd] with whole: the
+ *   release's entries that are neither files nor directories, each a failure
  * @returns {Failure[]}
  */
-export function checkHashes(list, files, hashed, whole = false) {
+export function checkHashes(list, files, hashed, whole = false, odd = { links: [], others: [] }) {
   /** @type {Failure[]} */
   const failures = [];
+  for (const file of odd.links) failures.push({ file, reason: 'a symbolic link on the target, never part of a release' });
+  for (const file of odd.others) failures.push({ file, reason: 'not a regular file on the target (fifo, socket, device)' });
+  const odds = new Set([...odd.links, ...odd.others]);
   for (const file of list) {
+    if (odds.has(file)) continue;
     const got = hashed.get(file);
     if (got === undefined) failures.push({ file, reason: 'missing on the target after transfer' });
     else if (got !== files.get(file)?.sha256) failures.push({ file, reason: 'sha256 differs on the target after transfer' });

@@ -1,11 +1,11 @@
 // @ts-check
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHECK_SUMS, checkLine, parseCheckFailures } from '../../lib/deploy/ssh.js';
+import { CHECK_SUMS, checkAll, checkLine, parseCheckFailures } from '../../lib/deploy/ssh-scripts.js';
 import { parseHashes } from '../../lib/deploy/verify.js';
 
 /**
@@ -99,5 +99,26 @@ describe('check_sums (the sha256 check of the files sent, on the server)', () =>
     if (!HAS_OPENSSL && !IN_CI) return;
     expect(await sums(false)).toEqual(expected);
     expect((await readFile(path.join(dir, 'openssl.log'), 'utf8'))).toContain('./st/a.htm');
+  });
+
+  it('all_sums lists links and special files too, whatever their names; checkAll makes each a failure', async () => {
+    const odd = path.join(dir, 'odd');
+    await mkdir(path.join(odd, 'st'), { recursive: true });
+    await writeFile(path.join(odd, 'st', 'a.htm'), 'a');
+    await symlink('/etc', path.join(odd, 'etcdir'));
+    await symlink('/etc/passwd', path.join(odd, 'st', 'new\nOTHERS\nline.htm'));
+    spawnSync('mkfifo', [path.join(odd, 'st', 'fifo')]);
+    const files = new Map([['st/a.htm', { sha256: sha('a'), bytes: 1, mtimeMs: 0 }]]);
+    for (const fallback of [true, false]) {
+      const env = { ...process.env, PATH: `${fallback ? noOpenssl : logged}:${process.env.PATH}` };
+      const result = spawnSync('sh', ['-c', `set -e\n${CHECK_SUMS}\nall_sums`], { cwd: odd, env, encoding: 'utf8' });
+      expect(checkAll(result.stdout, files)).toEqual([
+        { file: 'etcdir', reason: 'a symbolic link on the target, never part of a release' },
+        { file: 'st/fifo', reason: 'not a regular file on the target (fifo, socket, device)' },
+        { file: 'st/new\nOTHERS\nline.htm', reason: 'a symbolic link on the target, never part of a release' },
+      ]);
+    }
+    // Output cut short (the connection lost before the lists): a failure, never a pass.
+    expect(checkAll(`${sha('a')}  ./st/a.htm\n`, files)).toEqual([{ file: '(release)', reason: expect.stringMatching(/did not finish/) }]);
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { diffFiles } from '../../lib/deploy/diff.js';
 import { formatRecord, idFromLink, parseRecord, releaseId, rollbackTarget, toPrune } from '../../lib/deploy/release.js';
 import { unsafeReason } from '../../lib/deploy/source.js';
-import { shQuote } from '../../lib/deploy/ssh.js';
+import { shQuote } from '../../lib/deploy/ssh-scripts.js';
 import { checkHashes, parseHashes, removalList } from '../../lib/deploy/verify.js';
 import { checkTargetsConfig, parseTarget } from '../../lib/deploy/targets.js';
 import { checkConfig } from '../../lib/options/config-file.js';
