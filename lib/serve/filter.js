@@ -92,7 +92,7 @@ export function createPriceFilter(input) {
       warnedNoSource = true;
       warnNoSource(options, logger);
     }
-    rootLocation = rootRedirect(options.realRoot, pages.manifest, logger);
+    if (options.addRedirects) rootLocation = rootRedirect(options.realRoot, pages.manifest, logger);
   });
 
   /**
@@ -115,12 +115,13 @@ export function createPriceFilter(input) {
     contentType: (/** @type {string} */ key) => pages.contentType(key),
     cacheControl: options.staticCacheControl,
     files,
+    addRedirects: options.addRedirects,
   };
   /** How long a page waits for its prices at most: the queue bound and the endpoint timeout, and a little. */
   const priceDeadlineMs = options.priceQueueMs + options.priceTimeoutMs + 50;
 
   /** Where `/` goes when the tree has no index.html (root.js). */
-  let rootLocation = rootRedirect(options.realRoot, pages.manifest, logger);
+  let rootLocation = options.addRedirects ? rootRedirect(options.realRoot, pages.manifest, logger) : null;
   /** @type {{ body: Buffer, contentType: string } | null} */
   let notFoundPage = null;
   const loadNotFoundPage = () => {
@@ -216,7 +217,7 @@ export function createPriceFilter(input) {
       routes.set(url, meta);
     }
     if (meta === undefined) {
-      if (!target.dir && target.path !== '' && pages.fillable(`${target.path}/index.html`)) {
+      if (options.addRedirects && !target.dir && target.path !== '' && pages.fillable(`${target.path}/index.html`)) {
         res.writeHead(301, { Location: `${encodePath(target.path)}/${target.search}`, 'Content-Length': 0 });
         res.end();
         return;
@@ -231,7 +232,7 @@ export function createPriceFilter(input) {
       serveStatic(req, res, target, staticOptions).then(
         (outcome) => {
           if (outcome !== 'not-found') return;
-          if (target.path === '' && rootLocation) {
+          if (target.path === '' && rootLocation && options.addRedirects) {
             res.writeHead(302, { Location: rootLocation + target.search, 'Content-Length': 0, 'Cache-Control': 'no-cache' });
             res.end();
             return;

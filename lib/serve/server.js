@@ -8,6 +8,7 @@
 import http from 'node:http';
 import { once } from 'node:events';
 import { createPriceFilter } from './filter.js';
+import { createFront } from '../front/handler.js';
 import { SERVE_DEFAULTS } from './options.js';
 import { UsageError } from '../errors.js';
 
@@ -23,6 +24,9 @@ import { UsageError } from '../errors.js';
 export function createServer(input) {
   const filter = createPriceFilter({ ...input, static: true });
   const o = filter.options;
+  // In front of the live site (--origin): the tree answers what it holds, the origin the rest.
+  const front = o.origin === null ? null : createFront(filter);
+  const handle = front ?? filter;
   const server = http.createServer(
     {
       maxHeaderSize: o.maxHeaderSize,
@@ -50,7 +54,7 @@ export function createServer(input) {
         res.setHeader('Connection', 'close');
       }
       queued.push(res);
-      filter(req, res);
+      handle(req, res);
     },
   );
   /** @type {Set<http.ServerResponse>} */
@@ -88,7 +92,10 @@ export function createServer(input) {
     }
     socket.destroy();
   });
-  server.on('close', () => void filter.close());
+  server.on('close', () => {
+    void filter.close();
+    void front?.close();
+  });
 
   /**
    * Graceful stop: no new connections, idle keep-alive connections closed,
@@ -130,6 +137,7 @@ export function createServer(input) {
     }
     await closed;
     await filter.close();
+    await front?.close();
     return { cut };
   }
 
