@@ -175,6 +175,7 @@ interrupted. --rate and --delay hold, as for crawl.`);
     .option('--origin-host <host>', 'Host header sent to the origin (default: the host of --origin)')
     .option('--dynamic <pattern>', 'URL pattern always sent to the origin, even if the tree holds it (repeatable; as --include)', (value, list) => [...(list ?? []), value])
     .option('--trust-proxy', 'take X-Forwarded-For/-Proto/-Host from the client (only behind a proxy of your own)')
+    .option('--route-header', 'without --origin: answer what the tree does not hold with 404 and X-Prerender-Route: origin (the tree backend of "prerender front --varnish")')
     .option('--origin-timeout <ms>', 'how long the origin may take to send its headers, then between chunks of its body; beyond: 504 (default: 30000)')
     .option('--origin-connect-timeout <ms>', 'how long connecting to the origin may take; beyond: 504 (default: 5000)')
     .option('--origin-connections <n>', 'requests to the origin at once, over kept-alive connections; more wait (default: 64)')
@@ -200,6 +201,35 @@ finish (at most --drain-timeout), then exits 0; a second signal exits at once.`)
         options.port = port;
       }
       await runServeCommand(dir, options, { stdout: io.stdout, stderr: io.stderr, signal: io.signal ?? new AbortController().signal });
+      setExitCode(EXIT.OK);
+    });
+
+  program
+    .command('front')
+    .description('write the nginx or Varnish configuration that serves the tree in front of the live site (docs/front.md)')
+    .argument('<dir>', 'the tree written by "prerender crawl"')
+    .option('--nginx', 'write an nginx server {} (OUT/prerender-front.nginx.conf)')
+    .option('--varnish', 'write a VCL (OUT/prerender-front.vcl)')
+    .option('--output <file>', 'write there instead of into OUT (with --nginx or --varnish)')
+    .option('--origin <url>', 'the live site, e.g. http://127.0.0.1:8000')
+    .option('--origin-host <host>', 'Host header sent to the origin (default: the host of --origin)')
+    .option('--dynamic <pattern>', 'URL pattern always sent to the origin (repeatable; as --include)', (value, list) => [...(list ?? []), value])
+    .option('--trust-proxy', 'take X-Forwarded-For/-Proto/-Host from the client (only behind a proxy of your own)')
+    .option('--listen <port>', 'nginx: what to listen on (default: 8080)')
+    .option('--root <dir>', 'nginx: the tree as nginx finds it, e.g. /srv/prerender/current (default: DIR)')
+    .option('--price-cache <dir>', 'nginx, SSI trees: the price cache directory (default: /var/cache/nginx/prerender-prices)')
+    .option('--price-endpoint <host:port>', 'SSI/ESI trees: the shop\'s price endpoint (default: on the origin); its path is in the price location, as in templates/')
+    .option('--tree <host:port>', 'varnish: where "prerender serve DIR --route-header" listens (default: 127.0.0.1:8081)')
+    .option('--origin-timeout <ms>', 'for the origin\'s headers, then between body chunks (default: 30000)')
+    .option('--origin-connect-timeout <ms>', 'for connecting to the origin (default: 5000)')
+    .option('--origin-connections <n>', 'requests to the origin at once (default: 64)')
+    .action(async (dir, flags) => {
+      const { runFrontCommand } = await import('./front/command.js');
+      const { originTimeout, originConnectTimeout, originConnections, ...options } = flags;
+      if (originTimeout !== undefined) options.originTimeoutMs = coerceOption({ name: 'originTimeoutMs', flags: '--origin-timeout <ms>', type: 'integer', min: 1, description: '' }, originTimeout);
+      if (originConnectTimeout !== undefined) options.originConnectTimeoutMs = coerceOption({ name: 'originConnectTimeoutMs', flags: '--origin-connect-timeout <ms>', type: 'integer', min: 1, description: '' }, originConnectTimeout);
+      if (originConnections !== undefined) options.originConnections = coerceOption({ name: 'originConnections', flags: '--origin-connections <n>', type: 'integer', min: 1, description: '' }, originConnections);
+      await runFrontCommand(path.resolve(io.cwd ?? process.cwd(), dir), options, io);
       setExitCode(EXIT.OK);
     });
 

@@ -24,7 +24,7 @@ export function loadRoutes(realRoot, options) {
   try {
     text = fs.readFileSync(path.join(realRoot, MANIFEST_NAME), 'utf8');
   } catch {
-    return new RouteTable({ site: /** @type {string} */ (options.origin), dynamic: options.dynamic });
+    return new RouteTable({ site: options.origin ?? 'http://localhost', dynamic: options.dynamic });
   }
   return RouteTable.fromManifest(parseManifest(text), { dynamic: options.dynamic });
 }
@@ -37,7 +37,7 @@ export function createFront(filter) {
   const logger = options.logger;
   let routes = loadRoutes(options.realRoot, options);
   for (const warning of routes.warnings) logger.warn(warning);
-  logger.info?.(`in front of ${options.origin}: ${routes.pages.size} URLs of ${routes.site} and the tree's files from the tree, ${routes.redirects.size} redirects answered here, everything else to the origin`);
+  logger.info?.(`${options.origin ? `in front of ${options.origin}` : 'the tree backend of a Varnish front (--route-header)'}: ${routes.pages.size} URLs of ${routes.site} and the tree's files from the tree, ${routes.redirects.size} redirects answered here, everything else to the origin`);
   filter.events.on('manifest-reload', () => {
     try {
       routes = loadRoutes(options.realRoot, options);
@@ -45,7 +45,7 @@ export function createFront(filter) {
       logger.warn(`${MANIFEST_NAME} changed but its routes cannot be read (${/** @type {Error} */ (error).message}); keeping the previous ones`);
     }
   });
-  const proxy = createProxy({
+  const proxy = options.origin === null ? null : createProxy({
     origin: /** @type {string} */ (options.origin),
     originHost: options.originHost,
     trustProxy: options.trustProxy,
@@ -55,6 +55,19 @@ export function createFront(filter) {
     maxQueued: options.originQueue,
     logger,
   });
+
+  /**
+   * What is the origin's: proxied there, or (--route-header) said so to the Varnish in front.
+   * @param {import('node:http').IncomingMessage} req
+   * @param {import('node:http').ServerResponse} res
+   * @param {string | undefined} url the request target as received
+   */
+  function toOrigin(req, res, url) {
+    if (proxy) return proxy(req, res, /** @type {string} */ (originForm(url)));
+    req.resume();
+    res.writeHead(404, { 'X-Prerender-Route': 'origin', 'Content-Length': 0, 'Cache-Control': 'no-cache' });
+    res.end();
+  }
 
   /**
    * @param {import('node:http').IncomingMessage} req
@@ -71,15 +84,15 @@ export function createFront(filter) {
         res.end();
         return;
       case 'origin':
-        return proxy(req, res, /** @type {string} */ (originForm(url)));
+        return toOrigin(req, res, url);
       case 'page':
         // The page's own file; when it is gone from the tree, the origin still has the URL.
         req.url = encodePath(route.file);
-        return filter(req, res, () => proxy(req, res, /** @type {string} */ (originForm(url))));
+        return filter(req, res, () => toOrigin(req, res, url));
       default:
-        return filter(req, res, () => proxy(req, res, /** @type {string} */ (originForm(url))));
+        return filter(req, res, () => toOrigin(req, res, url));
     }
   }
 
-  return Object.assign(front, { proxy, close: () => proxy.close() });
+  return Object.assign(front, { proxy, close: async () => proxy?.close() });
 }

@@ -7,7 +7,7 @@ import { UsageError } from '../errors.js';
 
 /**
  * @typedef {{
- *   origin: string | null, originHost: string | null, dynamic: string[], trustProxy: boolean,
+ *   origin: string | null, originHost: string | null, dynamic: string[], routeHeader: boolean, trustProxy: boolean,
  *   originConnectTimeoutMs: number, originTimeoutMs: number, originConnections: number, originQueue: number,
  * }} FrontDefaults
  */
@@ -20,6 +20,8 @@ export const FRONT_DEFAULTS = Object.freeze({
   originHost: null,
   /** Patterns (as --include's) of URLs always passed to the origin, even when the tree holds them. */
   dynamic: /** @type {string[]} */ ([]),
+  /** Without an origin: answer what is the origin's with 404 and `X-Prerender-Route: origin` (the tree backend of the generated VCL). */
+  routeHeader: false,
   /** Take X-Forwarded-* and Forwarded from the client (only behind a proxy of your own). */
   trustProxy: false,
   originConnectTimeoutMs: 5_000,
@@ -58,7 +60,10 @@ export function normalizeFrontOptions(o) {
   if (!Array.isArray(o.dynamic) || o.dynamic.some((/** @type {unknown} */ p) => typeof p !== 'string' || p === '')) {
     throw new UsageError('serve: --dynamic takes URL patterns such as \'/st/cart.asp*\'');
   }
-  if (o.dynamic.length > 0 && o.origin === null) throw new UsageError('serve: --dynamic needs --origin (the live site the dynamic URLs go to)');
+  if (typeof o.routeHeader !== 'boolean') throw new UsageError(`serve: routeHeader must be true or false, got ${JSON.stringify(o.routeHeader)}`);
+  if (o.routeHeader && o.origin !== null) throw new UsageError('serve: --route-header is for the tree backend of a Varnish front, without --origin (Varnish goes to the origin itself)');
+  if (o.routeHeader) o.addRedirects = false;
+  if (o.dynamic.length > 0 && o.origin === null && !o.routeHeader) throw new UsageError('serve: --dynamic needs --origin (the live site the dynamic URLs go to)');
   if (typeof o.trustProxy !== 'boolean') throw new UsageError(`serve: trustProxy must be true or false, got ${JSON.stringify(o.trustProxy)}`);
   for (const name of ['originConnectTimeoutMs', 'originTimeoutMs', 'originConnections', 'originQueue']) {
     if (!Number.isInteger(o[name]) || o[name] <= 0) throw new UsageError(`serve: ${name} must be a whole number above 0, got ${JSON.stringify(o[name])}`);

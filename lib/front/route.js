@@ -14,13 +14,14 @@
  * hidden files, and targets that could lead out of the tree.
  */
 import { UsageError } from '../errors.js';
+import { FRONT_FILES } from './files.js';
 import { MANIFEST_NAME } from '../manifest/index.js';
 import { compilePattern } from '../scope.js';
 import { ABSOLUTE_FORM, parseRequestTarget } from '../serve/paths.js';
 import { canonicalKey, parseHttpUrl } from '../url.js';
 
-/** The configurations `prerender front` writes into OUT: shipped by deploy, never served. */
-export const FRONT_FILES = Object.freeze(['prerender-front.nginx.conf', 'prerender-front.vcl']);
+export { FRONT_FILES };
+
 /** What the tree never serves and the front never proxies, by path. */
 const PRIVATE = new Set([MANIFEST_NAME, ...FRONT_FILES]);
 /** The redirect statuses a front answers (the others a crawl records are the origin's to give). */

@@ -20,6 +20,7 @@ import { FileCache } from './files.js';
 import { gzipFilled } from './gzip.js';
 import { isNotModified, preferredEncodings, sendError } from './http-util.js';
 import { MANIFEST_NAME } from './manifest.js';
+import { FRONT_FILES } from '../front/files.js';
 import { normalizeServeOptions } from './options.js';
 import { PageStore } from './pages.js';
 import { combineEtag, textHash } from './etag.js';
@@ -222,7 +223,7 @@ export function createPriceFilter(input) {
         res.end();
         return;
       }
-      if (key === MANIFEST_NAME) return notFound(req, res, next);
+      if (key === MANIFEST_NAME || FRONT_FILES.includes(key)) return notFound(req, res, next);
       if (!options.static) return notFound(req, res, next);
       if (req.headers.range === undefined) {
         const requestKey = target.dir || target.path === '' ? `${target.path}/` : target.path;

@@ -25,7 +25,7 @@ export function createServer(input) {
   const filter = createPriceFilter({ ...input, static: true });
   const o = filter.options;
   // In front of the live site (--origin): the tree answers what it holds, the origin the rest.
-  const front = o.origin === null ? null : createFront(filter);
+  const front = o.origin === null && !o.routeHeader ? null : createFront(filter);
   const handle = front ?? filter;
   const server = http.createServer(
     {
