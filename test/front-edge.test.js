@@ -12,6 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { frontConfigs } from '../lib/front/command.js';
+import { nginxConfig } from '../lib/front/nginx.js';
+import { RouteTable } from '../lib/front/route.js';
 import { createServer } from '../lib/serve/index.js';
 import { startShop } from '../fixtures/shop.js';
 import { startPriceEndpoint } from '../fixtures/price-endpoint.js';
@@ -226,6 +228,14 @@ describe('prerender front --varnish, in Varnish', () => {
 
   if (!skip) commonCases(() => port, () => appsPort);
 
+  it.skipIf(skip)('answers its own 502 when the origin is down', async () => {
+    const closed = await freePort();
+    const downPort = await varnishFront('varnish-down', appsTree, `http://127.0.0.1:${closed}`, '/index.php/Main_Page');
+    const down = await send(downPort, '/index.php?title=X&action=edit');
+    expect(down.status).toBe(502);
+    expect(down.text).toContain('The live site cannot be reached');
+  });
+
   it.skipIf(skip)('answers its own 504 when the origin is slow', async () => {
     const started = Date.now();
     const slow = await send(port, '/st/slow.asp?ms=20000', { timeoutMs: 15_000 });
@@ -237,3 +247,35 @@ describe('prerender front --varnish, in Varnish', () => {
 
 if (!NGINX && !IN_CI) console.warn('front nginx tests skipped: nginx is not installed (apt-get install nginx); in CI they run');
 if (!VARNISHD && !IN_CI) console.warn('front Varnish tests skipped: varnishd is not installed (apt-get install varnish); in CI they run');
+
+describe('prerender front --nginx and hostile URLs in the manifest', () => {
+  const skip = !NGINX && !IN_CI;
+
+  it.skipIf(skip)('escapes what nginx can take, leaves to the origin what it cannot, and nginx loads the result', async () => {
+    const root = path.join(dir, 'hostile');
+    fs.mkdirSync(root, { recursive: true });
+    for (const file of ['quote.html', 'dollar.html', 'x$y.html']) fs.writeFileSync(path.join(root, file), `<html>${file}</html>`);
+    const routes = new RouteTable({
+      site: 'http://shop.invalid',
+      pages: new Map([['/q?a="x";}{include/etc/passwd;', 'quote.html'], ['/d?x=$uri\\', 'dollar.html'], ['/f', 'x$y.html']]),
+      redirects: new Map([['/r', { status: 302, location: '/t?$request_uri' }], ['/s', { status: 307, location: '/u";return 200 "pwned' }]]),
+    });
+    const listenPort = await freePort();
+    const { text, warnings } = nginxConfig(routes, {
+      origin: apps.origin, originHost: null, listen: `127.0.0.1:${listenPort}`, root, trustProxy: false, connectTimeoutMs: 1000, timeoutMs: 1000,
+      connections: 8, placeholderMode: 'none', priceCacheDir: path.join(dir, 'hostile-cache'), priceEndpoint: null, generatedFrom: 'a test',
+    });
+    expect(warnings.join('\n')).toMatch(/page \/f \(file x\$y\.html\).*left to the origin/);
+    expect(warnings.join('\n')).toMatch(/redirect \/r to \/t\?\$request_uri.*left to the origin/);
+    const nginx = await startNginxWith({ dir: path.join(dir, 'nginx-hostile'), port: listenPort, site: text, probe: '/quote.html' });
+    cleanups.push(nginx.stop);
+    const raw = async (/** @type {string} */ target) => (await rawRequest(nginx.port, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)).text;
+    expect(await raw('/q?a="x";}{include/etc/passwd;')).toContain('<html>quote.html</html>');
+    expect(await raw('/d?x=$uri\\')).toContain('<html>dollar.html</html>');
+    expect(await raw('/f')).toContain('live GET /f');
+    expect(await raw('/r')).toContain('live GET /r');
+    const moved = await raw('/s');
+    expect(moved).toMatch(/^HTTP\/1\.1 307/);
+    expect(moved).toContain('Location: /u";return 200 "pwned');
+  });
+});

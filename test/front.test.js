@@ -314,3 +314,60 @@ describe('prerender serve --origin streams large answers', () => {
     expect(peakRss(pid) - before).toBeLessThan(48 * 1024 * 1024);
   }, 120_000);
 });
+
+describe('serve --origin: the rest of the contract', () => {
+  it('takes X-Forwarded-* from the client only with trustProxy', async () => {
+    const port = await startFront({ origin: shop.origin, trustProxy: true });
+    const answer = await send(port, '/st/echo.asp', { headers: { 'x-forwarded-for': '6.6.6.6', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example' } });
+    const echo = JSON.parse(answer.text);
+    /** @type {Record<string, string>} */
+    const got = {};
+    for (let i = 0; i < echo.headers.length; i += 2) got[echo.headers[i].toLowerCase()] = echo.headers[i + 1];
+    expect([got['x-forwarded-for'], got['x-forwarded-proto'], got['x-forwarded-host']]).toEqual(['6.6.6.6, 127.0.0.1', 'https', 'shop.example']);
+  });
+
+  it('adds no redirect of its own: a tree directory named without its slash is the origin\'s, with it the tree\'s', async () => {
+    fs.mkdirSync(path.join(out, 'help'), { recursive: true });
+    fs.writeFileSync(path.join(out, 'help', 'index.html'), '<html>tree help</html>');
+    const port = await startFront({ origin: shop.origin });
+    const from = shop.requests.length;
+    const bare = await send(port, '/help?x=1');
+    expect([bare.status, bare.headers.location]).toEqual([404, undefined]);
+    expect(shopGot(from)).toEqual(['GET /help?x=1']);
+    expect((await send(port, '/help/')).text).toBe('<html>tree help</html>');
+    // Without --origin, serve still adds it.
+    const plain = await startFront({});
+    expect((await send(plain, '/help')).headers.location).toBe('/help/');
+    fs.rmSync(path.join(out, 'help'), { recursive: true });
+  });
+
+  it('never serves the front\'s configurations, with or without --origin', async () => {
+    fs.writeFileSync(path.join(out, 'prerender-front.nginx.conf'), 'upstream secret { server 10.0.0.1; }');
+    for (const port of [await startFront({}), await startFront({ origin: shop.origin })]) {
+      const answer = await send(port, '/prerender-front.nginx.conf');
+      expect(answer.status).toBe(404);
+      expect(answer.text).not.toContain('10.0.0.1');
+    }
+    fs.rmSync(path.join(out, 'prerender-front.nginx.conf'));
+  });
+
+  it('refuses a bad --origin or --dynamic as usage errors', () => {
+    expect(() => createServer({ root: out, logger: quiet, origin: 'ftp://shop' })).toThrow(/--origin must be the live site/);
+    expect(() => createServer({ root: out, logger: quiet, origin: 'http://shop/st/' })).toThrow(/without a path/);
+    expect(() => createServer({ root: out, logger: quiet, dynamic: ['/cart*'] })).toThrow(/--dynamic needs --origin/);
+  });
+});
+
+describe('deploy ships the front\'s configuration with the release', () => {
+  it('counts OUT/prerender-front.nginx.conf and .vcl as part of the tree, not as unlisted files', async () => {
+    const { readSource } = await import('../lib/deploy/source.js');
+    const copy = path.join(dir, 'deploy-copy');
+    fs.cpSync(out, copy, { recursive: true });
+    fs.rmSync(path.join(copy, 'help'), { recursive: true, force: true });
+    fs.writeFileSync(path.join(copy, 'prerender-front.nginx.conf'), '# nginx\n');
+    fs.writeFileSync(path.join(copy, 'prerender-front.vcl'), 'vcl 4.1;\n');
+    const tree = await readSource(copy);
+    expect(tree.unlisted).toEqual([]);
+    expect([...tree.files.keys()]).toEqual(expect.arrayContaining(['prerender-front.nginx.conf', 'prerender-front.vcl']));
+  });
+});
