@@ -24,9 +24,9 @@ export function loadRoutes(realRoot, options) {
   try {
     text = fs.readFileSync(path.join(realRoot, MANIFEST_NAME), 'utf8');
   } catch {
-    return new RouteTable({ site: options.origin ?? 'http://localhost', dynamic: options.dynamic });
+    return new RouteTable({ site: options.origin ?? 'http://localhost', dynamic: options.dynamic ?? [] });
   }
-  return RouteTable.fromManifest(parseManifest(text), { dynamic: options.dynamic });
+  return RouteTable.fromManifest(parseManifest(text), { dynamic: options.dynamic ?? [] });
 }
 
 /**

@@ -7,7 +7,7 @@ import { UsageError } from '../errors.js';
 
 /**
  * @typedef {{
- *   origin: string | null, originHost: string | null, dynamic: string[], routeHeader: boolean, trustProxy: boolean,
+ *   origin: string | null, originHost: string | null, dynamic: string[] | null, routeHeader: boolean, trustProxy: boolean,
  *   originConnectTimeoutMs: number, originTimeoutMs: number, originConnections: number, originQueue: number,
  * }} FrontDefaults
  */
@@ -18,8 +18,8 @@ export const FRONT_DEFAULTS = Object.freeze({
   origin: null,
   /** The Host header the origin gets (null: the host of `origin`). */
   originHost: null,
-  /** Patterns (as --include's) of URLs always passed to the origin, even when the tree holds them. */
-  dynamic: /** @type {string[]} */ ([]),
+  /** Patterns (as --include's) of URLs always passed to the origin, even when the tree holds them (null: none). */
+  dynamic: /** @type {string[] | null} */ (null),
   /** Without an origin: answer what is the origin's with 404 and `X-Prerender-Route: origin` (the tree backend of the generated VCL). */
   routeHeader: false,
   /** Take X-Forwarded-* and Forwarded from the client (only behind a proxy of your own). */
@@ -57,6 +57,7 @@ export function normalizeFrontOptions(o) {
   if (o.originHost !== null && (typeof o.originHost !== 'string' || !HOST.test(o.originHost))) {
     throw new UsageError(`serve: --origin-host must be a host name with an optional :port, got ${JSON.stringify(o.originHost)}`);
   }
+  o.dynamic ??= [];
   if (!Array.isArray(o.dynamic) || o.dynamic.some((/** @type {unknown} */ p) => typeof p !== 'string' || p === '')) {
     throw new UsageError('serve: --dynamic takes URL patterns such as \'/st/cart.asp*\'');
   }
