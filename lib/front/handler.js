@@ -30,6 +30,19 @@ export function loadRoutes(realRoot, options) {
 }
 
 /**
+ * Whether something is at `rel` in the tree (the filter then decides what).
+ * @param {string} realRoot
+ * @param {string} rel a path parseRequestTarget accepted
+ */
+function existsInTree(realRoot, rel) {
+  try {
+    return fs.statSync(path.join(realRoot, rel), { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false; // ENOTDIR: a file where a directory would be
+  }
+}
+
+/**
  * @param {import('../serve/filter.js').PriceFilter} filter
  */
 export function createFront(filter) {
@@ -89,8 +102,13 @@ export function createFront(filter) {
         // The page's own file; when it is gone from the tree, the origin still has the URL.
         req.url = encodePath(route.file);
         return filter(req, res, () => toOrigin(req, res, url));
-      default:
+      default: {
+        // Most requests here are the origin's (/st/cart.asp?add=7): a stat that does not throw tells
+        // at once, where the filter's would build an ENOENT error per request.
+        const path = route.target.path;
+        if (path !== '' && !existsInTree(options.realRoot, path)) return toOrigin(req, res, url);
         return filter(req, res, () => toOrigin(req, res, url));
+      }
     }
   }
 
