@@ -371,3 +371,46 @@ describe('deploy ships the front\'s configuration with the release', () => {
     expect([...tree.files.keys()]).toEqual(expect.arrayContaining(['prerender-front.nginx.conf', 'prerender-front.vcl']));
   });
 });
+
+describe('serve --origin: the bounds on the origin', () => {
+  it('answers 503 at once when more requests wait for the origin than originQueue', async () => {
+    const server = createServer({ root: out, logger: quiet, watch: false, origin: shop.origin, originConnections: 1, originQueue: 1, originTimeoutMs: 60_000 });
+    const port = await listen(server);
+    cleanups.push(() => closeServer(server));
+    const pool = /** @type {NonNullable<typeof server.front>} */ (server.front).proxy?.pool;
+    /** @type {import('node:http').ClientRequest[]} */
+    const held = [];
+    const hold = () => {
+      const req = http.get({ host: '127.0.0.1', port, path: '/st/slow.asp?ms=60000', agent: false });
+      req.on('error', () => {});
+      held.push(req);
+    };
+    // The first holds the one connection to the origin, the second waits for it: a third is turned away.
+    hold();
+    await until(() => pool?.stats.running === 1, 10_000);
+    hold();
+    await until(() => pool?.stats.queued === 1, 10_000);
+    const busy = await send(port, '/st/cart.asp?add=1');
+    expect(busy.status).toBe(503);
+    expect(busy.headers['retry-after']).toBe('1');
+    for (const req of held) req.destroy();
+  });
+
+  it('cancels the origin\'s request when the visitor leaves before the answer', async () => {
+    let closed = false;
+    let got = false;
+    const origin = http.createServer((req) => {
+      got = true;
+      req.socket.on('close', () => (closed = true));
+    });
+    const originPort = await listen(origin);
+    cleanups.push(() => closeServer(origin));
+    const port = await startFront({ origin: `http://127.0.0.1:${originPort}`, originTimeoutMs: 60_000 });
+    const req = http.get({ host: '127.0.0.1', port, path: '/never', agent: false });
+    req.on('error', () => {});
+    await until(() => got, 10_000);
+    req.destroy();
+    await until(() => closed, 10_000);
+    expect(closed).toBe(true);
+  });
+});

@@ -14,7 +14,8 @@ import { UsageError } from '../errors.js';
 
 /**
  * @typedef {import('./filter.js').PriceFilter} PriceFilter
- * @typedef {http.Server & { priceFilter: PriceFilter, inFlight: () => number, drain: (timeoutMs?: number) => Promise<{ cut: number }> }} PrerenderServer
+ * @typedef {http.Server & { priceFilter: PriceFilter, front: ReturnType<typeof createFront> | null, inFlight: () => number, drain: (timeoutMs?: number) => Promise<{ cut: number }> }} PrerenderServer
+ *   front: with --origin or --route-header (lib/front/handler.js)
  */
 
 /**
@@ -141,7 +142,7 @@ export function createServer(input) {
     return { cut };
   }
 
-  return Object.assign(server, { priceFilter: filter, inFlight: () => inFlight.size, drain });
+  return Object.assign(server, { priceFilter: filter, front, inFlight: () => inFlight.size, drain });
 }
 
 /**
