@@ -126,7 +126,7 @@ export class RouteTable {
       return { kind: 'refuse', status: 404, reason: 'never served' };
     }
     if (method !== 'GET' && method !== 'HEAD') return { kind: 'origin', reason: 'method' };
-    const key = siteKey(this.site + raw, this.site);
+    const key = isCanonical(raw) ? raw : siteKey(this.site + raw, this.site);
     if (key === null) return { kind: 'refuse', status: 400, reason: 'not a URL' };
     if (this.dynamic.length > 0) {
       const absolute = this.site + key;
@@ -139,6 +139,18 @@ export class RouteTable {
     if (target.ok) return { kind: 'tree', target };
     return { kind: 'origin', reason: 'unknown' };
   }
+}
+
+/** A target WHATWG URL and the crawl's normalisation leave as it is: nothing to encode or decode, no dot segment. */
+const PLAIN_TARGET = /^\/[A-Za-z0-9\-._~!$&()*+,;=:@/]*(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]+)?$/;
+const DOT_SEGMENT = /\/\.\.?(?:\/|\?|$)/;
+
+/**
+ * Whether `raw` is its own key (most requests): then no URL is parsed for it.
+ * @param {string} raw
+ */
+function isCanonical(raw) {
+  return PLAIN_TARGET.test(raw) && !DOT_SEGMENT.test(raw);
 }
 
 /**
