@@ -68,6 +68,8 @@ export function createProxy(options) {
     keepAliveTimeout: 4_000,
   });
   const host = options.originHost ?? originUrl.host;
+  /** Requests given to the pool and not done: running on a connection, or waiting for one. */
+  let active = 0;
 
   /**
    * The request's headers for the origin, as a flat list (duplicates and
@@ -112,9 +114,11 @@ export function createProxy(options) {
    * @param {string} target the path and query to ask for (origin-form)
    */
   function proxy(req, res, target) {
-    if (pool.stats.queued >= options.maxQueued) {
+    // Counted here: the pool's own stats are a new object per read.
+    if (active >= options.connections + options.maxQueued) {
       return sendError(req, res, 503, { body: BUSY, headers: { 'Retry-After': '1' } });
     }
+    active++;
     // The visitor leaving before the origin answers cancels the request (after, undici sees res close).
     // An EventEmitter signal: an AbortController per request cost more than the proxying around it.
     const abort = Object.assign(new EventEmitter(), { aborted: false });
@@ -151,6 +155,7 @@ export function createProxy(options) {
         return res;
       },
       (error) => {
+        active--;
         res.off('close', onClose);
         if (!error) return;
         if (abort.aborted) return; // the visitor left
