@@ -12,7 +12,6 @@
  * hop-by-hop headers removed; our 502 when the origin cannot be reached, our
  * 504 when it does not answer in time, our 503 when too many wait for it.
  */
-import { EventEmitter } from 'node:events';
 import { Pool } from 'undici';
 import { sendError } from '../serve/http-util.js';
 
@@ -52,6 +51,86 @@ function connectionTokens(raw) {
     }
   }
   return tokens;
+}
+
+/**
+ * One request's way through undici's dispatcher (its handler protocol, as
+ * `stream` uses it inside, without the stream's extra listeners per request):
+ * the origin's head to the visitor, its body as the visitor takes it
+ * (undici waits while `res.write` says so), and the end or the error.
+ */
+class Relay {
+  /** @type {((error?: Error) => void) | null} */
+  #abort = null;
+  #finished = false;
+
+  /**
+   * @param {import('node:http').IncomingMessage} req
+   * @param {import('node:http').ServerResponse} res
+   * @param {string} target
+   * @param {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, target: string, error: Error | null) => void} done
+   */
+  constructor(req, res, target, done) {
+    this.req = req;
+    this.res = res;
+    this.target = target;
+    this.done = done;
+    // The visitor leaving, before the answer or during it, cancels the origin's request.
+    res.once('close', () => {
+      if (!this.#finished) this.#abort?.(new Error('the visitor left'));
+    });
+  }
+
+  /** @param {(error?: Error) => void} abort */
+  onConnect(abort) {
+    this.#abort = abort;
+    if (this.res.destroyed) abort(new Error('the visitor left'));
+  }
+
+  /**
+   * @param {number} statusCode
+   * @param {Buffer[]} raw names and values, one flat list
+   * @param {() => void} resume
+   */
+  onHeaders(statusCode, raw, resume) {
+    if (statusCode < 200) return true; // 1xx: ours to send (node:http answers 100-continue itself)
+    /** @type {string[]} */
+    const flat = new Array(raw.length);
+    for (let i = 0; i < raw.length; i++) flat[i] = raw[i].toString('latin1');
+    const listed = connectionTokens(flat);
+    /** @type {string[]} */
+    const out = [];
+    for (let i = 0; i < flat.length; i += 2) {
+      const name = flat[i].toLowerCase();
+      if (HOP_BY_HOP.has(name) || listed?.has(name)) continue;
+      out.push(flat[i], flat[i + 1]);
+    }
+    this.res.writeHead(statusCode, out);
+    this.res.on('drain', resume);
+    return true;
+  }
+
+  /** @param {Buffer} chunk */
+  onData(chunk) {
+    return this.res.write(chunk);
+  }
+
+  onComplete() {
+    this.#finished = true;
+    this.res.end();
+    this.done(this.req, this.res, this.target, null);
+  }
+
+  /** @param {Error} error */
+  onError(error) {
+    if (this.#finished) return;
+    this.#finished = true;
+    if (this.res.destroyed) {
+      this.done(this.req, this.res, this.target, null); // the visitor left: nobody to tell
+      return;
+    }
+    this.done(this.req, this.res, this.target, error);
+  }
 }
 
 /**
@@ -119,60 +198,41 @@ export function createProxy(options) {
       return sendError(req, res, 503, { body: BUSY, headers: { 'Retry-After': '1' } });
     }
     active++;
-    // The visitor leaving before the origin answers cancels the request (after, undici sees res close).
-    // An EventEmitter signal: an AbortController per request cost more than the proxying around it.
-    const abort = Object.assign(new EventEmitter(), { aborted: false });
-    const onClose = () => {
-      if (res.writableFinished) return;
-      abort.aborted = true;
-      abort.emit('abort');
-    };
-    res.once('close', onClose);
     const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
-    pool.stream(
+    pool.dispatch(
       {
         path: target,
         method: /** @type {import('undici').Dispatcher.HttpMethod} */ (req.method),
         headers: requestHeaders(req),
         body: hasBody ? req : null,
-        signal: abort,
-        responseHeaders: 'raw',
         // Not retried on another connection: a POST must reach the origin at most once.
         idempotent: false,
       },
-      ({ statusCode, headers }) => {
-        // With responseHeaders 'raw', undici gives the names and values as strings, in one flat list.
-        const flat = /** @type {string[]} */ (/** @type {unknown} */ (headers));
-        const listed = connectionTokens(flat);
-        /** @type {string[]} */
-        const out = [];
-        for (let i = 0; i < flat.length; i += 2) {
-          const name = flat[i].toLowerCase();
-          if (name !== 'host' && (HOP_BY_HOP.has(name) || listed?.has(name))) continue;
-          out.push(flat[i], flat[i + 1]);
-        }
-        res.writeHead(statusCode, out);
-        return res;
-      },
-      (error) => {
-        active--;
-        res.off('close', onClose);
-        if (!error) return;
-        if (abort.aborted) return; // the visitor left
-        const code = /** @type {{ code?: string }} */ (error).code;
-        if (res.headersSent) {
-          res.destroy(); // cut mid-answer: the visitor must not take a short body for a whole one
-          return;
-        }
-        if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') {
-          options.logger.warn(`origin: ${req.method} ${target.slice(0, 200)}: no answer in time (${code}): 504`);
-          return sendError(req, res, 504, { body: GATEWAY_TIMEOUT });
-        }
-        if (code === 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH' || code === 'UND_ERR_INVALID_ARG') return sendError(req, res, 400);
-        options.logger.warn(`origin: ${req.method} ${target.slice(0, 200)}: ${/** @type {Error} */ (error).message} (${code ?? 'error'}): 502`);
-        sendError(req, res, 502, { body: BAD_GATEWAY });
-      },
+      new Relay(req, res, target, done),
     );
+  }
+
+  /**
+   * @param {import('node:http').IncomingMessage} req
+   * @param {import('node:http').ServerResponse} res
+   * @param {string} target
+   * @param {Error | null} error
+   */
+  function done(req, res, target, error) {
+    active--;
+    if (!error) return;
+    const code = /** @type {{ code?: string }} */ (error).code;
+    if (res.headersSent) {
+      res.destroy(); // cut mid-answer: the visitor must not take a short body for a whole one
+      return;
+    }
+    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') {
+      options.logger.warn(`origin: ${req.method} ${target.slice(0, 200)}: no answer in time (${code}): 504`);
+      return sendError(req, res, 504, { body: GATEWAY_TIMEOUT });
+    }
+    if (code === 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH' || code === 'UND_ERR_INVALID_ARG') return sendError(req, res, 400);
+    options.logger.warn(`origin: ${req.method} ${target.slice(0, 200)}: ${error.message} (${code ?? 'error'}): 502`);
+    sendError(req, res, 502, { body: BAD_GATEWAY });
   }
 
   return Object.assign(proxy, {
