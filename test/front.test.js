@@ -19,6 +19,7 @@ import { closeServer, listen, rawRequest } from '../fixtures/serve/http.js';
 import { CookieJar, crawlShopForFront, FRONT_PRICES, send, shopPrice } from './helpers/front.js';
 import { freePort } from './helpers/edge.js';
 import { startCli, until } from './helpers/processes.js';
+import { runCli } from './helpers/cli.js';
 
 const quiet = { warn: () => {}, info: () => {} };
 
@@ -412,5 +413,35 @@ describe('serve --origin: the bounds on the origin', () => {
     req.destroy();
     await until(() => closed, 10_000);
     expect(closed).toBe(true);
+  });
+});
+
+describe('prerender front (the CLI)', () => {
+  it('writes the nginx and Varnish configurations into OUT, or to --output, and says what is wrong with its options', async () => {
+    const copy = path.join(dir, 'cli-copy');
+    fs.cpSync(out, copy, { recursive: true });
+    const both = await runCli(['front', copy, '--nginx', '--varnish', '--origin', shop.origin, '--dynamic', '/st/cart.asp*'], { cwd: dir });
+    expect(both.code).toBe(0);
+    expect(both.stdout).toContain(`nginx: wrote ${path.join(copy, 'prerender-front.nginx.conf')}`);
+    const nginx = fs.readFileSync(path.join(copy, 'prerender-front.nginx.conf'), 'utf8');
+    expect(nginx).toContain('"/st/product.asp?SKUSetID=1" "/st/product1.htm";');
+    expect(nginx).toContain('"/st/old.asp" "/st/dir.asp";');
+    expect(nginx).toContain('"~^/st/cart\\\\.asp.*" 1;');
+    expect(fs.readFileSync(path.join(copy, 'prerender-front.vcl'), 'utf8')).toContain('req.url ~ "^/st/cart\\.asp.*"');
+    // The tree is a filter crawl: the edge servers cannot fill its slots, and it says so.
+    expect(both.stderr).toMatch(/nginx: the tree's price slots are for "filter"/);
+    const output = path.join(dir, 'front.conf');
+    expect((await runCli(['front', copy, '--nginx', '--origin', shop.origin, '--output', output], { cwd: dir })).code).toBe(0);
+    expect(fs.readFileSync(output, 'utf8')).toContain('upstream prerender_origin');
+    for (const [args, message] of /** @type {const} */ ([
+      [['--nginx'], /--origin is required/],
+      [['--origin', shop.origin], /--nginx, --varnish, or both/],
+      [['--nginx', '--varnish', '--origin', shop.origin, '--output', output], /--output names one file/],
+      [['--nginx', '--origin', 'http://shop/path'], /without a path/],
+      [['--varnish', '--origin', shop.origin, '--tree', 'nowhere'], /--tree takes host:port/],
+    ])) {
+      const result = await runCli(['front', copy, ...args], { cwd: dir });
+      expect([result.code, result.stderr]).toEqual([2, expect.stringMatching(message)]);
+    }
   });
 });
