@@ -397,6 +397,19 @@ describe('serve --origin: the bounds on the origin', () => {
     for (const req of held) req.destroy();
   });
 
+  it('keeps its connections to the origin alive: twenty requests in a row, one connection', async () => {
+    const port = await startFront({ origin: shop.origin });
+    let connections = 0;
+    const count = () => connections++;
+    shop.server.on('connection', count);
+    try {
+      for (let i = 0; i < 20; i++) expect((await send(port, `/st/cart.asp?add=${i}`)).status).toBe(200);
+    } finally {
+      shop.server.off('connection', count);
+    }
+    expect(connections).toBe(1);
+  });
+
   it('cancels the origin\'s request when the visitor leaves before the answer', async () => {
     let closed = false;
     let got = false;
