@@ -63,6 +63,7 @@ class Relay {
   /** @type {((error?: Error) => void) | null} */
   #abort = null;
   #finished = false;
+  #left = false;
 
   /**
    * @param {import('node:http').IncomingMessage} req
@@ -77,14 +78,17 @@ class Relay {
     this.done = done;
     // The visitor leaving, before the answer or during it, cancels the origin's request.
     res.once('close', () => {
-      if (!this.#finished) this.#abort?.(new Error('the visitor left'));
+      if (this.#finished) return;
+      this.#left = true;
+      this.#abort?.(new Error('the visitor left'));
     });
   }
 
   /** @param {(error?: Error) => void} abort */
   onConnect(abort) {
     this.#abort = abort;
-    if (this.res.destroyed) abort(new Error('the visitor left'));
+    // Left while the request waited for a connection: it is not sent.
+    if (this.#left) abort(new Error('the visitor left'));
   }
 
   /**
@@ -125,7 +129,7 @@ class Relay {
   onError(error) {
     if (this.#finished) return;
     this.#finished = true;
-    if (this.res.destroyed) {
+    if (this.#left || this.res.destroyed) {
       this.done(this.req, this.res, this.target, null); // the visitor left: nobody to tell
       return;
     }
