@@ -181,6 +181,16 @@ describe('prerender front --nginx, in nginx', () => {
 
   if (!skip) commonCases(() => port, () => appsPort);
 
+  it.skipIf(skip)('takes X-Forwarded-* from the client only with --trust-proxy', async () => {
+    const trusting = await nginxFront('nginx-trust', path.join(dir, 'ssi'), shop.origin, { trustProxy: true });
+    const answer = await send(trusting, '/st/echo.asp', { headers: { 'x-forwarded-for': '6.6.6.6', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example' } });
+    /** @type {Record<string, string>} */
+    const got = {};
+    const echo = JSON.parse(answer.text);
+    for (let i = 0; i < echo.headers.length; i += 2) got[echo.headers[i].toLowerCase()] = echo.headers[i + 1];
+    expect([got['x-forwarded-for'], got['x-forwarded-proto'], got['x-forwarded-host']]).toEqual(['6.6.6.6, 127.0.0.1', 'https', 'shop.example']);
+  });
+
   it.skipIf(skip)('answers its own 502 when the origin is down, and 504 when it is slow', async () => {
     const closed = await freePort();
     const downPort = await nginxFront('nginx-down', appsTree, `http://127.0.0.1:${closed}`);
