@@ -24,6 +24,9 @@ export { preview, explainUrl } from './preview/index.js';
 export { findConfig, loadConfigFile } from './options/config-file.js';
 export { resolveCrawlOptions, CRAWL_OPTIONS } from './options/crawl-options.js';
 export { createPriceFilter, createServer, runServeCommand } from './serve/index.js';
+// The front (serve's `origin` option, `prerender front`): docs/front.md.
+export { frontConfigs } from './front/command.js';
+export { RouteTable } from './front/route.js';
 export { Scope } from './roots/scope.js';
 export { normalizeUrl } from './url.js';
 export { defaultFileName, headerFileName } from './naming/file-names.js';

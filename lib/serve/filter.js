@@ -20,6 +20,7 @@ import { FileCache } from './files.js';
 import { gzipFilled } from './gzip.js';
 import { isNotModified, preferredEncodings, sendError } from './http-util.js';
 import { MANIFEST_NAME } from './manifest.js';
+import { FRONT_FILES } from '../front/files.js';
 import { normalizeServeOptions } from './options.js';
 import { PageStore } from './pages.js';
 import { combineEtag, textHash } from './etag.js';
@@ -92,7 +93,7 @@ export function createPriceFilter(input) {
       warnedNoSource = true;
       warnNoSource(options, logger);
     }
-    rootLocation = rootRedirect(options.realRoot, pages.manifest, logger);
+    if (options.addRedirects) rootLocation = rootRedirect(options.realRoot, pages.manifest, logger);
   });
 
   /**
@@ -115,12 +116,13 @@ export function createPriceFilter(input) {
     contentType: (/** @type {string} */ key) => pages.contentType(key),
     cacheControl: options.staticCacheControl,
     files,
+    addRedirects: options.addRedirects,
   };
   /** How long a page waits for its prices at most: the queue bound and the endpoint timeout, and a little. */
   const priceDeadlineMs = options.priceQueueMs + options.priceTimeoutMs + 50;
 
   /** Where `/` goes when the tree has no index.html (root.js). */
-  let rootLocation = rootRedirect(options.realRoot, pages.manifest, logger);
+  let rootLocation = options.addRedirects ? rootRedirect(options.realRoot, pages.manifest, logger) : null;
   /** @type {{ body: Buffer, contentType: string } | null} */
   let notFoundPage = null;
   const loadNotFoundPage = () => {
@@ -216,12 +218,12 @@ export function createPriceFilter(input) {
       routes.set(url, meta);
     }
     if (meta === undefined) {
-      if (!target.dir && target.path !== '' && pages.fillable(`${target.path}/index.html`)) {
+      if (options.addRedirects && !target.dir && target.path !== '' && pages.fillable(`${target.path}/index.html`)) {
         res.writeHead(301, { Location: `${encodePath(target.path)}/${target.search}`, 'Content-Length': 0 });
         res.end();
         return;
       }
-      if (key === MANIFEST_NAME) return notFound(req, res, next);
+      if (key === MANIFEST_NAME || FRONT_FILES.includes(key)) return notFound(req, res, next);
       if (!options.static) return notFound(req, res, next);
       if (req.headers.range === undefined) {
         const requestKey = target.dir || target.path === '' ? `${target.path}/` : target.path;
@@ -231,7 +233,7 @@ export function createPriceFilter(input) {
       serveStatic(req, res, target, staticOptions).then(
         (outcome) => {
           if (outcome !== 'not-found') return;
-          if (target.path === '' && rootLocation) {
+          if (target.path === '' && rootLocation && options.addRedirects) {
             res.writeHead(302, { Location: rootLocation + target.search, 'Content-Length': 0, 'Cache-Control': 'no-cache' });
             res.end();
             return;

@@ -34,7 +34,7 @@ export const LAYERS = [
   ['crawler'],
   ['preview'],
   ['prices'],
-  ['serve'],
+  ['serve', 'front'],
   ['deploy'],
   ['cli'],
   ['index.js', 'start.js'],
