@@ -9,7 +9,7 @@ import pLimit from 'p-limit';
 import { MANIFEST_NAME, ManifestFormatError, parseManifest } from '../output/manifest/index.js';
 import { isSitemapName } from '../output/sitemap.js';
 import { DeployError } from '../errors.js';
-import { FRONT_FILES } from '../front/files.js';
+import { FRONT_FILES } from '../front/front-files.js';
 
 /**
  * The tree to publish, read once: every file the manifest lists, their

@@ -14,7 +14,7 @@
  * hidden files, and targets that could lead out of the tree.
  */
 import { UsageError } from '../errors.js';
-import { FRONT_FILES } from './files.js';
+import { FRONT_FILES } from './front-files.js';
 import { MANIFEST_NAME } from '../output/manifest/index.js';
 import { compilePattern } from '../roots/scope.js';
 import { ABSOLUTE_FORM, parseRequestTarget } from '../serve/paths.js';

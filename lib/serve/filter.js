@@ -20,7 +20,7 @@ import { FileCache } from './files.js';
 import { gzipFilled } from './gzip.js';
 import { isNotModified, preferredEncodings, sendError } from './http-util.js';
 import { MANIFEST_NAME } from './manifest.js';
-import { FRONT_FILES } from '../front/files.js';
+import { FRONT_FILES } from '../front/front-files.js';
 import { normalizeServeOptions } from './options.js';
 import { PageStore } from './pages.js';
 import { combineEtag, textHash } from './etag.js';

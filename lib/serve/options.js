@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { classifyPriceSpec, DEFAULT_MAX_PRICE_LENGTH, normalizeZip } from '../prices/index.js';
-import { FRONT_DEFAULTS, normalizeFrontOptions } from '../front/options.js';
+import { FRONT_DEFAULTS, normalizeFrontOptions } from '../front/front-options.js';
 
 /**
  * What each option accepts. Spelled out because the type inferred from the
@@ -24,7 +24,7 @@ import { FRONT_DEFAULTS, normalizeFrontOptions } from '../front/options.js';
  *   staticCacheControl: string, filledCacheControl: string, maxHeaderSize: number,
  *   headersTimeoutMs: number, requestTimeoutMs: number, keepAliveTimeoutMs: number, socketTimeoutMs: number,
  *   addRedirects: boolean,
- * } & import('../front/options.js').FrontDefaults} ServeDefaults
+ * } & import('../front/front-options.js').FrontDefaults} ServeDefaults
  */
 
 /** @type {Readonly<ServeDefaults>} */
