@@ -1,0 +1,114 @@
+// @ts-check
+/**
+ * Shoppers as load: a rate of operations over autocannon. Shoppers who
+ * think between operations arrive as a steady rate (shoppers ÷ think time),
+ * not as connections that never rest. autocannon paces each connection in
+ * whole requests per second, sent at the start of each second; the rate is
+ * split over up to ten autocannon instances started a tenth of a second
+ * apart, so that the requests of a second come in ten small waves, not one.
+ */
+import { createRequire } from 'node:module';
+
+/**
+ * autocannon ships no types: the little of it used here, declared (loaded
+ * through require, so that tsc does not check its sources).
+ * @typedef {import('node:events').EventEmitter & PromiseLike<unknown> & { stop(): void }} Instance
+ * @type {(options: Record<string, unknown>) => Instance}
+ */
+const autocannon = createRequire(import.meta.url)('autocannon');
+
+/** Most instances a run splits its rate over (waves per second). */
+const WAVES = 10;
+
+/**
+ * @typedef {{ method: 'GET', path: string }} LoadRequest
+ * @typedef {{
+ *   base: string, requests: LoadRequest[], rps: number, connections: number, durationMs: number,
+ *   timeoutMs: number, signal?: AbortSignal, stopOnError?: boolean,
+ * }} LoadSpec
+ *   base: the server's origin; requests: paths taken in turn (each connection from its own place);
+ *   rps: whole requests per second, at least 1; connections: at most this many in all;
+ *   timeoutMs: a request unanswered this long is an error; stopOnError: the first error ends the run at once
+ * @typedef {{
+ *   answered: number, errors: number, errorKinds: Record<string, number>, latencies: number[],
+ *   wallMs: number, stopped: 'done' | 'error' | 'aborted',
+ * }} LoadResult
+ *   latencies: of the answers, ascending (ms); errorKinds: "HTTP 500", "timeout", "ECONNREFUSED"... with counts
+ */
+
+/**
+ * Run the load; resolves once every connection is closed.
+ * @param {LoadSpec} spec
+ * @returns {Promise<LoadResult>}
+ */
+export async function runLoad({ base, requests, rps, connections, durationMs, timeoutMs, signal, stopOnError = true }) {
+  const waves = Math.max(1, Math.min(WAVES, rps));
+  /** @type {number[]} */
+  const latencies = [];
+  /** @type {Record<string, number>} */
+  const errorKinds = {};
+  let errors = 0;
+  /** @type {LoadResult['stopped']} */
+  let stopped = 'done';
+  /** @type {Instance[]} */
+  const instances = [];
+  /** @type {NodeJS.Timeout[]} */
+  const timers = [];
+  /** @type {Promise<unknown>[]} */
+  const finished = [];
+  /** @type {() => void} */
+  let allStarted = () => {};
+  const stopAll = (/** @type {LoadResult['stopped']} */ why) => {
+    if (stopped === 'done') stopped = why;
+    for (const timer of timers) clearTimeout(timer);
+    allStarted(); // the waves not started yet never will be
+    for (const instance of instances) instance.stop();
+  };
+  const onError = (/** @type {string} */ kind) => {
+    errors++;
+    errorKinds[kind] = (errorKinds[kind] ?? 0) + 1;
+    if (stopOnError) stopAll('error');
+  };
+  const onAbort = () => stopAll('aborted');
+  if (signal?.aborted) return { answered: 0, errors: 0, errorKinds, latencies, wallMs: 0, stopped: 'aborted' };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  let client = 0;
+  const started = performance.now();
+  try {
+    await new Promise((resolve) => {
+      allStarted = () => resolve(undefined);
+      for (let wave = 0; wave < waves; wave++) {
+        const offsetMs = (wave * 1000) / waves;
+        const rate = Math.floor(rps / waves) + (wave < rps % waves ? 1 : 0);
+        timers.push(setTimeout(() => {
+          const instance = autocannon({
+            url: base,
+            requests,
+            connections: Math.max(1, Math.min(rate, Math.ceil(connections / waves))),
+            overallRate: rate,
+            duration: Math.max(0.05, (durationMs - offsetMs) / 1000),
+            timeout: timeoutMs / 1000,
+            sampleInt: 100, // a stop takes effect at the next sample: within 0.1 s
+            setupClient: (/** @type {{ setRequests(list: LoadRequest[]): void }} */ c) => {
+              const at = (client++ * 7919) % requests.length;
+              c.setRequests([...requests.slice(at), ...requests.slice(0, at)]);
+            },
+          });
+          instance.on('response', (/** @type {unknown} */ _client, /** @type {number} */ status, /** @type {number} */ _bytes, /** @type {number} */ ms) => {
+            if (status >= 400) onError(`HTTP ${status}`);
+            else latencies.push(ms);
+          });
+          instance.on('reqError', (/** @type {Error & { code?: string }} */ error) => onError(error.code ?? (/timed out/.test(error.message) ? 'timeout' : error.message)));
+          instances.push(instance);
+          finished.push(Promise.resolve(instance).then(() => undefined, () => undefined));
+          if (instances.length === waves) resolve(undefined);
+        }, offsetMs));
+      }
+    });
+    await Promise.all(finished);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+  latencies.sort((a, b) => a - b);
+  return { answered: latencies.length, errors, errorKinds, latencies, wallMs: performance.now() - started, stopped };
+}
