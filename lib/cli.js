@@ -11,6 +11,7 @@ import path from 'node:path';
 import { addDeployCommands } from './deploy/cli.js';
 import { DEPLOY_KEYS } from './deploy/config.js';
 import { addDistributedCommands } from './distributed/commands.js';
+import { addCapacityCommand } from './capacity/cli.js';
 
 /**
  * The command line: a thin shell over the library. `run()` never exits the
@@ -193,6 +194,7 @@ finish (at most --drain-timeout), then exits 0; a second signal exits at once.`)
     });
 
   addDeployCommands(program, io, setExitCode);
+  addCapacityCommand(program, io, setExitCode);
 
   return program;
 }

@@ -37,10 +37,11 @@ import { beforeAfter, capacityOf, cpuMsPerRequest, cpuPercent, mcyclesFromCpuMs,
  * }} Figures
  * @typedef {{
  *   shoppers: number, offeredRps: number, capped: boolean, rps: number, p50Ms: number | null, p95Ms: number | null,
- *   p99Ms: number | null, errors: number, errorKinds: Record<string, number>, cpuPercent: number | null,
+ *   p99Ms: number | null, atTargetMs: number | null, errors: number, errorKinds: Record<string, number>, cpuPercent: number | null,
  *   cpuMs: number | null, over: string[],
  * }} Step
- *   offeredRps: the shoppers' operations per second, capped at --max-rps (capped: true)
+ *   offeredRps: the shoppers' operations per second, capped at --max-rps (capped: true);
+ *   atTargetMs: the latency at the target's percentile
  */
 
 /** Connections of an operation's cost run. */
@@ -190,31 +191,45 @@ async function measure(run, tier, load) {
 
 /**
  * The cost of each operation: at the origin, and from the static tree for a
- * static one; requests back to back at --max-rps on a few connections.
+ * static one; requests back to back at --max-rps on a few connections. Each
+ * tier is warmed up first with its mix (not counted): a cold server's first
+ * requests (files read, code not yet compiled) cost it more than the rest.
  * @param {Run} run
  * @param {Operation[]} operations
  */
 async function measureOperations(run, operations) {
   const { maxRps, operationDurationMs, latencyTarget } = run.options;
   /** @type {Map<string, Record<TierName, Figures | null>>} */
-  const costs = new Map();
-  for (const op of operations) {
-    /** @type {Record<TierName, Figures | null>} */
-    const both = { dynamic: null, static: null };
-    costs.set(op.name, both);
-    for (const tier of /** @type {TierName[]} */ (['dynamic', 'static'])) {
-      const requests = tier === 'dynamic' ? op.dynamic : op.static;
-      if (!requests || run.stop || run.options.signal?.aborted) continue;
-      const figures = await measure(run, tier, {
-        requests, rps: maxRps, connections: Math.min(OPERATION_CONNECTIONS, maxRps), durationMs: operationDurationMs,
-        timeoutMs: Math.max(10_000, 4 * latencyTarget.ms),
-      });
-      both[tier] = figures;
+  const costs = new Map(operations.map((op) => [op.name, { dynamic: null, static: null }]));
+  const load = (/** @type {LoadRequest[]} */ requests) => ({
+    requests, rps: maxRps, connections: Math.min(OPERATION_CONNECTIONS, maxRps), durationMs: operationDurationMs,
+    timeoutMs: Math.max(10_000, 4 * latencyTarget.ms),
+  });
+  for (const tier of /** @type {TierName[]} */ (['dynamic', 'static'])) {
+    const mine = operations.filter((op) => tier === 'dynamic' || op.isStatic);
+    if (mine.length === 0 || run.stop || run.options.signal?.aborted) continue;
+    const warm = await runLoad({ ...load(tierRequests(tier, operations)), durationMs: Math.min(1000, operationDurationMs), base: /** @type {string} */ (run.servers[tier].base), signal: run.options.signal });
+    if (warm.errors > 0) run.stop = `${tier} tier, warming up: ${describeErrors(warm.errorKinds)}`;
+    for (const op of mine) {
+      if (run.stop || run.options.signal?.aborted) break;
+      const figures = await measure(run, tier, load(/** @type {LoadRequest[]} */ (tier === 'dynamic' ? op.dynamic : op.static)));
+      /** @type {Record<TierName, Figures | null>} */ (costs.get(op.name))[tier] = figures;
       run.options.onProgress?.({ type: 'operation', tier, name: op.name, figures });
       if (figures.errors > 0) run.stop = `operation "${op.name}" (${tier}): ${describeErrors(figures.errorKinds)}`;
     }
   }
   return costs;
+}
+
+/**
+ * A tier's requests in the profile's proportions: every operation at the
+ * origin, the static ones from the static tree.
+ * @param {TierName} tier
+ * @param {Operation[]} operations
+ */
+function tierRequests(tier, operations) {
+  return mixRequests(operations.filter((op) => tier === 'dynamic' || op.isStatic)
+    .map((op) => ({ weight: op.weight, requests: /** @type {LoadRequest[]} */ (tier === 'dynamic' ? op.dynamic : op.static) })));
 }
 
 /** @param {Record<string, number>} kinds */
@@ -232,9 +247,7 @@ export function describeErrors(kinds) {
  */
 async function stepTier(run, tier, operations) {
   const { profile, maxRps, stepDurationMs, latencyTarget, signal } = run.options;
-  const parts = operations.filter((op) => tier === 'dynamic' || op.isStatic)
-    .map((op) => ({ weight: op.weight, requests: /** @type {LoadRequest[]} */ (tier === 'dynamic' ? op.dynamic : op.static) }));
-  const requests = mixRequests(parts);
+  const requests = tierRequests(tier, operations);
   const share = tier === 'dynamic' ? 1 : staticShare(operations);
   /** @type {Step[]} */
   const steps = [];
@@ -252,7 +265,7 @@ async function stepTier(run, tier, operations) {
     const over = overCapacity({ shoppers, offeredRps: rps, rps: figures.rps, errors: figures.errors, latencyMs: figures.atTargetMs }, latencyTarget);
     /** @type {Step} */
     const step = {
-      shoppers, offeredRps: rps, capped, rps: figures.rps, p50Ms: figures.p50Ms, p95Ms: figures.p95Ms, p99Ms: figures.p99Ms,
+      shoppers, offeredRps: rps, capped, rps: figures.rps, p50Ms: figures.p50Ms, p95Ms: figures.p95Ms, p99Ms: figures.p99Ms, atTargetMs: figures.atTargetMs,
       errors: figures.errors, errorKinds: figures.errorKinds, cpuPercent: figures.cpuPercent, cpuMs: figures.cpuMs, over,
     };
     steps.push(step);
