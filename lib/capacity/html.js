@@ -25,18 +25,19 @@ svg text { font: 12px system-ui, sans-serif; fill: #333; } svg .title { font-siz
 svg .grid { stroke: #e8eaec; } svg .limit { stroke: #c0392b; stroke-dasharray: 6 4; stroke-width: 1.5; }
 svg .limit-label { fill: #c0392b; } svg .value { font-size: 11px; }
 table { border-collapse: collapse; margin: 4px 0 8px; } th, td { padding: 4px 12px; text-align: right; border-bottom: 1px solid #e3e6e8; }
-th:first-child, td:first-child, td:last-child:not(:nth-child(-n+6)) { text-align: left; } th { background: #f4f6f7; }
+th:first-child, td:first-child, .words td:last-child { text-align: left; } th { background: #f4f6f7; }
 .over { color: #b03a2e; font-weight: 600; } .note { color: #555; }
 `;
 
 /**
  * @param {string[]} header
- * @param {(string | number)[][]} rows
+ * @param {(string | number)[][]} rows cells already escaped
+ * @param {string} [className]
  */
-function table(header, rows) {
+function table(header, rows, className) {
   const head = `<tr>${header.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr>`;
   const body = rows.map((row) => `<tr>${row.map((cell) => `<td>${String(cell)}</td>`).join('')}</tr>`).join('\n');
-  return `<table>\n${head}\n${body}\n</table>`;
+  return `<table${className ? ` class="${className}"` : ''}>\n${head}\n${body}\n</table>`;
 }
 
 /** @param {CapacityResult} result */
@@ -97,7 +98,7 @@ function tierSection(result, name) {
     s.over.length > 0 ? `<span class="over">over: ${escapeHtml(s.over.join(', '))}</span>` : s.capped ? 'capped by --max-rps' : 'within',
   ]);
   return `<h2>${title}: ${escapeHtml(tier.serverKind)} <small>(${escapeHtml(String(tier.server))})</small>, ${cost}</h2>
-${rows.length ? table(['shoppers', 'ops/s', 'p50 ms', 'p95 ms', 'errors', 'CPU %', 'step'], rows) : '<p>No step run.</p>'}
+${rows.length ? table(['shoppers', 'ops/s', 'p50 ms', 'p95 ms', 'errors', 'CPU %', 'step'], rows, 'words') : '<p>No step run.</p>'}
 <p>Capacity: ${escapeHtml(capacityWords(tier))}.</p>`;
 }
 
