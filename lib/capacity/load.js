@@ -24,11 +24,14 @@ const WAVES = 10;
  * @typedef {{ method: 'GET', path: string }} LoadRequest
  * @typedef {{
  *   base: string, requests: LoadRequest[], rps: number, connections: number, durationMs: number,
- *   timeoutMs: number, signal?: AbortSignal, stopOnError?: boolean,
+ *   timeoutMs: number, signal?: AbortSignal, stopOnError?: boolean, whole?: boolean,
  * }} LoadSpec
  *   base: the server's origin; requests: paths taken in turn (each connection from its own place);
  *   rps: whole requests per second, at least 1; connections: at most this many in all;
- *   timeoutMs: a request unanswered this long is an error; stopOnError: the first error ends the run at once
+ *   timeoutMs: a request unanswered this long is an error; stopOnError: the first error ends the run at once;
+ *   whole: send rps × duration requests, paced by the second but in one wave, and wait for every
+ *   answer, so that no request is cut (a server's CPU is then that of the requests answered): for a
+ *   slower server it takes longer, at most three times the duration and the timeout
  * @typedef {{
  *   answered: number, errors: number, errorKinds: Record<string, number>, latencies: number[],
  *   wallMs: number, stopped: 'done' | 'error' | 'aborted',
@@ -41,8 +44,9 @@ const WAVES = 10;
  * @param {LoadSpec} spec
  * @returns {Promise<LoadResult>}
  */
-export async function runLoad({ base, requests, rps, connections, durationMs, timeoutMs, signal, stopOnError = true }) {
-  const waves = Math.max(1, Math.min(WAVES, rps));
+export async function runLoad({ base, requests, rps, connections, durationMs, timeoutMs, signal, stopOnError = true, whole = false }) {
+  // All at once when whole: smooth arrivals matter to latency, not to what a request costs.
+  const waves = whole ? 1 : Math.max(1, Math.min(WAVES, rps));
   /** @type {number[]} */
   const latencies = [];
   /** @type {Record<string, number>} */
@@ -80,13 +84,14 @@ export async function runLoad({ base, requests, rps, connections, durationMs, ti
       for (let wave = 0; wave < waves; wave++) {
         const offsetMs = (wave * 1000) / waves;
         const rate = Math.floor(rps / waves) + (wave < rps % waves ? 1 : 0);
+        const amount = Math.max(1, Math.round((rate * (durationMs - offsetMs)) / 1000));
         timers.push(setTimeout(() => {
           const instance = autocannon({
             url: base,
             requests,
-            connections: Math.max(1, Math.min(rate, Math.ceil(connections / waves))),
+            connections: Math.max(1, Math.min(rate, Math.ceil(connections / waves), whole ? amount : Infinity)),
             overallRate: rate,
-            duration: Math.max(0.05, (durationMs - offsetMs) / 1000),
+            ...(whole ? { amount } : { duration: Math.max(0.05, (durationMs - offsetMs) / 1000) }),
             timeout: timeoutMs / 1000,
             sampleInt: 100, // a stop takes effect at the next sample: within 0.1 s
             setupClient: (/** @type {{ setRequests(list: LoadRequest[]): void }} */ c) => {
@@ -105,8 +110,10 @@ export async function runLoad({ base, requests, rps, connections, durationMs, ti
         }, offsetMs));
       }
     });
+    if (whole) timers.push(setTimeout(() => stopAll('done'), 3 * durationMs + timeoutMs));
     await Promise.all(finished);
   } finally {
+    for (const timer of timers) clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
   }
   latencies.sort((a, b) => a - b);

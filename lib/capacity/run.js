@@ -158,7 +158,7 @@ function pidReader(pid, flag) {
  * Load one server and read its CPU around the load.
  * @param {Run} run
  * @param {TierName} tier
- * @param {{ requests: LoadRequest[], rps: number, connections: number, durationMs: number, timeoutMs: number }} load
+ * @param {{ requests: LoadRequest[], rps: number, connections: number, durationMs: number, timeoutMs: number, whole?: boolean }} load
  * @returns {Promise<Figures>}
  */
 async function measure(run, tier, load) {
@@ -201,9 +201,10 @@ async function measureOperations(run, operations) {
   const { maxRps, operationDurationMs, latencyTarget } = run.options;
   /** @type {Map<string, Record<TierName, Figures | null>>} */
   const costs = new Map(operations.map((op) => [op.name, { dynamic: null, static: null }]));
+  // Every request sent is answered (whole): the CPU read is then that of the requests counted.
   const load = (/** @type {LoadRequest[]} */ requests) => ({
     requests, rps: maxRps, connections: Math.min(OPERATION_CONNECTIONS, maxRps), durationMs: operationDurationMs,
-    timeoutMs: Math.max(10_000, 4 * latencyTarget.ms),
+    timeoutMs: Math.max(10_000, 4 * latencyTarget.ms), whole: true,
   });
   for (const tier of /** @type {TierName[]} */ (['dynamic', 'static'])) {
     const mine = operations.filter((op) => tier === 'dynamic' || op.isStatic);
