@@ -251,7 +251,7 @@ async function withConfig(roots, flags, io) {
   const { config, ...cli } = flags;
   const file = await findConfig({ cwd: io.cwd ?? process.cwd(), file: config });
   const fromFile = file ? await loadConfigFile(file) : {};
-  for (const key of DEPLOY_KEYS) delete fromFile[key]; // publish/deploy's own
+  for (const key of [...DEPLOY_KEYS, 'capacity']) delete fromFile[key]; // publish/deploy's and capacity's own
   const merged = { ...fromFile, ...cli };
   if (roots.length > 0) merged.roots = roots;
   // Relative paths are relative to the working directory the CLI was given.

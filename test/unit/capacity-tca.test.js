@@ -4,7 +4,11 @@ import {
   beforeAfter, capacityOf, cpuMsPerRequest, cpuPercent, mcyclesFromCpuMs, mcyclesPerOperation, overCapacity, percentile, serversFor, shoppersPerServer,
 } from '../../lib/capacity/tca.js';
 import { parseDuration, parseLatencyTarget, parseSteps } from '../../lib/capacity/options.js';
-import { checkProfile, defaultProfile } from '../../lib/capacity/profile.js';
+import { checkProfile, defaultProfile, loadProfile } from '../../lib/capacity/profile.js';
+import { loadConfigFile } from '../../lib/config.js';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { mixRequests } from '../../lib/capacity/operations.js';
 
 /** The arithmetic of Transaction Cost Analysis (lib/capacity/tca.js), and the option values it takes. */
@@ -122,6 +126,25 @@ describe('profiles', () => {
     expect(() => checkProfile({ thinkTime: '5s', operations: [{ name: 'a', weight: 1, dynamic: 'cart' }] }, 'p.json')).toThrow(/starting with "\/"/);
     expect(() => checkProfile({ operations: [{ name: 'a', weight: 1, dynamic: '/cart' }] }, 'p.json')).toThrow(/thinkTime/);
     expect(checkProfile({ thinkTime: '5s', operations: [{ name: 'a', weight: 1, dynamic: '/cart' }] }, 'p.json').thinkTimeMs).toBe(5000);
+  });
+
+  it('reads a profile from a JSON file, or from a config file\'s "capacity" (which the crawl commands accept and leave alone)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-profile-'));
+    try {
+      const profile = { thinkTime: '30s', operations: [{ name: 'home', weight: 1, pages: '/' }, { name: 'basket', weight: 1, dynamic: '/basket' }] };
+      await writeFile(path.join(dir, 'p.json'), JSON.stringify(profile));
+      await writeFile(path.join(dir, 'prerender.config.mjs'), `export default { roots: ['http://shop.test/'], capacity: ${JSON.stringify(profile)} };\n`);
+      for (const file of ['p.json', 'prerender.config.mjs']) {
+        const loaded = await loadProfile(file, dir);
+        expect(loaded.thinkTimeMs).toBe(30_000);
+        expect(loaded.operations).toEqual([{ name: 'home', weight: 1, pages: ['/'] }, { name: 'basket', weight: 1, dynamic: ['/basket'] }]);
+      }
+      expect((await loadConfigFile(path.join(dir, 'prerender.config.mjs'))).capacity).toEqual(profile);
+      await writeFile(path.join(dir, 'bad.json'), JSON.stringify({ capacity: { thinkTime: '1s', operations: [{ name: 'x', weight: 0, dynamic: '/' }] } }));
+      await expect(loadProfile('bad.json', dir)).rejects.toThrow(/bad.json: operation "x": "weight" must be a number greater than 0/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('mixes a tier\'s requests in the profile\'s proportions', () => {
