@@ -29,13 +29,16 @@ export function ms(ms) {
 const maybe = (n) => (n === null || n === undefined ? 'unknown' : whole(n));
 
 /**
- * Right-aligned columns; the first left-aligned.
+ * Right-aligned columns; the first left-aligned, and the last too when it holds words.
  * @param {string[][]} rows the header first
  * @param {string} indent
+ * @param {boolean} [lastWords]
  */
-function table(rows, indent = '  ') {
+function table(rows, indent = '  ', lastWords = false) {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => (row[c] ?? '').length)));
-  return rows.map((row) => indent + row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('   ').trimEnd()).join('\n') + '\n';
+  const last = rows[0].length - 1;
+  const cell = (/** @type {string} */ text, /** @type {number} */ c) => (c === 0 || (lastWords && c === last) ? text.padEnd(widths[c]) : text.padStart(widths[c]));
+  return rows.map((row) => indent + row.map(cell).join('   ').trimEnd()).join('\n') + '\n';
 }
 
 /**
@@ -61,14 +64,14 @@ function formatTier(result, name) {
   const text = `${title}: ${tier.serverKind} (${tier.server}), ${cost}\n`;
   if (tier.steps.length === 0) return text + '  no step run\n';
   const p = result.latencyTarget.percentile;
-  const rows = [['shoppers', 'ops/s', 'p50 ms', `p95 ms`, ...(p === 95 || p === 50 ? [] : [`p${p} ms`]), 'errors', 'CPU %', '']];
+  const rows = [['shoppers', 'ops/s', 'p50 ms', `p95 ms`, ...(p === 95 || p === 50 ? [] : [`p${p} ms`]), 'errors', 'CPU %', 'step']];
   for (const step of tier.steps) {
     rows.push([
       whole(step.shoppers), step.rps.toFixed(1), ms(step.p50Ms), ms(step.p95Ms), ...(p === 95 || p === 50 ? [] : [ms(step.atTargetMs)]),
       String(step.errors), step.cpuPercent === null ? '-' : step.cpuPercent.toFixed(1), step.over.length > 0 ? 'over' : step.capped ? 'capped' : 'ok',
     ]);
   }
-  return text + table(rows) + `  capacity: ${capacityWords(tier)}\n`;
+  return text + table(rows, '  ', true) + `  capacity: ${capacityWords(tier)}\n`;
 }
 
 /** @param {CapacityResult} result */
@@ -95,14 +98,16 @@ const mc = (n) => (n === null || n === undefined ? '-' : n.toFixed(2));
 function formatSummary(result) {
   const { summary } = result;
   const per = summary.shoppersPerServer;
-  const gain = per.before && per.after ? `   (${(per.after / per.before).toFixed(1)}×)` : '';
-  const rows = [['', 'before (all dynamic)', 'after (partitioned)'], ['shoppers per server', maybe(per.before), maybe(per.after) + gain]];
+  const rows = [
+    ['', 'before (all dynamic)', 'after (partitioned)', ''],
+    ['shoppers per server', maybe(per.before), maybe(per.after), per.before && per.after ? `${(per.after / per.before).toFixed(1)}×` : ''],
+  ];
   if (summary.targetShoppers !== null) {
-    const split = summary.servers.afterStatic !== null ? `   (static ${summary.servers.afterStatic}, dynamic ${summary.servers.afterDynamic})` : '';
-    rows.push([`servers for ${whole(summary.targetShoppers)} shoppers`, maybe(summary.servers.before), maybe(summary.servers.after) + split]);
+    const split = summary.servers.afterStatic !== null ? `static ${summary.servers.afterStatic}, dynamic ${summary.servers.afterDynamic}` : '';
+    rows.push([`servers for ${whole(summary.targetShoppers)} shoppers`, maybe(summary.servers.before), maybe(summary.servers.after), split]);
   }
   const cores = `${summary.serverCores} core${summary.serverCores === 1 ? '' : 's'}`;
-  return `Before and after (a server of ${cores}; a shopper makes an operation every ${(result.profile.thinkTimeMs / 1000).toFixed(1)} s)\n` + table(rows);
+  return `Before and after (a server of ${cores}; a shopper makes an operation every ${(result.profile.thinkTimeMs / 1000).toFixed(1)} s)\n` + table(rows, '  ', true);
 }
 
 /**
@@ -133,8 +138,8 @@ export function formatProgress(event) {
   if (event.type === 'step-start') return `${event.tier} tier: ${whole(event.shoppers)} shoppers (${event.rps} ops/s)...\n`;
   if (event.type === 'operation') {
     const f = event.figures;
-    return `cost of "${event.name}" (${event.tier === 'static' ? 'static tree' : 'origin'}): ${f.requests} requests, ${f.rps.toFixed(0)}/s, p50 ${ms(f.p50Ms)} ms, CPU ${f.cpuMsPerRequest === null ? 'unknown' : `${ms(f.cpuMsPerRequest)} ms`} per request${f.errors ? `, ${f.errors} errors` : ''}\n`;
+    return `cost of "${event.name}" (${event.tier === 'static' ? 'static tree' : 'origin'}): ${f.requests} requests, ${f.rps.toFixed(0)}/s, p50 ${ms(f.p50Ms)} ms, CPU ${f.cpuMsPerRequest === null ? 'unknown' : `${ms(f.cpuMsPerRequest)} ms`} per request${f.errors ? `, ${f.errors} error${f.errors === 1 ? '' : 's'}` : ''}\n`;
   }
   const s = event.step;
-  return `${event.tier} tier: ${whole(s.shoppers)} shoppers: ${s.rps.toFixed(1)} ops/s, p95 ${ms(s.p95Ms)} ms, ${s.errors} errors, CPU ${s.cpuPercent === null ? '-' : `${s.cpuPercent.toFixed(1)}%`}: ${s.over.length > 0 ? `over capacity (${s.over.join(', ')})` : 'within the target'}\n`;
+  return `${event.tier} tier: ${whole(s.shoppers)} shoppers: ${s.rps.toFixed(1)} ops/s, p95 ${ms(s.p95Ms)} ms, ${s.errors} error${s.errors === 1 ? '' : 's'}, CPU ${s.cpuPercent === null ? '-' : `${s.cpuPercent.toFixed(1)}%`}: ${s.over.length > 0 ? `over capacity (${s.over.join(', ')})` : 'within the target'}\n`;
 }

@@ -55,6 +55,7 @@ export const CAPACITY_NOTES = Object.freeze({
   CPU_RESOLUTION: 'a cost run used less CPU than /proc can tell apart from nothing: its cost is not given',
   PID_IDLE: 'the process named by --origin-pid or --static-pid used no CPU while it answered requests: is it the server?',
   RATE_CAPPED: 'a step wanted more operations per second than --max-rps: it ran at --max-rps, and the tier stopped there',
+  MACHINE_BUSY: 'this machine had more runnable processes than cores: the load generator waited for CPU too, so latency and operations/s are understated (CPU per request holds)',
 });
 
 /**
@@ -168,7 +169,7 @@ async function measure(run, tier, load) {
   const after = cpu?.() ?? null;
   const cpuMs = before !== null && after !== null ? after - before : null;
   const perRequest = cpuMs !== null && cpuMs < tickMs() && result.answered > 0 ? null : cpuMsPerRequest(cpuMs, result.answered);
-  if (cpuMs !== null && result.answered > 0 && cpuMs < tickMs()) {
+  if (load.whole && cpuMs !== null && result.answered > 0 && cpuMs < tickMs()) {
     run.notes.push({ code: result.answered > 1000 ? 'PID_IDLE' : 'CPU_RESOLUTION', message: `${tier} tier: ${result.answered} requests used under ${tickMs()} ms of CPU` });
   }
   const figures = {
@@ -327,6 +328,8 @@ function buildResult(run, operations, costs, steps) {
     };
   };
   const broken = [...steps.static, ...steps.dynamic].some((step) => step.over.length > 0);
+  const load = os.loadavg()[0];
+  if (load > run.cores) run.notes.push({ code: 'MACHINE_BUSY', message: `this machine was busy (load average ${load.toFixed(1)} on ${run.cores} cores): latency and operations/s are understated; CPU per request holds` });
   return {
     version: 1,
     generatedAt: new Date().toISOString(),
