@@ -84,7 +84,7 @@ export async function measureCapacity(options) {
     };
     if (!originCpu) notes.push({ code: 'CPU_UNKNOWN', message: `the origin's CPU is unknown${options.originPid ? '' : ' (no --origin-pid)'}: throughput and latency only` });
     if (hasStatic && !staticCpu) notes.push({ code: 'CPU_UNKNOWN', message: 'the static server\'s CPU is unknown (no --static-pid): throughput and latency only' });
-    const run = { options, cores, notes, servers, stop: /** @type {string | null} */ (null) };
+    const run = { options, cores, notes, servers, stop: /** @type {string | null} */ (null), requests: 0, selfCpu: process.cpuUsage() };
     const costs = await measureOperations(run, operations);
     /** @type {Record<TierName, Step[]>} */
     const steps = { static: [], dynamic: [] };
@@ -152,7 +152,9 @@ function pidReader(pid, flag) {
  * @typedef {{
  *   options: CapacityOptions, cores: number, notes: { code: keyof typeof CAPACITY_NOTES, message: string }[],
  *   servers: Record<TierName, { base: string | null, cpu: (() => number | null) | null, kind: string }>, stop: string | null,
+ *   requests: number, selfCpu: NodeJS.CpuUsage,
  * }} Run
+ *   requests: answered or failed, over the whole run; selfCpu: this process's CPU at the start (the load generator's cost)
  */
 
 /**
@@ -167,6 +169,7 @@ async function measure(run, tier, load) {
   const before = cpu?.() ?? null;
   const result = await runLoad({ ...load, base: /** @type {string} */ (base), signal: run.options.signal });
   const after = cpu?.() ?? null;
+  run.requests += result.answered + result.errors;
   const cpuMs = before !== null && after !== null ? after - before : null;
   const perRequest = cpuMs !== null && cpuMs < tickMs() && result.answered > 0 ? null : cpuMsPerRequest(cpuMs, result.answered);
   if (load.whole && cpuMs !== null && result.answered > 0 && cpuMs < tickMs()) {
@@ -211,6 +214,7 @@ async function measureOperations(run, operations) {
     const mine = operations.filter((op) => tier === 'dynamic' || op.isStatic);
     if (mine.length === 0 || run.stop || run.options.signal?.aborted) continue;
     const warm = await runLoad({ ...load(tierRequests(tier, operations)), durationMs: Math.min(1000, operationDurationMs), base: /** @type {string} */ (run.servers[tier].base), signal: run.options.signal });
+    run.requests += warm.answered + warm.errors;
     if (warm.errors > 0) run.stop = `${tier} tier, warming up: ${describeErrors(warm.errorKinds)}`;
     for (const op of mine) {
       if (run.stop || run.options.signal?.aborted) break;
@@ -328,6 +332,8 @@ function buildResult(run, operations, costs, steps) {
     };
   };
   const broken = [...steps.static, ...steps.dynamic].some((step) => step.over.length > 0);
+  const self = process.cpuUsage(run.selfCpu);
+  const selfMs = (self.user + self.system) / 1000;
   const load = os.loadavg()[0];
   if (load > run.cores) run.notes.push({ code: 'MACHINE_BUSY', message: `this machine was busy (load average ${load.toFixed(1)} on ${run.cores} cores): latency and operations/s are understated; CPU per request holds` });
   return {
@@ -344,6 +350,8 @@ function buildResult(run, operations, costs, steps) {
     operations: operations.map((op) => ({ name: op.name, weight: op.weight, tier: op.isStatic ? 'static' : 'dynamic', dynamic: costs.get(op.name)?.dynamic ?? null, static: costs.get(op.name)?.static ?? null })),
     tiers: { static: tier('static'), dynamic: tier('dynamic') },
     summary: { serverCores, targetShoppers: options.targetShoppers ?? null, ...summary },
+    // What the command itself spent (this process: the load generator and the report), serve's process apart.
+    loadGenerator: { cpuMs: selfMs, requests: run.requests, cpuMsPerRequest: cpuMsPerRequest(selfMs, run.requests) },
     notes: run.notes,
     stoppedBecause: run.stop,
     interrupted: options.signal?.aborted === true,
