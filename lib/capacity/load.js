@@ -31,7 +31,7 @@ const WAVES = 10;
  *   timeoutMs: a request unanswered this long is an error; stopOnError: the first error ends the run at once;
  *   whole: send rps × duration requests, paced by the second but in one wave, and wait for every
  *   answer, so that no request is cut (a server's CPU is then that of the requests answered): for a
- *   slower server it takes longer, at most three times the duration and the timeout
+ *   slower server it takes longer, at most twice the duration and a second (then those in flight are cut)
  * @typedef {{
  *   answered: number, errors: number, errorKinds: Record<string, number>, latencies: number[],
  *   wallMs: number, stopped: 'done' | 'error' | 'aborted',
@@ -110,7 +110,7 @@ export async function runLoad({ base, requests, rps, connections, durationMs, ti
         }, offsetMs));
       }
     });
-    if (whole) timers.push(setTimeout(() => stopAll('done'), 3 * durationMs + timeoutMs));
+    if (whole) timers.push(setTimeout(() => stopAll('done'), 2 * durationMs + 1000));
     await Promise.all(finished);
   } finally {
     for (const timer of timers) clearTimeout(timer);
