@@ -213,18 +213,38 @@ async function measureOperations(run, operations) {
   for (const tier of /** @type {TierName[]} */ (['dynamic', 'static'])) {
     const mine = operations.filter((op) => tier === 'dynamic' || op.isStatic);
     if (mine.length === 0 || run.stop || run.options.signal?.aborted) continue;
-    const warm = await runLoad({ ...load(tierRequests(tier, operations)), durationMs: Math.min(1000, operationDurationMs), base: /** @type {string} */ (run.servers[tier].base), signal: run.options.signal });
+    const warm = await runLoad({ ...load(tierRequests(tier, operations)), whole: false, durationMs: Math.min(1000, operationDurationMs), base: /** @type {string} */ (run.servers[tier].base), signal: run.options.signal });
     run.requests += warm.answered + warm.errors;
     if (warm.errors > 0) run.stop = `${tier} tier, warming up: ${describeErrors(warm.errorKinds)}`;
+    // A cost run sends what the server answered while warming up (a fifth more, at most --max-rps), so that it
+    // ends near its duration; the warm-up's last requests are let finish first.
+    const pace = Math.max(1, Math.min(maxRps, Math.ceil((1.2 * 1000 * warm.answered) / Math.max(1, warm.wallMs))));
+    await settle(run.servers[tier].cpu);
     for (const op of mine) {
       if (run.stop || run.options.signal?.aborted) break;
-      const figures = await measure(run, tier, load(/** @type {LoadRequest[]} */ (tier === 'dynamic' ? op.dynamic : op.static)));
+      const figures = await measure(run, tier, { ...load(/** @type {LoadRequest[]} */ (tier === 'dynamic' ? op.dynamic : op.static)), rps: pace });
       /** @type {Record<TierName, Figures | null>} */ (costs.get(op.name))[tier] = figures;
       run.options.onProgress?.({ type: 'operation', tier, name: op.name, figures });
       if (figures.errors > 0) run.stop = `operation "${op.name}" (${tier}): ${describeErrors(figures.errorKinds)}`;
     }
   }
   return costs;
+}
+
+/**
+ * Wait until a server's CPU stops moving (two readings 50 ms apart agree),
+ * at most 2 s: the requests a run cut are then done, not counted in the next.
+ * @param {(() => number | null) | null} cpu
+ */
+async function settle(cpu) {
+  if (!cpu) return;
+  let last = cpu();
+  for (let i = 0; i < 40; i++) {
+    await new Promise((resolve) => { setTimeout(resolve, 50); });
+    const now = cpu();
+    if (now === last) return;
+    last = now;
+  }
 }
 
 /**
