@@ -24,14 +24,16 @@ const WAVES = 10;
  * @typedef {{ method: 'GET', path: string }} LoadRequest
  * @typedef {{
  *   base: string, requests: LoadRequest[], rps: number, connections: number, durationMs: number,
- *   timeoutMs: number, signal?: AbortSignal, stopOnError?: boolean, whole?: boolean,
+ *   timeoutMs: number, signal?: AbortSignal, stopOnError?: boolean, whole?: boolean, once?: boolean,
  * }} LoadSpec
  *   base: the server's origin; requests: paths taken in turn (each connection from its own place);
  *   rps: whole requests per second, at least 1; connections: at most this many in all;
  *   timeoutMs: a request unanswered this long is an error; stopOnError: the first error ends the run at once;
  *   whole: send rps × duration requests, paced by the second but in one wave, and wait for every
  *   answer, so that no request is cut (a server's CPU is then that of the requests answered): for a
- *   slower server it takes longer, at most twice the duration and a second (then those in flight are cut)
+ *   slower server it takes longer, at most twice the duration and a second (then those in flight are cut);
+ *   once: each request of the list once (a server's caches warmed), shared out between the connections,
+ *   at most rps a second, cut at the duration
  * @typedef {{
  *   answered: number, errors: number, errorKinds: Record<string, number>, latencies: number[],
  *   wallMs: number, stopped: 'done' | 'error' | 'aborted',
@@ -44,9 +46,9 @@ const WAVES = 10;
  * @param {LoadSpec} spec
  * @returns {Promise<LoadResult>}
  */
-export async function runLoad({ base, requests, rps, connections, durationMs, timeoutMs, signal, stopOnError = true, whole = false }) {
-  // All at once when whole: smooth arrivals matter to latency, not to what a request costs.
-  const waves = whole ? 1 : Math.max(1, Math.min(WAVES, rps));
+export async function runLoad({ base, requests, rps, connections, durationMs, timeoutMs, signal, stopOnError = true, whole = false, once = false }) {
+  // One wave when whole or once: smooth arrivals matter to latency, not to what a request costs.
+  const waves = whole || once ? 1 : Math.max(1, Math.min(WAVES, rps));
   /** @type {number[]} */
   const latencies = [];
   /** @type {Record<string, number>} */
@@ -84,18 +86,25 @@ export async function runLoad({ base, requests, rps, connections, durationMs, ti
       for (let wave = 0; wave < waves; wave++) {
         const offsetMs = (wave * 1000) / waves;
         const rate = Math.floor(rps / waves) + (wave < rps % waves ? 1 : 0);
-        const amount = Math.max(1, Math.round((rate * (durationMs - offsetMs)) / 1000));
+        const amount = once ? requests.length : Math.max(1, Math.round((rate * (durationMs - offsetMs)) / 1000));
+        const clients = Math.max(1, Math.min(rate, Math.ceil(connections / waves), whole || once ? amount : Infinity));
         timers.push(setTimeout(() => {
           const instance = autocannon({
             url: base,
             requests,
-            connections: Math.max(1, Math.min(rate, Math.ceil(connections / waves), whole ? amount : Infinity)),
+            connections: clients,
             overallRate: rate,
-            ...(whole ? { amount } : { duration: Math.max(0.05, (durationMs - offsetMs) / 1000) }),
+            ...(whole || once ? { amount } : { duration: Math.max(0.05, (durationMs - offsetMs) / 1000) }),
             timeout: timeoutMs / 1000,
             sampleInt: 100, // a stop takes effect at the next sample: within 0.1 s
             setupClient: (/** @type {{ setRequests(list: LoadRequest[]): void }} */ c) => {
-              const at = (client++ * 7919) % requests.length;
+              const i = client++;
+              if (once) {
+                // autocannon gives client i its share of the amount: the requests i, i + clients, i + 2 × clients...
+                c.setRequests(requests.filter((_, k) => k % clients === i % clients));
+                return;
+              }
+              const at = (i * 7919) % requests.length;
               c.setRequests([...requests.slice(at), ...requests.slice(0, at)]);
             },
           });
@@ -111,6 +120,7 @@ export async function runLoad({ base, requests, rps, connections, durationMs, ti
       }
     });
     if (whole) timers.push(setTimeout(() => stopAll('done'), 2 * durationMs + 1000));
+    if (once) timers.push(setTimeout(() => stopAll('done'), durationMs));
     await Promise.all(finished);
   } finally {
     for (const timer of timers) clearTimeout(timer);

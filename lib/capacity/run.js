@@ -46,8 +46,12 @@ import { beforeAfter, capacityOf, cpuMsPerRequest, cpuPercent, mcyclesFromCpuMs,
 
 /** Connections of an operation's cost run. */
 const OPERATION_CONNECTIONS = 8;
-/** Most connections of a step. */
-const STEP_CONNECTIONS = 256;
+/**
+ * Most connections of a step: enough for the requests in flight at a rate a
+ * step can hold; each more costs the load generator (autocannon's clients
+ * are not cheap), which then delays the answers it times.
+ */
+const STEP_CONNECTIONS = 64;
 
 /** Codes of the notes a run adds to its result. */
 export const CAPACITY_NOTES = Object.freeze({
@@ -213,11 +217,14 @@ async function measureOperations(run, operations) {
   for (const tier of /** @type {TierName[]} */ (['dynamic', 'static'])) {
     const mine = operations.filter((op) => tier === 'dynamic' || op.isStatic);
     if (mine.length === 0 || run.stop || run.options.signal?.aborted) continue;
-    const warm = await runLoad({ ...load(tierRequests(tier, operations)), whole: false, durationMs: Math.min(1000, operationDurationMs), base: /** @type {string} */ (run.servers[tier].base), signal: run.options.signal });
+    // Warm-up: every page of the tier once (a static server's cache filled, as it is in production), at most
+    // --max-rps and 2 × --operation-duration; a cost run then sends a fifth more than the server answered
+    // meanwhile, at most --max-rps, so that it ends near its duration.
+    const unique = [...new Map(tierRequests(tier, operations, true).map((r) => [r.path, r])).values()];
+    const warmMs = 2 * operationDurationMs;
+    const warm = await runLoad({ ...load(unique), whole: false, once: true, durationMs: warmMs, base: /** @type {string} */ (run.servers[tier].base), signal: run.options.signal });
     run.requests += warm.answered + warm.errors;
     if (warm.errors > 0) run.stop = `${tier} tier, warming up: ${describeErrors(warm.errorKinds)}`;
-    // A cost run sends what the server answered while warming up (a fifth more, at most --max-rps), so that it
-    // ends near its duration; the warm-up's last requests are let finish first.
     const pace = Math.max(1, Math.min(maxRps, Math.ceil((1.2 * 1000 * warm.answered) / Math.max(1, warm.wallMs))));
     await settle(run.servers[tier].cpu);
     for (const op of mine) {
@@ -248,14 +255,16 @@ async function settle(cpu) {
 }
 
 /**
- * A tier's requests in the profile's proportions: every operation at the
- * origin, the static ones from the static tree.
+ * A tier's requests in the profile's proportions (or all of them, `every`):
+ * every operation at the origin, the static ones from the static tree.
  * @param {TierName} tier
  * @param {Operation[]} operations
+ * @param {boolean} [every]
  */
-function tierRequests(tier, operations) {
-  return mixRequests(operations.filter((op) => tier === 'dynamic' || op.isStatic)
-    .map((op) => ({ weight: op.weight, requests: /** @type {LoadRequest[]} */ (tier === 'dynamic' ? op.dynamic : op.static) })));
+function tierRequests(tier, operations, every = false) {
+  const parts = operations.filter((op) => tier === 'dynamic' || op.isStatic)
+    .map((op) => ({ weight: op.weight, requests: /** @type {LoadRequest[]} */ (tier === 'dynamic' ? op.dynamic : op.static) }));
+  return every ? parts.flatMap((part) => part.requests) : mixRequests(parts);
 }
 
 /** @param {Record<string, number>} kinds */
