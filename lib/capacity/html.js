@@ -25,7 +25,7 @@ svg text { font: 12px system-ui, sans-serif; fill: #333; } svg .title { font-siz
 svg .grid { stroke: #e8eaec; } svg .limit { stroke: #c0392b; stroke-dasharray: 6 4; stroke-width: 1.5; }
 svg .limit-label { fill: #c0392b; } svg .value { font-size: 11px; }
 table { border-collapse: collapse; margin: 4px 0 8px; } th, td { padding: 4px 12px; text-align: right; border-bottom: 1px solid #e3e6e8; }
-th:first-child, td:first-child, .words td:last-child { text-align: left; } th { background: #f4f6f7; }
+th:first-child, td:first-child, .words th:last-child, .words td:last-child { text-align: left; } th { background: #f4f6f7; }
 .over { color: #b03a2e; font-weight: 600; } .note { color: #555; }
 `;
 
