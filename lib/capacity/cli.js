@@ -24,11 +24,12 @@ export const CAPACITY_DEFAULTS = Object.freeze({
 const HELP = `
 Transaction Cost Analysis, as XBuilder's 1999 capacity study did it. First the
 CPU cost of each operation of the profile, at the origin and from the static
-tree (requests at --max-rps for --operation-duration); then shoppers in steps,
-each held --step-duration, for the static tier (the tree, served by a
-\`prerender serve\` started on 127.0.0.1, or --static-url) and the dynamic tier
-(every operation at the origin). A tier stops at its first step over the
-latency target, with errors, or falling behind; errors stop the run.
+tree (every page once to warm up, then requests for --operation-duration, at
+most --max-rps); then shoppers in steps, each held --step-duration, for the
+static tier (the tree, served by a \`prerender serve\` started on 127.0.0.1,
+or --static-url) and the dynamic tier (every operation at the origin). A tier
+stops at its first step over the latency target, with errors, or falling
+behind; errors stop the run.
 
 CPU is read from /proc: the serve it starts, --origin-pid and --static-pid
 (with their child processes). Without them the CPU is unknown: throughput and
