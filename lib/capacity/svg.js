@@ -8,7 +8,7 @@ import { escapeHtml } from '../serve/escape.js';
 
 const WIDTH = 560;
 const HEIGHT = 300;
-const PAD = { left: 64, right: 16, top: 52, bottom: 44 };
+const PAD = { left: 64, right: 30, top: 52, bottom: 44 };
 
 /**
  * A round upper bound for an axis, and its ticks (1, 2 or 5 times a power of ten).
