@@ -305,10 +305,10 @@ async function stepTier(run, tier, operations) {
     };
     steps.push(step);
     run.options.onProgress?.({ type: 'step', tier, step });
-    if (figures.errors > 0) run.stop = `${tier} tier, ${shoppers} shoppers: ${describeErrors(figures.errorKinds)}`;
+    if (figures.errors > 0) run.stop = `${tier} tier, ${shoppers.toLocaleString('en')} shoppers: ${describeErrors(figures.errorKinds)}`;
     if (over.length > 0) break;
     if (capped) {
-      run.notes.push({ code: 'RATE_CAPPED', message: `${tier} tier: ${shoppers} shoppers want ${wanted} operations/s; ran at --max-rps ${maxRps}, and stopped there` });
+      run.notes.push({ code: 'RATE_CAPPED', message: `${tier} tier: ${shoppers.toLocaleString('en')} shoppers want ${wanted} operations/s; ran at --max-rps ${maxRps}, and stopped there` });
       break;
     }
   }
