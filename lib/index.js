@@ -35,6 +35,7 @@ export { PriceFileError, InvalidPriceAnswerError } from './prices/index.js';
 export { run } from './cli/index.js';
 export * from './errors.js';
 export { deploy, publish, rollback, listReleases, verify } from './deploy/deploy.js';
+export { measureCapacity, defaultProfile as defaultCapacityProfile } from './capacity/index.js';
 
 /**
  * The crawler of the API: the engine's, with its seams held to what the

@@ -13,6 +13,7 @@ import { DEPLOY_KEYS } from '../options/deploy-keys.js';
 import { addDistributedCommands } from './shared-commands.js';
 import { addServeCommands } from './serve-commands.js';
 import { EXIT } from './exit-codes.js';
+import { addCapacityCommand } from '../capacity/cli.js';
 
 /**
  * The command line: a thin shell over the library. `run()` never exits the
@@ -160,6 +161,7 @@ interrupted. --rate and --delay hold, as for crawl.`);
 
   addServeCommands(program, io, setExitCode);
   addDeployCommands(program, io, setExitCode);
+  addCapacityCommand(program, io, setExitCode);
 
   return program;
 }
@@ -216,7 +218,7 @@ async function withConfig(roots, flags, io) {
   const { config, ...cli } = flags;
   const file = await findConfig({ cwd: io.cwd ?? process.cwd(), file: config });
   const fromFile = file ? await loadConfigFile(file) : {};
-  for (const key of DEPLOY_KEYS) delete fromFile[key]; // publish/deploy's own
+  for (const key of [...DEPLOY_KEYS, 'capacity']) delete fromFile[key]; // publish/deploy's and capacity's own
   const merged = { ...fromFile, ...cli };
   if (roots.length > 0) merged.roots = roots;
   // Relative paths are relative to the working directory the CLI was given.
