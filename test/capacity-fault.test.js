@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHandler } from '../bench/origin.js';
-import { run } from '../lib/cli.js';
+import { run } from '../lib/cli/index.js';
 import { sink } from './helpers/cli.js';
 import { startCli, until } from './helpers/processes.js';
 

@@ -21,7 +21,7 @@ const step = (shoppers, rps, p95, over = []) => ({
 const figures = (ms) => ({ requests: 500, rps: 400, p50Ms: 2, p95Ms: 5, p99Ms: 7, atTargetMs: 5, errors: 0, errorKinds: {}, cpuMs: ms * 500, cpuMsPerRequest: ms, cpuPercent: 20, wallMs: 1250, stopped: 'done' });
 
 /** A result as measureCapacity gives it, with a <script> in a name: the page must show it as text. */
-const RESULT = /** @type {import('../lib/capacity/run.js').CapacityResult} */ (/** @type {unknown} */ ({
+const RESULT = /** @type {import('../lib/capacity/measure.js').CapacityResult} */ (/** @type {unknown} */ ({
   version: 1, generatedAt: '2026-12-04T10:00:00.000Z', out: '/tmp/out',
   profile: { name: 'shop <script>alert(1)</script>', thinkTimeMs: 1000 },
   latencyTarget: { percentile: 95, ms: 500 }, stepDurationMs: 10_000, operationDurationMs: 5000, maxRps: 1000,

@@ -5,10 +5,10 @@
  * per operation side by side, shoppers per server), and the tables.
  */
 import { escapeHtml } from '../serve/escape.js';
-import { capacityWords, ms, whole } from './report.js';
+import { capacityWords, ms, whole } from './capacity-report.js';
 import { barChart, lineChart } from './svg.js';
 
-/** @typedef {import('./run.js').CapacityResult} CapacityResult */
+/** @typedef {import('./measure.js').CapacityResult} CapacityResult */
 
 const COLORS = { static: '#2a7f62', dynamic: '#b8512e' };
 
@@ -45,7 +45,7 @@ function charts(result) {
   const { tiers } = result;
   const shoppers = [...new Set([...tiers.static.steps, ...tiers.dynamic.steps].map((s) => s.shoppers))].sort((a, b) => a - b);
   const categories = shoppers.map((n) => whole(n));
-  const series = (/** @type {'static' | 'dynamic'} */ name, /** @type {(s: import('./run.js').Step) => number | null} */ pick) => ({
+  const series = (/** @type {'static' | 'dynamic'} */ name, /** @type {(s: import('./measure.js').Step) => number | null} */ pick) => ({
     name: name === 'static' ? 'static tier' : 'dynamic tier (origin)',
     color: COLORS[name],
     values: shoppers.map((n) => {
@@ -53,7 +53,7 @@ function charts(result) {
       return step ? pick(step) : null;
     }),
   });
-  const both = (/** @type {(s: import('./run.js').Step) => number | null} */ pick) => [series('static', pick), series('dynamic', pick)].filter((s) => s.values.some((v) => v !== null));
+  const both = (/** @type {(s: import('./measure.js').Step) => number | null} */ pick) => [series('static', pick), series('dynamic', pick)].filter((s) => s.values.some((v) => v !== null));
   const target = result.latencyTarget;
   const out = [
     lineChart({ title: 'Operations per second', xTitle: 'shoppers', yTitle: 'operations/s', categories, series: both((s) => s.rps) }),

@@ -7,10 +7,10 @@ export { checkProfile, defaultProfile, loadProfile, DEFAULT_PROFILE } from './pr
 
 /**
  * Measure a site's capacity before and after pre-rendering (run.js).
- * @param {import('./run.js').CapacityOptions} options
- * @returns {Promise<import('./run.js').CapacityResult>}
+ * @param {import('./measure.js').CapacityOptions} options
+ * @returns {Promise<import('./measure.js').CapacityResult>}
  */
 export async function measureCapacity(options) {
-  const { measureCapacity: run } = await import('./run.js');
+  const { measureCapacity: run } = await import('./measure.js');
   return run(options);
 }

@@ -6,7 +6,7 @@
  * requested at the origin only.
  */
 import { UsageError } from '../errors.js';
-import { compilePattern } from '../scope.js';
+import { compilePattern } from '../roots/scope.js';
 import { encodePath } from '../serve/paths.js';
 
 /** Most pages of one operation a run requests (spread evenly over those that match). */
@@ -32,7 +32,7 @@ function spread(list, most) {
 
 /**
  * @param {import('./profile.js').Profile} profile
- * @param {import('../manifest/schema.js').Manifest} manifest
+ * @param {import('../output/manifest/schema.js').Manifest} manifest
  * @returns {Operation[]}
  */
 export function resolveOperations(profile, manifest) {

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../errors.js';
-import { parseDuration } from './options.js';
+import { parseDuration } from './capacity-options.js';
 
 /**
  * @typedef {{ name: string, weight: number, pages?: string[], dynamic?: string[] }} OperationSpec

@@ -13,7 +13,7 @@ import { DEPLOY_KEYS } from '../options/deploy-keys.js';
 import { addDistributedCommands } from './shared-commands.js';
 import { addServeCommands } from './serve-commands.js';
 import { EXIT } from './exit-codes.js';
-import { addCapacityCommand } from '../capacity/cli.js';
+import { addCapacityCommand } from './capacity-commands.js';
 
 /**
  * The command line: a thin shell over the library. `run()` never exits the

@@ -36,6 +36,7 @@ export const LAYERS = [
   ['prices'],
   ['serve', 'front'],
   ['deploy'],
+  ['capacity'],
   ['cli'],
   ['index.js', 'start.js'],
 ];

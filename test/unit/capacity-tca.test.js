@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import {
   beforeAfter, capacityOf, cpuMsPerRequest, cpuPercent, mcyclesFromCpuMs, mcyclesPerOperation, overCapacity, percentile, serversFor, shoppersPerServer,
 } from '../../lib/capacity/tca.js';
-import { parseDuration, parseLatencyTarget, parseSteps } from '../../lib/capacity/options.js';
+import { parseDuration, parseLatencyTarget, parseSteps } from '../../lib/capacity/capacity-options.js';
 import { checkProfile, defaultProfile, loadProfile } from '../../lib/capacity/profile.js';
-import { loadConfigFile } from '../../lib/config.js';
+import { loadConfigFile } from '../../lib/options/config-file.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

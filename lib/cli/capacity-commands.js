@@ -3,14 +3,14 @@ import { Option } from 'commander';
 import os from 'node:os';
 import path from 'node:path';
 import { writeFile } from 'node:fs/promises';
-import { explainError, redact } from '../report.js';
-import { parseDuration, parseLatencyTarget, parsePositive, parseServerUrl, parseSteps, parseWhole } from './options.js';
+import { explainError, redact } from './report.js';
+import { parseDuration, parseLatencyTarget, parsePositive, parseServerUrl, parseSteps, parseWhole } from '../capacity/capacity-options.js';
 
 /**
  * `prerender capacity OUT --origin URL`: a thin shell over measureCapacity
  * (run.js). Exit 0 every step within the target; 1 a step over capacity (or
  * errors: the run stopped there); 2 usage; 130 interrupted.
- * @typedef {import('../cli.js').Io} Io
+ * @typedef {import('./index.js').Io} Io
  */
 
 export const CAPACITY_DEFAULTS = Object.freeze({
@@ -90,11 +90,11 @@ async function capacityAction(out, flags, io) {
   const cwd = io.cwd ?? process.cwd();
   try {
     const options = await resolveOptions(out, flags, cwd);
-    const { measureCapacity } = await import('./run.js');
-    const { formatCapacity, formatProgress } = await import('./report.js');
+    const { measureCapacity } = await import('../capacity/measure.js');
+    const { formatCapacity, formatProgress } = await import('../capacity/capacity-report.js');
     const result = await measureCapacity({ ...options, signal: io.signal, onProgress: (event) => io.stderr.write(formatProgress(event)) });
     if (flags.html) {
-      const { renderHtml } = await import('./html.js');
+      const { renderHtml } = await import('../capacity/html.js');
       const file = path.resolve(cwd, flags.html);
       await writeFile(file, renderHtml(result));
       io.stderr.write(`wrote ${file}\n`);
@@ -115,10 +115,10 @@ async function capacityAction(out, flags, io) {
  * @param {string} out
  * @param {Record<string, any>} flags
  * @param {string} cwd
- * @returns {Promise<import('./run.js').CapacityOptions>}
+ * @returns {Promise<import('../capacity/measure.js').CapacityOptions>}
  */
 async function resolveOptions(out, flags, cwd) {
-  const { defaultProfile, loadProfile } = await import('./profile.js');
+  const { defaultProfile, loadProfile } = await import('../capacity/profile.js');
   const profile = flags.profile ? await loadProfile(flags.profile, cwd) : defaultProfile();
   if (flags.thinkTime !== undefined) profile.thinkTimeMs = parseDuration(flags.thinkTime, '--think-time');
   const pid = (/** @type {string | undefined} */ value, /** @type {string} */ flag) => (value === undefined ? null : parseWhole(value, flag));

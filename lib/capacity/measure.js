@@ -6,12 +6,12 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { readManifest } from '../manifest/index.js';
+import { readManifest } from '../output/manifest/index.js';
 import { UsageError } from '../errors.js';
 import { treeCpuReader, tickMs } from './cpu.js';
 import { runLoad } from './load.js';
 import { mixRequests, resolveOperations } from './operations.js';
-import { isLoopback } from './options.js';
+import { isLoopback } from './capacity-options.js';
 import { startServeProcess } from './serve-process.js';
 import { beforeAfter, capacityOf, cpuMsPerRequest, cpuPercent, mcyclesFromCpuMs, overCapacity, percentile } from './tca.js';
 

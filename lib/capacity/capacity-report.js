@@ -6,8 +6,8 @@
  */
 
 /**
- * @typedef {import('./run.js').CapacityResult} CapacityResult
- * @typedef {import('./run.js').Step} Step
+ * @typedef {import('./measure.js').CapacityResult} CapacityResult
+ * @typedef {import('./measure.js').Step} Step
  */
 
 /** @param {number} n */
@@ -132,7 +132,7 @@ export function formatCapacity(result) {
 
 /**
  * One progress line (stderr) for a step or an operation's cost run.
- * @param {import('./run.js').ProgressEvent} event
+ * @param {import('./measure.js').ProgressEvent} event
  */
 export function formatProgress(event) {
   if (event.type === 'step-start') return `${event.tier} tier: ${whole(event.shoppers)} shoppers (${event.rps} ops/s)...\n`;
