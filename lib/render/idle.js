@@ -1,7 +1,7 @@
 // @ts-check
 import { CHANGES_KEY, settledInPage } from './inpage.js';
 import { bounded } from './pool.js';
-import { evaluate } from './session.js';
+import { evaluate } from './cdp-session.js';
 
 /**
  * networkidle: the load event has fired, no request was in flight for
@@ -35,7 +35,7 @@ export class NetworkIdle {
   reached = new Promise((resolve) => { this.#mark = () => resolve(undefined); });
 
   /**
-   * @param {import('./session.js').CDPSession} session
+   * @param {import('./cdp-session.js').CDPSession} session
    * @param {number} quietMs --render-idle
    * @param {Map<string, unknown>} inFlight the page's requests not seen to end
    */

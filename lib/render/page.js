@@ -4,7 +4,7 @@ import { NetworkIdle } from './idle.js';
 import { bounded } from './pool.js';
 import { RenderError, RendererCrashError, RenderTimeoutError } from './render-errors.js';
 import { PageRequests } from './requests.js';
-import { evaluate, inPage, send } from './session.js';
+import { evaluate, inPage, send } from './cdp-session.js';
 import { pendingInPage, planWaits } from './waits.js';
 
 export { RenderError, RendererCrashError, RenderTimeoutError };

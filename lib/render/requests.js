@@ -1,6 +1,6 @@
 // @ts-check
 import { HEAVY_TYPES } from './block.js';
-import { askBriefly, send } from './session.js';
+import { askBriefly, send } from './cdp-session.js';
 
 /**
  * A page's requests, as the browser pauses them (Fetch.requestPaused): the

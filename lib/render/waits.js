@@ -1,6 +1,6 @@
 // @ts-check
 import { EVENTS_KEY, PENDING_KEY, pollInPage, serialiseDocument, trackInPage, waitForEventInPage, waitForSelectorInPage } from './inpage.js';
-import { askBriefly } from './session.js';
+import { askBriefly } from './cdp-session.js';
 
 /**
  * The in-page expressions a render sends, built once per crawl from the
@@ -72,7 +72,7 @@ function tracked(name, expression) {
 /**
  * What the page says it still waits for (the in-page waits of oneCall), or,
  * when its script does not yield, every in-page condition.
- * @param {import('./session.js').CDPSession} session
+ * @param {import('./cdp-session.js').CDPSession} session
  * @param {WaitPlan} plan
  * @returns {Promise<string>}
  */
