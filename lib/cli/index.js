@@ -200,7 +200,7 @@ finish (at most --drain-timeout), then exits 0; a second signal exits at once.`)
 /** Crawl options that mean nothing to preview: accepted (so a crawl command line can be pasted) and ignored. */
 // Not --rate and --delay: a preview fetches from the same site as the crawl it plans, as gently.
 const PREVIEW_IGNORES = ['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'assets', 'quiet', 'full', 'pruneMax', 'force', 'ignore', 'resume', 'precompress',
-  'frontier', 'crawlId', 'fresh', 'blobs', 'originConcurrency', 'maxDeliveries', 'frontierTimeout', 'leaseTimeout'];
+  'frontier', 'crawlId', 'freshStart', 'blobs', 'originConcurrency', 'maxDeliveries', 'frontierTimeout', 'leaseTimeout'];
 
 /**
  * Add the crawl options to a command; a boolean that a config file may turn
