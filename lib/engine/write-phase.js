@@ -10,6 +10,7 @@ import { sha256 } from '../store/blobs.js';
 import { warn } from '../warnings.js';
 import { fail } from './outcomes.js';
 import { storedLinks } from './carry.js';
+import { splitGone } from './unasked.js';
 import { byKey, createNameTable, namedRecord, splitAlias } from '../naming/assign.js';
 import { encodeNameTable } from '../naming/name-table.js';
 import { namingKey, pickEach, pickStored, priorFiles, pruneLimit } from '../recrawl/prior.js';
@@ -615,7 +616,7 @@ function stateFor(run, complete, { keptOld, carried }) {
         etag: record.etag, lastModified: record.lastModified, file: page.file, body: record.body, scan: record.scan,
         bytes: page.bytes, sha256: page.sha256, compare: oldHashes && record.change === 'not-modified' ? undefined : record.compare, compressed: record.compressed,
         placeholders: page.placeholders.length > 0 ? page.placeholders : undefined, render: record.render,
-        oldFiles: keptOld.get(record.key),
+        oldFiles: keptOld.get(record.key), fetched: record.fetched, maxAge: record.maxAge, immutable: record.immutable,
       });
     },
     /**
@@ -703,7 +704,7 @@ function planRemoval(run, naming, complete, dropped, redirected) {
   const isFileNow = pageFileTest(naming);
   const taken = (/** @type {string} */ file) => isFileNow(file, true);
   /** @type {StoredPage[]} */
-  const gone = [];
+  const found = [];
   /** @type {StoredPage[]} pages that could not be written this time: their last files stay */
   const unwritten = [];
   let previousPages = 0;
@@ -732,13 +733,15 @@ function planRemoval(run, naming, complete, dropped, redirected) {
     const stored = /** @type {StoredPage} */ (prior.pages.get(url));
     if (now === undefined && moved) redirecting.push(stored);
     else if (moved) plan.moved.push(stored);
-    else gone.push(stored);
+    else found.push(stored);
   }
+  // --changed: pages it was not asked about stay, reached or not (unasked.js).
+  const { gone, kept } = splitGone(run, found);
   // Pages not reached may still link to any of these files: only a complete crawl removes them.
   // A page's old files stay on disk meanwhile, listed in its entry of the state, for a later one.
   if (!complete) {
     // A page that redirects now keeps its file and its entry (listed stale) as one not reached does.
-    plan.carried = [...gone, ...unwritten, ...redirecting];
+    plan.carried = [...gone, ...kept, ...unwritten, ...redirecting];
     for (const stored of plan.moved) keepOld(plan, stored.url, [/** @type {string} */ (stored.file), ...siblingsOf(/** @type {string} */ (stored.file), stored.compressed)]);
     for (const { url, file } of plan.stray) keepOld(plan, url, [file]);
     plan.moved = [];
@@ -748,11 +751,12 @@ function planRemoval(run, naming, complete, dropped, redirected) {
   const max = pruneLimit(o.pruneMax, previousPages);
   if (gone.length > max && !o.force) {
     warn(run, o.roots[0] ?? gone[0].url, 'PRUNE_REFUSED', `${gone.length} page${gone.length === 1 ? '' : 's'} of the last crawl ${gone.length === 1 ? 'is' : 'are'} gone, more than --prune-max ${o.pruneMax} allows (${max}): no file was removed; check the site, then run again with --force`);
-    plan.carried = [...gone, ...redirecting]; // no file removed: theirs neither
+    plan.carried = [...gone, ...kept, ...redirecting]; // no file removed: theirs neither
     plan.refused = true;
     return plan;
   }
   plan.remove = gone;
+  plan.carried = kept;
   plan.moved.push(...redirecting);
   // And the old files a page gone kept in its entry.
   for (const stored of gone) for (const old of stored.oldFiles ?? []) if (!taken(old)) plan.stray.push({ url: stored.url, file: old });

@@ -36,11 +36,13 @@ import { StoredPages } from '../store/stored-pages.js';
  *   charset?: string, etag?: string, lastModified?: string, location?: string, file?: string,
  *   body?: string, scan?: string, bytes?: number, sha256?: string, compare?: string, compressed?: string[],
  *   placeholders?: import('../output/manifest/schema.js').ManifestSlot[], render?: import('../render/step.js').RenderInfo,
- *   oldFiles?: string[],
+ *   oldFiles?: string[], fetched?: number, maxAge?: number, immutable?: boolean,
  * }} StoredPage
  *   render: a page written from its rendered DOM (--render): its manifest fields, kept with a page carried over;
  *   oldFiles: files the URL had before (and their .gz/.br), left on disk by a run that did not reach every
- *   page (pages it did not reach may link to them): the next complete crawl removes them
+ *   page (pages it did not reach may link to them): the next complete crawl removes them;
+ *   fetched: when the copy was fetched or last revalidated (its run's start, in seconds since
+ *   the epoch); maxAge, immutable: the freshness its Cache-Control gave it (freshness.js)
  * @typedef {{ format: 'prerender-state', version: number, complete: boolean, roots: string[], output: string, ignore?: string[], naming?: string, precompressed?: string[], sealed?: boolean, finishedAt: string }} StateHeader
  *   ignore: the --ignore patterns each page's `compare` was made with; naming: what decided the files
  *   besides each page's answer (recrawl.js `namingKey`); precompressed: the --precompress formats every

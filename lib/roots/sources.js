@@ -30,8 +30,9 @@ export const MAX_SITEMAPS = 1000;
  * prefix of the document's own root ("sm:loc" under "sm:urlset"); never
  * <image:loc>, <video:loc>... of extensions.
  * @param {string} xml
- * @returns {{ index: boolean, locs: string[], root: string | null }} root: the root element's
- *   name ("urlset", "sm:sitemapindex", "html"...), null when there is none (see isSitemapRoot)
+ * @returns {{ index: boolean, locs: string[], lastmods: (string | undefined)[], root: string | null }} root: the root element's
+ *   name ("urlset", "sm:sitemapindex", "html"...), null when there is none (see isSitemapRoot); lastmods:
+ *   each loc's <url> entry's <lastmod>, as written
  */
 export function parseSitemap(xml) {
   let index = false;
@@ -40,8 +41,16 @@ export function parseSitemap(xml) {
   /** @type {string | null} the root element's prefix ("" for none), once seen */
   let prefix = null;
   let locTag = 'loc';
+  let lastmodTag = 'lastmod';
+  let urlTag = 'url';
   /** @type {string[]} */
   const locs = [];
+  /** @type {(string | undefined)[]} */
+  const lastmods = [];
+  /** The first loc of the <url> entry being read, and the entry's <lastmod>. */
+  let entryStart = 0;
+  /** @type {string | null} */
+  let lastmod = null;
   let depth = 0;
   let text = '';
   const parser = new Parser({
@@ -54,9 +63,15 @@ export function parseSitemap(xml) {
         if (local === 'urlset' || local === 'sitemapindex') {
           index = local === 'sitemapindex';
           locTag = prefix ? `${prefix}:loc` : 'loc';
+          lastmodTag = prefix ? `${prefix}:lastmod` : 'lastmod';
+          urlTag = prefix ? `${prefix}:url` : 'url';
         }
       }
-      if (name === locTag) {
+      if (name === urlTag) {
+        entryStart = locs.length;
+        lastmod = null;
+      }
+      if (name === locTag || name === lastmodTag) {
         if (depth === 0) text = '';
         depth++;
       }
@@ -65,16 +80,19 @@ export function parseSitemap(xml) {
       if (depth > 0) text += chunk;
     },
     onclosetag(name) {
-      if (name !== locTag || depth === 0) return;
+      if (name === urlTag && lastmod !== null) for (let i = entryStart; i < locs.length; i++) lastmods[i] = lastmod;
+      if ((name !== locTag && name !== lastmodTag) || depth === 0) return;
       depth--;
       if (depth > 0) return;
       const value = text.trim();
-      if (value) locs.push(value);
+      if (name === lastmodTag) lastmod = value;
+      else if (value) locs.push(value);
     },
   }, { xmlMode: true, decodeEntities: true, recognizeCDATA: true });
   parser.write(xml);
   parser.end();
-  return { index, locs, root };
+  lastmods.length = locs.length;
+  return { index, locs, lastmods, root };
 }
 
 /**
@@ -100,12 +118,13 @@ function sitemapText(body) {
  * @param {string[]} sitemaps
  * @param {{
  *   fetchPage: (url: string) => Promise<import('../fetch/http.js').LoadResult>,
- *   onWarning?: (url: string, message: string) => void, maxUrls?: number, onCut?: () => void,
+ *   onWarning?: (url: string, message: string) => void, maxUrls?: number, onCut?: () => void, dates?: Map<string, string>,
  * }} context maxUrls: no more sitemaps read once they list this many (--max-pages); onCut:
- *   called when some sitemaps were not read (maxUrls, MAX_SITEMAPS): the crawl is then not complete
+ *   called when some sitemaps were not read (maxUrls, MAX_SITEMAPS): the crawl is then not complete;
+ *   dates: where to keep each URL's <lastmod>, as written (the last one, when listed twice)
  * @returns {Promise<string[]>}
  */
-export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, maxUrls = Infinity, onCut = () => {} }) {
+export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, maxUrls = Infinity, onCut = () => {}, dates }) {
   /** @type {Set<string>} */
   const urls = new Set();
   /** @type {Set<string>} */
@@ -165,7 +184,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
       return;
     }
     if (parsed.locs.length === 0) onWarning(url, `sitemap ${url} lists no URLs`);
-    for (const loc of parsed.locs) {
+    for (const [i, loc] of parsed.locs.entries()) {
       const canonical = normalizeUrl(loc, base);
       if (!canonical) {
         onWarning(url, `sitemap entry is not an http(s) URL: ${JSON.stringify(loc)}`);
@@ -174,6 +193,8 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
         else await visit(canonical, depth + 1, false);
       } else {
         urls.add(canonical); // every URL of a sitemap read: the crawl's --max-pages says which are not crawled
+        const lastmod = parsed.lastmods[i];
+        if (dates && lastmod !== undefined) dates.set(canonical, lastmod);
       }
     }
   };
@@ -184,7 +205,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
 /**
  * Read a URL list: one absolute URL per line; blank lines and "#" comments are skipped.
  * @param {string} file a path, or "-" for `stdin`
- * @param {{ stdin?: NodeJS.ReadableStream }} [context]
+ * @param {{ stdin?: NodeJS.ReadableStream, option?: string }} [context] option: the list's, for messages (--urls)
  * @returns {Promise<string[]>}
  */
 export async function readUrlList(file, context = {}) {
@@ -204,7 +225,7 @@ export async function readUrlList(file, context = {}) {
     }
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new UsageError(`cannot read --urls ${name}: ${/** @type {Error} */ (error).message}`, { cause: error });
+    throw new UsageError(`cannot read ${context.option ?? '--urls'} ${name}: ${/** @type {Error} */ (error).message}`, { cause: error });
   }
   return [...new Set(urls)];
 }
@@ -215,9 +236,10 @@ export async function readUrlList(file, context = {}) {
  * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
  * @param {(url: string, message: string) => void} onWarning
  * @param {() => void} [onCut] some sitemaps were not read (see loadSitemaps)
+ * @param {Map<string, string>} [dates] where to keep the sitemaps' <lastmod> by URL
  * @returns {Promise<string[]>}
  */
-export async function loadListedRoots(o, onWarning, onCut = () => {}) {
+export async function loadListedRoots(o, onWarning, onCut = () => {}, dates = undefined) {
   /** @type {string[]} */
   const listed = [];
   if (o.sitemap.length > 0) {
@@ -231,7 +253,7 @@ export async function loadListedRoots(o, onWarning, onCut = () => {}) {
     });
     try {
       // One by one: a spread of 125,000 URLs or more overflows the call stack.
-      for (const url of await loadSitemaps(o.sitemap, { fetchPage: (url) => loader.load(url, { signal: o.signal }), onWarning, maxUrls: o.maxPages, onCut })) listed.push(url);
+      for (const url of await loadSitemaps(o.sitemap, { fetchPage: (url) => loader.load(url, { signal: o.signal }), onWarning, maxUrls: o.maxPages, onCut, dates })) listed.push(url);
     } finally {
       await loader.close();
     }

@@ -46,6 +46,7 @@ import { FieldCodec } from './fields.js';
  *   stale: boolean,
  *   aliasOf: string | undefined,
  *   render: import('../render/step.js').RenderInfo | undefined,
+ *   fetched?: number, maxAge?: number, immutable?: boolean,
  * }} PageRecord
  *   body: the staged raw body's blob id (its sha256); scan: the blob id of
  *   its scan (links with offsets and resolved targets: the outlinks);
@@ -54,7 +55,9 @@ import { FieldCodec } from './fields.js';
  *   redirects that led here. compare: with --ignore, the sha256 of the body
  *   without the ignored spans, which tells whether it changed. aliasOf: the
  *   URL whose file this page shares (same wanted name, same bytes: "/" and
- *   "/index.html").
+ *   "/index.html"). fetched: when its copy was last fetched or revalidated (the
+ *   start of that run, in seconds since the epoch); maxAge, immutable: the
+ *   freshness its Cache-Control gave it (recrawl/freshness.js).
  * @typedef {{
  *   admit(items: FrontierItem[], outcomes: AddOutcome[]): Promise<void>,
  *   get(key: string): Promise<PageRecord | undefined>,
@@ -113,6 +116,7 @@ const CODEC = new FieldCodec([
   ['wanted', 'str'], ['file', 'str'], ['body', 'hex'], ['scan', 'hex'], ['bytes', 'uint'], ['sha256', 'hex'],
   ['error', 'json'], ['change', ['new', 'changed', 'not-modified', 'same-bytes']], ['compare', 'hex'],
   ['compressed', 'json'], ['stale', 'flag'], ['aliasOf', 'str'], ['render', 'json'],
+  ['fetched', 'uint'], ['maxAge', 'uint'], ['immutable', 'flag'],
 ]);
 
 /**
