@@ -5,7 +5,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { startChangingSite } from '../fixtures/changing-site.js';
 import { listFiles, readManifest, tempDirs } from './crawl-helpers.js';
-import { runCli } from './helpers/cli.js';
+import { runCli, runNode } from './helpers/cli.js';
+import { fileURLToPath } from 'node:url';
 import { crawl } from '../lib/index.js';
 import { snapshot } from '../bench/lib/same-output/snapshot.js';
 
@@ -68,10 +69,15 @@ async function shapeOf(out) {
  * first, a full re-crawl of the same changed origin (the oracle) into the second.
  */
 async function twoCopies() {
+  return twoCopiesWith({});
+}
+
+/** @param {Record<string, unknown>} options of every crawl of the test */
+async function twoCopiesWith(options) {
   const dir = await dirs.make();
   const out = path.join(dir, 'out');
   const oracle = path.join(dir, 'oracle');
-  const first = await crawlInto(out);
+  const first = await crawlInto(out, options);
   expect(first.failed).toBe(0);
   await cp(out, oracle, { recursive: true });
   return { dir, out, oracle };
@@ -158,6 +164,25 @@ describe('crawl --changed', () => {
     expect(asked()).toEqual(['/', '/p/3.asp', '/p/4.asp']);
     const human = await runCli(['crawl', site.root, '-x', '/cart.asp', '-o', out, '--retries', '0', '--changed', '-'], { cwd: path.dirname(out), stdin: Readable.from([`${site.product(4)}\n`]) });
     expect(human.stdout).toMatch(/Fetched 1 page; carried 20 from the last crawl without a request \(20 not in the --changed list\)/);
+  });
+
+  it('killed mid-way, then run again with the same list: resumed, and OUT is what a full re-crawl makes', async () => {
+    const scope = { include: ['/'] }; // kill-crawl.js's, so that its journal is resumed
+    const { dir, out, oracle } = await twoCopiesWith(scope);
+    site.change(3);
+    site.change(10);
+    const list = await listFile(dir, [site.product(3), site.product(10)]);
+    const options = { exclude: ['/cart.asp'], changed: list, withReferrers: true };
+    site.resetCounters();
+    const kill = fileURLToPath(new URL('../fixtures/kill-crawl.js', import.meta.url));
+    const killed = await runNode([kill, site.root, out, 'page', '8', JSON.stringify(options)], { cwd: dir, limitMs: 20_000 });
+    expect(killed.signal).toBe('SIGKILL');
+    const again = await crawlInto(out, { ...scope, changed: list, withReferrers: true });
+    expect(again.resumed).toBeGreaterThan(0);
+    // Across both runs, only the listed pages and their referrers were asked for.
+    expect(new Set(asked())).toEqual(new Set(['/', '/p/2.asp', '/p/3.asp', '/p/9.asp', '/p/10.asp']));
+    await crawlInto(oracle, scope);
+    expect(await shapeOf(out)).toEqual(await shapeOf(oracle));
   });
 
   it('with --with-referrers but no --changed, or --changed with --frontier: a usage error', async () => {
