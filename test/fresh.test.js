@@ -99,6 +99,24 @@ describe('--fresh PATTERN DURATION', () => {
   });
 });
 
+describe('preview and --why', () => {
+  it('say which rule keeps a URL, and for how long', async () => {
+    const dir = await dirs.make();
+    const out = path.join(dir, 'out');
+    await firstCrawl(out); // at T0, long before the clock of the runs below
+    const why = (/** @type {string} */ duration) => runCli(['preview', site.root, '--why', site.product(3), '-o', out, '--fresh', '/p/', duration], { cwd: dir });
+    const forever = await why('forever');
+    expect(forever.code).toBe(0);
+    expect(forever.stdout).toMatch(/fresh +--fresh \/p\/ forever: fresh for good; stored copy fetched 2026-06-01T12:00:00.000Z: the next crawl carries it without a request/);
+    expect((await why('6h')).stdout).toMatch(/fresh +--fresh \/p\/ 6h: the stored copy, fetched 2026-06-01T12:00:00.000Z, is no longer fresh: the next crawl fetches it/);
+    const plan = await runCli(['preview', site.root, '-x', '/cart.asp', '--json', '--fresh', '/p/', '6h'], { cwd: dir });
+    const rows = plan.stdout.trim().split('\n').map((line) => JSON.parse(line)).filter((row) => row.type === 'url' && row.decision === 'crawl');
+    expect(rows.find((row) => row.url === site.product(3)).fresh).toEqual({ pattern: '/p/', duration: '6h' });
+    expect(rows.find((row) => row.url === site.product(3)).reason).toContain('--fresh /p/ 6h: a stored copy younger than 6h is carried, without a request');
+    expect(rows.find((row) => row.url === site.root).fresh).toBeUndefined();
+  });
+});
+
 describe('--honour-cache-control', () => {
   it('carries a page whose Cache-Control says immutable, or whose max-age has not passed; without the option, asks', async () => {
     const out = path.join(await dirs.make(), 'out');

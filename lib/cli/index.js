@@ -366,10 +366,12 @@ async function previewAction(flags, io) {
 async function planAction(flags, io) {
   const { json, quiet, why, limit, ...options } = flags;
   const write = (/** @type {string} */ text) => io.stdout.write(text);
+  // --why reads the state in OUT: whether a --fresh rule carries the page, and until when.
+  const out = options.out;
   for (const name of PREVIEW_IGNORES) if (name !== 'assets') delete options[name];
   const { preview, explainUrl } = await import('../preview/index.js');
   if (why !== undefined) {
-    const answer = await explainUrl({ ...options, signal: io.signal, stdin: io.stdin }, why);
+    const answer = await explainUrl({ ...options, out, signal: io.signal, stdin: io.stdin }, why);
     write(json ? JSON.stringify(answer) + '\n' : formatWhy(answer));
     return answer.fetchError ? EXIT.PAGES_FAILED : EXIT.OK;
   }

@@ -204,6 +204,7 @@ export function formatWhy(answer) {
   if (answer.redirectTo) lines.push(`  redirect  ${answer.redirectTo} (links lead to its file)`);
   if (answer.file) lines.push(`  file      ${answer.file} (${answer.fileFrom}; a collision found by a full crawl would add a suffix)`);
   if (answer.fetchError) lines.push(`  fetch     failed: ${answer.fetchError}`);
+  if (answer.fresh) lines.push(`  fresh     ${answer.fresh}`);
   if (answer.asFormAction) lines.push(`  as a form action: ${answer.asFormAction}`);
   lines.push(`  scope     include ${answer.scope.include.join(', ') || '(none)'}; exclude ${answer.scope.exclude.join(', ') || '(none)'}`);
   return lines.join('\n') + '\n';
