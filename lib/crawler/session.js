@@ -205,6 +205,8 @@ export class CrawlSession {
    * @param {Map<string, string>} lastmods the sitemaps' dates, as written
    */
   #planUnasked(run, changed, lastmods) {
+    // A shared crawl's workers know no such plan: every process fetches what it takes (sitemap dates unused).
+    if (this.o.frontier) return;
     const { dates, unusable } = lastmodSeconds(lastmods);
     if (unusable > 0) warn(run, this.o.sitemap[0], 'SITEMAP', `${unusable} <lastmod> value${unusable === 1 ? ' is' : 's are'} not a W3C date (2024-05-01, or with a time and zone): ${unusable === 1 ? 'that page is' : 'those pages are'} fetched`);
     run.unasked = planUnasked(this.prior, this.o, { changed: changed && listedInScope(run, changed), dates, origins: [...run.origins] });
