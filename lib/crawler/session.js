@@ -315,7 +315,8 @@ export class CrawlSession {
   async #startAskingAhead(run) {
     const { revalidator, prior: last, blobs } = this;
     if (!revalidator) return;
-    if (!last?.reuse || last.renamed) {
+    // (--changed: every page but those listed and their referrers is carried, none asked ahead.)
+    if (!last?.reuse || last.renamed || run.unasked?.listed) {
       await revalidator.unwarm();
       return;
     }
