@@ -272,15 +272,35 @@ ${next}</body></html>
 }
 
 /**
+ * Whether product n's page differs from the default at a churn of `percent` (deterministic from n).
+ * @param {number} n
+ * @param {number} percent
+ */
+export const isChangedProduct = (n, percent) => ((Math.imul(n, 2654435761) >>> 0) % 100) < percent;
+
+/**
+ * /sitemap.xml: every product page, each with the same <lastmod>.
+ * @param {number} products
+ * @param {string} lastmod
+ */
+function sitemapOf(products, lastmod) {
+  const entries = [];
+  for (let n = 1; n <= products; n++) entries.push(`<url><loc>/st/product.asp?SKUSetID=${n}</loc><lastmod>${lastmod}</lastmod></url>`);
+  return Buffer.from(`<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${entries.join('\n')}\n</urlset>\n`);
+}
+
+/**
  * The origin's request handler.
- * @param {{ products: number, count: number, changed?: number, etag?: boolean }} options
+ * @param {{ products: number, count: number, changed?: number, etag?: boolean, lastmod?: string }} options
  *   changed: the percentage of products whose page differs from the default
  *   (a marker at its end; which products, deterministic from their number),
  *   to measure re-crawls at a given churn; etag: send ETags and answer a
- *   matching If-None-Match with 304
+ *   matching If-None-Match with 304; lastmod: serve /sitemap.xml, every
+ *   product dated so
  */
-export function createHandler({ products, count, changed = 0, etag = false }) {
-  const isChanged = (/** @type {number} */ n) => ((Math.imul(n, 2654435761) >>> 0) % 100) < changed;
+export function createHandler({ products, count, changed = 0, etag = false, lastmod }) {
+  const isChanged = (/** @type {number} */ n) => isChangedProduct(n, changed);
+  const sitemap = lastmod === undefined ? null : sitemapOf(products, lastmod);
   const CHANGED = Buffer.from(`<!-- changed since the first crawl (${changed}% churn) -->\n`);
   /** @type {Map<string, Buffer>} */
   const dirCache = new Map();
@@ -318,6 +338,10 @@ export function createHandler({ products, count, changed = 0, etag = false }) {
     const path = q < 0 ? raw : raw.slice(0, q);
     const query = q < 0 ? '' : raw.slice(q + 1);
     if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'POST') return send(res, 405, small('method'));
+    if (path === '/sitemap.xml' && sitemap) {
+      res.writeHead(200, { 'content-type': 'application/xml', 'content-length': sitemap.length });
+      return res.end(sitemap);
+    }
     switch (path) {
       case '/st/product.asp': {
         const n = Number(param(query, 'skusetid'));
@@ -352,15 +376,15 @@ export function createHandler({ products, count, changed = 0, etag = false }) {
 /**
  * @param {{
  *   products: number, count: number, port: number, host: string, changed?: number, etag?: boolean,
- *   latencyMs?: number, cpuUs?: number, onRequest?: (target: string) => void,
+ *   latencyMs?: number, cpuUs?: number, onRequest?: (target: string) => void, lastmod?: string,
  * }} options
  *   latencyMs: every answer waits this long first (a remote origin, a slow application server);
  *   cpuUs: every request first spends this many microseconds of CPU (a known cost per dynamic page);
  *   onRequest: called with each request target as it arrives (tests count fetches and measure rates)
  * @returns {Promise<http.Server>}
  */
-export function startOrigin({ products, count, port, host, changed = 0, etag = false, latencyMs = 0, cpuUs = 0, onRequest }) {
-  const handler = createHandler({ products, count, changed, etag });
+export function startOrigin({ products, count, port, host, changed = 0, etag = false, latencyMs = 0, cpuUs = 0, onRequest, lastmod }) {
+  const handler = createHandler({ products, count, changed, etag, lastmod });
   /** @type {http.RequestListener} */
   const listener = latencyMs > 0 || cpuUs > 0 || onRequest
     ? (req, res) => {

@@ -566,7 +566,7 @@ describe('SitemapWriter', () => {
     const { written, parsed, tree } = await writeSitemap(files, 2);
     expect(written).toEqual(['sitemap.xml', 'sitemap-1.xml', 'sitemap-2.xml', 'sitemap-3.xml']);
     expect(tree).toEqual(['sitemap-1.xml', 'sitemap-2.xml', 'sitemap-3.xml', 'sitemap.xml']);
-    expect(parsed['sitemap.xml']).toEqual({ index: true, root: 'sitemapindex', locs: ['https://static.example/sitemap-1.xml', 'https://static.example/sitemap-2.xml', 'https://static.example/sitemap-3.xml'] });
+    expect(parsed['sitemap.xml']).toEqual({ index: true, root: 'sitemapindex', locs: ['https://static.example/sitemap-1.xml', 'https://static.example/sitemap-2.xml', 'https://static.example/sitemap-3.xml'], lastmods: [undefined, undefined, undefined] });
     expect(parsed['sitemap-1.xml'].locs).toEqual(['https://static.example/a.html', 'https://static.example/b/c.html']);
     expect(parsed['sitemap-2.xml'].locs).toEqual(['https://static.example/d%20e.htm', 'https://static.example/f@x=1&y=2.html']);
     expect(parsed['sitemap-3.xml'].locs).toEqual(['https://static.example/g.html']);
@@ -575,11 +575,11 @@ describe('SitemapWriter', () => {
   it('writes one sitemap.xml up to the limit, and an empty urlset for no pages', async () => {
     const exact = await writeSitemap(['a.html', 'b.html'], 2);
     expect(exact.written).toEqual(['sitemap.xml']);
-    expect(exact.parsed['sitemap.xml']).toEqual({ index: false, root: 'urlset', locs: ['https://static.example/a.html', 'https://static.example/b.html'] });
+    expect(exact.parsed['sitemap.xml']).toEqual({ index: false, root: 'urlset', locs: ['https://static.example/a.html', 'https://static.example/b.html'], lastmods: [undefined, undefined] });
     await rm(path.join(dir, 'sitemap.xml'));
     const none = await writeSitemap([], 2);
     expect(none.written).toEqual(['sitemap.xml']);
-    expect(none.parsed['sitemap.xml']).toEqual({ index: false, root: 'urlset', locs: [] });
+    expect(none.parsed['sitemap.xml']).toEqual({ index: false, root: 'urlset', locs: [], lastmods: [] });
     expect(none.tree).toEqual(['sitemap.xml']);
   });
 });

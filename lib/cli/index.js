@@ -169,7 +169,7 @@ interrupted. --rate and --delay hold, as for crawl.`);
 /** Crawl options that mean nothing to preview: accepted (so a crawl command line can be pasted) and ignored. */
 // Not --rate and --delay: a preview fetches from the same site as the crawl it plans, as gently.
 const PREVIEW_IGNORES = ['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'assets', 'quiet', 'full', 'pruneMax', 'force', 'ignore', 'resume', 'precompress',
-  'frontier', 'crawlId', 'fresh', 'blobs', 'originConcurrency', 'maxDeliveries', 'frontierTimeout', 'leaseTimeout'];
+  'changed', 'withReferrers', 'frontier', 'crawlId', 'freshStart', 'blobs', 'originConcurrency', 'maxDeliveries', 'frontierTimeout', 'leaseTimeout'];
 
 /**
  * Add the crawl options to a command; a boolean that a config file may turn
@@ -228,6 +228,7 @@ async function withConfig(roots, flags, io) {
   merged.out = path.resolve(cwd, typeof merged.out === 'string' ? merged.out : String(OPTION_BY_NAME.get('out')?.default));
   if (merged.roots === undefined && merged.sitemap === undefined && merged.urls === undefined) swallowedRoot(cli);
   if (typeof merged.urls === 'string' && merged.urls !== '-') merged.urls = path.resolve(cwd, merged.urls);
+  if (typeof merged.changed === 'string' && merged.changed !== '-') merged.changed = path.resolve(cwd, merged.changed);
   return merged;
 }
 
@@ -239,7 +240,7 @@ async function withConfig(roots, flags, io) {
 function swallowedRoot(cli) {
   for (const spec of CRAWL_OPTIONS) {
     const values = cli[spec.name];
-    if ((spec.type !== 'string[]' && spec.type !== 'name-rules') || !Array.isArray(values) || values.length === 0) continue;
+    if ((spec.type !== 'string[]' && spec.type !== 'name-rules' && spec.type !== 'fresh-rules') || !Array.isArray(values) || values.length === 0) continue;
     const last = String(values[values.length - 1]);
     if (!/^https?:\/\//i.test(last)) continue;
     const flag = spec.flags.split(/[ ,]+/).find((f) => f.startsWith('--'));
@@ -334,10 +335,12 @@ async function previewAction(flags, io) {
 async function planAction(flags, io) {
   const { json, quiet, why, limit, ...options } = flags;
   const write = (/** @type {string} */ text) => io.stdout.write(text);
+  // --why reads the state in OUT: whether a --fresh rule carries the page, and until when.
+  const out = options.out;
   for (const name of PREVIEW_IGNORES) if (name !== 'assets') delete options[name];
   const { preview, explainUrl } = await import('../preview/index.js');
   if (why !== undefined) {
-    const answer = await explainUrl({ ...options, signal: io.signal, stdin: io.stdin }, why);
+    const answer = await explainUrl({ ...options, out, signal: io.signal, stdin: io.stdin }, why);
     write(json ? JSON.stringify(answer) + '\n' : formatWhy(answer));
     return answer.fetchError ? EXIT.PAGES_FAILED : EXIT.OK;
   }

@@ -9,7 +9,7 @@ import { LocalTree } from '../output/local-tree.js';
 import { STATE_DIR, clearLeftovers, prepareOutDir } from '../output/outdir.js';
 import { acquireLock } from '../output/lock.js';
 import { OPTION_BY_NAME } from '../options/crawl-options.js';
-import { loadListedRoots } from '../roots/sources.js';
+import { loadListedRoots, readUrlList } from '../roots/sources.js';
 import { PrerenderError } from '../errors.js';
 import { createCrawlRun } from '../engine/run.js';
 import { Lifecycle } from '../engine/lifecycle.js';
@@ -21,6 +21,8 @@ import { renderContext } from '../engine/write-page.js';
 import { errorsOf } from '../engine/errors-list.js';
 import { outputKey } from '../recrawl/next-state.js';
 import { EarlyWrites } from '../engine/early.js';
+import { checkListed, listedInScope, planUnasked, whyUnasked } from '../engine/unasked.js';
+import { lastmodSeconds } from '../recrawl/freshness.js';
 import { VALIDATING, conditionalHeaders, isGoneStatus, loadPrior, namingKey, reusable } from '../recrawl/prior.js';
 import { JOURNAL_FILE, createJournal, readJournal } from '../recrawl/journal.js';
 import { MemoryFrontier } from '../store/frontier.js';
@@ -164,7 +166,10 @@ export class CrawlSession {
     // --render: the render step, after the caller's transforms (its browser is found before anything else).
     this.transforms = o.render ? [...this.callerTransforms, (await import('../render/step.js')).createRenderStep(o)] : this.callerTransforms;
     if (this.stateDir) await this.#openOut();
-    this.listed = await loadListedRoots(o, (url, message) => warn(this, url, 'SITEMAP', message), () => { this.sitemapsCut = true; });
+    /** @type {Map<string, string>} */
+    const lastmods = new Map();
+    this.listed = await loadListedRoots(o, (url, message) => warn(this, url, 'SITEMAP', message), () => { this.sitemapsCut = true; }, lastmods);
+    const changed = o.changed === undefined ? null : await readUrlList(o.changed, { stdin: o.stdin, option: '--changed' });
     if (o.roots.length === 0 && this.listed.length === 0) throw nothingToCrawl(o, this.warnings);
     const prior = this.prior;
     // Other --name rules or origins than the last run's: no page is kept on a 304 with the file
@@ -177,6 +182,7 @@ export class CrawlSession {
     const run = this.#createRun();
     this.run = run;
     this.lifecycle.defer('page threads', () => run.threads.close());
+    this.#planUnasked(run, changed, lastmods);
     if (prior) prior.reuseOutput = prior.reuse && prior.output === outputKey(run);
     await this.#startAskingAhead(run);
     if (this.canWriteEarly(run)) {
@@ -193,6 +199,24 @@ export class CrawlSession {
       await transform.open?.(run);
     }
     return run;
+  }
+
+  /**
+   * Which pages of the last crawl are carried without a request (engine/unasked.js).
+   * @param {CrawlRun} run
+   * @param {string[] | null} changed the --changed list
+   * @param {Map<string, string>} lastmods the sitemaps' dates, as written
+   */
+  #planUnasked(run, changed, lastmods) {
+    // A shared crawl's workers know no such plan: every process fetches what it takes (sitemap dates unused).
+    if (this.o.frontier) return;
+    const { dates, unusable } = lastmodSeconds(lastmods);
+    if (unusable > 0) warn(run, this.o.sitemap[0], 'SITEMAP', `${unusable} <lastmod> value${unusable === 1 ? ' is' : 's are'} not a W3C date (2024-05-01, or with a time and zone): ${unusable === 1 ? 'that page is' : 'those pages are'} fetched`);
+    run.unasked = planUnasked(this.prior, this.o, { changed: changed && listedInScope(run, changed), dates, origins: [...run.origins] });
+    if (changed && !run.unasked) {
+      const why = !this.prior ? 'OUT holds no last crawl' : this.o.full ? '--full ignores the last crawl' : 'the --name rules or origins changed since the last crawl';
+      warn(run, changed[0] ?? this.o.out, 'CHANGED_NO_STATE', `--changed: ${why}, so no page can be carried from it: every page is fetched`);
+    }
   }
 
   /** OUT checked and locked before anything is fetched; the last state and a killed run's journal read. */
@@ -294,13 +318,20 @@ export class CrawlSession {
   async #startAskingAhead(run) {
     const { revalidator, prior: last, blobs } = this;
     if (!revalidator) return;
-    if (!last?.reuse || last.renamed) {
+    // (--changed: every page but those listed and their referrers is carried, none asked ahead.)
+    if (!last?.reuse || last.renamed || run.unasked?.listed) {
       await revalidator.unwarm();
       return;
     }
     const journaled = this.resumed?.entries ?? null;
     const frontier = run.frontier;
-    revalidator.start((key) => (journaled?.has(key) || frontier.queued?.(key) === false ? undefined : conditionalHeaders(last, reusable(last, key, blobs, VALIDATING))));
+    const unasked = run.unasked;
+    revalidator.start((key) => {
+      if (journaled?.has(key) || frontier.queued?.(key) === false) return undefined;
+      const stored = reusable(last, key, blobs, VALIDATING);
+      // A page carried without a request is not asked ahead either.
+      return unasked && stored && whyUnasked(unasked, key, stored, run.now) ? undefined : conditionalHeaders(last, stored);
+    });
     run.revalidator = revalidator;
   }
 
@@ -319,6 +350,7 @@ export class CrawlSession {
     this.stats.phase = 'discover';
     await discover(run, [...this.o.roots, ...this.listed]);
     await run.revalidator?.stop();
+    if (!this.controller.signal.aborted) await checkListed(run);
     await this.#closeTransforms(false);
     this.interrupted = this.controller.signal.aborted;
     await this.shared?.barrier(run, { interrupted: this.interrupted });

@@ -64,10 +64,10 @@ export async function openSharedCrawl(o, listed, prior) {
   try {
     const blobsDir = o.blobs ? path.resolve(o.blobs) : path.join(path.resolve(o.out), STATE_DIR, 'blobs');
     const given = sharedConfig({ ...o, blobs: blobsDir }, listed, VERSION);
-    // Another configuration changes nothing under the crawl id (unless --fresh replaces it).
+    // Another configuration changes nothing under the crawl id (unless --fresh-start replaces it).
     const storedText = await redis.get(`${prefix}config`);
     const stored = storedText ? /** @type {import('./config.js').SharedConfig} */ (JSON.parse(storedText)) : null;
-    if (stored && !o.fresh) refuseDifference(stored, given, crawlId);
+    if (stored && !o.freshStart) refuseDifference(stored, given, crawlId);
     const frontier = new RedisFrontier(redis, prefix, {
       maxPages: o.maxPages, leaseMs: o.leaseTimeout, originConcurrency: o.originConcurrency, intervalMs: intervalOf(o), maxDeliveries: o.maxDeliveries,
     }, { seeder: true, coordinator: true, info: { role: 'coordinator', version: VERSION, host } });
@@ -79,7 +79,7 @@ export async function openSharedCrawl(o, listed, prior) {
     try {
       // A pass a killed coordinator left (taken out of reach in the claim): its keys and name table go.
       if (claim.left) await dropPass(redis, prefix, blobsDir, claim.left);
-      if (o.fresh) await clearCrawl(redis, prefix, claim, { keepConfig: false });
+      if (o.freshStart) await clearCrawl(redis, prefix, claim, { keepConfig: false });
       const created = await redis.set(`${prefix}config`, JSON.stringify(given), 'NX');
       if (created) {
         claim.check();
@@ -121,7 +121,7 @@ export async function openSharedCrawl(o, listed, prior) {
 function refuseDifference(stored, given, crawlId) {
   const difference = configDifference(stored, given);
   if (difference) {
-    throw new FrontierError(`crawl id "${crawlId}" holds another configuration: ${difference}; use the same options, another --crawl-id, or --fresh to start over`, { code: 'CONFIG_MISMATCH' });
+    throw new FrontierError(`crawl id "${crawlId}" holds another configuration: ${difference}; use the same options, another --crawl-id, or --fresh-start to start over`, { code: 'CONFIG_MISMATCH' });
   }
 }
 

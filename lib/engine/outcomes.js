@@ -30,6 +30,7 @@ export function journal(run, record) {
     charset: record.charset, etag: record.etag, lastModified: record.lastModified, wanted: record.wanted, body: record.body,
     scan: record.scan, bytes: record.type === 'other' ? record.bytes : undefined, sha256: record.type === 'other' ? record.sha256 : undefined,
     compare: record.compare, change: record.change, stale: record.stale || undefined, render: record.render,
+    fetched: record.fetched, maxAge: record.maxAge, immutable: record.immutable,
   });
 }
 

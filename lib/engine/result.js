@@ -107,6 +107,9 @@ export function resultOf(run, end) {
     failures: end.failures,
     stale: end.stale,
     resumed: run.stats.resumed,
+    // Pages from a request of this run (200 or 304), and those carried without one (unasked.js).
+    fetched: run.stats.fetched - run.stats.resumed - (run.stats.carried ?? 0),
+    carried: { ...(run.unasked?.counts ?? { fresh: 0, listed: 0, dated: 0 }) },
     pruneRefused: outcome.pruneRefused,
     complete: end.complete,
     tooDeep: run.depth.tooDeep.size,

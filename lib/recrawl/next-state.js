@@ -42,7 +42,7 @@ export function openNextState(run, complete, { leftOld, carried }) {
         etag: record.etag, lastModified: record.lastModified, file: page.file, body: record.body, scan: record.scan,
         bytes: page.bytes, sha256: page.sha256, compare: oldHashes && record.change === 'not-modified' ? undefined : record.compare, compressed: record.compressed,
         placeholders: page.placeholders.length > 0 ? page.placeholders : undefined, render: record.render,
-        oldFiles: leftOld.get(record.key),
+        oldFiles: leftOld.get(record.key), fetched: record.fetched, maxAge: record.maxAge, immutable: record.immutable,
       });
     },
     /**
