@@ -81,7 +81,7 @@ describe('SIGKILL during a re-crawl, then the same crawl again', () => {
     expect((await crawl(out, args)).code).toBe(0);
     const before = await fileIds(out);
     // The killed re-crawl asks ahead on its HTTP thread; it dies once its journal holds 5 pages.
-    const killed = await runNode([kill, site.root, out, 'journaled', '5', JSON.stringify({ exclude: ['/cart.asp'] })], { cwd: path.dirname(out), limitMs: 20_000 });
+    const killed = await runNode([kill, site.root, out, 'journaled', '5', JSON.stringify({ exclude: ['/cart.asp'] })], { cwd: path.dirname(out), limitMs: 60_000 });
     expect(killed.signal).toBe('SIGKILL');
     const journaled = await journalPages(out);
     expect(journaled.length).toBeGreaterThanOrEqual(5);
@@ -1029,7 +1029,7 @@ describe('a damaged staging log', () => {
     const args = ['-i', '/', '-c', '2']; // with crawl()'s -x /cart.asp: the options of kill-crawl.js
     expect((await crawl(clean, args)).code).toBe(0);
     const out = path.join(await dirs.make(), 'out');
-    const killed = await runNode([kill, site.root, out, 'journaled', '5', JSON.stringify({ exclude: ['/cart.asp'] })], { cwd: path.dirname(out), limitMs: 20_000 });
+    const killed = await runNode([kill, site.root, out, 'journaled', '5', JSON.stringify({ exclude: ['/cart.asp'] })], { cwd: path.dirname(out), limitMs: 60_000 });
     expect(killed.signal).toBe('SIGKILL');
     const journaled = (await readFile(path.join(out, '.prerender', 'journal.ndjson'), 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line));
     // The home page is done first: it is in any journal with pages.

@@ -49,7 +49,7 @@ async function journalPages(out) {
  * @param {string[]} [extra]
  */
 async function crawlWithBin(out, extra = []) {
-  return runNode([BIN, 'crawl', site.url('/big/index.asp?n=30&kb=2'), '-i', '/', '-o', out, '-q', '--retries', '0', '-c', '2', ...extra], { cwd: path.dirname(out), limitMs: 20_000 });
+  return runNode([BIN, 'crawl', site.url('/big/index.asp?n=30&kb=2'), '-i', '/', '-o', out, '-q', '--retries', '0', '-c', '2', ...extra], { cwd: path.dirname(out), limitMs: 60_000 });
 }
 
 /** The tree of a clean run, made once for the file. */
@@ -73,7 +73,7 @@ describe('SIGKILL, then the same crawl again', () => {
     const cleanSnapshot = await clean();
     site.reset();
     const out = path.join(await dirs.make(), 'out');
-    const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, String(when), String(count)], { cwd: path.dirname(out), limitMs: 20_000 });
+    const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, String(when), String(count)], { cwd: path.dirname(out), limitMs: 60_000 });
     expect(killed.signal).toBe('SIGKILL');
     expect(await leftovers(out)).not.toEqual([]);
     const first = site.log.filter((target) => target.startsWith('/big/'));
@@ -97,7 +97,7 @@ describe('--no-resume', () => {
   it('starts over: every page fetched again, the same clean tree', async () => {
     const cleanSnapshot = await clean();
     const out = path.join(await dirs.make(), 'out');
-    const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, 'page', '10'], { cwd: path.dirname(out), limitMs: 20_000 });
+    const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, 'page', '10'], { cwd: path.dirname(out), limitMs: 60_000 });
     expect(killed.signal).toBe('SIGKILL');
     site.reset();
     expect((await crawlWithBin(out, ['--no-resume'])).code).toBe(0);
@@ -109,7 +109,7 @@ describe('--no-resume', () => {
 describe('a journal this run cannot resume', () => {
   it('of another journal version: refused with exit 2 and a line that says what to do; --no-resume starts over', async () => {
     const out = path.join(await dirs.make(), 'out');
-    const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, 'page', '10'], { cwd: path.dirname(out), limitMs: 20_000 });
+    const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, 'page', '10'], { cwd: path.dirname(out), limitMs: 60_000 });
     expect(killed.signal).toBe('SIGKILL');
     const file = path.join(out, '.prerender', 'journal.ndjson');
     const [header, ...rest] = (await readFile(file, 'utf8')).split('\n');
@@ -123,10 +123,10 @@ describe('a journal this run cannot resume', () => {
 
   it('of other roots: not resumed, and the warning NOT_RESUMED says so', async () => {
     const out = path.join(await dirs.make(), 'out');
-    const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, 'page', '10'], { cwd: path.dirname(out), limitMs: 20_000 });
+    const killed = await runNode([KILL, site.url('/big/index.asp?n=30&kb=2'), out, 'page', '10'], { cwd: path.dirname(out), limitMs: 60_000 });
     expect(killed.signal).toBe('SIGKILL');
     site.reset();
-    const other = await runNode([BIN, 'crawl', site.url('/big/index.asp?n=30&kb=2'), '-i', '/big/', '-o', out, '--json', '--retries', '0', '-c', '2'], { cwd: path.dirname(out), limitMs: 20_000 });
+    const other = await runNode([BIN, 'crawl', site.url('/big/index.asp?n=30&kb=2'), '-i', '/big/', '-o', out, '--json', '--retries', '0', '-c', '2'], { cwd: path.dirname(out), limitMs: 60_000 });
     expect(other.code).toBe(0);
     expect(JSON.parse(other.stdout).resumed).toBe(0);
     const manifest = JSON.parse(await readFile(path.join(out, 'prerender-manifest.json'), 'utf8'));
