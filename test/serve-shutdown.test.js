@@ -54,7 +54,7 @@ async function startServe(args) {
       await exited;
     }
   });
-  const port = await waitFor(() => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1] ?? 0), { timeoutMs: 10_000, what: 'the server to listen' });
+  const port = await waitFor(() => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1] ?? 0), { timeoutMs: 60_000, what: 'the server to listen' });
   return { child, port, exited, stderr: () => stderr };
 }
 
@@ -160,7 +160,7 @@ describe('prerender serve: graceful shutdown', () => {
     await once(socket, 'data');
     socket.pause();
     child.kill('SIGINT');
-    await waitFor(() => /waiting up to 60000 ms for 1 request/.test(stderr()), { what: 'the drain', timeoutMs: 10_000 });
+    await waitFor(() => /waiting up to 60000 ms for 1 request/.test(stderr()), { what: 'the drain', timeoutMs: 60_000 });
     const started = performance.now();
     child.kill('SIGINT');
     expect(await exited).toBe(130);

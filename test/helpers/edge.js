@@ -115,7 +115,7 @@ http {
         if (child.exitCode !== null) throw new Error(`nginx exited: ${log()}`);
         return request(port, probe, { timeoutMs: 500 }).then((answer) => answer.status === 200, () => false);
       },
-      { timeoutMs: 10_000, what: 'nginx to answer' },
+      { timeoutMs: 60_000, what: 'nginx to answer' },
     );
   } catch (error) {
     await stopChild(child);
@@ -150,7 +150,7 @@ export async function startVarnish({ dir, originPort, endpointPort, probe, stora
         if (child.exitCode !== null) throw new Error(`varnishd exited: ${log}`);
         return request(port, probe, { timeoutMs: 500 }).then((answer) => answer.status === 200, () => false);
       },
-      { timeoutMs: 15_000, what: 'varnish to answer' },
+      { timeoutMs: 60_000, what: 'varnish to answer' },
     );
   } catch (error) {
     await stopChild(child);
