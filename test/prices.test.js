@@ -184,7 +184,8 @@ describe('HttpPriceSource', () => {
   });
   /** @param {ConstructorParameters<typeof HttpPriceSource>[1]} options @param {string} template */
   function open(template, options = {}) {
-    const source = new HttpPriceSource(template, { logger: { warn: () => {} }, ...options });
+    // 10 s unless a test sets it: the default 300 ms is too short for a busy machine's first answer.
+    const source = new HttpPriceSource(template, { logger: { warn: () => {} }, timeoutMs: 10_000, ...options });
     cleanups.push(() => source.close());
     return source;
   }
