@@ -2,8 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 const shared = {
   pool: 'forks',
-  testTimeout: 20_000,
-  hookTimeout: 20_000,
+  // Bounds on a hang, not on speed: with both cores busy, a test that starts three crawls takes over 20 s.
+  testTimeout: 120_000,
+  hookTimeout: 120_000,
 };
 
 export default defineConfig({

@@ -453,7 +453,7 @@ describe('config file values and paths', () => {
     const script = `import { run } from ${JSON.stringify(LIB_CLI)};
 const io = { stdout: process.stdout, stderr: process.stderr, env: {}, cwd: ${JSON.stringify(project)} };
 process.exitCode = await run(['crawl', '-q'], io);`;
-    const result = await runNode(['--input-type=module', '-e', script], { cwd: elsewhere, limitMs: 10_000 });
+    const result = await runNode(['--input-type=module', '-e', script], { cwd: elsewhere, limitMs: 60_000 });
     expect(result.code).toBe(0);
     expect(await exists(path.join(elsewhere, 'site'))).toBe(false);
     expect(await exists(path.join(project, 'site', 'prerender-manifest.json'))).toBe(true);

@@ -235,7 +235,7 @@ describe('plain files', () => {
     const { port } = await serve();
     expect((await request(port, '/assets/plain.txt')).text).toBe('plain text\n');
     fs.writeFileSync(path.join(dir, 'assets/plain.txt'), 'new text, longer\n');
-    await waitFor(async () => (await request(port, '/assets/plain.txt')).text === 'new text, longer\n', { timeoutMs: 3000, what: 'the new file' });
+    await waitFor(async () => (await request(port, '/assets/plain.txt')).text === 'new text, longer\n', { timeoutMs: 30_000, what: 'the new file' });
   });
 });
 

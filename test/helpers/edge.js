@@ -127,7 +127,7 @@ http {
         if (child.exitCode !== null) throw new Error(`nginx exited: ${log()}`);
         return request(port, probe, { timeoutMs: 500 }).then((answer) => answer.status === 200, () => false);
       },
-      { timeoutMs: 10_000, what: 'nginx to answer' },
+      { timeoutMs: 60_000, what: 'nginx to answer' },
     );
   } catch (error) {
     await stopChild(child);
@@ -173,7 +173,7 @@ export async function startVarnishWith({ dir, vcl: text, probe, storage = 'mallo
         if (child.exitCode !== null) throw new Error(`varnishd exited: ${log}`);
         return request(port, probe, { timeoutMs: 500 }).then((answer) => answer.status === 200, () => false);
       },
-      { timeoutMs: 15_000, what: 'varnish to answer' },
+      { timeoutMs: 60_000, what: 'varnish to answer' },
     );
   } catch (error) {
     await stopChild(child);
