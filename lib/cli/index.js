@@ -57,6 +57,9 @@ export async function run(argv, io) {
   } catch (error) {
     if (error instanceof CommanderError) {
       // commander already printed its message (help, version, unknown option...).
+      if (error.code === 'commander.optionMissingArgument' && /'--fresh\b/.test(error.message)) {
+        io.stderr.write('prerender: --fresh now takes a pattern and a duration (--fresh /st/product.asp 6h); a shared crawl starts over with --fresh-start\n');
+      }
       return error.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
     }
     io.stderr.write(`prerender: ${explainError(error)}\n`);
