@@ -4,10 +4,8 @@ import { pickEach, pruneLimit } from '../recrawl/prior.js';
 import { siblingsOf } from './precompress.js';
 
 /**
- * Pruning: the files of the last run's pages that this run did not write,
- * planned before the write passes and removed at the commit. This is the one
- * module of the write phase that deletes files.
- *
+ * Pruning: files of the last run's pages this run did not write, planned before the write passes and
+ * removed at the commit. The one module of the write phase that deletes files.
  * @typedef {import('./run.js').CrawlRun} CrawlRun
  * @typedef {import('../naming/assign.js').Naming} Naming
  * @typedef {import('../recrawl/state.js').StoredPage} StoredPage
@@ -15,18 +13,15 @@ import { siblingsOf } from './precompress.js';
  *   remove: StoredPage[], moved: StoredPage[], stray: { url: string, file: string }[], carried: StoredPage[],
  *   leftOld: Map<string, string[]>, refused: boolean,
  * }} RemovalPlan
- *   remove: files of pages gone; moved: old files of pages that now have another; stray: files a
- *   page had before its last one, left by an incomplete run; carried: pages of the last crawl listed
- *   as they were, their files untouched; leftOld: per URL, its old files this run leaves on disk (an incomplete run)
+ *   remove: files of pages gone; moved: old files of pages that now have another; stray: files from before
+ *   a page's last one, left by an incomplete run; carried: listed as they were, files untouched;
+ *   leftOld: per URL, old files an incomplete run leaves on disk
  */
 
 /**
- * Whether a name is the file of a page of this run: exactly (a sibling of
- * that name is not removed), or in any case (none of that name is made: on
- * a file system that ignores case it would be the page's file, and names
- * are made unique that way). The sets are made on first use.
- * @param {Naming} naming
- * @returns {(name: string, anyCase?: boolean) => boolean}
+ * Whether a name is a page's file of this run: exactly (a sibling of that name is not removed), or in any
+ * case (none of that name is made: a case-insensitive file system would make it the page's file).
+ * @param {Naming} naming @returns {(name: string, anyCase?: boolean) => boolean}
  */
 export function pageFileTest(naming) {
   /** @type {Set<string> | null} */
@@ -43,14 +38,10 @@ export function pageFileTest(naming) {
 }
 
 /**
- * Files of the last run's pages that this run did not write: removed after a
- * complete crawl (with their .gz/.br siblings), within --prune-max unless
- * --force; otherwise carried into the new state, so that a later complete
- * crawl removes them. Decided before writing, so that a refusal is in the
- * manifest's warnings.
- * @param {CrawlRun} run
- * @param {Naming} naming
- * @param {boolean} complete
+ * Files of the last run's pages this run did not write: removed (with .gz/.br siblings) after a complete
+ * crawl, within --prune-max unless --force; else carried so a later complete crawl removes them.
+ * Decided before writing, so a refusal is in the manifest's warnings.
+ * @param {CrawlRun} run @param {Naming} naming @param {boolean} complete
  * @param {Set<string>} dropped pages that could not be written: their last files stay, listed (carried)
  * @param {Map<string, string | undefined>} redirected URLs that redirect now, and where
  * @returns {RemovalPlan}
@@ -62,7 +53,6 @@ export function planRemoval(run, naming, complete, dropped, redirected) {
   const plan = { remove: [], moved: [], stray: [], carried: [], leftOld: new Map(), refused: false };
   if (!prior) return plan;
   const fileNow = naming.files;
-  // A file of this run, in any case (the sets are made only if a page's file moved).
   const isFileNow = pageFileTest(naming);
   const taken = (/** @type {string} */ file) => isFileNow(file, true);
   /** @type {StoredPage[]} */
@@ -86,10 +76,10 @@ export function planRemoval(run, naming, complete, dropped, redirected) {
       continue;
     }
     const now = fileNow.get(url);
-    // A page that redirects now to a page of the crawl is not gone: links to it lead to the target's
-    // file, its own is an old one. One that redirects off the crawl (a login page) counts as gone.
+    // Redirecting to a page of the crawl is not gone (links lead to the target's file, its own is old);
+    // redirecting off the crawl (a login page) is.
     const moved = now !== undefined || leadsToPage(url);
-    // Files the URL had before its last one, left by an incomplete run (a page gone lists them in its entry).
+    // Files from before its last one, left by an incomplete run.
     if (moved) for (const old of oldFiles ?? []) if (!taken(old)) plan.stray.push({ url, file: old });
     if (now === file || taken(file)) continue; // still there, or its file is another page's now
     const stored = /** @type {StoredPage} */ (prior.pages.get(url));
@@ -97,7 +87,7 @@ export function planRemoval(run, naming, complete, dropped, redirected) {
     else if (moved) plan.moved.push(stored);
     else gone.push(stored);
   }
-  // Pages not reached may still link to any of these files: only a complete crawl removes them.
+    // Pages not reached may still link to any of these files: only a complete crawl removes them.
   if (!complete) return leaveAll(plan, [...gone, ...unwritten, ...redirecting]);
   const max = pruneLimit(o.pruneMax, previousPages);
   if (gone.length > max && !o.force) {
@@ -108,17 +98,14 @@ export function planRemoval(run, naming, complete, dropped, redirected) {
   }
   plan.remove = gone;
   plan.moved.push(...redirecting);
-  // And the old files a page gone listed in its entry.
   for (const stored of gone) for (const old of stored.oldFiles ?? []) if (!taken(old)) plan.stray.push({ url: stored.url, file: old });
   return plan;
 }
 
 /**
- * An incomplete run removes nothing: the pages are carried (a page that
- * redirects now too, listed stale like one not reached), and the old files
- * of pages that moved stay on disk, listed in their entries for a later run.
- * @param {RemovalPlan} plan
- * @param {StoredPage[]} carried
+ * An incomplete run removes nothing: pages are carried (redirecting ones too, stale), and old files of
+ * moved pages stay on disk, listed in their entries for a later run.
+ * @param {RemovalPlan} plan @param {StoredPage[]} carried
  */
 function leaveAll(plan, carried) {
   plan.carried = carried;
@@ -131,9 +118,7 @@ function leaveAll(plan, carried) {
 
 /**
  * Files of a page this run leaves on disk without them being the page's file.
- * @param {RemovalPlan} plan
- * @param {string} url
- * @param {string[]} files
+ * @param {RemovalPlan} plan @param {string} url @param {string[]} files
  */
 function leaveOld(plan, url, files) {
   const left = plan.leftOld.get(url) ?? [];
@@ -142,11 +127,9 @@ function leaveOld(plan, url, files) {
 }
 
 /**
- * Carry out a plan through the output target (the commit makes it so): the
- * files of pages gone or moved, with the siblings a crawl made of them (a
- * .gz put there by hand stays), and the stray old files.
- * @param {CrawlRun} run
- * @param {RemovalPlan} plan
+ * Carry out a plan through the output target (the commit makes it so): files of pages gone or moved, the
+ * siblings a crawl made of them (a hand-made .gz stays), and stray old files.
+ * @param {CrawlRun} run @param {RemovalPlan} plan
  * @param {(name: string) => boolean} pageFile whether a name is a page's file now: never removed
  */
 export async function prune(run, plan, pageFile) {

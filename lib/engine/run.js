@@ -6,23 +6,20 @@ import { compileNameRules } from '../naming/rules.js';
 import { PageThreads } from './threads/page-threads.js';
 
 /**
- * What one run of the crawl shares between its phases: options, the seams
- * (loader, frontier, records, blobs, output target), scope, and the run's own
- * counters and lists. Created by `Crawler.run()`, never at module scope, so
- * two runs in one process cannot interfere.
- *
+ * What one run shares between its phases: options, seams, scope, counters and lists. Made by
+ * `Crawler.run()`, never at module scope, so two runs in one process cannot interfere.
  * @typedef {import('../options/crawl-options.js').ResolvedCrawlOptions} ResolvedCrawlOptions
  * @typedef {import('../warnings.js').Warning} Warning
  * @typedef {import('../warnings.js').WarningCode} WarningCode
  * @typedef {{ fetched: number, failed: number, written: number, active: number, queued: number, resumed: number, startedAt: number, phase: 'start' | 'discover' | 'write' }} CrawlStats
- *   phase: 'start' until the crawl takes its first page (the last state, sitemaps and URL lists are read)
+ *   phase: 'start' until the crawl takes its first page
  * @typedef {{
  *   name: string, concurrency?: number,
  *   run: (page: import('./fetch-phase.js').PageInFlight, run: CrawlRun) => unknown,
  *   open?: (run: CrawlRun) => Promise<void>, close?: () => Promise<void>,
  * }} Transform
- *   A step between load and scan (the render step plugs in here). open: before
- *   the first page (an error ends the run); close: at the end of the run, whatever happened.
+ *   a step between load and scan (render plugs in here). open: before the first page (an error ends
+ *   the run); close: at the run's end, whatever happened
  * @typedef {{
  *   options: ResolvedCrawlOptions,
  *   emit: (event: string, data: object) => void,
@@ -58,20 +55,16 @@ import { PageThreads } from './threads/page-threads.js';
  *   early?: import('./early.js').EarlyWrites | null,
  *   revalidator?: import('../fetch/revalidate.js').Revalidator | null,
  * }} CrawlRun
- *   assetOrigins: origins whose page requisites --assets fetches outside the
- *   page scope (the roots' and --assets-origins); robots: with --robots;
- *   threads: the worker threads of the per-page work (closed by whoever made the run);
- *   finishPool: in a shared crawl, where the per-page work of the write passes goes
- *   (every live process takes part; distributed/finish.js);
- *   early: pages rendered and written while the crawl runs (early.js);
- *   revalidator: a re-crawl's requests, asked ahead on a thread (told what the frontier admits)
+ *   assetOrigins: origins --assets fetches requisites from; threads: closed by whoever made the run;
+ *   finishPool: a shared crawl's write-pass work, shared by every live process (distributed/finish.js);
+ *   revalidator: a re-crawl's requests, asked ahead on a thread
  * @typedef {{
  *   window: number,
  *   begin(context: import('./page-work.js').RenderContext, table: import('../naming/name-table.js').SharedNameTable): Promise<void>,
  *   render(input: Omit<import('./page-work.js').RenderInput, 'raw' | 'scan'>): Promise<import('./page-work.js').RenderOutput>,
  *   end(): Promise<void>,
  * }} FinishPool
- *   begin: a write pass starts (its render context and name table); end: it is over
+ *   begin: a write pass starts; end: it is over
  */
 
 /**
@@ -81,10 +74,7 @@ import { PageThreads } from './threads/page-threads.js';
  */
 
 /**
- * A run: the given parts, and what follows from the options and the roots
- * (scope, origins, static root, depth guard, --ignore, --assets origins,
- * --robots, --name rules). One place, for the crawl and the shared crawl's
- * workers alike.
+ * A run: the given parts and what follows from the options and roots, for the crawl and a shared crawl's workers alike.
  * @param {RunParts} parts
  * @param {string[]} listed canonical URLs from sitemaps and URL lists
  * @returns {CrawlRun}
@@ -110,11 +100,7 @@ export function createCrawlRun(parts, listed) {
   };
 }
 
-/**
- * For each origin, the directory depth (slashes in the path) of its
- * shallowest root: --max-depth counts segments below it.
- * @param {string[]} roots
- */
+/** Per origin, the path depth of its shallowest root: --max-depth counts segments below it. @param {string[]} roots */
 export function rootDepths(roots) {
   /** @type {Map<string, number>} */
   const depths = new Map();
@@ -127,11 +113,7 @@ export function rootDepths(roots) {
 }
 
 
-/**
- * One copy of each content type and charset string for the whole run.
- * @param {CrawlRun} run
- * @param {string} text
- */
+/** One copy of each content type and charset string for the whole run. @param {CrawlRun} run @param {string} text */
 export function intern(run, text) {
   let kept = run.interned.get(text);
   if (kept === undefined) {
