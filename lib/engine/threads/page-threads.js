@@ -242,7 +242,6 @@ export class PageThreads {
 
   /**
    * Phase two's work on one document, from its bytes (which stay the caller's) or their blob-log `places`.
-   * 
    * @param {Omit<RenderInput, 'raw' | 'scan'> & ({ raw: Buffer, scan: Buffer } | { places: [BlobPlace, BlobPlace], read: () => Promise<Buffer[]> })} input
    * @returns {Promise<RenderOutput>}
    */
