@@ -11,10 +11,8 @@ const LEADING_SPACE = /^[\t\n\f\r ]+/;
 const TRAILING_SPACE = /[\t\n\f\r ]+$/;
 
 /**
- * Whether a tag's attributes already hold one of this name; an attribute
- * found new is then pushed by the caller. A loop, and from 16 attributes a
- * set of their names kept beside the list (one tag with thousands must not
- * cost the square of them).
+ * Whether a tag already has an attribute of this name (the caller pushes a new one). From 16 attributes a
+ * name set is kept, so a tag with thousands does not cost their square.
  * @param {{ name: string }[]} attributes a tag's own list (a new one each tag)
  * @param {string} name
  */
@@ -37,27 +35,19 @@ function hasAttribute(attributes, name) {
 const NAMES_OF = new WeakMap();
 
 /**
- * One pass over an HTML page that finds every link and price slot with its
- * exact source offsets. The page is given as a latin1 string (one char per
- * byte), so offsets are byte offsets and any ASCII-compatible encoding
- * (utf-8, windows-1252, iso-8859-*) survives untouched.
+ * One pass over an HTML page finding every link and price slot with exact offsets. The page is a latin1
+ * string (a char per byte): offsets are byte offsets and any ASCII-compatible encoding survives untouched.
  */
 
 /**
  * @typedef {'navigation' | 'requisite' | 'form' | 'canonical'} LinkKind
- *   navigation: a link to follow (a, area, iframe, link, meta refresh);
- *   requisite: what a page needs to display (img, script, stylesheet, CSS url());
- *   form: a form's action (form action, formaction): never crawled, never
- *   pointed at a static file, since a form replaces the query with its fields;
- *   canonical: the page's public URL (link rel=canonical, meta og:url): never
- *   made a relative static path
+ *   navigation: a link to follow (a, area, iframe, link, meta refresh); requisite: what a page needs to
+ *   display (img, script, stylesheet, CSS url()); form: an action, never crawled nor made static (a form
+ *   replaces the query); canonical: the public URL (rel=canonical, og:url), never a relative static path
  * @typedef {{ start: number, end: number, value: string, kind: LinkKind, tag: string, attr: string }} Link
- *   start/end: byte offsets of the URL text to replace (never includes quotes);
- *   attr "+action": a <form> without an action, start = end right after its tag name, where
- *   the rewrite inserts ` action="…"` when the form must go elsewhere than the page's file;
- *   attr "=action" (or "=formaction"): one with a bare `action`, start = end right after the
- *   attribute's name, where the rewrite inserts `="…"`
- *   value: the URL with entities decoded and the page's charset applied
+ *   start/end: byte offsets of the URL text (never the quotes); attr "+action": a <form> without one,
+ *   start = end after the tag name, where ` action="…"` may be inserted; attr "=action"/"=formaction": a
+ *   bare one, start = end after the name, where `="…"` may go; value: entities decoded, charset applied
  * @typedef {{ start: number, end: number, value: string } | null} BaseHref
  * @typedef {{ start: number, end: number, sku: string | null }} Slot
  *   start/end: byte offsets of the element's content; sku null: take the page's meta
@@ -130,15 +120,10 @@ export function scanHtml(text, charset = 'utf-8') {
   /** @param {string} name */
   const attribute = (name) => attributes.find((a) => a.name === name);
 
-  /**
-   * @param {{ start: number, end: number }} attr
-   * @param {LinkKind} kind
-   * @param {string} attrName
-   */
+  /** @param {{ start: number, end: number }} attr @param {LinkKind} kind @param {string} attrName */
   const addLink = (attr, kind, attrName) => {
     const raw = text.slice(attr.start, attr.end);
-    // ASCII whitespace only, as browsers strip it from a URL: not byte 0xA0 or 0x85 (the text
-    // holds the page's bytes), which end "à" in UTF-8 (C3 A0) or "あ" in Shift_JIS (82 A0).
+    // ASCII whitespace only: 0xA0 or 0x85 may end a character ("à" is C3 A0 in UTF-8).
     const trimmedStart = attr.start + (LEADING_SPACE.exec(raw)?.[0].length ?? 0);
     const trimmedEnd = attr.end - (TRAILING_SPACE.exec(raw)?.[0].length ?? 0);
     if (trimmedEnd <= trimmedStart) {
@@ -151,16 +136,15 @@ export function scanHtml(text, charset = 'utf-8') {
 
   const finishOpenTag = () => {
     const tag = tagName;
-    // A form without an action submits to the page's own URL: its file, once written. The
-    // rewrite may give it one (inserted right after the tag name: attr "+action").
+    // A form without an action submits to the page's own URL, its file once written: the rewrite may
+    // insert one after the tag name (attr "+action").
     if (tag === 'form' && !attribute('action')) links.push({ start: tagNameEnd, end: tagNameEnd, value: '', kind: 'form', tag, attr: '+action' });
     if (slot && tag === slot.tag && !VOID_ELEMENTS.has(tag)) slot.depth++;
     const map = URL_ATTRIBUTES[tag];
     for (const attr of attributes) {
       const kind = map?.[attr.name];
       if (attr.quote === QuoteType.NoValue) {
-        // A bare `action` (or `formaction`) is an empty one: the form submits to the page's own URL.
-        // The rewrite may give it a value (inserted right after the name: attr "=action").
+        // A bare `action` (or `formaction`) submits to the page's own URL: the rewrite may give it a value (attr "=action").
         if (kind === 'form') links.push({ start: attr.end, end: attr.end, value: '', kind, tag, attr: `=${attr.name}` });
         continue;
       }
@@ -171,7 +155,7 @@ export function scanHtml(text, charset = 'utf-8') {
         addLink(attr, 'requisite', 'background');
       } else if (attr.name === 'style') {
         for (const ref of scanCss(text.slice(attr.start, attr.end), attr.start)) {
-          // url(&quot;/bg.png&quot;): in an attribute the quotes may be character references; the URL is what they enclose.
+          // In an attribute the url() quotes may be character references (&quot;): the URL is what they enclose.
           const quoted = ENTITY_QUOTED.exec(text.slice(ref.start, ref.end));
           if (quoted) links.push({ start: ref.start + quoted[1].length, end: ref.end - quoted[1].length, value: decoder(quoted[2]), kind: 'requisite', tag, attr: 'style' });
           else links.push({ ...ref, value: decoder(ref.value), kind: 'requisite', tag, attr: 'style' });
@@ -218,7 +202,7 @@ export function scanHtml(text, charset = 'utf-8') {
     if (httpEquiv && text.slice(httpEquiv.start, httpEquiv.end).trim().toLowerCase() === 'refresh') {
       // content="5; url=next.asp" -> the URL part only
       const raw = text.slice(content.start, content.end);
-      // The URL may be quoted, with the quotes written as character references (url=&quot;…&quot;).
+      // The quotes may be character references (url=&quot;…&quot;).
       const match = /^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(['"]|&(?:quot|apos|#0*34|#x0*22|#0*39|#x0*27);)?/i.exec(raw);
       if (!match) return;
       const start = content.start + match[0].length;
@@ -259,7 +243,7 @@ export function scanHtml(text, charset = 'utf-8') {
     onattribend(quote, end) {
       if (dataStart < 0) { dataStart = end; dataEnd = end; }
       if (quote === QuoteType.NoValue) dataStart = dataEnd = end;
-      // A repeated attribute is dropped by browsers (the first one counts): it is no link.
+      // Browsers drop a repeated attribute (the first counts): it is no link.
       if (hasAttribute(attributes, attributeName)) { dataStart = -1; return; }
       attributes.push({ name: attributeName, start: dataStart, end: quote === QuoteType.Unquoted ? end : dataEnd, quote });
       dataStart = -1;
@@ -303,10 +287,8 @@ export function scanHtml(text, charset = 'utf-8') {
 }
 
 /**
- * A decoder from a latin1 slice (the page's bytes) to the URL text a browser
- * would resolve: entities decoded (in attributes), the path read in the page's
- * charset, and, as browsers do, a query in a legacy charset percent-encoded
- * in that charset rather than in UTF-8.
+ * A decoder from a latin1 slice to the URL text a browser would resolve: entities decoded (attributes),
+ * path read in the page's charset, a legacy charset's query percent-encoded in that charset, not UTF-8.
  * @param {string} charset
  * @param {boolean} entities decode HTML entities (attribute values) or not (raw text)
  * @returns {(latin1: string) => string}
@@ -329,8 +311,7 @@ function makeDecoder(charset, entities) {
   return (latin1) => {
     const text = read(latin1);
     if (!legacy) return text;
-    // A legacy page's query is sent in the page's charset, as browsers do. Found in the text the
-    // browser sees (bytes and character references read): the "#" of "&#38;" starts no fragment.
+    // A legacy page's query goes in its charset, found in the text the browser sees: "&#38;" starts no fragment.
     const queryStart = text.indexOf('?');
     if (queryStart < 0) return text;
     const hashStart = text.indexOf('#', queryStart);
@@ -349,10 +330,7 @@ function makeDecoder(charset, entities) {
 /** @type {Map<string, Map<string, string>>} reverseTable by charset label (a site's pages share one or two) */
 const REVERSE_TABLES = new Map();
 
-/**
- * reverseTable, made once per charset.
- * @param {string} charset
- */
+/** reverseTable, made once per charset. @param {string} charset */
 function reverseTableOf(charset) {
   let table = REVERSE_TABLES.get(charset);
   if (!table) {
@@ -363,10 +341,7 @@ function reverseTableOf(charset) {
   return table;
 }
 
-/**
- * Character -> its byte, percent-encoded, for a single-byte charset's upper half.
- * @param {string} charset
- */
+/** Character -> its byte, percent-encoded, for a single-byte charset's upper half. @param {string} charset */
 function reverseTable(charset) {
   const decode = bytesDecoder(charset);
   /** @type {Map<string, string>} */
@@ -379,25 +354,18 @@ function reverseTable(charset) {
 }
 
 /**
- * Single-byte legacy charsets, whose bytes are kept in a query as browsers do.
- * (Double-byte ones are not: their encoders, WHATWG's tables, differ from the
- * decoders Node has in too many places to build one from them.)
+ * Single-byte legacy charsets, whose bytes browsers keep in a query. Not double-byte ones: WHATWG's
+ * encoders differ from Node's decoders in too many places.
  * @param {string} charset
  */
 function legacyCharset(charset) {
   return /^(windows-125\d|cp125\d|iso-8859-\d+|iso8859-\d+|latin-?1|l1|us-ascii|ascii|koi8-[ru])$/i.test(charset);
 }
 
-/**
- * windows-1252 bytes 0x80-0x9F (WHATWG: also what "iso-8859-1" and "ascii"
- * mean). Some Node versions decode them as C1 controls, so map them here.
- */
+/** windows-1252 0x80-0x9F (WHATWG: also "iso-8859-1", "ascii"); some Node versions decode them as C1 controls. */
 const WINDOWS_1252_HIGH = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
 
-/**
- * @param {string} charset
- * @returns {(bytes: Buffer) => string}
- */
+/** @param {string} charset @returns {(bytes: Buffer) => string} */
 function bytesDecoder(charset) {
   if (/^(windows-1252|cp1252|iso-8859-1|iso8859-1|latin-?1|l1|us-ascii|ascii)$/i.test(charset)) {
     return (bytes) => {
@@ -416,11 +384,9 @@ function bytesDecoder(charset) {
 }
 
 /**
- * The URL spans of a srcset value, per the HTML spec's parsing loop: a URL runs
- * to the next white space, trailing commas are not part of it, and a
- * descriptor runs to the next comma outside parentheses.
- * @param {string} raw
- * @returns {[number, number][]}
+ * A srcset value's URL spans, per the HTML spec: a URL runs to the next white space (trailing commas
+ * excluded), a descriptor to the next comma outside parentheses.
+ * @param {string} raw @returns {[number, number][]}
  */
 export function srcsetUrls(raw) {
   /** @type {[number, number][]} */
