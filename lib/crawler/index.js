@@ -5,16 +5,10 @@ import { assignNames } from '../naming/assign.js';
 import { CrawlSession } from './session.js';
 
 /**
- * The crawl engine. Data flows one way:
- *   roots → scope → frontier → load → (transforms) → scan → stage   (discover.js)
- *   → name → rewrite → write → manifest, sitemap → commit            (names.js, finalize.js)
- * through seams that can be replaced: the loader (HTTP with retry by default),
- * the frontier and the record store (in memory by default), the blob store
- * for staged bodies (a log under OUT/.prerender/), and the output target
- * (the local tree by default).
- *
- * Events: 'page' (fetched), 'redirect', 'retry', 'failure', 'warning',
- * 'named', 'written', 'link' (every link with its scope decision), 'admit'.
+ * The crawl engine. Data flows one way (ARCHITECTURE.md):
+ *   roots → scope → frontier → load → (transforms) → scan → stage      (engine/fetch-phase.js)
+ *   → name → rewrite → write → manifest, sitemap → commit     (naming/assign.js, engine/write-phase.js)
+ * Events: 'page', 'redirect', 'retry', 'failure', 'warning', 'named', 'written', 'link', 'admit'.
  *
  * @typedef {import('../engine/run.js').CrawlRun} CrawlRun
  * @typedef {import('../engine/run.js').CrawlStats} CrawlStats
@@ -26,8 +20,7 @@ import { CrawlSession } from './session.js';
  *   dryRun?: boolean,
  *   stdin?: NodeJS.ReadableStream,
  * }} CrawlerOptions
- *   loader: replaces HTTP (retries still wrap it; the caller closes it);
- *   target: replaces the local tree as the output.
+ *   loader: replaces HTTP (retries still wrap it; the caller closes it); target: replaces the local tree
  * @typedef {{
  *   out: string, manifest: string | null, pages: number, assets: number, failed: number, warnings: number, redirects: number,
  *   notCrawled: number, notCrawledSaturated: boolean, maxPages: number, requisitesNotFetched: number,
@@ -40,15 +33,12 @@ import { CrawlSession } from './session.js';
  *     filesWritten: number, bytesWritten: number,
  *   },
  * }} CrawlResult
- *   threads: worker threads started, and the per-page requests (tokenise, rewrite) they and the main thread did;
- *   revalidated: the answers of a re-crawl's HTTP thread (revalidate.js) the crawl used, asked ahead or not
- *   churn: URLs new / changed / unchanged (304) / unchanged (same bytes) / removed / stale / failed,
- *   and the files and bytes actually written
- *   complete: every in-scope URL reached, no failure left but 404/410 (only such a run removes files);
- *   tooDeep: in-scope URLs not crawled for --max-depth; tooLong: links not followed for --max-url-length;
- *   sitemapsCut: some sitemaps were not read (--max-pages, or the cap on sitemaps); rootLost: a root
- *   answered 404/410 or redirected out of scope (the run is then not complete); kept: pages of the last crawl this run did not
- *   reach (or that failed for good) whose files it keeps as they were (listed stale in the manifest)
+ *   threads: workers started and the per-page requests they and the main thread did; revalidated: the
+ *   re-crawl HTTP thread's answers used; churn: URLs new / changed / 304 / same bytes / removed / stale /
+ *   failed, and files and bytes written; complete: every in-scope URL reached, no failure but 404/410 (only
+ *   such a run removes files); tooDeep, tooLong: not crawled for --max-depth, --max-url-length; sitemapsCut:
+ *   some sitemaps unread; rootLost: a root 404/410 or redirected out of scope; kept: last-crawl pages not
+ *   reached whose files stay (listed stale)
  */
 
 /** The events `onEvent` receives. */
@@ -73,7 +63,6 @@ export class Crawler extends EventEmitter {
     this.#loader = loader;
     this.#transforms = transforms ?? [];
     this.#target = target;
-    /** The counters of the current (or last) run. */
     this.stats = freshStats();
     if (typeof onEvent === 'function') {
       for (const name of ON_EVENT) this.on(name, (data) => onEvent({ type: name, ...data }));
@@ -81,8 +70,7 @@ export class Crawler extends EventEmitter {
   }
 
   /**
-   * One run, as a recipe: open (OUT, last state, roots, seams), fetch phase,
-   * names, write phase, summary; clean-ups in reverse, whatever happened.
+   * One run: open, fetch phase, names, write phase, summary; clean-ups in reverse, whatever happened.
    * @returns {Promise<CrawlResult>}
    */
   async run() {
@@ -107,10 +95,8 @@ export class Crawler extends EventEmitter {
 }
 
 /**
- * Crawl and write the static tree. Resolves with the summary; page failures
- * are data (in the result and the manifest), not exceptions.
- * @param {CrawlerOptions} options
- * @returns {Promise<CrawlResult>}
+ * Crawl and write the static tree. Page failures are data (in the result and the manifest), not exceptions.
+ * @param {CrawlerOptions} options @returns {Promise<CrawlResult>}
  */
 export function crawl(options) {
   return new Crawler(options).run();
