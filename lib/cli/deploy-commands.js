@@ -10,10 +10,8 @@ const deployModule = () => import('../deploy/deploy.js');
 const formatModule = () => import('./deploy-format.js');
 
 /**
- * The commands verify, publish, rollback, releases and deploy: thin shells
- * over lib/deploy/deploy.js. Exit 0 done; 1 a mismatch, or a target that
- * failed (its current untouched); 2 usage, config or crash; 130 interrupted.
- *
+ * verify, publish, rollback, releases, deploy: thin shells over lib/deploy/deploy.js. Exit 0 done; 1 a
+ * mismatch or a failed target (its current untouched); 2 usage, config or crash; 130 interrupted.
  * @typedef {import('./index.js').Io} Io
  */
 
@@ -40,18 +38,11 @@ Examples:
   prerender deploy out ssh://deploy@web1/var/www/shop ssh://deploy@web2/var/www/shop
   prerender deploy out production --dry-run`;
 
-/**
- * @param {import('commander').Command} program
- * @param {Io} io
- * @param {(code: number) => void} setExitCode
- */
+/** @param {import('commander').Command} program @param {Io} io @param {(code: number) => void} setExitCode */
 export function addDeployCommands(program, io, setExitCode) {
   const cwd = () => io.cwd ?? process.cwd();
   const write = (/** @type {string} */ text) => io.stdout.write(text);
-  /**
-   * Config file keys under the flags; plain paths resolved against cwd.
-   * @param {Record<string, any>} flags
-   */
+  /** Config file keys under the flags; plain paths resolved against cwd. @param {Record<string, any>} flags */
   const withConfig = async (flags) => {
     const { config, ...cli } = flags;
     const file = await findConfig({ cwd: cwd(), file: config });
@@ -74,10 +65,7 @@ export function addDeployCommands(program, io, setExitCode) {
     return options;
   };
   const configOption = () => new Option('--config <file>', `config file (default: ${CONFIG_FILES.join(', ')} in the current directory, if present)`);
-  /**
-   * @param {boolean} json
-   * @param {unknown} error
-   */
+  /** @param {boolean} json @param {unknown} error */
   const fail = (json, error) => {
     const interrupted = io.signal?.aborted === true;
     io.stderr.write(interrupted ? 'prerender: interrupted; current was not switched\n' : `prerender: ${explainError(error)}\n`);
@@ -200,6 +188,5 @@ or deploy holds DIR (DIR/.prerender-lock).`))
       }
     });
 
-  // commander's own usage errors (a missing argument, an unknown option, a bad --verify) get
-  // their { error } object on stdout with --json from the program's outputError (cli.js).
+  // commander's own usage errors get their { error } object on stdout with --json from outputError (cli/index.js).
 }

@@ -6,19 +6,13 @@ import { boundCrawlHeap } from '../runtime/heap.js';
 import { frontierUrlError } from '../options/frontier-url.js';
 
 /**
- * The commands of a shared crawl: `prerender worker` and `prerender status`
- * (the coordinator is `prerender crawl … --frontier … --crawl-id …`).
- * Loaded with the CLI; ioredis is imported only when one of them runs.
+ * A shared crawl's commands `prerender worker` and `prerender status` (the coordinator is `crawl --frontier`);
+ * ioredis is imported only when one runs.
  */
 
 const EXIT = { OK: 0, USAGE: 2, INTERRUPTED: 130 };
 
-/**
- * @param {string | undefined} value
- * @param {string} flag
- * @param {number} min
- * @param {number} max
- */
+/** @param {string | undefined} value @param {string} flag @param {number} min @param {number} max */
 function integer(value, flag, min, max) {
   if (value === undefined) return undefined;
   const number = /^\d+$/.test(String(value)) ? Number(value) : NaN;
@@ -26,10 +20,7 @@ function integer(value, flag, min, max) {
   return number;
 }
 
-/**
- * @param {Record<string, any>} flags
- * @param {{ env?: Record<string, string | undefined> }} io
- */
+/** @param {Record<string, any>} flags @param {{ env?: Record<string, string | undefined> }} io */
 function frontierOf(flags, io) {
   const url = flags.frontier ?? io.env?.REDIS_URL;
   if (!url) throw new UsageError('give --frontier <redis-url> (or set REDIS_URL)');
@@ -40,11 +31,8 @@ function frontierOf(flags, io) {
 }
 
 /**
- * --frontier and --crawl-id, else the config file's `frontier` and `crawlId`
- * (--config, or prerender.config.* in the working directory), else
- * REDIS_URL for the frontier: as `crawl` takes them.
- * @param {Record<string, any>} flags
- * @param {import('./index.js').Io} io
+ * --frontier and --crawl-id, else the config file's `frontier` and `crawlId`, else REDIS_URL: as `crawl` takes them.
+ * @param {Record<string, any>} flags @param {import('./index.js').Io} io
  */
 async function sharedFlags(flags, io) {
   if (flags.frontier !== undefined && flags.crawlId !== undefined && flags.config === undefined) return flags;
@@ -55,8 +43,7 @@ async function sharedFlags(flags, io) {
 }
 
 /**
- * @param {import('commander').Command} program
- * @param {import('./index.js').Io} io
+ * @param {import('commander').Command} program @param {import('./index.js').Io} io
  * @param {(code: number) => void} setExitCode
  */
 export function addDistributedCommands(program, io, setExitCode) {
@@ -116,10 +103,7 @@ lost, or the blob directory or OUT not shared, 130 interrupted.`)
     });
 }
 
-/**
- * @param {Record<string, any>} given
- * @param {import('./index.js').Io} io
- */
+/** @param {Record<string, any>} given @param {import('./index.js').Io} io */
 async function workerAction(given, io) {
   try {
     const flags = await sharedFlags(given, io);
@@ -137,7 +121,7 @@ async function workerAction(given, io) {
       blobs: flags.blobs,
       signal: io.signal,
     });
-    // As for a crawl: a long-running worker keeps its resident memory near what is live (heap.js).
+    // A long-running worker keeps its resident memory near what is live (heap.js).
     const unboundHeap = boundCrawlHeap(worker.stats);
     let result;
     try {
