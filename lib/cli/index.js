@@ -16,10 +16,8 @@ import { EXIT } from './exit-codes.js';
 import { addCapacityCommand } from './capacity-commands.js';
 
 /**
- * The command line: a thin shell over the library. `run()` never exits the
- * process; it resolves with the exit code:
- *   0 every in-scope page written, 1 some pages failed, 2 usage/config error
- *   or crash, 130 interrupted (Ctrl-C).
+ * The command line, a thin shell over the library. `run()` never exits the process; it resolves with
+ * the exit code: 0 all written, 1 pages failed, 2 usage/config error or crash, 130 interrupted.
  */
 
 export { EXIT } from './exit-codes.js';
@@ -37,11 +35,7 @@ export { EXIT } from './exit-codes.js';
 
 const VERSION = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
-/**
- * @param {string[]} argv arguments after the program name
- * @param {Io} io
- * @returns {Promise<number>}
- */
+/** @param {string[]} argv arguments after the program name @param {Io} io @returns {Promise<number>} */
 export async function run(argv, io) {
   let exitCode = /** @type {number} */ (EXIT.OK);
   // --json: a script reads stdout, so a usage error is one JSON object there too (and the line on stderr).
@@ -70,8 +64,7 @@ export async function run(argv, io) {
 }
 
 /**
- * @param {Io} io
- * @param {(code: number) => void} setExitCode
+ * @param {Io} io @param {(code: number) => void} setExitCode
  * @param {(code: string, message: string) => void} jsonError with --json, writes the error object to stdout
  */
 function buildProgram(io, setExitCode, jsonError) {
@@ -169,16 +162,13 @@ interrupted. --rate and --delay hold, as for crawl.`);
   return program;
 }
 
-/** Crawl options that mean nothing to preview: accepted (so a crawl command line can be pasted) and ignored. */
-// Not --rate and --delay: a preview fetches from the same site as the crawl it plans, as gently.
+/** Crawl options preview ignores but accepts, so a crawl command line can be pasted. Not --rate, --delay: it is as gentle. */
 const PREVIEW_IGNORES = ['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'assets', 'quiet', 'full', 'pruneMax', 'force', 'ignore', 'resume', 'precompress',
   'changed', 'withReferrers', 'frontier', 'crawlId', 'freshStart', 'blobs', 'originConcurrency', 'maxDeliveries', 'frontierTimeout', 'leaseTimeout'];
 
 /**
- * Add the crawl options to a command; a boolean that a config file may turn
- * on also gets its --no- form. Options in `hidden` are accepted but not shown.
- * @param {Command} command
- * @param {string[]} [hidden]
+ * Add the crawl options to a command (booleans a config file may turn on get a --no- form); `hidden` are accepted, not shown.
+ * @param {Command} command @param {string[]} [hidden]
  */
 function addCrawlOptions(command, hidden = []) {
   for (const spec of CRAWL_OPTIONS) {
@@ -194,9 +184,7 @@ function addCrawlOptions(command, hidden = []) {
   }
 }
 
-/**
- * @param {import('../options/crawl-options.js').OptionSpec} spec
- */
+/** @param {import('../options/crawl-options.js').OptionSpec} spec */
 function optionFromSpec(spec) {
   // (a description that says its default itself, as --threads does, is left as it is)
   const shown = spec.default === undefined || (Array.isArray(spec.default) && spec.default.length === 0) || spec.default === false || spec.description.includes('(default:')
@@ -213,9 +201,7 @@ function configOption() {
 
 /**
  * Merge the config file (if any) under the command-line flags.
- * @param {string[]} roots
- * @param {Record<string, any>} flags
- * @param {Io} io
+ * @param {string[]} roots @param {Record<string, any>} flags @param {Io} io
  */
 async function withConfig(roots, flags, io) {
   const { config, ...cli } = flags;
@@ -236,8 +222,7 @@ async function withConfig(roots, flags, io) {
 }
 
 /**
- * No root given, but the last value of a variadic option (-i /a /b http://h/)
- * is a URL: commander gave the root to the option. Say so, and how to fix it.
+ * No root given, but a variadic option's last value (-i /a /b http://h/) is a URL commander gave it: say so and how to fix it.
  * @param {Record<string, any>} cli the command-line flags
  */
 function swallowedRoot(cli) {
@@ -252,17 +237,13 @@ function swallowedRoot(cli) {
   }
 }
 
-/**
- * @param {Record<string, any>} flags merged options
- * @param {Io} io
- */
+/** @param {Record<string, any>} flags merged options @param {Io} io */
 async function crawlAction(flags, io) {
   const { json, quiet, ...options } = flags;
   // A shared crawl may take its Redis from the environment.
   if (options.crawlId !== undefined && options.frontier === undefined && io.env?.REDIS_URL) options.frontier = io.env.REDIS_URL;
-  // A shared crawl's coordinator keeps V8's own young generation (heap.js).
   if (options.frontier !== undefined) releaseYoungGeneration();
-  // The engine (and its HTTP client) is loaded by the commands that crawl, not with the CLI.
+  // The engine is loaded by the commands that crawl, not with the CLI.
   const { Crawler } = await import('../crawler/index.js');
   let crawler;
   try {
@@ -291,7 +272,6 @@ async function crawlAction(flags, io) {
   try {
     result = await crawler.run();
   } catch (error) {
-    // Interrupted before any page was crawled (while the sitemaps were read): nothing written.
     if (error instanceof AbortError) {
       io.stderr.write('prerender: interrupted before any page was crawled; nothing was written\n');
       if (json) io.stdout.write(JSON.stringify({ error: { code: 'INTERRUPTED', message: 'interrupted before any page was crawled' }, stats: crawler.stats }) + '\n');
@@ -310,15 +290,11 @@ async function crawlAction(flags, io) {
   if (json) io.stdout.write(JSON.stringify(result) + '\n');
   else if (!quiet) io.stdout.write(formatSummary(result, { warningsList: warnings }));
   if (result.interrupted) return EXIT.INTERRUPTED;
-  // --max-pages reached: in-scope pages were not written; so with a root lost (404/410, or
-  // redirected out of scope: nothing under it crawled, a run a script must not take for a success).
+  // --max-pages reached left in-scope pages out; a lost root (404/410, or out of scope) is no success either.
   return result.failed > 0 || result.stale > 0 || result.pruneRefused || result.notCrawled > 0 || result.rootLost ? EXIT.PAGES_FAILED : EXIT.OK;
 }
 
-/**
- * @param {Record<string, any>} flags merged options
- * @param {Io} io
- */
+/** @param {Record<string, any>} flags merged options @param {Io} io */
 async function previewAction(flags, io) {
   try {
     return await planAction(flags, io);
@@ -331,10 +307,7 @@ async function previewAction(flags, io) {
   }
 }
 
-/**
- * @param {Record<string, any>} flags merged options
- * @param {Io} io
- */
+/** @param {Record<string, any>} flags merged options @param {Io} io */
 async function planAction(flags, io) {
   const { json, quiet, why, limit, ...options } = flags;
   const write = (/** @type {string} */ text) => io.stdout.write(text);
