@@ -111,6 +111,9 @@ class Relay {
     }
     this.res.writeHead(statusCode, out);
     this.res.on('drain', resume);
+    // Head, body and end of an answer that arrives in one read leave in one write.
+    this.res.cork();
+    process.nextTick(uncork, this.res);
     return true;
   }
 
@@ -243,4 +246,9 @@ export function createProxy(options) {
     pool,
     close: () => pool.close(),
   });
+}
+
+/** @param {import('node:http').ServerResponse} res */
+function uncork(res) {
+  res.uncork();
 }
