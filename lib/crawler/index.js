@@ -1,13 +1,16 @@
 // @ts-check
 import { EventEmitter } from 'node:events';
-import { resolveCrawlOptions } from '../options/crawl-options.js';
+import { checkCrawlerSeams, resolveCrawlOptions } from '../options/crawl-options.js';
+import { ListenerError } from '../errors.js';
+import { checkedLoader } from '../fetch/checked-loader.js';
+import { checkedTarget } from '../output/checked-target.js';
 import { assignNames } from '../naming/assign.js';
 import { CrawlSession } from './session.js';
 
 /**
- * The crawl engine. Data flows one way:
- *   roots → scope → frontier → load → (transforms) → scan → stage   (discover.js)
- *   → name → rewrite → write → manifest, sitemap → commit            (names.js, finalize.js)
+ * The one Crawler of the API and the CLI. Data flows one way:
+ *   roots → scope → frontier → fetch → (transforms) → scan → stage   (engine/fetch-phase.js)
+ *   → name → rewrite → write → manifest, sitemap → commit             (naming/assign.js, engine/write-phase.js)
  * through seams that can be replaced: the loader (HTTP with retry by default),
  * the frontier and the record store (in memory by default), the blob store
  * for staged bodies (a log under OUT/.prerender/), and the output target
@@ -68,10 +71,17 @@ export class Crawler extends EventEmitter {
   /** @type {import('../output/target.js').OutputTarget | undefined} */
   #target;
 
-  /** @param {CrawlerOptions} options see README, "API" */
+  /** @type {RunListeners | null} what the current run's listeners threw */
+  #listeners = null;
+
+  /**
+   * Options are checked before anything is set up (a UsageError, not a
+   * TypeError from deep in the run); a caller's seams are wrapped.
+   * @param {CrawlerOptions} options see README, "API"
+   */
   constructor(options) {
     super();
-    const { onEvent, loader, transforms, target, ...rest } = options;
+    const { onEvent, loader, transforms, target, ...rest } = apiOptions(options);
     this.options = resolveCrawlOptions(rest);
     this.#loader = loader;
     this.#transforms = transforms ?? [];
@@ -84,11 +94,67 @@ export class Crawler extends EventEmitter {
   }
 
   /**
-   * One run, as a recipe: open (OUT, last state, roots, seams), fetch phase,
-   * names, write phase, summary; clean-ups in reverse, whatever happened.
+   * Every listener is called on its own: one that throws or rejects is
+   * recorded for `run()`, unseen by the emitting code and the listeners after it.
+   * @param {string | symbol} event @param {...any} args
+   */
+  emit(event, ...args) {
+    // EventEmitter's own events keep its semantics ('error' throws when nobody listens).
+    if (event === 'error' || event === 'newListener' || event === 'removeListener') return super.emit(event, ...args);
+    const listeners = this.rawListeners(event);
+    // This run's record: a promise settling later reports to the run it came from.
+    const current = this.#listeners;
+    for (const listener of listeners) {
+      try {
+        const returned = Reflect.apply(listener, this, args);
+        if (returned && typeof returned.then === 'function') {
+          Promise.resolve(returned).then(undefined, (/** @type {unknown} */ error) => {
+            if (!current?.ended) {
+              current?.thrown.push({ event, error });
+              return;
+            }
+            // After run() settled: a coded process warning, neither lost nor crashing the process.
+            process.emitWarning(`a listener of the "${String(event)}" event rejected after the crawl ended: ${error instanceof Error ? error.message : String(error)}`, { code: 'PRERENDER_LISTENER' });
+          });
+        }
+      } catch (error) {
+        current?.thrown.push({ event, error });
+      }
+    }
+    return listeners.length > 0;
+  }
+
+  /**
+   * One run. A listener that threw does not stop it: the run goes on, then
+   * rejects with a ListenerError that carries its result.
    * @returns {Promise<CrawlResult>}
    */
   async run() {
+    /** @type {RunListeners} */
+    const current = { thrown: [], ended: false };
+    this.#listeners = current;
+    let result;
+    try {
+      result = await this.#crawl(); // a failed run's own error wins over a listener's
+      // Async listeners that have already failed have their rejection handled by now.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      current.ended = true;
+    }
+    const { thrown } = current;
+    if (thrown.length === 0) return result;
+    const [first] = thrown;
+    const message = first.error instanceof Error ? first.error.message : String(first.error);
+    const more = thrown.length > 1 ? ` (and ${thrown.length - 1} more time${thrown.length > 2 ? 's' : ''})` : '';
+    throw new ListenerError(`a listener of the "${String(first.event)}" event threw${more}: ${message}; the crawl ran to its end without it (its summary is this error's "result")`, { cause: first.error, result });
+  }
+
+  /**
+   * The recipe: open (OUT, last state, roots, seams), fetch phase, names,
+   * write phase, summary; clean-ups in reverse, whatever happened.
+   * @returns {Promise<CrawlResult>}
+   */
+  async #crawl() {
     this.stats = freshStats();
     const session = new CrawlSession(this, this.stats, { loader: this.#loader, transforms: this.#transforms, target: this.#target });
     try {
@@ -110,11 +176,47 @@ export class Crawler extends EventEmitter {
 }
 
 /**
- * Crawl and write the static tree. Resolves with the summary; page failures
- * are data (in the result and the manifest), not exceptions.
+ * Crawl and write the static tree. Page failures are data, not exceptions.
+ * Async, so bad options reject the promise like every other failure.
  * @param {CrawlerOptions} options
  * @returns {Promise<CrawlResult>}
  */
-export function crawl(options) {
+export async function crawl(options) {
   return new Crawler(options).run();
+}
+
+/**
+ * @typedef {{ thrown: { event: string | symbol, error: unknown }[], ended: boolean }} RunListeners
+ *   what one run's listeners threw (or rejected with); ended: run() has settled
+ */
+
+/**
+ * The options checked, and the caller's seams wrapped.
+ * @param {CrawlerOptions} options
+ * @returns {CrawlerOptions}
+ */
+function apiOptions(options) {
+  checkCrawlerSeams(options);
+  const checked = { ...options };
+  if (options.loader) checked.loader = checkedLoader(options.loader);
+  if (options.target) checked.target = checkedTarget(options.target);
+  if (options.transforms) checked.transforms = options.transforms.map(checkedTransform);
+  return checked;
+}
+
+/**
+ * A caller's transform whose open() and close() always return a promise:
+ * the clean-up calls `close().catch(...)` before releasing OUT's lock.
+ * @param {import('../engine/run.js').Transform} transform
+ * @returns {import('../engine/run.js').Transform}
+ */
+function checkedTransform(transform) {
+  const { open, close } = transform;
+  return {
+    name: transform.name,
+    concurrency: transform.concurrency,
+    run: (page, run) => transform.run(page, run),
+    ...(open ? { open: async (/** @type {CrawlRun} */ run) => { await open.call(transform, run); } } : {}),
+    ...(close ? { close: async () => { await close.call(transform); } } : {}),
+  };
 }

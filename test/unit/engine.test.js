@@ -3,7 +3,6 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Crawler, crawl } from '../../lib/index.js';
-import { crawl as engineCrawl } from '../../lib/crawler/index.js';
 import { HttpStatusError } from '../../lib/errors.js';
 import { KIND_CODES, decodeLinks, decodeScan, encodeScan, resolveLinks, scanDocument } from '../../lib/document/rewrite.js';
 import { MemoryFrontier } from '../../lib/store/frontier.js';
@@ -294,10 +293,16 @@ describe('the frontier', () => {
 
 describe('names and failures', () => {
   it('a name header that breaks the naming code fails the page instead of passing as an unsafe name', async () => {
-    // The engine's own seam (a render step hands it such results): the package's crawl() takes a number as its text.
-    const { loader } = fakeSite({ '/': { body: linksTo('/odd') }, '/odd': { body: 'x', headers: { 'x-builder-filename': 42 } } });
+    // A transform (as a render step does) hands the engine such a result; a caller's loader has its numbers taken as text.
+    const { loader } = fakeSite({ '/': { body: linksTo('/odd') }, '/odd': { body: 'x' } });
+    const odd = {
+      name: 'odd-header',
+      run: (/** @type {any} */ page) => {
+        if (page.key === `${ORIGIN}/odd`) page.result.headers['x-builder-filename'] = 42;
+      },
+    };
     const target = memoryTarget();
-    const result = await engineCrawl({ roots: [`${ORIGIN}/`], loader, target, out: await dirs.make() });
+    const result = await crawl({ roots: [`${ORIGIN}/`], loader, target, transforms: [odd], out: await dirs.make() });
     const manifest = manifestOf(target);
     expect(result.failed).toBe(1);
     expect(manifest.errors.map((error) => error.url)).toEqual([`${ORIGIN}/odd`]);
