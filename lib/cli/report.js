@@ -172,7 +172,9 @@ export function formatPlanTotals(totals) {
     lines.push('Exclusions by pattern:');
     for (const group of totals.excludedByPattern) lines.push(`  ${group.pattern}  ${count(group.urls)} URL${group.urls === 1 ? '' : 's'}`);
   }
-  lines.push(`Name collisions: ${count(totals.collisions)}; unsafe names refused: ${count(totals.unsafeNames)}`);
+  lines.push(`Name collisions: ${count(totals.collisions)}; unsafe names refused: ${count(totals.unsafeNames)}${totals.unsafeNames > 0 ? ' (these pages get their default name, as the crawl would write them):' : ''}`);
+  for (const fallback of totals.nameFallbacks.slice(0, 5)) lines.push(`  ${fallback.url}  ${fallback.message}`);
+  if (totals.unsafeNames > 5) lines.push(`  … and ${count(totals.unsafeNames - 5)} more: see each page's row, or --json`);
   lines.push('Nothing was written.');
   return lines.join('\n') + '\n';
 }

@@ -31,7 +31,10 @@ import { UsageError } from '../errors.js';
  *   dynamicByPath: { path: string, links: number, pages: number }[],
  *   excludedByPattern: { pattern: string, urls: number }[],
  *   collisions: number, unsafeNames: number, durationMs: number, interrupted: boolean,
+ *   nameFallbacks: { url: string, code: 'NAME_RULE' | 'UNSAFE_NAME', message: string }[],
  * }} PlanTotals
+ *   unsafeNames: pages whose name header or --name rule gave an unsafe name (the
+ *   crawl writes them under their default name); nameFallbacks: the first of them
  */
 
 /** @param {string | undefined} pattern @param {string | undefined} root */
@@ -40,6 +43,9 @@ function crawlReason(pattern, root) {
   if (pattern === 'listed') return 'listed in a sitemap or URL list';
   return `include ${pattern ?? root}`;
 }
+
+/** Name fallbacks listed in the totals, at most (the rows show each). */
+const MAX_FALLBACKS_LISTED = 20;
 
 /** Why the plan shows a link as kept live. */
 const FORM_REASON = 'form action: a form submits its fields to the live site, so it is never crawled nor pointed at a static file';
@@ -82,7 +88,8 @@ export async function preview(options, hooks = {}) {
   /** @type {Map<string, { status?: number, message: string }>} */
   const failures = new Map();
   let collisions = 0;
-  let unsafeNames = 0;
+  /** @type {Map<string, { code: 'NAME_RULE' | 'UNSAFE_NAME', message: string }>} */
+  const fallbacks = new Map();
 
   crawler.on('admit', (event) => {
     if (!inScope.has(event.url)) inScope.set(event.url, { pattern: event.pattern, root: event.root, from: event.from });
@@ -125,7 +132,7 @@ export async function preview(options, hooks = {}) {
   crawler.on('failure', (event) => failures.set(event.url, { status: event.status, message: event.message }));
   crawler.on('warning', (warning) => {
     if (warning.code === 'NAME_COLLISION') collisions++;
-    else if (warning.code === 'UNSAFE_NAME') unsafeNames++;
+    else if (warning.code === 'UNSAFE_NAME' || warning.code === 'NAME_RULE') fallbacks.set(warning.url, { code: warning.code, message: warning.message });
   });
   /** @type {Map<string, RenderedInfo>} */
   const rendered = new Map();
@@ -156,7 +163,8 @@ export async function preview(options, hooks = {}) {
         ? { ...base, decision: 'crawl', file, reason: `${reason}; HTTP ${redirect.status} to ${redirect.location}`, redirectTo: redirect.location, status: redirect.status }
         : { ...base, decision: 'dynamic', reason: `HTTP ${redirect.status} to ${redirect.location}, which is not written: links stay live`, redirectTo: redirect.location, status: redirect.status });
     } else if (files.has(url)) {
-      onRow({ ...base, decision: 'crawl', file: files.get(url), reason });
+      const fallback = fallbacks.get(url);
+      onRow({ ...base, decision: 'crawl', file: files.get(url), reason: fallback ? `${reason}; ${fallback.message}` : reason });
     } else {
       notCrawled++;
       onRow({ ...base, decision: 'dynamic', reason: result.interrupted ? 'in scope, not reached (interrupted)' : 'in scope, not crawled: --limit/--max-pages reached' });
@@ -171,7 +179,8 @@ export async function preview(options, hooks = {}) {
       dynamicByPath: [...dynamicByPath].map(([path, group]) => ({ path, links: group.links, pages: group.pages })).sort((a, b) => b.links - a.links || (a.path < b.path ? -1 : 1)),
       excludedByPattern: [...excludedByPattern].map(([pattern, urls]) => ({ pattern, urls })),
       collisions,
-      unsafeNames,
+      unsafeNames: fallbacks.size,
+      nameFallbacks: [...fallbacks].slice(0, MAX_FALLBACKS_LISTED).map(([url, fallback]) => ({ url, ...fallback })),
       durationMs: result.durationMs,
       interrupted: result.interrupted,
     },
@@ -264,7 +273,7 @@ export async function explainUrl(options, target) {
     }
     const header = response.headers['x-builder-filename'] ?? response.headers['xbuilder-filename'];
     const rules = compileNameRules(o.name, [...origins]);
-    const wanted = wantedFileName(new URL(url), contentType, Array.isArray(header) ? header[0] : header, origins.size > 1 || !origins.has(origin), { template: rules.templateFor(url) });
+    const wanted = wantedFileName(new URL(url), contentType, Array.isArray(header) ? header[0] : header, origins.size > 1 || !origins.has(origin), rules.ruleFor(url) ?? {});
     answer.file = wanted.file;
     answer.fileFrom = wanted.refused ? `default name (${wanted.refused.message})` : wanted.from;
   } catch (error) {

@@ -20,6 +20,57 @@ describe('--name rules', () => {
     expect(expandTemplate(template, new URL(url))).toBe(expected);
   });
 
+  // In the style of website-scraper's filename-generator tests: one row per case a real app showed.
+  describe('query parameters are read as CGI reads them: split on "&" and ";"', () => {
+    it.each([
+      ['gitweb: ";" separates parameters', '{query.h}.html', 'http://g/gitweb.cgi?p=repo.git;a=commit;h=1a2b3c', '1a2b3c.html'],
+      ['gitweb: the first parameter stops at ";"', '{query.p}/{query.a}.html', 'http://g/gitweb.cgi?p=repo.git;a=summary', 'repo.git/summary.html'],
+      ['"&" and ";" mixed', '{query.a}-{query.pg}.html', 'http://g/gitweb.cgi?p=r.git&a=shortlog;pg=2', 'shortlog-2.html'],
+      ['an encoded ";" stays in its value', '{query.id}.html', 'http://w/doku.php?id=a%3Bb', 'a;b.html'],
+      ['"+" is a space, as in a form', '{query.q}.html', 'http://w/s.php?q=two+words', 'two words.html'],
+      ['the first of a repeated parameter', '{query.a}.html', 'http://w/x?a=1;a=2', '1.html'],
+      ['a value ".." is no parent directory', '{query.id}/x.html', 'http://w/x?id=..', '__/x.html'],
+      ['an absent parameter is empty', '{query.missing}x.html', 'http://w/x?a=1;b=2', 'x.html'],
+    ])('%s', (_, template, url, expected) => {
+      expect(expandTemplate(template, new URL(url))).toBe(expected);
+    });
+  });
+
+  describe('path placeholders are made safe as query values are', () => {
+    it.each([
+      ['MediaWiki: a namespace colon', '/wiki/{base}.html', 'http://w/index.php/Category:Group_A', '/wiki/Category_Group_A.html'],
+      ['MediaWiki: an encoded "?" in a title', '/wiki/{base}.html', 'http://w/index.php/What%3F', '/wiki/What_.html'],
+      ['an encoded "/" in a segment does not make a directory', '{path}.html', 'http://w/a%2Fb/c', 'a_b/c.html'],
+      ['non-ASCII is kept, decoded', '{path}.html', 'http://w/caf%C3%A9/menu.asp', 'café/menu.asp.html'],
+      ['{rest}: the path after the pattern, its parents kept', '/wiki/{rest}.html', 'http://w/index.php/Guide/Install', '/wiki/Guide/Install.html'],
+      ['{rest}: subpages of a category, each segment safe', '/wiki/{rest}.html', 'http://w/index.php/Category:Group_A/B/C', '/wiki/Category_Group_A/B/C.html'],
+      ['{base} is the last segment only', '/wiki/{base}.html', 'http://w/index.php/Guide/Install', '/wiki/Install.html'],
+    ])('%s', (_, template, url, expected) => {
+      const rules = compileNameRules([{ pattern: '/index.php/*', template }], ['http://w']);
+      expect(expandTemplate(template, new URL(url), rules.ruleFor(url)?.prefix)).toBe(expected);
+    });
+
+    it.each([
+      ['/index.php/*', 'http://w/index.php/A/B', 'A/B'],
+      ['/index.php', 'http://w/index.php/A/B', 'A/B'],
+      ['/st/*/print', 'http://w/st/7/print', '7/print'],
+      ['http://w/docs/', 'http://w/docs/x/y.html', 'x/y.html'],
+      ['/gitweb.cgi?p=*', 'http://w/gitweb.cgi?p=r.git', ''],
+    ])('{rest} after %s on %s is %s', (pattern, url, expected) => {
+      const rules = compileNameRules([{ pattern, template: '{rest}' }], ['http://w']);
+      expect(expandTemplate('{rest}', new URL(url), rules.ruleFor(url)?.prefix)).toBe(expected);
+    });
+
+    it('a MediaWiki layout gets every page under wiki/, none falls back to the default name', () => {
+      const rules = compileNameRules([{ pattern: '/index.php/*', template: '/wiki/{rest}.html' }], ['http://w']);
+      for (const url of ['http://w/index.php/Main_Page', 'http://w/index.php/Category:Group_A/B/C', 'http://w/index.php/What%3F', 'http://w/index.php/%C3%9Cbersicht']) {
+        const wanted = wantedFileName(new URL(url), 'text/html', undefined, false, rules.ruleFor(url) ?? {});
+        expect(wanted).toMatchObject({ from: 'name rule' });
+        expect(wanted.file).toMatch(/^wiki\//);
+      }
+    });
+  });
+
   it('the first matching rule names the file, through the name-header checks; the header wins', () => {
     const rules = compileNameRules(parseNameRules(['/doku.php?id=*', '{query.id}.html', '/shop/', '/{base}.html'], fail), ['http://w']);
     const url = new URL('http://w/wiki/doku.php?id=start');

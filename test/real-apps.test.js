@@ -1,0 +1,77 @@
+// @ts-check
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startGitweb } from '../fixtures/gitweb.js';
+import { startMediaWiki } from '../fixtures/mediawiki.js';
+import { readManifest } from './crawl-helpers.js';
+import { useTestDir } from './helpers/fixtures.js';
+
+/**
+ * What got in a user's way on two real server-rendered apps (issue 43), on
+ * fixtures in their shape: gitweb (";"-separated queries) and MediaWiki
+ * (path-info titles, a missing favicon).
+ */
+
+/** @type {Awaited<ReturnType<typeof startGitweb>>} */
+let gitweb;
+/** @type {Awaited<ReturnType<typeof startMediaWiki>>} */
+let wiki;
+/** @type {string} */
+let dir;
+const { cli } = useTestDir('prerender-real-apps-', (made) => { dir = made; });
+
+beforeAll(async () => {
+  gitweb = await startGitweb();
+  wiki = await startMediaWiki();
+});
+afterAll(async () => {
+  await gitweb?.close();
+  await wiki?.close();
+});
+beforeEach(() => {
+  gitweb.reset();
+  wiki.reset();
+});
+
+/** `preview --json`, parsed. @param {string[]} argv */
+async function plan(argv) {
+  const result = await cli(['preview', ...argv, '--json']);
+  const lines = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
+  return { ...result, rows: lines.slice(0, -1), totals: lines.at(-1) };
+}
+
+describe('--name on gitweb: query parameters split on ";"', () => {
+  it('names each commit page from {query.h}, none falls back', async () => {
+    const out = path.join(dir, 'out');
+    const result = await cli(['crawl', gitweb.url('/gitweb.cgi'), '-o', out, '--json', '--name', '/gitweb.cgi?p=repo.git;a=commit;h=*', 'commit/{query.h}.html']);
+    expect(result.code, result.stderr).toBe(0);
+    expect((await readdir(path.join(out, 'commit'))).sort()).toEqual(gitweb.commits.map((h) => `${h}.html`).sort());
+    const manifest = await readManifest(out);
+    expect(manifest.warnings ?? []).toEqual([]);
+  });
+});
+
+describe('--name on MediaWiki: safe path placeholders, and preview shows every fallback', () => {
+  it('{rest} keeps every title under wiki/, parents and all', async () => {
+    const out = path.join(dir, 'out');
+    const result = await cli(['crawl', wiki.url('/index.php/Main_Page'), '-i', '/index.php/', '-o', out, '-q', '--name', '/index.php/*', '/wiki/{rest}.html']);
+    expect(result.code, result.stderr).toBe(0);
+    const files = Object.values((await readManifest(out)).pages).map((page) => /** @type {any} */ (page).file).sort();
+    expect(files).toEqual(['wiki/Category_Group_A/B/C.html', 'wiki/Guide/Install.html', 'wiki/Main_Page.html', 'wiki/What_.html', 'wiki/Übersicht.html']);
+  });
+
+  it('preview counts and lists the --name fallbacks the crawl warns about', async () => {
+    const argv = [wiki.url('/index.php/Main_Page'), '-i', '/index.php/', '--name', '/index.php/*', '/wiki/{query.title}.html'];
+    const { totals, rows } = await plan(argv);
+    expect(totals.unsafeNames).toBe(5);
+    expect(totals.nameFallbacks[0]).toMatchObject({ code: 'NAME_RULE' });
+    expect(rows.filter((row) => row.decision === 'crawl').every((row) => /unsafe name from --name rule/.test(row.reason))).toBe(true);
+    const text = await cli(['preview', ...argv]);
+    expect(text.stdout).toMatch(/unsafe names refused: 5 \(these pages get their default name/);
+    const out = path.join(dir, 'out');
+    await cli(['crawl', ...argv, '-o', out, '-q']);
+    const warnings = (await readManifest(out)).warnings.filter((/** @type {any} */ warning) => warning.code === 'NAME_RULE');
+    expect(warnings.length).toBe(totals.unsafeNames);
+  });
+});
