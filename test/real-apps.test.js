@@ -75,3 +75,16 @@ describe('--name on MediaWiki: safe path placeholders, and preview shows every f
     expect(warnings.length).toBe(totals.unsafeNames);
   });
 });
+
+describe('preview --why speaks of forms only when a form submits to the URL', () => {
+  it('gitweb: the search form\'s action is said, a commit page is not', async () => {
+    const args = ['preview', gitweb.url('/gitweb.cgi'), '--json', '--why'];
+    const action = JSON.parse((await cli([...args, gitweb.url('/gitweb.cgi')])).stdout);
+    expect(action.asFormAction).toMatch(/^a form on \S+\/gitweb.cgi submits to it; as a form action it is never crawled/);
+    const commit = JSON.parse((await cli([...args, gitweb.url(`/gitweb.cgi?p=repo.git;a=commit;h=${gitweb.commits[0]}`)])).stdout);
+    expect(commit.decision).toBe('crawl');
+    expect(commit.asFormAction).toBeUndefined();
+    const text = await cli(['preview', gitweb.url('/gitweb.cgi'), '--why', gitweb.url(`/gitweb.cgi?p=repo.git;a=commit;h=${gitweb.commits[0]}`)]);
+    expect(text.stdout).not.toMatch(/form action/);
+  });
+});

@@ -10,6 +10,7 @@ import { resolveCrawlOptions } from '../options/crawl-options.js';
 import { Scope } from '../roots/scope.js';
 import { normalizeUrl } from '../url.js';
 import { UsageError } from '../errors.js';
+import { formSubmittingTo } from './forms.js';
 
 /**
  * `prerender preview`: the crawl engine with nothing written. Each URL found
@@ -204,11 +205,31 @@ function guardReason(o, url, depths) {
 }
 
 /**
- * `--why <url>`: the root and pattern that decide a URL, and (one fetch) its file.
+ * `--why <url>`: the root and pattern that decide a URL, and (one fetch) its
+ * file; for a URL it fetches, a form that submits to it, when the roots or
+ * the URL itself hold one.
  * @param {Record<string, any>} options crawl options
  * @param {string} target
  */
 export async function explainUrl(options, target) {
+  /** @type {Map<string, { body: Buffer, contentType: string }>} */
+  const fetched = new Map();
+  const answer = await explainDecision(options, target, fetched);
+  // A URL --why does not fetch (excluded, out of scope, past a guard) stays so: nothing more is fetched.
+  if (fetched.size === 0) return answer;
+  const o = resolveCrawlOptions({ ...options, dryRun: true });
+  const form = await formSubmittingTo(o, [...o.roots, answer.url], answer.url, fetched);
+  if (form) answer.asFormAction = `a form on ${form} submits to it; as a form action it is never crawled, the form's fields go to the live site`;
+  return answer;
+}
+
+/**
+ * @param {Record<string, any>} options crawl options
+ * @param {string} target
+ * @param {Map<string, { body: Buffer, contentType: string }>} fetched receives the URL's page, when fetched
+ * @returns {Promise<Record<string, any> & { url: string }>}
+ */
+async function explainDecision(options, target, fetched) {
   const o = resolveCrawlOptions({ ...options, dryRun: true });
   const url = normalizeUrl(target);
   if (!url) throw new UsageError(`--why needs an absolute http(s) URL, got ${JSON.stringify(target)}`);
@@ -217,9 +238,8 @@ export async function explainUrl(options, target) {
   const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
   const origin = new URL(url).origin;
   const decision = scope.decide(url);
-  /** @type {Record<string, unknown>} */
+  /** @type {Record<string, any> & { url: string }} */
   const answer = { url, decision: decision.decision };
-  answer.asFormAction = 'never crawled: a form submits its fields to the live site, so its action stays live';
   // With --assets, a requisite on a root's origin (or --assets-origins) is fetched outside the page scope.
   const assetOrigin = o.assets && (origins.has(origin) || o.assetsOrigins.includes(origin));
   if (decision.decision === 'excluded') {
@@ -254,6 +274,7 @@ export async function explainUrl(options, target) {
       return answer;
     }
     const contentType = String(response.headers['content-type'] ?? 'application/octet-stream');
+    fetched.set(url, { body: response.body, contentType });
     // Requisites as the crawl treats them: only with --assets, then even out of page scope.
     if (REQUISITE_TYPE.test(mimeOf(contentType))) {
       const type = mimeOf(contentType);
