@@ -271,7 +271,7 @@ describe('preview against the sitemap site: collisions, unsafe names, failures, 
     expect(text.code).toBe(1);
     expect(text.stdout).toContain(`failed    ${site.product(13)}  (HTTP 500)\n`);
     expect(text.stdout).toContain(`crawl     ${site.product(3)}  -> catalog/product3-2.htm  (include ${site.origin}/catalog/)\n`);
-    expect(text.stdout).toMatch(/Name collisions: 1; unsafe names refused: 1 \(these pages get their default name, as the crawl would write them\):\n  \S+\/catalog\/unsafe.asp  unsafe file name/);
+    expect(text.stdout).toMatch(/Name collisions: 1; unsafe names refused: 1 \(these pages get their default name, as the crawl would write them\):\n {2}\S+\/catalog\/unsafe.asp {2}unsafe file name/);
   });
 
   it('gives the same plan whatever the concurrency', async () => {
