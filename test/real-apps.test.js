@@ -88,3 +88,12 @@ describe('preview --why speaks of forms only when a form submits to the URL', ()
     expect(text.stdout).not.toMatch(/form action/);
   });
 });
+
+describe('preview: dynamic targets on a query-routed app', () => {
+  it('gitweb: /gitweb.cgi is split by a=', async () => {
+    const { totals } = await plan([gitweb.url('/gitweb.cgi'), '-i', '/gitweb.cgi?p=repo.git;a=summary']);
+    const paths = totals.dynamicByPath.map((/** @type {{ path: string }} */ group) => group.path);
+    expect(paths).toEqual(expect.arrayContaining(['/gitweb.cgi?a=commit', '/gitweb.cgi?a=shortlog', '/gitweb.cgi?a=tree', '/gitweb.cgi?a=rss']));
+    expect(paths).not.toContain('/gitweb.cgi');
+  });
+});

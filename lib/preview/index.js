@@ -11,6 +11,7 @@ import { Scope } from '../roots/scope.js';
 import { normalizeUrl } from '../url.js';
 import { UsageError } from '../errors.js';
 import { formSubmittingTo } from './forms.js';
+import { DynamicGroups } from './dynamic-groups.js';
 
 /**
  * `prerender preview`: the crawl engine with nothing written. Each URL found
@@ -80,8 +81,7 @@ export async function preview(options, hooks = {}) {
   const inScope = new Map();
   /** @type {Set<string>} */
   const reported = new Set();
-  /** @type {Map<string, { links: number, pages: number, lastPage: string | null }>} */
-  const dynamicByPath = new Map();
+  const dynamicByPath = new DynamicGroups();
   /** @type {Map<string, number>} */
   const excludedByPattern = new Map();
   /** @type {Map<string, { status: number, location: string }>} */
@@ -112,13 +112,7 @@ export async function preview(options, hooks = {}) {
     // out of scope, a form's action, or an in-scope URL not followed (a requisite without --assets, nofollow, too deep)
     const url = new URL(link.url);
     const path = crawlOrigins.has(url.origin) ? url.pathname : `${url.host}${url.pathname}`;
-    const group = dynamicByPath.get(path) ?? { links: 0, pages: 0, lastPage: null };
-    group.links++;
-    if (group.lastPage !== link.from) {
-      group.pages++;
-      group.lastPage = link.from;
-    }
-    dynamicByPath.set(path, group);
+    dynamicByPath.add(path, url, link.from);
     if (reported.has(link.url) || notFollowed.has(link.url)) return;
     /** @type {PlanRow} */
     const row = { url: link.url, decision: 'dynamic', reason: notFollowedReason(link), from: link.from };
@@ -177,7 +171,7 @@ export async function preview(options, hooks = {}) {
       pagesInScope: files.size,
       failed: failures.size,
       notCrawled,
-      dynamicByPath: [...dynamicByPath].map(([path, group]) => ({ path, links: group.links, pages: group.pages })).sort((a, b) => b.links - a.links || (a.path < b.path ? -1 : 1)),
+      dynamicByPath: dynamicByPath.list(),
       excludedByPattern: [...excludedByPattern].map(([pattern, urls]) => ({ pattern, urls })),
       collisions,
       unsafeNames: fallbacks.size,
