@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { CRAWL_OPTIONS, OPTION_BY_NAME, coerceOption } from '../options/crawl-options.js';
 import { boundCrawlHeap, releaseYoungGeneration } from '../runtime/heap.js';
 import { AbortError, UsageError, ConfigError } from '../errors.js';
-import { explainError, formatSummary, startProgress, formatPlanRow, formatPlanTotals, formatWhy, redact } from './report.js';
+import { explainError, formatSummary, progressFor, formatPlanRow, formatPlanTotals, formatWhy, redact } from './report.js';
 import { findConfig, loadConfigFile, CONFIG_FILES } from '../options/config-file.js';
 import { writeFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -284,7 +284,8 @@ function swallowedRoot(cli) {
  * @param {Io} io
  */
 async function crawlAction(flags, io) {
-  const { json, quiet, ...options } = flags;
+  const { json, quiet, progressInterval, ...options } = flags;
+  const intervalSeconds = progressSeconds(progressInterval);
   // A shared crawl may take its Redis from the environment.
   if (options.crawlId !== undefined && options.frontier === undefined && io.env?.REDIS_URL) options.frontier = io.env.REDIS_URL;
   // A shared crawl's coordinator keeps V8's own young generation (heap.js).
@@ -307,7 +308,7 @@ async function crawlAction(flags, io) {
   const warnings = [];
   crawler.on('warning', (warning) => { if (warnings.length < 3) warnings.push(warning); });
   // Progress goes to stderr, so that `crawl --json > summary.json` still shows it on a terminal.
-  const progress = io.stderr.isTTY && !quiet ? startProgress(io.stderr, () => crawler.stats) : null;
+  const progress = progressFor(io.stderr, () => crawler.stats, { quiet, intervalSeconds });
   io.signal?.addEventListener('abort', () => {
     // Before the crawl starts (sitemaps being read) nothing is written: said once it has stopped.
     if (!quiet && crawler.stats.phase !== 'start') io.stderr.write('prerender: writing the pages already fetched and the manifest\n');
@@ -363,7 +364,8 @@ async function previewAction(flags, io) {
  * @param {Io} io
  */
 async function planAction(flags, io) {
-  const { json, quiet, why, limit, ...options } = flags;
+  const { json, quiet, why, limit, progressInterval, ...options } = flags;
+  const intervalSeconds = progressSeconds(progressInterval);
   const write = (/** @type {string} */ text) => io.stdout.write(text);
   for (const name of PREVIEW_IGNORES) if (name !== 'assets') delete options[name];
   const { preview, explainUrl } = await import('../preview/index.js');
@@ -383,13 +385,19 @@ async function planAction(flags, io) {
       write(json ? JSON.stringify({ type: 'url', ...row }) + '\n' : formatPlanRow(row));
     },
     onProgress: (crawler) => {
-      if (io.stderr.isTTY && !quiet) progress = startProgress(io.stderr, () => crawler.stats);
+      progress = progressFor(io.stderr, () => crawler.stats, { quiet, intervalSeconds });
     },
   }).finally(() => /** @type {{ stop(): void } | null} */ (progress)?.stop());
   write(json ? JSON.stringify({ type: 'totals', ...totals }) + '\n' : formatPlanTotals(totals));
   if (totals.interrupted) return EXIT.INTERRUPTED;
   // As for crawl: --max-pages reached leaves in-scope pages out (--limit is a preview's own cut, asked for).
   return totals.failed > 0 || (limit === undefined && totals.notCrawled > 0) ? EXIT.PAGES_FAILED : EXIT.OK;
+}
+
+/** --progress-interval as seconds (the option's default when not given). @param {unknown} value */
+function progressSeconds(value) {
+  const spec = /** @type {import('../options/crawl-options.js').OptionSpec} */ (OPTION_BY_NAME.get('progressInterval'));
+  return /** @type {number} */ (value === undefined ? spec.default : coerceOption(spec, value));
 }
 
 /** @param {Io} io */

@@ -22,21 +22,29 @@ function formatBytes(bytes) {
 }
 
 /**
+ * @typedef {{ fetched: number, failed: number, written: number, queued: number, active: number, startedAt: number, phase?: string }} ProgressStats
+ * @typedef {NodeJS.WritableStream & { isTTY?: boolean, columns?: number }} ProgressStream
+ */
+
+/** @param {ProgressStats} stats */
+function progressText(stats) {
+  const elapsed = (Date.now() - stats.startedAt) / 1000;
+  const rate = elapsed > 0 ? stats.fetched / elapsed : 0;
+  return stats.phase === 'write'
+    ? `writing · ${count(stats.written)} of ${count(stats.fetched)} written · ${count(stats.failed)} failed · ${formatDuration(elapsed * 1000)}`
+    : `${count(stats.fetched)} fetched · ${count(stats.queued + stats.active)} queued · ${count(stats.failed)} failed · ${rate.toFixed(0)} pages/s · ${formatDuration(elapsed * 1000)}`;
+}
+
+/**
  * A live progress line on a terminal, redrawn at most 5 times a second.
- * @param {NodeJS.WritableStream & { isTTY?: boolean, columns?: number }} stream
- * @param {() => { fetched: number, failed: number, written: number, queued: number, active: number, startedAt: number, phase?: string }} read
+ * @param {ProgressStream} stream
+ * @param {() => ProgressStats} read
  */
 export function startProgress(stream, read) {
   let last = '';
   const draw = () => {
-    const stats = read();
-    const elapsed = (Date.now() - stats.startedAt) / 1000;
-    const rate = elapsed > 0 ? stats.fetched / elapsed : 0;
-    const line = stats.phase === 'write'
-      ? `writing · ${count(stats.written)} of ${count(stats.fetched)} written · ${count(stats.failed)} failed · ${formatDuration(elapsed * 1000)}`
-      : `${count(stats.fetched)} fetched · ${count(stats.queued + stats.active)} queued · ${count(stats.failed)} failed · ${rate.toFixed(0)} pages/s · ${formatDuration(elapsed * 1000)}`;
     const width = (stream.columns ?? 100) - 1;
-    last = line.slice(0, width);
+    last = progressText(read()).slice(0, width);
     stream.write(`\r${last}\x1b[K`);
   };
   const timer = setInterval(draw, 200);
@@ -47,6 +55,23 @@ export function startProgress(stream, read) {
       if (last) stream.write('\r\x1b[K');
     },
   };
+}
+
+/**
+ * The progress a run shows on stderr: the live line on a terminal; elsewhere (a
+ * CI log) one line every `intervalSeconds`, as wget's --progress=dot; none with -q or 0.
+ * @param {ProgressStream} stream
+ * @param {() => ProgressStats} read
+ * @param {{ quiet?: boolean, intervalSeconds: number }} options
+ * @returns {{ stop(): void } | null}
+ */
+export function progressFor(stream, read, options) {
+  if (options.quiet) return null;
+  if (stream.isTTY) return startProgress(stream, read);
+  if (options.intervalSeconds <= 0) return null;
+  const timer = setInterval(() => stream.write(`prerender: ${progressText(read())}\n`), options.intervalSeconds * 1000);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }
 
 /** @param {import('../crawler/index.js').CrawlResult} result @param {{ warningsList?: { url: string, message: string }[] }} [extra] */

@@ -114,6 +114,7 @@ export const CRAWL_OPTIONS = [
   { name: 'leaseTimeout', flags: '--lease-timeout <ms>', type: 'integer', min: 200, max: 3_600_000, default: 30_000, description: 'with --frontier: a URL taken by a process that sends no heartbeat for half this long (or holds it this long without one) goes to another' },
   { name: 'json', flags: '--json', type: 'boolean', default: false, description: 'print a machine-readable summary on stdout', cliOnly: true },
   { name: 'quiet', flags: '-q, --quiet', type: 'boolean', default: false, description: 'no progress line and no summary (errors still go to stderr)', cliOnly: true },
+  { name: 'progressInterval', flags: '--progress-interval <s>', type: 'integer', min: 0, max: 86_400, default: 10, description: 'when stderr is not a terminal (a CI log), print a progress line every s seconds; 0: none', cliOnly: true },
 ];
 
 export const OPTION_BY_NAME = new Map(CRAWL_OPTIONS.map((spec) => [spec.name, spec]));

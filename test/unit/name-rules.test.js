@@ -4,7 +4,7 @@ import { compileNameRules, expandTemplate } from '../../lib/naming/rules.js';
 import { parseNameRules } from '../../lib/options/name-rules.js';
 import { wantedFileName } from '../../lib/naming/file-names.js';
 import { resolveCrawlOptions } from '../../lib/options/crawl-options.js';
-import { startProgress } from '../../lib/cli/report.js';
+import { progressFor, startProgress } from '../../lib/cli/report.js';
 import { Writable } from 'node:stream';
 
 const fail = (/** @type {string} */ message) => new Error(message);
@@ -103,5 +103,43 @@ describe('progress line', () => {
     progress.stop();
     vi.useRealTimers();
     expect(text).toMatch(/\rwriting · 12 of 40 written · 1 failed · \d+\.\d s/);
+  });
+});
+
+describe('progress when stderr is not a terminal (a CI log)', () => {
+  /** @param {boolean} isTTY */
+  const stream = (isTTY) => {
+    const sink = { text: '' };
+    const writable = Object.assign(new Writable({ write(chunk, _e, done) { sink.text += chunk; done(); } }), { isTTY, columns: 200 });
+    return { sink, writable };
+  };
+  const stats = () => ({ fetched: 40, failed: 1, written: 0, queued: 3, active: 2, startedAt: Date.now(), phase: 'fetch' });
+
+  it('prints a whole line every --progress-interval seconds, none with -q or 0', () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const log = stream(false);
+      const progress = progressFor(log.writable, stats, { intervalSeconds: 10 });
+      vi.advanceTimersByTime(9_999);
+      expect(log.sink.text).toBe('');
+      vi.advanceTimersByTime(10_001);
+      progress?.stop();
+      vi.advanceTimersByTime(30_000);
+      expect(log.sink.text).toMatch(/^prerender: 40 fetched · 5 queued · 1 failed · \d+ pages\/s · \d+\.\d s\nprerender: 40 fetched[^\n]*\n$/);
+      expect(progressFor(log.writable, stats, { intervalSeconds: 10, quiet: true })).toBeNull();
+      expect(progressFor(log.writable, stats, { intervalSeconds: 0 })).toBeNull();
+      const tty = stream(true);
+      const live = progressFor(tty.writable, stats, { intervalSeconds: 0 });
+      vi.advanceTimersByTime(200);
+      live?.stop();
+      expect(tty.sink.text).toMatch(/^\r40 fetched/);
+      expect(progressFor(tty.writable, stats, { intervalSeconds: 10, quiet: true })).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('--progress-interval takes whole seconds from 0', () => {
+    expect(() => resolveCrawlOptions({ roots: ['http://w/'], progressInterval: -1 })).toThrow(/--progress-interval must be/);
   });
 });
