@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGitweb } from '../fixtures/gitweb.js';
 import { startMediaWiki } from '../fixtures/mediawiki.js';
 import { readManifest } from './crawl-helpers.js';
+import { splitMissingRequisites } from '../lib/engine/errors-list.js';
 import { useTestDir } from './helpers/fixtures.js';
 
 /**
@@ -95,5 +96,31 @@ describe('preview: dynamic targets on a query-routed app', () => {
     const paths = totals.dynamicByPath.map((/** @type {{ path: string }} */ group) => group.path);
     expect(paths).toEqual(expect.arrayContaining(['/gitweb.cgi?a=commit', '/gitweb.cgi?a=shortlog', '/gitweb.cgi?a=tree', '/gitweb.cgi?a=rss']));
     expect(paths).not.toContain('/gitweb.cgi');
+  });
+});
+
+describe('--requisite-errors: a requisite the site lacks is no failure by default', () => {
+  it('MediaWiki\'s /favicon.ico answers 404: --assets exits 0 and says so; fail exits 1', async () => {
+    const argv = ['crawl', wiki.url('/index.php/Main_Page'), '-i', '/index.php/', '--assets', '--retries', '0'];
+    const warned = await cli([...argv, '-o', path.join(dir, 'a')]);
+    expect(warned.code, warned.stdout).toBe(0);
+    expect(warned.stdout).toMatch(/1 requisite the site lacks \(HTTP 404\/410\), listed in the manifest's errors but not counted as failed[^\n]*\n {2}\S+\/favicon.ico {2}HTTP 404/);
+    expect(warned.stdout).not.toMatch(/failed:/);
+    const manifest = await readManifest(path.join(dir, 'a'));
+    expect(manifest.errors).toMatchObject([{ url: wiki.url('/favicon.ico'), status: 404, kind: 'requisite' }]);
+    const failed = await cli([...argv, '-o', path.join(dir, 'b'), '--requisite-errors', 'fail']);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/1 failed:\n {2}\S+\/favicon.ico/);
+  });
+
+  it.each([
+    ['a page that answers 404 stays a failure', { url: 'http://w/gone', status: 404, message: 'HTTP 404', referrers: [] }, 'warn', true],
+    ['a requisite that answers 500 stays a failure', { url: 'http://w/x.css', status: 500, message: 'HTTP 500', kind: 'requisite', referrers: [] }, 'warn', true],
+    ['a requisite that answers 410 is missing, not failed', { url: 'http://w/x.css', status: 410, message: 'HTTP 410', kind: 'requisite', referrers: [] }, 'warn', false],
+    ['with fail, a requisite that answers 404 is a failure', { url: 'http://w/favicon.ico', status: 404, message: 'HTTP 404', kind: 'requisite', referrers: [] }, 'fail', true],
+  ])('%s', (_, error, mode, fails) => {
+    const { failures, missing } = splitMissingRequisites([/** @type {any} */ (error)], /** @type {'warn' | 'fail'} */ (mode));
+    expect(failures.length).toBe(fails ? 1 : 0);
+    expect(missing.length).toBe(fails ? 0 : 1);
   });
 });

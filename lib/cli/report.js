@@ -95,6 +95,12 @@ export function formatSummary(result, extra = {}) {
     }
     if (result.failed > 5) lines.push(`  … and ${count(result.failed - 5)} more: see "errors" in the manifest`);
   }
+  const missing = result.requisitesMissing ?? [];
+  if (missing.length > 0) {
+    lines.push(`${count(missing.length)} requisite${missing.length === 1 ? '' : 's'} the site lacks (HTTP 404/410), listed in the manifest's errors but not counted as failed (--requisite-errors fail counts them):`);
+    for (const error of missing.slice(0, 3)) lines.push(`  ${error.url}  ${error.message}${error.referrers[0] ? ` (linked from ${error.referrers[0]})` : ''}`);
+    if (missing.length > 3) lines.push(`  … and ${count(missing.length - 3)} more: see "errors" in the manifest`);
+  }
   const warnings = extra.warningsList ?? [];
   if (result.warnings > 0) {
     lines.push(`${count(result.warnings)} warning${result.warnings === 1 ? '' : 's'}:`);

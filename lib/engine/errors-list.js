@@ -1,5 +1,6 @@
 // @ts-check
 import { byKey } from '../naming/assign.js';
+import { isGoneStatus } from '../recrawl/prior.js';
 
 /**
  * @typedef {import('./run.js').CrawlRun} CrawlRun
@@ -20,6 +21,19 @@ export async function errorsOf(run) {
 }
 
 /**
+ * Of the failures, the requisites the site itself lacks (404, 410: a
+ * /favicon.ico it links but has not): with --requisite-errors warn, they are
+ * listed in the manifest's errors but are not failures of the run.
+ * @param {ManifestError[]} errors
+ * @param {'warn' | 'fail'} mode
+ */
+export function splitMissingRequisites(errors, mode) {
+  if (mode === 'fail') return { failures: errors, missing: [] };
+  const missing = errors.filter((error) => error.kind === 'requisite' && isGoneStatus(error.status));
+  return { failures: missing.length === 0 ? errors : errors.filter((error) => !missing.includes(error)), missing };
+}
+
+/**
  * @param {PageRecord} record
  * @returns {ManifestError}
  */
@@ -29,5 +43,6 @@ function toManifestError(record) {
   const error = { url: record.key, message: record.error?.message ?? 'failed', referrers: [...(record.referrers ?? [])].sort(byKey) };
   if (record.error?.status) error.status = record.error.status;
   if (record.error?.code) error.code = record.error.code;
+  if (record.kind === 'requisite') error.kind = 'requisite';
   return error;
 }

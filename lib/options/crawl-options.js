@@ -68,6 +68,7 @@ export const CRAWL_OPTIONS = [
   { name: 'maxRedirects', flags: '--max-redirects <n>', type: 'integer', min: 0, max: 100, default: 10, description: 'redirects followed from a link; a longer chain, or a loop, is a recorded failure with the chain in its message' },
   { name: 'dynamicBase', flags: '--dynamic-base <url>', type: 'url', description: 'write out-of-scope links as absolute URLs on this base (when the static tree is served from another host)' },
   { name: 'assets', flags: '--assets', type: 'boolean', default: false, description: 'also fetch page requisites (stylesheets, scripts, images, fonts, CSS url()/@import) on the roots\' origins, even outside the page scope (as wget -p does; --exclude still wins), and rewrite references to them' },
+  { name: 'requisiteErrors', flags: '--requisite-errors <mode>', type: 'choice', choices: ['warn', 'fail'], default: 'warn', description: 'warn: a requisite (--assets) the site itself lacks (404, 410: a linked /favicon.ico it has not) is listed in the manifest\'s errors and the summary, but is no failure (exit 0); fail: it fails the run as a page does' },
   { name: 'assetsOrigins', flags: '--assets-origins <origin...>', type: 'string[]', default: [], check: checkAbsoluteUrl, description: 'with --assets, also fetch requisites from these origins (a CDN: https://cdn.example.com); written under a directory named after the host' },
   { name: 'relativeLinks', flags: '--relative-links', type: 'boolean', default: true, description: 'write every link to a written file relative to the page, root-relative and absolute ones too, so the tree works under any path (https://host/docs/) and from file:// (on by default; --no-relative-links keeps links that already reach the right file at the site\'s root as written)' },
   { name: 'name', flags: '--name <rule...>', type: 'name-rules', default: [], description: 'a pattern (as for --include) then a template: URLs matching it get the name the template gives, e.g. --name "/doku.php?id=*" "{query.id}.html"; placeholders {path} {dir} {base} {ext} {rest} {query.NAME} (split on & and ;); repeatable; the name header still wins' },
@@ -138,6 +139,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   signal?: AbortSignal, retryDelay?: number, env?: Record<string, string | undefined>, threadsFrom?: number, early?: boolean | 'always',
  *   frontier?: string, crawlId?: string, fresh?: boolean, blobs?: string, originConcurrency?: number,
  *   maxDeliveries?: number, frontierTimeout?: number, leaseTimeout?: number,
+ *   requisiteErrors?: 'warn' | 'fail', includeRegex?: string[], excludeRegex?: string[], dedupe?: boolean, progressInterval?: number,
  * }} CrawlOptions
  */
 
@@ -158,6 +160,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   env?: Record<string, string | undefined>,
  *   frontier?: string, crawlId?: string, fresh: boolean, blobs?: string, originConcurrency: number,
  *   maxDeliveries: number, frontierTimeout: number, leaseTimeout: number,
+ *   requisiteErrors: 'warn' | 'fail', includeRegex: string[], excludeRegex: string[], dedupe: boolean,
  * }} ResolvedCrawlOptions
  *   assetsOrigins: scheme://host:port; env: where the browser is looked for (default process.env)
  */
