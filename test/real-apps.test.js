@@ -124,3 +124,13 @@ describe('--requisite-errors: a requisite the site lacks is no failure by defaul
     expect(missing.length).toBe(fails ? 0 : 1);
   });
 });
+
+describe('--include-regex on gitweb: exactly a=tree, not a=tree;h=', () => {
+  it('crawls the pages the regex anchors, and no other', async () => {
+    const out = path.join(dir, 'out');
+    const result = await cli(['crawl', gitweb.url('/gitweb.cgi'), '-o', out, '-q', '--include-regex', '[?;]a=(summary|tree)$']);
+    expect(result.code, result.stderr).toBe(0);
+    const urls = Object.values((await readManifest(out)).pages).map((page) => /** @type {any} */ (page).url).sort();
+    expect(urls).toEqual([gitweb.url('/gitweb.cgi'), gitweb.url('/gitweb.cgi?p=repo.git;a=summary'), gitweb.url('/gitweb.cgi?p=repo.git;a=tree')]);
+  });
+});

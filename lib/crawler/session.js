@@ -439,5 +439,6 @@ function nothingToCrawl(o, warnings) {
 function journalKey(o) {
   // --name and --max-url-length count only when given, so that journals of runs without them still match.
   return JSON.stringify([o.roots, o.sitemap, o.urls ?? null, o.include, o.exclude, o.assets, o.maxDepth, o.maxRedirects, o.headers, ...(o.name.length > 0 ? [o.name] : []),
+    ...(o.includeRegex.length + o.excludeRegex.length > 0 ? [{ includeRegex: o.includeRegex, excludeRegex: o.excludeRegex }] : []),
     ...(o.maxUrlLength !== OPTION_BY_NAME.get('maxUrlLength')?.default ? [{ maxUrlLength: o.maxUrlLength }] : [])]);
 }

@@ -94,7 +94,7 @@ export function createCrawlRun(parts, listed) {
   const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
   return {
     ...parts,
-    scope: new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed }),
+    scope: new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, includeRegex: o.includeRegex, excludeRegex: o.excludeRegex, listed }),
     multiOrigin: origins.size > 1,
     staticRoot: origins.size > 1 ? new URL('http://prerender.invalid/') : new URL(`${[...origins][0]}/`),
     origins,

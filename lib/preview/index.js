@@ -228,7 +228,7 @@ async function explainDecision(options, target, fetched) {
   const url = normalizeUrl(target);
   if (!url) throw new UsageError(`--why needs an absolute http(s) URL, got ${JSON.stringify(target)}`);
   const listed = await loadListedRoots(o, () => {});
-  const scope = new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed });
+  const scope = new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, includeRegex: o.includeRegex, excludeRegex: o.excludeRegex, listed });
   const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
   const origin = new URL(url).origin;
   const decision = scope.decide(url);
@@ -244,10 +244,10 @@ async function explainDecision(options, target, fetched) {
     answer.reason = decision.pattern === 'root' ? 'it is a root'
       : decision.pattern === 'listed' ? 'it is listed in a sitemap or URL list'
         : `matches include pattern ${decision.pattern}`;
-    const roots = o.include.length === 0 ? o.roots.filter((root) => url.startsWith(new URL('.', root).href)) : o.roots.filter((root) => new URL(root).origin === origin);
+    const roots = o.include.length + o.includeRegex.length === 0 ? o.roots.filter((root) => url.startsWith(new URL('.', root).href)) : o.roots.filter((root) => new URL(root).origin === origin);
     answer.roots = roots;
   } else {
-    answer.reason = o.include.length > 0
+    answer.reason = o.include.length + o.includeRegex.length > 0
       ? `matches no include pattern (${scope.toJSON().include.join(', ')})`
       : `outside every root's directory (${scope.toJSON().include.join(', ')})`;
   }
