@@ -1,5 +1,5 @@
 // @ts-check
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGitweb } from '../fixtures/gitweb.js';
@@ -132,5 +132,39 @@ describe('--include-regex on gitweb: exactly a=tree, not a=tree;h=', () => {
     expect(result.code, result.stderr).toBe(0);
     const urls = Object.values((await readManifest(out)).pages).map((page) => /** @type {any} */ (page).url).sort();
     expect(urls).toEqual([gitweb.url('/gitweb.cgi'), gitweb.url('/gitweb.cgi?p=repo.git;a=summary'), gitweb.url('/gitweb.cgi?p=repo.git;a=tree')]);
+  });
+});
+
+describe('--dedupe: identical pages under two URLs share one file', () => {
+  const shortlog = () => gitweb.url('/gitweb.cgi?p=repo.git;a=shortlog');
+  const first = () => gitweb.url('/gitweb.cgi?p=repo.git;a=shortlog;pg=0');
+  /** @param {any} manifest @param {string} url */
+  const fileOf = (manifest, url) => manifest.pages.find((/** @type {any} */ page) => page.url === url)?.file;
+
+  it('gitweb: a=shortlog;pg=0 is an alias of a=shortlog; links lead to it; a re-crawl writes nothing; preview agrees', async () => {
+    const out = path.join(dir, 'out');
+    const argv = [gitweb.url('/gitweb.cgi'), '--dedupe', '--retries', '0'];
+    const result = await cli(['crawl', ...argv, '-o', out, '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const manifest = await readManifest(out);
+    expect(fileOf(manifest, first())).toBe('gitweb.cgi@p=repo.git;a=shortlog.html');
+    expect(fileOf(manifest, shortlog())).toBe('gitweb.cgi@p=repo.git;a=shortlog.html');
+    expect((await readdir(out)).filter((name) => name.includes('shortlog;pg=0'))).toEqual([]);
+    const page1 = await readFile(path.join(out, 'gitweb.cgi@p=repo.git;a=shortlog;pg=1.html'), 'utf8');
+    expect(page1).toContain('<a href="gitweb.cgi@p=repo.git;a=shortlog.html">first</a>');
+    expect(manifest.warnings ?? []).toEqual([]);
+
+    const again = JSON.parse((await cli(['crawl', ...argv, '-o', out, '--json'])).stdout);
+    expect(again.churn).toMatchObject({ new: 0, changed: 0, filesWritten: 0 });
+    expect(await readManifest(out)).toMatchObject({ pages: manifest.pages });
+
+    const { rows } = await plan(argv);
+    expect(rows.find((row) => row.url === first())).toMatchObject({ decision: 'crawl', file: 'gitweb.cgi@p=repo.git;a=shortlog.html' });
+  });
+
+  it('without --dedupe, each URL keeps a file of its own', async () => {
+    const out = path.join(dir, 'out');
+    await cli(['crawl', gitweb.url('/gitweb.cgi'), '-o', out, '-q']);
+    expect(fileOf(await readManifest(out), first())).toBe('gitweb.cgi@p=repo.git;a=shortlog;pg=0.html');
   });
 });
