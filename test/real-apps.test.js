@@ -168,3 +168,25 @@ describe('--dedupe: identical pages under two URLs share one file', () => {
     expect(fileOf(await readManifest(out), first())).toBe('gitweb.cgi@p=repo.git;a=shortlog;pg=0.html');
   });
 });
+
+describe('preview --sample: a plan that fetches the roots and a sample only', () => {
+  it('gitweb: at most n pages past the root, two of each shape; the rest planned from the URL', async () => {
+    const { rows, totals, code } = await plan([gitweb.url('/gitweb.cgi'), '--sample', '6']);
+    expect(code).toBe(0);
+    expect(gitweb.total()).toBeLessThanOrEqual(1 + 6);
+    const fetchedCommits = gitweb.commits.filter((h) => gitweb.count(`/gitweb.cgi?p=repo.git;a=commit;h=${h}`) > 0);
+    expect(fetchedCommits.length).toBeLessThanOrEqual(2);
+    const planned = rows.filter((row) => /not fetched \(--sample 6\)/.test(row.reason));
+    expect(planned.length).toBe(totals.notFetched);
+    expect(planned.length).toBeGreaterThan(0);
+    const commit = planned.find((row) => row.url.includes('a=commit;h='));
+    expect(commit).toMatchObject({ decision: 'crawl', file: expect.stringMatching(/^gitweb\.cgi@p=repo\.git;a=commit;h=[0-9a-f]{40}\.html$/) });
+    expect(gitweb.count(new URL(commit.url).pathname + new URL(commit.url).search)).toBe(0);
+    const text = await cli(['preview', gitweb.url('/gitweb.cgi'), '--sample', '6']);
+    expect(text.stdout).toMatch(/Sample: \d+ more in-scope URLs found and planned from the URL alone, not fetched \(--sample\)/);
+  });
+
+  it('a sample that is not a whole number is a usage error', async () => {
+    expect((await cli(['preview', gitweb.url('/gitweb.cgi'), '--sample', '0'])).code).toBe(2);
+  });
+});

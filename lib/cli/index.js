@@ -11,6 +11,7 @@ import path from 'node:path';
 import { addDeployCommands } from './deploy-commands.js';
 import { DEPLOY_KEYS } from '../options/deploy-keys.js';
 import { addDistributedCommands } from './shared-commands.js';
+import { PER_SHAPE } from '../engine/sample.js';
 
 /**
  * The command line: a thin shell over the library. `run()` never exits the
@@ -133,6 +134,7 @@ Example (the XBuilder-style catalogue):
     .argument('[root...]', 'root URLs, as for crawl')
     .option('--limit <n>', 'stop after n in-scope pages (a quick look at a big site)')
     .option('--why <url>', 'explain the decision for one URL (which pattern, which root) and the file it would get')
+    .option('--sample <n>', `plan from the roots and at most n more pages, ${PER_SHAPE} of each URL shape (gitweb's a=commit, a directory): the other in-scope URLs are planned from their URL, not fetched`)
     .addHelpText('after', `
 Decisions: crawl (in scope: fetched and written), dynamic (out of scope: the link
 is kept live), excluded (matched an --exclude pattern), failed (in scope, but the
@@ -364,7 +366,7 @@ async function previewAction(flags, io) {
  * @param {Io} io
  */
 async function planAction(flags, io) {
-  const { json, quiet, why, limit, progressInterval, ...options } = flags;
+  const { json, quiet, why, limit, sample, progressInterval, ...options } = flags;
   const intervalSeconds = progressSeconds(progressInterval);
   const write = (/** @type {string} */ text) => io.stdout.write(text);
   for (const name of PREVIEW_IGNORES) if (name !== 'assets') delete options[name];
@@ -378,7 +380,8 @@ async function planAction(flags, io) {
   const limitNumber = limit === undefined ? undefined : /^\d+$/.test(String(limit)) ? Number(limit) : limit;
   /** @type {{ stop(): void } | null} */
   let progress = null;
-  const { totals } = await preview({ ...options, limit: limitNumber, signal: io.signal, stdin: io.stdin, env: io.env }, {
+  const sampleNumber = sample === undefined ? undefined : /^\d+$/.test(String(sample)) ? Number(sample) : sample;
+  const { totals } = await preview({ ...options, limit: limitNumber, ...(sampleNumber !== undefined ? { sample: sampleNumber } : {}), signal: io.signal, stdin: io.stdin, env: io.env }, {
     onRow: (row) => {
       progress?.stop(); // rows come at the end (names are final then): the line gives way to them
       progress = null;

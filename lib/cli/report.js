@@ -191,6 +191,9 @@ function formatRendered(info) {
 /** @param {import('../preview/index.js').PlanTotals} totals */
 export function formatPlanTotals(totals) {
   const lines = ['', `${totals.interrupted ? 'Interrupted. ' : ''}Plan: ${count(totals.pagesInScope)} page${totals.pagesInScope === 1 ? '' : 's'} in scope would be written; ${count(totals.failed)} failed; ${count(totals.notCrawled)} in scope but not crawled (${formatDuration(totals.durationMs)})`];
+  if (totals.notFetched !== undefined) {
+    lines.push(`Sample: ${count(totals.notFetched)} more in-scope URL${totals.notFetched === 1 ? '' : 's'} found and planned from the URL alone, not fetched (--sample); a crawl fetches them, and may find more`);
+  }
   if (totals.dynamicByPath.length > 0) {
     lines.push('Dynamic targets (links kept live), by path:');
     const width = Math.min(60, Math.max(...totals.dynamicByPath.map((group) => group.path.length)));

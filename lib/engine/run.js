@@ -1,4 +1,5 @@
 // @ts-check
+import { createSampler } from './sample.js';
 import { ignoreRegExp } from '../options/ignore.js';
 import { Scope } from '../roots/scope.js';
 import { createRobots } from '../fetch/robots.js';
@@ -52,6 +53,7 @@ import { PageThreads } from './threads/page-threads.js';
  *   assetOrigins: Set<string>,
  *   robots: import('../fetch/robots.js').Robots | null,
  *   nameRules: import('../naming/rules.js').NameRules,
+ *   sample: { take(key: string): boolean } | null,
  *   counts: { requisitesNotFetched: number },
  *   threads: PageThreads,
  *   finishPool?: FinishPool | null,
@@ -105,6 +107,7 @@ export function createCrawlRun(parts, listed) {
     assetOrigins: new Set([...origins, ...o.assetsOrigins]),
     robots: o.robots ? createRobots(parts.loader) : null,
     nameRules: compileNameRules(o.name, [...origins]),
+    sample: o.sample ? createSampler(o.sample) : null,
     counts: { requisitesNotFetched: 0 },
     threads: new PageThreads(o.threads),
   };

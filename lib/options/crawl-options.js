@@ -124,7 +124,7 @@ export const CRAWL_OPTIONS = [
 export const OPTION_BY_NAME = new Map(CRAWL_OPTIONS.map((spec) => [spec.name, spec]));
 const BY_NAME = OPTION_BY_NAME;
 /** API-only keys: `roots`, and knobs for tests and embedding. */
-const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env', 'threadsFrom', 'early'];
+const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env', 'threadsFrom', 'early', 'sample'];
 
 /**
  * The options of `crawl()`, `new Crawler()` and `preview()`, as in a config file: all optional but a root.
@@ -142,7 +142,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   signal?: AbortSignal, retryDelay?: number, env?: Record<string, string | undefined>, threadsFrom?: number, early?: boolean | 'always',
  *   frontier?: string, crawlId?: string, fresh?: boolean, blobs?: string, originConcurrency?: number,
  *   maxDeliveries?: number, frontierTimeout?: number, leaseTimeout?: number,
- *   requisiteErrors?: 'warn' | 'fail', includeRegex?: string[], excludeRegex?: string[], dedupe?: boolean, progressInterval?: number,
+ *   requisiteErrors?: 'warn' | 'fail', includeRegex?: string[], excludeRegex?: string[], dedupe?: boolean, progressInterval?: number, sample?: number,
  * }} CrawlOptions
  */
 
@@ -163,7 +163,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   env?: Record<string, string | undefined>,
  *   frontier?: string, crawlId?: string, fresh: boolean, blobs?: string, originConcurrency: number,
  *   maxDeliveries: number, frontierTimeout: number, leaseTimeout: number,
- *   requisiteErrors: 'warn' | 'fail', includeRegex: string[], excludeRegex: string[], dedupe: boolean,
+ *   requisiteErrors: 'warn' | 'fail', includeRegex: string[], excludeRegex: string[], dedupe: boolean, sample?: number,
  * }} ResolvedCrawlOptions
  *   assetsOrigins: scheme://host:port; env: where the browser is looked for (default process.env)
  */
@@ -314,6 +314,8 @@ export function resolveCrawlOptions(input, context = {}) {
   out.assetsOrigins = [...new Set(out.assetsOrigins.map((/** @type {string} */ url) => new URL(url).origin))];
   checkApiValues(input, source);
   out.dryRun = input.dryRun === true;
+  // preview --sample (preview.js checks the number).
+  if (out.dryRun && typeof input.sample === 'number') out.sample = input.sample;
   if (input.stdin !== undefined) out.stdin = input.stdin;
   if (input.env !== undefined) out.env = input.env;
   if (!out.pricePath.startsWith('/')) throw fail(`price path must start with "/", got ${JSON.stringify(out.pricePath)}`, source);

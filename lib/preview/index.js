@@ -34,7 +34,9 @@ import { DynamicGroups } from './dynamic-groups.js';
  *   excludedByPattern: { pattern: string, urls: number }[],
  *   collisions: number, unsafeNames: number, durationMs: number, interrupted: boolean,
  *   nameFallbacks: { url: string, code: 'NAME_RULE' | 'UNSAFE_NAME', message: string }[],
+ *   notFetched?: number,
  * }} PlanTotals
+ *   notFetched: with --sample, the in-scope URLs planned from their URL alone
  *   unsafeNames: pages whose name header or --name rule gave an unsafe name (the
  *   crawl writes them under their default name); nameFallbacks: the first of them
  */
@@ -73,6 +75,7 @@ const REQUISITE_TYPE = /^(text\/css|text\/javascript|application\/(x-)?javascrip
 export async function preview(options, hooks = {}) {
   const { limit, ...rest } = options;
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new UsageError(`--limit must be a whole number of at least 1, got ${JSON.stringify(limit)}`);
+  if (rest.sample !== undefined && (!Number.isSafeInteger(rest.sample) || rest.sample < 1)) throw new UsageError(`--sample must be a whole number of at least 1, got ${JSON.stringify(rest.sample)}`);
   const crawler = new Crawler({ ...rest, ...(limit !== undefined ? { maxPages: limit } : {}), dryRun: true });
   const onRow = hooks.onRow ?? (() => {});
   hooks.onProgress?.(crawler);
@@ -98,8 +101,14 @@ export async function preview(options, hooks = {}) {
   const crawlOrigins = new Set(crawler.options.roots.map((root) => new URL(root).origin));
   /** @type {Map<string, PlanRow>} in-scope links not followed: a row only if never crawled after all */
   const notFollowed = new Map();
+  /** @type {Map<string, string | null>} --sample: in-scope URLs not fetched, and the page that links them */
+  const sampledOut = new Map();
   crawler.on('link', (link) => {
     if (link.decision === 'crawl' && link.followed) return; // reported through 'admit'
+    if (link.sampledOut) {
+      if (!sampledOut.has(link.url)) sampledOut.set(link.url, link.from);
+      return;
+    }
     if (link.decision === 'excluded') {
       if (!reported.has(link.url)) {
         reported.add(link.url);
@@ -143,6 +152,7 @@ export async function preview(options, hooks = {}) {
     return files.get(current);
   };
   for (const [url, row] of notFollowed) if (!inScope.has(url)) onRow(row);
+  const notFetched = planSampledOut(crawler, sampledOut, inScope, onRow);
   let notCrawled = 0;
   for (const [url, seen] of inScope) {
     const reason = crawlReason(seen.pattern, seen.root);
@@ -174,12 +184,37 @@ export async function preview(options, hooks = {}) {
       dynamicByPath: dynamicByPath.list(),
       excludedByPattern: [...excludedByPattern].map(([pattern, urls]) => ({ pattern, urls })),
       collisions,
+      ...(rest.sample !== undefined ? { notFetched } : {}),
       unsafeNames: fallbacks.size,
       nameFallbacks: [...fallbacks].slice(0, MAX_FALLBACKS_LISTED).map(([url, fallback]) => ({ url, ...fallback })),
       durationMs: result.durationMs,
       interrupted: result.interrupted,
     },
   };
+}
+
+/**
+ * --sample: a row for each in-scope URL left out of the sample, with the file
+ * its URL gives if it is HTML and sends no name header.
+ * @param {Crawler} crawler
+ * @param {Map<string, string | null>} sampledOut
+ * @param {Map<string, unknown>} inScope URLs admitted (fetched)
+ * @param {(row: PlanRow) => void} onRow
+ * @returns {number} the rows
+ */
+function planSampledOut(crawler, sampledOut, inScope, onRow) {
+  const o = crawler.options;
+  const origins = new Set(o.roots.map((root) => new URL(root).origin));
+  const rules = compileNameRules(o.name, [...origins]);
+  let rows = 0;
+  for (const [url, from] of sampledOut) {
+    if (inScope.has(url)) continue;
+    const parsed = new URL(url);
+    const { file } = wantedFileName(parsed, 'text/html', undefined, origins.size > 1 || !origins.has(parsed.origin), rules.ruleFor(url) ?? {});
+    onRow({ url, decision: 'crawl', file, from, reason: `in scope, not fetched (--sample ${o.sample}): its file if it is HTML and sends no name header` });
+    rows++;
+  }
+  return rows;
 }
 
 /**
