@@ -11,7 +11,7 @@
 export const PER_SHAPE = 2;
 
 /** A value that names an action: a short lower-case word (commit, edit), not an id, hash or title. */
-const WORD = /^[a-z_]{1,16}$/;
+export const WORD = /^[a-z_]{1,16}$/;
 
 /** @param {string} key canonical URL */
 export function shapeOf(key) {

@@ -1,5 +1,6 @@
 // @ts-check
 import { queryParams } from '../naming/rules.js';
+import { WORD } from '../engine/sample.js';
 
 /**
  * The plan's "dynamic targets, by path". A query-routed app (gitweb's
@@ -83,17 +84,20 @@ export class DynamicGroups {
 }
 
 /**
- * The parameter that routes a path: in at least half its links, with more than
- * one value, and the fewest values.
+ * The parameter that routes a path: in at least a quarter of its links (MediaWiki's
+ * action= is in less than half: login, search and permalinks lack it), with more
+ * than one value; of those, one whose values are all words (a=commit, not
+ * h=1a2b3c), then the one with the fewest values.
  * @param {Group & { params: Map<string, Param> }} group
  */
 function routing(group) {
-  /** @type {{ name: string, param: Param, size: number } | null} */
+  /** @type {{ name: string, param: Param, size: number, words: boolean } | null} */
   let best = null;
   for (const [name, param] of group.params) {
     const size = param.values?.size ?? 0;
-    if (size < 2 || param.missing.links * 2 > group.links) continue;
-    if (!best || size < best.size) best = { name, param, size };
+    if (size < 2 || (group.links - param.missing.links) * 4 < group.links) continue;
+    const words = [.../** @type {Map<string, Group>} */ (param.values).keys()].every((value) => WORD.test(value));
+    if (!best || (words && !best.words) || (words === best.words && size < best.size)) best = { name, param, size, words };
   }
   return best;
 }

@@ -26,10 +26,15 @@ describe('preview: dynamic targets by path', () => {
     ]);
   });
 
-  it('MediaWiki: split by action=, even when title= comes first', () => {
+  it('MediaWiki: split by action=, even when title= comes first and most links lack it', () => {
     const links = /** @type {[string, string][]} */ ([]);
-    for (const title of ['A', 'B', 'C']) for (const action of ['edit', 'history']) links.push([`http://w/index.php?title=${title}&action=${action}`, 'home']);
-    expect(grouped(links).map((row) => row.path)).toEqual(['/index.php?action=edit', '/index.php?action=history']);
+    for (const title of ['A', 'B', 'C']) {
+      // As on a real page: edit, history and info, and more links without action= (login, permalink, feed, the search form).
+      for (const action of ['edit', 'history', 'info']) links.push([`http://w/index.php?title=${title}&action=${action}`, title]);
+      for (const other of ['title=Special:UserLogin&returnto=X', `title=${title}&oldid=6${title.charCodeAt(0)}`, 'title=Special:RecentChanges&feed=atom']) links.push([`http://w/index.php?${other}`, title]);
+      links.push(['http://w/index.php', title]);
+    }
+    expect(grouped(links).map((row) => row.path)).toEqual(['/index.php (no action=)', '/index.php?action=edit', '/index.php?action=history', '/index.php?action=info']);
   });
 
   it('paths that share the links evenly stay whole', () => {
