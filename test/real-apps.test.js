@@ -108,6 +108,10 @@ describe('--requisite-errors: a requisite the site lacks is no failure by defaul
     expect(warned.stdout).not.toMatch(/failed:/);
     const manifest = await readManifest(path.join(dir, 'a'));
     expect(manifest.errors).toMatchObject([{ url: wiki.url('/favicon.ico'), status: 404, kind: 'requisite' }]);
+    const planned = await plan(argv.slice(1));
+    expect(planned.code).toBe(0);
+    expect(planned.totals.failed).toBe(0);
+    expect(planned.rows.find((row) => row.url === wiki.url('/favicon.ico'))?.reason).toMatch(/not counted as failed with --requisite-errors warn/);
     const failed = await cli([...argv, '-o', path.join(dir, 'b'), '--requisite-errors', 'fail']);
     expect(failed.code).toBe(1);
     expect(failed.stdout).toMatch(/1 failed:\n {2}\S+\/favicon.ico/);

@@ -153,10 +153,13 @@ export async function preview(options, hooks = {}) {
   };
   for (const [url, row] of notFollowed) if (!inScope.has(url)) onRow(row);
   const notFetched = planSampledOut(crawler, sampledOut, inScope, onRow);
+  // As for crawl: with --requisite-errors warn, a requisite answering 404/410 is no failure.
+  const missing = new Set((result.requisitesMissing ?? []).map((error) => error.url));
   let notCrawled = 0;
   for (const [url, seen] of inScope) {
     const reason = crawlReason(seen.pattern, seen.root);
     const failure = failures.get(url);
+    if (failure && missing.has(url)) failure.message += ': a requisite the site lacks, not counted as failed with --requisite-errors warn';
     const redirect = redirects.get(url);
     const render = rendered.get(url);
     const base = { url, pattern: seen.pattern, from: seen.from, ...(render ? { rendered: render } : {}) };
@@ -179,7 +182,7 @@ export async function preview(options, hooks = {}) {
     crawler,
     totals: {
       pagesInScope: files.size,
-      failed: failures.size,
+      failed: failures.size - missing.size,
       notCrawled,
       dynamicByPath: dynamicByPath.list(),
       excludedByPattern: [...excludedByPattern].map(([pattern, urls]) => ({ pattern, urls })),
