@@ -3,7 +3,7 @@
 /**
  * The benchmark origin: an XBuilder-style shop in its own process.
  *
- *   node bench/origin.js --products 20000 --port 0 [--count 1000] [--workers 1] [--latency-ms 50]
+ *   node bench/origin.js --products 20000 --port 0 [--count 1000] [--workers 1] [--latency-ms 50] [--cpu-us 2000]
  *
  * prints its origin URL (http://127.0.0.1:PORT) as the first line on stdout,
  * then serves until SIGTERM/SIGINT:
@@ -272,15 +272,35 @@ ${next}</body></html>
 }
 
 /**
+ * Whether product n's page differs from the default at a churn of `percent` (deterministic from n).
+ * @param {number} n
+ * @param {number} percent
+ */
+export const isChangedProduct = (n, percent) => ((Math.imul(n, 2654435761) >>> 0) % 100) < percent;
+
+/**
+ * /sitemap.xml: every product page, each with the same <lastmod>.
+ * @param {number} products
+ * @param {string} lastmod
+ */
+function sitemapOf(products, lastmod) {
+  const entries = [];
+  for (let n = 1; n <= products; n++) entries.push(`<url><loc>/st/product.asp?SKUSetID=${n}</loc><lastmod>${lastmod}</lastmod></url>`);
+  return Buffer.from(`<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${entries.join('\n')}\n</urlset>\n`);
+}
+
+/**
  * The origin's request handler.
- * @param {{ products: number, count: number, changed?: number, etag?: boolean }} options
+ * @param {{ products: number, count: number, changed?: number, etag?: boolean, lastmod?: string }} options
  *   changed: the percentage of products whose page differs from the default
  *   (a marker at its end; which products, deterministic from their number),
  *   to measure re-crawls at a given churn; etag: send ETags and answer a
- *   matching If-None-Match with 304
+ *   matching If-None-Match with 304; lastmod: serve /sitemap.xml, every
+ *   product dated so
  */
-export function createHandler({ products, count, changed = 0, etag = false }) {
-  const isChanged = (/** @type {number} */ n) => ((Math.imul(n, 2654435761) >>> 0) % 100) < changed;
+export function createHandler({ products, count, changed = 0, etag = false, lastmod }) {
+  const isChanged = (/** @type {number} */ n) => isChangedProduct(n, changed);
+  const sitemap = lastmod === undefined ? null : sitemapOf(products, lastmod);
   const CHANGED = Buffer.from(`<!-- changed since the first crawl (${changed}% churn) -->\n`);
   /** @type {Map<string, Buffer>} */
   const dirCache = new Map();
@@ -318,6 +338,10 @@ export function createHandler({ products, count, changed = 0, etag = false }) {
     const path = q < 0 ? raw : raw.slice(0, q);
     const query = q < 0 ? '' : raw.slice(q + 1);
     if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'POST') return send(res, 405, small('method'));
+    if (path === '/sitemap.xml' && sitemap) {
+      res.writeHead(200, { 'content-type': 'application/xml', 'content-length': sitemap.length });
+      return res.end(sitemap);
+    }
     switch (path) {
       case '/st/product.asp': {
         const n = Number(param(query, 'skusetid'));
@@ -352,18 +376,20 @@ export function createHandler({ products, count, changed = 0, etag = false }) {
 /**
  * @param {{
  *   products: number, count: number, port: number, host: string, changed?: number, etag?: boolean,
- *   latencyMs?: number, onRequest?: (target: string) => void,
+ *   latencyMs?: number, cpuUs?: number, onRequest?: (target: string) => void, lastmod?: string,
  * }} options
  *   latencyMs: every answer waits this long first (a remote origin, a slow application server);
+ *   cpuUs: every request first spends this many microseconds of CPU (a known cost per dynamic page);
  *   onRequest: called with each request target as it arrives (tests count fetches and measure rates)
  * @returns {Promise<http.Server>}
  */
-export function startOrigin({ products, count, port, host, changed = 0, etag = false, latencyMs = 0, onRequest }) {
-  const handler = createHandler({ products, count, changed, etag });
+export function startOrigin({ products, count, port, host, changed = 0, etag = false, latencyMs = 0, cpuUs = 0, onRequest, lastmod }) {
+  const handler = createHandler({ products, count, changed, etag, lastmod });
   /** @type {http.RequestListener} */
-  const listener = latencyMs > 0 || onRequest
+  const listener = latencyMs > 0 || cpuUs > 0 || onRequest
     ? (req, res) => {
       onRequest?.(req.url ?? '/');
+      if (cpuUs > 0) spendCpu(cpuUs);
       if (latencyMs > 0) setTimeout(() => handler(req, res), latencyMs);
       else handler(req, res);
     }
@@ -375,7 +401,20 @@ export function startOrigin({ products, count, port, host, changed = 0, etag = f
   });
 }
 
-const USAGE = `usage: node bench/origin.js --products 20000 --port 0 [--count 1000] [--workers 1] [--latency-ms 50]
+/**
+ * Busy until this process has used `us` more microseconds of CPU: counted in
+ * CPU time, not wall time, so that a busy machine does not shorten it.
+ * @param {number} us
+ */
+export function spendCpu(us) {
+  const start = process.cpuUsage();
+  for (let i = 0; i < 1e9; i++) {
+    const used = process.cpuUsage(start);
+    if (used.user + used.system >= us) return;
+  }
+}
+
+const USAGE = `usage: node bench/origin.js --products 20000 --port 0 [--count 1000] [--workers 1] [--latency-ms 50] [--cpu-us 2000]
 The benchmark origin: an XBuilder-style shop in its own process. Prints its
 origin URL (http://127.0.0.1:PORT) as the first line on stdout, then serves
 until SIGTERM/SIGINT:
@@ -390,6 +429,7 @@ Options:
   --count N        product links per dir.asp page (default 1000)
   --workers N      processes sharing the port (node:cluster; default 1)
   --latency-ms N   every answer waits N ms first (a remote origin; default 0)
+  --cpu-us N       every request first spends N microseconds of CPU (a known cost per page; default 0)
   --changed P      P % of the product pages differ from the default (re-crawl churn; default 0)
   --etag           send ETags and answer a matching If-None-Match with 304`;
 
@@ -403,20 +443,22 @@ async function main() {
     changed: { type: 'string', default: '0' },
     etag: { type: 'boolean', default: false },
     'latency-ms': { type: 'string', default: '0' },
+    'cpu-us': { type: 'string', default: '0' },
   }, USAGE);
   const products = Number(values.products);
   const count = Number(values.count);
   const port = Number(values.port);
   const workers = Number(values.workers);
   const latencyMs = Number(values['latency-ms']);
-  for (const [name, value, min] of /** @type {[string, number, number][]} */ ([['products', products, 1], ['count', count, 1], ['port', port, 0], ['workers', workers, 1], ['latency-ms', latencyMs, 0]])) {
+  const cpuUs = Number(values['cpu-us']);
+  for (const [name, value, min] of /** @type {[string, number, number][]} */ ([['products', products, 1], ['count', count, 1], ['port', port, 0], ['workers', workers, 1], ['latency-ms', latencyMs, 0], ['cpu-us', cpuUs, 0]])) {
     if (!Number.isInteger(value) || value < min) {
       process.stderr.write(`origin: --${name} must be a whole number >= ${min}\n`);
       process.exitCode = 2;
       return;
     }
   }
-  const options = { products, count, port, host: /** @type {string} */ (values.host), changed: Number(values.changed), etag: values.etag === true, latencyMs };
+  const options = { products, count, port, host: /** @type {string} */ (values.host), changed: Number(values.changed), etag: values.etag === true, latencyMs, cpuUs };
 
   if (workers === 1) {
     const server = await startOrigin(options);

@@ -26,7 +26,7 @@
  * store's bytes follow fetch order) and the --json summary. Normalised, and
  * nothing else (see NORMALISED in bench/lib/same-output/snapshot.js):
  *   manifest "generatedAt"; manifest pages[].renderMs; state header
- *   "finishedAt"; state "renderMs"; --json "durationMs" and "threads"; the
+ *   "finishedAt"; state "renderMs" and "fetched"; --json "durationMs" and "threads"; the
  *   OUT path. The version string is in no file compared: not normalised.
  *
  * Exit status: 0 all the same, 1 something differs (the first difference of

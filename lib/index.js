@@ -24,6 +24,9 @@ export { preview, explainUrl } from './preview/index.js';
 export { findConfig, loadConfigFile } from './options/config-file.js';
 export { resolveCrawlOptions, CRAWL_OPTIONS } from './options/crawl-options.js';
 export { createPriceFilter, createServer, runServeCommand } from './serve/index.js';
+// The front (serve's `origin` option, `prerender front`): docs/front.md.
+export { frontConfigs } from './front/command.js';
+export { RouteTable } from './front/route.js';
 export { Scope } from './roots/scope.js';
 export { normalizeUrl } from './url.js';
 export { defaultFileName, headerFileName } from './naming/file-names.js';
@@ -32,15 +35,13 @@ export { PriceFileError, InvalidPriceAnswerError } from './prices/index.js';
 export { run } from './cli/index.js';
 export * from './errors.js';
 export { deploy, publish, rollback, listReleases, verify } from './deploy/deploy.js';
+export { measureCapacity, defaultProfile as defaultCapacityProfile } from './capacity/index.js';
 
 /**
- * The crawler of the API: the engine's, with its seams held to what the
- * README promises. Options are checked before anything is set up (a wrong
- * seam is a UsageError, not a TypeError from deep in the run); a caller's
- * loader, target and transforms are wrapped (load/checked.js,
- * output/checked.js, `checkedTransform`); and a listener that throws does
- * not reach the engine: the run goes on as if it had not, then `run()`
- * rejects with a ListenerError that carries the run's result.
+ * The API's crawler: the engine's, its seams held to what the README promises. Options are checked up
+ * front (a UsageError, not a TypeError from deep in the run); a caller's loader, target and transforms are
+ * wrapped; a throwing listener does not reach the engine: the run goes on, then `run()` rejects with a
+ * ListenerError carrying the result.
  */
 export class Crawler extends EngineCrawler {
   /** @param {CrawlerOptions} options see README, "API" */
@@ -49,17 +50,15 @@ export class Crawler extends EngineCrawler {
   }
 
   /**
-   * Every listener is called, each on its own: one that throws (or rejects)
-   * is recorded for `run()`, and neither the engine's code that emitted nor
-   * the listeners after it see its error.
-   * @param {string | symbol} event
-   * @param {...any} args
+   * Every listener is called on its own: one that throws or rejects is recorded for `run()`, unseen by the
+   * emitting code and the listeners after it.
+   * @param {string | symbol} event @param {...any} args
    */
   emit(event, ...args) {
     // EventEmitter's own events keep its semantics ('error' throws when nobody listens).
     if (event === 'error' || event === 'newListener' || event === 'removeListener') return super.emit(event, ...args);
     const listeners = this.rawListeners(event);
-    // This run's record (a promise settling later reports to the run it came from, not the next).
+    // This run's record: a promise settling later reports to the run it came from.
     const current = listenerErrors.get(this);
     for (const listener of listeners) {
       try {
@@ -70,7 +69,7 @@ export class Crawler extends EngineCrawler {
               current?.thrown.push({ event, error });
               return;
             }
-            // After run() settled: said (a warning with a code), neither lost nor crashing the process.
+            // After run() settled: a coded process warning, neither lost nor crashing the process.
             process.emitWarning(`a listener of the "${String(event)}" event rejected after the crawl ended: ${error instanceof Error ? error.message : String(error)}`, { code: 'PRERENDER_LISTENER' });
           });
         }
@@ -103,12 +102,9 @@ export class Crawler extends EngineCrawler {
 }
 
 /**
- * Crawl and write the static tree. Resolves with the summary; page failures
- * are data (in the result and the manifest), not exceptions. Async, so that
- * bad options reject the promise as every other failure does (`crawl(o).catch(...)`),
- * rather than throw before one is returned.
- * @param {CrawlerOptions} options
- * @returns {Promise<CrawlResult>}
+ * Crawl and write the static tree. Page failures are data, not exceptions. Async, so bad options reject
+ * the promise like every other failure rather than throw.
+ * @param {CrawlerOptions} options @returns {Promise<CrawlResult>}
  */
 export async function crawl(options) {
   return new Crawler(options).run();
@@ -116,17 +112,13 @@ export async function crawl(options) {
 
 /**
  * @typedef {{ thrown: { event: string | symbol, error: unknown }[], ended: boolean }} RunListeners
- *   what the listeners of one run threw (or rejected with) while it ran; ended: run() has settled
+ *   what one run's listeners threw (or rejected with); ended: run() has settled
  */
 
 /** @type {WeakMap<Crawler, RunListeners>} each crawler's current run */
 const listenerErrors = new WeakMap();
 
-/**
- * The options checked, and the caller's seams wrapped.
- * @param {CrawlerOptions} options
- * @returns {CrawlerOptions}
- */
+/** The options checked, and the caller's seams wrapped. @param {CrawlerOptions} options @returns {CrawlerOptions} */
 function apiOptions(options) {
   checkCrawlerSeams(options);
   const checked = { ...options };
@@ -137,11 +129,9 @@ function apiOptions(options) {
 }
 
 /**
- * A caller's transform whose open() and close() always return a promise: the
- * engine closes transforms in its clean-up with `close().catch(...)`, before
- * it releases OUT's lock, and a synchronous close() broke that line.
- * @param {Transform} transform
- * @returns {Transform}
+ * A caller's transform whose open() and close() always return a promise: the engine's clean-up calls
+ * `close().catch(...)` before releasing OUT's lock.
+ * @param {Transform} transform @returns {Transform}
  */
 function checkedTransform(transform) {
   const { open, close } = transform;

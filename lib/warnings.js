@@ -21,6 +21,10 @@ export const WARNING_CODES = Object.freeze({
   NOT_RESUMED: 'OUT holds the journal of an interrupted crawl with other roots, scope or --name rules: not resumed, every page is fetched',
   SITEMAP: 'a sitemap (or one listed in an index) could not be read, lists nothing, or lists unusable entries',
   DEPLOY_REBUILT: 'publish/deploy: the current release on a target holds a symbolic link, a special file, or not exactly its record\'s files: the new release is built from OUT alone, never linked from it',
+  CHANGED_OUT_OF_SCOPE: 'URLs of the --changed list are outside the crawl\'s scope: ignored',
+  CHANGED_NOT_CRAWLED: 'URLs of the --changed list were never crawled and no page fetched links to them: not fetched',
+  CHANGED_KEPT: 'pages of the last crawl no longer linked from the pages fetched, and not in the --changed list: their files are kept, listed stale',
+  CHANGED_NO_STATE: '--changed without a last crawl to carry pages from (none, --full, or other --name rules): every page is fetched',
 });
 
 /** @typedef {keyof typeof WARNING_CODES} WarningCode */

@@ -30,13 +30,13 @@ function run(script, args) {
 }
 
 describe('the benchmark scripts', () => {
-  it.each(['crawl-bench.js', 'recrawl-bench.js', 'redis-bench.js', 'origin.js', 'wakeup-bench.js', 'loader-thread-bench.js', 'thread-loader-experiment.js', 'same-output.js'])('%s --help prints its usage and exits 0', async (script) => {
+  it.each(['crawl-bench.js', 'recrawl-bench.js', 'changed-bench.js', 'redis-bench.js', 'origin.js', 'wakeup-bench.js', 'loader-thread-bench.js', 'thread-loader-experiment.js', 'same-output.js'])('%s --help prints its usage and exits 0', async (script) => {
     const { code, stdout } = await run(script, ['--help']);
     expect(code).toBe(0);
     expect(stdout).toMatch(/^usage: node bench\//);
   });
 
-  it.each(['recrawl-bench.js', 'redis-bench.js', 'origin.js', 'loader-thread-bench.js', 'thread-loader-experiment.js', 'same-output.js'])('%s answers an unknown option with one line and exit 2', async (script) => {
+  it.each(['recrawl-bench.js', 'changed-bench.js', 'redis-bench.js', 'origin.js', 'loader-thread-bench.js', 'thread-loader-experiment.js', 'same-output.js'])('%s answers an unknown option with one line and exit 2', async (script) => {
     const { code, stderr } = await run(script, ['--no-such-option']);
     expect(code).toBe(2);
     expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/: unknown option --no-such-option \(see --help\)$/)]);

@@ -110,6 +110,7 @@ describe('checking config values', () => {
     Object.assign(values, {
       dynamicBase: 'https://shop.example/', siteUrl: 'https://static.example/', urls: 'urls.txt', precompress: 'gzip,br',
       frontier: 'redis://127.0.0.1:6379/0', crawlId: 'shop', blobs: '/shared/blobs', rate: 2.5, browser: '/usr/bin/chromium', renderConcurrency: 8,
+      changed: 'changed.txt',
     });
     expect(Object.keys(values).sort()).toEqual(['roots', ...CRAWL_OPTIONS.map((spec) => spec.name)].sort());
     expect(checkConfig(values, 'prerender.config.json')).toEqual(values);
@@ -452,7 +453,7 @@ describe('config file values and paths', () => {
     const script = `import { run } from ${JSON.stringify(LIB_CLI)};
 const io = { stdout: process.stdout, stderr: process.stderr, env: {}, cwd: ${JSON.stringify(project)} };
 process.exitCode = await run(['crawl', '-q'], io);`;
-    const result = await runNode(['--input-type=module', '-e', script], { cwd: elsewhere, limitMs: 10_000 });
+    const result = await runNode(['--input-type=module', '-e', script], { cwd: elsewhere, limitMs: 60_000 });
     expect(result.code).toBe(0);
     expect(await exists(path.join(elsewhere, 'site'))).toBe(false);
     expect(await exists(path.join(project, 'site', 'prerender-manifest.json'))).toBe(true);

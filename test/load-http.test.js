@@ -190,20 +190,21 @@ describe('createHttpLoader', () => {
     expect((await loader.load(`${origin}/small`)).body.toString()).toBe('page /small');
   });
 
-  it('headers then a body dripping forever: TimeoutError after the timeout, well within 3 s', async () => {
-    const { error, ms } = await timed(make({ timeout: 300 }).load(`${origin}/drip`));
+  it('headers then a body dripping forever: TimeoutError after the timeout, not never', async () => {
+    // 2 s: the headers come well before it, however busy the machine.
+    const { error, ms } = await timed(make({ timeout: 2000 }).load(`${origin}/drip`));
     expect(error).toBeInstanceOf(TimeoutError);
-    expect(ms).toBeGreaterThanOrEqual(250);
-    expect(ms).toBeLessThan(3000);
+    expect(ms).toBeGreaterThanOrEqual(1950);
+    expect(ms).toBeLessThan(20_000);
   });
 
   it('an outcome the headers gave stands when the unwanted body is cut off (404) or stalls past the timeout (301)', async () => {
     const error = await failure(make().load(`${origin}/404-reset`));
     expect(error).toBeInstanceOf(HttpStatusError);
     expect(error).toMatchObject({ status: 404, retryAfterMs: 7000, retryable: false });
-    const { value, ms } = await timed(make({ timeout: 300 }).load(`${origin}/301-drip`));
+    const { value, ms } = await timed(make({ timeout: 2000 }).load(`${origin}/301-drip`));
     expect(value).toMatchObject({ status: 301, location: '/target' });
-    expect(ms).toBeLessThan(3000);
+    expect(ms).toBeLessThan(20_000);
   });
 
   it('interim answers (103 Early Hints, 102 Processing) are passed over for the page that follows; a URL not http(s) is a FetchError', async () => {
@@ -249,9 +250,9 @@ describe('createHttpLoader', () => {
   it('a signal aborted before load: AbortError at once, no request sent', async () => {
     const controller = new AbortController();
     controller.abort();
-    const { error, ms } = await timed(make().load(`${origin}/never-asked`, { signal: controller.signal }));
+    const { error, ms } = await timed(make({ timeout: 10_000 }).load(`${origin}/never-asked`, { signal: controller.signal }));
     expect(error).toBeInstanceOf(AbortError);
-    expect(ms).toBeLessThan(500);
+    expect(ms).toBeLessThan(5000); // not the timeout's 10 s
     expect(hits.get('/never-asked')).toBeUndefined();
   });
 
@@ -264,7 +265,7 @@ describe('createHttpLoader', () => {
     controller.abort();
     const { error } = await request;
     expect(error).toBeInstanceOf(AbortError);
-    expect(performance.now() - start).toBeLessThan(1000);
+    expect(performance.now() - start).toBeLessThan(5000); // not the timeout's 10 s
   });
 
   it('gzip and br bodies are decoded; an unknown coding is ContentEncodingError', async () => {

@@ -33,7 +33,7 @@ const PASSWORD = 'RightPW-1';
 const base = (url) => url.replace(/^redis:\/\/(?:[^@/]*@)?/, '').replace(/\/\d+$/, ''); // 127.0.0.1:port
 const shopArgs = () => [`${shop}/st/dir.asp?Start=1&Count=20`, '-i', '/st/dir.asp', '/st/product.asp', '-c', '2'];
 /** @param {string[]} args */
-const run = (args) => startCli(args, { limitMs: 20_000, cwd: dir }).done;
+const run = (args) => startCli(args, { limitMs: 60_000, cwd: dir }).done;
 /** @param {string} text */
 const lines = (text) => text.trim().split('\n');
 
@@ -151,8 +151,8 @@ describe.skipIf(!HAVE_REDIS)('a Redis that refuses or stops answering', () => {
     const redis = await ownRedis();
     try {
       const shared = ['--frontier', redis.url, '--crawl-id', 'stopped', '--frontier-timeout', '2'];
-      const coordinator = startCli(['crawl', ...shopArgs(), '-o', path.join(dir, 'stopped'), ...shared, '-q', '--rate', '20', '--lease-timeout', '2000'], { limitMs: 30_000 });
-      const worker = startCli(['worker', ...shared, '-q'], { limitMs: 30_000 });
+      const coordinator = startCli(['crawl', ...shopArgs(), '-o', path.join(dir, 'stopped'), ...shared, '-q', '--rate', '20', '--lease-timeout', '2000'], { limitMs: 60_000 });
+      const worker = startCli(['worker', ...shared, '-q'], { limitMs: 60_000 });
       const client = await connectRedis(redis.url, { timeoutSeconds: 5 });
       try {
         await until(async () => (await client.zcard(`${keyPrefix('stopped')}workers`)) >= 2, 20_000); // both are crawling

@@ -162,21 +162,21 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     const shopBaseline = await shopBase(); // first, before this test's own requests reach the origin
     const { id, out, first } = await liveCoordinator('shop-two-coordinators');
     // Another machine's coordinator (the lock on OUT would stop one on this machine first), even with
-    // --fresh: it must neither clear nor join the live crawl.
-    await expect(openSharedCrawl({ ...shopCoordinatorOptions(id, out), fresh: true }, [], null)).rejects.toMatchObject({ code: 'COORDINATOR_ALIVE', message: expect.stringMatching(/has a live coordinator .*one coordinator per crawl id/) });
+    // --fresh-start: it must neither clear nor join the live crawl.
+    await expect(openSharedCrawl({ ...shopCoordinatorOptions(id, out), freshStart: true }, [], null)).rejects.toMatchObject({ code: 'COORDINATOR_ALIVE', message: expect.stringMatching(/has a live coordinator .*one coordinator per crawl id/) });
     expect(first.child.exitCode, 'the first coordinator still runs').toBeNull();
     expect((await first.done).code).toBe(0);
     expect(await treeDigest(out)).toEqual(shopBaseline.digest);
     expect(await manifestOf(out)).toBe(shopBaseline.manifest);
   }, 60_000);
 
-  it('a coordinator with another configuration changes nothing under a live crawl id, even with a shorter --lease-timeout; with --fresh it is refused too', async () => {
+  it('a coordinator with another configuration changes nothing under a live crawl id, even with a shorter --lease-timeout; with --fresh-start it is refused too', async () => {
     const shopBaseline = await shopBase(); // first, before this test's own requests reach the origin
     const { id, out, first } = await liveCoordinator('shop-mismatch-live');
     // Claimed with its own 200 ms lease, it would take the id over between the live one's heartbeats (2 s / 6).
     const other = { ...shopCoordinatorOptions(id, out), leaseTimeout: 200 };
     await expect(openSharedCrawl(other, [], null)).rejects.toMatchObject({ code: 'CONFIG_MISMATCH' });
-    await expect(openSharedCrawl({ ...other, fresh: true }, [], null)).rejects.toMatchObject({ code: 'COORDINATOR_ALIVE' });
+    await expect(openSharedCrawl({ ...other, freshStart: true }, [], null)).rejects.toMatchObject({ code: 'COORDINATOR_ALIVE' });
     expect(first.child.exitCode, 'the first coordinator still runs').toBeNull();
     expect((await first.done).code).toBe(0);
     expect(await treeDigest(out)).toEqual(shopBaseline.digest);
@@ -521,7 +521,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     }
   }, 60_000);
 
-  it('another configuration under an existing crawl id is refused with what differs; --fresh starts over', async () => {
+  it('another configuration under an existing crawl id is refused with what differs; --fresh-start starts over', async () => {
     const id = nextId();
     const out = path.join(dir, 'mismatch');
     expect((await run(['crawl', ...siteArgs(), ...shared(id, out), '-q'])).code).toBe(1);
@@ -529,7 +529,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr.trim().split('\n')).toHaveLength(1);
     expect(refused.stderr).toMatch(/crawl id "crawl-\d+" holds another configuration: --max-depth \(stored 64, given 3\)/);
-    const fresh = await run(['crawl', ...siteArgs(), ...shared(id, out), '-q', '--max-depth', '3', '--fresh']);
+    const fresh = await run(['crawl', ...siteArgs(), ...shared(id, out), '-q', '--max-depth', '3', '--fresh-start']);
     expect(fresh.code).toBe(1);
   }, 60_000);
 

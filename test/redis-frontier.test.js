@@ -329,17 +329,18 @@ describe.skipIf(!HAVE_REDIS)('the Redis frontier', () => {
   });
 
   it('heartbeats keep a slow page leased; once they stop, the lease goes to another worker', async () => {
-    const a = open({ leaseMs: 600 }, true);
+    // A lease of 3 s: a heartbeat every 500 ms, dead after 1.5 s; a busy machine stalls this process less.
+    const a = open({ leaseMs: 3000 }, true);
     await a.add([item('http://h/')]);
     a.start();
     await a.take(1);
-    const b = open({ leaseMs: 600 });
-    await sleep(900); // past the first deadline: the heartbeats moved it
+    const b = open({ leaseMs: 3000 });
+    await sleep(3300); // past the first deadline: the heartbeats moved it
     expect(await b.take(1)).toEqual([]);
     await a.stop(); // a hangs (or dies): no more heartbeats
     const stoppedAt = Date.now();
     let taken = /** @type {string[]} */ ([]);
-    while (taken.length === 0 && Date.now() - stoppedAt < 3000) {
+    while (taken.length === 0 && Date.now() - stoppedAt < 20_000) {
       taken = await b.take(1);
       if (taken.length === 0) await sleep(20);
     }

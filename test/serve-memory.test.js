@@ -62,7 +62,7 @@ function serveProcess(args) {
   child.stderr.on('data', (c) => (out.stderr += c));
   /** @type {Promise<number | null>} */
   const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  const listening = () => waitFor(() => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out.stdout)?.[1] ?? 0), { timeoutMs: 10_000, what: 'the server' });
+  const listening = () => waitFor(() => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out.stdout)?.[1] ?? 0), { timeoutMs: 60_000, what: 'the server' });
   const stop = async () => {
     child.kill('SIGTERM');
     await exited;
@@ -131,7 +131,7 @@ describe('serve memory', () => {
     try {
       const port = await bounded.listening();
       expect(await requestAll(port, targets.filled.slice(0, 300), { encodings: ['gzip'] })).toBe(0);
-      await waitFor(() => /resident memory \d+ MB is over the 17 MB bound with the page cache down to 1 MB/.test(bounded.out.stderr), { timeoutMs: 10_000, what: 'the warning' });
+      await waitFor(() => /resident memory \d+ MB is over the 17 MB bound with the page cache down to 1 MB/.test(bounded.out.stderr), { timeoutMs: 60_000, what: 'the warning' });
       expect(bounded.out.stderr.match(/is over the 17 MB bound/g)).toHaveLength(1);
     } finally {
       await bounded.stop();
@@ -139,7 +139,7 @@ describe('serve memory', () => {
     // --max-rss off: no bound, and the server says so.
     const unbound = serveProcess(['--cache-bytes', '16m', '--max-rss', 'off']);
     try {
-      await waitFor(() => /no bound on the resident memory \(--max-rss off\)/.test(unbound.out.stderr), { timeoutMs: 10_000, what: 'the start-up line' });
+      await waitFor(() => /no bound on the resident memory \(--max-rss off\)/.test(unbound.out.stderr), { timeoutMs: 60_000, what: 'the start-up line' });
     } finally {
       await unbound.stop();
     }

@@ -235,7 +235,7 @@ describe('plain files', () => {
     const { port } = await serve();
     expect((await request(port, '/assets/plain.txt')).text).toBe('plain text\n');
     fs.writeFileSync(path.join(dir, 'assets/plain.txt'), 'new text, longer\n');
-    await waitFor(async () => (await request(port, '/assets/plain.txt')).text === 'new text, longer\n', { timeoutMs: 3000, what: 'the new file' });
+    await waitFor(async () => (await request(port, '/assets/plain.txt')).text === 'new text, longer\n', { timeoutMs: 30_000, what: 'the new file' });
   });
 });
 
@@ -265,6 +265,17 @@ describe('request targets and the root', () => {
     expect(res.status).toBe(302);
     expect(res.headers.location).toBe('/st/dir.asp.html?zip=10001');
     expect(log.join('\n')).toMatch(/no index\.html: \/ redirects to \/st\/dir\.asp\.html, the page of the crawl root http:\/\/shop\.invalid\/st\/dir\.asp/);
+  });
+
+  it('spells the Location of / as the tree links the page (gitweb.cgi@p=repo.git;a=summary.html), not percent-encoded', async () => {
+    writeTree(dir, [{ file: 'gitweb.cgi@p=repo.git;a=summary.html', url: 'http://git.invalid/gitweb.cgi?p=repo.git;a=summary', pieces: ['<html>summary</html>'] }]);
+    const file = path.join(dir, 'prerender-manifest.json');
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('"http://shop.invalid/st/dir.asp"', '"http://git.invalid/gitweb.cgi?p=repo.git;a=summary"'));
+    const { port } = await serve();
+    const res = await request(port, '/');
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toBe('/gitweb.cgi@p=repo.git;a=summary.html');
+    expect((await request(port, String(res.headers.location))).text).toBe('<html>summary</html>');
   });
 
   it('says why / answers 404 when the crawl root\'s page was not written', async () => {

@@ -54,7 +54,7 @@ async function startServe(args) {
       await exited;
     }
   });
-  const port = await waitFor(() => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1] ?? 0), { timeoutMs: 10_000, what: 'the server to listen' });
+  const port = await waitFor(() => Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1] ?? 0), { timeoutMs: 60_000, what: 'the server to listen' });
   return { child, port, exited, stderr: () => stderr };
 }
 
@@ -112,7 +112,7 @@ describe('prerender serve: graceful shutdown', () => {
 
   it('requests pipelined on one connection are both answered, in order, the last closing it; the stop does not wait for --drain-timeout', async () => {
     const endpoint = await slowEndpoint(150);
-    const { child, port, exited, stderr } = await startServe(['--prices', endpoint.template]);
+    const { child, port, exited, stderr } = await startServe(['--prices', endpoint.template, '--drain-timeout', '60000']);
     const socket = net.connect(port, '127.0.0.1');
     await once(socket, 'connect');
     let received = '';
@@ -125,7 +125,7 @@ describe('prerender serve: graceful shutdown', () => {
     child.kill('SIGTERM');
     await closed;
     expect(await exited).toBe(0);
-    expect(Date.now() - stoppedAt).toBeLessThan(5000);
+    expect(Date.now() - stoppedAt).toBeLessThan(30_000); // not the drain's 60 s
     // The first did not end the connection; the second was answered (already queued when the stop
     // began, or with "Connection: close" if not), and the idle connection closed after it.
     const heads = [...received.matchAll(/HTTP\/1\.1 (\d+)[^]*?\r\n\r\n/g)].map((match) => [match[1], /connection: close/i.test(match[0])]);
@@ -160,11 +160,11 @@ describe('prerender serve: graceful shutdown', () => {
     await once(socket, 'data');
     socket.pause();
     child.kill('SIGINT');
-    await waitFor(() => /waiting up to 60000 ms for 1 request/.test(stderr()), { what: 'the drain', timeoutMs: 10_000 });
+    await waitFor(() => /waiting up to 60000 ms for 1 request/.test(stderr()), { what: 'the drain', timeoutMs: 60_000 });
     const started = performance.now();
     child.kill('SIGINT');
     expect(await exited).toBe(130);
-    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(performance.now() - started).toBeLessThan(30_000); // not the drain's 60 s
   });
 
   it('idle keep-alive connections do not hold the stop', async () => {
@@ -181,7 +181,7 @@ describe('prerender serve: graceful shutdown', () => {
     const started = performance.now();
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(performance.now() - started).toBeLessThan(5000);
+    expect(performance.now() - started).toBeLessThan(10_000); // not the drain's 20 s
   });
 
   it('with the price endpoint down (connections refused, circuit open), SIGTERM still stops cleanly: exit 0, no stack trace', async () => {

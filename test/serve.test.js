@@ -132,7 +132,7 @@ describe('prices per zip', () => {
     expect(other.headers.etag).not.toBe(etag);
     // the price changes: the old ETag no longer matches
     writePrices(prices, { ...PRICES, 'SKU-1': { '10001': '$99.00' } });
-    await waitFor(async () => firstPrice((await request(port, '/st/product1.htm?zip=10001')).text) === '$99.00', { what: 'the new price', timeoutMs: 10_000 });
+    await waitFor(async () => firstPrice((await request(port, '/st/product1.htm?zip=10001')).text) === '$99.00', { what: 'the new price', timeoutMs: 60_000 });
     const changed = await request(port, '/st/product1.htm?zip=10001', { headers: { 'if-none-match': etag } });
     expect(changed.status).toBe(200);
   });

@@ -46,53 +46,8 @@ Examples:
  * @param {(code: number) => void} setExitCode
  */
 export function addDeployCommands(program, io, setExitCode) {
-  const cwd = () => io.cwd ?? process.cwd();
+  const cwd = () => cwdOf(io);
   const write = (/** @type {string} */ text) => io.stdout.write(text);
-  /**
-   * Config file keys under the flags; plain paths resolved against cwd.
-   * @param {Record<string, any>} flags
-   */
-  const withConfig = async (flags) => {
-    const { config, ...cli } = flags;
-    const file = await findConfig({ cwd: cwd(), file: config });
-    const fromFile = /** @type {Record<string, any>} */ (file ? await loadConfigFile(file) : {});
-    /** @type {number | undefined} */
-    const keep = cli.keep !== undefined ? Number(cli.keep) : fromFile.keep;
-    if (cli.keep !== undefined && (!/^\d+$/.test(String(cli.keep)) || Number(keep) < 1)) throw new UsageError(`--keep must be a whole number of at least 1, got ${JSON.stringify(cli.keep)}`);
-    const sshKey = cli.sshKey ?? fromFile.sshKey;
-    /** @type {import('../deploy/deploy.js').DeployOptions} */
-    const options = {
-      ...cli,
-      keep,
-      switch: cli.switch ?? fromFile.switch,
-      sshKey: sshKey === undefined || sshKey.startsWith('~') ? sshKey : path.resolve(cwd(), sshKey),
-      sshOption: [...(fromFile.sshOption ?? []), ...(cli.sshOption ?? [])],
-      targets: fromFile.targets,
-      cwd: cwd(),
-      signal: io.signal,
-    };
-    return options;
-  };
-  const configOption = () => new Option('--config <file>', `config file (default: ${CONFIG_FILES.join(', ')} in the current directory, if present)`);
-  /**
-   * @param {boolean} json
-   * @param {unknown} error
-   * @param {boolean} [verbose] with the error's detail lines
-   */
-  const fail = (json, error, verbose = false) => {
-    const interrupted = io.signal?.aborted === true;
-    const detail = verbose && error instanceof DeployError && error.detail ? `${error.detail.replace(/^/gm, '    ')}\n` : '';
-    io.stderr.write(interrupted ? 'prerender: interrupted; current was not switched\n' : `prerender: ${explainError(error)}\n${detail}`);
-    // --json: one JSON object on stdout on every path, an interrupt too (a script parses it).
-    if (json) {
-      const err = /** @type {{ code?: string, message?: string }} */ (error);
-      const info = interrupted ? { code: 'ABORTED', message: 'interrupted; current was not switched' } : { code: err?.code ?? 'ERROR', message: redact(String(err?.message ?? error)) };
-      write(JSON.stringify({ error: info }) + '\n');
-    }
-    if (interrupted) return 130;
-    const code = String(/** @type {{ code?: unknown }} */ (error)?.code ?? '');
-    return code.startsWith('DEPLOY_SOURCE') || code === 'DEPLOY_UNSAFE_PATH' ? 1 : 2;
-  };
 
   program
     .command('verify')
@@ -107,7 +62,7 @@ export function addDeployCommands(program, io, setExitCode) {
         write(flags.json ? JSON.stringify(report) + '\n' : (await formatModule()).formatVerify(report));
         setExitCode(report.ok ? 0 : 1);
       } catch (error) {
-        setExitCode(fail(flags.json, error));
+        setExitCode(failure(io, flags.json, error));
       }
     });
 
@@ -144,13 +99,13 @@ the release failed its check (current untouched); 2 usage, or another publish
 or deploy holds DIR (DIR/.prerender-lock).`))
     .action(async (out, flags) => {
       try {
-        const options = await withConfig(flags);
+        const options = await deployOptionsOf(io, flags);
         const { publish } = await deployModule();
         const result = await publish(path.resolve(cwd(), out), flags.to, options);
         await report(result, flags);
         setExitCode(io.signal?.aborted ? 130 : result.ok ? 0 : 1);
       } catch (error) {
-        setExitCode(fail(flags.json, error, flags.verbose));
+        setExitCode(failure(io, flags.json, error, flags.verbose));
       }
     });
 
@@ -166,15 +121,30 @@ or deploy holds DIR (DIR/.prerender-lock).`))
     .addHelpText('after', DEPLOY_HELP))
     .action(async (out, targets, flags) => {
       try {
-        const options = await withConfig(flags);
+        const options = await deployOptionsOf(io, flags);
         const { deploy } = await deployModule();
         const result = await deploy(path.resolve(cwd(), out), targets, options);
         await report(result, flags);
         setExitCode(io.signal?.aborted ? 130 : result.ok ? 0 : 1);
       } catch (error) {
-        setExitCode(fail(flags.json, error, flags.verbose));
+        setExitCode(failure(io, flags.json, error, flags.verbose));
       }
     });
+
+  addReleaseCommands(program, io, setExitCode);
+
+  // commander's own usage errors (a missing argument, an unknown option, a bad --verify) get
+  // their { error } object on stdout with --json from the program's outputError (cli.js).
+}
+
+/**
+ * rollback and releases: a target's releases, listed or switched back to.
+ * @param {import('commander').Command} program
+ * @param {Io} io
+ * @param {(code: number) => void} setExitCode
+ */
+function addReleaseCommands(program, io, setExitCode) {
+  const write = (/** @type {string} */ text) => io.stdout.write(text);
 
   program
     .command('rollback')
@@ -189,11 +159,11 @@ or deploy holds DIR (DIR/.prerender-lock).`))
     .action(async (flags) => {
       try {
         const { rollback } = await deployModule();
-        const result = await rollback(flags.to, { ...(await withConfig(flags)), release: flags.release });
+        const result = await rollback(flags.to, { ...(await deployOptionsOf(io, flags)), release: flags.release });
         write(flags.json ? JSON.stringify(result) + '\n' : `${result.target}: current switched from ${result.from ?? '(none)'} to ${result.to}\n`);
         setExitCode(0);
       } catch (error) {
-        setExitCode(fail(flags.json, error, flags.verbose));
+        setExitCode(failure(io, flags.json, error, flags.verbose));
       }
     });
 
@@ -209,14 +179,75 @@ or deploy holds DIR (DIR/.prerender-lock).`))
     .action(async (flags) => {
       try {
         const { listReleases } = await deployModule();
-        const list = await listReleases(flags.to, await withConfig(flags));
+        const list = await listReleases(flags.to, await deployOptionsOf(io, flags));
         write(flags.json ? JSON.stringify(list) + '\n' : (await formatModule()).formatReleases(list));
         setExitCode(0);
       } catch (error) {
-        setExitCode(fail(flags.json, error, flags.verbose));
+        setExitCode(failure(io, flags.json, error, flags.verbose));
       }
     });
+}
 
-  // commander's own usage errors (a missing argument, an unknown option, a bad --verify) get
-  // their { error } object on stdout with --json from the program's outputError (cli.js).
+/** @param {Io} io */
+function cwdOf(io) {
+  return io.cwd ?? process.cwd();
+}
+
+/**
+ * The deploy options: config file keys under the flags; plain paths resolved against cwd.
+ * @param {Io} io
+ * @param {Record<string, any>} flags
+ */
+async function deployOptionsOf(io, flags) {
+  const { config, ...cli } = flags;
+  const file = await findConfig({ cwd: cwdOf(io), file: config });
+  const fromFile = /** @type {Record<string, any>} */ (file ? await loadConfigFile(file) : {});
+  /** @type {number | undefined} */
+  const keep = cli.keep !== undefined ? Number(cli.keep) : fromFile.keep;
+  if (cli.keep !== undefined && (!/^\d+$/.test(String(cli.keep)) || Number(keep) < 1)) throw new UsageError(`--keep must be a whole number of at least 1, got ${JSON.stringify(cli.keep)}`);
+  const sshKey = cli.sshKey ?? fromFile.sshKey;
+  /** @type {import('../deploy/deploy.js').DeployOptions} */
+  const options = {
+    ...cli,
+    keep,
+    switch: cli.switch ?? fromFile.switch,
+    sshKey: sshKey === undefined || sshKey.startsWith('~') ? sshKey : path.resolve(cwdOf(io), sshKey),
+    sshOption: [...(fromFile.sshOption ?? []), ...(cli.sshOption ?? [])],
+    targets: fromFile.targets,
+    cwd: cwdOf(io),
+    signal: io.signal,
+  };
+  return options;
+}
+
+/** --verbose: with an error, ssh's and the server's few lines. */
+function verboseOption() {
+  return new Option('--verbose', 'with an error, the few lines ssh and the server said');
+}
+
+/** @returns {Option} */
+function configOption() {
+  return new Option('--config <file>', `config file (default: ${CONFIG_FILES.join(', ')} in the current directory, if present)`);
+}
+
+/**
+ * Reports a command's error on stderr (and stdout with --json); returns its exit code.
+ * @param {Io} io
+ * @param {boolean} json
+ * @param {unknown} error
+ * @param {boolean} [verbose] with the error's detail lines
+ */
+function failure(io, json, error, verbose = false) {
+  const interrupted = io.signal?.aborted === true;
+  const detail = verbose && error instanceof DeployError && error.detail ? `${error.detail.replace(/^/gm, '    ')}\n` : '';
+  io.stderr.write(interrupted ? 'prerender: interrupted; current was not switched\n' : `prerender: ${explainError(error)}\n${detail}`);
+  // --json: one JSON object on stdout on every path, an interrupt too (a script parses it).
+  if (json) {
+    const err = /** @type {{ code?: string, message?: string }} */ (error);
+    const info = interrupted ? { code: 'ABORTED', message: 'interrupted; current was not switched' } : { code: err?.code ?? 'ERROR', message: redact(String(err?.message ?? error)) };
+    io.stdout.write(JSON.stringify({ error: info }) + '\n');
+  }
+  if (interrupted) return 130;
+  const code = String(/** @type {{ code?: unknown }} */ (error)?.code ?? '');
+  return code.startsWith('DEPLOY_SOURCE') || code === 'DEPLOY_UNSAFE_PATH' ? 1 : 2;
 }

@@ -1,10 +1,7 @@
 // @ts-check
 import { formatDuration } from './report.js';
 
-/**
- * What publish, deploy, verify, releases and rollback print for a person:
- * the Content Deployment churn table among them.
- */
+/** What publish, deploy, verify, releases and rollback print for a person, the churn table among them. */
 
 /** @param {number} n */
 const count = (n) => n.toLocaleString('en-US');
@@ -17,10 +14,7 @@ export function formatBytes(bytes) {
   return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
 }
 
-/**
- * @param {string[][]} rows first row: headings
- * @param {boolean[]} right columns aligned right
- */
+/** @param {string[][]} rows first row: headings @param {boolean[]} right columns aligned right */
 function table(rows, right) {
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
   return rows.map((row) => row.map((cell, column) => (right[column] ? cell.padStart(widths[column]) : cell.padEnd(widths[column]))).join('  ').trimEnd()).join('\n') + '\n';

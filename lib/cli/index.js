@@ -11,16 +11,17 @@ import path from 'node:path';
 import { addDeployCommands } from './deploy-commands.js';
 import { DEPLOY_KEYS } from '../options/deploy-keys.js';
 import { addDistributedCommands } from './shared-commands.js';
+import { addServeCommands } from './serve-commands.js';
+import { EXIT } from './exit-codes.js';
+import { addCapacityCommand } from './capacity-commands.js';
 import { PER_SHAPE } from '../engine/sample.js';
 
 /**
- * The command line: a thin shell over the library. `run()` never exits the
- * process; it resolves with the exit code:
- *   0 every in-scope page written, 1 some pages failed, 2 usage/config error
- *   or crash, 130 interrupted (Ctrl-C).
+ * The command line, a thin shell over the library. `run()` never exits the process; it resolves with
+ * the exit code: 0 all written, 1 pages failed, 2 usage/config error or crash, 130 interrupted.
  */
 
-export const EXIT = Object.freeze({ OK: 0, PAGES_FAILED: 1, USAGE: 2, INTERRUPTED: 130 });
+export { EXIT } from './exit-codes.js';
 
 /**
  * @typedef {{
@@ -35,11 +36,7 @@ export const EXIT = Object.freeze({ OK: 0, PAGES_FAILED: 1, USAGE: 2, INTERRUPTE
 
 const VERSION = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
-/**
- * @param {string[]} argv arguments after the program name
- * @param {Io} io
- * @returns {Promise<number>}
- */
+/** @param {string[]} argv arguments after the program name @param {Io} io @returns {Promise<number>} */
 export async function run(argv, io) {
   let exitCode = /** @type {number} */ (EXIT.OK);
   // --json: a script reads stdout, so a usage error is one JSON object there too (and the line on stderr).
@@ -55,6 +52,9 @@ export async function run(argv, io) {
   } catch (error) {
     if (error instanceof CommanderError) {
       // commander already printed its message (help, version, unknown option...).
+      if (error.code === 'commander.optionMissingArgument' && /'--fresh\b/.test(error.message)) {
+        io.stderr.write('prerender: --fresh now takes a pattern and a duration (--fresh /st/product.asp 6h); a shared crawl starts over with --fresh-start\n');
+      }
       return error.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
     }
     io.stderr.write(`prerender: ${explainError(error)}\n`);
@@ -65,8 +65,7 @@ export async function run(argv, io) {
 }
 
 /**
- * @param {Io} io
- * @param {(code: number) => void} setExitCode
+ * @param {Io} io @param {(code: number) => void} setExitCode
  * @param {(code: string, message: string) => void} jsonError with --json, writes the error object to stdout
  */
 function buildProgram(io, setExitCode, jsonError) {
@@ -158,57 +157,20 @@ interrupted. --rate and --delay hold, as for crawl.`);
       setExitCode(await initAction(io));
     });
 
-  program
-    .command('serve')
-    .description('serve a prerendered tree, filling price placeholders per visitor')
-    .argument('<dir>', 'the tree written by "prerender crawl"')
-    .option('-p, --port <port>', 'port to listen on (0 picks a free one) (default: 8080)')
-    .option('--host <host>', 'address to listen on (default: 127.0.0.1)')
-    .option('--prices <source>', 'price source: a .json or .csv file, or an http(s) URL template with {sku} and {zip}')
-    .option('--zip-param <name>', 'query parameter holding the zip code (default: zip)')
-    .option('--zip-cookie <name>', 'cookie holding the zip code (default: zip)')
-    .option('--default-zip <zip>', 'zip code to assume when the visitor gives none')
-    .option('--fallback <text>', 'text shown when no price is known or the price source is down')
-    .option('--cache-bytes <n>', 'memory for cached pages and files, all their compressed forms counted (k/m/g suffix allowed) (default: 512m)')
-    .option('--max-rss <n>', 'resident memory the server keeps under by holding fewer cached pages when the rest of the process grows; "off" for no bound (k/m/g suffix allowed) (default: --cache-bytes + 96m, so that the process stays under --cache-bytes + 150m)')
-    .option('--drain-timeout <ms>', 'on SIGTERM/SIGINT, how long requests in flight may take to finish before the server exits; a second signal exits at once (default: 10000)')
-    .addHelpText('after', `
-Prices: --prices prices.json | prices.csv | 'http://shop/price.asp?sku={sku}&zip={zip}'
-(one SKU per request) | 'http://shop/prices.asp?skus={skus}&zip={zip}' (many SKUs per
-request, a JSON object by SKU back: use it when the endpoint can).
-Stopping: SIGTERM or Ctrl-C stops accepting connections, lets requests in flight
-finish (at most --drain-timeout), then exits 0; a second signal exits at once.`)
-    .action(async (dir, flags) => {
-      const { runServeCommand } = await import('../serve/index.js');
-      const { cacheBytes, maxRss, drainTimeout, ...options } = flags;
-      if (cacheBytes !== undefined) options.pageCacheBytes = coerceOption({ name: 'pageCacheBytes', flags: '--cache-bytes <n>', type: 'bytes', min: 1024 * 1024, description: '' }, cacheBytes);
-      if (maxRss !== undefined) options.maxRssBytes = /^off$/i.test(maxRss) ? null : coerceOption({ name: 'maxRssBytes', flags: '--max-rss <n>', type: 'bytes', min: 1024 * 1024, description: '' }, maxRss);
-      if (drainTimeout !== undefined) options.drainTimeoutMs = coerceOption({ name: 'drainTimeoutMs', flags: '--drain-timeout <ms>', type: 'integer', min: 0, description: '' }, drainTimeout);
-      if (options.port !== undefined) {
-        // Digits only: "" (an empty $PORT) is not 0, nor "0x1F90" 8080.
-        const port = /^\d{1,5}$/.test(String(options.port)) ? Number(options.port) : NaN;
-        if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535, got ${JSON.stringify(options.port)}`);
-        options.port = port;
-      }
-      await runServeCommand(dir, options, { stdout: io.stdout, stderr: io.stderr, signal: io.signal ?? new AbortController().signal });
-      setExitCode(EXIT.OK);
-    });
-
+  addServeCommands(program, io, setExitCode);
   addDeployCommands(program, io, setExitCode);
+  addCapacityCommand(program, io, setExitCode);
 
   return program;
 }
 
-/** Crawl options that mean nothing to preview: accepted (so a crawl command line can be pasted) and ignored. */
-// Not --rate and --delay: a preview fetches from the same site as the crawl it plans, as gently.
+/** Crawl options preview ignores but accepts, so a crawl command line can be pasted. Not --rate, --delay: it is as gentle. */
 const PREVIEW_IGNORES = ['out', 'placeholders', 'pricePath', 'writeSitemap', 'siteUrl', 'dynamicBase', 'assets', 'quiet', 'full', 'pruneMax', 'force', 'ignore', 'resume', 'precompress',
-  'frontier', 'crawlId', 'fresh', 'blobs', 'originConcurrency', 'maxDeliveries', 'frontierTimeout', 'leaseTimeout'];
+  'changed', 'withReferrers', 'frontier', 'crawlId', 'freshStart', 'blobs', 'originConcurrency', 'maxDeliveries', 'frontierTimeout', 'leaseTimeout'];
 
 /**
- * Add the crawl options to a command; a boolean that a config file may turn
- * on also gets its --no- form. Options in `hidden` are accepted but not shown.
- * @param {Command} command
- * @param {string[]} [hidden]
+ * Add the crawl options to a command (booleans a config file may turn on get a --no- form); `hidden` are accepted, not shown.
+ * @param {Command} command @param {string[]} [hidden]
  */
 function addCrawlOptions(command, hidden = []) {
   for (const spec of CRAWL_OPTIONS) {
@@ -224,9 +186,7 @@ function addCrawlOptions(command, hidden = []) {
   }
 }
 
-/**
- * @param {import('../options/crawl-options.js').OptionSpec} spec
- */
+/** @param {import('../options/crawl-options.js').OptionSpec} spec */
 function optionFromSpec(spec) {
   // (a description that says its default itself, as --threads does, is left as it is)
   const shown = spec.default === undefined || (Array.isArray(spec.default) && spec.default.length === 0) || spec.default === false || spec.description.includes('(default:')
@@ -243,15 +203,13 @@ function configOption() {
 
 /**
  * Merge the config file (if any) under the command-line flags.
- * @param {string[]} roots
- * @param {Record<string, any>} flags
- * @param {Io} io
+ * @param {string[]} roots @param {Record<string, any>} flags @param {Io} io
  */
 async function withConfig(roots, flags, io) {
   const { config, ...cli } = flags;
   const file = await findConfig({ cwd: io.cwd ?? process.cwd(), file: config });
   const fromFile = file ? await loadConfigFile(file) : {};
-  for (const key of DEPLOY_KEYS) delete fromFile[key]; // publish/deploy's own
+  for (const key of [...DEPLOY_KEYS, 'capacity']) delete fromFile[key]; // publish/deploy's and capacity's own
   const merged = { ...fromFile, ...cli };
   if (roots.length > 0) merged.roots = roots;
   // Relative paths are relative to the working directory the CLI was given.
@@ -261,18 +219,18 @@ async function withConfig(roots, flags, io) {
   merged.out = path.resolve(cwd, typeof merged.out === 'string' ? merged.out : String(OPTION_BY_NAME.get('out')?.default));
   if (merged.roots === undefined && merged.sitemap === undefined && merged.urls === undefined) swallowedRoot(cli);
   if (typeof merged.urls === 'string' && merged.urls !== '-') merged.urls = path.resolve(cwd, merged.urls);
+  if (typeof merged.changed === 'string' && merged.changed !== '-') merged.changed = path.resolve(cwd, merged.changed);
   return merged;
 }
 
 /**
- * No root given, but the last value of a variadic option (-i /a /b http://h/)
- * is a URL: commander gave the root to the option. Say so, and how to fix it.
+ * No root given, but a variadic option's last value (-i /a /b http://h/) is a URL commander gave it: say so and how to fix it.
  * @param {Record<string, any>} cli the command-line flags
  */
 function swallowedRoot(cli) {
   for (const spec of CRAWL_OPTIONS) {
     const values = cli[spec.name];
-    if ((spec.type !== 'string[]' && spec.type !== 'name-rules') || !Array.isArray(values) || values.length === 0) continue;
+    if ((spec.type !== 'string[]' && spec.type !== 'name-rules' && spec.type !== 'fresh-rules') || !Array.isArray(values) || values.length === 0) continue;
     const last = String(values[values.length - 1]);
     if (!/^https?:\/\//i.test(last)) continue;
     const flag = spec.flags.split(/[ ,]+/).find((f) => f.startsWith('--'));
@@ -281,18 +239,14 @@ function swallowedRoot(cli) {
   }
 }
 
-/**
- * @param {Record<string, any>} flags merged options
- * @param {Io} io
- */
+/** @param {Record<string, any>} flags merged options @param {Io} io */
 async function crawlAction(flags, io) {
   const { json, quiet, progressInterval, ...options } = flags;
   const intervalSeconds = progressSeconds(progressInterval);
   // A shared crawl may take its Redis from the environment.
   if (options.crawlId !== undefined && options.frontier === undefined && io.env?.REDIS_URL) options.frontier = io.env.REDIS_URL;
-  // A shared crawl's coordinator keeps V8's own young generation (heap.js).
   if (options.frontier !== undefined) releaseYoungGeneration();
-  // The engine (and its HTTP client) is loaded by the commands that crawl, not with the CLI.
+  // The engine is loaded by the commands that crawl, not with the CLI.
   const { Crawler } = await import('../crawler/index.js');
   let crawler;
   try {
@@ -321,7 +275,6 @@ async function crawlAction(flags, io) {
   try {
     result = await crawler.run();
   } catch (error) {
-    // Interrupted before any page was crawled (while the sitemaps were read): nothing written.
     if (error instanceof AbortError) {
       io.stderr.write('prerender: interrupted before any page was crawled; nothing was written\n');
       if (json) io.stdout.write(JSON.stringify({ error: { code: 'INTERRUPTED', message: 'interrupted before any page was crawled' }, stats: crawler.stats }) + '\n');
@@ -340,15 +293,11 @@ async function crawlAction(flags, io) {
   if (json) io.stdout.write(JSON.stringify(result) + '\n');
   else if (!quiet) io.stdout.write(formatSummary(result, { warningsList: warnings }));
   if (result.interrupted) return EXIT.INTERRUPTED;
-  // --max-pages reached: in-scope pages were not written; so with a root lost (404/410, or
-  // redirected out of scope: nothing under it crawled, a run a script must not take for a success).
+  // --max-pages reached left in-scope pages out; a lost root (404/410, or out of scope) is no success either.
   return result.failed > 0 || result.stale > 0 || result.pruneRefused || result.notCrawled > 0 || result.rootLost ? EXIT.PAGES_FAILED : EXIT.OK;
 }
 
-/**
- * @param {Record<string, any>} flags merged options
- * @param {Io} io
- */
+/** @param {Record<string, any>} flags merged options @param {Io} io */
 async function previewAction(flags, io) {
   try {
     return await planAction(flags, io);
@@ -361,18 +310,17 @@ async function previewAction(flags, io) {
   }
 }
 
-/**
- * @param {Record<string, any>} flags merged options
- * @param {Io} io
- */
+/** @param {Record<string, any>} flags merged options @param {Io} io */
 async function planAction(flags, io) {
   const { json, quiet, why, limit, sample, progressInterval, ...options } = flags;
   const intervalSeconds = progressSeconds(progressInterval);
   const write = (/** @type {string} */ text) => io.stdout.write(text);
+  // --why reads the state in OUT: whether a --fresh rule carries the page, and until when.
+  const out = options.out;
   for (const name of PREVIEW_IGNORES) if (name !== 'assets') delete options[name];
   const { preview, explainUrl } = await import('../preview/index.js');
   if (why !== undefined) {
-    const answer = await explainUrl({ ...options, signal: io.signal, stdin: io.stdin }, why);
+    const answer = await explainUrl({ ...options, out, signal: io.signal, stdin: io.stdin }, why);
     write(json ? JSON.stringify(answer) + '\n' : formatWhy(answer));
     return answer.fetchError ? EXIT.PAGES_FAILED : EXIT.OK;
   }

@@ -86,6 +86,12 @@ export function formatSummary(result, extra = {}) {
   const did = recrawl ? 're-crawled' : 'wrote';
   const verb = result.interrupted ? `Interrupted: ${did}` : did[0].toUpperCase() + did.slice(1);
   lines.push(`${verb} ${count(result.pages)} page${result.pages === 1 ? '' : 's'}${assets} ${recrawl ? 'into' : 'to'} ${result.out} in ${formatDuration(result.durationMs)} (${rate} pages/s)`);
+  const carried = result.carried ? result.carried.fresh + result.carried.listed + result.carried.dated : 0;
+  if (carried > 0) {
+    const { fresh, listed, dated } = result.carried;
+    const how = [fresh > 0 ? `${count(fresh)} still fresh` : '', listed > 0 ? `${count(listed)} not in the --changed list` : '', dated > 0 ? `${count(dated)} by their sitemap date` : ''].filter(Boolean);
+    lines.push(`Fetched ${count(result.fetched)} page${result.fetched === 1 ? '' : 's'}; carried ${count(carried)} from the last crawl without a request (${how.join(', ')})`);
+  }
   if (result.resumed > 0) lines.push(`Resumed the crawl killed or interrupted before: ${count(result.resumed)} page${result.resumed === 1 ? '' : 's'} taken from its journal, not fetched again`);
   if (result.failed > 0) {
     lines.push(`${count(result.failed)} failed:`);
@@ -221,6 +227,7 @@ export function formatWhy(answer) {
   if (answer.redirectTo) lines.push(`  redirect  ${answer.redirectTo} (links lead to its file)`);
   if (answer.file) lines.push(`  file      ${answer.file} (${answer.fileFrom}; a collision found by a full crawl would add a suffix)`);
   if (answer.fetchError) lines.push(`  fetch     failed: ${answer.fetchError}`);
+  if (answer.fresh) lines.push(`  fresh     ${answer.fresh}`);
   if (answer.asFormAction) lines.push(`  as a form action: ${answer.asFormAction}`);
   lines.push(`  scope     include ${answer.scope.include.join(', ') || '(none)'}; exclude ${answer.scope.exclude.join(', ') || '(none)'}`);
   return lines.join('\n') + '\n';

@@ -4,14 +4,13 @@ import { AbortError, UsageError } from '../errors.js';
 import { explainError, redact } from './report.js';
 import { boundCrawlHeap } from '../runtime/heap.js';
 import { frontierUrlError } from '../options/frontier-url.js';
+import { EXIT } from './exit-codes.js';
 
 /**
  * The commands of a shared crawl: `prerender worker` and `prerender status`
  * (the coordinator is `prerender crawl … --frontier … --crawl-id …`).
  * Loaded with the CLI; ioredis is imported only when one of them runs.
  */
-
-const EXIT = { OK: 0, USAGE: 2, INTERRUPTED: 130 };
 
 /**
  * @param {string | undefined} value

@@ -35,12 +35,15 @@ import { CrawlSession } from './session.js';
  *   threads: { workers: number, inWorkers: number, inMain: number, early: number, revalidated: number },
  *   failures: import('../output/manifest/schema.js').ManifestError[],
  *   requisitesMissing: import('../output/manifest/schema.js').ManifestError[],
- *   stale: number, resumed: number, pruneRefused: boolean, complete: boolean, tooDeep: number, tooLong: number, sitemapsCut: boolean, rootLost: boolean, kept: number,
+ *   stale: number, resumed: number, fetched: number, carried: { fresh: number, listed: number, dated: number }, pruneRefused: boolean, complete: boolean, tooDeep: number, tooLong: number, sitemapsCut: boolean, rootLost: boolean, kept: number,
  *   churn: {
  *     new: number, changed: number, notModified: number, sameBytes: number, removed: number, stale: number, failed: number,
  *     filesWritten: number, bytesWritten: number,
  *   },
  * }} CrawlResult
+ *   fetched: pages this run asked the origin for (answered 200 or 304, or kept stale); carried: pages of
+ *   the last crawl carried without a request, fresh (--fresh, --honour-cache-control), not in the
+ *   --changed list, or dated (a sitemap's <lastmod> no later than the stored copy);
  *   threads: worker threads started, and the per-page requests (tokenise, rewrite) they and the main thread did;
  *   revalidated: the answers of a re-crawl's HTTP thread (revalidate.js) the crawl used, asked ahead or not
  *   churn: URLs new / changed / unchanged (304) / unchanged (same bytes) / removed / stale / failed,

@@ -9,7 +9,7 @@ import { LocalTree } from '../output/local-tree.js';
 import { STATE_DIR, clearLeftovers, prepareOutDir } from '../output/outdir.js';
 import { acquireLock } from '../output/lock.js';
 import { OPTION_BY_NAME } from '../options/crawl-options.js';
-import { loadListedRoots } from '../roots/sources.js';
+import { loadListedRoots, readUrlList } from '../roots/sources.js';
 import { PrerenderError } from '../errors.js';
 import { createCrawlRun } from '../engine/run.js';
 import { Lifecycle } from '../engine/lifecycle.js';
@@ -21,6 +21,8 @@ import { renderContext } from '../engine/write-page.js';
 import { errorsOf, splitMissingRequisites } from '../engine/errors-list.js';
 import { outputKey } from '../recrawl/next-state.js';
 import { EarlyWrites } from '../engine/early.js';
+import { checkListed, listedInScope, planUnasked, whyUnasked } from '../engine/unasked.js';
+import { lastmodSeconds } from '../recrawl/freshness.js';
 import { VALIDATING, conditionalHeaders, isGoneStatus, loadPrior, namingKey, reusable } from '../recrawl/prior.js';
 import { JOURNAL_FILE, createJournal, readJournal } from '../recrawl/journal.js';
 import { MemoryFrontier } from '../store/frontier.js';
@@ -45,16 +47,15 @@ const PRIOR = 1;
 const JOURNAL = 2;
 
 /**
- * One run of a Crawler. What it owns exists from construction (signal,
- * loader, target, blob store, arena); what needs OUT or the network is
- * acquired in open(), each with its clean-up registered as it is taken.
+ * One run of a Crawler. What it owns exists from construction; what needs OUT or the network is acquired
+ * in open(), each with its clean-up registered as it is taken.
  */
 export class CrawlSession {
   /** The write phase ended: tree, manifest and state are written. */
   committed = false;
   /** Ended by a signal: its journal is kept, to be resumed. */
   interrupted = false;
-  /** Some sitemaps were not read (--max-pages, or the cap on sitemaps): their URLs were never seen. */
+  /** Some sitemaps were not read (--max-pages, or the sitemap cap): their URLs were never seen. */
   sitemapsCut = false;
   lockHeld = false;
   /** A root failed, is gone or redirected out of scope (rootLost()). */
@@ -77,8 +78,7 @@ export class CrawlSession {
   run = null;
 
   /**
-   * @param {import('./index.js').Crawler} crawler
-   * @param {CrawlStats} stats
+   * @param {import('./index.js').Crawler} crawler @param {CrawlStats} stats
    * @param {{ loader?: import('../fetch/http.js').Loader, transforms: Transform[], target?: import('../output/target.js').OutputTarget }} seams the caller's
    */
   constructor(crawler, stats, seams) {
@@ -105,15 +105,12 @@ export class CrawlSession {
     this.stateDir = o.dryRun ? null : path.join(path.resolve(o.out), STATE_DIR);
     /** @type {LogBlobStore | import('../distributed/dir-blobs.js').DirBlobStore | null} */
     this.blobs = this.stateDir && !o.frontier ? new LogBlobStore(this.stateDir) : null;
-    // What this run knows of each URL, what the last run kept and what a killed
-    // run's journal says: one packed arena, each URL's key kept once.
+    // What this run knows of each URL, what the last run kept and a killed run's journal: one packed arena.
     this.arena = new Arena(3);
   }
 
   /**
-   * Requests ask ahead on a thread of their own (revalidate.js) only with the
-   * crawl's own HTTP loader, and not where they must be paced or go through a
-   * browser or another process's frontier.
+   * Ask ahead on a thread (revalidate.js) only with the crawl's own HTTP loader, unpaced, without a browser or shared frontier.
    * @param {boolean} callerLoader
    */
   canAskAhead(callerLoader) {
@@ -123,8 +120,7 @@ export class CrawlSession {
   }
 
   /**
-   * Pages are rewritten and written while the crawl runs only into a local
-   * tree, from staged blobs, without --precompress, with page threads.
+   * Write while crawling only into a local tree, from staged blobs, without --precompress, with page threads.
    * @param {CrawlRun} run
    */
   canWriteEarly(run) {
@@ -155,20 +151,22 @@ export class CrawlSession {
   }
 
   /**
-   * OUT checked and locked, the last state and journal read, the roots
-   * listed, the seams opened: the run every phase works on.
+   * OUT checked and locked, last state and journal read, roots listed, seams opened: the run every phase works on.
    * @returns {Promise<CrawlRun>}
    */
   async open() {
     const o = this.o;
-    // --render: the render step, after the caller's transforms (its browser is found before anything else).
+    // --render: the render step goes after the caller's transforms (its browser is found before anything else).
     this.transforms = o.render ? [...this.callerTransforms, (await import('../render/step.js')).createRenderStep(o)] : this.callerTransforms;
     if (this.stateDir) await this.#openOut();
-    this.listed = await loadListedRoots(o, (url, message) => warn(this, url, 'SITEMAP', message), () => { this.sitemapsCut = true; });
+    /** @type {Map<string, string>} */
+    const lastmods = new Map();
+    this.listed = await loadListedRoots(o, (url, message) => warn(this, url, 'SITEMAP', message), () => { this.sitemapsCut = true; }, lastmods);
+    const changed = o.changed === undefined ? null : await readUrlList(o.changed, { stdin: o.stdin, option: '--changed' });
     if (o.roots.length === 0 && this.listed.length === 0) throw nothingToCrawl(o, this.warnings);
     const prior = this.prior;
-    // Other --name rules or origins than the last run's: no page is kept on a 304 with the file
-    // the old rules gave it (prior.js namingKey); a transient failure still keeps the last copy.
+    // Other --name rules or origins than the last run's: no page keeps the old rules' file on a 304
+    // (prior.js namingKey); a transient failure still keeps the last copy.
     if (prior?.reuse && prior.naming !== undefined && prior.naming !== namingKey(o.name, [...o.roots, ...this.listed].map((url) => new URL(url).origin))) {
       prior.renamed = true;
     }
@@ -177,15 +175,15 @@ export class CrawlSession {
     const run = this.#createRun();
     this.run = run;
     this.lifecycle.defer('page threads', () => run.threads.close());
+    this.#planUnasked(run, changed, lastmods);
     if (prior) prior.reuseOutput = prior.reuse && prior.output === outputKey(run);
     await this.#startAskingAhead(run);
     if (this.canWriteEarly(run)) {
-      // In a shared crawl, from every process's results (the feed) and the shared blob directory.
       const early = new EarlyWrites(run, renderContext(run), this.shared?.feed() ?? null);
       run.early = early;
       this.lifecycle.defer('early writes', () => early.stop());
     }
-    // threadsFrom 0 (an internal option, for tests): the workers take the very first page.
+    // threadsFrom 0 (internal, for tests): the workers take the very first page.
     if (o.threadsFrom === 0) await run.threads.start();
     this.lifecycle.defer('transforms', () => this.#closeTransforms(true));
     for (const transform of this.transforms) {
@@ -193,6 +191,24 @@ export class CrawlSession {
       await transform.open?.(run);
     }
     return run;
+  }
+
+  /**
+   * Which pages of the last crawl are carried without a request (engine/unasked.js).
+   * @param {CrawlRun} run
+   * @param {string[] | null} changed the --changed list
+   * @param {Map<string, string>} lastmods the sitemaps' dates, as written
+   */
+  #planUnasked(run, changed, lastmods) {
+    // A shared crawl's workers know no such plan: every process fetches what it takes (sitemap dates unused).
+    if (this.o.frontier) return;
+    const { dates, unusable } = lastmodSeconds(lastmods);
+    if (unusable > 0) warn(run, this.o.sitemap[0], 'SITEMAP', `${unusable} <lastmod> value${unusable === 1 ? ' is' : 's are'} not a W3C date (2024-05-01, or with a time and zone): ${unusable === 1 ? 'that page is' : 'those pages are'} fetched`);
+    run.unasked = planUnasked(this.prior, this.o, { changed: changed && listedInScope(run, changed), dates, origins: [...run.origins] });
+    if (changed && !run.unasked) {
+      const why = !this.prior ? 'OUT holds no last crawl' : this.o.full ? '--full ignores the last crawl' : 'the --name rules or origins changed since the last crawl';
+      warn(run, changed[0] ?? this.o.out, 'CHANGED_NO_STATE', `--changed: ${why}, so no page can be carried from it: every page is fetched`);
+    }
   }
 
   /** OUT checked and locked before anything is fetched; the last state and a killed run's journal read. */
@@ -208,13 +224,13 @@ export class CrawlSession {
     this.lockHeld = true;
     this.lifecycle.defer('lock', () => lock.release());
     this.lifecycle.defer('blob store', () => this.#closeBlobs());
-    // A killed run's temp files and staging; in a shared crawl only once its pass is
-    // dropped in Redis (#openShared), so that no worker still writes into them.
+    // A killed run's temp files and staging; in a shared crawl only once its pass is dropped in Redis
+    // (#openShared), so no worker still writes into them.
     if (!o.frontier) await clearLeftovers(prepared.stateDir);
-    // A re-crawl's HTTP thread starts while the last state is read (it is idle until then).
+    // A re-crawl's HTTP thread starts while the last state is read.
     if (this.revalidator && !o.full && existsSync(path.join(prepared.stateDir, STATE_FILE))) this.revalidator.warm();
     const prior = await loadPrior(prepared.stateDir, { full: o.full, ignore: o.ignore, pages: new StoredPages(this.arena, PRIOR), roots: [...o.roots, ...o.sitemap] });
-    // A journal left means a run was killed or interrupted since the state: files it put in OUT are not listed there.
+    // A journal left means a run was killed since the state: files it put in OUT are not listed there.
     if (prior) prior.ownsTree = !existsSync(path.join(prepared.stateDir, JOURNAL_FILE));
     this.prior = prior;
     const found = o.resume && !o.full && !o.frontier ? await readJournal(prepared.stateDir, journalKey(o), new StoredPages(this.arena, JOURNAL)) : null;
@@ -226,8 +242,7 @@ export class CrawlSession {
   }
 
   /**
-   * The staged blobs stay for the next run once a state refers to them. A run
-   * that never got OUT's lock touches nothing of it: those are another crawl's.
+   * Staged blobs stay once a state refers to them. A run that never got OUT's lock touches nothing: they are another crawl's.
    */
   async #closeBlobs() {
     if (this.committed || this.prior || this.journal) await this.blobs?.close();
@@ -251,13 +266,12 @@ export class CrawlSession {
       await target.init();
       this.lifecycle.defer('output', () => !this.committed && target.abort());
     }
-    // Kept with --full too: a page that fails for a while keeps its last copy and follows its stored links.
+    // Kept with --full too: a page failing for a while keeps its last copy and follows its stored links.
     if (blobs) await blobs.init({ keep: this.prior !== null || this.resumed !== null });
     if (stateDir && !this.shared) {
       const journal = createJournal(stateDir, journalKey(o), { append: this.resumed !== null });
       this.journal = journal;
-      // A run that ended by itself has written its state, which the next run starts from;
-      // only one interrupted or killed keeps its journal, to be resumed.
+      // A run that ended by itself has written its state; only an interrupted or killed one keeps its journal.
       this.lifecycle.defer('journal', () => (this.committed && !this.interrupted ? journal.remove() : journal.close()));
     }
   }
@@ -287,20 +301,26 @@ export class CrawlSession {
   }
 
   /**
-   * A re-crawl's conditional requests, asked ahead for pages still waiting;
-   * not for those the killed run's journal has (they are not fetched again).
+   * A re-crawl's conditional requests, asked ahead; not for pages the killed run's journal has.
    * @param {CrawlRun} run
    */
   async #startAskingAhead(run) {
     const { revalidator, prior: last, blobs } = this;
     if (!revalidator) return;
-    if (!last?.reuse || last.renamed) {
+    // (--changed: every page but those listed and their referrers is carried, none asked ahead.)
+    if (!last?.reuse || last.renamed || run.unasked?.listed) {
       await revalidator.unwarm();
       return;
     }
     const journaled = this.resumed?.entries ?? null;
     const frontier = run.frontier;
-    revalidator.start((key) => (journaled?.has(key) || frontier.queued?.(key) === false ? undefined : conditionalHeaders(last, reusable(last, key, blobs, VALIDATING))));
+    const unasked = run.unasked;
+    revalidator.start((key) => {
+      if (journaled?.has(key) || frontier.queued?.(key) === false) return undefined;
+      const stored = reusable(last, key, blobs, VALIDATING);
+      // A page carried without a request is not asked ahead either.
+      return unasked && stored && whyUnasked(unasked, key, stored, run.now) ? undefined : conditionalHeaders(last, stored);
+    });
     run.revalidator = revalidator;
   }
 
@@ -319,15 +339,13 @@ export class CrawlSession {
     this.stats.phase = 'discover';
     await discover(run, [...this.o.roots, ...this.listed]);
     await run.revalidator?.stop();
+    if (!this.controller.signal.aborted) await checkListed(run);
     await this.#closeTransforms(false);
     this.interrupted = this.controller.signal.aborted;
     await this.shared?.barrier(run, { interrupted: this.interrupted });
   }
 
-  /**
-   * The frontier's limits, each said as a warning when reached.
-   * @returns {Limits}
-   */
+  /** The frontier's limits, each said as a warning when reached. @returns {Limits} */
   limits() {
     const run = this.#run();
     const o = this.o;
@@ -356,10 +374,8 @@ export class CrawlSession {
   }
 
   /**
-   * Complete: every in-scope URL reached and no failure left but 404/410
-   * (an answer with no links to follow). Only such a run removes files.
-   * @param {Limits} limits
-   * @param {number} stale
+   * Complete: every in-scope URL reached, no failure left but 404/410. Only such a run removes files.
+   * @param {Limits} limits @param {number} stale
    */
   async isComplete(limits, stale) {
     const run = this.#run();
@@ -370,8 +386,7 @@ export class CrawlSession {
 
   /**
    * Rewrites, writes and commits the tree, when there is a target.
-   * @param {Naming} naming
-   * @param {boolean} complete
+   * @param {Naming} naming @param {boolean} complete
    * @returns {Promise<Outcome>} its `complete` is false when a page could not be written
    */
   async writePhase(naming, complete) {
@@ -385,13 +400,10 @@ export class CrawlSession {
   }
 
   /**
-   * The records read once more, for the counts and the blobs the new state
-   * refers to. The log is compacted after every run that wrote its state, not
-   * after an interrupted one (its journal refers to blobs too); a shared
+   * The records read once more, for the counts and the blobs the new state refers to. The log is compacted
+   * after every run that wrote its state, not an interrupted one (its journal refers to blobs); a shared
    * crawl's blob directory only after a complete crawl.
-   * @param {Naming} naming
-   * @param {Outcome} outcome
-   * @param {Limits} limits
+   * @param {Naming} naming @param {Outcome} outcome @param {Limits} limits
    * @returns {Promise<import('./index.js').CrawlResult>}
    */
   async summary(naming, outcome, limits) {
@@ -432,12 +444,11 @@ function nothingToCrawl(o, warnings) {
 }
 
 /**
- * What a journal must match to be resumed: the roots, what decides the set
- * of URLs crawled, and the --name rules.
+ * What a journal must match to be resumed: the roots, what decides the set of URLs crawled, the --name rules.
  * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
  */
 function journalKey(o) {
-  // --name and --max-url-length count only when given, so that journals of runs without them still match.
+    // --name and --max-url-length count only when given, so journals of runs without them still match.
   return JSON.stringify([o.roots, o.sitemap, o.urls ?? null, o.include, o.exclude, o.assets, o.maxDepth, o.maxRedirects, o.headers, ...(o.name.length > 0 ? [o.name] : []),
     ...(o.includeRegex.length + o.excludeRegex.length > 0 ? [{ includeRegex: o.includeRegex, excludeRegex: o.excludeRegex }] : []),
     ...(o.maxUrlLength !== OPTION_BY_NAME.get('maxUrlLength')?.default ? [{ maxUrlLength: o.maxUrlLength }] : [])]);

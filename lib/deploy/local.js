@@ -7,7 +7,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import pLimit from 'p-limit';
 import { AbortError, DeployError } from '../errors.js';
-import { diskFullError, takeLock } from './lock.js';
+import { diskFullError, takeLock } from './release-lock.js';
 import { CURRENT, RELEASES, TMP_PREFIX, idFromLink, isReleaseId, parseHeader, parseRecord } from './release.js';
 import { assertNoLink, localTreeProblem } from './sound.js';
 import { checkHashes, removalList } from './verify.js';

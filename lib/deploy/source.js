@@ -9,6 +9,7 @@ import pLimit from 'p-limit';
 import { MANIFEST_NAME, ManifestFormatError, parseManifest } from '../output/manifest/index.js';
 import { isSitemapName } from '../output/sitemap.js';
 import { DeployError } from '../errors.js';
+import { FRONT_FILES } from '../front/front-files.js';
 
 /**
  * The tree to publish, read once: every file the manifest lists, their
@@ -293,7 +294,8 @@ export async function readSource(out, options = {}) {
   tree.bytes += manifestText.length;
   for (const file of [...regular, ...viaLink]) {
     if (listed.has(file)) continue;
-    if (!file.includes('/') && isSitemapName(file)) {
+    // The front's generated configurations ship with the release (prerender front, docs/front.md).
+    if (!file.includes('/') && (isSitemapName(file) || FRONT_FILES.includes(file))) {
       listed.add(file);
       check(file, null);
       continue;

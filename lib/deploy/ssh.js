@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { AbortError, DeployError, LockedError } from '../errors.js';
-import { holderText, isStale, onlyAPersonCanTell, ownerText, parseOwner } from './lock.js';
+import { holderText, isStale, onlyAPersonCanTell, ownerText, parseOwner } from './release-lock.js';
 import { CURRENT, LOCK_NAME, RELEASES, TMP_PREFIX, idFromLink, parseHeader, parseRecord } from './release.js';
 import { COMMIT_SCRIPT, LOCK_STATE_SCRIPT, STAGE_SCRIPT, STATE_SCRIPT, SWITCH_SCRIPT, UNLOCK_SCRIPT, checkAll, checkLine, parseCheckFailures, shQuote } from './ssh-scripts.js';
 import { detailOf, sshFailure } from './ssh-errors.js';

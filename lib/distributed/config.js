@@ -3,12 +3,9 @@ import { OPTION_BY_NAME } from '../options/crawl-options.js';
 
 
 /**
- * The configuration of a shared crawl, stored under its id when it starts:
- * the roots and every option that changes the result, plus the crawl-wide
- * settings of the frontier. Workers read it (they take nothing from their
- * own command line but their concurrency); a later `crawl` with the same id
- * must give the same, or is refused with what differs.
- *
+ * A shared crawl's configuration, stored under its id: the roots and every option that changes the
+ * result. Workers take only their concurrency from their own command line; a later `crawl` with the
+ * same id must give the same, or is refused with what differs.
  * @typedef {{
  *   format: 'prerender-crawl', version: string, roots: string[], listed: string[],
  *   options: Record<string, unknown>, createdAt: string,
@@ -31,8 +28,7 @@ export const LOCAL_OPTIONS = ['concurrency', 'threads', 'renderConcurrency', 're
 
 /**
  * A resolved option back in the form of a config file value.
- * @param {string} name
- * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
+ * @param {string} name @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
  */
 function inputValue(name, o) {
   const value = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (o))[name];
@@ -45,8 +41,7 @@ function inputValue(name, o) {
 /**
  * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
  * @param {string[]} listed roots from --sitemap / --urls
- * @param {string} version
- * @returns {SharedConfig}
+ * @param {string} version @returns {SharedConfig}
  */
 export function sharedConfig(o, listed, version) {
   /** @type {Record<string, unknown>} */
@@ -59,10 +54,8 @@ export function sharedConfig(o, listed, version) {
 }
 
 /**
- * What differs between the stored configuration and the one given, as one
- * line, or null. Header values are never shown (cookies, tokens).
- * @param {SharedConfig} stored
- * @param {SharedConfig} given
+ * What differs between the stored and given configurations, as one line, or null. Header values are never shown (secrets).
+ * @param {SharedConfig} stored @param {SharedConfig} given
  */
 export function configDifference(stored, given) {
   const differences = [];
@@ -81,8 +74,7 @@ export function configDifference(stored, given) {
 }
 
 /**
- * The options a worker crawls with: the stored ones, plus its own
- * connections, worker threads, render tabs, browser recycling and browser binary.
+ * The options a worker crawls with: the stored ones, plus its own LOCAL_OPTIONS.
  * @param {SharedConfig} config
  * @param {{ frontier: string, crawlId: string, concurrency?: number, threads?: number, renderConcurrency?: number, renderRecycle?: number, browser?: string }} local
  */

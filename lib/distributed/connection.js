@@ -6,13 +6,9 @@ import { frontierDb, frontierUrlError, redactUrl } from '../options/frontier-url
 import { COORD_CLAIM, COORD_KEEP, FIN_COLLECT, FIN_CURRENT, FIN_DONE, FIN_RENEW, FIN_TAKE } from './finish-scripts.js';
 
 /**
- * One connection to the Redis that holds a crawl, with the frontier's
- * scripts defined on it (ioredis sends them with EVALSHA and loads them on
- * NOSCRIPT, as after a Redis restart). When Redis goes away the client
- * retries with backoff, commands wait meanwhile; after `--frontier-timeout`
- * seconds without Redis it gives up and every command fails with a
- * FrontierError (exit 2, one line).
- *
+ * One connection to the crawl's Redis with the frontier's scripts defined (EVALSHA, reloaded on
+ * NOSCRIPT after a restart). Without Redis for `--frontier-timeout` seconds every command fails with
+ * a FrontierError (exit 2, one line).
  * @typedef {Redis & {
  *   prAdd(prefix: string, ...args: (string | number)[]): Promise<number[]>,
  *   prTake(prefix: string, ...args: (string | number)[]): Promise<(string | number)[]>,
@@ -41,9 +37,7 @@ export { redactUrl } from '../options/frontier-url.js';
 const REFUSED_CREDENTIALS = /WRONGPASS|NOAUTH|invalid username-password pair|invalid password/i;
 
 /**
- * Disconnect without reconnecting, and without waiting (up to ioredis's 2 s
- * disconnectTimeout) for the server to close a socket whose unread replies
- * keep it open: a refused connection ends the process at once.
+ * Disconnect at once, without waiting for the server to close a socket whose unread replies keep it open.
  * @param {Redis} redis
  */
 function closeNow(redis) {
@@ -53,20 +47,12 @@ function closeNow(redis) {
   stream?.destroy();
 }
 
-/**
- * Every key of a crawl starts with this: one hash tag, one cluster slot.
- * @param {string} crawlId
- */
+/** Every key of a crawl starts with this: one hash tag, one cluster slot. @param {string} crawlId */
 export const keyPrefix = (crawlId) => `prerender:{${crawlId}}:`;
 
 /**
- * Connect, bounded by `timeoutSeconds`: while Redis is unreachable the
- * client retries with backoff, commands wait; past the bound every command
- * fails. A Redis that stops answering without closing the connection (a
- * stopped process, a paused machine, a partition without RST) is bounded the
- * same way: a command without an answer for `timeoutSeconds` fails (a long
- * Lua script on a big batch takes far less than the bound, at least 1 s and
- * 60 s by default). Credentials or a database number that Redis refuses
+ * Connect, bounded by `timeoutSeconds`: while Redis is unreachable, or stops answering without closing
+ * (a partition without RST), commands wait; past the bound they fail. Refused credentials or database
  * fail at once: retrying would not change the answer.
  * @param {string} url redis:// or rediss:// URL
  * @param {{ timeoutSeconds: number, timeoutFlag?: string }} options
@@ -93,10 +79,9 @@ export async function connectRedis(url, { timeoutSeconds, timeoutFlag = '--front
     maxRetriesPerRequest: null, // commands wait for a reconnection, bounded below
     enableAutoPipelining: true,
     connectTimeout: Math.min(10_000, timeoutSeconds * 1000),
-    // A connection that stays open but never answers (Redis stopped, a partition without RST):
-    // the same bound as an unreachable Redis, never shorter (a big batch's script must not be cut off).
+    // A connection open but silent (Redis stopped, a partition without RST) gets the same bound, never
+    // shorter: a big batch's script must not be cut off.
     commandTimeout: timeoutSeconds * 1000,
-    // disconnect() (a refused connection) does not keep the process 2 s for the server to close the socket.
     disconnectTimeout: 200,
     retryStrategy(times) {
       if (fatal) return null;
@@ -153,8 +138,8 @@ export async function connectRedis(url, { timeoutSeconds, timeoutFlag = '--front
     const cause = /** @type {any} */ (lastError)?.code ?? /** @type {any} */ (error)?.code;
     const gone = new FrontierError(`lost the frontier ${shown} for more than ${within}${cause ? `: ${cause}` : ''}`, { code: 'FRONTIER_UNREACHABLE', cause: error });
     if (/Command timed out/.test(message)) {
-      // No answer for the whole bound: Redis is lost. The connection is closed, so that the
-      // commands still waiting (and those of the way out: leaving, QUIT) fail at once, not one bound each.
+      // No answer for the whole bound: Redis is lost. Closed, so waiting commands (and leaving, QUIT)
+      // fail at once, not one bound each.
       fatal = redis.status !== 'ready' ? gone : new FrontierError(`the frontier ${shown} did not answer for more than ${within} (Redis stopped or hung, or the network cut without closing the connection)`, { code: 'FRONTIER_UNREACHABLE', cause: error });
       closeNow(redis);
       return fatal;
@@ -163,7 +148,7 @@ export async function connectRedis(url, { timeoutSeconds, timeoutFlag = '--front
   };
   /** @type {any} */ (redis).toFrontierError = lost;
   try {
-    // Ready, or the bound: a first refusal (Redis not up yet, restarting) is retried like a later one.
+    // Ready, or the bound: a first refusal (Redis not up yet) is retried like a later one.
     const ready = new Promise((resolve, reject) => {
       redis.once('ready', resolve);
       redis.once('end', () => reject(lastError ?? new Error('closed'))); // retryStrategy gave up

@@ -7,13 +7,9 @@ import { outputFailure } from '../output/outdir.js';
 import { sha256 } from '../store/blobs.js';
 
 /**
- * A blob store that several processes (on several machines, over a shared
- * mount) use at once: one file per blob, named by its sha256
- * (`DIR/ab/abcdef…`), written to a temp file and renamed, so a blob is either
- * whole or absent and writing the same blob twice is harmless. The same
- * calls as the log store (put/get/has/close); an object store can implement
- * them too.
- *
+ * A blob store several processes (and machines, over a shared mount) use at once: one file per blob,
+ * `DIR/ab/<sha256>`, written to a temp file and renamed, so a blob is whole or absent and a double
+ * write is harmless.
  * @typedef {import('../store/blobs.js').BlobStore} BlobStore
  */
 
@@ -27,7 +23,7 @@ export class DirBlobStore {
   /** @param {string} dir */
   constructor(dir) {
     this.dir = path.resolve(dir);
-    /** Worker threads store blobs here themselves (page-work.js storeBlob: the same layout). */
+    /** Worker threads store blobs here themselves (page-work.js storeBlob, same layout). */
     this.stageDir = this.dir;
   }
 
@@ -44,10 +40,7 @@ export class DirBlobStore {
     return path.join(this.dir, id.slice(0, 2), id);
   }
 
-  /**
-   * @param {Buffer[]} blobs
-   * @param {string[]} [known] their sha256, when already computed
-   */
+  /** @param {Buffer[]} blobs @param {string[]} [known] their sha256, when already computed */
   async put(blobs, known) {
     const ids = [];
     for (const [i, data] of blobs.entries()) {
@@ -77,10 +70,7 @@ export class DirBlobStore {
     return ids;
   }
 
-  /**
-   * Where a blob lies: a file of its own (read whole by the worker thread that renders it).
-   * @param {string} id
-   */
+  /** Where a blob lies: a file of its own (read whole by the worker thread that renders it). @param {string} id */
   locate(id) {
     return { path: this.#file(id), at: 0, length: -1 };
   }
@@ -105,10 +95,7 @@ export class DirBlobStore {
     return true;
   }
 
-  /**
-   * A blob found damaged goes: a later put of its bytes stores them again.
-   * @param {string} id
-   */
+  /** A blob found damaged goes: a later put of its bytes stores them again. @param {string} id */
   forget(id) {
     this.#known.delete(id);
     rmSync(this.#file(id), { force: true });

@@ -3,18 +3,14 @@ import { FrontierError } from '../errors.js';
 import { decodeStored } from './packed.js';
 
 /**
- * The feed of a shared crawl's results, as Redis carries it to the
- * coordinator's early writes (scripts.js DONE and FEED).
- *
+ * A shared crawl's results as Redis carries them to the coordinator's early writes (scripts.js DONE, FEED).
  * @typedef {import('../store/records.js').PageRecord} PageRecord
  * @typedef {import('../engine/early.js').LinksTo} LinksTo
  */
 
 /**
- * A page's links as the feed carries them: 'L', then each URL that may
- * become a page once ('\n' before each, '\n?' for one not sure to be
- * fetched); those that never can are left out (their links stay live
- * whatever happens). A result without links (not collected) has '' instead.
+ * A page's links on the feed: 'L', then '\n' + each URL that may become a page ('\n?' if not sure to be
+ * fetched); those that never can are left out. '' when links were not collected.
  * @param {LinksTo} linksTo
  */
 export function feedLinks({ keys, never, sure }) {
@@ -29,10 +25,8 @@ export function feedLinks({ keys, never, sure }) {
 }
 
 /**
- * The results a read of the feed brought (scripts.js DONE, FEED): three
- * items each, the key, the stored record and the links as feedLinks() wrote them.
- * @param {Buffer[]} items
- * @returns {{ key: string, record: PageRecord, linksTo?: LinksTo }[]}
+ * A feed read's results, three items each: key, stored record, links as feedLinks() wrote them.
+ * @param {Buffer[]} items @returns {{ key: string, record: PageRecord, linksTo?: LinksTo }[]}
  */
 export function parseFeed(items) {
   if (items.length % 3 !== 0) throw new FrontierError('the feed holds a result cut short', { code: 'FEED_ENTRY' });

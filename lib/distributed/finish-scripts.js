@@ -1,10 +1,7 @@
 // @ts-check
 /**
- * The Lua scripts of the finishing phase (finish.js): rewriting and writing
- * spread over every live process in leased buckets of pages. Same rules as
- * the frontier's scripts (scripts.js): KEYS[1] is the crawl's prefix, time
- * is Redis' own.
- *
+ * The finishing phase's Lua scripts (finish.js): leased buckets of pages for every live process. Same
+ * rules as scripts.js: KEYS[1] is the crawl's prefix, time is Redis's own.
  * Keys (after the prefix):
  *   meta        hash    fin: the token of the write pass under way; coord: the coordinator's worker id;
  *                       finleft: a killed coordinator's pass, being removed
@@ -26,16 +23,11 @@ end
 `;
 
 /**
- * FIN_TAKE: what the finishing phase holds for this process. ARGV: worker,
- * leaseMs, maxDeliveries. Returns {phase, token, coordinator alive (1/0)}
- * and, when a bucket was taken, {bucket, lease token, requests}. Nothing is
- * handed out while the coordinator is not alive (its pass is dead; its next
- * run starts another). Before taking, buckets whose lease passed its
- * deadline (renewed by FIN_RENEW while the holder works on it), or whose
- * process has sent no heartbeat for half the lease time, go back to the
- * queue (first); a bucket taken back maxDeliveries times is answered with an
- * error for each of its pages instead (the coordinator fails them: nothing
- * is redone forever).
+ * FIN_TAKE: what the finishing phase holds for this process. ARGV: worker, leaseMs, maxDeliveries.
+ * Returns {phase, token, coordinator alive (1/0)} and, if a bucket was taken, {bucket, lease token,
+ * requests}. Nothing is handed out while the coordinator is dead. Buckets past their deadline, or whose
+ * holder missed half a lease of heartbeats, go back first; one taken back maxDeliveries times is
+ * answered with an error per page instead, so nothing is redone forever.
  */
 export const FIN_TAKE = COMMON + `
 local worker, leaseMs, maxDeliveries = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -79,10 +71,8 @@ return {phase, token, alive, bucket, lease, redis.call('HGET', F .. 'b', bucket)
 `;
 
 /**
- * FIN_DONE: a bucket's answers, recorded and its lease released in one step,
- * only while the lease is still this process's (fencing: a process whose
- * lease was taken back cannot overwrite the answers of the one that redid
- * it). ARGV: token, bucket, lease token, answers JSON. Returns 1, or 0 when late.
+ * FIN_DONE: record a bucket's answers and release its lease in one step, only while the lease is this
+ * process's (fencing). ARGV: token, bucket, lease token, answers JSON. Returns 1, or 0 when late.
  */
 export const FIN_DONE = COMMON + `
 local F = P .. 'f:' .. ARGV[1] .. ':'
@@ -97,9 +87,8 @@ return 1
 `;
 
 /**
- * FIN_RENEW: the holder of a bucket still works on it: its deadline moves
- * to leaseMs from now. ARGV: token, bucket, lease token, leaseMs. Returns 1,
- * or 0 when the lease is no longer this process's.
+ * FIN_RENEW: the holder still works on the bucket: its deadline moves to leaseMs from now.
+ * ARGV: token, bucket, lease token, leaseMs. Returns 1, or 0 when the lease is no longer this process's.
  */
 export const FIN_RENEW = COMMON + `
 local F = P .. 'f:' .. ARGV[1] .. ':'
@@ -112,9 +101,8 @@ return 1
 `;
 
 /**
- * FIN_COLLECT: up to ARGV[2] answered buckets of pass ARGV[1], taken off
- * the done list with their answers: {bucket, answers, bucket, answers, …};
- * {'LOST'} when the pass is no longer the crawl's (its state in Redis gone).
+ * FIN_COLLECT: up to ARGV[2] answered buckets of pass ARGV[1], taken off the done list:
+ * {bucket, answers, …}; {'LOST'} when the pass is no longer the crawl's.
  */
 export const FIN_COLLECT = COMMON + `
 if redis.call('HGET', P .. 'meta', 'fin') ~= ARGV[1] then return {'LOST'} end
@@ -131,8 +119,7 @@ return out
 `;
 
 /**
- * FIN_CURRENT: whether pass ARGV[1] is under way (the crawl's pass, and its
- * coordinator has sent a heartbeat within ARGV[2] ms). Returns 1 or 0.
+ * FIN_CURRENT: whether pass ARGV[1] is the crawl's and its coordinator beat within ARGV[2] ms. Returns 1 or 0.
  */
 export const FIN_CURRENT = COMMON + `
 local meta = redis.call('HMGET', P .. 'meta', 'fin', 'coord')
@@ -143,15 +130,10 @@ return 0
 `;
 
 /**
- * COORD_CLAIM: this process becomes the crawl's coordinator, unless another
- * one is alive (its heartbeat newer than ARGV[2] ms). ARGV: worker, staleMs,
- * its info JSON (for status).
- * Claiming takes the pass a killed
- * coordinator left out of meta.fin in the same step, so none of its buckets
- * is handed out under the new coordinator; it stays named in meta.finleft
- * until the caller has removed its keys and name table (a claimer killed
- * before that leaves it to the next claim). Returns {1, the left pass's token or ''} or {0, the live
- * coordinator, ms since its last heartbeat}.
+ * COORD_CLAIM: become the crawl's coordinator unless another beat within ARGV[2] ms. ARGV: worker,
+ * staleMs, info JSON. The same step moves a killed coordinator's pass from meta.fin to meta.finleft, so
+ * none of its buckets is handed out, until the caller removes its keys and name table.
+ * Returns {1, the left pass's token or ''} or {0, the live coordinator, ms since its last heartbeat}.
  */
 export const COORD_CLAIM = COMMON + `
 local worker, staleMs, info = ARGV[1], tonumber(ARGV[2]), ARGV[3]
@@ -171,12 +153,9 @@ return {1, left}
 `;
 
 /**
- * COORD_KEEP: while a coordinator starts (before its heartbeat runs), its
- * claim is kept fresh. ARGV: worker, mode, its info JSON. Mode 'keep';
- * 'reset' also empties meta and the worker list but for this claim (a crawl
- * id cleared for a new crawl); 'release' lets the claim go at once (a start
- * that failed: the next one need not wait). Returns 0 when the claim is no
- * longer this process's, else 1.
+ * COORD_KEEP: keeps a starting coordinator's claim fresh until its heartbeat runs. ARGV: worker, mode,
+ * info JSON. 'reset' also empties meta and the worker list but this claim (a cleared crawl id); 'release'
+ * lets go at once (a failed start). Returns 0 when the claim is no longer this process's, else 1.
  */
 export const COORD_KEEP = COMMON + `
 if redis.call('HGET', P .. 'meta', 'coord') ~= ARGV[1] then return 0 end

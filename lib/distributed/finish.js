@@ -7,24 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { openNameTable } from '../naming/name-table.js';
 
 /**
- * The finishing phase of a shared crawl, spread over every live process.
- *
- * The coordinator names the pages (one canonical order, so the tree does not
- * depend on who fetched what) and streams the manifest, the sitemap and the
- * state in URL order, as one process does. The per-page work in between,
- * rewriting a staged page for its file, hashing it and writing it to a temp
- * file under OUT/.prerender/, is put into buckets of pages in Redis; every
- * process (the coordinator too) takes buckets under a lease, does them with
- * its worker threads and records the answers (size, hash, placeholders,
- * warnings) in one script that checks the lease. A process that dies or
- * stalls loses its bucket to another, which writes the same bytes to the
- * same temp file; its late answers are refused. Only the coordinator moves
- * temp files into place (the commit), so OUT never holds a half-written file.
- *
- * What a process needs besides the staged blobs (on the shared blob
- * directory) is the render context and the name table, which the
- * coordinator writes once per pass beside the blobs.
- *
+ * A shared crawl's finishing phase, spread over every live process. The coordinator names the pages
+ * and streams manifest, sitemap and state in URL order, as one process does. The per-page rewrite
+ * goes into Redis buckets taken under a lease by every process; answers are recorded by a script that
+ * checks the lease. A dead or stalled process's bucket is redone into the same temp file and its late
+ * answers refused. Only the coordinator moves temp files into place, so OUT never holds a half-written file.
  * @typedef {import('../engine/page-work.js').RenderInput} RenderInput
  * @typedef {import('../engine/page-work.js').RenderOutput} RenderOutput
  * @typedef {import('../engine/page-work.js').RenderContext} RenderContext
@@ -35,18 +22,18 @@ import { openNameTable } from '../naming/name-table.js';
  *   bodyId: string, scanId: string, url: string, file: string, type: 'html' | 'css', charset: string,
  *   unchangedSha?: string, temp: string,
  * }} BucketRequest
- *   temp: the temp file, relative to OUT (under .prerender/)
+ *   temp: relative to OUT (under .prerender/)
  * @typedef {{ result: Omit<RenderOutput, 'output'> } | { error: { message: string, code?: string, name?: string } }} BucketAnswer
  */
 
-/** Errors of the file system a worker writes to, whatever the path: its own, not a page's. */
+/** File-system errors of the worker itself, whatever the path, not a page's. */
 const OWN_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EMFILE', 'ENFILE', 'EACCES', 'EPERM', 'EIO', 'ESTALE']);
 
 /** Pages in a bucket. */
 export const BUCKET = 16;
-/** Buckets a process works on at once (its worker threads stay busy while answers travel). */
+/** Buckets a process works on at once (its threads stay busy while answers travel). */
 const IN_HAND = 2;
-/** Pages waiting for the coordinator's own threads, past which pages go into buckets for every process. */
+/** The coordinator's thread backlog past which pages go into buckets for every process. */
 const LOCAL_BACKLOG = 2 * BUCKET;
 
 /** @param {number} ms */
@@ -64,10 +51,7 @@ export function nameTableBytes(table) {
   return Buffer.concat([head, Buffer.from(table.data), Buffer.from(table.slots)]);
 }
 
-/**
- * @param {Buffer} bytes
- * @returns {SharedNameTable}
- */
+/** @param {Buffer} bytes @returns {SharedNameTable} */
 export function nameTableFrom(bytes) {
   const dataLength = bytes.readUInt32LE(0);
   const slotsLength = bytes.readUInt32LE(4);
@@ -79,11 +63,7 @@ export function nameTableFrom(bytes) {
   return { data, slots, maxHops: bytes.readUInt32LE(8) };
 }
 
-/**
- * Where a pass's name table lies, in the shared blob directory.
- * @param {string} blobsDir
- * @param {string} token
- */
+/** Where a pass's name table lies, in the shared blob directory. @param {string} blobsDir @param {string} token */
 function namesFile(blobsDir, token) {
   if (!/^[0-9a-z]{1,40}$/.test(token)) throw new FrontierError(`not a pass of the finishing phase: ${JSON.stringify(token)}`, { code: 'FINISH_STATE' });
   return path.join(blobsDir, 'finish', `${token}.names`);
@@ -91,10 +71,7 @@ function namesFile(blobsDir, token) {
 
 /**
  * A pass is over (or was left by a killed coordinator): its keys and its name table go.
- * @param {CrawlRedis} redis
- * @param {string} prefix
- * @param {string} blobsDir
- * @param {string} token
+ * @param {CrawlRedis} redis @param {string} prefix @param {string} blobsDir @param {string} token
  */
 export async function dropPass(redis, prefix, blobsDir, token) {
   const keys = `${prefix}f:${token}:`;
@@ -104,11 +81,8 @@ export async function dropPass(redis, prefix, blobsDir, token) {
 }
 
 /**
- * What a killed coordinator's write pass left (its keys in Redis, its name
- * table beside the blobs), removed before the finishing starts again.
- * @param {CrawlRedis} redis
- * @param {string} prefix
- * @param {string} blobsDir
+ * What a killed coordinator's write pass left (Redis keys, name table), removed before finishing starts again.
+ * @param {CrawlRedis} redis @param {string} prefix @param {string} blobsDir
  */
 export async function dropLeftPass(redis, prefix, blobsDir) {
   const [left, older] = await redis.hmget(`${prefix}meta`, 'fin', 'finleft').catch((error) => { throw redis.toFrontierError(error); });
@@ -117,10 +91,8 @@ export async function dropLeftPass(redis, prefix, blobsDir) {
 }
 
 /**
- * A temp path given by the coordinator, made absolute under this process's
- * OUT; refused unless it lies in OUT's state directory.
- * @param {string} out
- * @param {string} relative
+ * A temp path from the coordinator, made absolute under this process's OUT; refused outside OUT's state directory.
+ * @param {string} out @param {string} relative
  */
 function tempPath(out, relative) {
   if (!/^\.prerender\/tmp-[^/]+\/\d+\.tmp$/.test(relative)) throw new Error(`refusing a temp file outside OUT/.prerender/: ${relative}`);
@@ -128,9 +100,8 @@ function tempPath(out, relative) {
 }
 
 /**
- * The coordinator's side: hands the per-page work of each write pass out
- * in buckets and gives each page its answer. `render` has the signature of
- * `PageThreads.render`, so the write pass does not know who did the work.
+ * The coordinator's side: hands each write pass's per-page work out in buckets. `render` has
+ * `PageThreads.render`'s signature, so the write pass does not know who did the work.
  */
 export class FinishPool {
   /** @type {string | null} */
@@ -155,15 +126,13 @@ export class FinishPool {
     this.options = options;
     /** Pages in the write pass's window: enough for every process to hold buckets. */
     this.window = BUCKET * 16;
-    /** Buckets answered by this process and by others (for tests and the summary). */
+    /** Buckets answered by this process and by others (tests, summary). */
     this.counts = { buckets: 0, byOthers: 0 };
   }
 
   /**
-   * A new write pass: its name table goes beside the blobs, its render
-   * context and token into the crawl's meta, where the processes look.
-   * @param {RenderContext} context
-   * @param {SharedNameTable} table
+   * A new write pass: its name table goes beside the blobs, its render context and token into the crawl's meta.
+   * @param {RenderContext} context @param {SharedNameTable} table
    */
   async begin(context, table) {
     await this.end();
@@ -276,10 +245,8 @@ export class FinishPool {
 }
 
 /**
- * Take buckets of the finishing phase and do them, until `stopWhen()`, the
- * crawl is finished, or (for a worker) the coordinator is gone. Used by the
- * coordinator during its write passes and by `prerender worker` once the
- * fetching is over.
+ * Take and do finishing buckets until `stopWhen()`, the crawl finishes, or (a worker) the coordinator is
+ * gone. The coordinator runs it during its write passes, `prerender worker` once fetching is over.
  * @param {{
  *   redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, maxDeliveries: number, out: string, blobsDir: string,
  *   threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]>, locate(id: string): import('../engine/page-work.js').BlobPlace,
@@ -295,7 +262,7 @@ export async function helpFinish(options) {
   let loaded = options.loaded ?? null;
   /** @type {Set<Promise<void>>} */
   const inHand = new Set();
-  /** @type {unknown} a bucket that could not be done here (OUT or Redis not reachable as it should be) */
+  /** @type {unknown} a bucket that could not be done here (OUT or Redis not as they should be) */
   let failure = null;
   let idle = 5;
   try {
@@ -343,8 +310,7 @@ export async function helpFinish(options) {
 
 /**
  * Whether pass `token` is still under way: the crawl's pass, its coordinator alive.
- * @param {{ redis: CrawlRedis, prefix: string, leaseMs: number }} options
- * @param {string} token
+ * @param {{ redis: CrawlRedis, prefix: string, leaseMs: number }} options @param {string} token
  */
 async function isCurrent({ redis, prefix, leaseMs }, token) {
   const current = await redis.prFinCurrent(prefix, token, leaseMs).catch((error) => { throw redis.toFrontierError(error); });
@@ -352,9 +318,8 @@ async function isCurrent({ redis, prefix, leaseMs }, token) {
 }
 
 /**
- * The render context and name table of pass `token`, into this process's threads.
- * @param {{ redis: CrawlRedis, prefix: string, blobsDir: string, threads: PageThreads }} options
- * @param {string} token
+ * Pass `token`'s render context and name table, into this process's threads.
+ * @param {{ redis: CrawlRedis, prefix: string, blobsDir: string, threads: PageThreads }} options @param {string} token
  */
 async function load({ redis, prefix, blobsDir, threads }, token) {
   const context = await redis.hget(`${prefix}meta`, 'finctx').catch((error) => { throw redis.toFrontierError(error); });
@@ -371,19 +336,15 @@ async function load({ redis, prefix, blobsDir, threads }, token) {
 }
 
 /**
- * Do one bucket: each page rewritten, hashed and written to its temp file
- * (again, if a process that held the bucket before wrote part of it), then
- * the answers recorded under the lease.
- * @param {Parameters<typeof helpFinish>[0]} options
- * @param {string} token
- * @param {string} bucket
- * @param {string} lease
+ * Do one bucket: each page rewritten, hashed and written (again, if a previous holder wrote part) to its
+ * temp file, then the answers recorded under the lease.
+ * @param {Parameters<typeof helpFinish>[0]} options @param {string} token @param {string} bucket @param {string} lease
  * @param {BucketRequest[]} requests
  */
 async function doBucket(options, token, bucket, lease, requests) {
   const { redis, prefix, threads, out } = options;
-  // OUT not shared with the coordinator: every page would fail here, so this process stops
-  // helping (its bucket goes back once it leaves) instead of answering for the pages.
+  // OUT not shared with the coordinator: every page would fail here, so this process stops helping
+  // (its bucket goes back once it leaves) instead of answering for the pages.
   const dir = requests.length > 0 ? path.dirname(tempPath(out, requests[0].temp)) : out;
   if (!existsSync(dir)) {
     // Unless the pass is over (this process stalled past it): then the bucket is only late.
@@ -393,8 +354,8 @@ async function doBucket(options, token, bucket, lease, requests) {
     }
     throw new FrontierError(`${out} is not the coordinator's output directory (no ${path.relative(out, dir)} in it): every machine needs OUT on the same shared mount, at the same path`, { code: 'NOT_SHARED' });
   }
-  // The lease stays this process's while it works on the bucket, however long that takes.
-  // Not forever: a render that never ends loses its bucket after --max-deliveries lease times.
+  // Renewed while working, but not forever: a render that never ends loses its bucket after
+  // --max-deliveries lease times.
   const renewUntil = Date.now() + options.maxDeliveries * options.leaseMs;
   const renew = setInterval(() => {
     if (Date.now() > renewUntil) clearInterval(renew);
@@ -408,7 +369,7 @@ async function doBucket(options, token, bucket, lease, requests) {
     try {
       const ids = [request.bodyId, request.scanId];
       if (!ids.every((id) => /^[0-9a-f]{64}$/.test(id))) throw new Error(`not a blob id: ${JSON.stringify(ids)}`);
-      // The worker thread reads the blobs and replaces the temp file itself; the main thread only passes the request on.
+      // The worker thread reads the blobs and replaces the temp file itself.
       const { output: _output, ...result } = await threads.render({
         places: [options.locate(request.bodyId), options.locate(request.scanId)], read: () => options.readBlobs(ids),
         bodyId: request.bodyId, url: request.url, file: request.file, type: request.type,
@@ -417,16 +378,15 @@ async function doBucket(options, token, bucket, lease, requests) {
       return { result };
     } catch (error) {
       const err = /** @type {NodeJS.ErrnoException} */ (error);
-      // A worker's own trouble (writing into OUT, a thread that died) is not the page's: it is not
-      // answered. A blob that cannot be read is the page's, as on the coordinator.
+      // A worker's own trouble (writing into OUT, a dead thread) is not the page's: not answered.
+      // An unreadable blob is the page's, as on the coordinator.
       if (!options.stopWhen && (err.code === 'THREAD_EXIT' || (err.syscall !== undefined && (OWN_ERRORS.has(String(err.code)) || String(err.path ?? '').startsWith(tempDir))))) local ??= error;
       return { error: { message: err.message, code: err.code, name: err.name } };
     }
   })).finally(() => clearInterval(renew));
   if (local) {
-    // Late (the pass is over, or its coordinator gone, or its temp directory removed by a coordinator
-    // starting again): nothing to say. Otherwise this process stops helping, and the bucket goes to
-    // another once it has left.
+    // Late (pass over, coordinator gone, temp directory removed): nothing to say. Otherwise this
+    // process stops helping, and the bucket goes to another once it has left.
     if (!existsSync(tempDir) || !(await isCurrent(options, token))) {
       options.onLate?.();
       return;

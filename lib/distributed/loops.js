@@ -3,14 +3,9 @@ import { PrerenderError } from '../errors.js';
 import { fail, loopMessage } from '../engine/outcomes.js';
 
 /**
- * Redirect loops that two processes closed at once. One process finds a
- * loop when a redirect leads back through recorded redirects to the page
- * itself (engine/fetch-phase.js); in a shared crawl the hop before may still be
- * in flight elsewhere (its result not in Redis yet), and both redirects
- * stand. At the barrier every result is in: the coordinator fails such a
- * loop as one process would have, with the same message (`loopMessage`: the
- * same whoever closed it) and referrer (the member whose redirect closed it,
- * the one reached last, most hops, is noted as linked from the hop before it).
+ * Redirect loops two processes closed at once: each saw the other's hop still in flight, so both
+ * redirects stand. At the barrier the coordinator fails them as one process would, with the same
+ * message (`loopMessage`) and referrer (the member reached last, most hops, linked from the hop before).
  *
  * @param {import('../engine/run.js').CrawlRun} run
  * @param {(key: string, referrer: string) => Promise<void>} noteReferrer

@@ -3,26 +3,15 @@ import { varintAt } from '../store/fields.js';
 import { newRecord } from '../store/records.js';
 
 /**
- * A page record as the shared crawl keeps it in Redis: one hash field per
- * URL in `rec`, whose value is the URL's place in the seen-set (one byte)
- * followed by its record. The seen-set and the records are one hash, so a
- * URL costs one hash entry (about 250 B for a catalogue page at rest).
- *
- * First byte (what the Lua scripts read and write; they never look further
- * into a packed record):
+ * A record as the shared crawl keeps it: one `rec` hash field per URL, its seen-set byte then its record,
+ * so a URL costs one hash entry. The first byte is all the Lua scripts read or write:
  *   q / r   queued (or leased), a link / a requisite, fewer than 5 referrers noted
  *   Q / R   the same, 5 referrers noted (no more are looked at)
  *   d       done, a page (counts against --max-pages)
  *   x       done, not a page (failed, redirect, gone...)
- * Then the record: nothing (a fresh queued record, its kind from the first
- * byte), JSON (`{...}`: what the scripts create, and queued records, which
- * the scripts may turn into failures), or PACKED followed by fields.
- *
- * A packed field is a tag byte (the field's number, plus HEX when a 64-digit
- * lower-case hex value follows as 32 bytes) and its value: a varint for
- * numbers and enums, a varint length and UTF-8 bytes for strings and JSON,
- * nothing for flags. Fields at their default (kind navigation, hops 0, not
- * stale, undefined) are left out; the referrers are kept apart (`refs`).
+ * Then nothing (fresh queued), JSON (what scripts create, and queued records, which they may fail), or
+ * PACKED and fields: a tag byte (field number, plus HEX for a 64-digit hex value as 32 bytes), then a
+ * varint, a varint-length UTF-8 string, or nothing for flags. Defaults and referrers are left out.
  */
 
 export const PACKED = 0x01;
@@ -67,20 +56,15 @@ function bytes(out, text) {
   for (const byte of buffer) out.push(byte);
 }
 
-/**
- * @param {import('../store/records.js').PageRecord} record
- * @returns {string} q, r, d or x
- */
+/** @param {import('../store/records.js').PageRecord} record @returns {string} q, r, d or x */
 export function seenByte(record) {
   if (record.state === 'queued') return record.kind === 'navigation' ? 'q' : 'r';
   return record.state === 'done' ? 'd' : 'x';
 }
 
 /**
- * The record, without its first byte. Queued records as JSON (the scripts
- * turn them into failures after --max-deliveries), others packed.
- * @param {import('../store/records.js').PageRecord} record
- * @returns {Buffer}
+ * The record without its first byte: queued ones as JSON (the scripts may fail them), others packed.
+ * @param {import('../store/records.js').PageRecord} record @returns {Buffer}
  */
 export function packRecord(record) {
   /** @type {Record<string, unknown>} */
@@ -130,10 +114,7 @@ export function packRecord(record) {
   return Buffer.from(out);
 }
 
-/**
- * The stored value (first byte and record) of a record.
- * @param {import('../store/records.js').PageRecord} record
- */
+/** The stored value (first byte and record) of a record. @param {import('../store/records.js').PageRecord} record */
 export function storedValue(record) {
   return Buffer.concat([Buffer.from(seenByte(record), 'latin1'), packRecord(record)]);
 }
@@ -141,9 +122,7 @@ export function storedValue(record) {
 
 /**
  * A record from its stored value (first byte included).
- * @param {Buffer} value
- * @param {string} key
- * @returns {import('../store/records.js').PageRecord}
+ * @param {Buffer} value @param {string} key @returns {import('../store/records.js').PageRecord}
  */
 export function decodeStored(value, key) {
   const first = String.fromCharCode(value[0]);

@@ -8,17 +8,13 @@ import { feedLinks } from './feed-format.js';
 import { RedisRecordStore } from './redis-records.js';
 import { FrontierError } from '../errors.js';
 
-/** In the set of too-deep URLs: a link past --max-url-length, by its hash (not a URL: it starts with a control character). */
+/** Too-deep set marker for a link past --max-url-length, kept by hash (a control character: never a URL). */
 export const TOO_LONG_MARK = '\u0001too-long:';
 
 /**
- * The shared frontier and record store of a crawl across processes, in
- * Redis. One `RedisFrontier` per process: it holds the leases this process
- * took (key -> token) and the records of those pages while they are worked
- * on; `done()` records the result and releases the lease in one script, only
- * if the lease is still this one (a late result is ignored). Its `records`
- * is the matching record store (redis-records.js).
- *
+ * A crawl's frontier shared across processes in Redis. One per process: it holds this process's
+ * leases and their records while worked on; `done()` records a result and releases the lease in one
+ * script, only if the lease is still this one (a late result is ignored). `records`: redis-records.js.
  * @typedef {import('../store/frontier.js').FrontierItem} FrontierItem
  * @typedef {import('../store/frontier.js').AddOutcome} AddOutcome
  * @typedef {import('../store/records.js').PageRecord} PageRecord
@@ -26,7 +22,7 @@ export const TOO_LONG_MARK = '\u0001too-long:';
  * @typedef {{
  *   maxPages: number, leaseMs: number, originConcurrency: number, intervalMs: number, maxDeliveries: number,
  * }} FrontierSettings
- *   intervalMs: the least time between two URLs of one origin taken (from --rate and --delay), 0 for none
+ *   intervalMs: least time between two URLs of one origin taken (--rate, --delay), 0 for none
  */
 
 const ADD_OUTCOMES = /** @type {AddOutcome[]} */ (['known', 'added', 'limit', 'known', 'known']);
@@ -41,23 +37,16 @@ export function originOf(key) {
 }
 
 /**
- * A record as stored in Redis (packed.js): its place in the seen-set, then
- * the record without its key, referrers (kept apart) and default fields.
+ * A record as stored in Redis (packed.js): seen-set place, then the record without key, referrers, defaults.
  * @param {PageRecord} record
  */
 export const encodeRecord = storedValue;
 
-/**
- * @param {Buffer} value
- * @param {string} key
- * @returns {PageRecord}
- */
+/** @param {Buffer} value @param {string} key @returns {PageRecord} */
 export const decodeRecord = decodeStored;
 
 /**
- * A process whose last heartbeat is older than this is dead: its leases go
- * to others (take_some in scripts.js), and `prerender status` no longer
- * counts it among the workers alive.
+ * A process whose heartbeat is older than this is dead: its leases go to others (scripts.js take_some).
  * @param {number} leaseMs the crawl's --lease-timeout
  */
 export const deadAfterMs = (leaseMs) => Math.max(200, Math.floor(leaseMs / 2));
@@ -73,22 +62,17 @@ export class RedisFrontier {
   /** @type {string[]} leased with the last result (DONE takes the next URL), not handed out yet */
   #ready = [];
   /**
-   * URLs whose lease came back to this process while their visit was still
-   * in flight (it had lapsed in a stall, and was reclaimed): that visit's
-   * links may have been refused under its old lease, so once it ends the
-   * URL is visited again under the new one (kept alive by the heartbeat).
+   * URLs whose lapsed lease came back to this process mid-visit: links may have been refused under the
+   * old lease, so the URL is visited again under the new one once this visit ends.
    * @type {Map<string, { token: string, record: PageRecord, prior: string }>}
    */
   #again = new Map();
-  /** Whether a result also takes the next URL: until the process stops. */
   #prefetch = true;
-  /** Whether the coordinator reads the feed (DONE's reply says, each time). */
+  /** Whether the coordinator reads the feed (each DONE reply says). */
   #feeding = false;
   /**
-   * URLs adding again changes nothing in Redis (done, or queued with 5
-   * referrers noted): 'all', or 'requisite' (a link to it would still make
-   * it one). A page's links are mostly such URLs (menus, related products),
-   * and are not sent again.
+   * URLs adding again changes nothing ('all'; 'requisite': a link as requisite still might): most of a
+   * page's links (menus, related products) are then not sent again.
    * @type {Map<string, 'all' | 'requisite'>}
    */
   #settled = new Map();
@@ -100,7 +84,7 @@ export class RedisFrontier {
   #run = null;
   /** @type {string[]} */
   #deep = [];
-  /** @type {{ pages: Map<string, import('../recrawl/state.js').StoredPage> } | null} a worker's view of the last crawl: filled as pages are taken (a Map of its own, worker.js) */
+  /** @type {{ pages: Map<string, import('../recrawl/state.js').StoredPage> } | null} a worker's last crawl, filled as pages are taken */
   #prior = null;
 
   /**
@@ -108,8 +92,7 @@ export class RedisFrontier {
    * @param {string} prefix the crawl's key prefix
    * @param {FrontierSettings} settings
    * @param {{ seeder?: boolean, coordinator?: boolean, info?: Record<string, unknown> }} [options]
-   *   seeder: the process whose roots start the crawl;
-   *   coordinator: the crawl's coordinator (meta.coord): its heartbeat stops it once another one took over
+   *   seeder: the process whose roots start the crawl; coordinator: meta.coord, stopped once another took over
    */
   constructor(redis, prefix, settings, { seeder = false, coordinator = false, info = {} } = {}) {
     this.redis = redis;
@@ -124,11 +107,7 @@ export class RedisFrontier {
     this.records = new RedisRecordStore(this);
   }
 
-  /**
-   * @template T
-   * @param {() => Promise<T>} call
-   * @returns {Promise<T>}
-   */
+  /** @template T @param {() => Promise<T>} call @returns {Promise<T>} */
   async #call(call) {
     if (this.#heartbeatError) throw this.#heartbeatError;
     try {
@@ -162,10 +141,8 @@ export class RedisFrontier {
   finishing = false;
 
   /**
-   * Warnings, redirects and too-deep URLs the run finds go to Redis with the
-   * next result (the coordinator merges them before naming). A worker's
-   * `run.prior` is filled with what the last crawl kept of each page it
-   * takes (validators, blob ids), and emptied as pages are done.
+   * The run's warnings, redirects and too-deep URLs go to Redis with the next result (the coordinator
+   * merges them before naming). A worker's `run.prior` holds the pages it has taken, emptied as they are done.
    * @param {{ warnings: any[], redirects: any[], depth: { tooDeep: Set<string>, noteTooLong?: (key: string) => void }, prior: import('../recrawl/prior.js').Prior | null }} run
    * @param {{ lazyPrior?: boolean }} [options]
    */
@@ -178,7 +155,7 @@ export class RedisFrontier {
       if (!tooDeep.has(key)) deep.push(key);
       return add(key);
     };
-    // A link past --max-url-length goes with them, as a marker and a hash (the URL may be megabytes).
+    // A link past --max-url-length goes as a marker and a hash (the URL may be megabytes).
     run.depth.noteTooLong = (key) => { deep.push(TOO_LONG_MARK + createHash('sha1').update(key).digest('hex')); };
     this.#run = { warnings: run.warnings, redirects: run.redirects, tooDeep };
   }
@@ -229,7 +206,7 @@ export class RedisFrontier {
   }
 
   /**
-   * The counts and the leases of a take_some reply (as Buffers: the records are packed bytes).
+   * The counts and leases of a take_some reply (Buffers: the records are packed bytes).
    * @param {(Buffer | number)[]} reply
    * @param {number} at where take_some's reply starts
    */
@@ -244,9 +221,7 @@ export class RedisFrontier {
       const record = raw.length > 0 ? decodeStored(raw, key) : newRecord(key, 'navigation', null);
       const prior = String(reply[i + 3]);
       if (this.#leases.has(key)) {
-        // Our own lease had expired (a stall) and came back to us while the
-        // visit is in flight: its links may have been refused under the old
-        // lease, so it is visited again once this visit ends (done, retry).
+        // Our own lapsed lease came back mid-visit: visited again once this visit ends.
         this.#again.set(key, { token: String(reply[i + 1]), record, prior });
         continue;
       }
@@ -259,21 +234,14 @@ export class RedisFrontier {
     return keys;
   }
 
-  /**
-   * Nothing could be taken, but the crawl is not over (other workers hold
-   * leases, or politeness holds an origin back): wait a little, longer each time.
-   */
+  /** Nothing to take, but the crawl is not over (others hold leases, or politeness): wait, longer each time. */
   idle() {
     const ms = this.#idleMs;
     this.#idleMs = Math.min(ms * 2, 200);
     return new Promise((resolve) => { setTimeout(resolve, ms); });
   }
 
-  /**
-   * Whether the coordinator reads the feed (DONE's last reply said so): a
-   * page's links are then collected and sent with its result, for the pages
-   * it writes while the crawl runs (engine/early.js).
-   */
+  /** Whether the coordinator reads the feed: then a page's links go with its result (engine/early.js). */
   wantsLinks() {
     return this.#feeding;
   }
@@ -281,7 +249,7 @@ export class RedisFrontier {
   /**
    * @param {string} key
    * @param {{ page: boolean, requisitesSkipped?: number, linksTo?: import('../engine/early.js').LinksTo }} outcome
-   *   linksTo: the URLs the page links to (with those that can never be pages), for the feed
+ *   linksTo: the page's links (with those never pages), for the feed
    * @returns {Promise<FrontierItem[]>}
    */
   async done(key, { page, requisitesSkipped = 0, linksTo }) {
@@ -297,9 +265,8 @@ export class RedisFrontier {
     // The result, and the next URL taken in the same call (the slot this page frees).
     const take = this.#prefetch && this.#ready.length === 0 ? this.#takeArgs(1) : [this.worker, 0];
     const packed = record ? packRecord(record) : '';
-    // This visit is over before its result is sent: any reply read meanwhile
-    // (this DONE's own take, another call's) that hands the URL back to this
-    // process is a new lease to visit again, never taken for this visit.
+    // This visit is over before its result is sent: a reply meanwhile handing the URL back to this
+    // process is a new lease to visit again, never this visit's.
     this.#endVisit(key);
     const reply = await this.#call(() => this.redis.prDoneBuffer(this.prefix, packed, key, token, page ? 'd' : 'x', record?.state ?? 'done', code, requisitesSkipped, ...side, ...take));
     this.#feeding = Number(reply[2]) === 1;
@@ -316,28 +283,26 @@ export class RedisFrontier {
     return [];
   }
 
-  /** Warnings, redirects and deep URLs not yet sent, as DONE's arguments (the links, '', after their counts). */
+  /** Warnings, redirects and deep URLs not sent yet, as DONE's arguments. */
   #sideData() {
     const run = this.#run;
     if (!run) return ['0', '0', '0', ''];
-    // Sent with this result and forgotten here: the coordinator gathers them all from Redis at the barrier.
+    // Sent with this result and forgotten here: the coordinator gathers them from Redis at the barrier.
     const warnings = run.warnings.splice(0).map((warning) => JSON.stringify({ url: warning.url, code: warning.code, message: warning.message }));
     const redirects = run.redirects.splice(0).flatMap((redirect) => [redirect.url, JSON.stringify(redirect)]);
     const deep = this.#deep.splice(0);
     return [String(warnings.length), String(redirects.length / 2), String(deep.length), '', ...warnings, ...redirects, ...deep];
   }
 
-  /** Send what is left of the side data (warnings found outside pages: sitemaps). */
+  /** Send the side data left (warnings found outside pages: sitemaps). */
   async flush() {
     const side = this.#sideData();
     if (side.length > 4) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', 0, ...side, this.worker, 0));
   }
 
   /**
-   * A request answered 429 or 503 and is retried after `delayMs` (its
-   * Retry-After, or the backoff): the whole origin waits as long, in every
-   * process, as TAKE hands out none of its URLs meanwhile. Sent without
-   * waiting; a lost Redis shows at the next call.
+   * A 429 or 503 retried after `delayMs`: its whole origin waits as long in every process. Not awaited:
+   * a lost Redis shows at the next call.
    * @param {{ url: string, delayMs: number, error: Error }} retry
    */
   backoff({ url, delayMs, error }) {
@@ -351,8 +316,7 @@ export class RedisFrontier {
   backoffs = 0;
 
   /**
-   * A visit ends here: its lease is no longer this process's work, and a
-   * lease of its URL that came back during it becomes a visit of its own.
+   * A visit ends: its lease is no longer this process's work; a lease of its URL that came back meanwhile becomes a visit.
    * @param {string} key
    */
   #endVisit(key) {
@@ -377,11 +341,8 @@ export class RedisFrontier {
 
   counts() {
     const c = this.#counts;
-    // Work not done yet anywhere else: this process must not stop while
-    // another one may still add URLs. Before the roots are in, there is work.
-    // URLs this process holds but has not started (taken with a result) are work too; and
-    // of the leases Redis counts as this process's, only those it works on are its own: one
-    // it does not (a defect) keeps the crawl open until it lapses and is handed out again.
+    // Work not done elsewhere yet: this process must not stop while another may still add URLs. Of the
+    // leases Redis counts as ours, only those worked on count (one that is not lapses and is handed out again).
     const own = Math.min(c.mine, this.#leases.size + this.#again.size);
     const pending = (c.phase === 'seeding' || c.phase === 'none' ? 1 : c.phase === 'crawl' ? c.queued + Math.max(0, c.leased - own) : 0) + this.#ready.length;
     return { queued: pending, inFlight: c.mine, known: 0, overLimit: c.over, overLimitSaturated: c.saturated };
@@ -400,12 +361,10 @@ export class RedisFrontier {
     this.#heartbeat = null;
   }
 
-  /**
-   * Leave the crawl: the worker is removed from the list (its leases, if any, are reclaimed now).
-   */
+  /** Leave the crawl: the worker is removed from the list (its leases, if any, are reclaimed now). */
   async leave() {
     await this.stop();
-    // URLs taken with the last results and never handed out (an interrupted run): back to their queues, no delivery counted.
+    // URLs taken with the last results and never handed out go back, no delivery counted.
     // One failed call ends it: a lost Redis must not hold the process for a call per URL.
     for (const key of this.#ready.splice(0)) {
       try {

@@ -2,10 +2,8 @@
 import { decodeStored, packRecord, seenByte } from './packed.js';
 
 /**
- * The record store of a shared crawl, in Redis: a page leased by this
- * process is read and written in memory until its result is sent
- * (`RedisFrontier.done`), any other is read from and written to Redis.
- *
+ * A shared crawl's record store: a page leased here lives in memory until `RedisFrontier.done` sends
+ * its result; any other is read from and written to Redis.
  * @typedef {import('../store/records.js').PageRecord} PageRecord
  * @typedef {import('../store/records.js').RecordState} RecordState
  * @typedef {import('../store/records.js').RecordStore} RecordStore
@@ -31,10 +29,7 @@ export class RedisRecordStore {
     return raw ? decodeStored(raw, key) : undefined;
   }
 
-  /**
-   * Several records in one round trip (phase two reads every page's).
-   * @param {string[]} keys
-   */
+  /** Several records in one round trip (phase two reads every page's). @param {string[]} keys */
   async getMany(keys) {
     if (keys.length === 0) return [];
     const { redis, prefix } = this.frontier;
@@ -43,8 +38,7 @@ export class RedisRecordStore {
   }
 
   /**
-   * A page leased here is kept until done() records it with the lease
-   * released; any other record is written now.
+   * A page leased here is kept until done() records it with the lease released; any other is written now.
    * @param {PageRecord} record
    */
   async put(record) {
@@ -52,14 +46,11 @@ export class RedisRecordStore {
     // While the tree is written, a page's file and hashes are of no use to the other processes.
     if (this.frontier.finishing && record.state === 'done') return;
     const { redis, prefix } = this.frontier;
-    // Its place in the seen-set follows from its state; a queued record is not written over a result recorded meanwhile.
+    // A queued record is not written over a result recorded meanwhile (PUT).
     await redis.prPut(prefix, record.key, Buffer.concat([Buffer.from(seenByte(record), 'latin1'), packRecord(record)])).catch((error) => { throw redis.toFrontierError(error); });
   }
 
-  /**
-   * Every record's field and value, 2,000 at a time.
-   * @param {(key: Buffer, value: Buffer) => void} each
-   */
+  /** Every record's field and value, 2,000 at a time. @param {(key: Buffer, value: Buffer) => void} each */
   async #scan(each) {
     const { redis, prefix } = this.frontier;
     let cursor = '0';
@@ -80,10 +71,7 @@ export class RedisRecordStore {
     return keys;
   }
 
-  /**
-   * The records in any of these states, in one scan of the records.
-   * @param {RecordState | RecordState[]} states
-   */
+  /** The records in any of these states, in one scan of the records. @param {RecordState | RecordState[]} states */
   async list(states) {
     const wanted = new Set([states].flat());
     const queued = wanted.has('queued');

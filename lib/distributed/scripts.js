@@ -1,12 +1,8 @@
 // @ts-check
 /**
- * The Lua scripts of the shared frontier. Each runs atomically in Redis, so
- * dedup and enqueue, lease and take, result and release are each one step.
- * KEYS[1] is the crawl's key prefix `prerender:{id}:` (one hash tag, so every
- * key of a crawl is in one Redis Cluster slot); the scripts build the other
- * key names from it. Time is Redis' own (TIME), so the clocks of the workers
- * do not matter.
- *
+ * The shared frontier's Lua scripts: each is atomic in Redis (dedup+enqueue, lease+take, result+release).
+ * KEYS[1] is the prefix `prerender:{id}:` (one hash tag: one Cluster slot for the crawl). Time is Redis's
+ * TIME, so worker clocks do not matter.
  * Keys (after the prefix):
  *   config  string   the crawl's configuration (JSON)
  *   meta    hash     phase (seeding | crawl | finish | finished), startedAt
@@ -88,19 +84,11 @@ end
 `;
 
 /**
- * ADD: exact dedup atomic with the enqueue. ARGV: maxPages, fenceKey,
- * fenceToken, seed (1: the coordinator, which adds the roots before the
- * crawl phase), referrer (one for all items, '' for none), then one item
- * each: 'n' (a link) or 'r' (a requisite) followed by its key. The origin
- * is read from the key. A worker whose lease on the page it adds links for
- * is gone (fenceKey/token no longer match) adds nothing. Returns one code
- * per item: 1 added, 0 known, 2 over --max-pages, 3 known and settled (done,
- * or queued as a link with 5 referrers noted: adding it again changes
- * nothing), 4 known and settled for a requisite (a link to it would still
- * make it one). The caller need not send a settled URL again.
- *
- * A known link costs one HGET; noting a referrer (up to 5, while the URL is
- * queued) two more; new URLs are pushed and counted once per origin per call.
+ * ADD: exact dedup atomic with the enqueue. ARGV: maxPages, fenceKey, fenceToken, seed (1: the
+ * coordinator adding roots), referrer ('' for none), then items: 'n' (link) or 'r' (requisite) + key.
+ * A worker whose lease on the referring page is gone adds nothing. Returns per item: 1 added, 0 known,
+ * 2 over --max-pages, 3 known and settled (done, or queued with 5 referrers: adding again changes
+ * nothing), 4 settled for a requisite (a link would still make it one). Settled URLs need not be resent.
  */
 export const ADD = COMMON + `
 if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
@@ -199,8 +187,7 @@ return out
 `;
 
 /**
- * Reclaim one lease: back to the front of its origin's queue, or, after
- * --max-deliveries, a failed record.
+ * Reclaim one lease: back to the front of its origin's queue, or, after --max-deliveries, a failed record.
  */
 const RECLAIM = `
 local function reclaim(key, maxDeliveries, why)
@@ -231,13 +218,10 @@ end
 `;
 
 /**
- * Taking: heartbeat, reclaim the leases of dead workers and expired leases,
- * then lease up to `max` urls, origin by origin, within --origin-concurrency
- * and the per-origin interval (--rate, --delay) and backoff (Retry-After,
- * 429/503: onext). `a` is ARGV from index `at`: worker, max, leaseMs,
- * deadAfterMs, originConcurrency, intervalMs, maxDeliveries, seed (1: the
- * coordinator, whose roots are in: the phase becomes crawl). Returns
- * { queued, leased, over, mine, phase, key1, token1, record1, prior1, ... }.
+ * Taking: heartbeat, reclaim dead workers' and expired leases, then lease up to `max` urls origin by
+ * origin, within --origin-concurrency, interval (--rate, --delay) and backoff (onext). `a` is ARGV from
+ * `at`: worker, max, leaseMs, deadAfterMs, originConcurrency, intervalMs, maxDeliveries, seed.
+ * Returns { queued, leased, over, mine, phase, key1, token1, record1, prior1, ... }.
  */
 const TAKING = RECLAIM + `
 local function take_some(a, at)
@@ -319,8 +303,7 @@ end
 `;
 
 /**
- * TAKE: see take_some. ARGV: worker, max, leaseMs, deadAfterMs,
- * originConcurrency, intervalMs, maxDeliveries, seed.
+ * TAKE: see take_some. ARGV: worker, max, leaseMs, deadAfterMs, originConcurrency, intervalMs, maxDeliveries, seed.
  */
 export const TAKE = COMMON + TAKING + `
 if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
@@ -328,25 +311,13 @@ return take_some(ARGV, 1)
 `;
 
 /**
- * DONE: the result is recorded and the lease released in one step, if the
- * lease is still this one (fencing); a late result is ignored. Warnings,
- * redirects and too-deep urls found meanwhile are kept either way (they are
- * idempotent). Then, in the same call, the next urls are taken (take_some),
- * so a page costs two round trips: its links, its result with the next url.
- * ARGV: record (packed, '' to keep the stored one), key, token, d (a page)
- * or x (not a page), the record's state, error code, the page's references
- * to requisites not fetched (counted once, with an accepted result),
- * nWarnings, nRedirects (url, json pairs), nDeep, the URLs the page links
- * to (for the feed, as feed-format.js feedLinks writes them; '' if not
- * collected), then those values, then take_some's arguments (worker first;
- * max 0 to take nothing).
- *
- * The feed: while the coordinator wants it (meta.feed, a deadline it moves
- * on each read, and its id: FEED), an accepted result is appended to its list `feed:<coordinator>` as
- * three items: its key, its stored record and its links (no string built
- * here: Lua would hash it), for pages the coordinator writes while the crawl
- * runs (crawl/early.js). A coordinator that stops reading stops the feed
- * within that deadline.
+ * DONE: record the result and release the lease in one step, if the lease is still this one (fencing);
+ * a late result is ignored, its idempotent warnings, redirects and deep urls kept. Then take_some, so a
+ * page costs two round trips. ARGV: record (packed, '' keeps the stored one), key, token, d (page) or x,
+ * state, error code, requisites not fetched, nWarnings, nRedirects (url, json pairs), nDeep, feed links
+ * (feed-format.js; '' if none), those values, then take_some's arguments (max 0 takes nothing).
+ * While meta.feed is wanted (FEED), an accepted result is appended to `feed:<coordinator>` as key,
+ * record and links, never a string built in Lua (it would hash it).
  * Returns { accepted (1/0), promoted item JSON or '', 1 while the feed is wanted (else 0), take_some's reply... }.
  */
 export const DONE = COMMON + TAKING + `
@@ -391,14 +362,10 @@ return finish(1, promote_one())
 `;
 
 /**
- * FEED: the coordinator ARGV[2] wants the feed for ARGV[1] ms more (0: its
- * feed stops, and what its list holds goes); it reads what DONE appended to
- * its list, `feed:<coordinator>`, with a plain LPOP in the same round trip
- * (results of three items each: through a script, each would be copied into
- * Lua and back). A process that is no longer the crawl's coordinator (it
- * stalled, another took over) changes nothing: the new one's feed goes to
- * the new one's list. No key is made once the crawl state is gone (the
- * crawl's own calls say so). Returns 1 when the feed is this process's.
+ * FEED: coordinator ARGV[2] wants the feed ARGV[1] ms more (0: stop, drop the list); it reads its list
+ * with a plain LPOP in the same round trip (a script would copy each result into Lua and back). A process
+ * no longer coordinator changes nothing; no key is made once the crawl state is gone.
+ * Returns 1 when the feed is this process's.
  */
 export const FEED = COMMON + `
 local worker = ARGV[2]
@@ -415,8 +382,7 @@ return 1
 `;
 
 /**
- * RETRY: an aborted url goes back to the front of its queue, not counted as
- * a delivery. ARGV: key, token.
+ * RETRY: an aborted url goes back to the front of its queue, not counted as a delivery. ARGV: key, token.
  */
 export const RETRY = COMMON + `
 local key, token = ARGV[1], ARGV[2]
@@ -429,10 +395,8 @@ return 1
 `;
 
 /**
- * HEARTBEAT: the worker is alive; its leases get a new deadline. ARGV:
- * worker, leaseMs, info JSON, c (the coordinator) or w, then (key, token)
- * pairs. Returns 0 when the crawl state is gone, 2 when this coordinator is
- * no longer the crawl's (it stalled, and another one took over), else 1.
+ * HEARTBEAT: the worker is alive; its leases get a new deadline. ARGV: worker, leaseMs, info JSON, c
+ * (coordinator) or w, then (key, token) pairs. Returns 0 crawl state gone, 2 coordinator replaced, else 1.
  */
 export const HEARTBEAT = COMMON + `
 if redis.call('EXISTS', P .. 'config') == 0 then return 0 end
@@ -451,10 +415,8 @@ return 1
 `;
 
 /**
- * BACKOFF: an origin answered 429 or 503: no process takes a URL of it
- * before `ms` from now (Retry-After, or the retry's backoff). The origin's
- * next time (onext, also the score TAKE reads in origins) only moves later.
- * ARGV: origin, ms. Returns the time it may be taken again.
+ * BACKOFF: an origin answered 429 or 503: no process takes its URLs before `ms` from now; onext only
+ * moves later. ARGV: origin, ms. Returns the time it may be taken again.
  */
 export const BACKOFF = COMMON + `
 local origin = ARGV[1]
@@ -468,12 +430,9 @@ return at
 `;
 
 /**
- * PUT: a record written outside DONE (the coordinator's and workers' own
- * corrections: a redirect's target gets its via/hops, a redirect loop fails).
- * A queued record is written only while the URL is still queued: another
- * process may have taken it and recorded its result meanwhile, which stands.
- * Keeps the mark of 5 referrers noted. ARGV: key, value (first byte included).
- * Returns 1 written, 0 not.
+ * PUT: a record written outside DONE (a redirect target's via/hops, a loop failed). A queued record is
+ * written only while still queued: a result recorded meanwhile stands. Keeps the 5-referrers mark.
+ * ARGV: key, value (first byte included). Returns 1 written, 0 not.
  */
 export const PUT = COMMON + `
 local key, value = ARGV[1], ARGV[2]

@@ -14,27 +14,17 @@ import { failRedirectLoops } from './loops.js';
 import { errorsOf } from '../engine/errors-list.js';
 
 /**
- * The coordinator's side of a shared crawl (`crawl --frontier … --crawl-id …`):
- * store or check the configuration under the id, open the frontier, the
- * record store and the blob directory, and, at the completion barrier,
- * gather what every process found (warnings, redirects, URLs past
- * --max-depth) before names are handed out.
- *
- * Phases (meta.phase): seeding (configuration stored, roots not in yet),
- * crawl, finish (barrier passed: OUT is written, by every live process in
- * buckets, committed by the coordinator; finish.js), finished.
- * Running `crawl` again on a finished id starts a new crawl under it; on
- * an unfinished one it resumes.
+ * The coordinator's side of a shared crawl (`crawl --frontier … --crawl-id …`): store or check the
+ * configuration, open frontier, records and blobs, and at the completion barrier gather what every
+ * process found before names are handed out. meta.phase: seeding, crawl, finish (finish.js), finished;
+ * `crawl` on a finished id starts a new crawl under it, on an unfinished one resumes it.
  */
 
 export { VERSION, machineOf };
 
 /**
- * Whether the finishing phase's buckets would add CPU: some helper runs on
- * another machine (a heartbeat info without a known host counts as one), or
- * this process runs fewer worker threads than its machine has cores. Among
- * processes that share this machine's cores, all of them busy with its own
- * threads, buckets add their round trips and nothing else.
+ * Whether finishing buckets would add CPU: a helper on another machine (an unknown host counts), or fewer
+ * threads here than cores. Processes sharing this machine's busy cores only add round trips.
  * @param {(string | null)[]} helpers the heartbeat infos (JSON) of the other live processes
  * @param {{ host: string, threads: number, cores: number }} here
  */
@@ -51,8 +41,7 @@ export function bucketsAddCores(helpers, here) {
 export const intervalOf = (o) => Math.max(o.delay ?? 0, o.rate ? Math.ceil(1000 / o.rate) : 0);
 
 /**
- * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
- * @param {string[]} listed
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o @param {string[]} listed
  * @param {import('../recrawl/prior.js').Prior | null} prior what the last crawl into OUT left
  */
 export async function openSharedCrawl(o, listed, prior) {
@@ -64,22 +53,21 @@ export async function openSharedCrawl(o, listed, prior) {
   try {
     const blobsDir = o.blobs ? path.resolve(o.blobs) : path.join(path.resolve(o.out), STATE_DIR, 'blobs');
     const given = sharedConfig({ ...o, blobs: blobsDir }, listed, VERSION);
-    // Another configuration changes nothing under the crawl id (unless --fresh replaces it).
+    // Another configuration changes nothing under the crawl id (unless --fresh-start replaces it).
     const storedText = await redis.get(`${prefix}config`);
     const stored = storedText ? /** @type {import('./config.js').SharedConfig} */ (JSON.parse(storedText)) : null;
-    if (stored && !o.fresh) refuseDifference(stored, given, crawlId);
+    if (stored && !o.freshStart) refuseDifference(stored, given, crawlId);
     const frontier = new RedisFrontier(redis, prefix, {
       maxPages: o.maxPages, leaseMs: o.leaseTimeout, originConcurrency: o.originConcurrency, intervalMs: intervalOf(o), maxDeliveries: o.maxDeliveries,
     }, { seeder: true, coordinator: true, info: { role: 'coordinator', version: VERSION, host } });
-    // One coordinator per crawl id, claimed before anything is cleared or stored: a second
-    // one (started by mistake) would clear or drop what the live one works on. A live
-    // coordinator beats at its own --lease-timeout: the longer of the two decides.
+    // One coordinator per crawl id, claimed before anything is cleared or stored: a second would clear
+    // what the live one works on. The longer of the two --lease-timeouts decides.
     const claimLeaseMs = Math.max(o.leaseTimeout, Number(stored?.options.leaseTimeout ?? 0));
     const claim = await claimCoordinator(redis, prefix, frontier, claimLeaseMs, crawlId);
     try {
-      // A pass a killed coordinator left (taken out of reach in the claim): its keys and name table go.
+    // A pass a killed coordinator left (taken out of reach in the claim): its keys and name table go.
       if (claim.left) await dropPass(redis, prefix, blobsDir, claim.left);
-      if (o.fresh) await clearCrawl(redis, prefix, claim, { keepConfig: false });
+      if (o.freshStart) await clearCrawl(redis, prefix, claim, { keepConfig: false });
       const created = await redis.set(`${prefix}config`, JSON.stringify(given), 'NX');
       if (created) {
         claim.check();
@@ -90,7 +78,6 @@ export async function openSharedCrawl(o, listed, prior) {
         refuseDifference(JSON.parse(/** @type {string} */ (await redis.get(`${prefix}config`))), given, crawlId);
         const phase = await redis.hget(`${prefix}meta`, 'phase');
         if (phase === 'finished' || phase === null) {
-          // A new crawl under the same id: the frontier starts empty.
           await clearCrawl(redis, prefix, claim, { keepConfig: true });
           await storePrior(redis, prefix, prior);
           claim.check();
@@ -104,7 +91,6 @@ export async function openSharedCrawl(o, listed, prior) {
     } finally {
       claim.stop();
     }
-    // Workers help in the finishing phase while this process is alive (finish.js).
     frontier.start();
     return new SharedCrawl(redis, prefix, frontier, new DirBlobStore(blobsDir), url, o.leaseTimeout);
   } catch (error) {
@@ -114,38 +100,28 @@ export async function openSharedCrawl(o, listed, prior) {
 }
 
 /**
- * @param {import('./config.js').SharedConfig} stored
- * @param {import('./config.js').SharedConfig} given
+ * @param {import('./config.js').SharedConfig} stored @param {import('./config.js').SharedConfig} given
  * @param {string} crawlId
  */
 function refuseDifference(stored, given, crawlId) {
   const difference = configDifference(stored, given);
   if (difference) {
-    throw new FrontierError(`crawl id "${crawlId}" holds another configuration: ${difference}; use the same options, another --crawl-id, or --fresh to start over`, { code: 'CONFIG_MISMATCH' });
+    throw new FrontierError(`crawl id "${crawlId}" holds another configuration: ${difference}; use the same options, another --crawl-id, or --fresh-start to start over`, { code: 'CONFIG_MISMATCH' });
   }
 }
 
 /**
  * @typedef {{ left: string, check(): void, release(): Promise<void>, stop(): void, worker: string, info: string }} Claim
- *   left: the pass a killed coordinator left ('' if none); check: throws once
- *   another coordinator took the id over; release: let the claim go at once
- *   (a start that failed); stop: the keeper ends (the heartbeat takes over)
+ *   left: a killed coordinator's pass ('' if none); check: throws once another coordinator took over;
+ *   release: let go at once (a failed start); stop: the keeper ends (the heartbeat takes over)
  */
 
 /**
- * This process becomes the crawl's coordinator. A coordinator whose
- * heartbeat is newer than half of the lease time may be alive: this waits,
- * at most the lease time, for its heartbeat to lapse (a SIGKILLed
- * coordinator's does; one that exited cleanly left none), and refuses if it
- * goes on: two coordinators would both write OUT. Until the frontier's
- * heartbeat starts, the claim is kept fresh here: storing a large prior can
- * outlast half of the lease time.
- * @param {import('./connection.js').CrawlRedis} redis
- * @param {string} prefix
- * @param {RedisFrontier} frontier
- * @param {number} leaseMs
- * @param {string} crawlId
- * @returns {Promise<Claim>}
+ * Become the crawl's coordinator. One whose heartbeat is newer than half the lease may be alive: wait at
+ * most the lease for it to lapse, else refuse (two coordinators would both write OUT). The claim is kept
+ * fresh here until the frontier's heartbeat starts: storing a large prior can outlast half the lease.
+ * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix @param {RedisFrontier} frontier
+ * @param {number} leaseMs @param {string} crawlId @returns {Promise<Claim>}
  */
 async function claimCoordinator(redis, prefix, frontier, leaseMs, crawlId) {
   const worker = frontier.worker;
@@ -184,20 +160,18 @@ async function claimCoordinator(redis, prefix, frontier, leaseMs, crawlId) {
 }
 
 /**
- * What the last crawl into OUT kept of each page (validators, file, blob
- * ids), for the workers' conditional requests: they get a page's entry with
- * its lease. Written before the phase is set, so a kill in between writes it again.
- * @param {import('./connection.js').CrawlRedis} redis
- * @param {string} prefix
+ * The last crawl's pages for the workers' conditional requests (each comes with its lease). Written
+ * before the phase is set, so a kill in between writes it again.
+ * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix
  * @param {import('../recrawl/prior.js').Prior | null} prior
  */
 async function storePrior(redis, prefix, prior) {
   await redis.unlink(`${prefix}prior`);
-  // Other naming than the last run's: the workers fetch every page in full, as they do without a prior.
+    // Other naming than the last run's: the workers fetch every page in full.
   if (!prior?.reuse || prior.renamed) return;
   let batch = redis.pipeline();
   let size = 0;
-  // Hashes made with other --ignore patterns are no use: a worker makes them again from the stored body.
+    // Hashes made with other --ignore patterns are no use: a worker makes them again from the body.
   for (const stored of prior.pages.values()) {
     if (stored.state !== 'done' || !stored.file || !stored.body) continue;
     const { placeholders: _placeholders, compare, ...rest } = stored;
@@ -212,12 +186,9 @@ async function storePrior(redis, prefix, prior) {
 }
 
 /**
- * Remove every key of a crawl (or all but its configuration), and of meta
- * and the worker list all but this process's claim; refused if the claim is
- * no longer its own (checked before and after).
- * @param {import('./connection.js').CrawlRedis} redis
- * @param {string} prefix
- * @param {Claim} claim
+ * Remove every key of a crawl (or all but its configuration), sparing this process's claim; refused if the
+ * claim is no longer its own (checked before and after).
+ * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix @param {Claim} claim
  * @param {{ keepConfig: boolean }} options
  */
 async function clearCrawl(redis, prefix, claim, { keepConfig }) {
@@ -242,12 +213,8 @@ async function clearCrawl(redis, prefix, claim, { keepConfig }) {
 
 export class SharedCrawl {
   /**
-   * @param {import('./connection.js').CrawlRedis} redis
-   * @param {string} prefix
-   * @param {RedisFrontier} frontier
-   * @param {DirBlobStore} blobs
-   * @param {string} url
-   * @param {number} leaseMs
+   * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix @param {RedisFrontier} frontier
+   * @param {DirBlobStore} blobs @param {string} url @param {number} leaseMs
    */
   constructor(redis, prefix, frontier, blobs, url, leaseMs) {
     this.redis = redis;
@@ -261,14 +228,9 @@ export class SharedCrawl {
   }
 
   /**
-   * Where the write passes send the per-page work: to every live process
-   * (finish.js), or nowhere but this one's threads when no other process is
-   * alive, or when the others only share this machine's cores, which this
-   * process's threads already use (one per core by default): there, buckets
-   * add their round trips and nothing else (measured: a write pass of 10,000
-   * pages took 1.73 s with three helpers on the same 2 cores, 1.34 s without).
-   * @param {import('../engine/run.js').CrawlRun} run
-   * @param {string} out
+   * Where write passes send per-page work: every live process (finish.js), or none but this one's threads
+   * when no other is alive or all share this machine's cores (BENCHMARKS.md, "Decisions").
+   * @param {import('../engine/run.js').CrawlRun} run @param {string} out
    */
   async finishPool(run, out) {
     const { redis, prefix, frontier } = this;
@@ -286,8 +248,7 @@ export class SharedCrawl {
   }
 
   /**
-   * Every process's accepted results, as they come (scripts.js DONE and
-   * FEED), for the pages the coordinator writes while the crawl runs.
+   * Every process's accepted results as they come (scripts.js DONE, FEED), for early writes.
    * @returns {import('../engine/early.js').Feed}
    */
   feed() {
@@ -304,10 +265,8 @@ export class SharedCrawl {
   }
 
   /**
-   * The completion barrier has passed (the coordinator's pump only returns
-   * then): every process's warnings, redirects and too-deep URLs join the run.
-   * @param {import('../engine/run.js').CrawlRun} run
-   * @param {{ interrupted: boolean }} state
+   * The completion barrier has passed: every process's warnings, redirects and too-deep URLs join the run.
+   * @param {import('../engine/run.js').CrawlRun} run @param {{ interrupted: boolean }} state
    */
   async barrier(run, { interrupted }) {
     this.run = run;
@@ -321,9 +280,9 @@ export class SharedCrawl {
       run.warnings.splice(0, run.warnings.length, ...warnings.sort(byUrlThenText));
       const redirects = (await redis.hvals(`${prefix}redir`)).map((text) => JSON.parse(text));
       run.redirects.splice(0, run.redirects.length, ...redirects.sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0)));
-      // A loop whose hops two processes fetched at once went unseen by both.
+    // A loop whose hops two processes fetched at once went unseen by both.
       if (!interrupted) await failRedirectLoops(run, async (key, referrer) => { await redis.hset(`${prefix}refs`, key, referrer); });
-      // Too deep, or (a marker and a hash) too long: every process's cuts make the run incomplete.
+    // Every process's cuts (too deep, or too long: a marker and a hash) make the run incomplete.
       let tooLong = 0;
       for (const key of await redis.smembers(`${prefix}deep`)) {
         if (key.startsWith(TOO_LONG_MARK)) tooLong++;
@@ -338,10 +297,8 @@ export class SharedCrawl {
   }
 
   /**
-   * OUT holds the finished crawl. Its own final counts are kept beside the
-   * phase (`final`, for `prerender status`): the counters in Redis miss what
-   * only the coordinator settles at the barrier (redirect loops no process
-   * saw whole), and count a 404 or 410 as done where the result lists it.
+   * OUT holds the finished crawl. Final counts go beside the phase for `prerender status`: Redis's counters
+   * miss what the barrier settles (redirect loops) and count a 404 or 410 as done.
    */
   async finished() {
     const finishedAt = Date.now();
@@ -365,10 +322,7 @@ export class SharedCrawl {
   }
 }
 
-/**
- * The machine in a process's heartbeat info (JSON), or null.
- * @param {string} text
- */
+/** The machine in a process's heartbeat info (JSON), or null. @param {string} text */
 function hostOf(text) {
   try {
     return JSON.parse(text).host ?? null;
@@ -378,8 +332,7 @@ function hostOf(text) {
 }
 
 /**
- * @param {{ url: string, code: string, message: string }} a
- * @param {{ url: string, code: string, message: string }} b
+ * @param {{ url: string, code: string, message: string }} a @param {{ url: string, code: string, message: string }} b
  */
 function byUrlThenText(a, b) {
   for (const field of /** @type {const} */ (['url', 'code', 'message'])) {

@@ -17,8 +17,7 @@ import { OPTION_BY_NAME } from '../options/crawl-options.js';
  */
 
 /**
- * @param {import('./connection.js').CrawlRedis} redis
- * @param {string} crawlId
+ * @param {import('./connection.js').CrawlRedis} redis @param {string} crawlId
  * @returns {Promise<CrawlStatus | null>} null when there is no such crawl
  */
 export async function readStatus(redis, crawlId) {
@@ -37,7 +36,7 @@ export async function readStatus(redis, crawlId) {
     const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
     const n = (/** @type {string | undefined} */ value) => Number(value ?? 0);
     const stored = JSON.parse(config);
-    // Alive as the crawl itself counts it (take_some): a heartbeat within half of the crawl's --lease-timeout.
+    // Alive as take_some counts it: a heartbeat within half the crawl's --lease-timeout.
     const leaseMs = Number(stored.options?.leaseTimeout ?? OPTION_BY_NAME.get('leaseTimeout')?.default ?? 30_000);
     const deadAfter = deadAfterMs(leaseMs);
     const list = [];
@@ -46,7 +45,7 @@ export async function readStatus(redis, crawlId) {
       list.push({ id: workers[i], role: info.role ?? 'worker', host: info.host ?? '', pid: info.pid ?? 0, heartbeatAgeMs: Math.max(0, now - Number(workers[i + 1])), pages: info.pages ?? 0 });
     }
     const done = n(counts.done);
-    // A finished crawl: the counts of its own result (SharedCrawl.finished), when its coordinator kept them.
+    // A finished crawl: its own result's counts (SharedCrawl.finished), when its coordinator kept them.
     const final = meta.phase === 'finished' ? finalOf(meta) : null;
     const startedAt = n(meta.startedAt);
     const end = meta.phase === 'finished' && meta.finishedAt ? n(meta.finishedAt) : now;
@@ -74,8 +73,7 @@ export async function readStatus(redis, crawlId) {
 }
 
 /**
- * The final counts a coordinator kept when the crawl finished, if they are
- * those of this finish.
+ * The final counts a coordinator kept when the crawl finished, if they are this finish's.
  * @param {Record<string, string>} meta
  * @returns {{ failed: number, redirects: number, errors: Record<string, number> } | null}
  */
@@ -108,7 +106,7 @@ export function formatStatus(s) {
  * @returns {Promise<number>} exit code: 0, or 2 when there is no such crawl
  */
 export async function statusCommand(options, out) {
-  // `prerender status` has no --frontier-timeout: its messages name no such option.
+    // `prerender status` has no --frontier-timeout: its messages name no such option.
   const redis = await connectRedis(options.frontier, { timeoutSeconds: options.frontierTimeout ?? 10, timeoutFlag: options.frontierTimeout === undefined ? '' : '--frontier-timeout' });
   try {
     for (;;) {

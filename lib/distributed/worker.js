@@ -5,12 +5,7 @@ import { AbortError, FrontierError } from '../errors.js';
 import { connectRedis, keyPrefix } from './connection.js';
 import { VERSION, machineOf } from './identity.js';
 
-/**
- * The crawl engine, loaded once the worker's crawl exists: a worker started
- * beside its coordinator then leaves the machine's cores to the coordinator
- * while it seeds (four processes loading the engine at once on two cores
- * delayed the seeding by a quarter of a second).
- */
+/** The engine, loaded once the crawl exists: a worker beside its coordinator leaves it the cores while it seeds (BENCHMARKS.md, "Decisions"). */
 async function loadEngine() {
   const [load, options, outdir, discover, step, context, config, frontier, dirBlobs, finish, shared] = await Promise.all([
     import('../fetch/index.js'), import('../options/crawl-options.js'), import('../output/outdir.js'), import('../engine/fetch-phase.js'),
@@ -26,25 +21,17 @@ async function loadEngine() {
 }
 
 /**
- * `prerender worker`: join a shared crawl, take leased URLs, fetch them,
- * stage their bodies in the shared blob directory and record the results in
- * Redis, until the completion barrier (nothing queued, nothing leased
- * anywhere). Then it helps write the tree: the coordinator (`prerender crawl
- * --frontier …`) names the pages and hands the rewriting and writing out in
- * leased buckets (finish.js), until the crawl is finished or the coordinator
- * is gone (its next run finishes the crawl). A crawl started with --render is
- * rendered by every process: the worker starts its own Chromium, with its own
- * number of tabs.
+ * `prerender worker`: join a shared crawl, fetch leased URLs, stage bodies in the shared blob directory
+ * and record results in Redis until the completion barrier; then help write the tree in leased buckets
+ * (finish.js) until the crawl is finished or the coordinator gone. With --render each process runs its own Chromium.
  *
  * @typedef {{
  *   frontier: string, crawlId: string, concurrency?: number, wait?: number, blobs?: string,
  *   frontierTimeout?: number, signal?: AbortSignal, version?: string,
  *   renderConcurrency?: number, threads?: number, browser?: string, env?: Record<string, string | undefined>,
  * }} WorkerOptions
- *   wait: seconds to wait for a crawl id that does not exist yet (default 60);
- *   version: the version this worker claims (tests);
- *   renderConcurrency, browser: this process's tabs and browser binary when the crawl renders;
- *   env: where the browser is looked for (default process.env)
+ *   wait: seconds to wait for a crawl id that does not exist yet (default 60); version: claimed (tests);
+ *   renderConcurrency, browser: this process's tabs and binary; env: where the browser is looked for
  */
 
 export class Worker extends EventEmitter {
@@ -81,7 +68,7 @@ export class Worker extends EventEmitter {
         ...workerOptions(config, { concurrency: w.concurrency, threads: w.threads, renderConcurrency: w.renderConcurrency, browser: w.browser, frontier: w.frontier, crawlId: w.crawlId }),
         ...(w.env ? { env: w.env } : {}),
       });
-      // --render: the browser is found before anything is taken (a worker without one exits 2 at once).
+    // --render: the browser is found before anything is taken (a worker without one exits 2 at once).
       const render = o.render ? createRenderStep(o) : null;
       let rendered = 0;
       const blobsDir = w.blobs ? path.resolve(w.blobs) : o.blobs ?? path.join(o.out, STATE_DIR, 'blobs');
@@ -110,7 +97,7 @@ export class Worker extends EventEmitter {
         target: null,
         transforms: render ? [{ ...render, run: async (page, crawl) => { await render.run(page, crawl); if (page.record.render) rendered++; } }] : [],
         warnings: [],
-        // The coordinator hands out the last crawl's pages, their --ignore hashes only if made with this crawl's patterns.
+        // The last crawl's pages come with their leases; --ignore hashes only if made with this crawl's patterns.
         prior: { complete: false, pages: new Map(), reuse: true, output: '', reuseOutput: false, sameIgnore: true, precompressed: [] },
         resumed: null,
         journal: null,
@@ -132,7 +119,7 @@ export class Worker extends EventEmitter {
         await frontier.flush();
         opened = null;
         await render?.close?.(); // the browser is not needed to write the tree
-        // The fetching is over: help write the tree while the coordinator is alive (finish.js).
+        // Fetching is over: help write the tree while the coordinator is alive (finish.js).
         if (!controller.signal.aborted) {
           await helpFinish({
             redis, prefix, worker: frontier.worker, leaseMs: o.leaseTimeout, maxDeliveries: o.maxDeliveries, out: path.resolve(o.out), blobsDir, threads: run.threads,
@@ -165,16 +152,13 @@ const CONFIG_POLL_FOR_MS = 10_000;
 
 /**
  * The crawl's configuration, once it exists (bounded by --wait).
- * @param {import('./connection.js').CrawlRedis} redis
- * @param {string} prefix
- * @param {WorkerOptions} w
+ * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix @param {WorkerOptions} w
  * @returns {Promise<import('./config.js').SharedConfig>}
  */
 async function waitForConfig(redis, prefix, w) {
   const begun = Date.now();
   const deadline = begun + (w.wait ?? 60) * 1000;
-  // Workers are often started with their coordinator: asked often at first (a
-  // GET every CONFIG_POLL_MS), so that they join as soon as it has seeded; then less and less.
+  // Workers often start with their coordinator: ask often at first to join as soon as it has seeded, then less.
   for (let delay = CONFIG_POLL_MS; ; delay = Date.now() - begun < CONFIG_POLL_FOR_MS ? CONFIG_POLL_MS : Math.min(Math.max(delay * 2, 500), 1000)) {
     if (w.signal?.aborted) throw new AbortError('interrupted while waiting for the crawl');
     const text = await redis.get(`${prefix}config`).catch((error) => { throw redis.toFrontierError(error); });

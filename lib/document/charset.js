@@ -1,10 +1,8 @@
 // @ts-check
 /**
- * The charset of a page: from a byte order mark, else Content-Type, else a <meta> in the first 1024
- * bytes, else utf-8. Used only to read non-ASCII bytes inside URLs; the page
- * itself is never re-encoded.
- * @param {string | undefined} contentType
- * @param {Buffer} body
+ * A page's charset: BOM, else Content-Type, else a <meta> in the first 1024 bytes, else utf-8. Only for
+ * reading non-ASCII bytes in URLs; the page itself is never re-encoded.
+ * @param {string | undefined} contentType @param {Buffer} body
  */
 export function detectCharset(contentType, body) {
   // A byte order mark decides, over the header and any <meta>, as in browsers.

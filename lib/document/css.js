@@ -1,12 +1,7 @@
 // @ts-check
-/**
- * Finds url(...) and "@ import" references in CSS text, with source offsets of
- * the URL itself (inside any quotes), so a rewrite changes only those bytes.
- */
+/** url(...) and "@ import" references in CSS, with the offsets of the URL itself (inside quotes), so a rewrite changes only those bytes. */
 
-/**
- * @typedef {{ start: number, end: number, value: string }} CssRef
- */
+/** @typedef {{ start: number, end: number, value: string }} CssRef */
 
 // url( "x" ) | url('x') | url(x) | @import "x" | @import 'x' (the space is optional: @import"x" is valid CSS)
 const CSS_REF = /url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)|@import\s*(?:"([^"]*)"|'([^']*)')|\/\*[\s\S]*?(?:\*\/|$)/gi;

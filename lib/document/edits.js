@@ -2,12 +2,9 @@
 import { canonicalKey, encodeFilePath, parseHttpUrl, relativeFileUrl } from '../url.js';
 
 /**
- * Decides the new text of every link in one document (HTML or CSS), and
- * applies edits to the document's bytes. Only values that must change change.
- *
- * The "static context" is where the written file will be served: at the
- * origin's paths (`staticRoot` is the origin), so a link is left alone when it
- * already resolves there to the target it had on the live site.
+ * The new text of every link in one document (HTML or CSS), and the edits applied to its bytes; only
+ * values that must change change. A link is left alone when it already resolves, at the origin's paths
+ * where the file is served (`staticRoot`), to the target it had on the live site.
  */
 
 /**
@@ -16,8 +13,7 @@ import { canonicalKey, encodeFilePath, parseHttpUrl, relativeFileUrl } from '../
  *   start: number, end: number, value: string, kind: import('./scan-html.js').LinkKind, attr?: string,
  *   key?: string | null, hash?: string,
  * }} LinkRef
- *   key/hash: the target's canonical URL and fragment when already resolved
- *   (phase one resolves every link once); key null: not an http(s) URL
+ *   key/hash: the target's canonical URL and fragment when phase one resolved it; key null: not http(s)
  * @typedef {{
  *   pageUrl: URL,
  *   file: string,
@@ -30,25 +26,19 @@ import { canonicalKey, encodeFilePath, parseHttpUrl, relativeFileUrl } from '../
  *   relativeLinks?: boolean,
  *   siteUrl?: URL | null,
  * }} LinkContext
- *   relativeLinks: every link to a written file is written relative to the
- *   page (root-relative and absolute ones too), so the tree works under any
- *   path and from file://; siteUrl: the tree's public base URL, on which
- *   canonical links (rel=canonical, og:url) are made absolute
+ *   relativeLinks: every link to a written file is made relative to the page, so the tree works under
+ *   any path and from file://; siteUrl: the public base on which canonical links are made absolute
  */
 
 /**
- * A value that names its target relative to the document's path ("a.html",
- * "../b/", "?q", "#f", ""): neither absolute, protocol-relative nor root-relative.
+ * A value naming its target relative to the document's path ("a.html", "../b/", "?q", "#f", "").
  * @param {string} value
  */
 export function isPathRelative(value) {
   return !/^([a-z][a-z0-9+.-]*:|[/\\])/i.test(value);
 }
 
-/**
- * @param {LinkContext} ctx
- * @returns {Edit[]} unsorted edits
- */
+/** @param {LinkContext} ctx @returns {Edit[]} unsorted edits */
 export function planLinkEdits(ctx) {
   const { pageUrl, file, links, base, staticRoot } = ctx;
   /** @type {Edit[]} */
@@ -70,9 +60,7 @@ export function planLinkEdits(ctx) {
   const resolution = {
     docBase,
     staticBase,
-    // Relative references other than "", "?…" and "#…" resolve alike when the
-    // live and the static base share origin and directory: then a link that
-    // stays live needs no rewrite and no parsing.
+    // With the same origin and directory live and static, relative links resolve alike: a live one needs no rewrite.
     sameLayout: sameDirectory(docBase, staticBase),
     noBase: !base,
   };
@@ -87,7 +75,7 @@ export function planLinkEdits(ctx) {
 /**
  * The bytes that replace a link's span.
  * @param {string | undefined} attr the attribute (none in CSS and <style>); "+name": the
- *   attribute is missing and is inserted whole, "=name": it is bare and gets a value (see scan.js)
+ *   attribute is missing and is inserted whole, "=name": it is bare and gets a value (see scan-html.js)
  * @param {string} text the new URL text
  */
 function editText(attr, text) {
@@ -103,9 +91,7 @@ function editText(attr, text) {
  */
 
 /**
- * @param {LinkRef} link
- * @param {Resolution} resolution
- * @param {LinkContext} ctx
+ * @param {LinkRef} link @param {Resolution} resolution @param {LinkContext} ctx
  * @returns {string | null} the new URL text, or null to leave it untouched
  */
 function newLinkText(link, resolution, ctx) {
@@ -157,11 +143,9 @@ function newLinkText(link, resolution, ctx) {
 }
 
 /**
- * A form whose action is empty, or missing, submits to the document's own
- * URL (never its <base>): on the static page that is its file. It gets the
- * live page's URL, where the file is elsewhere.
- * @param {LinkContext} ctx
- * @returns {string | null}
+ * An empty or missing form action submits to the document's own URL (never its <base>), a file once
+ * static: it gets the live page's URL.
+ * @param {LinkContext} ctx @returns {string | null}
  */
 function ownFormText(ctx) {
   const live = new URL(ctx.pageUrl);
@@ -175,14 +159,9 @@ function ownFormText(ctx) {
 }
 
 /**
- * A canonical link names the page's public URL: left as written, or, with
- * --site-url, made absolute there (the static file's URL when the target is
- * written, else the live URL). Never a relative static path.
- * @param {string} value
- * @param {string} key
- * @param {string} hash
- * @param {LinkContext} ctx
- * @returns {string | null}
+ * A canonical link names the page's public URL: left as written, or with --site-url made absolute there;
+ * never a relative static path.
+ * @param {string} value @param {string} key @param {string} hash @param {LinkContext} ctx @returns {string | null}
  */
 function canonicalText(value, key, hash, ctx) {
   if (!ctx.siteUrl) return null;
@@ -192,10 +171,8 @@ function canonicalText(value, key, hash, ctx) {
 }
 
 /**
- * Whether a path-relative link, read from `file`'s directory, goes above the
- * tree's root ("../../x.html" from "a.html").
- * @param {string} value
- * @param {string} file
+ * Whether a path-relative link from `file`'s directory goes above the tree's root ("../../x.html" from "a.html").
+ * @param {string} value @param {string} file
  */
 export function climbsOut(value, file) {
   if (!value.includes('..')) return false;
@@ -219,10 +196,7 @@ function sameDirectory(a, b) {
   return a.origin === b.origin && a.pathname.slice(0, a.pathname.lastIndexOf('/')) === b.pathname.slice(0, b.pathname.lastIndexOf('/'));
 }
 
-/**
- * Characters that could end a quoted or unquoted attribute, or a CSS url().
- * @param {string} text
- */
+/** Characters that could end a quoted or unquoted attribute, or a CSS url(). @param {string} text */
 function safeUrlText(text) {
   if (!UNSAFE_IN_URL_TEXT.test(text)) return text;
   return text.replace(/['"()`<>\s]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'));
@@ -236,14 +210,10 @@ function escapeAttribute(text) {
 }
 
 /**
- * Apply sorted, non-overlapping edits to a document's bytes and return the
- * new bytes, with the byte position of every placeholder edit in the output.
- * Edit texts are latin1 strings (one char a byte, already in the document's
- * encoding). The output is written once into a buffer of its exact size,
- * with no copy of the document as a string.
+ * Apply sorted, non-overlapping edits to a document's bytes, giving each placeholder edit's output offset.
+ * Edit texts are latin1 (one char a byte, already in the document's encoding); one exact-size buffer, no string copy.
  * @param {Buffer | string} document its bytes (or a latin1 string of them)
- * @param {Edit[]} edits
- * @returns {{ body: Buffer, placeholders: { sku: string, offset: number, length: number }[] }}
+ * @param {Edit[]} edits @returns {{ body: Buffer, placeholders: { sku: string, offset: number, length: number }[] }}
  */
 export function applyEdits(document, edits) {
   const bytes = typeof document === 'string' ? Buffer.from(document, 'latin1') : document;
@@ -255,7 +225,7 @@ export function applyEdits(document, edits) {
   let size = bytes.length;
   for (const edit of edits) {
     if (edit.start < position) continue;
-    // (within the document, whatever the scan said: a scan that does not match its body cannot write past it)
+    // Clamped to the document: a scan that does not match its body cannot write past it.
     const start = Math.min(edit.start, bytes.length);
     const end = Math.min(Math.max(edit.end, start), bytes.length);
     kept.push(start === edit.start && end === edit.end ? edit : { ...edit, start, end });

@@ -1,24 +1,13 @@
 // @ts-check
 /**
- * What a price slot's content becomes in a written page.
- *
- * Contract with the runtime filter (lib/serve): for every slot the manifest
- * records `{ sku, offset, length }`, where `offset` and `length` are BYTE
- * positions of the placeholder text inside the written file. The filter splits
- * the file at those positions once, at start-up, and splices the price in per
- * request; it never parses HTML.
- *
- * The three forms (all pure ASCII, so they are the same bytes in any
- * ASCII-compatible page encoding):
- * - filter: `<!--prerender:price sku=SKU-42-->`, filled by `prerender serve`.
- * - ssi:    `<!--# include virtual="/price?sku=SKU-42" -->`, filled by nginx
- *   (templates/nginx). The zip is not in the placeholder: an SSI subrequest
- *   carries the page's Cookie header and $request_uri, and the nginx config
- *   reads the zip from those (checked with Debian's nginx 1.22), so pages do
- *   not depend on the zip parameter's name.
- * - esi:    `<esi:include src="/price?sku=SKU-42"/>`, filled by Varnish /
- *   Fastly / Akamai (templates/varnish). Varnish's ESI subrequest carries the
- *   page's headers, and the VCL reads the page's URL from req_top.url.
+ * What a price slot's content becomes in a written page. Contract with the serve filter: the manifest
+ * records each slot's `{ sku, offset, length }` in BYTES of the written file; the filter splits there
+ * once and splices prices per request, never parsing HTML. All forms are ASCII, the same bytes in any
+ * ASCII-compatible encoding:
+ * - filter: `<!--prerender:price sku=SKU-42-->`, filled by `prerender serve`;
+ * - ssi: `<!--# include virtual="/price?sku=SKU-42" -->`, filled by nginx, which reads the zip from the
+ *   subrequest's Cookie and $request_uri, so pages do not depend on the zip parameter's name;
+ * - esi: `<esi:include src="/price?sku=SKU-42"/>`, filled by Varnish/Fastly/Akamai (VCL reads req_top.url).
  */
 
 export const PLACEHOLDER_MODES = /** @type {const} */ (['filter', 'ssi', 'esi']);
@@ -29,8 +18,7 @@ export const PLACEHOLDER_MODES = /** @type {const} */ (['filter', 'ssi', 'esi'])
 const SAFE_PRICE_PATH = /^\/[A-Za-z0-9._~/-]*$/;
 
 /**
- * The SKU as it may appear inside the placeholder: percent-encoded, so that
- * no SKU can close a comment, an attribute or a tag.
+ * The SKU inside a placeholder, percent-encoded so no SKU can close a comment, attribute or tag.
  * @param {string} sku
  */
 export function encodeSku(sku) {
@@ -38,11 +26,8 @@ export function encodeSku(sku) {
 }
 
 /**
- * @param {PlaceholderMode} mode
- * @param {string} sku
- * @param {{ pricePath?: string }} [options] pricePath: the fragment location
- *   for ssi/esi (default '/price'); '/' followed by letters, digits, '.', '_',
- *   '~', '-' and '/' only.
+ * @param {PlaceholderMode} mode @param {string} sku
+ * @param {{ pricePath?: string }} [options] pricePath: ssi/esi fragment location (default '/price'), SAFE_PRICE_PATH
  * @returns {string} ASCII text, safe in any ASCII-compatible page encoding
  */
 export function renderPlaceholder(mode, sku, options = {}) {

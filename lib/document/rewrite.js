@@ -6,12 +6,8 @@ import { renderPlaceholder } from './placeholders.js';
 import { canonicalKey, parseHttpUrl } from '../url.js';
 
 /**
- * One document (HTML, or CSS with --assets) through both phases. Phase one
- * scans it once (`scanDocument`) and resolves every link once
- * (`resolveLinks`); the scan is kept beside the staged body
- * (`encodeScan`/`decodeScan`) so phase two (`renderDocument`) neither
- * tokenises nor parses the links again.
- *
+ * One document (HTML, or CSS with --assets) through both phases: scanned and its links resolved once
+ * in phase one; the scan is staged beside the body so phase two neither tokenises nor parses again.
  * @typedef {import('./edits.js').LinkContext} LinkContext
  * @typedef {import('./edits.js').LinkRef} LinkRef
  * @typedef {import('./scan-html.js').Slot} Slot
@@ -25,12 +21,7 @@ import { canonicalKey, parseHttpUrl } from '../url.js';
  * } & Omit<LinkContext, 'links' | 'base'>} RenderInput
  */
 
-/**
- * @param {Buffer} body
- * @param {'html' | 'css'} type
- * @param {string} charset
- * @returns {DocumentScan}
- */
+/** @param {Buffer} body @param {'html' | 'css'} type @param {string} charset @returns {DocumentScan} */
 export function scanDocument(body, type, charset) {
   const text = body.toString('latin1');
   if (type === 'css') {
@@ -41,26 +32,21 @@ export function scanDocument(body, type, charset) {
 }
 
 /**
- * Resolved links, by the directory of the base they were resolved against
- * and their text: most links of a site (its menus, its footer) are the same
- * text on every page of a directory, and parsing a URL costs more than a
- * lookup. Bounded: emptied when full.
+ * Resolved links by base directory and text: a site's menus repeat on every page of a directory, and a
+ * lookup costs less than parsing a URL. Bounded: emptied when full.
  * @type {Map<string, { key: string | null, hash: string }>}
  */
 const resolved = new Map();
 const RESOLVED_MAX = 20_000;
 
 /**
- * Resolve every link of a scan against the document, once: sets `key` (the
- * canonical target, or null when not http(s)) and `hash` on each link.
- * @param {DocumentScan} scan
- * @param {URL} pageUrl
+ * Resolve every link of a scan once: `key` (canonical target, null when not http(s)) and `hash`.
+ * @param {DocumentScan} scan @param {URL} pageUrl
  */
 export function resolveLinks(scan, pageUrl) {
   const docBase = scan.base ? parseHttpUrl(scan.base.value, pageUrl) ?? pageUrl : pageUrl;
-  // A reference that is not empty and starts with neither "?" nor "#" (nor
-  // white space, which the URL parser strips) resolves the same against any
-  // base of the same scheme, host and directory.
+  // A reference not empty and starting with neither "?", "#" nor white space resolves alike against
+  // any base of the same scheme, host and directory.
   const directory = `${docBase.protocol}//${docBase.host}${docBase.pathname.slice(0, docBase.pathname.lastIndexOf('/') + 1)}\n`;
   for (const link of scan.links) {
     const value = link.value;
@@ -73,8 +59,7 @@ export function resolveLinks(scan, pageUrl) {
       found = { key: target ? canonicalKey(target) : null, hash: target ? target.hash : '' };
       if (cacheable) {
         if (resolved.size >= RESOLVED_MAX) resolved.clear();
-        // A link's text is a slice of its whole page's text: the cache keeps a
-        // copy of its own, or it would keep every page it saw alive.
+        // The text is a slice of its page's: a copy of its own, or the cache keeps every page alive.
         resolved.set(Buffer.from(cacheKey, 'utf16le').toString('utf16le'), found);
       }
     }
@@ -87,9 +72,7 @@ export function resolveLinks(scan, pageUrl) {
 export const KIND_CODES = /** @type {const} */ (['navigation', 'requisite', 'form', 'canonical']);
 
 /**
- * A scan's links as lines, a line each: its kind's code and its key (none
- * when it is not http(s)). A canonical key has no line break: the URL parser
- * strips them.
+ * A scan's links, a line each: kind code then key (none when not http(s)); the URL parser strips line breaks.
  * @param {{ kind: import('./scan-html.js').LinkKind, key?: string | null }[]} links
  */
 export function linkLines(links) {
@@ -100,8 +83,7 @@ export function linkLines(links) {
 
 /**
  * The links of `linkLines`, as the links step reads them.
- * @param {string} lines
- * @returns {{ key: string | null, kind: import('./scan-html.js').LinkKind }[]}
+ * @param {string} lines @returns {{ key: string | null, kind: import('./scan-html.js').LinkKind }[]}
  */
 export function parseLinkLines(lines) {
   const links = [];
@@ -121,10 +103,8 @@ const OLD_FORM = 0x5b;
 const NOFOLLOW = 0x4e;
 
 /**
- * A resolved scan, to stage beside the body: "K" (or "N" for a page that
- * says nofollow), its `linkLines`, an empty line, then the rest as compact
- * JSON. The links come first so that a page carried over (a 304) reads just
- * them (`decodeLinks`), not every link's offsets and text.
+ * A resolved scan to stage beside the body: "K" (or "N": nofollow), its `linkLines`, an empty line, then
+ * compact JSON. Links come first so a page carried over (a 304) reads just them (`decodeLinks`).
  * @param {DocumentScan} scan
  * @param {string} [lines] its linkLines, when the caller has them
  */
@@ -138,10 +118,7 @@ export function encodeScan(scan, lines = linkLines(scan.links)) {
   ])}`);
 }
 
-/**
- * Where a staged scan's link lines end (the empty line's position).
- * @param {Buffer} buffer
- */
+/** Where a staged scan's link lines end (the empty line's position). @param {Buffer} buffer */
 function linesEnd(buffer) {
   return buffer[1] === 0x0a ? 1 : buffer.indexOf('\n\n', 1) + 1;
 }
@@ -159,10 +136,7 @@ export function decodeLinks(buffer) {
   return { links: parseLinkLines(buffer.toString('utf8', 1, linesEnd(buffer))), nofollow: buffer[0] === NOFOLLOW };
 }
 
-/**
- * @param {Buffer} buffer from encodeScan (or the JSON form of older runs)
- * @returns {DocumentScan}
- */
+/** @param {Buffer} buffer from encodeScan (or the JSON form of older runs) @returns {DocumentScan} */
 export function decodeScan(buffer) {
   if (buffer[0] === OLD_FORM) {
     const [links, base, slots, metaSku, unclosedSlots, nofollow] = JSON.parse(buffer.toString('utf8'));
@@ -202,8 +176,7 @@ export function decodeScan(buffer) {
 }
 
 /**
- * Phase two for one document: rewrite its links and turn its price slots
- * into placeholders. Pure: bytes in, bytes out.
+ * Phase two for one document: links rewritten, price slots made placeholders. Pure: bytes in, bytes out.
  * @param {RenderInput} input
  * @returns {{ body: Buffer, placeholders: { sku: string, offset: number, length: number }[], warnings: { code: import('../warnings.js').WarningCode, message: string }[] }}
  */

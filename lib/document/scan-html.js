@@ -96,210 +96,256 @@ const VOID_ELEMENTS = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img'
  * @returns {ScanResult}
  */
 export function scanHtml(text, charset = 'utf-8') {
+  const scan = new HtmlScan(text, charset);
+  const tokenizer = new Tokenizer({ decodeEntities: false }, scan);
+  tokenizer.write(text);
+  tokenizer.end();
+  const { links, base, slots, metaSku, nofollow } = scan;
+  return { links, base, slots, metaSku, unclosedSlots: scan.slot ? 1 : 0, nofollow };
+}
+
+/**
+ * The scan's state, and the tokenizer's callbacks: every field is set here,
+ * so that the tokenizer calls into one shape.
+ */
+class HtmlScan {
   /** @type {Link[]} */
-  const links = [];
+  links = [];
   /** @type {Slot[]} */
-  const slots = [];
+  slots = [];
   /** @type {BaseHref} */
-  let base = null;
+  base = null;
   /** @type {string | null} */
-  let metaSku = null;
-  let unclosedSlots = 0;
-  let nofollow = false;
-
+  metaSku = null;
+  nofollow = false;
   // The tag being read.
-  let tagName = '';
-  let tagNameEnd = 0;
+  tagName = '';
+  tagNameEnd = 0;
   /** @type {{ name: string, start: number, end: number, quote: number }[]} */
-  let attributes = [];
-  let attributeName = '';
-  let dataStart = -1;
-  let dataEnd = -1;
-  let inStyle = false;
-  let styleStart = 0;
+  attributes = [];
+  attributeName = '';
+  dataStart = -1;
+  dataEnd = -1;
+  inStyle = false;
+  styleStart = 0;
+  /**
+   * The open price slot, if any: nesting depth of its tag name.
+   * @type {{ tag: string, depth: number, start: number, sku: string | null } | null}
+   */
+  slot = null;
 
-  // The open price slot, if any: nesting depth of its tag name.
-  /** @type {{ tag: string, depth: number, start: number, sku: string | null } | null} */
-  let slot = null;
+  /** @param {string} text @param {string} charset */
+  constructor(text, charset) {
+    this.text = text;
+    this.decoder = makeDecoder(charset, true);
+    this.rawDecoder = makeDecoder(charset, false); // raw text (<style>): no entities
+  }
 
-  const decoder = makeDecoder(charset, true);
-  const rawDecoder = makeDecoder(charset, false); // raw text (<style>): no entities
   /** @param {number} start @param {number} end */
-  const valueAt = (start, end) => decoder(text.slice(start, end));
+  valueAt(start, end) {
+    return this.decoder(this.text.slice(start, end));
+  }
 
   /** @param {string} name */
-  const attribute = (name) => attributes.find((a) => a.name === name);
+  attribute(name) {
+    return this.attributes.find((a) => a.name === name);
+  }
+
+  /** @param {number} start @param {number} end */
+  onopentagname(start, end) {
+    this.tagName = this.text.slice(start, end).toLowerCase();
+    this.tagNameEnd = end;
+    this.attributes = [];
+  }
+
+  /** @param {number} start @param {number} end */
+  onattribname(start, end) {
+    this.attributeName = this.text.slice(start, end).toLowerCase();
+    this.dataStart = -1;
+  }
+
+  /** @param {number} start @param {number} end */
+  onattribdata(start, end) {
+    if (this.dataStart < 0) this.dataStart = start;
+    this.dataEnd = end;
+  }
+
+  /** @param {number} quote @param {number} end */
+  onattribend(quote, end) {
+    if (this.dataStart < 0) { this.dataStart = end; this.dataEnd = end; }
+    if (quote === QuoteType.NoValue) this.dataStart = this.dataEnd = end;
+    // A repeated attribute is dropped by browsers (the first one counts): it is no link.
+    if (hasAttribute(this.attributes, this.attributeName)) { this.dataStart = -1; return; }
+    this.attributes.push({ name: this.attributeName, start: this.dataStart, end: quote === QuoteType.Unquoted ? end : this.dataEnd, quote });
+    this.dataStart = -1;
+  }
+
+  /** @param {number} end */
+  onopentagend(end) {
+    this.finishOpenTag();
+    if (this.slot && this.slot.start < 0) this.slot.start = end + 1;
+    if (this.tagName === 'style') { this.inStyle = true; this.styleStart = end + 1; }
+  }
+
+  /** @param {number} end */
+  onselfclosingtag(end) {
+    this.finishOpenTag();
+    const slot = this.slot;
+    if (slot && slot.start < 0) { // <span data-price-sku="1"/>: nothing to fill
+      if (slot.tag === this.tagName) this.slot = null; else slot.start = end + 1;
+    } else if (slot && slot.tag === this.tagName) slot.depth--;
+  }
+
+  /** @param {number} start @param {number} end */
+  onclosetag(start, end) {
+    const name = this.text.slice(start, end).toLowerCase();
+    if (name === 'style' && this.inStyle) {
+      this.inStyle = false;
+      for (const ref of scanCss(this.text.slice(this.styleStart, start - 2), this.styleStart)) {
+        this.links.push({ ...ref, value: this.rawDecoder(ref.value), kind: 'requisite', tag: 'style', attr: '' });
+      }
+    }
+    const slot = this.slot;
+    if (slot && name === slot.tag && --slot.depth === 0) {
+      this.slots.push({ start: slot.start, end: start - 2, sku: slot.sku });
+      this.slot = null;
+    }
+  }
+
+  onattribentity() {}
+  ontext() {}
+  ontextentity() {}
+  oncdata() {}
+  oncomment() {}
+  ondeclaration() {}
+  onprocessinginstruction() {}
+  onend() {}
+
+  finishOpenTag() {
+    const tag = this.tagName;
+    // A form without an action submits to the page's own URL: its file, once written. The
+    // rewrite may give it one (inserted right after the tag name: attr "+action").
+    if (tag === 'form' && !this.attribute('action')) this.links.push({ start: this.tagNameEnd, end: this.tagNameEnd, value: '', kind: 'form', tag, attr: '+action' });
+    if (this.slot && tag === this.slot.tag && !VOID_ELEMENTS.has(tag)) this.slot.depth++;
+    const map = URL_ATTRIBUTES[tag];
+    for (const attr of this.attributes) {
+      const kind = map?.[attr.name];
+      if (attr.quote === QuoteType.NoValue) {
+        // A bare `action` (or `formaction`) is an empty one: the form submits to the page's own URL.
+        // The rewrite may give it a value (inserted right after the name: attr "=action").
+        if (kind === 'form') this.links.push({ start: attr.end, end: attr.end, value: '', kind, tag, attr: `=${attr.name}` });
+        continue;
+      }
+      if (kind) {
+        if (attr.name === 'srcset') this.addSrcset(attr);
+        else this.addLink(attr, kind, attr.name);
+      } else if (attr.name === 'background') {
+        this.addLink(attr, 'requisite', 'background');
+      } else if (attr.name === 'style') {
+        this.addStyle(attr);
+      }
+    }
+    if (tag === 'link') this.handleLink();
+    else if (tag === 'base') this.handleBase();
+    else if (tag === 'meta') this.handleMeta();
+    const sku = this.attribute('data-price-sku');
+    if (sku && !this.slot && !VOID_ELEMENTS.has(tag)) {
+      const value = sku.quote === QuoteType.NoValue ? '' : this.valueAt(sku.start, sku.end).trim();
+      this.slot = { tag, depth: 1, start: -1, sku: value === '' ? null : value };
+    }
+  }
 
   /**
    * @param {{ start: number, end: number }} attr
    * @param {LinkKind} kind
    * @param {string} attrName
    */
-  const addLink = (attr, kind, attrName) => {
-    const raw = text.slice(attr.start, attr.end);
+  addLink(attr, kind, attrName) {
+    const raw = this.text.slice(attr.start, attr.end);
     // ASCII whitespace only, as browsers strip it from a URL: not byte 0xA0 or 0x85 (the text
     // holds the page's bytes), which end "à" in UTF-8 (C3 A0) or "あ" in Shift_JIS (82 A0).
     const trimmedStart = attr.start + (LEADING_SPACE.exec(raw)?.[0].length ?? 0);
     const trimmedEnd = attr.end - (TRAILING_SPACE.exec(raw)?.[0].length ?? 0);
     if (trimmedEnd <= trimmedStart) {
       // action="" submits to the page's own URL: on a static page that is its file, so it is a link too.
-      if (kind === 'form') links.push({ start: attr.start, end: attr.end, value: '', kind, tag: tagName, attr: attrName });
+      if (kind === 'form') this.links.push({ start: attr.start, end: attr.end, value: '', kind, tag: this.tagName, attr: attrName });
       return;
     }
-    links.push({ start: trimmedStart, end: trimmedEnd, value: valueAt(trimmedStart, trimmedEnd), kind, tag: tagName, attr: attrName });
-  };
+    this.links.push({ start: trimmedStart, end: trimmedEnd, value: this.valueAt(trimmedStart, trimmedEnd), kind, tag: this.tagName, attr: attrName });
+  }
 
-  const finishOpenTag = () => {
-    const tag = tagName;
-    // A form without an action submits to the page's own URL: its file, once written. The
-    // rewrite may give it one (inserted right after the tag name: attr "+action").
-    if (tag === 'form' && !attribute('action')) links.push({ start: tagNameEnd, end: tagNameEnd, value: '', kind: 'form', tag, attr: '+action' });
-    if (slot && tag === slot.tag && !VOID_ELEMENTS.has(tag)) slot.depth++;
-    const map = URL_ATTRIBUTES[tag];
-    for (const attr of attributes) {
-      const kind = map?.[attr.name];
-      if (attr.quote === QuoteType.NoValue) {
-        // A bare `action` (or `formaction`) is an empty one: the form submits to the page's own URL.
-        // The rewrite may give it a value (inserted right after the name: attr "=action").
-        if (kind === 'form') links.push({ start: attr.end, end: attr.end, value: '', kind, tag, attr: `=${attr.name}` });
-        continue;
-      }
-      if (kind) {
-        if (attr.name === 'srcset') addSrcset(attr);
-        else addLink(attr, kind, attr.name);
-      } else if (attr.name === 'background') {
-        addLink(attr, 'requisite', 'background');
-      } else if (attr.name === 'style') {
-        for (const ref of scanCss(text.slice(attr.start, attr.end), attr.start)) {
-          // url(&quot;/bg.png&quot;): in an attribute the quotes may be character references; the URL is what they enclose.
-          const quoted = ENTITY_QUOTED.exec(text.slice(ref.start, ref.end));
-          if (quoted) links.push({ start: ref.start + quoted[1].length, end: ref.end - quoted[1].length, value: decoder(quoted[2]), kind: 'requisite', tag, attr: 'style' });
-          else links.push({ ...ref, value: decoder(ref.value), kind: 'requisite', tag, attr: 'style' });
-        }
-      }
+  /** @param {{ start: number, end: number }} attr */
+  addSrcset(attr) {
+    for (const [from, to] of srcsetUrls(this.text.slice(attr.start, attr.end))) {
+      const start = attr.start + from;
+      const end = attr.start + to;
+      this.links.push({ start, end, value: this.valueAt(start, end), kind: 'requisite', tag: this.tagName, attr: 'srcset' });
     }
-    if (tag === 'link') {
-      const href = attribute('href');
-      if (href && href.quote !== QuoteType.NoValue) {
-        const rel = attribute('rel');
-        const relText = rel ? text.slice(rel.start, rel.end) : '';
-        addLink(href, REQUISITE_RELS.test(relText) ? 'requisite' : CANONICAL_REL.test(relText) ? 'canonical' : 'navigation', 'href');
-      }
-    } else if (tag === 'base') {
-      const href = attribute('href');
-      if (href && base === null && href.quote !== QuoteType.NoValue) {
-        base = { start: href.start, end: href.end, value: valueAt(href.start, href.end).trim() };
-      }
-    } else if (tag === 'meta') {
-      handleMeta();
-    }
-    const sku = attribute('data-price-sku');
-    if (sku && !slot && !VOID_ELEMENTS.has(tag)) {
-      const value = sku.quote === QuoteType.NoValue ? '' : valueAt(sku.start, sku.end).trim();
-      slot = { tag, depth: 1, start: -1, sku: value === '' ? null : value };
-    }
-  };
+  }
 
-  const handleMeta = () => {
-    const name = attribute('name');
-    const httpEquiv = attribute('http-equiv');
-    const property = attribute('property');
-    const content = attribute('content');
+  /** @param {{ start: number, end: number }} attr a style attribute */
+  addStyle(attr) {
+    const { text, tagName: tag } = this;
+    for (const ref of scanCss(text.slice(attr.start, attr.end), attr.start)) {
+      // url(&quot;/bg.png&quot;): in an attribute the quotes may be character references; the URL is what they enclose.
+      const quoted = ENTITY_QUOTED.exec(text.slice(ref.start, ref.end));
+      if (quoted) this.links.push({ start: ref.start + quoted[1].length, end: ref.end - quoted[1].length, value: this.decoder(quoted[2]), kind: 'requisite', tag, attr: 'style' });
+      else this.links.push({ ...ref, value: this.decoder(ref.value), kind: 'requisite', tag, attr: 'style' });
+    }
+  }
+
+  handleLink() {
+    const href = this.attribute('href');
+    if (!href || href.quote === QuoteType.NoValue) return;
+    const rel = this.attribute('rel');
+    const relText = rel ? this.text.slice(rel.start, rel.end) : '';
+    this.addLink(href, REQUISITE_RELS.test(relText) ? 'requisite' : CANONICAL_REL.test(relText) ? 'canonical' : 'navigation', 'href');
+  }
+
+  handleBase() {
+    const href = this.attribute('href');
+    if (href && this.base === null && href.quote !== QuoteType.NoValue) {
+      this.base = { start: href.start, end: href.end, value: this.valueAt(href.start, href.end).trim() };
+    }
+  }
+
+  handleMeta() {
+    const { text } = this;
+    const name = this.attribute('name');
+    const httpEquiv = this.attribute('http-equiv');
+    const property = this.attribute('property');
+    const content = this.attribute('content');
     if (!content || content.quote === QuoteType.NoValue) return;
     const metaName = name ? text.slice(name.start, name.end).trim().toLowerCase() : '';
     if (metaName === 'x-price-sku') {
-      metaSku = valueAt(content.start, content.end).trim() || metaSku;
+      this.metaSku = this.valueAt(content.start, content.end).trim() || this.metaSku;
     } else if (metaName === 'robots' && /(^|[\s,])(nofollow|none)([\s,]|$)/i.test(text.slice(content.start, content.end))) {
-      nofollow = true;
+      this.nofollow = true;
     }
     if (property && text.slice(property.start, property.end).trim().toLowerCase() === 'og:url') {
-      addLink(content, 'canonical', 'content');
+      this.addLink(content, 'canonical', 'content');
     }
-    if (httpEquiv && text.slice(httpEquiv.start, httpEquiv.end).trim().toLowerCase() === 'refresh') {
-      // content="5; url=next.asp" -> the URL part only
-      const raw = text.slice(content.start, content.end);
-      // The URL may be quoted, with the quotes written as character references (url=&quot;…&quot;).
-      const match = /^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(['"]|&(?:quot|apos|#0*34|#x0*22|#0*39|#x0*27);)?/i.exec(raw);
-      if (!match) return;
-      const start = content.start + match[0].length;
-      let end = content.end;
-      const tail = text.slice(start, end);
-      const quote = match[1] ?? '';
-      const quoteEnd = quote.length === 1 ? tail.indexOf(quote) : quote ? tail.toLowerCase().indexOf(quote.toLowerCase()) : -1;
-      if (quoteEnd >= 0) end = start + quoteEnd;
-      if (!/url\s*=|[;,]/i.test(raw.slice(0, match[0].length))) return; // "5" alone: no URL
-      addLink({ start, end }, 'navigation', 'content');
-    }
-  };
+    if (httpEquiv && text.slice(httpEquiv.start, httpEquiv.end).trim().toLowerCase() === 'refresh') this.addRefresh(content);
+  }
 
-  /** @param {{ start: number, end: number }} attr */
-  const addSrcset = (attr) => {
-    for (const [from, to] of srcsetUrls(text.slice(attr.start, attr.end))) {
-      const start = attr.start + from;
-      const end = attr.start + to;
-      links.push({ start, end, value: valueAt(start, end), kind: 'requisite', tag: tagName, attr: 'srcset' });
-    }
-  };
-
-  const tokenizer = new Tokenizer({ decodeEntities: false }, {
-    onopentagname(start, end) {
-      tagName = text.slice(start, end).toLowerCase();
-      tagNameEnd = end;
-      attributes = [];
-    },
-    onattribname(start, end) {
-      attributeName = text.slice(start, end).toLowerCase();
-      dataStart = -1;
-    },
-    onattribdata(start, end) {
-      if (dataStart < 0) dataStart = start;
-      dataEnd = end;
-    },
-    onattribentity() {},
-    onattribend(quote, end) {
-      if (dataStart < 0) { dataStart = end; dataEnd = end; }
-      if (quote === QuoteType.NoValue) dataStart = dataEnd = end;
-      // A repeated attribute is dropped by browsers (the first one counts): it is no link.
-      if (hasAttribute(attributes, attributeName)) { dataStart = -1; return; }
-      attributes.push({ name: attributeName, start: dataStart, end: quote === QuoteType.Unquoted ? end : dataEnd, quote });
-      dataStart = -1;
-    },
-    onopentagend(end) {
-      finishOpenTag();
-      if (slot && slot.start < 0) slot.start = end + 1;
-      if (tagName === 'style') { inStyle = true; styleStart = end + 1; }
-    },
-    onselfclosingtag(end) {
-      finishOpenTag();
-      if (slot && slot.start < 0) { // <span data-price-sku="1"/>: nothing to fill
-        if (slot.tag === tagName) slot = null; else slot.start = end + 1;
-      } else if (slot && slot.tag === tagName) slot.depth--;
-    },
-    onclosetag(start, end) {
-      const name = text.slice(start, end).toLowerCase();
-      if (name === 'style' && inStyle) {
-        inStyle = false;
-        for (const ref of scanCss(text.slice(styleStart, start - 2), styleStart)) {
-          links.push({ ...ref, value: rawDecoder(ref.value), kind: 'requisite', tag: 'style', attr: '' });
-        }
-      }
-      if (slot && name === slot.tag && --slot.depth === 0) {
-        slots.push({ start: slot.start, end: start - 2, sku: slot.sku });
-        slot = null;
-      }
-    },
-    ontext() {},
-    ontextentity() {},
-    oncdata() {},
-    oncomment() {},
-    ondeclaration() {},
-    onprocessinginstruction() {},
-    onend() {},
-  });
-  tokenizer.write(text);
-  tokenizer.end();
-  if (slot) unclosedSlots++;
-  return { links, base, slots, metaSku, unclosedSlots, nofollow };
+  /**
+   * content="5; url=next.asp" -> the URL part only. The URL may be quoted, with the quotes
+   * written as character references (url=&quot;…&quot;).
+   * @param {{ start: number, end: number }} content
+   */
+  addRefresh(content) {
+    const raw = this.text.slice(content.start, content.end);
+    const match = /^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(['"]|&(?:quot|apos|#0*34|#x0*22|#0*39|#x0*27);)?/i.exec(raw);
+    if (!match) return;
+    const start = content.start + match[0].length;
+    let end = content.end;
+    const tail = this.text.slice(start, end);
+    const quote = match[1] ?? '';
+    const quoteEnd = quote.length === 1 ? tail.indexOf(quote) : quote ? tail.toLowerCase().indexOf(quote.toLowerCase()) : -1;
+    if (quoteEnd >= 0) end = start + quoteEnd;
+    if (!/url\s*=|[;,]/i.test(raw.slice(0, match[0].length))) return; // "5" alone: no URL
+    this.addLink({ start, end }, 'navigation', 'content');
+  }
 }
 
 /**

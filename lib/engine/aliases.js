@@ -11,12 +11,9 @@ import { pageEntry } from './manifest-entries.js';
  */
 
 /**
- * A URL that shares its first URL's file ("/index.html" beside "/"): its
- * output is made as the first's was and must be the same bytes; then it is
- * listed with the same file and nothing is written. Otherwise (or when the
- * first was not written) it goes to `pass.split`, to get a file of its own.
- * @param {PassRun} pass
- * @param {PageRecord} record
+ * A URL sharing its first URL's file ("/index.html" beside "/"): its output must be the same bytes, then
+ * it is listed with that file, nothing written; else (or if the first was not written) it goes to `pass.split`.
+ * @param {PassRun} pass @param {PageRecord} record
  * @param {Promise<{ page: ManifestPage, record: PageRecord } | null>} firstWritten
  * @returns {Promise<{ page: ManifestPage, record: PageRecord } | null>}
  */
@@ -43,10 +40,8 @@ export async function writeAlias(pass, record, firstWritten) {
 }
 
 /**
- * Rewrite one HTML or CSS document for the file it is named, in this thread.
- * @param {PassRun} pass
- * @param {PageRecord} record
- * @param {Buffer} raw
+ * Rewrite one HTML or CSS document for its file, in this thread.
+ * @param {PassRun} pass @param {PageRecord} record @param {Buffer} raw
  * @param {import('../document/rewrite.js').DocumentScan} scan
  */
 function rewrite(pass, record, raw, scan) {

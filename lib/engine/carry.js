@@ -80,10 +80,11 @@ export async function resumeFrom(run, page, entry) {
  * @param {PageInFlight} page
  * @param {import('../recrawl/state.js').StoredPage} stored
  * @param {string} instead what becomes of the page when its stored links are damaged (warned)
+ * @param {Awaited<ReturnType<typeof storedLinks>>} [read] its stored links, when the caller read them already
  * @returns {Promise<boolean>} false: they are (the record is left as it was)
  */
-export async function keepStored(run, page, stored, instead) {
-  const scan = stored.scan ? await intactLinks(run, page.key, stored.scan, instead) : undefined;
+export async function keepStored(run, page, stored, instead, read) {
+  const scan = read ?? (stored.scan ? await intactLinks(run, page.key, stored.scan, instead) : undefined);
   if (scan === null) return false;
   const record = page.record;
   fromStored(record, stored);

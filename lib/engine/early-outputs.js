@@ -1,9 +1,7 @@
 // @ts-check
 
 /**
- * The outputs early writes rendered, until phase two takes them or a rename
- * makes them stale (early.js).
- *
+ * The outputs early writes rendered, until phase two takes them or a rename makes them stale (early.js).
  * @typedef {import('./page-work.js').RenderOutput} RenderOutput
  */
 
@@ -14,8 +12,7 @@ const FAILED = 2;
 
 /**
  * Two bit positions (0-255) for a URL in a page's sketch (FNV-1a of its UTF-16 units).
- * @param {string} key
- * @returns {[number, number]}
+ * @param {string} key @returns {[number, number]}
  */
 function bitsOf(key) {
   let hash = 0x811c9dc5;
@@ -23,11 +20,7 @@ function bitsOf(key) {
   return [hash & 255, (hash >>> 8) & 255];
 }
 
-/**
- * The early outputs, packed: a slot per page (its temp file, state, size,
- * sha256 and link sketch in typed arrays; placeholders and warnings only where a
- * page has any), so that 200,000 of them cost a few MB, not an object each.
- */
+/** Packed: a slot per page in typed arrays (extras only where a page has any), not an object each. */
 export class EarlyOutputs {
   constructor() {
     /** @type {Map<string, number>} URL -> slot */
@@ -37,7 +30,7 @@ export class EarlyOutputs {
     this.states = new Uint8Array(1024);
     this.sizes = new Uint32Array(1024);
     this.hashes = Buffer.alloc(1024 * 32);
-    /** A 256-bit sketch of the URLs each page links to (two bits a URL), to find the pages a renamed URL touches. */
+    /** 256-bit sketch of each page's link URLs (two bits a URL), to find the pages a renamed URL touches. */
     this.sketches = Buffer.alloc(1024 * 32);
     /** @type {Map<number, Pick<RenderOutput, 'placeholders' | 'warnings'>>} */
     this.extras = new Map();
@@ -45,7 +38,7 @@ export class EarlyOutputs {
     this.pending = new Map();
     /** @type {Set<Promise<void>>} every render under way, kept or cleared */
     this.inFlight = new Set();
-    /** Bumped by clear(): a render that ends after it keeps nothing. */
+    /** Bumped by clear(): a render ending after it keeps nothing. */
     this.generation = 0;
   }
 
@@ -53,12 +46,7 @@ export class EarlyOutputs {
     return this.slots.size;
   }
 
-  /**
-   * @param {string} key
-   * @param {number} temp
-   * @param {Promise<RenderOutput | null>} result
-   * @param {string[]} deps the URLs it links to
-   */
+  /** @param {string} key @param {number} temp @param {Promise<RenderOutput | null>} result @param {string[]} deps its links */
   add(key, temp, result, deps) {
     const slot = this.count++;
     if (slot === this.temps.length) this.#grow();
@@ -113,8 +101,7 @@ export class EarlyOutputs {
 
   /**
    * The output of a page, removed.
-   * @param {string} key
-   * @returns {Promise<{ result: RenderOutput, temp: number } | null>}
+   * @param {string} key @returns {Promise<{ result: RenderOutput, temp: number } | null>}
    */
   async take(key) {
     const slot = this.slots.get(key);
@@ -133,9 +120,7 @@ export class EarlyOutputs {
   }
 
   /**
-   * Forget the outputs of these pages, and of the pages that may link to
-   * one of them (a sketch can say "maybe" for a page that does not: it is
-   * rendered again).
+   * Forget these pages' outputs and those of pages that may link to one (a sketch's false "maybe" costs a render).
    * @param {string[]} keys
    */
   forgetLinksTo(keys) {

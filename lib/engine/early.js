@@ -4,77 +4,31 @@ import { RENAMED_LISTED } from '../naming/assign.js';
 import { EarlyOutputs } from './early-outputs.js';
 
 /**
- * Pages rewritten and written while the crawl still runs, so that phase two
- * has little left to do once the last page is fetched.
- *
- * A page's output depends on its own file and on the file each of its links
- * leads to. Files are handed out at the end, in URL order, so that
- * collisions resolve the same way whatever the fetch order (names.js); but
- * almost every page ends with the file it wanted. So a page is rendered
- * early, in a worker thread, into a temp file of the output target, once
- * every URL it links to is settled: fetched (its wanted file stands in for
- * its file), or a URL that can never become a page of this crawl (outside
- * the scope: its link stays live). A page that links to a URL still queued
- * waits for it; one that links to a failure, a redirect or an in-scope URL
- * that was not admitted is left to phase two.
- *
- * Phase two takes an early output only where it is exactly what it would
- * make itself: in its first pass (a later one may drop pages or split
- * aliases), for a page that got the file it wanted and that does not link
- * to a page that did not (naming lists the renamed URLs; a sketch of each
- * page's links finds the pages they touch). Anything else is rendered
- * again, as without this; an early output not taken is a temp file that the
- * commit or abort removes with the others.
- *
- * Only where it pays and is simple: a local output tree, worker threads
- * running, pages new to OUT, no --precompress; and only in time the crawl
- * does not need (`#tooBusy`).
- *
- * In a shared crawl the coordinator writes every process's pages early: each
- * accepted result comes to it through a feed in Redis (distributed/scripts.js
- * DONE and FEED), with the links the page's process collected, and its
- * staged bytes lie in the shared blob directory. A URL it has not heard of
- * is waited for if the page's process found it sure to come (it added it to
- * the frontier, or the frontier knew it: queued or leased elsewhere); a page
- * still waiting when the crawl ends is left to phase two.
- *
+ * Early writes: a page is rendered on a worker thread into a scratch file once every URL it links to
+ * is settled (fetched, or never a page of this crawl). Phase two takes it only if it is what phase two
+ * would make: first pass, page got its wanted file, links to no renamed URL. Local tree and idle time
+ * only. A shared crawl's coordinator writes every process's pages, fed through Redis.
  * @typedef {import('./run.js').CrawlRun} CrawlRun
  * @typedef {import('./page-work.js').RenderOutput} RenderOutput
  * @typedef {import('../store/records.js').PageRecord} PageRecord
- * @typedef {{ body: string, scan: string, type: 'html' | 'css', charset: string }} Source
- *   where a page fed by another process has its staged bytes (its record, which this process does not hold)
+ * @typedef {{ body: string, scan: string, type: 'html' | 'css', charset: string }} Source a fed page's staged bytes
  * @typedef {{ key: string, deps: string[], left: number, source?: Source }} Waiting
  * @typedef {{ keys: string[], never: Set<string>, sure?: Set<string> }} LinksTo
- *   keys: the URLs a page links to; never: those that can never be pages of the crawl; sure (a
- *   shared crawl's): those sure to come through the feed (added to the frontier, or known to it)
+ *   never: links that can never be pages of the crawl; sure: (shared crawl) those sure to come through the feed
  * @typedef {{
  *   read(wantMs: number, max: number): Promise<{ key: string, record: PageRecord, linksTo?: LinksTo }[]>,
  *   stop(): Promise<void>,
- * }} Feed
- *   a shared crawl's results, every process's (read: the next ones, and the feed is wanted
- *   wantMs more; stop: it is not, and what it holds goes)
+ * }} Feed every process's results; read keeps the feed wanted wantMs more, stop drops what it holds
  */
 
-/** Pages that may wait for the URLs they link to, at most (each holds its links' keys). */
+/** Pages that may wait for the URLs they link to, at most. */
 const MAX_WAITING = 10_000;
-/**
- * Early renders handed to the worker threads and not answered yet, at most:
- * past it a page ready to render waits in line (at most MAX_WAITING of them;
- * more are left to phase two), so that early writes take only the threads'
- * idle time (a crawl bound by its CPU keeps its scans first).
- */
+/** Early renders in flight, at most: past it a ready page waits in line, so early writes take only idle thread time. */
 const MAX_IN_FLIGHT = 16;
-/**
- * Early writes only in time the crawl does not need: not while requests wait
- * for the worker threads, nor while the main thread is busy past this share
- * of a window (a crawl at memory speed, bound by its CPU: there the waiting
- * and the extra messages cost more than they save, and phase two does the
- * pages as before).
- */
+/** Main-thread busy share past which early writes pause: a CPU-bound crawl gains nothing from them. */
 const BUSY = 0.6;
-/** The window that share is measured over, in ms. */
 const WINDOW_MS = 250;
-/** Settled URLs remembered, at most (a URL and its wanted file each). */
+/** Settled URLs remembered, at most. */
 const MAX_KNOWN = 500_000;
 
 /** A URL that ended as anything but a page with a file: links to it make a page wait for phase two. */
@@ -82,14 +36,12 @@ const UNSETTLED = '';
 
 /** How long the feed stays wanted after each read (a coordinator that stops reading stops it within this). */
 const FEED_WANT_MS = 2000;
-/** Results read from the feed at once, at most; and the pause when it had fewer. */
 const FEED_BATCH = 512;
 const FEED_EVERY_MS = 50;
 
 export class EarlyWrites {
   /**
-   * @param {CrawlRun} run
-   * @param {import('./page-work.js').RenderContext} context
+   * @param {CrawlRun} run @param {import('./page-work.js').RenderContext} context
    * @param {Feed | null} [feed] a shared crawl's feed: every result comes from it
    */
   constructor(run, context, feed = null) {
@@ -116,15 +68,14 @@ export class EarlyWrites {
     /** Pages phase two took from early writes (the crawl's result says how many). */
     this.counts = { taken: 0 };
     this.feed = feed;
-    /** Results the feed brought (worker threads start past --threads-from's count, as in the crawl). */
+    /** Results fed (threads start past --threads-from's count, as in the crawl). */
     this.fed = 0;
     if (feed) this.#follow(feed);
   }
 
   /**
-   * A page's visit ended (fetched, kept, failed or redirected): what waited
-   * for it may go on, and the page itself may be rendered now. In a shared
-   * crawl this process's results come through the feed like the others'.
+   * A visit ended: what waited for it may go on, and the page may be rendered now.
+   * In a shared crawl this process's results come through the feed like the others'.
    * @param {import('./fetch-phase.js').PageInFlight} page
    */
   visited(page) {
@@ -134,11 +85,7 @@ export class EarlyWrites {
     if (this.readyAt < this.ready.length) this.#pump();
   }
 
-  /**
-   * Read the feed until the crawl phase ends (or it fails: early writes end,
-   * phase two does the rest).
-   * @param {Feed} feed
-   */
+  /** Read the feed until the crawl phase ends (or it fails: phase two does the rest). @param {Feed} feed */
   async #follow(feed) {
     try {
       await feed.stop(); // what a killed coordinator left
@@ -157,11 +104,7 @@ export class EarlyWrites {
     }
   }
 
-  /**
-   * @param {string} key
-   * @param {PageRecord} record
-   * @param {LinksTo | undefined} linksTo
-   */
+  /** @param {string} key @param {PageRecord} record @param {LinksTo | undefined} linksTo */
   #settle(key, record, linksTo) {
     if (!this.open) return;
     if (this.known.size >= MAX_KNOWN) {
@@ -170,15 +113,13 @@ export class EarlyWrites {
       this.waiters.clear();
       return;
     }
-    // Fed again (its lease lapsed and another visit's result was accepted): what was
-    // rendered from the first result, its own output and those that link to it, goes.
+    // Fed again (its lease lapsed, another visit's result won): what was rendered from the first result goes.
     if (this.feed && this.known.has(key)) {
       this.done.forgetLinksTo([key]);
       this.refed.add(key); // and it is not rendered early again (a render of its first result may still wait in line)
     }
-    // A URL is remembered only while early writes are wanted (a crawl at memory speed keeps
-    // no map); one visited meanwhile makes the pages that link to it wait for phase two.
-    // The feed's are all remembered: a page waits for any URL not heard of.
+    // Remembered only while early writes are wanted; a URL visited meanwhile makes its linkers wait
+    // for phase two. The feed's are all remembered: a page waits for any URL not heard of.
     const recorded = this.feed !== null || !this.#tooBusy() || this.waiters.has(key);
     const settled = recorded && record.state === 'done' && record.wanted !== undefined;
     if (recorded) this.known.set(key, settled ? /** @type {string} */ (record.wanted) : UNSETTLED);
@@ -205,19 +146,12 @@ export class EarlyWrites {
     }
   }
 
-  /**
-   * Whether a page's links are worth collecting for early writes now (the
-   * links step asks, so that a busy crawl pays nothing for them).
-   */
+  /** Whether a page's links are worth collecting now: a busy crawl pays nothing for them. */
   wanted() {
     return this.open && !this.#tooBusy();
   }
 
-  /**
-   * Whether early work would take time the crawl needs: the worker threads
-   * have requests waiting for them, or the main thread was busy over the
-   * last window (measured once a window).
-   */
+  /** Whether early work would take time the crawl needs: a thread backlog, or a busy main thread last window. */
   #tooBusy() {
     if (this.always) return false;
     if (this.run.threads.backlog > 0) return true;
@@ -231,11 +165,7 @@ export class EarlyWrites {
     return this.busy;
   }
 
-  /**
-   * @param {string} key
-   * @param {LinksTo} linksTo
-   * @param {Source} [source] a fed page's staged bytes
-   */
+  /** @param {string} key @param {LinksTo} linksTo @param {Source} [source] a fed page's staged bytes */
   #consider(key, linksTo, source) {
     if (!this.feed && this.#tooBusy()) return; // the feed's links are collected anyway: considered, rendered when there is time
     const deps = [...new Set(linksTo.keys)];
@@ -277,8 +207,7 @@ export class EarlyWrites {
   }
 
   /**
-   * @param {string} key
-   * @param {string[]} deps
+   * @param {string} key @param {string[]} deps
    * @param {Source} [source] a fed page's staged bytes (else its record says)
    */
   #render(key, deps, source) {
@@ -305,11 +234,7 @@ export class EarlyWrites {
     }
   }
 
-  /**
-   * @param {string} key
-   * @param {string[]} deps
-   * @param {Source} [source]
-   */
+  /** @param {string} key @param {string[]} deps @param {Source} [source] */
   #start(key, deps, source) {
     const run = this.run;
     const file = this.known.get(key);
@@ -346,9 +271,7 @@ export class EarlyWrites {
   }
 
   /**
-   * The crawl phase is over: nothing more is rendered early. A page that
-   * links to a URL whose file is not the one it wanted (a collision) is
-   * rendered again in phase two; so is every page when such URLs are many.
+   * The crawl phase is over. A page linking to a renamed URL is rendered again in phase two.
    * @param {{ renamed: string[] }} naming
    */
   close(naming) {
@@ -357,8 +280,7 @@ export class EarlyWrites {
   }
 
   /**
-   * Early outputs of pages that may link to these URLs are not taken (their
-   * links lead elsewhere in phase two); past RENAMED_LISTED, none is.
+   * Early outputs of pages that may link to these URLs are not taken; past RENAMED_LISTED, none is.
    * @param {string[]} urls
    */
   forgetLinksTo(urls) {
@@ -377,10 +299,8 @@ export class EarlyWrites {
   }
 
   /**
-   * The early output of a page (phase two's first pass; its file, the one
-   * it wanted, since it is not among the renamed); null to render it as usual.
-   * @param {string} key
-   * @param {string} file
+   * A page's early output (phase two's first pass, its wanted file); null to render it as usual.
+   * @param {string} key @param {string} file
    * @returns {Promise<{ result: RenderOutput, adopt: () => Promise<void> } | null>}
    */
   async take(key, file) {
@@ -397,9 +317,8 @@ export class EarlyWrites {
   }
 
   /**
-   * No early output is taken any more (after a write pass: a later one may
-   * have other files); resolves once no render is under way, so that none
-   * writes into the temp directory while the commit removes it.
+   * No early output is taken any more (a later pass may have other files); resolves once no
+   * render runs, so none writes into the temp directory while the commit removes it.
    */
   async drop() {
     this.done.clear();

@@ -9,8 +9,7 @@ import { isGoneStatus } from '../recrawl/prior.js';
  */
 
 /**
- * The manifest's errors, in URL order: the pages that failed, and those gone
- * from the site (404, 410) that pages still link to: removed, but broken links.
+ * The manifest's errors in URL order: failed pages, and pages gone (404, 410) that pages still link to.
  * @param {Pick<CrawlRun, 'records'>} run
  * @returns {Promise<{ errors: ManifestError[], failed: number }>} failed: of them, the failures
  */
@@ -33,13 +32,10 @@ export function splitMissingRequisites(errors, mode) {
   return { failures: missing.length === 0 ? errors : errors.filter((error) => !missing.includes(error)), missing };
 }
 
-/**
- * @param {PageRecord} record
- * @returns {ManifestError}
- */
+/** @param {PageRecord} record @returns {ManifestError} */
 function toManifestError(record) {
   /** @type {ManifestError} */
-  // In URL order, not the order the crawl found them in, which timing decides.
+    // URL order, not the crawl's, which timing decides.
   const error = { url: record.key, message: record.error?.message ?? 'failed', referrers: [...(record.referrers ?? [])].sort(byKey) };
   if (record.error?.status) error.status = record.error.status;
   if (record.error?.code) error.code = record.error.code;

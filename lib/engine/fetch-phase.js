@@ -10,6 +10,8 @@ import { conditionalHeaders, pickStored, reusable } from '../recrawl/prior.js';
 import { failOrKeep, intactLinks, keepStored, resumable, resumeFrom } from './carry.js';
 import { journal, redirect } from './outcomes.js';
 import { admit, admitted, links } from './links.js';
+import { cacheLifetime } from '../recrawl/freshness.js';
+import { carryUnasked } from './unasked.js';
 
 /**
  * Phase one: every in-scope URL goes load → transforms → classify → scan and
@@ -99,7 +101,8 @@ function pump(run) {
     const page = { key, record, result: undefined, url: undefined, scan: null, finished: false };
     try {
       const entry = run.resumed?.get(key);
-      if (!entry || !resumable(run, entry) || !(await resumeFrom(run, page, entry))) await runPage(page);
+      const done = entry && resumable(run, entry) && (await resumeFrom(run, page, entry));
+      if (!done && !(await carryUnasked(run, page))) await runPage(page);
     } catch (error) {
       if (error instanceof AbortError) {
         await frontier.retry(key);
@@ -188,6 +191,7 @@ async function classify(run, page) {
     if (etag) page.record.etag = etag;
     if (lastModified) page.record.lastModified = lastModified;
     // A 304 may carry the name header: a page renamed without a new body.
+    if (result.headers['cache-control'] !== undefined) Object.assign(page.record, { maxAge: undefined, immutable: undefined }, cacheLifetime(result.headers));
     const header = headerValue(result.headers, 'x-builder-filename') ?? headerValue(result.headers, 'xbuilder-filename');
     if (header !== undefined) page.record.wanted = wantedName(run, page.key, page.url ?? new URL(page.key), /** @type {string} */ (page.record.contentType), result.headers);
     return;
@@ -202,6 +206,9 @@ async function classify(run, page) {
   record.etag = headerValue(result.headers, 'etag');
   record.lastModified = headerValue(result.headers, 'last-modified');
   record.wanted = wantedName(run, page.key, page.url, contentType, result.headers);
+  const { maxAge, immutable } = cacheLifetime(result.headers);
+  record.maxAge = maxAge;
+  record.immutable = immutable;
 }
 
 /**
@@ -309,6 +316,7 @@ async function stage(run, page) {
   }
   record.referrers = undefined; // only failures need them
   record.state = 'done';
+  record.fetched = run.now; // fetched or revalidated now: the age fresh rules and sitemap dates count from
   await run.records.put(record);
   journal(run, record);
   run.stats.fetched++;

@@ -7,17 +7,13 @@ export class Lifecycle {
   /** @type {{ name: string, run: () => unknown }[]} */
   #cleanups = [];
 
-  /**
-   * @param {string} name what is released (for a failure's message)
-   * @param {() => unknown} cleanup
-   */
+  /** @param {string} name what is released (for a failure's message) @param {() => unknown} cleanup */
   defer(name, cleanup) {
     this.#cleanups.push({ name, run: cleanup });
   }
 
   /**
-   * Run the clean-ups, last registered first. A failing clean-up does not
-   * stop the others; `onError` hears of it.
+   * Run the clean-ups, last registered first; a failing one does not stop the others.
    * @param {(name: string, error: unknown) => void} [onError]
    */
   async close(onError) {

@@ -2,30 +2,27 @@
 import { warn } from '../warnings.js';
 
 /**
- * Link decisions: every link of a page decided once (scope, --max-depth,
- * --max-url-length, robots.txt), and the ones followed admitted to the frontier.
- *
+ * Link decisions: every link of a page decided once (scope, --max-depth, --max-url-length, robots.txt);
+ * those followed are admitted to the frontier.
  * @typedef {import('./run.js').CrawlRun} CrawlRun
  * @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight
  * @typedef {import('../store/frontier.js').FrontierItem} FrontierItem
  */
 
 /**
- * Decide every link once: in scope and followed (navigation, or a requisite
- * with --assets) goes to the frontier.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
+ * Decide every link once: in scope and followed (navigation, or a requisite with --assets) goes to the frontier.
+ * @param {CrawlRun} run @param {PageInFlight} page
  */
 export async function links(run, page) {
   if (!page.scan) return;
   const listening = run.listening('link');
   const followRequisites = run.options.assets;
-  // <meta name="robots" content="nofollow">, with --robots: links are rewritten, not followed.
+    // <meta name="robots" content="nofollow"> with --robots: links are rewritten, not followed.
   const nofollow = run.robots !== null && page.scan.nofollow === true;
   /** @type {(FrontierItem & { decision: import('../roots/scope.js').ScopeDecision })[]} */
   const follow = [];
   let skipped = 0;
-  // A shared frontier wants them for its coordinator's early writes (sent with the page's result).
+    // A shared frontier sends them with the page's result, for its coordinator's early writes.
   const shared = run.frontier.wantsLinks !== undefined;
   /** @type {import('./early.js').LinksTo | undefined} */
   const linksTo = (shared ? run.frontier.wantsLinks?.() : run.early?.wanted()) ? { keys: [], never: new Set() } : undefined;
@@ -35,13 +32,12 @@ export async function links(run, page) {
     const decision = decideLink(run, key, link.kind);
     if (linksTo) {
       linksTo.keys.push(key);
-      // Not crawled as this kind of link, nor (--assets) as a requisite of an assets origin: never a page.
+      // Not crawled as this kind of link, nor as an --assets requisite: never a page.
       if (decision.decision !== 'crawl' && !(followRequisites && run.assetOrigins.has(originOf(key)))) linksTo.never.add(key);
     }
     let followed = decision.decision === 'crawl' && link.kind !== 'form' && (link.kind !== 'requisite' || followRequisites) && !nofollow;
     if (followed && tooDeep(run, key)) followed = false;
-    // A trap that makes every URL longer than the last (a path that grows by each link) would fill
-    // memory with its keys before --max-pages: past --max-url-length a link is not followed.
+    // A trap whose URLs grow with each link would fill memory with keys before --max-pages.
     if (followed && key.length > run.options.maxUrlLength) {
       followed = false;
       run.depth.tooLong++;
@@ -56,23 +52,19 @@ export async function links(run, page) {
   }
   page.linksTo = linksTo;
   run.counts.requisitesNotFetched += skipped;
-  page.requisitesSkipped = skipped; // a shared crawl counts them in Redis, with the page's result
+  page.requisitesSkipped = skipped; // a shared crawl counts them in Redis
   const admittedHere = await admitFollowed(run, follow);
   if (linksTo && shared) {
-    // The coordinator waits for a link only if it is sure to be fetched (this page added it, or
-    // the frontier knew it): one not followed here (a form, a requisite without --assets,
-    // nofollow, too deep, robots.txt, past --max-pages) may never come, and is not waited for.
+    // The coordinator waits only for links sure to be fetched (added here or known to the frontier);
+    // one not followed here may never come.
     linksTo.sure = new Set(admittedHere.items.filter((_, i) => admittedHere.outcomes[i] !== 'limit').map((item) => item.key));
   }
 }
 
 /**
- * The scope decision for a link: the scope's, except that with --assets a
- * page requisite on a root's origin (or an --assets-origins origin) is
+ * The scope's decision, except that with --assets a requisite on a root's (or --assets-origins) origin is
  * fetched even outside the page scope, as wget -p does, unless excluded.
- * @param {CrawlRun} run
- * @param {string} key
- * @param {import('../document/scan-html.js').LinkKind} kind
+ * @param {CrawlRun} run @param {string} key @param {import('../document/scan-html.js').LinkKind} kind
  * @returns {import('../roots/scope.js').ScopeDecision}
  */
 export function decideLink(run, key, kind) {
@@ -93,10 +85,8 @@ function originOf(key) {
 const MAX_TOO_DEEP_TRACKED = 200_000;
 
 /**
- * Path segments of a canonical URL below the directory of the shallowest
- * root on its origin; over --max-depth it is not crawled (and counted).
- * @param {CrawlRun} run
- * @param {string} key
+ * Over --max-depth segments below the shallowest root's directory on its origin: not crawled, counted.
+ * @param {CrawlRun} run @param {string} key
  */
 function tooDeep(run, key) {
   const pathStart = key.indexOf('/', key.indexOf('//') + 2);
@@ -115,8 +105,7 @@ function tooDeep(run, key) {
 
 /**
  * Add in-scope URLs to the frontier and the record store.
- * @param {CrawlRun} run
- * @param {(FrontierItem & { decision?: import('../roots/scope.js').ScopeDecision })[]} items
+ * @param {CrawlRun} run @param {(FrontierItem & { decision?: import('../roots/scope.js').ScopeDecision })[]} items
  * @returns {Promise<import('../store/frontier.js').AddOutcome[]>}
  */
 export async function admit(run, items) {
@@ -125,27 +114,21 @@ export async function admit(run, items) {
 
 /**
  * admit(), with the items robots.txt let through (outcomes are theirs).
- * @template {FrontierItem} T
- * @param {CrawlRun} run
- * @param {T[]} items
+ * @template {FrontierItem} T @param {CrawlRun} run @param {T[]} items
  * @returns {Promise<{ items: T[], outcomes: import('../store/frontier.js').AddOutcome[] }>}
  */
 async function admitFollowed(run, items) {
   if (run.robots !== null && items.length > 0) items = await allowedByRobots(run, items);
   if (items.length === 0) return { items, outcomes: [] };
-  // The items themselves: a frontier may replace an added item's key by its own copy (ownString), which the records then keep too.
+    // The items themselves: the frontier may swap in its own copy of a key (ownString), which the records keep.
   const outcomes = await run.frontier.add(items);
   await admitted(run, items, outcomes);
   return { items, outcomes };
 }
 
 /**
- * With --robots, the items robots.txt allows; the others are told to
- * listeners as excluded by robots.txt.
- * @template {FrontierItem} T
- * @param {CrawlRun} run
- * @param {T[]} items
- * @returns {Promise<T[]>}
+ * With --robots, the items robots.txt allows; listeners hear of the others as excluded.
+ * @template {FrontierItem} T @param {CrawlRun} run @param {T[]} items @returns {Promise<T[]>}
  */
 async function allowedByRobots(run, items) {
   const robots = /** @type {NonNullable<CrawlRun['robots']>} */ (run.robots);
@@ -162,8 +145,7 @@ async function allowedByRobots(run, items) {
 }
 
 /**
- * @param {CrawlRun} run
- * @param {(FrontierItem & { decision?: import('../roots/scope.js').ScopeDecision })[]} items
+ * @param {CrawlRun} run @param {(FrontierItem & { decision?: import('../roots/scope.js').ScopeDecision })[]} items
  * @param {import('../store/frontier.js').AddOutcome[]} outcomes
  */
 export async function admitted(run, items, outcomes) {

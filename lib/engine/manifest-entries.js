@@ -1,9 +1,7 @@
 // @ts-check
 
 /**
- * The manifest's page entries: from a page this run wrote or reused (its
- * record), or from the last state for a page it carried.
- *
+ * The manifest's page entries: from a page this run wrote or reused, or from the last state for a carried one.
  * @typedef {import('./run.js').CrawlRun} CrawlRun
  * @typedef {import('../store/records.js').PageRecord} PageRecord
  * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage
@@ -12,10 +10,8 @@
 
 /**
  * A page of this run, counted and announced as written.
- * @param {Pick<CrawlRun, 'stats' | 'emit'>} run
- * @param {PageRecord} record
- * @param {ManifestPage['placeholders']} placeholders
- * @returns {ManifestPage}
+ * @param {Pick<CrawlRun, 'stats' | 'emit'>} run @param {PageRecord} record
+ * @param {ManifestPage['placeholders']} placeholders @returns {ManifestPage}
  */
 export function pageEntry(run, record, placeholders) {
   run.stats.written++;
@@ -24,22 +20,18 @@ export function pageEntry(run, record, placeholders) {
 }
 
 /**
- * A page of the last crawl that this run carried (an incomplete run did not
- * reach it): as the last state has it, marked stale.
- * @param {StoredPage} stored
- * @returns {ManifestPage}
+ * A page of the last crawl this run carried (not reached): as the last state has it, marked stale.
+ * @param {StoredPage} stored @returns {ManifestPage}
  */
 export function carriedEntry(stored) {
   return manifestEntry(stored.url, stored, stored.placeholders ?? [], true);
 }
 
 /**
- * A page of the manifest, from what a record or the last state says of it.
+ * A manifest page from what a record or the last state says of it.
  * @param {string} url
  * @param {{ file?: string, status?: number, contentType?: string, bytes?: number, sha256?: string, etag?: string, lastModified?: string, render?: object }} page
- * @param {ManifestPage['placeholders']} placeholders
- * @param {boolean} stale
- * @returns {ManifestPage}
+ * @param {ManifestPage['placeholders']} placeholders @param {boolean} stale @returns {ManifestPage}
  */
 function manifestEntry(url, page, placeholders, stale) {
   /** @type {ManifestPage} */

@@ -5,19 +5,16 @@ import { warn } from '../warnings.js';
 import { admit, decideLink } from './links.js';
 
 /**
- * Page outcomes: what became of a page (redirected, failed), recorded in
- * one place that both phases, the render step and the shared crawl use.
- *
+ * Page outcomes (journaled, redirected, failed), in one place both phases, the render step and the
+ * shared crawl use.
  * @typedef {import('./run.js').CrawlRun} CrawlRun
  * @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight
  * @typedef {import('../store/records.js').PageRecord} PageRecord
  */
 
 /**
- * Note a page done in the journal, so that a killed run is resumed without
- * fetching it again.
- * @param {CrawlRun} run
- * @param {PageRecord} record
+ * Note a page done in the journal, so a killed run resumes without fetching it again.
+ * @param {CrawlRun} run @param {PageRecord} record
  */
 export function journal(run, record) {
   if (!run.journal) return;
@@ -30,17 +27,14 @@ export function journal(run, record) {
     charset: record.charset, etag: record.etag, lastModified: record.lastModified, wanted: record.wanted, body: record.body,
     scan: record.scan, bytes: record.type === 'other' ? record.bytes : undefined, sha256: record.type === 'other' ? record.sha256 : undefined,
     compare: record.compare, change: record.change, stale: record.stale || undefined, render: record.render,
+    fetched: record.fetched, maxAge: record.maxAge, immutable: record.immutable,
   });
 }
 
 /**
- * A redirect is a result: its target is admitted, unless it closes a loop or
- * goes past --max-redirects; then the chain is a recorded failure and no hop
- * beyond the cap is fetched.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- * @param {number} status
- * @param {string} location
+ * A redirect is a result: its target is admitted, unless it closes a loop or passes --max-redirects;
+ * then the chain is a recorded failure and no hop beyond the cap is fetched.
+ * @param {CrawlRun} run @param {PageInFlight} page @param {number} status @param {string} location
  */
 export async function redirect(run, page, status, location) {
   const record = page.record;
@@ -56,8 +50,8 @@ export async function redirect(run, page, status, location) {
   const decision = decideLink(run, key, record.kind);
   run.emit('redirect', { url: page.key, location: key, status, decision: decision.decision });
   if (decision.decision !== 'crawl') {
-    // A root that leaves the crawl's scope (http:// to https://, a new host): nothing under it is
-    // crawled. Said, for a run that writes nothing would otherwise look like a success.
+    // A root leaving the scope (http to https, a new host) crawls nothing: said, or a run writing
+    // nothing would look like a success.
     if (run.options.roots.includes(page.key)) {
       warn(run, page.key, 'ROOT_REDIRECT', `the root ${page.key} redirects (${status}) to ${key}, outside the crawl's scope: nothing under it is crawled; crawl ${key} instead`);
     }
@@ -97,10 +91,7 @@ export async function redirect(run, page, status, location) {
 
 /**
  * The URLs of a loop when following redirects from `key` comes back to `from`.
- * @param {CrawlRun} run
- * @param {string} key
- * @param {string} from
- * @param {number} max
+ * @param {CrawlRun} run @param {string} key @param {string} from @param {number} max
  * @returns {Promise<string[] | null>} from, then the hops back to it
  */
 async function loopThrough(run, key, from, max) {
@@ -117,9 +108,8 @@ async function loopThrough(run, key, from, max) {
 }
 
 /**
- * A redirect loop's message: its members from the first in URL order, round
- * to it again, so that it reads the same whichever member was fetched first
- * (in a shared crawl, whichever process got there first).
+ * A redirect loop's message, from its first member in URL order, so it reads the same whichever member
+ * (or shared-crawl process) got there first.
  * @param {string[]} loop its members, in redirect order
  */
 export function loopMessage(loop) {
@@ -131,9 +121,7 @@ export function loopMessage(loop) {
 
 /**
  * The chain of redirects that led to a record, from its start.
- * @param {CrawlRun} run
- * @param {PageRecord} record
- * @param {number} max
+ * @param {CrawlRun} run @param {PageRecord} record @param {number} max
  */
 async function chainTo(run, record, max) {
   const chain = [record.key];
@@ -149,9 +137,7 @@ async function chainTo(run, record, max) {
 
 /**
  * A page failure is data: recorded with its error; the crawl goes on.
- * @param {CrawlRun} run
- * @param {PageRecord} record
- * @param {unknown} error
+ * @param {CrawlRun} run @param {PageRecord} record @param {unknown} error
  */
 export async function fail(run, record, error) {
   const err = /** @type {any} */ (error);

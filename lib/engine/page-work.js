@@ -11,44 +11,33 @@ import { sha256 } from '../store/blobs.js';
 import { openNameTable } from '../naming/name-table.js';
 
 /**
- * The per-page CPU work of both phases, as pure functions of a page's bytes
- * and the (read-only) render context and name table. They run in the worker
- * threads of `threads.js`, or in the main thread when there are none; either
- * way they give the same results.
- *
- * Phase one, `scanPage`: charset, tokenise, resolve every link, encode the
- * scan for staging, and hash body and scan (their ids in the blob store).
- * Phase two, `renderPage`: rewrite one document for its file, hash the
- * output, and (given a temp path) write it there, unless its hash is the one
- * the caller already has on disk.
- *
+ * The per-page CPU work as pure functions of a page's bytes and the read-only render context and
+ * name table, so worker threads and the main thread give the same results. `scanPage` (phase one):
+ * charset, tokenise, resolve links, hash body and scan. `createRenderer` (phase two): rewrite, hash, write.
  * @typedef {{ body: Buffer, type: 'html' | 'css', contentType: string, url: string, stageDir?: string }} ScanInput
- *   stageDir: a blob directory of one file per blob (DIR/ab/<sha256>) where body and scan are stored here
+ *   stageDir: a one-file-per-blob directory (DIR/ab/<sha256>) to store body and scan in
  * @typedef {{
  *   charset: string, scanBytes: Buffer, bodyId: string, scanId: string,
  *   links: string, nofollow: boolean, stored: boolean,
  * }} ScanOutput
- *   links: one line per link, its kind code then its canonical URL (empty when not http(s));
- *   stored: body and scan are in stageDir (else the caller stores them, and reports what failed)
+ *   links: one line per link, kind code then canonical URL (empty when not http(s));
+ *   stored: body and scan are in stageDir (else the caller stores them)
  * @typedef {{
  *   placeholders: import('../document/placeholders.js').PlaceholderMode, pricePath: string,
  *   staticRoot: string, dynamicBase: string | null, origins: string[], relativeLinks: boolean, siteUrl: string | null,
  * }} RenderContext
  * @typedef {{ path: string, at: number, length: number }} BlobPlace
- *   where a staged blob lies: a byte range of a file, or (length -1) the whole file
+ *   a byte range of a file, or (length -1) the whole file
  * @typedef {import('../naming/name-table.js').SharedNameTable} NameTableData
- *   the name table in shared memory: one copy for every worker
+ *   in shared memory: one copy for every worker
  * @typedef {{
  *   raw: Buffer, scan: Buffer, bodyId: string, url: string, file: string, type: 'html' | 'css', charset: string,
  *   unchangedSha?: string, temp?: string, wantOutput?: boolean, scanId?: string, replace?: boolean,
  *   names?: Map<string, string>,
  * }} RenderInput
- *   unchangedSha: the sha256 of the file already there (not written again when the output has it);
- *   temp: where to write the output (created, never through a link); else the output is returned;
- *   scanId: the staged scan's id (for a render another process of a shared crawl does);
- *   replace: a temp file already there is replaced (a bucket redone after a process died or stalled);
- *   names: the files of this page's links, for a page rendered while the crawl runs (early.js): a
- *   link not in it leads to no file; without it, the name table of the write pass
+ *   unchangedSha: the file already there (not written again when the output has it); temp: where to
+ *   write (created, never through a link), else the output is returned; replace: a temp file there is
+ *   replaced (a bucket redone); names: an early render's link files (a link not in it leads to no file)
  * @typedef {{
  *   bytes: number, sha256: string, written: boolean, output?: Buffer,
  *   placeholders: { sku: string, offset: number, length: number }[],
@@ -72,23 +61,20 @@ export function scanPage({ body, type, contentType, url, stageDir }) {
       storeBlob(stageDir, scanId, scanBytes);
       stored = true;
     } catch {
-      // The caller stores them again, and says what failed (a full disk ends the run there).
+      // The caller stores them again and says what failed.
     }
   }
   return { charset, scanBytes, bodyId, scanId, links, nofollow: scan.nofollow === true, stored };
 }
 
-/** What makes this thread's temp names unique among every process on every machine. */
+/** Unique among every process on every machine. */
 const TEMP_TAG = `${hostname()}-${process.pid}-${threadId}-${randomBytes(3).toString('hex')}`;
 let temps = 0;
 
 /**
- * Store a blob in a directory of one file per blob (distributed/dir-blobs.js's
- * layout), through a temp file and a rename, so it is whole or absent;
- * synchronous (a worker thread's own time). A blob already there is left.
- * @param {string} dir
- * @param {string} id
- * @param {Buffer} data
+ * Store a blob in a one-file-per-blob directory (dir-blobs.js) via temp file and rename, so it is
+ * whole or absent. Synchronous: a worker thread's own time. A blob already there is left.
+ * @param {string} dir @param {string} id @param {Buffer} data
  */
 export function storeBlob(dir, id, data) {
   const sub = join(dir, id.slice(0, 2));
@@ -103,10 +89,7 @@ export function storeBlob(dir, id, data) {
   }
 }
 
-/**
- * The render context and name table a phase-two worker reads.
- * @param {RenderContext} context
- */
+/** The render context and name table a phase-two worker reads. @param {RenderContext} context */
 export function createRenderer(context) {
   const staticRoot = new URL(context.staticRoot);
   const dynamicBase = context.dynamicBase === null ? null : new URL(context.dynamicBase);
@@ -119,10 +102,7 @@ export function createRenderer(context) {
     setNames(data) {
       names = openNameTable(data);
     },
-    /**
-     * The name table itself, where it is at hand (the main thread).
-     * @param {{ fileOf(key: string): string | null }} table
-     */
+    /** The name table itself, where it is at hand (the main thread). @param {{ fileOf(key: string): string | null }} table */
     setTable(table) {
       names = table;
     },
@@ -160,16 +140,13 @@ export function createRenderer(context) {
 }
 
 /**
- * Write a new file in one go: created (never through an existing file or
- * link), written, closed; synchronous, as it runs in a worker thread.
- * @param {string} path
- * @param {Buffer} data
+ * Write a new file in one go, created (never through an existing file or link); synchronous, on a worker thread.
+ * @param {string} path @param {Buffer} data
  * @param {boolean} [replace] replace a file already there (atomically)
  */
 export function writeNew(path, data, replace = false) {
   if (replace) {
-    // A file of its own first, then renamed over: another process writing the same path
-    // (a bucket redone, the same blob) never meets a half-written file or loses its own.
+    // Own file first, then renamed over: another process writing the same path never meets a half-written file.
     const own = `${path}.tmp-${TEMP_TAG}-${++temps}`;
     writeNew(own, data);
     try {
@@ -189,17 +166,11 @@ export function writeNew(path, data, replace = false) {
   }
 }
 
-/**
- * Read staged blobs where they lie (a worker thread reads the blob log
- * itself; its descriptors stay open until the thread ends).
- */
+/** Read staged blobs where they lie; the descriptors stay open until the thread ends. */
 export function createPlaceReader() {
   /** @type {Map<string, number>} */
   const fds = new Map();
-  /**
-   * @param {BlobPlace} place
-   * @returns {Buffer}
-   */
+  /** @param {BlobPlace} place @returns {Buffer} */
   return (place) => {
     if (place.length < 0) return readFileSync(place.path); // a blob of its own: read once, nothing kept open
     let fd = fds.get(place.path);

@@ -18,10 +18,8 @@ const gzip = promisify(zlib.gzip);
 const brotli = promisify(zlib.brotliCompress);
 
 /**
- * The sibling files a crawl wrote beside `file`, in the formats a state lists
- * (`compressed`); a `.gz` or `.br` it did not write is not one of them.
- * @param {string} file
- * @param {string[] | undefined} formats
+ * The siblings a crawl wrote beside `file`, in the formats a state lists; a `.gz` or `.br` it did not write is not one.
+ * @param {string} file @param {string[] | undefined} formats
  */
 export function siblingsOf(file, formats) {
   /** @type {string[]} */
@@ -31,11 +29,8 @@ export function siblingsOf(file, formats) {
 }
 
 /**
- * The siblings the last crawl made of a page's file in formats this run does
- * not make (--precompress off, or without that format) go, whether or not
- * the file is written again: left beside a file that later changes, they
- * would be served in its place (nginx gzip_static, brotli_static), and the
- * tree is the one a clean crawl with these options gives.
+ * Siblings the last crawl made in formats this run does not make go, written again or not: left beside
+ * a file that later changes, nginx gzip_static would serve them in its place.
  * @param {import('./run.js').CrawlRun} run
  * @param {import('../store/records.js').PageRecord} record its `compressed`: what is kept
  * @param {import('../recrawl/state.js').StoredPage | undefined} stored the last run's copy, if its file is this one
@@ -51,23 +46,16 @@ export async function settleOldSiblings(run, record, stored) {
 }
 
 /**
- * Whether a file may get siblings at all: a compressible type, at least
- * 1 KiB, no price slots (whether they come out 10% smaller is seen only by
- * compressing).
- * @param {string | undefined} contentType
- * @param {number} bytes
- * @param {readonly unknown[] | undefined} placeholders
+ * Whether a file may get siblings: compressible type, at least 1 KiB, no price slots.
+ * @param {string | undefined} contentType @param {number} bytes @param {readonly unknown[] | undefined} placeholders
  */
 export function worthTrying(contentType, bytes, placeholders) {
   return (placeholders?.length ?? 0) === 0 && bytes >= 1024 && COMPRESSIBLE.test(mimeOf(contentType));
 }
 
 /**
- * The formats of this run a file kept as it is lacks and was never tried in:
- * the last run did not make them for every page (--precompress turned on, or
- * a format added, since; or a page it did not reach), and the file may be
- * worth them. Its siblings are then made from the file's bytes, and the file
- * itself is left as it is.
+ * Formats of this run a kept file lacks and was never tried in (--precompress turned on or a format
+ * added since): its siblings are made from the file's bytes, the file left as it is.
  * @param {import('./run.js').CrawlRun} run
  * @param {import('../recrawl/state.js').StoredPage} stored the last run's copy, kept
  */
@@ -78,12 +66,9 @@ export function siblingsMissing(run, stored) {
 }
 
 /**
- * Whether a name is the file of a page of this run (a site with URLs for
- * both `app.js` and `app.js.gz`, `sitemap.xml` and `sitemap.xml.gz`): then it
- * is that page's, never a sibling to make or remove. The write pass says
- * (write-phase.js `pageFile`); without it, no name is.
- * @param {import('./run.js').CrawlRun} run
- * @param {string} name
+ * Whether a name is a page's file of this run (URLs for both `app.js` and `app.js.gz`): then never a
+ * sibling to make or remove. The write pass says (write-phase.js `pageFile`); without it, no name is.
+ * @param {import('./run.js').CrawlRun} run @param {string} name
  * @param {boolean} [anyCase] in any case (before making a sibling), not only exactly (before removing one)
  */
 export function isPageFile(run, name, anyCase = false) {
@@ -95,8 +80,7 @@ export function isPageFile(run, name, anyCase = false) {
 const listed = new WeakMap();
 
 /**
- * Every .gz/.br the last crawl's state lists beside a page's file, read
- * once, when a sibling not listed for its own page is found on disk.
+ * Every .gz/.br the last state lists beside a page's file, read once, when an unlisted sibling is found on disk.
  * @param {import('./run.js').CrawlRun} run
  */
 function crawlSiblings(run) {
@@ -115,14 +99,9 @@ function crawlSiblings(run) {
 }
 
 /**
- * A sibling on disk that no crawl made (a .gz put there by hand): the last
- * state lists no such sibling of this page's file, and nothing since may have
- * put it there (as for page files: known only from a state no killed or
- * interrupted run came after). It is left as it is, and none is made.
- * @param {import('./run.js').CrawlRun} run
- * @param {PageRecord} record
- * @param {string} format
- * @param {string} sibling
+ * A sibling on disk no crawl made (a .gz put there by hand): left as it is, and none is made. Known only
+ * from a state no killed or interrupted run came after.
+ * @param {import('./run.js').CrawlRun} run @param {PageRecord} record @param {string} format @param {string} sibling
  */
 async function foreign(run, record, format, sibling) {
   if (!run.prior?.ownsTree) return false;
@@ -130,21 +109,16 @@ async function foreign(run, record, format, sibling) {
   if (last?.state === 'done' && last.file === record.file && (last.compressed ?? []).includes(format)) return false;
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   if ((await target.existing?.(sibling)) == null) return false;
-  // Made by a crawl if the last state lists it beside any page's file (a name passed from one
-  // page to another: its sibling is the crawl's to replace), or an old file it keeps.
+    // Listed beside any page's file (a name passed between pages) or kept as an old file: the crawl's to replace.
   if (crawlSiblings(run).has(sibling)) return false;
   warn(run, record.key, 'SIBLING_TAKEN', `${sibling} is not a file a crawl made: left as it is, and no ${format} sibling is made`);
   return true;
 }
 
 /**
- * --precompress: FILE.gz and FILE.br beside a file worth it (a compressible
- * type, at least 1 KiB, at least 10% smaller; never a page with price slots,
- * whose bytes change per request), for nginx gzip_static/brotli_static and
- * prerender serve. Made again only when the file was written; otherwise the
- * siblings of the last run stay.
- * @param {CrawlRun} run
- * @param {PageRecord} record
+ * --precompress: FILE.gz and FILE.br beside a file worth it and at least 10% smaller (never a page with
+ * price slots, whose bytes change per request). Made again only when the file was written.
+ * @param {CrawlRun} run @param {PageRecord} record
  * @param {Buffer} output the file's bytes
  * @param {ManifestPage['placeholders']} placeholders
  * @param {import('../recrawl/state.js').StoredPage | undefined} unchanged the last run's copy, when the file was not written again

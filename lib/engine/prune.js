@@ -2,6 +2,7 @@
 import { warn } from '../warnings.js';
 import { pickEach, pruneLimit } from '../recrawl/prior.js';
 import { siblingsOf } from './precompress.js';
+import { splitGone } from './unasked.js';
 
 /**
  * Pruning: the files of the last run's pages that this run did not write,
@@ -66,7 +67,7 @@ export function planRemoval(run, naming, complete, dropped, redirected) {
   const isFileNow = pageFileTest(naming);
   const taken = (/** @type {string} */ file) => isFileNow(file, true);
   /** @type {StoredPage[]} */
-  const gone = [];
+  const found = [];
   /** @type {StoredPage[]} pages that could not be written this time: their last files stay */
   const unwritten = [];
   let previousPages = 0;
@@ -95,18 +96,21 @@ export function planRemoval(run, naming, complete, dropped, redirected) {
     const stored = /** @type {StoredPage} */ (prior.pages.get(url));
     if (now === undefined && moved) redirecting.push(stored);
     else if (moved) plan.moved.push(stored);
-    else gone.push(stored);
+    else found.push(stored);
   }
+  // --changed: pages it was not asked about stay, reached or not (unasked.js).
+  const { gone, kept } = splitGone(run, found);
   // Pages not reached may still link to any of these files: only a complete crawl removes them.
-  if (!complete) return leaveAll(plan, [...gone, ...unwritten, ...redirecting]);
+  if (!complete) return leaveAll(plan, [...gone, ...kept, ...unwritten, ...redirecting]);
   const max = pruneLimit(o.pruneMax, previousPages);
   if (gone.length > max && !o.force) {
     warn(run, o.roots[0] ?? gone[0].url, 'PRUNE_REFUSED', `${gone.length} page${gone.length === 1 ? '' : 's'} of the last crawl ${gone.length === 1 ? 'is' : 'are'} gone, more than --prune-max ${o.pruneMax} allows (${max}): no file was removed; check the site, then run again with --force`);
-    plan.carried = [...gone, ...redirecting]; // no file removed: theirs neither
+    plan.carried = [...gone, ...kept, ...redirecting]; // no file removed: theirs neither
     plan.refused = true;
     return plan;
   }
   plan.remove = gone;
+  plan.carried = kept;
   plan.moved.push(...redirecting);
   // And the old files a page gone listed in its entry.
   for (const stored of gone) for (const old of stored.oldFiles ?? []) if (!taken(old)) plan.stray.push({ url: stored.url, file: old });

@@ -3,43 +3,31 @@ import path from 'node:path';
 import { eachRecord } from '../store/records.js';
 
 /**
- * A run's summary (CrawlResult), counted from its records, and the blobs
- * the next state still refers to.
+ * A run's summary (CrawlResult), counted from its records, and the blobs the next state refers to.
  * @typedef {import('./run.js').CrawlRun} CrawlRun
  * @typedef {{ written: { pages: number, assets: number }, changes: Map<import('../store/records.js').Change, number> }} Tally
- *   pages and requisites (--assets) written, and the changes of pages not stale
+ *   pages and requisites written, and the changes of pages not stale
  */
 
 /** @returns {Tally} */
 export const newTally = () => ({ written: { pages: 0, assets: 0 }, changes: new Map() });
 
-/**
- * @param {Tally} tally
- * @param {import('../store/records.js').PageRecord | undefined} record
- */
+/** @param {Tally} tally @param {import('../store/records.js').PageRecord | undefined} record */
 export function countRecord(tally, record) {
   if (!record || record.state !== 'done') return;
-  // Pages are HTML documents; requisites (--assets) are counted apart.
   tally.written[record.type === 'html' ? 'pages' : 'assets']++;
   if (record.change && !record.stale) tally.changes.set(record.change, (tally.changes.get(record.change) ?? 0) + 1);
 }
 
-/**
- * Count every record of the run.
- * @param {CrawlRun} run
- * @param {string[]} keys
- * @param {Tally} tally
- */
+/** Count every record of the run. @param {CrawlRun} run @param {string[]} keys @param {Tally} tally */
 export async function countRecords(run, keys, tally) {
   for await (const [, record] of eachRecord(run.records, keys)) countRecord(tally, record);
 }
 
 /**
  * The blobs the new state refers to, counting each record on the way.
- * @param {CrawlRun} run
- * @param {string[]} keys
- * @param {Tally} tally
- * @param {string[]} kept the blobs of last crawl's pages the new state carries (not reached by this run)
+ * @param {CrawlRun} run @param {string[]} keys @param {Tally} tally
+ * @param {string[]} kept the blobs of the last crawl's pages the new state carries
  */
 export async function* liveBlobs(run, keys, tally, kept) {
   for await (const [, record] of eachRecord(run.records, keys)) {
@@ -53,8 +41,7 @@ export async function* liveBlobs(run, keys, tally, kept) {
 
 /**
  * Where the roots came from, for the manifest.
- * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
- * @param {number} listedCount
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o @param {number} listedCount
  */
 export function sourcesOf(o, listedCount) {
   /** @type {Record<string, unknown>} */
@@ -76,11 +63,7 @@ export function sourcesOf(o, listedCount) {
  *   what the run learnt at its end, beside its records
  */
 
-/**
- * @param {CrawlRun} run
- * @param {Ending} end
- * @returns {import('../crawler/index.js').CrawlResult}
- */
+/** @param {CrawlRun} run @param {Ending} end @returns {import('../crawler/index.js').CrawlResult} */
 export function resultOf(run, end) {
   const o = run.options;
   const { tally: { written, changes }, outcome } = end;
@@ -109,6 +92,9 @@ export function resultOf(run, end) {
     requisitesMissing: end.requisitesMissing,
     stale: end.stale,
     resumed: run.stats.resumed,
+    // Pages from a request of this run (200 or 304), and those carried without one (unasked.js).
+    fetched: run.stats.fetched - run.stats.resumed - (run.stats.carried ?? 0),
+    carried: { ...(run.unasked?.counts ?? { fresh: 0, listed: 0, dated: 0 }) },
     pruneRefused: outcome.pruneRefused,
     complete: end.complete,
     tooDeep: run.depth.tooDeep.size,

@@ -15,8 +15,9 @@ import { PageThreads } from './threads/page-threads.js';
  * @typedef {import('../options/crawl-options.js').ResolvedCrawlOptions} ResolvedCrawlOptions
  * @typedef {import('../warnings.js').Warning} Warning
  * @typedef {import('../warnings.js').WarningCode} WarningCode
- * @typedef {{ fetched: number, failed: number, written: number, active: number, queued: number, resumed: number, startedAt: number, phase: 'start' | 'discover' | 'write' }} CrawlStats
- *   phase: 'start' until the crawl takes its first page (the last state, sitemaps and URL lists are read)
+ * @typedef {{ fetched: number, failed: number, written: number, active: number, queued: number, resumed: number, carried?: number, startedAt: number, phase: 'start' | 'discover' | 'write' }} CrawlStats
+ *   phase: 'start' until the crawl takes its first page (the last state, sitemaps and URL lists are read);
+ *   fetched: pages done, from a request or not; carried: of them, those carried without a request (unasked.js)
  * @typedef {{
  *   name: string, concurrency?: number,
  *   run: (page: import('./fetch-phase.js').PageInFlight, run: CrawlRun) => unknown,
@@ -59,6 +60,8 @@ import { PageThreads } from './threads/page-threads.js';
  *   finishPool?: FinishPool | null,
  *   early?: import('./early.js').EarlyWrites | null,
  *   revalidator?: import('../fetch/revalidate.js').Revalidator | null,
+ *   now: number,
+ *   unasked?: import('./unasked.js').Unasked | null,
  * }} CrawlRun
  *   assetOrigins: origins whose page requisites --assets fetches outside the
  *   page scope (the roots' and --assets-origins); robots: with --robots;
@@ -66,7 +69,9 @@ import { PageThreads } from './threads/page-threads.js';
  *   finishPool: in a shared crawl, where the per-page work of the write passes goes
  *   (every live process takes part; distributed/finish.js);
  *   early: pages rendered and written while the crawl runs (early.js);
- *   revalidator: a re-crawl's requests, asked ahead on a thread (told what the frontier admits)
+ *   revalidator: a re-crawl's requests, asked ahead on a thread (told what the frontier admits);
+ *   now: the run's start in seconds since the epoch, the time its pages are fetched at (freshness.js);
+ *   unasked: the pages of the last crawl carried without a request (--changed, --fresh, sitemap dates)
  * @typedef {{
  *   window: number,
  *   begin(context: import('./page-work.js').RenderContext, table: import('../naming/name-table.js').SharedNameTable): Promise<void>,
@@ -110,6 +115,7 @@ export function createCrawlRun(parts, listed) {
     sample: o.sample ? createSampler(o.sample) : null,
     counts: { requisitesNotFetched: 0 },
     threads: new PageThreads(o.threads),
+    now: Math.floor((o.now?.() ?? Date.now()) / 1000),
   };
 }
 

@@ -2,20 +2,13 @@
 import pLimit from 'p-limit';
 
 /**
- * The per-page step runner: a page goes through the steps in order; each
- * step may have its own concurrency limit (a render step with fewer tabs than
- * HTTP connections; a CPU-heavy step that later moves to worker threads).
- * A step ends the page early by setting `page.finished`.
- *
+ * The per-page step runner: steps in order, each with its own optional concurrency limit (fewer
+ * render tabs than HTTP connections). A step ends the page early by setting `page.finished`.
  * @template {{ finished?: boolean }} P
  * @typedef {{ name: string, concurrency?: number, run: (page: P) => unknown }} Step
  */
 
-/**
- * @template {{ finished?: boolean }} P
- * @param {Step<P>[]} steps
- * @returns {(page: P) => Promise<void>}
- */
+/** @template {{ finished?: boolean }} P @param {Step<P>[]} steps @returns {(page: P) => Promise<void>} */
 export function createStepRunner(steps) {
   const limits = steps.map((step) => (step.concurrency ? pLimit(step.concurrency) : null));
   return async (page) => {

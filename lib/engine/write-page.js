@@ -9,9 +9,8 @@ import { fail } from './outcomes.js';
 import { precompress, settleOldSiblings, siblingsMissing } from './precompress.js';
 
 /**
- * One page of a write pass: reuse the file the last run wrote for it when
- * that is what this run would write, else rewrite the page and write it.
- *
+ * One page of a write pass: reuse the file the last run wrote when it is what this run would write,
+ * else rewrite the page and write it.
  * @typedef {import('./run.js').CrawlRun} CrawlRun
  * @typedef {import('../store/records.js').PageRecord} PageRecord
  * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage
@@ -24,21 +23,17 @@ import { precompress, settleOldSiblings, siblingsMissing } from './precompress.j
  *   wholeBodies: import('p-limit').LimitFunction, pageFile: (name: string, anyCase?: boolean) => boolean,
  *   counters: Counters, failed: PageRecord[], split: PageRecord[], retained: (string | undefined)[],
  * }} PassRun
- *   the run as one write pass sees it (its warnings are the pass's own). previous: where links led in
- *   the last run, when its outputs may be reused; sameNames: every link leads where it led (namesAsBefore);
- *   wholeBodies: the non-documents read whole at once; pageFile: whether a name is a page's file;
- *   failed: pages that could not be written; split: aliases to split apart; retained: blobs the state
- *   lists that the records do not
+ *   one write pass's view of the run. previous: where links led last run, when its outputs may be reused;
+ *   sameNames: every link leads where it led; failed: not written; split: aliases to split apart;
+ *   retained: blobs the state lists that the records do not
  * @typedef {{ page: ManifestPage, record: PageRecord }} Written
  * @typedef {{ output: Buffer | undefined, written: boolean, placeholders: ManifestPage['placeholders'] }} Made
  */
 
 /**
- * Rewrite (HTML, CSS) and write one page, unless the file already there is
- * what it would write. Null when it failed (then in `pass.failed`).
- * @param {PassRun} pass
- * @param {PageRecord} record
- * @returns {Promise<Written | null>}
+ * Rewrite (HTML, CSS) and write one page, unless the file there is what it would write.
+ * Null when it failed (then in `pass.failed`).
+ * @param {PassRun} pass @param {PageRecord} record @returns {Promise<Written | null>}
  */
 export async function writePage(pass, record) {
   const o = pass.options;
@@ -53,8 +48,7 @@ export async function writePage(pass, record) {
   try {
     const ids = [/** @type {string} */ (record.body)];
     if (record.type !== 'other' && record.scan !== undefined) ids.push(record.scan);
-    // A file is reused as it is, unless it lacks siblings of this run's --precompress: then its bytes
-    // are made (or read) again for them, and the file is still not written when they are the same.
+    // A reused file lacking this run's --precompress siblings has its bytes made again for them.
     const unchangedInput = (record.change === 'not-modified' || record.change === 'same-bytes')
       && !(o.precompress.length > 0 && stored !== undefined && siblingsMissing(pass, stored));
     if (sameFile && unchangedInput && (record.type === 'other' || pass.sameNames || (ids.length === 2 && await linksAsBefore(pass, ids[1])))) {
@@ -64,27 +58,23 @@ export async function writePage(pass, record) {
       ? await copyWhole(pass, record, sameFile && stored?.sha256 === record.body)
       : await rewrite(pass, record, ids, sameFile ? stored?.sha256 : undefined);
     placeholders = made.placeholders;
-    // The last state's siblings, even when its outputs are not reused (other options): they are on disk.
+    // The last state's siblings are on disk even when its outputs are not reused.
     await settleOldSiblings(pass, record, last?.state === 'done' && last.file === file ? last : undefined);
     if (o.precompress.length > 0) await precompress(pass, record, /** @type {Buffer} */ (made.output), placeholders, made.written ? undefined : stored, pass.counters);
   } catch (error) {
     const fatal = outputFailure(error, 'write', `${file} in ${target.location}`);
-    if (fatal instanceof OutputError || error instanceof FrontierError) throw fatal; // disk full, read-only, Redis lost...: the run cannot go on
+    if (fatal instanceof OutputError || error instanceof FrontierError) throw fatal; // the run cannot go on
     await fail(pass, record, error);
     pass.failed.push(record);
     return null;
   }
-  // What was written (file, bytes, sha256) goes to the manifest and the state;
-  // the record store keeps what the crawl found, and is not written again.
+  // The record store keeps what the crawl found and is not written again.
   return { page: pageEntry(pass, record, placeholders), record };
 }
 
 /**
- * Whether every link of an unchanged page leads to the file it led to in the
- * last run: then its output is the same. Only asked when sameFile made a
- * last-run copy (`previous`) certain.
- * @param {PassRun} pass
- * @param {string} scanId
+ * Whether every link of an unchanged page leads to the file it led to last run (then its output is the same).
+ * @param {PassRun} pass @param {string} scanId
  */
 async function linksAsBefore(pass, scanId) {
   const previous = /** @type {NonNullable<PassRun['previous']>} */ (pass.previous);
@@ -93,18 +83,14 @@ async function linksAsBefore(pass, scanId) {
 }
 
 /**
- * A page that is not rewritten (not HTML nor CSS), read whole and written
- * unless its bytes are those of the file there.
- * @param {PassRun} pass
- * @param {PageRecord} record
- * @param {boolean} sameBytes
- * @returns {Promise<Made>}
+ * A page not rewritten (neither HTML nor CSS): read whole, written unless the file there has its bytes.
+ * @param {PassRun} pass @param {PageRecord} record @param {boolean} sameBytes @returns {Promise<Made>}
  */
 async function copyWhole(pass, record, sameBytes) {
   const blobs = /** @type {import('../store/blobs.js').BlobStore} */ (pass.blobs);
   const target = /** @type {import('../output/target.js').OutputTarget} */ (pass.target);
   let written = false;
-  // Read whole: a few at once, whatever the window of pages in flight.
+    // Read whole: a few at once, whatever the window of pages in flight.
   const output = await pass.wholeBodies(async () => {
     const [raw] = await blobs.get([/** @type {string} */ (record.body)]);
     written = !sameBytes;
@@ -117,11 +103,9 @@ async function copyWhole(pass, record, sameBytes) {
 }
 
 /**
- * Rewritten, hashed and (on a local tree) written by a worker thread, which
- * reads the staged bytes itself where the blob store can say where they lie;
- * or taken from an early write, or done by another process of a shared crawl.
- * @param {PassRun} pass
- * @param {PageRecord} record
+ * Rewritten, hashed and (on a local tree) written by a worker thread; or taken from an early write,
+ * or done by another process of a shared crawl.
+ * @param {PassRun} pass @param {PageRecord} record
  * @param {string[]} ids its body and scan
  * @param {string | undefined} unchangedSha the sha256 of the file there, if it is this page's last
  * @returns {Promise<Made>}
@@ -135,7 +119,6 @@ async function rewrite(pass, record, ids, unchangedSha) {
   const source = async () => (places
     ? { places: /** @type {[import('./page-work.js').BlobPlace, import('./page-work.js').BlobPlace]} */ (places), read: () => blobs.get(ids) }
     : blobs.get(ids).then(([raw, scan]) => ({ raw, scan })));
-  // Rendered while the crawl ran, for this very file (early.js): only adopted now.
   const early = pass.early?.has(record.key) ? await pass.early.take(record.key, file) : null;
   const reserved = early ? { path: undefined, adopt: early.adopt, drop: async () => {} } : target.reserve ? await target.reserve(file) : null;
   try {
@@ -145,7 +128,7 @@ async function rewrite(pass, record, ids, unchangedSha) {
       type: record.type === 'css' ? 'css' : 'html', charset: record.charset ?? 'utf-8',
       unchangedSha, temp: reserved?.path, wantOutput: o.precompress.length > 0,
     };
-    // Another process of a shared crawl may do it (into the same temp file); not when the output is wanted here.
+    // Another shared-crawl process may render it into the same temp file, unless the output is wanted here.
     if (!early) warmThreads(pass);
     const result = early
       ? early.result
@@ -172,9 +155,8 @@ async function rewrite(pass, record, ids, unchangedSha) {
 }
 
 /**
- * What rewriting reads besides a page and the name table, for the worker threads.
- * @param {CrawlRun} run
- * @returns {import('./page-work.js').RenderContext}
+ * What rewriting reads besides a page and the name table.
+ * @param {CrawlRun} run @returns {import('./page-work.js').RenderContext}
  */
 export function renderContext(run) {
   const o = run.options;
@@ -190,12 +172,8 @@ export function renderContext(run) {
 }
 
 /**
- * Whether the name table is the last run's: the same pages with the same
- * files, and the same redirects. Then every link leads where it led.
- * @param {CrawlRun} run
- * @param {Naming} naming
- * @param {NameTable} names
- * @param {Set<string>} dropped
+ * Whether the name table is the last run's (same pages, files and redirects): then every link leads where it led.
+ * @param {CrawlRun} run @param {Naming} naming @param {NameTable} names @param {Set<string>} dropped
  */
 export function namesAsBefore(run, naming, names, dropped) {
   const prior = /** @type {import('../recrawl/prior.js').Prior} */ (run.prior);
@@ -212,14 +190,12 @@ export function namesAsBefore(run, naming, names, dropped) {
     if (!stored || stored.state !== 'redirect' || stored.location !== redirect.location) return false;
     count++;
   }
-  // Nothing the last run had is missing (a page gone changes where links lead).
+    // A page gone changes where links lead.
   return count === prior.pages.size;
 }
 
 /**
- * @param {import('../output/target.js').OutputTarget} target
- * @param {string} file
- * @param {Buffer} data
+ * @param {import('../output/target.js').OutputTarget} target @param {string} file @param {Buffer} data
  * @param {Counters} counters
  */
 async function writeFile(target, file, data, counters) {
@@ -229,10 +205,7 @@ async function writeFile(target, file, data, counters) {
 }
 
 /**
- * The worker threads for phase two's rewrites (this process's, which a shared
- * crawl's finishing also uses before it hands pages to the others): started
- * once more than a few pages needed them, so a re-crawl that reuses every file
- * starts none.
+ * Phase two's worker threads start only once a few pages needed them: a re-crawl reusing every file starts none.
  * @param {CrawlRun} run
  */
 function warmThreads(run) {
@@ -240,11 +213,8 @@ function warmThreads(run) {
 }
 
 /**
- * Reuse: the page's file stays as the last run wrote it, and so do its
- * siblings (but those of formats this run does not make).
- * @param {PassRun} pass
- * @param {PageRecord} record
- * @param {StoredPage} stored
+ * Reuse: the file and its siblings stay as the last run wrote them (but for formats this run does not make).
+ * @param {PassRun} pass @param {PageRecord} record @param {StoredPage} stored
  */
 async function reuseFile(pass, record, stored) {
   const reused = reuseEntry(pass, record, stored);
@@ -252,23 +222,17 @@ async function reuseFile(pass, record, stored) {
   return reused;
 }
 
-/**
- * @param {PassRun} pass
- * @param {PageRecord} record
- * @param {StoredPage} stored
- */
+/** @param {PassRun} pass @param {PageRecord} record @param {StoredPage} stored */
 function reuseEntry(pass, record, stored) {
   record.bytes = stored.bytes;
   record.sha256 = stored.sha256;
   record.compressed = stored.compressed;
-  // Unchanged only for --ignore (new bytes, the same but for the spans it ignores): the state
-  // lists the bytes the file was made from, so that a run without those spans ignored (the
-  // pattern dropped or changed) sees the page changed and writes it from its new bytes.
+  // Only for --ignore (new bytes, the same but for ignored spans): the state lists the bytes the file
+  // was made from, so a run whose pattern changed sees the page changed and writes it anew.
   if (stored.body !== undefined && record.body !== stored.body) {
     record.body = stored.body;
     record.scan = stored.scan;
     record.charset = stored.charset;
-    // The record store still names the new bytes: these are retained in the log for the state's sake.
     pass.retained.push(stored.body, stored.scan);
   }
   return { page: pageEntry(pass, record, stored.placeholders ?? []), record };

@@ -14,20 +14,14 @@ import { pageFileTest, planRemoval, prune } from './prune.js';
 import { namesAsBefore, renderContext, writePage } from './write-page.js';
 
 /**
- * Phase two, once every name is known: rewrite each staged page, write it
- * through the output target, and stream the manifest (and sitemap, and the
- * state for the next run) in URL order; remove the files of pages gone; then
- * commit. A pass with a new failure is done again without it: a page written
- * before may link to it, and links never point at a file that was not written.
- *
- * What becomes of a page's file, in the words of the write phase's modules:
- * - write: this run's output of the page is written (write-page.js);
- * - reuse: the file the last run wrote for a page this run reached stays as it is, unwritten (write-page.js);
- * - carry: a page of the last crawl this run did not reach (or could not write) is listed as the last state has it, stale, its file untouched (prune.js);
- * - leave: an incomplete run leaves a page's old files on disk, listed in its state entry for a later run (prune.js `leftOld`);
- * - retain: the staged bytes a reused page's file was made from stay in the log for the next state (`retained`);
- * - adopt: a temp file a worker thread wrote becomes the pending content of its name (target.js `reserve`).
- *
+ * Phase two, once every name is known: rewrite and write each staged page, stream manifest, sitemap
+ * and next state in URL order, remove pages gone, commit. A pass with a new failure is done again
+ * without it: links never point at a file that was not written. A page's file may be:
+ * - written (write-page.js); reused: the last run's file stays, unwritten (write-page.js);
+ * - carried: a last-crawl page not reached is listed stale, file untouched (prune.js);
+ * - left: an incomplete run leaves old files, listed for a later run (prune.js `leftOld`);
+ * - retained: a reused file's staged bytes stay in the log for the next state;
+ * - adopted: a worker thread's temp file becomes its name's pending content (target.js `reserve`).
  * @typedef {import('./run.js').CrawlRun} CrawlRun
  * @typedef {import('../store/records.js').PageRecord} PageRecord
  * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage
@@ -37,28 +31,20 @@ import { namesAsBefore, renderContext, writePage } from './write-page.js';
  * @typedef {import('./write-page.js').PassRun} PassRun
  * @typedef {import('./write-page.js').NameTable} NameTable
  * @typedef {{ filesWritten: number, bytesWritten: number, removed: number, pruneRefused: boolean, kept: number, keptBlobs: string[], complete: boolean }} WriteOutcome
- *   named for the run's result: kept: the pages carried; keptBlobs: their staged body and scan, and the
- *   blobs retained, which the new state lists; complete: the run's, false once a page could not be written
+ *   kept: the pages carried; keptBlobs: their staged body and scan plus the blobs retained;
+ *   complete: false once a page could not be written
  */
 
 /**
- * Pages rewritten and written at once: enough that the worker threads get
- * batches, not one page per message, and that a page whose record or file is
- * slow to come does not hold the others up (BENCHMARKS.md, "Fourth pass:
- * no buckets among processes that share the coordinator's cores").
- * That is while worker threads read the staged bytes themselves and keep no
- * output; when a page's bytes come to the main thread, each page in the
- * window may hold up to --max-page-bytes, and the window is WRITE_HOLDING.
+ * Pages in flight in a write pass: enough for batched worker messages and that a slow page holds no
+ * others up (BENCHMARKS.md, "Fourth pass"). WRITE_HOLDING when each page's bytes come to the main thread.
  */
 const WRITE_CONCURRENCY = 128;
-/** Pages rewritten and written at once when each may hold its bytes in the main thread. */
 const WRITE_HOLDING = 32;
 
 /**
- * The pages a write pass has in flight at once: a finishing pool's own
- * window, or WRITE_HOLDING when a page's bytes come to the main thread
- * (--precompress wants the output; no worker thread; a blob store the
- * threads cannot read themselves), else WRITE_CONCURRENCY.
+ * A finishing pool's own window; WRITE_HOLDING when page bytes come to the main thread (--precompress,
+ * no worker thread, a blob store threads cannot read); else WRITE_CONCURRENCY.
  * @param {{ precompress: boolean, threads: number, locate: boolean, pool?: number }} how
  */
 export function writeWindow({ precompress, threads, locate, pool }) {
@@ -80,7 +66,7 @@ const MAX_PASSES = 10;
 export async function finalize(run, naming, { interrupted, complete }) {
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   const redirects = await run.records.list('redirect');
-  /** @type {Map<string, string | undefined>} URLs that redirect now, and where: a page of the last crawl among them is not gone if that is a page */
+    /** @type {Map<string, string | undefined>} URLs that redirect now, and where (a last-crawl page among them is not gone) */
   const redirected = new Map(redirects.map((record) => [record.key, record.location]));
   /** @type {Set<string>} pages that failed in a pass: skipped, and links to them stay live */
   const dropped = new Set();
@@ -88,13 +74,12 @@ export async function finalize(run, naming, { interrupted, complete }) {
   /** @type {RemovalPlan | null} */
   let removal = null;
   const plan = () => {
-    // A plan made again (the run turned incomplete) replaces the last one, and its refusal: an
-    // incomplete run removes nothing whatever --prune-max says, and --force would not change that.
+    // A plan made again (the run turned incomplete) replaces the last one and its refusal:
+    // an incomplete run removes nothing, --force or not.
     if (removal?.refused) run.warnings.splice(0, run.warnings.length, ...run.warnings.filter((warning) => warning.code !== 'PRUNE_REFUSED'));
     const made = planRemoval(run, naming, complete, dropped, redirected);
-    // Links to a carried page lead to its file, as they did, not to the live site: a later run
-    // that reaches it finds every link where it was, and reuses the files it wrote.
-    // (A page that redirects now is carried too, but links to it lead where the redirect does.)
+    // Links to a carried page lead to its file, not the live site, so a later run finds them where they were.
+    // (A page that redirects now is carried too, but links to it follow the redirect.)
     for (const stored of made.carried) if (!naming.files.has(stored.url) && !redirected.has(stored.url)) naming.files.set(stored.url, /** @type {string} */ (stored.file));
     run.early?.forgetLinksTo(made.carried.map((stored) => stored.url));
     return made;
@@ -114,9 +99,8 @@ export async function finalize(run, naming, { interrupted, complete }) {
     let encoded = null;
     const encode = () => (encoded ??= encodeNameTable(named, redirects, run.options.maxRedirects));
     run.threads.setNames(names, encode);
-    // A shared crawl: the other processes do part of the per-page work (distributed/finish.js).
     await run.finishPool?.begin(context, encode());
-    // Early outputs serve the first pass only (a later one may have other files); none is still being written at the commit.
+    // Early outputs serve the first pass only; none is still being written at the commit.
     const outcome = await writePass(run, { naming, names, dropped, interrupted, complete, removal, pageFile })
       .finally(() => run.finishPool?.end())
       .finally(() => run.early?.drop());
@@ -134,12 +118,12 @@ export async function finalize(run, naming, { interrupted, complete }) {
     await target.abort();
     await target.init();
     for (const record of outcome.failed) dropped.add(record.key);
-    // A page that could not be written is a failure left: the run is not complete, and removes nothing.
+    // A page not written is a failure: the run is not complete, and removes nothing.
     if (complete && outcome.failed.length > 0) {
       complete = false;
       removal = plan();
     }
-    // Aliases whose output differs from their first URL's get files of their own: links change, so the pass is done again.
+    // Aliases whose output differs from their first URL's get files of their own: links change, so the pass is redone.
     for (const record of outcome.split) splitAlias(run, naming, record);
   }
 }
@@ -150,8 +134,7 @@ export async function finalize(run, naming, { interrupted, complete }) {
  * @param {{
  *   naming: Naming, names: NameTable, dropped: Set<string>, interrupted: boolean, complete: boolean,
  *   removal: RemovalPlan, pageFile: (name: string, anyCase?: boolean) => boolean,
- * }} how dropped: pages left out of this pass; removal: its carried pages are listed too;
- *   pageFile: whether a name is a page's file (precompress.js `isPageFile`)
+ * }} how dropped: pages left out; removal: its carried pages are listed too; pageFile: see precompress.js `isPageFile`
  */
 async function writePass(run, { naming, names, dropped, interrupted, complete, removal, pageFile }) {
   const o = run.options;
@@ -160,7 +143,7 @@ async function writePass(run, { naming, names, dropped, interrupted, complete, r
   /** @type {PassRun} */
   const pass = {
     ...run, warnings: [], names, previous, pageFile, counters: { filesWritten: 0, bytesWritten: 0 }, failed: [], split: [], retained: [],
-    // When every URL leads to the same file as last time, no page's links changed: unchanged pages are reused without reading their scans.
+    // Every URL leads to the same file as last time: unchanged pages are reused without reading their scans.
     sameNames: previous !== null && namesAsBefore(run, naming, names, dropped),
     wholeBodies: pLimit(WHOLE_BODIES),
   };
@@ -182,7 +165,7 @@ async function writePass(run, { naming, names, dropped, interrupted, complete, r
   try {
     /** @type {Promise<{ page: ManifestPage, record: PageRecord } | null>[]} in URL order */
     const window = [];
-    // The carried pages' files are in the tree: listed (stale), in URL order among the others, so that the manifest says what OUT holds.
+    // Carried pages are listed (stale) in URL order among the others, so the manifest says what OUT holds.
     const carried = [...removal.carried].sort((a, b) => byKey(a.url, b.url));
     let nextCarried = 0;
     /** @param {string | undefined} key list the carried pages before this URL (all, without one) */
@@ -201,7 +184,7 @@ async function writePass(run, { naming, names, dropped, interrupted, complete, r
       if (dropped.has(key)) continue;
       const aliasOf = naming.aliasOf.get(key);
       const first = aliasOf === undefined ? undefined : firsts.get(aliasOf);
-      // Each record is read when its turn comes: the pages are never all in memory as objects.
+    // Each record is read when its turn comes: the pages are never all in memory as objects.
       const written = limit(async () => {
         const record = await namedRecord(run, naming, key);
         return first ? writeAlias(pass, record, first) : writePage(pass, record);

@@ -100,9 +100,14 @@ export function checkConfig(values, source) {
       checked[key] = checkDeployKey(key, value, source);
       continue;
     }
+    // prerender capacity's profile (--profile FILE): checked by that command.
+    if (key === 'capacity') {
+      checked.capacity = value;
+      continue;
+    }
     const spec = OPTION_BY_NAME.get(key);
     if (!spec) {
-      const hint = closest(key, ['roots', ...DEPLOY_KEYS, ...OPTION_BY_NAME.keys()]);
+      const hint = closest(key, ['roots', 'capacity', ...DEPLOY_KEYS, ...OPTION_BY_NAME.keys()]);
       throw new ConfigError(`${source}: unknown key "${key}"${hint ? ` (did you mean "${hint}"?)` : ''}`);
     }
     if (value === undefined) continue;

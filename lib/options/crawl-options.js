@@ -6,11 +6,12 @@ import { PLACEHOLDER_MODES, renderPlaceholder } from '../document/placeholders.j
 import { normalizeUrl } from '../url.js';
 import { parseNameRules } from './name-rules.js';
 import { frontierUrlProblem, redactValue } from './frontier-url.js';
+import { parseFreshRules } from './fresh-rules.js';
 
 /**
  * The one table of crawl options (names, flags, types, defaults, help): the
  * CLI and the config loader are built from it, so a default lives in one place.
- * @typedef {'string' | 'string[]' | 'integer' | 'number' | 'boolean' | 'url' | 'choice' | 'bytes' | 'name-rules'} OptionType
+ * @typedef {'string' | 'string[]' | 'integer' | 'number' | 'boolean' | 'url' | 'choice' | 'bytes' | 'name-rules' | 'fresh-rules'} OptionType
  * @typedef {{
  *   name: string, flags: string, type: OptionType, description: string,
  *   default?: unknown, min?: number, max?: number, choices?: readonly string[], cliOnly?: boolean,
@@ -91,6 +92,11 @@ export const CRAWL_OPTIONS = [
   { name: 'resume', flags: '--resume', type: 'boolean', default: true, description: 'go on from where a killed or interrupted crawl into OUT stopped, without fetching again the pages it had (on by default; --no-resume starts over)' },
   { name: 'ignore', flags: '--ignore <regex...>', type: 'string[]', default: [], check: checkRegex, description: 'spans of a page to ignore when telling whether it changed since the last crawl (a "generated at" time, a session id): a page that differs only there is not written again' },
   { name: 'pruneMax', flags: '--prune-max <n|n%>', type: 'string', numeric: PRUNE_MAX, default: '10%', check: (item) => (/^\d+$/.test(item) || (/^\d+(\.\d+)?%$/.test(item) && Number(item.slice(0, -1)) <= 100) ? null : PRUNE_MAX), description: 'refuse to remove more files of pages gone than this (a whole number of files, or a percentage up to 100% of the last crawl\'s pages), unless --force; the run then removes nothing and exits 1' },
+  // Re-crawls that ask only for what may have changed (docs/keeping-up-to-date.md).
+  { name: 'changed', flags: '--changed <file>', type: 'string', description: 'URLs known to have changed, been added or been removed, one per line ("#" comments; "-" for stdin): only they and the new pages they link to are fetched, every other page of the last crawl is carried without a request, and only listed pages are removed' },
+  { name: 'withReferrers', flags: '--with-referrers', type: 'boolean', default: false, description: 'with --changed, also fetch the pages that link to a listed URL in the last crawl (the category page that lists a product)' },
+  { name: 'fresh', flags: '--fresh <rule...>', type: 'fresh-rules', default: [], description: 'a pattern (as for --include) then a duration (90s, 30m, 6h, 2d, 1w or forever): a page of the last crawl matching it, fetched less than that long ago, is carried without a request; repeatable, the first matching rule wins' },
+  { name: 'honourCacheControl', flags: '--honour-cache-control', type: 'boolean', default: false, description: 'also carry without a request a page of the last crawl that its Cache-Control said is still fresh: max-age (or s-maxage) not yet past, or immutable (fresh for good)' },
   { name: 'force', flags: '--force', type: 'boolean', default: false, description: 'remove the files of pages gone even past --prune-max' },
   { name: 'render', flags: '--render', type: 'boolean', default: false, description: 'render in-scope text/html pages in headless Chromium (fetched once by prerender, handed to the browser) and write the rendered DOM' },
   { name: 'renderOnly', flags: '--render-only <pattern...>', type: 'string[]', default: [], check: checkPattern, description: 'with --render, render only pages matching these patterns (syntax of --include)' },
@@ -110,7 +116,7 @@ export const CRAWL_OPTIONS = [
   // Crawl across processes and machines on Redis (lib/distributed/): see README, "Crawling on several machines".
   { name: 'frontier', flags: '--frontier <url>', type: 'string', check: frontierUrlProblem, shown: redactValue, description: 'share the crawl through Redis (redis://[user:pass@]host:port/db, rediss:// for TLS; or REDIS_URL) with `prerender worker` processes; needs --crawl-id' },
   { name: 'crawlId', flags: '--crawl-id <id>', type: 'string', check: (item) => (/^[A-Za-z0-9._-]{1,100}$/.test(item) ? null : 'letters, digits, ".", "_" and "-" (at most 100)'), description: 'name of the shared crawl in Redis (its configuration, frontier and records live under it)' },
-  { name: 'fresh', flags: '--fresh', type: 'boolean', default: false, description: 'with --frontier: clear everything stored under the crawl id first' },
+  { name: 'freshStart', flags: '--fresh-start', type: 'boolean', default: false, description: 'with --frontier: clear everything stored under the crawl id first' },
   { name: 'blobs', flags: '--blobs <dir>', type: 'string', description: 'with --frontier: directory of fetched bodies, by content hash, shared by every process (a shared mount across machines) (default: OUT/.prerender/blobs)' },
   { name: 'originConcurrency', flags: '--origin-concurrency <n>', type: 'integer', min: 1, max: 100_000, default: 64, description: 'with --frontier: requests in flight to one origin from all processes together' },
   { name: 'maxDeliveries', flags: '--max-deliveries <n>', type: 'integer', min: 1, max: 100, default: 3, description: 'with --frontier: a URL taken this many times without a result (its workers died or hung) is a failure' },
@@ -124,7 +130,7 @@ export const CRAWL_OPTIONS = [
 export const OPTION_BY_NAME = new Map(CRAWL_OPTIONS.map((spec) => [spec.name, spec]));
 const BY_NAME = OPTION_BY_NAME;
 /** API-only keys: `roots`, and knobs for tests and embedding. */
-const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env', 'threadsFrom', 'early', 'sample'];
+const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env', 'threadsFrom', 'early', 'now', 'sample'];
 
 /**
  * The options of `crawl()`, `new Crawler()` and `preview()`, as in a config file: all optional but a root.
@@ -134,13 +140,15 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   maxPageBytes?: number, placeholders?: 'filter' | 'ssi' | 'esi', pricePath?: string, header?: string[],
  *   sitemap?: string[], urls?: string, writeSitemap?: boolean, siteUrl?: string, json?: boolean, quiet?: boolean,
  *   full?: boolean, pruneMax?: string, force?: boolean, ignore?: string[], resume?: boolean, precompress?: string,
+ *   changed?: string, withReferrers?: boolean, fresh?: ([string, string] | { pattern: string, duration: string } | string)[], honourCacheControl?: boolean,
  *   assetsOrigins?: string[], relativeLinks?: boolean, name?: ([string, string] | { pattern: string, template: string } | string)[],
  *   rate?: number, delay?: number, robots?: boolean,
  *   render?: boolean, renderOnly?: string[], renderSkip?: string[], renderWait?: string[], renderIdle?: number, renderTimeout?: number,
  *   onRenderTimeout?: 'fail' | 'save', renderScripts?: 'keep' | 'strip', renderResources?: 'dom' | 'all', renderBlock?: string[],
  *   renderBlockDefaults?: boolean, renderConcurrency?: number, renderRecycle?: number, renderIsolation?: 'slot' | 'context', browser?: string,
  *   signal?: AbortSignal, retryDelay?: number, env?: Record<string, string | undefined>, threadsFrom?: number, early?: boolean | 'always',
- *   frontier?: string, crawlId?: string, fresh?: boolean, blobs?: string, originConcurrency?: number,
+ *   now?: () => number,
+ *   frontier?: string, crawlId?: string, freshStart?: boolean, blobs?: string, originConcurrency?: number,
  *   maxDeliveries?: number, frontierTimeout?: number, leaseTimeout?: number,
  *   requisiteErrors?: 'warn' | 'fail', includeRegex?: string[], excludeRegex?: string[], dedupe?: boolean, progressInterval?: number, sample?: number,
  * }} CrawlOptions
@@ -154,6 +162,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   headers: Record<string, string>, retryDelay: number, signal?: AbortSignal, threadsFrom: number, early: boolean | 'always',
  *   sitemap: string[], urls?: string, writeSitemap: boolean, siteUrl: URL | null, dryRun: boolean,
  *   full: boolean, pruneMax: string, force: boolean, ignore: string[], resume: boolean, precompress: ('gzip' | 'br')[],
+ *   changed?: string, withReferrers: boolean, fresh: import('./fresh-rules.js').FreshRule[], honourCacheControl: boolean, now?: () => number,
  *   assetsOrigins: string[], relativeLinks: boolean, name: import('../naming/rules.js').NameRule[],
  *   rate: number | undefined, delay: number, robots: boolean,
  *   stdin?: NodeJS.ReadableStream,
@@ -161,7 +170,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   onRenderTimeout: 'fail' | 'save', renderScripts: 'keep' | 'strip', renderResources: 'dom' | 'all', renderBlock: string[],
  *   renderBlockDefaults: boolean, renderConcurrency: number, renderRecycle: number, renderIsolation: 'slot' | 'context', browser?: string,
  *   env?: Record<string, string | undefined>,
- *   frontier?: string, crawlId?: string, fresh: boolean, blobs?: string, originConcurrency: number,
+ *   frontier?: string, crawlId?: string, freshStart: boolean, blobs?: string, originConcurrency: number,
  *   maxDeliveries: number, frontierTimeout: number, leaseTimeout: number,
  *   requisiteErrors: 'warn' | 'fail', includeRegex: string[], excludeRegex: string[], dedupe: boolean, sample?: number,
  * }} ResolvedCrawlOptions
@@ -208,6 +217,8 @@ export function coerceOption(spec, value, source) {
     }
     case 'name-rules':
       return parseNameRules(value, (message) => fail(source ? message.replace(/--name/g, '"name"') : message, source));
+    case 'fresh-rules':
+      return parseFreshRules(value, (message) => fail(source ? message.replace(/--fresh/g, '"fresh"') : message, source));
     case 'integer':
     case 'bytes': {
       const fromText = typeof value === 'string' && (!source || spec.type === 'bytes');
@@ -329,15 +340,23 @@ export function resolveCrawlOptions(input, context = {}) {
   }
   if (out.frontier && !out.crawlId) throw fail(`${source ? '"frontier"' : '--frontier'} needs ${source ? '"crawlId"' : '--crawl-id <id>'}: the name of the shared crawl`, source);
   if (out.crawlId && !out.frontier) throw fail(`${source ? '"crawlId"' : '--crawl-id'} needs ${source ? '"frontier"' : '--frontier <redis-url>'} (or REDIS_URL)`, source);
-  if (!out.frontier && (out.blobs !== undefined || out.fresh)) {
-    throw fail('--blobs and --fresh are options of a shared crawl: give --frontier and --crawl-id too', source);
+  if (!out.frontier && (out.blobs !== undefined || out.freshStart)) {
+    throw fail('--blobs and --fresh-start are options of a shared crawl: give --frontier and --crawl-id too', source);
   }
+  // A shared crawl's workers fetch what their frontier gives them: they know no list nor rule.
+  if (out.frontier && (out.changed !== undefined || out.fresh.length > 0 || out.honourCacheControl)) {
+    throw fail('--changed, --fresh and --honour-cache-control are not options of a shared crawl (--frontier)', source);
+  }
+  if (out.withReferrers && out.changed === undefined) throw fail('--with-referrers needs --changed <file>: the pages it fetches link to the listed URLs', source);
+  if (out.changed === '-' && out.urls === '-') throw fail('--changed and --urls cannot both read stdin ("-")', source);
   out.renderConcurrency ??= out.renderWait.includes('networkidle') ? RENDER_TABS_IDLE : DEFAULT_RENDER_TABS;
   out.retryDelay = typeof input.retryDelay === 'number' && input.retryDelay >= 0 ? input.retryDelay : 500;
   out.threadsFrom = typeof input.threadsFrom === 'number' && input.threadsFrom >= 0 ? input.threadsFrom : THREADS_FROM;
   // Pages written while the crawl runs (early.js); internal: false leaves all to phase two, 'always' ignores load.
   out.early = input.early === 'always' ? 'always' : input.early !== false;
   if (input.signal !== undefined) out.signal = input.signal;
+  // The clock of freshness and fetch times (ms since the epoch); tests set it.
+  if (input.now !== undefined) out.now = input.now;
   for (const key of Object.keys(input)) {
     if (!BY_NAME.has(key) && !INTERNAL_KEYS.includes(key)) {
       throw fail(`unknown option "${key}"`, source);
@@ -362,6 +381,7 @@ function checkApiValues(input, source) {
     ['early', (value) => typeof value === 'boolean' || value === 'always', 'true, false or "always"'],
     ['env', (value) => isPlainObject(value), 'an object of environment variables'],
     ['stdin', (value) => typeof (/** @type {{ on?: unknown }} */ (value)?.on) === 'function', 'a readable stream'],
+    ['now', (value) => typeof value === 'function', 'a function returning milliseconds since the epoch'],
   ];
   for (const [key, ok, what] of checks) {
     // (null is "not given", as undefined is)

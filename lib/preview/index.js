@@ -12,6 +12,10 @@ import { normalizeUrl } from '../url.js';
 import { UsageError } from '../errors.js';
 import { formSubmittingTo } from './forms.js';
 import { DynamicGroups } from './dynamic-groups.js';
+import { compileFreshness, describeFreshness } from '../recrawl/freshness.js';
+import { readState } from '../recrawl/state.js';
+import { STATE_DIR } from '../output/outdir.js';
+import path from 'node:path';
 
 /**
  * `prerender preview`: the crawl engine with nothing written. Each URL found
@@ -21,8 +25,9 @@ import { DynamicGroups } from './dynamic-groups.js';
  * @typedef {{
  *   url: string, decision: Decision, file?: string, reason: string,
  *   pattern?: string, status?: number, redirectTo?: string, from?: string | null,
- *   rendered?: RenderedInfo,
+ *   rendered?: RenderedInfo, fresh?: { pattern: string, duration: string },
  * }} PlanRow
+ *   fresh: the --fresh rule that carries the page's stored copy while it is young enough
  * @typedef {{
  *   renderMs: number, partial: boolean, addedLinks: string[],
  *   aborted: import('../render/page.js').AbortCounts, abortedList: import('../render/page.js').AbortedRequest[],
@@ -155,6 +160,7 @@ export async function preview(options, hooks = {}) {
   const notFetched = planSampledOut(crawler, sampledOut, inScope, onRow);
   // As for crawl: with --requisite-errors warn, a requisite answering 404/410 is no failure.
   const missing = new Set((result.requisitesMissing ?? []).map((error) => error.url));
+  const freshness = compileFreshness({ rules: crawler.options.fresh, honourCacheControl: false, origins: [...crawlOrigins] });
   let notCrawled = 0;
   for (const [url, seen] of inScope) {
     const reason = crawlReason(seen.pattern, seen.root);
@@ -172,7 +178,9 @@ export async function preview(options, hooks = {}) {
         : { ...base, decision: 'dynamic', reason: `HTTP ${redirect.status} to ${redirect.location}, which is not written: links stay live`, redirectTo: redirect.location, status: redirect.status });
     } else if (files.has(url)) {
       const fallback = fallbacks.get(url);
-      onRow({ ...base, decision: 'crawl', file: files.get(url), reason: fallback ? `${reason}; ${fallback.message}` : reason });
+      const rule = freshness.ruleFor(url);
+      const fresh = rule ? `; --fresh ${rule.pattern} ${rule.duration}: ${rule.seconds === Infinity ? 'a stored copy is carried for good' : `a stored copy younger than ${rule.duration} is carried`}, without a request` : '';
+      onRow({ ...base, decision: 'crawl', file: files.get(url), reason: reason + fresh + (fallback ? `; ${fallback.message}` : ''), ...(rule ? { fresh: { pattern: rule.pattern, duration: rule.duration } } : {}) });
     } else {
       notCrawled++;
       onRow({ ...base, decision: 'dynamic', reason: result.interrupted ? 'in scope, not reached (interrupted)' : 'in scope, not crawled: --limit/--max-pages reached' });
@@ -290,6 +298,7 @@ async function explainDecision(options, target, fetched) {
       : `outside every root's directory (${scope.toJSON().include.join(', ')})`;
   }
   answer.scope = scope.toJSON();
+  if (decision.decision === 'crawl') Object.assign(answer, await freshnessOf(o, url, [...origins]));
   if (decision.decision === 'excluded' || (decision.decision === 'dynamic' && !assetOrigin)) return answer;
   // The plan shows such a URL dynamic, and never fetches it: neither does --why.
   const guard = decision.pattern === 'root' || decision.pattern === 'listed' ? null : guardReason(o, url, rootDepths([...o.roots, ...listed]));
@@ -335,4 +344,29 @@ async function explainDecision(options, target, fetched) {
     await loader.close();
   }
   return answer;
+}
+
+/**
+ * --why: the --fresh rule (or Cache-Control, or nothing) that would carry a
+ * URL's stored copy without a request, and until when, from the state in OUT.
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
+ * @param {string} url
+ * @param {string[]} origins
+ * @returns {Promise<{ fresh?: string }>}
+ */
+async function freshnessOf(o, url, origins) {
+  const freshness = compileFreshness({ rules: o.fresh, honourCacheControl: o.honourCacheControl, origins });
+  if (!freshness.active) return {};
+  const rule = freshness.ruleFor(url);
+  const state = await readState(path.join(path.resolve(o.out), STATE_DIR)).catch(() => null);
+  const stored = state?.pages.get(url);
+  if (!stored || stored.state !== 'done') {
+    const how = rule ? `--fresh ${rule.pattern} ${rule.duration}` : 'only --honour-cache-control';
+    return { fresh: `${how} applies; ${o.out} holds no stored copy of it: the next crawl fetches it` };
+  }
+  const now = Math.floor((o.now?.() ?? Date.now()) / 1000);
+  const fetched = stored.fetched === undefined ? 'at a time the state does not say' : new Date(stored.fetched * 1000).toISOString();
+  const found = freshness.freshness(url, stored, now);
+  if (found) return { fresh: `${describeFreshness(found)}; stored copy fetched ${fetched}: the next crawl carries it without a request` };
+  return { fresh: `${rule ? `--fresh ${rule.pattern} ${rule.duration}` : 'Cache-Control'}: the stored copy, fetched ${fetched}, is no longer fresh: the next crawl fetches it` };
 }

@@ -10,39 +10,33 @@ import { createStateWriter } from './state.js';
  */
 
 /**
- * The state a write pass leaves for the next run: pages as they are written,
- * then redirects, then (when the run did not reach everything) the pages of
- * the last run it carried, so that their files are still known to the next one.
- * @param {CrawlRun} run
- * @param {boolean} complete
- * @param {{ leftOld: Map<string, string[]>, carried: StoredPage[] }} removal leftOld: per URL, its old files left
- *   on disk (oldFiles in its entry); carried: pages listed as the last run left them
+ * The state a write pass leaves for the next run: pages as written, redirects, then (an incomplete run)
+ * the last run's pages it carried, so their files stay known.
+ * @param {CrawlRun} run @param {boolean} complete
+ * @param {{ leftOld: Map<string, string[]>, carried: StoredPage[] }} removal leftOld: per URL, old files left on disk
  */
 export function openNextState(run, complete, { leftOld, carried }) {
   const o = run.options;
-  // Every page this run lists was tried in its formats, but those it carried over: they were in the last run's.
+    // Every page listed was tried in this run's formats, but carried ones: those were in the last run's.
   const precompressed = carried.length === 0 ? o.precompress : o.precompress.filter((format) => run.prior?.precompressed.includes(format));
   const writer = createStateWriter(/** @type {string} */ (run.stateDir), {
     complete, roots: o.roots, output: outputKey(run), ignore: o.ignore, precompressed,
-    // A run that renamed (other --name rules or origins) but did not reach every page leaves some with
-    // the files the old rules gave them: the old key stays, and the next run fetches in full again.
+    // A renaming run that did not reach every page leaves some with the old rules' files: the old key
+    // stays, and the next run fetches in full again.
     naming: run.prior?.renamed && !complete ? run.prior.naming : namingKey(run.options.name, run.origins),
   });
-  // The --ignore hashes of pages carried over (a 304, a page not reached) were made with the last
-  // run's patterns: when those changed, they are left out, and the next run makes them again.
+    // Carried pages' --ignore hashes were made with the last run's patterns: if those changed, left out
+    // for the next run to make again.
   const oldHashes = run.prior !== null && !run.prior.sameIgnore;
   return {
-    /**
-     * @param {PageRecord} record
-     * @param {ManifestPage} page
-     */
+    /** @param {PageRecord} record @param {ManifestPage} page */
     async addPage(record, page) {
       await writer.add({
         url: record.key, state: 'done', status: page.status, contentType: page.contentType, type: record.type, charset: record.charset,
         etag: record.etag, lastModified: record.lastModified, file: page.file, body: record.body, scan: record.scan,
         bytes: page.bytes, sha256: page.sha256, compare: oldHashes && record.change === 'not-modified' ? undefined : record.compare, compressed: record.compressed,
         placeholders: page.placeholders.length > 0 ? page.placeholders : undefined, render: record.render,
-        oldFiles: leftOld.get(record.key),
+        oldFiles: leftOld.get(record.key), fetched: record.fetched, maxAge: record.maxAge, immutable: record.immutable,
       });
     },
     /**
@@ -54,8 +48,8 @@ export function openNextState(run, complete, { leftOld, carried }) {
       /** @type {Map<string, string | undefined>} */
       const redirecting = new Map();
       for (const record of redirects) {
-        // A page of the last crawl that redirects now, carried by an incomplete run: its page entry
-        // keeps its file, for the next complete run to remove, and says where links to it led (location).
+        // A last-crawl page that redirects now, carried by an incomplete run: its entry keeps its file, for
+        // the next complete run to remove, and says where links to it led (location).
         if (listed.has(record.key)) {
           redirecting.set(record.key, record.location);
           continue;
@@ -72,14 +66,12 @@ export function openNextState(run, complete, { leftOld, carried }) {
 }
 
 /**
- * What, besides a page's bytes and its links' targets, decides the bytes
- * written: when it changes, no file is reused as it is.
+ * What, besides a page's bytes and its links' targets, decides the bytes written: when it changes, no file is reused.
  * @param {CrawlRun} run
  */
 export function outputKey(run) {
   const o = run.options;
-  // Not --ignore: it decides which pages count as unchanged, not what is written (a page it
-  // now judges changed is rewritten, and its file reused when the bytes come out the same).
-  // Nor --precompress: the siblings follow the file (a reused file gets those it lacks, precompress.js).
+  // Not --ignore: it decides which pages count as unchanged, not what is written. Nor --precompress:
+  // siblings follow the file (precompress.js).
   return JSON.stringify([o.placeholders, o.pricePath, o.dynamicBase?.href ?? null, run.staticRoot.href, [...run.origins].sort(), o.relativeLinks, o.siteUrl?.href ?? null]);
 }

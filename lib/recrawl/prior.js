@@ -192,10 +192,10 @@ export function reusable(prior, key, blobs, fields = CARRIED) {
 }
 
 /** What a page carried over takes from its stored copy (`fromStored`, `keepStored`): not its slots, siblings or old files. */
-const CARRIED = /** @type {const} */ (['state', 'status', 'contentType', 'type', 'charset', 'etag', 'lastModified', 'file', 'body', 'scan', 'bytes', 'sha256', 'compare', 'render']);
+const CARRIED = /** @type {const} */ (['state', 'status', 'contentType', 'type', 'charset', 'etag', 'lastModified', 'file', 'body', 'scan', 'bytes', 'sha256', 'compare', 'render', 'fetched', 'maxAge', 'immutable']);
 
-/** What `reusable` needs to tell whether a page can be kept, and its validators (`conditionalHeaders`). */
-export const VALIDATING = /** @type {const} */ (['state', 'type', 'etag', 'lastModified', 'file', 'body', 'scan']);
+/** What `reusable` needs to tell whether a page can be kept, its validators (`conditionalHeaders`) and its age (freshness.js). */
+export const VALIDATING = /** @type {const} */ (['state', 'type', 'etag', 'lastModified', 'file', 'body', 'scan', 'fetched', 'maxAge', 'immutable']);
 
 /**
  * Fill a record from its stored copy (a 304, or a transient failure).
@@ -213,6 +213,9 @@ export function fromStored(record, stored) {
   record.compare = stored.compare;
   record.scan = stored.type === 'other' ? undefined : stored.scan;
   record.render = stored.render; // its body is the rendered DOM: still a rendered page
+  record.fetched = stored.fetched;
+  record.maxAge = stored.maxAge;
+  record.immutable = stored.immutable;
   if (stored.type === 'other') {
     record.bytes = stored.bytes;
     record.sha256 = stored.sha256;

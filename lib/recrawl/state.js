@@ -20,9 +20,11 @@ import { StoredPages } from '../store/stored-pages.js';
  *   charset?: string, etag?: string, lastModified?: string, location?: string, file?: string,
  *   body?: string, scan?: string, bytes?: number, sha256?: string, compare?: string, compressed?: string[],
  *   placeholders?: import('../output/manifest/schema.js').ManifestSlot[], render?: import('../render/step.js').RenderInfo,
- *   oldFiles?: string[],
+ *   oldFiles?: string[], fetched?: number, maxAge?: number, immutable?: boolean,
  * }} StoredPage
  *   oldFiles: the URL's earlier files, left by an incomplete run; the next complete crawl removes them
+ *   fetched: when the copy was fetched or last revalidated (its run's start, seconds since the epoch);
+ *   maxAge, immutable: the freshness its Cache-Control gave it (freshness.js)
  * @typedef {{ format: 'prerender-state', version: number, complete: boolean, roots: string[], output: string, ignore?: string[], naming?: string, precompressed?: string[], sealed?: boolean, finishedAt: string }} StateHeader
  *   sealed: the state ends with its `{"end":N}` line (older versions wrote none)
  */

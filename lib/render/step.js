@@ -8,7 +8,7 @@ import { warn } from '../warnings.js';
 import { redirect } from '../engine/outcomes.js';
 import { createBlocklist } from './block.js';
 import { assertDriver, findBrowser } from './browser.js';
-import { renderPage, RendererCrashError } from './page.js';
+import { createPageRenderer, RendererCrashError } from './page.js';
 import { BrowserGoneError, BrowserPool } from './pool.js';
 
 /**
@@ -42,8 +42,8 @@ export function createRenderStep(o, context = {}) {
   let pool = null;
   /** @type {((url: string) => boolean) | null} */
   let selected = null;
-  /** @type {import('./page.js').RenderSettings | null} */
-  let settings = null;
+  /** @type {ReturnType<typeof createPageRenderer> | null} */
+  let renderPage = null;
 
   return {
     name: 'render',
@@ -53,11 +53,11 @@ export function createRenderStep(o, context = {}) {
       const only = o.renderOnly.flatMap((pattern) => compilePattern(pattern, origins));
       const skip = o.renderSkip.flatMap((pattern) => compilePattern(pattern, origins));
       selected = (url) => (only.length === 0 || only.some((p) => p.regex.test(url))) && !skip.some((p) => p.regex.test(url));
-      settings = {
+      renderPage = createPageRenderer({
         wait: o.renderWait, idle: o.renderIdle, timeout: o.renderTimeout, onTimeout: o.onRenderTimeout,
         stripScripts: o.renderScripts === 'strip', allResources: o.renderResources === 'all',
         blocked: createBlocklist(o), extraHeaders: o.headers, origins: run.origins,
-      };
+      });
       pool = new BrowserPool({
         executablePath,
         recycle: o.renderRecycle,
@@ -75,20 +75,21 @@ export function createRenderStep(o, context = {}) {
     },
     async run(page, run) {
       const result = page.result;
-      if (!result || !pool || !settings || !selected) return;
+      if (!result || !pool || !renderPage || !selected) return;
       if (result.location !== undefined || result.notModified || result.status < 200 || result.status >= 300) return;
       const contentType = result.headers['content-type'];
       if (!isHtmlType(String(Array.isArray(contentType) ? contentType[0] : contentType ?? ''))) return;
       if (!selected(page.key)) return;
-      const job = { url: page.key, result, settings, signal: run.signal };
+      const job = { url: page.key, result, signal: run.signal };
+      const render = renderPage;
       let outcome;
       try {
-        outcome = await pool.withTab((tab) => renderPage(tab, job));
+        outcome = await pool.withTab((tab) => render(tab, job));
       } catch (error) {
         if (run.signal.aborted) throw new AbortError('crawl interrupted', { cause: error });
         if (!(error instanceof BrowserGoneError || error instanceof RendererCrashError)) throw error;
         // The browser or the page's renderer went away: once more, in another tab (and browser).
-        outcome = await pool.withTab((tab) => renderPage(tab, job)).catch((again) => {
+        outcome = await pool.withTab((tab) => render(tab, job)).catch((again) => {
           if (run.signal.aborted) throw new AbortError('crawl interrupted', { cause: again });
           throw again;
         });

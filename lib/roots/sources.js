@@ -25,8 +25,8 @@ export const MAX_SITEMAPS = 1000;
  * namespace's <loc> counts (unprefixed or the root's prefix), never an
  * extension's <image:loc>.
  * @param {string} xml
- * @returns {{ index: boolean, locs: string[], root: string | null }} root: the root element's
- *   name ("urlset", "sm:sitemapindex", "html"...), null when there is none
+ * @returns {{ index: boolean, locs: string[], lastmods: (string | undefined)[], root: string | null }} root: the root element's
+ *   name ("urlset", "sm:sitemapindex", "html"...), null when there is none; lastmods: each loc's <lastmod>, as written
  */
 export function parseSitemap(xml) {
   let index = false;
@@ -35,8 +35,16 @@ export function parseSitemap(xml) {
   /** @type {string | null} the root element's prefix ("" for none), once seen */
   let prefix = null;
   let locTag = 'loc';
+  let lastmodTag = 'lastmod';
+  let urlTag = 'url';
   /** @type {string[]} */
   const locs = [];
+  /** @type {(string | undefined)[]} */
+  const lastmods = [];
+  /** The first loc of the <url> entry being read, and the entry's <lastmod>. */
+  let entryStart = 0;
+  /** @type {string | null} */
+  let lastmod = null;
   let depth = 0;
   let text = '';
   const parser = new Parser({
@@ -49,9 +57,15 @@ export function parseSitemap(xml) {
         if (local === 'urlset' || local === 'sitemapindex') {
           index = local === 'sitemapindex';
           locTag = prefix ? `${prefix}:loc` : 'loc';
+          lastmodTag = prefix ? `${prefix}:lastmod` : 'lastmod';
+          urlTag = prefix ? `${prefix}:url` : 'url';
         }
       }
-      if (name === locTag) {
+      if (name === urlTag) {
+        entryStart = locs.length;
+        lastmod = null;
+      }
+      if (name === locTag || name === lastmodTag) {
         if (depth === 0) text = '';
         depth++;
       }
@@ -60,16 +74,19 @@ export function parseSitemap(xml) {
       if (depth > 0) text += chunk;
     },
     onclosetag(name) {
-      if (name !== locTag || depth === 0) return;
+      if (name === urlTag && lastmod !== null) for (let i = entryStart; i < locs.length; i++) lastmods[i] = lastmod;
+      if ((name !== locTag && name !== lastmodTag) || depth === 0) return;
       depth--;
       if (depth > 0) return;
       const value = text.trim();
-      if (value) locs.push(value);
+      if (name === lastmodTag) lastmod = value;
+      else if (value) locs.push(value);
     },
   }, { xmlMode: true, decodeEntities: true, recognizeCDATA: true });
   parser.write(xml);
   parser.end();
-  return { index, locs, root };
+  lastmods.length = locs.length;
+  return { index, locs, lastmods, root };
 }
 
 /**
@@ -91,12 +108,12 @@ function sitemapText(body) {
  * @param {string[]} sitemaps
  * @param {{
  *   fetchPage: (url: string) => Promise<import('../fetch/http.js').LoadResult>,
- *   onWarning?: (url: string, message: string) => void, maxUrls?: number, onCut?: () => void,
+ *   onWarning?: (url: string, message: string) => void, maxUrls?: number, onCut?: () => void, dates?: Map<string, string>,
  * }} context maxUrls: stop reading once this many are listed (--max-pages); onCut:
- *   some sitemaps were not read, so the crawl is not complete
+ *   some sitemaps were not read, so the crawl is not complete; dates: each URL's <lastmod>, as written
  * @returns {Promise<string[]>}
  */
-export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, maxUrls = Infinity, onCut = () => {} }) {
+export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, maxUrls = Infinity, onCut = () => {}, dates }) {
   /** @type {Set<string>} */
   const urls = new Set();
   /** @type {Set<string>} */
@@ -152,7 +169,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
       return;
     }
     if (parsed.locs.length === 0) onWarning(url, `sitemap ${url} lists no URLs`);
-    for (const loc of parsed.locs) {
+    for (const [i, loc] of parsed.locs.entries()) {
       const canonical = normalizeUrl(loc, base);
       if (!canonical) {
         onWarning(url, `sitemap entry is not an http(s) URL: ${JSON.stringify(loc)}`);
@@ -161,6 +178,8 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
         else await visit(canonical, depth + 1, false);
       } else {
         urls.add(canonical); // every URL of a sitemap read: the crawl's --max-pages says which are not crawled
+        const lastmod = parsed.lastmods[i];
+        if (dates && lastmod !== undefined) dates.set(canonical, lastmod);
       }
     }
   };
@@ -171,7 +190,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
 /**
  * A URL list: one absolute URL per line; blank lines and "#" comments skipped.
  * @param {string} file a path, or "-" for `stdin`
- * @param {{ stdin?: NodeJS.ReadableStream }} [context]
+ * @param {{ stdin?: NodeJS.ReadableStream, option?: string }} [context] option: the list's, for messages (--urls)
  * @returns {Promise<string[]>}
  */
 export async function readUrlList(file, context = {}) {
@@ -191,7 +210,7 @@ export async function readUrlList(file, context = {}) {
     }
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new UsageError(`cannot read --urls ${name}: ${/** @type {Error} */ (error).message}`, { cause: error });
+    throw new UsageError(`cannot read ${context.option ?? '--urls'} ${name}: ${/** @type {Error} */ (error).message}`, { cause: error });
   }
   return [...new Set(urls)];
 }
@@ -202,9 +221,10 @@ export async function readUrlList(file, context = {}) {
  * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
  * @param {(url: string, message: string) => void} onWarning
  * @param {() => void} [onCut] some sitemaps were not read (see loadSitemaps)
+ * @param {Map<string, string>} [dates] where to keep the sitemaps' <lastmod> by URL
  * @returns {Promise<string[]>}
  */
-export async function loadListedRoots(o, onWarning, onCut = () => {}) {
+export async function loadListedRoots(o, onWarning, onCut = () => {}, dates = undefined) {
   /** @type {string[]} */
   const listed = [];
   if (o.sitemap.length > 0) {
@@ -218,7 +238,7 @@ export async function loadListedRoots(o, onWarning, onCut = () => {}) {
     });
     try {
       // One by one: a spread of 125,000 URLs or more overflows the call stack.
-      for (const url of await loadSitemaps(o.sitemap, { fetchPage: (url) => loader.load(url, { signal: o.signal }), onWarning, maxUrls: o.maxPages, onCut })) listed.push(url);
+      for (const url of await loadSitemaps(o.sitemap, { fetchPage: (url) => loader.load(url, { signal: o.signal }), onWarning, maxUrls: o.maxPages, onCut, dates })) listed.push(url);
     } finally {
       await loader.close();
     }

@@ -6,35 +6,30 @@
  * default) every other file of the tree is served too; anything else goes to
  * `next()` (or gets a 404 when there is no `next`).
  *
- * Per request: parse the path, look the page up, resolve the zip, look the
- * prices up (synchronously for files and cache hits), write the joined parts.
+ * At creation: open the manifest's pages and the price source, watch the
+ * tree. Per request (createRouter): parse the path, look the page up, and
+ * fill it (fill.js) or serve the file.
  */
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
-import zlib from 'node:zlib';
 import { UsageError } from '../errors.js';
 import { EmptyPriceSource, openPriceSource, TablePriceSource } from '../prices/index.js';
-import { brotliOptions } from './byte-cache.js';
-import { PriceEncoder } from './escape.js';
+import { PageFiller } from './fill.js';
 import { FileCache } from './files.js';
-import { gzipFilled } from './gzip.js';
-import { isNotModified, preferredEncodings, sendError } from './http-util.js';
+import { sendError } from './http-util.js';
 import { MANIFEST_NAME } from './manifest.js';
+import { FRONT_FILES } from '../front/front-files.js';
 import { normalizeServeOptions } from './options.js';
 import { PageStore } from './pages.js';
-import { combineEtag, textHash } from './etag.js';
 import { encodePath, isInside, parseRequestTarget } from './paths.js';
 import { rootRedirect } from './root.js';
-import { zipFromRequest } from './request-zip.js';
-import { chunkParts, joinParts } from './splice.js';
 import { serveStatic } from './static.js';
+import { watchTree } from './tree-watch.js';
+
 
 /** The route cache (see `routes`): most entries, longest URL kept. */
 const MAX_ROUTES = 10_000;
 const MAX_ROUTE_LENGTH = 512;
-/** Filled pages up to this size are brotli-compressed on the event loop (about a millisecond at quality 5), larger ones on the thread pool. */
-const SYNC_BROTLI_BYTES = 64 * 1024;
-
 /** Plain files larger than this are streamed, not cached. */
 const MAX_CACHED_FILE = 4 * 1024 * 1024;
 
@@ -92,9 +87,44 @@ export function createPriceFilter(input) {
       warnedNoSource = true;
       warnNoSource(options, logger);
     }
-    rootLocation = rootRedirect(options.realRoot, pages.manifest, logger);
   });
 
+  const files = new FileCache(cache, { realRoot: options.realRoot, cacheControl: options.staticCacheControl, maxFileBytes: Math.min(MAX_CACHED_FILE, options.pageCacheBytes / 8) });
+  const filler = new PageFiller({ options, pages, prices, logger });
+  const { filter, loadNotFoundPage } = createRouter(options, pages, files, filler, logger);
+  const tree = watchTree(options, () => pages.reloadManifest(), loadNotFoundPage);
+
+  // Pages load lazily, on their first request: nothing to wait for.
+  const ready = Promise.resolve();
+  /** @type {Promise<void> | null} */
+  let closing = null;
+  return Object.assign(filter, {
+    ready,
+    events,
+    prices,
+    pages,
+    cache,
+    options,
+    /** Stops watching and closes the price source; once (the server's close and a drain both call it). */
+    close() {
+      closing ??= (async () => {
+        tree.close();
+        await prices.close?.();
+      })();
+      return closing;
+    },
+  });
+}
+
+/**
+ * The per-request handler: a page with slots is filled, any other file served (with `static`).
+ * @param {import('./options.js').ServeOptions} options
+ * @param {PageStore} pages
+ * @param {FileCache} files
+ * @param {PageFiller} filler
+ * @param {import('./options.js').Logger} logger
+ */
+function createRouter(options, pages, files, filler, logger) {
   /**
    * Request targets (`req.url` as sent) already parsed that name a page with
    * slots, so that the common request skips the path checks: each URL here
@@ -103,78 +133,23 @@ export function createPriceFilter(input) {
    */
   const routes = new Map();
   pages.on('manifest-reload', () => routes.clear());
-
-  const encoder = new PriceEncoder();
-  /** What a slot with no price counts as in the ETag (not any price text: it has a NUL). */
-  const fallbackHash = textHash(`\u0000fallback\u0000${options.fallback}`);
-  const fallback = { utf8: encoder.encode(options.fallback, false), ascii: encoder.encode(options.fallback, true) };
-  const names = { zipParam: options.zipParam, zipCookie: options.zipCookie };
-  const files = new FileCache(cache, { realRoot: options.realRoot, cacheControl: options.staticCacheControl, maxFileBytes: Math.min(MAX_CACHED_FILE, options.pageCacheBytes / 8) });
   const staticOptions = {
     realRoot: options.realRoot,
     contentType: (/** @type {string} */ key) => pages.contentType(key),
     cacheControl: options.staticCacheControl,
     files,
+    addRedirects: options.addRedirects,
   };
-  /** How long a page waits for its prices at most: the queue bound and the endpoint timeout, and a little. */
-  const priceDeadlineMs = options.priceQueueMs + options.priceTimeoutMs + 50;
 
   /** Where `/` goes when the tree has no index.html (root.js). */
-  let rootLocation = rootRedirect(options.realRoot, pages.manifest, logger);
-  /** @type {{ body: Buffer, contentType: string } | null} */
-  let notFoundPage = null;
+  let rootLocation = options.addRedirects ? rootRedirect(options.realRoot, pages.manifest, logger) : null;
+  pages.on('manifest-reload', () => {
+    if (options.addRedirects) rootLocation = rootRedirect(options.realRoot, pages.manifest, logger);
+  });
+  let notFoundPage = readNotFoundPage(options, pages);
   const loadNotFoundPage = () => {
-    try {
-      // The same check as for every other file: a link leading out of the tree is not followed.
-      const real = fs.realpathSync(`${options.realRoot}/404.html`);
-      if (!isInside(options.realRoot, real) || !fs.statSync(real).isFile()) throw new Error('404.html leads out of the tree');
-      const body = fs.readFileSync(real);
-      notFoundPage = { body, contentType: pages.contentType('404.html') };
-    } catch {
-      notFoundPage = null;
-    }
+    notFoundPage = readNotFoundPage(options, pages);
   };
-  loadNotFoundPage();
-
-  // Manifest hot reload: watch the root for the manifest being replaced.
-  /** @type {fs.FSWatcher | null} */
-  let watcher = null;
-  /** @type {NodeJS.Timeout | null} */
-  let poll = null;
-  /** @type {NodeJS.Timeout | null} */
-  let debounce = null;
-  let closed = false;
-  /** @type {Promise<void> | null} */
-  let closing = null;
-  const recheck = () => {
-    if (closed) return;
-    if (debounce) clearTimeout(debounce);
-    debounce = setTimeout(() => {
-      debounce = null;
-      void pages.reloadManifest().then((changed) => {
-        if (changed && !closed) loadNotFoundPage();
-      });
-    }, 50);
-    debounce.unref();
-  };
-  if (options.watch) {
-    try {
-      watcher = fs.watch(options.realRoot, { persistent: false }, (_e, name) => {
-        if (name === null || name === MANIFEST_NAME) recheck();
-      });
-      watcher.on('error', () => {
-        watcher?.close();
-        watcher = null;
-      });
-    } catch {
-      watcher = null;
-    }
-    poll = setInterval(recheck, options.pollIntervalMs);
-    poll.unref();
-  }
-
-  // Pages load lazily, on their first request: nothing to wait for.
-  const ready = Promise.resolve();
 
   /**
    * @param {Req} req
@@ -216,12 +191,12 @@ export function createPriceFilter(input) {
       routes.set(url, meta);
     }
     if (meta === undefined) {
-      if (!target.dir && target.path !== '' && pages.fillable(`${target.path}/index.html`)) {
+      if (options.addRedirects && !target.dir && target.path !== '' && pages.fillable(`${target.path}/index.html`)) {
         res.writeHead(301, { Location: `${encodePath(target.path)}/${target.search}`, 'Content-Length': 0 });
         res.end();
         return;
       }
-      if (key === MANIFEST_NAME) return notFound(req, res, next);
+      if (key === MANIFEST_NAME || FRONT_FILES.includes(key)) return notFound(req, res, next);
       if (!options.static) return notFound(req, res, next);
       if (req.headers.range === undefined) {
         const requestKey = target.dir || target.path === '' ? `${target.path}/` : target.path;
@@ -231,7 +206,7 @@ export function createPriceFilter(input) {
       serveStatic(req, res, target, staticOptions).then(
         (outcome) => {
           if (outcome !== 'not-found') return;
-          if (target.path === '' && rootLocation) {
+          if (target.path === '' && rootLocation && options.addRedirects) {
             res.writeHead(302, { Location: rootLocation + target.search, 'Content-Length': 0, 'Cache-Control': 'no-cache' });
             res.end();
             return;
@@ -255,145 +230,12 @@ export function createPriceFilter(input) {
     const page = pages.get(meta);
     if (page instanceof Promise) {
       page.then(
-        (loaded) => (loaded ? fill(req, res, loaded) : notFound(req, res, next)),
+        (loaded) => (loaded ? filler.fill(req, res, loaded) : notFound(req, res, next)),
         (error) => fail(req, res, error),
       );
     } else {
-      fill(req, res, page);
+      filler.fill(req, res, page);
     }
-  }
-
-  /**
-   * @param {Req} req
-   * @param {Res} res
-   * @param {PreparedPage} page
-   */
-  function fill(req, res, page) {
-    const skus = page.skus;
-    const zip = zipFromRequest(req.url, req.headers.cookie, names) ?? options.defaultZip;
-    /** @type {(string | null | Promise<string | null>)[]} */
-    const values = new Array(skus.length);
-    let pending = false;
-    for (let i = 0; i < skus.length; i++) {
-      let value;
-      try {
-        value = prices.lookup(skus[i], zip);
-      } catch (error) {
-        logger.warn(`prices: lookup failed for ${skus[i]}: ${/** @type {Error} */ (error).message}`);
-        value = null;
-      }
-      if (value !== null && typeof value === 'object' && typeof value.then === 'function') pending = true;
-      values[i] = value;
-    }
-    if (!pending) return send(req, res, page, /** @type {(string | null)[]} */ (values));
-    // Never wait longer than the price timeout, whatever the source does.
-    /** @type {NodeJS.Timeout | undefined} */
-    let timer;
-    const deadline = new Promise((resolve) => {
-      timer = setTimeout(resolve, priceDeadlineMs, null);
-    });
-    Promise.all(
-      values.map((v) =>
-        Promise.race([Promise.resolve(v), deadline]).then(
-          (x) => (typeof x === 'string' ? x : null),
-          () => null,
-        ),
-      ),
-    ).then((resolved) => {
-      clearTimeout(timer);
-      if (!res.destroyed) send(req, res, page, resolved);
-    });
-  }
-
-  /**
-   * @param {Req} req
-   * @param {Res} res
-   * @param {PreparedPage} page
-   * @param {(string | null)[]} values
-   */
-  function send(req, res, page, values) {
-    const ascii = page.asciiOnly;
-    const parts = page.parts;
-    const n = values.length;
-    /** @type {Buffer[]} */
-    const encoded = new Array(n);
-    /** @type {import('./etag.js').TextHash[]} */
-    const hashes = new Array(n);
-    for (let i = 0; i < n; i++) {
-      const v = values[i];
-      if (typeof v === 'string') {
-        const e = encoder.entry(v, ascii);
-        encoded[i] = e.buf;
-        hashes[i] = e.hash;
-      } else {
-        encoded[i] = ascii ? fallback.ascii : fallback.utf8;
-        hashes[i] = fallbackHash;
-      }
-    }
-    const etag = combineEtag(page.tag, hashes);
-    const headers = [
-      'Content-Type', page.contentType,
-      'Cache-Control', options.filledCacheControl,
-      'Vary', 'Cookie, Accept-Encoding',
-      'X-Content-Type-Options', 'nosniff',
-      'ETag', etag,
-    ];
-    if (req.headers['if-none-match'] !== undefined && isNotModified(req.headers, etag, 0)) {
-      res.writeHead(304, headers.slice(2));
-      res.end();
-      return;
-    }
-    const encoding = preferredEncodings(/** @type {string | undefined} */ (req.headers['accept-encoding']))[0];
-    if (encoding === 'br') {
-      const cached = pages.brotliBody(page, etag);
-      if (cached) return write(req, res, headers, cached, 'br');
-      const identity = joinParts(parts, encoded);
-      // A page of usual size is compressed here, not on the thread pool: memory a pool thread takes
-      // stays with that thread, out of the cache's reach (measured: 30 MB more RSS over 20,000 br
-      // requests), and the gzip path deflates here too. A large page goes to the pool, not to hold
-      // the event loop. (The brotli form is cached by the page's ETag: once per page and prices.)
-      if (identity.length <= SYNC_BROTLI_BYTES) {
-        let body;
-        try {
-          body = zlib.brotliCompressSync(identity, brotliOptions(identity.length, 5));
-        } catch {
-          return write(req, res, headers, identity, null);
-        }
-        pages.rememberBrotli(page, etag, body);
-        return write(req, res, headers, body, 'br');
-      }
-      zlib.brotliCompress(identity, brotliOptions(identity.length, 5), (error, body) => {
-        if (res.destroyed) return;
-        if (error) return write(req, res, headers, identity, null);
-        pages.rememberBrotli(page, etag, body);
-        write(req, res, headers, body, 'br');
-      });
-      return;
-    }
-    if (encoding === 'gzip') return write(req, res, headers, gzipFilled(parts, pages.deflated(page), encoded), 'gzip');
-    // Identity: the page's parts go out as they are (no copy of the page per request).
-    const { chunks, length } = chunkParts(parts, encoded);
-    headers.push('Content-Length', String(length));
-    res.writeHead(200, headers);
-    if (req.method === 'HEAD' || chunks.length === 0) return void res.end();
-    // (node:http corks the socket on the first write: the chunks leave in one writev)
-    const last = chunks.length - 1;
-    for (let i = 0; i < last; i++) res.write(chunks[i]);
-    res.end(chunks[last]);
-  }
-
-  /**
-   * @param {Req} req
-   * @param {Res} res
-   * @param {string[]} headers
-   * @param {Buffer} body
-   * @param {string | null} encoding
-   */
-  function write(req, res, headers, body, encoding) {
-    headers.push('Content-Length', String(body.length));
-    if (encoding) headers.push('Content-Encoding', encoding);
-    res.writeHead(200, headers);
-    res.end(req.method === 'HEAD' ? undefined : body);
   }
 
   /**
@@ -406,25 +248,25 @@ export function createPriceFilter(input) {
     sendError(req, res, 500);
   }
 
-  return Object.assign(filter, {
-    ready,
-    events,
-    prices,
-    pages,
-    cache,
-    options,
-    /** Stops watching and closes the price source; once (the server's close and a drain both call it). */
-    close() {
-      closing ??= (async () => {
-        closed = true;
-        watcher?.close();
-        if (poll) clearInterval(poll);
-        if (debounce) clearTimeout(debounce);
-        await prices.close?.();
-      })();
-      return closing;
-    },
-  });
+  return { filter, loadNotFoundPage };
+}
+
+/**
+ * The tree's 404.html, or null.
+ * @param {import('./options.js').ServeOptions} options
+ * @param {PageStore} pages
+ * @returns {{ body: Buffer, contentType: string } | null}
+ */
+function readNotFoundPage(options, pages) {
+  try {
+    // The same check as for every other file: a link leading out of the tree is not followed.
+    const real = fs.realpathSync(`${options.realRoot}/404.html`);
+    if (!isInside(options.realRoot, real) || !fs.statSync(real).isFile()) throw new Error('404.html leads out of the tree');
+    const body = fs.readFileSync(real);
+    return { body, contentType: pages.contentType('404.html') };
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
 import { classifyPriceSpec, DEFAULT_MAX_PRICE_LENGTH, normalizeZip } from '../prices/index.js';
+import { FRONT_DEFAULTS, normalizeFrontOptions } from '../front/front-options.js';
 
 /**
  * What each option accepts. Spelled out because the type inferred from the
@@ -22,7 +23,8 @@ import { classifyPriceSpec, DEFAULT_MAX_PRICE_LENGTH, normalizeZip } from '../pr
  *   pollIntervalMs: number, pageCacheBytes: number, maxRssBytes: number | null, drainTimeoutMs: number,
  *   staticCacheControl: string, filledCacheControl: string, maxHeaderSize: number,
  *   headersTimeoutMs: number, requestTimeoutMs: number, keepAliveTimeoutMs: number, socketTimeoutMs: number,
- * }} ServeDefaults
+ *   addRedirects: boolean,
+ * } & import('../front/front-options.js').FrontDefaults} ServeDefaults
  */
 
 /** @type {Readonly<ServeDefaults>} */
@@ -73,6 +75,10 @@ export const SERVE_DEFAULTS = Object.freeze({
   keepAliveTimeoutMs: 5_000,
   /** A socket idle this long (e.g. a client that stops reading) is closed. */
   socketTimeoutMs: 30_000,
+  /** Redirects of the server's own: a directory without its slash, `/` to the crawl root's page (off in front of an origin, whose paths they are). */
+  addRedirects: true,
+  /** In front of the live site (serve --origin): lib/front/options.js. */
+  ...FRONT_DEFAULTS,
 });
 
 /**
@@ -149,7 +155,7 @@ export function normalizeServeOptions(input) {
     if (!Number.isInteger(o[name])) throw new UsageError(`serve: ${name} must be a whole number, got ${JSON.stringify(o[name])}`);
   }
   // A string such as 'false' would otherwise count as true.
-  for (const name of ['static', 'watch']) {
+  for (const name of ['static', 'watch', 'addRedirects']) {
     if (typeof o[name] !== 'boolean') throw new UsageError(`serve: ${name} must be true or false, got ${JSON.stringify(o[name])}`);
   }
   // Sent as header values: a CR/LF would make node:http throw on every request (uncaught on the hot-file path).
@@ -167,6 +173,7 @@ export function normalizeServeOptions(input) {
   } else if (o.prices !== null && typeof o.prices !== 'object') {
     throw new UsageError('serve: prices must be a .json/.csv path, an http(s) URL template, an object { SKU: { ZIP: price } }, or a source with lookup(sku, zip)');
   }
+  normalizeFrontOptions(o);
   if (!o.logger) o.logger = CONSOLE_LOGGER;
   if (typeof o.logger.warn !== 'function') throw new UsageError('serve: logger must have a warn(message) method');
   return o;

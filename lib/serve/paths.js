@@ -18,13 +18,14 @@ import path from 'node:path';
  * @typedef {{ ok: true, path: string, dir: boolean, search: string }} ParsedTarget
  *   path: relative, '/'-separated, no empty segments ('' for the root);
  *   dir: the request path ended in '/'; search: '' or '?...'
- * @typedef {{ ok: false, status: 400 | 404, reason: string }} RejectedTarget
+ * @typedef {{ ok: false, status: 400 | 404, reason: string, code: 'malformed' | 'hidden' | 'long' }} RejectedTarget
+ *   code: malformed (400: may lead out of the tree), hidden (a dot segment), long (a segment no file of a tree has)
  */
 
 const MAX_SEGMENT = 255;
 /** `http://authority` then the rest (path, query): the authority has no userinfo, slash, space or control. */
  
-const ABSOLUTE_FORM = /^https?:\/\/[^/?#@\\\s\u0000-\u001f\u007f]+((?:[/?#]).*)?$/is;
+export const ABSOLUTE_FORM = /^https?:\/\/[^/?#@\\\s\u0000-\u001f\u007f]+((?:[/?#]).*)?$/is;
 
 /**
  * @param {string | undefined} url the request target as received (req.url)
@@ -36,7 +37,7 @@ export function parseRequestTarget(url) {
     if (absolute) url = absolute[1] === undefined || absolute[1] === '' || absolute[1].charCodeAt(0) !== 47 ? `/${absolute[1] ?? ''}` : absolute[1];
   }
   if (typeof url !== 'string' || url.charCodeAt(0) !== 47 /* / */) {
-    return { ok: false, status: 400, reason: 'request target must be a path (origin-form) or an absolute http(s) URL' };
+    return { ok: false, status: 400, reason: 'request target must be a path (origin-form) or an absolute http(s) URL', code: 'malformed' };
   }
   let end = url.length;
   const q = url.indexOf('?');
@@ -45,23 +46,23 @@ export function parseRequestTarget(url) {
   if (hash !== -1 && hash < end) end = hash;
   const raw = url.slice(0, end);
   const search = q === -1 ? '' : url.slice(q, hash > q ? hash : undefined);
-  if (raw.includes('\\')) return { ok: false, status: 400, reason: 'backslash in path' };
+  if (raw.includes('\\')) return { ok: false, status: 400, reason: 'backslash in path', code: 'malformed' };
   let decoded = raw;
   if (raw.includes('%')) {
-    if (/%(?:2f|5c|00)/i.test(raw)) return { ok: false, status: 400, reason: 'encoded slash, backslash or NUL in path' };
+    if (/%(?:2f|5c|00)/i.test(raw)) return { ok: false, status: 400, reason: 'encoded slash, backslash or NUL in path', code: 'malformed' };
     try {
       decoded = decodeURIComponent(raw);
     } catch {
-      return { ok: false, status: 400, reason: 'malformed percent-encoding' };
+      return { ok: false, status: 400, reason: 'malformed percent-encoding', code: 'malformed' };
     }
   }
-  if (/[\u0000-\u001f\u007f\\]/.test(decoded)) return { ok: false, status: 400, reason: 'control character or backslash in path' };
+  if (/[\u0000-\u001f\u007f\\]/.test(decoded)) return { ok: false, status: 400, reason: 'control character or backslash in path', code: 'malformed' };
   const segments = [];
   for (const segment of decoded.split('/')) {
     if (segment === '' || segment === '.') continue;
-    if (segment === '..') return { ok: false, status: 400, reason: '".." in path' };
-    if (segment.charCodeAt(0) === 46 /* . */ && segment !== '.well-known') return { ok: false, status: 404, reason: 'hidden file' };
-    if (segment.length > MAX_SEGMENT) return { ok: false, status: 404, reason: 'path segment too long' };
+    if (segment === '..') return { ok: false, status: 400, reason: '".." in path', code: 'malformed' };
+    if (segment.charCodeAt(0) === 46 /* . */ && segment !== '.well-known') return { ok: false, status: 404, reason: 'hidden file', code: 'hidden' };
+    if (segment.length > MAX_SEGMENT) return { ok: false, status: 404, reason: 'path segment too long', code: 'long' };
     segments.push(segment);
   }
   const rel = segments.join('/');

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { encodePath } from './paths.js';
+import { encodeFilePath } from '../url.js';
 
 /**
  * @param {string} realRoot
@@ -20,7 +20,8 @@ export function rootRedirect(realRoot, manifest, logger) {
     // no index.html: see below
   }
   if (manifest?.rootFile) {
-    const location = encodePath(manifest.rootFile.key);
+    // Spelled as the tree's own links spell it (gitweb.cgi@p=repo.git;a=summary.html), not every reserved character encoded.
+    const location = `/${encodeFilePath(manifest.rootFile.key)}`;
     logger.info?.(`the tree has no index.html: / redirects to ${location}, the page of the crawl root ${manifest.rootFile.url}`);
     return location;
   }

@@ -8,12 +8,14 @@
 import http from 'node:http';
 import { once } from 'node:events';
 import { createPriceFilter } from './filter.js';
+import { createFront } from '../front/handler.js';
 import { SERVE_DEFAULTS } from './options.js';
 import { UsageError } from '../errors.js';
 
 /**
  * @typedef {import('./filter.js').PriceFilter} PriceFilter
- * @typedef {http.Server & { priceFilter: PriceFilter, inFlight: () => number, drain: (timeoutMs?: number) => Promise<{ cut: number }> }} PrerenderServer
+ * @typedef {http.Server & { priceFilter: PriceFilter, front: ReturnType<typeof createFront> | null, inFlight: () => number, drain: (timeoutMs?: number) => Promise<{ cut: number }> }} PrerenderServer
+ *   front: with --origin or --route-header (lib/front/handler.js)
  */
 
 /**
@@ -23,6 +25,9 @@ import { UsageError } from '../errors.js';
 export function createServer(input) {
   const filter = createPriceFilter({ ...input, static: true });
   const o = filter.options;
+  // In front of the live site (--origin): the tree answers what it holds, the origin the rest.
+  const front = o.origin === null && !o.routeHeader ? null : createFront(filter);
+  const handle = front ?? filter;
   const server = http.createServer(
     {
       maxHeaderSize: o.maxHeaderSize,
@@ -50,7 +55,7 @@ export function createServer(input) {
         res.setHeader('Connection', 'close');
       }
       queued.push(res);
-      filter(req, res);
+      handle(req, res);
     },
   );
   /** @type {Set<http.ServerResponse>} */
@@ -88,7 +93,10 @@ export function createServer(input) {
     }
     socket.destroy();
   });
-  server.on('close', () => void filter.close());
+  server.on('close', () => {
+    void filter.close();
+    void front?.close();
+  });
 
   /**
    * Graceful stop: no new connections, idle keep-alive connections closed,
@@ -130,10 +138,11 @@ export function createServer(input) {
     }
     await closed;
     await filter.close();
+    await front?.close();
     return { cut };
   }
 
-  return Object.assign(server, { priceFilter: filter, inFlight: () => inFlight.size, drain });
+  return Object.assign(server, { priceFilter: filter, front, inFlight: () => inFlight.size, drain });
 }
 
 /**

@@ -13,7 +13,8 @@ import { encodePath, joinInside, realInside } from './paths.js';
 
 /**
  * @typedef {import('./paths.js').ParsedTarget} ParsedTarget
- * @typedef {{ realRoot: string, contentType(key: string): string, cacheControl: string, files?: import('./files.js').FileCache }} StaticOptions
+ * @typedef {{ realRoot: string, contentType(key: string): string, cacheControl: string, files?: import('./files.js').FileCache, addRedirects?: boolean }} StaticOptions
+ *   addRedirects: false: a directory named without its slash is not found (in front of an origin, the path is the origin's)
  */
 
 /**
@@ -50,6 +51,7 @@ export async function serveStatic(req, res, target, options) {
     st = abs ? await statOrNull(abs) : null;
     if (!abs || !st || !st.isFile()) return 'not-found'; // no directory listings
     if (target.path !== '' && !target.dir) {
+      if (options.addRedirects === false) return 'not-found';
       res.writeHead(301, { Location: encodePath(target.path) + '/' + target.search, 'Content-Length': 0 });
       res.end();
       return 'redirect';

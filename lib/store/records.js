@@ -38,10 +38,13 @@ import { FieldCodec } from './fields.js';
  *   stale: boolean,
  *   aliasOf: string | undefined,
  *   render: import('../render/step.js').RenderInfo | undefined,
+ *   fetched?: number, maxAge?: number, immutable?: boolean,
  * }} PageRecord
  *   body/scan: blob ids (sha256) of the staged body and its scan; bytes/sha256:
  *   of the written file; via/hops: the redirect that led here; compare: sha256
  *   without --ignore spans; aliasOf: the URL whose file this page shares.
+ *   fetched: when its copy was last fetched or revalidated (its run's start, seconds since the epoch);
+ *   maxAge, immutable: the freshness its Cache-Control gave it (recrawl/freshness.js).
  * @typedef {{
  *   admit(items: FrontierItem[], outcomes: AddOutcome[]): Promise<void>,
  *   get(key: string): Promise<PageRecord | undefined>,
@@ -99,6 +102,7 @@ const CODEC = new FieldCodec([
   ['wanted', 'str'], ['file', 'str'], ['body', 'hex'], ['scan', 'hex'], ['bytes', 'uint'], ['sha256', 'hex'],
   ['error', 'json'], ['change', ['new', 'changed', 'not-modified', 'same-bytes']], ['compare', 'hex'],
   ['compressed', 'json'], ['stale', 'flag'], ['aliasOf', 'str'], ['render', 'json'],
+  ['fetched', 'uint'], ['maxAge', 'uint'], ['immutable', 'flag'],
 ]);
 
 /**

@@ -14,7 +14,7 @@ const CODEC = new FieldCodec([
   ['charset', 'common'], ['etag', 'str'], ['lastModified', 'str'], ['location', 'str'], ['file', 'str'], ['wanted', 'str'],
   ['body', 'hex'], ['scan', 'hex'], ['bytes', 'uint'], ['sha256', 'hex'], ['compare', 'hex'], ['compressed', 'json'],
   ['placeholders', 'json'], ['render', 'json'], ['change', ['new', 'changed', 'not-modified', 'same-bytes']], ['stale', 'flag'],
-  ['oldFiles', 'json'],
+  ['oldFiles', 'json'], ['fetched', 'uint'], ['maxAge', 'uint'], ['immutable', 'flag'],
 ], { skip: ['url'], extra: true });
 
 /** Decoded pages kept for the next lookups. */

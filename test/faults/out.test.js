@@ -193,7 +193,7 @@ describe('links planted in OUT', () => {
 
 describe('an OUT that cannot be used', () => {
   it('-o under /proc fails at once with exit 2 and one clear line', async () => {
-    const result = await runNode([BIN, 'crawl', site.url('/infodir/about.asp'), '-o', '/proc/nope/out'], { cwd: os.tmpdir(), limitMs: 10_000 });
+    const result = await runNode([BIN, 'crawl', site.url('/infodir/about.asp'), '-o', '/proc/nope/out'], { cwd: os.tmpdir(), limitMs: 60_000 });
     expect(result.timedOut).toBe(false);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^prerender: cannot create the output directory \/proc\/nope/);

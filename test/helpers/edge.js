@@ -75,16 +75,28 @@ export async function stopChild(child, timeoutMs = 5000) {
  * @returns {Promise<{ port: number, child: import('node:child_process').ChildProcess, log(): string, stop(): Promise<void> }>}
  */
 export async function startNginx({ dir, root, endpointPort, probe, workerConnections = 64 }) {
-  if (!NGINX) throw new Error('nginx is not installed; .ci/run installs Debian\'s nginx package');
   const port = await freePort();
-  const temp = (/** @type {string} */ name) => path.join(dir, name);
-  fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(temp('site.conf'), editTemplate('nginx/prerender.conf', [
+  const site = editTemplate('nginx/prerender.conf', [
     ['listen 8080;', `listen 127.0.0.1:${port};`],
     ['root /srv/prerender/current;', `root ${root};`],
     ...(endpointPort === undefined ? [] : /** @type {[string, string][]} */ ([['server 127.0.0.1:9000;', `server 127.0.0.1:${endpointPort};`]])),
-    ['/var/cache/nginx/prerender-prices', temp('price-cache')],
-  ]));
+    ['/var/cache/nginx/prerender-prices', path.join(dir, 'price-cache')],
+  ]);
+  return startNginxWith({ dir, port, site, probe, workerConnections });
+}
+
+/**
+ * nginx on a site configuration of its own (included inside `http {}`), which
+ * listens on `port`, with every file of its own under `dir`. Resolves once
+ * `probe` answers 200.
+ * @param {{ dir: string, port: number, site: string, probe: string, workerConnections?: number }} options
+ * @returns {Promise<{ port: number, child: import('node:child_process').ChildProcess, log(): string, stop(): Promise<void> }>}
+ */
+export async function startNginxWith({ dir, port, site, probe, workerConnections = 64 }) {
+  if (!NGINX) throw new Error('nginx is not installed; .ci/run installs Debian\'s nginx package');
+  const temp = (/** @type {string} */ name) => path.join(dir, name);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(temp('site.conf'), site);
   fs.writeFileSync(temp('nginx.conf'), `
 ${process.getuid?.() === 0 ? 'user root;' : ''}
 daemon off;
@@ -115,7 +127,7 @@ http {
         if (child.exitCode !== null) throw new Error(`nginx exited: ${log()}`);
         return request(port, probe, { timeoutMs: 500 }).then((answer) => answer.status === 200, () => false);
       },
-      { timeoutMs: 10_000, what: 'nginx to answer' },
+      { timeoutMs: 60_000, what: 'nginx to answer' },
     );
   } catch (error) {
     await stopChild(child);
@@ -132,14 +144,25 @@ http {
  * @returns {Promise<{ port: number, child: import('node:child_process').ChildProcess, stop(): Promise<void> }>}
  */
 export async function startVarnish({ dir, originPort, endpointPort, probe, storage = 'malloc,32m' }) {
+  const vcl = editTemplate('varnish/prerender.vcl', [
+    ['.port = "8081";', `.port = "${originPort}";`],
+    ['.port = "9000";', `.port = "${endpointPort}";`],
+  ]);
+  return startVarnishWith({ dir, vcl, probe, storage });
+}
+
+/**
+ * varnishd on a VCL of its own, on a free port of 127.0.0.1, its files under
+ * `dir`. Resolves once `probe` answers 200.
+ * @param {{ dir: string, vcl: string, probe: string, storage?: string }} options
+ * @returns {Promise<{ port: number, child: import('node:child_process').ChildProcess, stop(): Promise<void> }>}
+ */
+export async function startVarnishWith({ dir, vcl: text, probe, storage = 'malloc,32m' }) {
   if (!VARNISHD) throw new Error('varnishd is not installed; .ci/run installs Debian\'s varnish package');
   const port = await freePort();
   fs.mkdirSync(dir, { recursive: true });
   const vcl = path.join(dir, 'prerender.vcl');
-  fs.writeFileSync(vcl, editTemplate('varnish/prerender.vcl', [
-    ['.port = "8081";', `.port = "${originPort}";`],
-    ['.port = "9000";', `.port = "${endpointPort}";`],
-  ]));
+  fs.writeFileSync(vcl, text);
   let log = '';
   const child = spawn(VARNISHD, ['-j', 'none', '-F', '-a', `127.0.0.1:${port}`, '-f', vcl, '-n', path.join(dir, 'varnish'), '-s', storage], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.on('data', (chunk) => (log += chunk));
@@ -150,7 +173,7 @@ export async function startVarnish({ dir, originPort, endpointPort, probe, stora
         if (child.exitCode !== null) throw new Error(`varnishd exited: ${log}`);
         return request(port, probe, { timeoutMs: 500 }).then((answer) => answer.status === 200, () => false);
       },
-      { timeoutMs: 15_000, what: 'varnish to answer' },
+      { timeoutMs: 60_000, what: 'varnish to answer' },
     );
   } catch (error) {
     await stopChild(child);

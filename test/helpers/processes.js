@@ -15,7 +15,7 @@ import { BIN } from './cli.js';
  * @param {{ limitMs?: number, env?: Record<string, string | undefined>, cwd?: string }} [options]
  * @returns {{ child: import('node:child_process').ChildProcess, done: Promise<{ code: number | null, signal: string | null, stdout: string, stderr: string }> }}
  */
-export function startCli(args, { limitMs = 40_000, env, cwd } = {}) {
+export function startCli(args, { limitMs = 60_000, env, cwd } = {}) {
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(env ? { env } : {}), ...(cwd ? { cwd } : {}) });
   let stdout = '';
   let stderr = '';
@@ -32,7 +32,7 @@ export function startCli(args, { limitMs = 40_000, env, cwd } = {}) {
 }
 
 /** @param {() => boolean | Promise<boolean>} condition @param {number} [limitMs] */
-export async function until(condition, limitMs = 15_000) {
+export async function until(condition, limitMs = 30_000) {
   const deadline = Date.now() + limitMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');

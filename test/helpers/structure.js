@@ -34,8 +34,9 @@ export const LAYERS = [
   ['crawler'],
   ['preview'],
   ['prices'],
-  ['serve'],
+  ['serve', 'front'],
   ['deploy'],
+  ['capacity'],
   ['cli'],
   ['index.js', 'start.js'],
 ];

@@ -18,10 +18,12 @@ function earlyWrites({ backlog = 0, early = true } = {}) {
 const failedVisit = (key) => /** @type {any} */ ({ key, record: { state: 'failed' } });
 
 describe('early writes: when they are wanted', () => {
-  it('not while requests wait for the worker threads; again once they do not', () => {
+  it('not while requests wait for the worker threads; again once they do not', async () => {
     const { run, early } = earlyWrites({ backlog: 3 });
     expect(early.wanted()).toBe(false);
     run.threads.backlog = 0;
+    // Past a window, a busy machine may have made it one of a busy main thread: an idle one is waited for.
+    for (let i = 0; i < 40 && !early.wanted(); i++) await delay(300);
     expect(early.wanted()).toBe(true);
   });
 
@@ -30,7 +32,8 @@ describe('early writes: when they are wanted', () => {
     const until = performance.now() + 300;
     while (performance.now() < until) { /* the main thread busy for more than a window */ }
     expect(early.wanted()).toBe(false);
-    await delay(300);
+    // An idle window: other processes may hold the CPU past one, so up to 40 windows are waited for.
+    for (let i = 0; i < 40 && !early.wanted(); i++) await delay(300);
     expect(early.wanted()).toBe(true);
   });
 

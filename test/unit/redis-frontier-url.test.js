@@ -51,12 +51,12 @@ describe('the frontier URL', () => {
     expect(crawl.stderr).not.toContain('s3cretpw');
 
     const env = { ...process.env, REDIS_URL: 'http://:s3cretpw@127.0.0.1:6391' };
-    const fromEnv = await startCli(['crawl', 'http://127.0.0.1:1/', '--crawl-id', 'a', '-o', path.join(dir, 'out')], { env, cwd: dir, limitMs: 15_000 }).done;
+    const fromEnv = await startCli(['crawl', 'http://127.0.0.1:1/', '--crawl-id', 'a', '-o', path.join(dir, 'out')], { env, cwd: dir, limitMs: 60_000 }).done;
     expect(fromEnv.code).toBe(2);
     expect(fromEnv.stderr).toContain('http://:***@127.0.0.1:6391');
     expect(fromEnv.stderr).not.toContain('s3cretpw');
     for (const command of ['worker', 'status']) {
-      const result = await startCli([command, '--crawl-id', 'a'], { env, cwd: dir, limitMs: 15_000 }).done;
+      const result = await startCli([command, '--crawl-id', 'a'], { env, cwd: dir, limitMs: 60_000 }).done;
       expect(result.code, command).toBe(2);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
       expect(result.stderr).toContain('REDIS_URL (for --frontier) must be a redis:// or rediss:// URL, got "http://:***@127.0.0.1:6391"');

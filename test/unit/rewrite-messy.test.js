@@ -108,11 +108,21 @@ describe('a URL read as browsers read it', () => {
     expect(values(page, 'shift_jis')).toEqual(['/\u30bd.asp?q=\u30bd']);
   });
 
-  it('scans a tag of 40,000 attributes in linear time (a repeated one is still no link)', () => {
-    const tag = `<a ${Array.from({ length: 40_000 }, (_, i) => `data-x${i}="1"`).join(' ')} href="/a.html" href="/b.html">x</a>`;
-    const started = performance.now();
-    expect(values(tag)).toEqual(['/a.html']);
-    expect(performance.now() - started).toBeLessThan(1500); // the square of 40,000: over 3 s
+  it('scans a tag of many attributes in linear time (a repeated one is still no link)', () => {
+    const tag = (/** @type {number} */ n) => `<a ${Array.from({ length: n }, (_, i) => `data-x${i}="1"`).join(' ')} href="/a.html" href="/b.html">x</a>`;
+    const small = tag(5000);
+    const large = tag(80_000);
+    // Sixteen times the attributes: about 16 to 35 times the time as scanned, 256 if quadratic. A
+    // ratio, the best of 3 interleaved runs, so that neither the machine's speed nor its load decides.
+    const best = [Infinity, Infinity];
+    for (let run = 0; run < 3; run++) {
+      for (const [i, markup] of [small, large].entries()) {
+        const started = performance.now();
+        expect(values(markup)).toEqual(['/a.html']);
+        best[i] = Math.min(best[i], performance.now() - started);
+      }
+    }
+    expect(best[1] / best[0]).toBeLessThan(100);
   });
 });
 

@@ -34,6 +34,5 @@ describe('the shape of lib/', () => {
 // Known to be over the limits, each split by issue 38's later steps. Shrink these lists; never grow them.
 const PENDING_FILES = new Set([]);
 const PENDING_FUNCTIONS = new Set([
-  'cli/deploy-commands.js addDeployCommands', 'deploy/deploy.js deploy', 'deploy/source.js readSource',
-  'document/scan-html.js scanHtml', 'render/page.js renderPage', 'serve/filter.js createPriceFilter',
+  'deploy/deploy.js deploy', 'deploy/source.js readSource',
 ]);

@@ -16,6 +16,7 @@ export const NORMALISED = [
   'prerender-manifest.json pages[].renderMs (the time Chromium took)',
   'state.ndjson header "finishedAt" (the time the crawl ended)',
   'state.ndjson pages "renderMs" (the time Chromium took)',
+  'state.ndjson pages "fetched" (the second the run that fetched the page started)',
   '--json "durationMs" (wall time)',
   '--json "threads" (which thread did the per-page work, and how much was written early: timing)',
   'the OUT path, anywhere (each side crawls into its own directory) -> <OUT>',
@@ -38,6 +39,7 @@ export function normalise(text, out) {
     .replace(/("generatedAt": ?)"[^"]*"/g, '$1"<time>"')
     .replace(/("finishedAt": ?)"[^"]*"/g, '$1"<time>"')
     .replace(/("renderMs": ?)\d+(\.\d+)?/g, '$1"<ms>"')
+    .replace(/("fetched": ?)\d+/g, '$1"<time>"')
     .replace(/("durationMs": ?)\d+(\.\d+)?/g, '$1"<ms>"')
     .replace(/("threads": ?)\{[^{}]*\}/g, '$1"<threads>"')
     .replace(new RegExp(escapeRegExp(outJson), 'g'), '<OUT>')

@@ -5,21 +5,15 @@ import { transferable } from '../../runtime/transfer.js';
 import { lowerThreadPriority } from '../../runtime/priority.js';
 
 /**
- * A worker thread of the crawl (see threads.js): it answers batches of
- * `scan` and `render` requests with the functions of page-work.js, in order,
- * and sends the answers of a batch back in one message. Buffers come and go
- * transferred, not cloned. It runs at a lower priority than the main thread
- * (thread-priority.js), which feeds it and every other part of the crawl.
+ * A page worker thread (page-threads.js): answers batches of `scan` and `render` requests with
+ * page-work.js, one message per batch, buffers transferred, at a lower priority than the main thread.
  */
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 /** @type {ReturnType<typeof createRenderer> | null} */
 let renderer = null;
 const readPlace = createPlaceReader();
 
-/**
- * @param {any} request
- * @param {ArrayBuffer[]} transfer what the answer hands back
- */
+/** @param {any} request @param {ArrayBuffer[]} transfer what the answer hands back */
 function answer(request, transfer) {
   if (request.op === 'scan') {
     const result = scanPage({ ...request.input, body: Buffer.from(request.data) });
@@ -63,6 +57,6 @@ port.on('message', (/** @type {any} */ message) => {
   });
   port.postMessage({ answers }, transfer);
 });
-// Below the main thread, as the pool says (threads.js PAGE_THREAD_NICENESS).
+// Below the main thread (page-threads.js PAGE_THREAD_NICENESS).
 if (workerData?.niceness > 0) lowerThreadPriority(workerData.niceness);
 port.postMessage({ ready: true });

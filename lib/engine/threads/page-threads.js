@@ -5,24 +5,10 @@ import { reassertHeapBounds } from '../../runtime/heap.js';
 import { copyOf } from '../../runtime/transfer.js';
 
 /**
- * The crawl's worker threads: the per-page CPU work (tokenise and resolve in
- * phase one, rewrite, hash and write in phase two) runs here, so that the
- * main thread keeps the network, the frontier and the name table, and both
- * cores are used.
- *
- * Requests are sent in batches: each worker has at most one batch at a time,
- * and what comes in meanwhile waits for the next, so a busy crawl costs two
- * messages per batch, not per page, and a worker with work never sleeps
- * between pages. A worker gets its own copy of a page's bytes (transferred,
- * not cloned), or in phase two only where the staged bytes lie in the blob
- * log, which it reads itself.
- *
- * Workers start when a crawl turns out to have more than a little of that
- * work (`warm()`: a re-crawl whose pages all answer 304 has next to none);
- * until one is ready, and with `--threads 0`, the same functions run in the main
- * thread. A worker that dies fails the requests it held; the others (or the
- * main thread) take the next ones.
- *
+ * The crawl's worker threads run the per-page CPU work (scan in phase one, rewrite/hash/write in
+ * phase two) so the main thread keeps network, frontier and names. One batch per worker at a time:
+ * two messages per batch, not per page. Workers start on `warm()`; until one is ready, and with
+ * --threads 0, the same functions run on the main thread. A dying worker fails only what it held.
  * @typedef {import('../page-work.js').ScanInput} ScanInput
  * @typedef {import('../page-work.js').ScanOutput} ScanOutput
  * @typedef {import('../page-work.js').RenderInput} RenderInput
@@ -32,35 +18,30 @@ import { copyOf } from '../../runtime/transfer.js';
  * @typedef {import('../page-work.js').BlobPlace} BlobPlace
  * @typedef {{ resolve: (value: any) => void, reject: (error: Error) => void }} Waiting
  * @typedef {{ request: object, transfer: ArrayBuffer[], waiting: Waiting, local: () => unknown }} Task
- *   local: the same work in the main thread, should no worker be left
+ *   local: the same work on the main thread, should no worker be left
  * @typedef {{ worker: Worker, ready: boolean, dead: boolean, batch: Waiting[] | null, sentAt: number }} Slot
  *   sentAt: when its batch was sent (or the window began, if later)
  */
 
 const WORKER_URL = new URL('./page-thread.js', import.meta.url);
 
-/**
- * Nice steps the page threads run below the main thread (Linux: thread.js,
- * thread-priority.js): a page thread woken by a message no longer takes the
- * core from the main thread that sent it.
- */
+/** Nice steps below the main thread (Linux): a woken page thread must not take the sender's core. */
 export const PAGE_THREAD_NICENESS = 10;
 
 /** Requests in one batch at most. */
 const BATCH = 64;
-/** The window over which the running workers' busy share is measured, and the share from which another starts. */
+/** Another worker starts once the running ones were busy GROW_BUSY of a GROW_WINDOW_MS window. */
 const GROW_WINDOW_MS = 250;
 const GROW_BUSY = 0.7;
 /** Requests waiting from which idle workers share them (fewer all go to the first). */
 const SPLIT_FROM = 8;
 
 export class PageThreads {
-  /** @type {{ at: number, busyMs: number } | null} the window the workers' busy time is measured over, while more may start */
+  /** @type {{ at: number, busyMs: number } | null} the window busy time is measured over, while more may start */
   #window = null;
   /**
    * @param {number} size worker threads (0: all work in the main thread)
-   * @param {{ niceness?: number }} [options] niceness: nice steps the threads run below the
-   *   main thread (thread.js; Linux), PAGE_THREAD_NICENESS unless told (tests of the pool alone)
+   * @param {{ niceness?: number }} [options] niceness: PAGE_THREAD_NICENESS unless told (tests of the pool alone)
    */
   constructor(size, { niceness = PAGE_THREAD_NICENESS } = {}) {
     this.size = size;
@@ -76,14 +57,11 @@ export class PageThreads {
     /** @type {ReturnType<typeof createRenderer> | null} the main thread's renderer */
     this.local = null;
     this.closed = false;
-    /** Requests answered by workers and by the main thread (for tests and the bench). */
+    /** Requests answered by workers and by the main thread (tests, bench). */
     this.counts = { worker: 0, local: 0 };
   }
 
-  /**
-   * Start a worker (once; a no-op with --threads 0). The others start as
-   * the work outgrows the ones running (#grow).
-   */
+  /** Start one worker (a no-op with --threads 0); #grow starts the others as work outgrows it. */
   warm() {
     if (this.slots.length > 0 || this.closed || this.size === 0) return;
     this.slots.push(this.#spawn());
@@ -91,11 +69,8 @@ export class PageThreads {
   }
 
   /**
-   * Another worker, up to --threads, once the running ones were busy for
-   * most of the time since the last look (a window at least; each dispatch
-   * looks): a crawl that waits for its origin keeps one thread (its start,
-   * its JIT, its wakeups) where two took turns; one bound by its CPU gets
-   * the next within a window of its first pages.
+   * Another worker, up to --threads, once the running ones were busy most of the last window:
+   * an origin-bound crawl keeps one thread, a CPU-bound one gets the next within a window.
    */
   #grow() {
     const window = this.#window;
@@ -111,11 +86,7 @@ export class PageThreads {
     if (this.slots.length >= this.size) this.#window = null;
   }
 
-  /**
-   * Start the workers and wait until each is ready (or dead), at most
-   * `limitMs`: for a run told to use them from its first page.
-   * @param {number} [limitMs]
-   */
+  /** Start the workers and wait (at most `limitMs`) until each is ready or dead. @param {number} [limitMs] */
   async start(limitMs = 10_000) {
     if (!this.closed) while (this.slots.length < this.size) this.slots.push(this.#spawn());
     const until = Date.now() + limitMs;
@@ -126,12 +97,10 @@ export class PageThreads {
 
   /** @returns {Slot} */
   #spawn() {
-    // A small young generation: pages' bytes live outside the heap, and
-    // each worker's heap counts in the crawl's memory.
+    // A small young generation: page bytes live off-heap, and each worker's heap counts in the crawl's memory.
     const worker = new Worker(WORKER_URL, { workerData: { niceness: this.niceness }, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
     worker.unref(); // never what keeps the process alive
-    // Its heap's set-up puts V8's growth of young generations back: the
-    // bounds set it again until the thread is online (heap.js).
+    // The worker's heap set-up undoes V8's young-generation bounds: reassert them until it is online (heap.js).
     const again = setInterval(reassertHeapBounds, 1);
     const started = () => {
       clearInterval(again);
@@ -147,7 +116,6 @@ export class PageThreads {
       slot.ready = false;
       for (const waiting of slot.batch ?? []) waiting.reject(error);
       slot.batch = null;
-      // What waits for a batch goes to the other workers, or the main thread.
       if (!this.slots.some((other) => other.ready)) this.#drainLocally();
     };
     worker.on('message', (/** @type {any} */ message) => {
@@ -170,16 +138,13 @@ export class PageThreads {
       });
       this.#dispatch();
     });
-    // However it ends (an uncaught error, out of memory, an exit), the pages it held did not fail by themselves.
+    // However it ends, the pages it held did not fail by themselves.
     worker.on('error', (error) => die(Object.assign(new Error(`a crawl worker thread stopped: ${error.message}`), { code: 'THREAD_EXIT', cause: error })));
     worker.on('exit', (code) => die(Object.assign(new Error(`a crawl worker thread stopped (exit code ${code})`), { code: 'THREAD_EXIT' })));
     return slot;
   }
 
-  /**
-   * Send what waits to the idle workers, a batch each: a few requests all
-   * to the first (the others sleep on), more shared among them.
-   */
+  /** Send what waits to idle workers, a batch each: a few all to the first (the others sleep on), more shared. */
   #dispatch() {
     for (const slot of this.slots) {
       if (this.queue.length === 0) break;
@@ -208,27 +173,21 @@ export class PageThreads {
     }
   }
 
-  /** Requests made so far (answered by workers or by the main thread, or waiting). */
+  /** Requests made so far (answered or waiting). */
   get requests() {
     return this.counts.worker + this.counts.local + this.queue.length;
   }
 
-  /** Requests waiting for a worker (none sent yet). */
+  /** Requests waiting for a worker. */
   get backlog() {
     return this.queue.length;
   }
 
-  /** Whether a worker can take requests now or soon. */
   get #working() {
     return this.slots.some((slot) => slot.ready);
   }
 
-  /**
-   * @param {object} request
-   * @param {ArrayBuffer[]} transfer
-   * @param {() => unknown} local
-   * @returns {Promise<any>}
-   */
+  /** @param {object} request @param {ArrayBuffer[]} transfer @param {() => unknown} local @returns {Promise<any>} */
   #enqueue(request, transfer, local) {
     return new Promise((resolve, reject) => {
       this.queue.push({ request, transfer, waiting: { resolve, reject }, local });
@@ -238,8 +197,7 @@ export class PageThreads {
 
   /**
    * Phase one's work on one document (the body stays the caller's; a worker gets a copy).
-   * @param {ScanInput} input
-   * @returns {Promise<ScanOutput>}
+   * @param {ScanInput} input @returns {Promise<ScanOutput>}
    */
   async scan(input) {
     if (!this.#working) {
@@ -251,10 +209,7 @@ export class PageThreads {
     return { ...result, scanBytes: Buffer.from(result.scanBytes) };
   }
 
-  /**
-   * The render context of this run (before the first render).
-   * @param {RenderContext} context
-   */
+  /** The run's render context (before the first render). @param {RenderContext} context */
   setContext(context) {
     this.context = context;
     this.local = createRenderer(context);
@@ -264,11 +219,8 @@ export class PageThreads {
   }
 
   /**
-   * The name table of a write pass (before its first render): the main
-   * thread reads the table itself, workers get its contents (made only when
-   * there are workers).
-   * @param {{ fileOf(key: string): string | null }} table
-   * @param {() => NameTableData} contents
+   * A write pass's name table (before its first render); workers get its contents, made only if there are workers.
+   * @param {{ fileOf(key: string): string | null }} table @param {() => NameTableData} contents
    */
   setNames(table, contents) {
     this.local?.setTable(table);
@@ -280,11 +232,7 @@ export class PageThreads {
   /** @type {(() => NameTableData) | null} how to make the workers' name table, until it is made */
   #contents = null;
 
-  /**
-   * The workers' name table, made when a worker first needs it (a pass that
-   * renders nothing, as a re-crawl that keeps every file, makes none), and
-   * sent to those ready.
-   */
+  /** The workers' name table, made when first needed (a pass that renders nothing makes none). */
   #namesNow() {
     if (this.names || !this.#contents) return this.names;
     this.names = this.#contents();
@@ -293,9 +241,7 @@ export class PageThreads {
   }
 
   /**
-   * Phase two's work on one document: from its staged bytes (`raw` and
-   * `scan`, which stay the caller's), or from where they lie in the blob log
-   * (`places`), which a worker reads itself.
+   * Phase two's work on one document, from its bytes (which stay the caller's) or their blob-log `places`.
    * @param {Omit<RenderInput, 'raw' | 'scan'> & ({ raw: Buffer, scan: Buffer } | { places: [BlobPlace, BlobPlace], read: () => Promise<Buffer[]> })} input
    * @returns {Promise<RenderOutput>}
    */
@@ -325,15 +271,12 @@ export class PageThreads {
     return result;
   }
 
-  /** Whether a worker thread is ready for requests. */
   get ready() {
     return this.#working;
   }
 
   /**
-   * A render that only a worker thread does (a page rendered while the crawl
-   * runs, early.js), from where its staged bytes lie and with the files of
-   * its own links; null when no worker is left to do it.
+   * An early render (early.js), only on a worker thread; null when none is left.
    * @param {Omit<RenderInput, 'raw' | 'scan'> & { places: [BlobPlace, BlobPlace], names: Map<string, string> }} input
    * @returns {Promise<RenderOutput | null>}
    */

@@ -1,0 +1,139 @@
+// @ts-check
+/**
+ * The user profile of Transaction Cost Analysis: the operations a shopper
+ * performs, their weights, and the think time between them. A static
+ * operation names pages of the tree (scope patterns matched against the
+ * manifest's URLs); a dynamic one names paths on the origin.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ConfigError } from '../errors.js';
+import { parseDuration } from './capacity-options.js';
+
+/**
+ * @typedef {{ name: string, weight: number, pages?: string[], dynamic?: string[] }} OperationSpec
+ *   pages: scope patterns ("/st/product.asp", "*" for any run of characters) of the manifest's pages;
+ *   dynamic: paths (with their query) requested on the origin, in turn
+ * @typedef {{ name: string, operations: OperationSpec[], thinkTimeMs: number }} Profile
+ */
+
+/**
+ * The catalogue shop of the XBuilder capacity study: browse a category 30%,
+ * view a product 60%, add to cart 6%, check out 4%; 10 operations in an
+ * 11-minute session, so 66 s between a shopper's operations.
+ */
+export const DEFAULT_PROFILE = Object.freeze({
+  name: 'catalogue shop (the XBuilder study)',
+  operations: [
+    { name: 'browse category', weight: 30, pages: ['/st/dir.asp'] },
+    { name: 'view product', weight: 60, pages: ['/st/product.asp'] },
+    { name: 'add to cart', weight: 6, dynamic: ['/st/cart.asp?add=1&qty=1'] },
+    { name: 'checkout', weight: 4, dynamic: ['/st/checkout.asp'] },
+  ],
+  operationsPerVisit: 10,
+  sessionMinutes: 11,
+});
+
+/** @param {unknown} value */
+const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * Check a profile given as data (a JSON file, a config file's "capacity").
+ * Think time: `thinkTime` ("66s", or milliseconds), else `sessionMinutes`
+ * over `operationsPerVisit`.
+ * @param {unknown} value
+ * @param {string} source for messages
+ * @returns {Profile}
+ */
+export function checkProfile(value, source) {
+  const fail = (/** @type {string} */ message) => new ConfigError(`${source}: ${message}`);
+  if (!isObject(value)) throw fail('a capacity profile is an object with "operations"');
+  const data = /** @type {Record<string, unknown>} */ (value);
+  const known = ['name', 'operations', 'thinkTime', 'operationsPerVisit', 'sessionMinutes', 'browseToBuy'];
+  for (const key of Object.keys(data)) if (!known.includes(key)) throw fail(`unknown key "${key}" in the profile (known: ${known.join(', ')})`);
+  if (!Array.isArray(data.operations) || data.operations.length === 0) throw fail('"operations" must be a non-empty list');
+  const names = new Set();
+  const operations = data.operations.map((op, i) => {
+    if (!isObject(op)) throw fail(`operation ${i + 1} must be an object`);
+    const { name, weight, pages, dynamic, ...rest } = /** @type {Record<string, unknown>} */ (op);
+    const label = typeof name === 'string' && name ? `operation "${name}"` : `operation ${i + 1}`;
+    if (Object.keys(rest).length > 0) throw fail(`${label}: unknown key "${Object.keys(rest)[0]}" (known: name, weight, pages, dynamic)`);
+    if (typeof name !== 'string' || name.trim() === '') throw fail(`${label} needs a "name"`);
+    if (names.has(name)) throw fail(`two operations are named "${name}"`);
+    names.add(name);
+    if (typeof weight !== 'number' || !(weight > 0) || !Number.isFinite(weight)) throw fail(`${label}: "weight" must be a number greater than 0`);
+    if ((pages === undefined) === (dynamic === undefined)) throw fail(`${label}: give either "pages" (static: patterns of the tree's pages) or "dynamic" (paths on the origin)`);
+    const list = /** @type {unknown} */ (pages ?? dynamic);
+    const items = typeof list === 'string' ? [list] : list;
+    if (!Array.isArray(items) || items.length === 0 || !items.every((item) => typeof item === 'string' && item.startsWith('/'))) {
+      throw fail(`${label}: "${pages !== undefined ? 'pages' : 'dynamic'}" must be a path starting with "/", or a list of them`);
+    }
+    return pages !== undefined ? { name, weight, pages: /** @type {string[]} */ (items) } : { name, weight, dynamic: /** @type {string[]} */ (items) };
+  });
+  return { name: typeof data.name === 'string' ? data.name : 'profile', operations, thinkTimeMs: thinkTimeOf(data, fail) };
+}
+
+/**
+ * @param {Record<string, unknown>} data
+ * @param {(message: string) => Error} fail
+ */
+function thinkTimeOf(data, fail) {
+  if (data.thinkTime !== undefined) {
+    if (typeof data.thinkTime === 'number' && data.thinkTime > 0) return data.thinkTime;
+    if (typeof data.thinkTime === 'string') {
+      try {
+        return parseDuration(data.thinkTime, '"thinkTime"');
+      } catch (error) {
+        throw fail(/** @type {Error} */ (error).message);
+      }
+    }
+    throw fail('"thinkTime" must be a duration such as "66s", or milliseconds');
+  }
+  const { sessionMinutes, operationsPerVisit } = data;
+  if (typeof sessionMinutes === 'number' && sessionMinutes > 0 && typeof operationsPerVisit === 'number' && operationsPerVisit >= 1) {
+    return (sessionMinutes * 60_000) / operationsPerVisit;
+  }
+  throw fail('give "thinkTime" (the time between a shopper\'s operations), or "sessionMinutes" and "operationsPerVisit"');
+}
+
+/**
+ * Read a profile: a JSON file, or a config file (its "capacity" key). A
+ * file without one is a profile itself.
+ * @param {string} file
+ * @param {string} cwd
+ * @returns {Promise<Profile>}
+ */
+export async function loadProfile(file, cwd) {
+  const absolute = path.resolve(cwd, file);
+  const name = path.basename(absolute);
+  /** @type {unknown} */
+  let value;
+  if (/\.json$/i.test(absolute)) {
+    let text;
+    try {
+      text = await readFile(absolute, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`--profile ${file}: cannot read: ${/** @type {Error} */ (error).message}`, { cause: error });
+    }
+    try {
+      value = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
+    } catch (error) {
+      throw new ConfigError(`${name}: not valid JSON: ${/** @type {Error} */ (error).message.replace(/\s*\n\s*/g, ' ')}`, { cause: error });
+    }
+  } else {
+    try {
+      const module = await import(pathToFileURL(absolute).href);
+      value = typeof module.default === 'function' ? await module.default() : module.default;
+    } catch (error) {
+      throw new ConfigError(`--profile ${file}: cannot load: ${/** @type {Error} */ (error).message}`, { cause: error });
+    }
+  }
+  const profile = isObject(value) && 'capacity' in /** @type {object} */ (value) ? /** @type {Record<string, unknown>} */ (value).capacity : value;
+  return checkProfile(profile, name);
+}
+
+/** The built-in profile, checked as any other. */
+export function defaultProfile() {
+  return checkProfile(structuredClone(DEFAULT_PROFILE), 'the built-in profile');
+}

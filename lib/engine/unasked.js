@@ -1,0 +1,166 @@
+// @ts-check
+import { warn } from '../warnings.js';
+import { intactLinks, keepStored } from './carry.js';
+import { journal, redirect } from './outcomes.js';
+import { links } from './links.js';
+import { pickStored, reusable } from '../recrawl/prior.js';
+import { compileFreshness, datedFresh } from '../recrawl/freshness.js';
+
+/**
+ * Pages of the last crawl carried without a request: a 304 that was never
+ * asked. The user listed what changed (--changed: everything else is
+ * carried), a --fresh rule or the origin's Cache-Control says the stored
+ * copy is still fresh, or a sitemap's <lastmod> is no later than it. The
+ * frontier still visits each such page, so that its stored links are
+ * followed; it costs no request, no tokenising, and no rewrite unless a
+ * page it links to moved (the write phase decides that, as for a 304).
+ *
+ * @typedef {import('./run.js').CrawlRun} CrawlRun
+ * @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight
+ * @typedef {import('../recrawl/freshness.js').Freshness | { by: 'listed' }} Reason
+ *   listed: not in the --changed list
+ * @typedef {{
+ *   listed: Set<string> | null, withReferrers: boolean,
+ *   freshness: ReturnType<typeof compileFreshness>, dates: Map<string, number> | null,
+ *   asked: Set<string>, counts: { fresh: number, listed: number, dated: number },
+ * }} Unasked
+ *   listed: the --changed URLs (null without --changed); dates: the sitemaps' <lastmod>, in
+ *   seconds, by URL; asked: with --changed, the pages of the last crawl that were fetched
+ *   (only they and the listed ones may be removed)
+ */
+
+/**
+ * What carries pages in this run, or null when nothing does (no last crawl
+ * to carry from, --full, or other --name rules than the last crawl's).
+ * @param {import('../recrawl/prior.js').Prior | null} prior
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
+ * @param {{ changed: string[] | null, dates: Map<string, number> | null, origins: string[] }} given
+ * @returns {Unasked | null}
+ */
+export function planUnasked(prior, o, { changed, dates, origins }) {
+  const freshness = compileFreshness({ rules: o.fresh, honourCacheControl: o.honourCacheControl, origins });
+  if (!changed && !freshness.active && !(dates && dates.size > 0)) return null;
+  if (!prior?.reuse || prior.renamed) return null;
+  return {
+    listed: changed ? new Set(changed) : null, withReferrers: o.withReferrers, freshness,
+    dates: dates && dates.size > 0 ? dates : null, asked: new Set(), counts: { fresh: 0, listed: 0, dated: 0 },
+  };
+}
+
+/**
+ * Why a stored page needs no request, or null: it is to be fetched.
+ * @param {Unasked} unasked
+ * @param {string} key
+ * @param {import('../recrawl/freshness.js').Dated} stored
+ * @param {number} now seconds
+ * @returns {Reason | null}
+ */
+export function whyUnasked(unasked, key, stored, now) {
+  if (unasked.listed) return unasked.listed.has(key) ? null : { by: 'listed' };
+  return unasked.freshness.freshness(key, stored, now) ?? (unasked.dates ? datedFresh(unasked.dates.get(key), stored) : null);
+}
+
+/**
+ * The fetch phase's entry point: carry a page from the last crawl without a
+ * request when this run may, as a 304 would carry it.
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ * @returns {Promise<boolean>} false: the page is to be fetched
+ */
+export async function carryUnasked(run, page) {
+  const unasked = run.unasked;
+  if (!unasked) return false;
+  const asked = () => {
+    unasked.asked.add(page.key);
+    return false;
+  };
+  const stored = reusable(run.prior, page.key, run.blobs);
+  if (!stored) return unasked.listed && !unasked.listed.has(page.key) ? carryRedirect(run, page, unasked) : false;
+  const why = whyUnasked(unasked, page.key, stored, run.now);
+  if (!why) return unasked.listed ? asked() : false;
+  const scan = stored.scan ? await intactLinks(run, page.key, stored.scan, 'fetched in full') : undefined;
+  if (scan === null) return unasked.listed ? asked() : false;
+  // --with-referrers: a page that links to a listed URL lists it (a category, its products).
+  if (unasked.withReferrers && scan?.links.some((link) => link.key && unasked.listed?.has(link.key))) return asked();
+  await keepStored(run, page, stored, 'fetched in full', scan);
+  page.stored = stored;
+  await links(run, page);
+  const record = page.record;
+  record.referrers = undefined;
+  record.state = 'done';
+  await run.records.put(record);
+  journal(run, record);
+  run.stats.fetched++;
+  run.stats.carried = (run.stats.carried ?? 0) + 1;
+  unasked.counts[why.by === 'listed' ? 'listed' : why.by === 'lastmod' ? 'dated' : 'fresh']++;
+  run.emit('page', { url: page.key, wantedFile: record.wanted, status: record.status, contentType: record.contentType, bytes: 0, carried: why.by });
+  return true;
+}
+
+/**
+ * With --changed, a URL that redirected in the last crawl and is not listed
+ * redirects still: its target is admitted, without a request.
+ * @param {CrawlRun} run
+ * @param {PageInFlight} page
+ * @param {Unasked} unasked
+ */
+async function carryRedirect(run, page, unasked) {
+  const stored = run.prior ? pickStored(run.prior.pages, page.key, ['state', 'status', 'location']) : undefined;
+  if (stored?.state !== 'redirect' || typeof stored.location !== 'string' || stored.status === undefined) {
+    unasked.asked.add(page.key);
+    return false;
+  }
+  await redirect(run, page, stored.status, stored.location);
+  unasked.counts.listed++;
+  return true;
+}
+
+/**
+ * Pages of the last crawl a --changed run did not reach: it removes those it
+ * was asked about (listed, or fetched and gone) and keeps the others, listed
+ * stale as an incomplete run keeps them. Other runs remove every one.
+ * @param {CrawlRun} run
+ * @param {import('../recrawl/state.js').StoredPage[]} gone
+ */
+export function splitGone(run, gone) {
+  const unasked = run.unasked;
+  if (!unasked?.listed) return { gone, kept: [] };
+  const listed = unasked.listed;
+  const mayGo = (/** @type {string} */ url) => listed.has(url) || unasked.asked.has(url);
+  const kept = gone.filter((stored) => !mayGo(stored.url));
+  if (kept.length > 0) {
+    warn(run, kept[0].url, 'CHANGED_KEPT', `${kept.length} page${kept.length === 1 ? '' : 's'} of the last crawl ${kept.length === 1 ? 'is' : 'are'} no longer linked from the pages fetched, and not in the --changed list: ${kept.length === 1 ? 'its file is' : 'their files are'} kept (listed stale); a crawl without --changed removes ${kept.length === 1 ? 'it' : 'them'}`);
+  }
+  return { gone: gone.filter((stored) => mayGo(stored.url)), kept };
+}
+
+/**
+ * The --changed URLs in the crawl's scope; those outside it are said and ignored
+ * (their referrers are not fetched either).
+ * @param {CrawlRun} run
+ * @param {string[]} changed
+ */
+export function listedInScope(run, changed) {
+  const outside = changed.filter((url) => run.scope.decide(url).decision !== 'crawl');
+  if (outside.length === 0) return changed;
+  warn(run, outside[0], 'CHANGED_OUT_OF_SCOPE', `${outside.length} URL${outside.length === 1 ? '' : 's'} of the --changed list ${outside.length === 1 ? 'is' : 'are'} outside the crawl's scope, and ignored: ${some(outside)}`);
+  const ignored = new Set(outside);
+  return changed.filter((url) => !ignored.has(url));
+}
+
+/**
+ * Listed URLs never crawled that no page fetched links to: said once the
+ * fetch phase is over (a new page is reached through the page that lists it).
+ * @param {CrawlRun} run
+ */
+export async function checkListed(run) {
+  const listed = run.unasked?.listed;
+  if (!listed) return;
+  /** @type {string[]} */
+  const unseen = [];
+  for (const url of listed) if (!(await run.records.get(url)) && !run.prior?.pages.has(url)) unseen.push(url);
+  if (unseen.length > 0) warn(run, unseen[0], 'CHANGED_NOT_CRAWLED', `${unseen.length} URL${unseen.length === 1 ? '' : 's'} of the --changed list ${unseen.length === 1 ? 'was' : 'were'} never crawled, and no page fetched links to ${unseen.length === 1 ? 'it' : 'them'}: not fetched (list the page that links to a new one too): ${some(unseen)}`);
+}
+
+/** @param {string[]} urls the first few, for a message */
+const some = (urls) => `${urls.slice(0, 3).join(', ')}${urls.length > 3 ? ` and ${urls.length - 3} more` : ''}`;

@@ -1,0 +1,18 @@
+// @ts-check
+import { PrerenderError } from '../errors.js';
+
+/** The page failed to render within --render-timeout. */
+export class RenderTimeoutError extends PrerenderError {
+  code = 'RENDER_TIMEOUT';
+}
+
+/** The page's renderer process crashed (or was killed): retried once. */
+export class RendererCrashError extends PrerenderError {
+  code = 'RENDERER_CRASHED';
+  retryable = true;
+}
+
+/** The browser could not load the page at all. */
+export class RenderError extends PrerenderError {
+  code = 'RENDER';
+}

@@ -1,0 +1,122 @@
+// @ts-check
+/**
+ * `prerender capacity` against the benchmark shop with a known CPU cost per
+ * request (bench/origin.js --cpu-us: a busy loop counted in CPU time), each
+ * origin its own process, its CPU read from /proc. Assertions are on CPU
+ * time, which a busy machine does not change much; latency it changes a
+ * lot, so the steps are light and the latency target generous.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './helpers/cli.js';
+
+const ORIGIN = fileURLToPath(new URL('../bench/origin.js', import.meta.url));
+
+/**
+ * bench/origin.js in its own process.
+ * @param {number} cpuUs
+ * @returns {Promise<{ url: string, pid: number, stop: () => Promise<void> }>}
+ */
+async function startOriginProcess(cpuUs) {
+  const child = spawn(process.execPath, [ORIGIN, '--products', '20', '--count', '10', '--cpu-us', String(cpuUs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('origin not listening within 15 s')), 15_000);
+    createInterface({ input: child.stdout }).once('line', (line) => { clearTimeout(timer); resolve(line.trim()); });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`origin exited with ${code}`)); });
+  });
+  return {
+    url,
+    pid: /** @type {number} */ (child.pid),
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Light steps: 2 shoppers at 1 s apart; each operation's cost over 1 s at up to 400 requests/s. */
+const QUICK = ['--think-time', '1s', '--steps', '2', '--step-duration', '600ms', '--operation-duration', '1s', '--max-rps', '400', '--latency-target', 'p95=5s'];
+
+describe('prerender capacity: cost per operation and shoppers per server', () => {
+  let dir = '';
+  /** @type {Record<string, any>} */
+  const runs = {};
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-capacity-'));
+    // One tree serves both runs: the two origins are the same shop, at different costs.
+    for (const cpuUs of [0, 4000]) {
+      const origin = await startOriginProcess(cpuUs);
+      try {
+        if (cpuUs === 0) {
+          const crawl = await runCli(['crawl', `${origin.url}/st/dir.asp`, '-i', '/st/dir.asp', '/st/product.asp', '-o', path.join(dir, 'out'), '-q'], { cwd: dir });
+          expect(crawl.code).toBe(0);
+        }
+        const result = await runCli(['capacity', 'out', '--origin', origin.url, '--origin-pid', String(origin.pid), ...QUICK, '--target-shoppers', '10000', '--json'], { cwd: dir });
+        expect(result.stderr).not.toMatch(/prerender: /);
+        runs[cpuUs] = JSON.parse(result.stdout);
+        runs[cpuUs].exitCode = result.code;
+      } finally {
+        await origin.stop();
+      }
+    }
+  }, 80_000);
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('prints every figure in the shape scripts read', () => {
+    const run = runs[4000];
+    for (const name of ['static', 'dynamic']) {
+      const tier = run.tiers[name];
+      expect(typeof tier.cpuMsPerRequest).toBe('number');
+      expect(typeof tier.capacityShoppers).toBe('number');
+      expect(tier.steps.length).toBeGreaterThan(0);
+      for (const step of tier.steps) {
+        for (const key of ['shoppers', 'rps', 'p50Ms', 'p95Ms', 'errors', 'cpuPercent']) expect(typeof step[key], `${name} ${key}`).toBe('number');
+      }
+    }
+    for (const key of ['before', 'after']) {
+      expect(typeof run.summary.shoppersPerServer[key]).toBe('number');
+      expect(typeof run.summary.servers[key]).toBe('number');
+    }
+    expect(run.operations.map((/** @type {any} */ op) => op.name)).toEqual(['browse category', 'view product', 'add to cart', 'checkout']);
+  });
+
+  it('measures the cost of a dynamic request within 25% of the known cost plus an empty request\'s', () => {
+    const base = runs[0].tiers.dynamic.cpuMsPerRequest;
+    const measured = runs[4000].tiers.dynamic.cpuMsPerRequest;
+    expect(Math.abs(measured - (4 + base)) / (4 + base), `measured ${measured} ms against 4 ms + ${base} ms`).toBeLessThan(0.25);
+    // Operation by operation too: each against the same operation's base.
+    runs[4000].operations.forEach((/** @type {any} */ op, /** @type {number} */ i) => {
+      const expected = 4 + runs[0].operations[i].dynamic.cpuMsPerRequest;
+      expect(Math.abs(op.dynamic.cpuMsPerRequest - expected) / expected, `${op.name}: ${op.dynamic.cpuMsPerRequest} ms against ${expected} ms`).toBeLessThan(0.25);
+    });
+  });
+
+  it('finds the static tier at least 5 times cheaper per request than the dynamic one', () => {
+    const run = runs[4000];
+    expect(run.tiers.static.cpuMsPerRequest * 5).toBeLessThan(run.tiers.dynamic.cpuMsPerRequest);
+    for (const op of run.operations.filter((/** @type {any} */ o) => o.tier === 'static')) {
+      expect(op.static.cpuMsPerRequest * 5).toBeLessThan(op.dynamic.cpuMsPerRequest);
+    }
+  });
+
+  it('gives more shoppers per server when the dynamic cost falls, and more after pre-rendering than before', () => {
+    const cheap = runs[0].summary;
+    const dear = runs[4000].summary;
+    // 4 ms more a request at the origin: several times fewer shoppers per server before, and after too (its cart and checkout).
+    expect(cheap.shoppersPerServer.before).toBeGreaterThan(3 * dear.shoppersPerServer.before);
+    expect(cheap.shoppersPerServer.after).toBeGreaterThan(dear.shoppersPerServer.after);
+    expect(dear.shoppersPerServer.after).toBeGreaterThan(3 * dear.shoppersPerServer.before);
+    expect(dear.servers.after).toBeLessThan(dear.servers.before);
+    expect(cheap.servers.before).toBeLessThan(dear.servers.before);
+  });
+});
