@@ -7,6 +7,7 @@ import { startMediaWiki } from '../fixtures/mediawiki.js';
 import { readManifest } from './crawl-helpers.js';
 import { splitMissingRequisites } from '../lib/engine/errors-list.js';
 import { useTestDir } from './helpers/fixtures.js';
+import { HAVE_REDIS, startRedis } from './helpers/redis.js';
 
 /**
  * What got in a user's way on two real server-rendered apps (issue 43), on
@@ -164,6 +165,23 @@ describe('--dedupe: identical pages under two URLs share one file', () => {
 
     const { rows } = await plan(argv);
     expect(rows.find((row) => row.url === first())).toMatchObject({ decision: 'crawl', file: 'gitweb.cgi@p=repo.git;a=shortlog.html' });
+  });
+
+  it.skipIf(!HAVE_REDIS)('a crawl shared through Redis names the same aliases as one process', async () => {
+    const redis = await startRedis();
+    try {
+      const one = path.join(dir, 'one');
+      const shared = path.join(dir, 'shared');
+      expect((await cli(['crawl', gitweb.url('/gitweb.cgi'), '--dedupe', '-o', one, '-q'])).code).toBe(0);
+      const result = await cli(['crawl', gitweb.url('/gitweb.cgi'), '--dedupe', '-o', shared, '-q', '--frontier', redis.url, '--crawl-id', 'dedupe']);
+      expect(result.code, result.stderr).toBe(0);
+      const files = async (/** @type {string} */ out) => Object.fromEntries((await readManifest(out)).pages.map((/** @type {any} */ page) => [page.url, page.file]));
+      const local = await files(one);
+      expect(local[first()]).toBe('gitweb.cgi@p=repo.git;a=shortlog.html');
+      expect(await files(shared)).toEqual(local);
+    } finally {
+      await redis.stop();
+    }
   });
 
   it('without --dedupe, each URL keeps a file of its own', async () => {
