@@ -121,6 +121,26 @@ describe('prerender publish, releases, rollback', () => {
     expect(c.ino).toBe(d.ino);
   });
 
+  it('publish, rollback, publish of the same tree: switches to the kept release, says so, sends nothing', async () => {
+    await writeTree(out(), { pages: 3, generation: 1 });
+    const first = await publish(out(), www(), { now: later() });
+    await writeTree(out(), { pages: 3, generation: 2 });
+    const second = await publish(out(), www(), { now: later() });
+    expect((await t.cli(['rollback', '--to', 'www'])).code).toBe(0);
+    expect(await currentOf(www())).toBe(first.id);
+    const again = await t.cli(['publish', 'out', '--to', 'www']);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`release ${second.id} holds this very tree (the same manifest): switched to it, nothing sent`);
+    expect(await currentOf(www())).toBe(second.id);
+    expect((await readdir(path.join(www(), 'releases'))).filter((name) => !name.endsWith('.json')).sort()).toEqual([first.id, second.id]);
+    const json = JSON.parse((await t.cli(['publish', 'out', '--to', 'www', '--json'])).stdout);
+    expect(json.targets[0]).toMatchObject({ status: 'up-to-date' });
+    await t.cli(['rollback', '--to', 'www']);
+    const result = await publish(out(), www(), { now: later() });
+    expect(result.targets[0]).toMatchObject({ status: 'switched', reused: second.id, current: second.id, sent: { files: 0, bytes: 0 } });
+    expect(result.ok).toBe(true);
+  });
+
   it('lists releases, rolls back to the previous one or to --release, and keeps --keep releases but never the current one', async () => {
     /** @type {string[]} */
     const ids = [];

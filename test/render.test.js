@@ -538,7 +538,7 @@ exit 1
 
   it('preview --render shows the links rendering added and what it aborted', async () => {
     const dir = await dirs.make('prerender-render-preview-');
-    const run = await runCli(['preview', `${shop.origin}/st/product.asp?SKUSetID=2`, '-i', '/st/product.asp?SKUSetID=2', '--render', '--browser', /** @type {string} */ (BROWSER ?? 'chromium')], { cwd: dir });
+    const run = await runCli(['preview', `${shop.origin}/st/product.asp?SKUSetID=2`, '-i', '/st/product.asp?SKUSetID=2', '--render', '--browser', /** @type {string} */ (BROWSER ?? 'chromium'), '--progress-interval', '0'], { cwd: dir });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/rendered in \d+ ms; 6 links not in the raw HTML/);

@@ -51,6 +51,7 @@ export function formatDeploy(result, options = {}) {
   lines.push(table(rows, [false, true, true, true, true, true, false, true, false]).trimEnd());
   lines.push('');
   for (const t of result.targets) {
+    if (t.reused) lines.push(`${t.target}: release ${t.reused} holds this very tree (the same manifest): ${result.dryRun ? 'would switch' : t.status === 'switched' ? 'switched' : 'to switch'} to it, nothing sent`);
     for (const warning of t.warnings ?? []) lines.push(`${t.target}: warning ${warning.code}: ${warning.message}`);
     if (t.error) lines.push(`${t.target}: ${errorLines(t.error, options.verbose === true)}`);
     if (t.plan) {
@@ -62,7 +63,7 @@ export function formatDeploy(result, options = {}) {
       };
       shown(t.plan.send, 'send');
       shown(t.plan.remove, 'remove (by the switch)');
-      lines.push(`${t.target}: would switch current from ${t.previous ?? '(none)'} to ${result.id}`);
+      lines.push(`${t.target}: would switch current from ${t.previous ?? '(none)'} to ${t.reused ?? result.id}`);
     }
   }
   if (result.dryRun) {

@@ -1,10 +1,10 @@
 // @ts-check
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { CRAWL_OPTIONS, OPTION_BY_NAME } from '../options/crawl-options.js';
+import { CRAWL_OPTIONS, OPTION_BY_NAME, coerceOption } from '../options/crawl-options.js';
 import { boundCrawlHeap, releaseYoungGeneration } from '../runtime/heap.js';
 import { AbortError, UsageError, ConfigError } from '../errors.js';
-import { explainError, formatSummary, startProgress, formatPlanRow, formatPlanTotals, formatWhy, redact } from './report.js';
+import { explainError, formatSummary, progressFor, formatPlanRow, formatPlanTotals, formatWhy, redact } from './report.js';
 import { findConfig, loadConfigFile, CONFIG_FILES } from '../options/config-file.js';
 import { writeFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import { addDistributedCommands } from './shared-commands.js';
 import { addServeCommands } from './serve-commands.js';
 import { EXIT } from './exit-codes.js';
 import { addCapacityCommand } from './capacity-commands.js';
+import { PER_SHAPE } from '../engine/sample.js';
 
 /**
  * The command line, a thin shell over the library. `run()` never exits the process; it resolves with
@@ -132,6 +133,7 @@ Example (the XBuilder-style catalogue):
     .argument('[root...]', 'root URLs, as for crawl')
     .option('--limit <n>', 'stop after n in-scope pages (a quick look at a big site)')
     .option('--why <url>', 'explain the decision for one URL (which pattern, which root) and the file it would get')
+    .option('--sample <n>', `plan from the roots and at most n more pages, ${PER_SHAPE} of each URL shape (gitweb's a=commit, a directory): the other in-scope URLs are planned from their URL, not fetched`)
     .addHelpText('after', `
 Decisions: crawl (in scope: fetched and written), dynamic (out of scope: the link
 is kept live), excluded (matched an --exclude pattern), failed (in scope, but the
@@ -239,7 +241,8 @@ function swallowedRoot(cli) {
 
 /** @param {Record<string, any>} flags merged options @param {Io} io */
 async function crawlAction(flags, io) {
-  const { json, quiet, ...options } = flags;
+  const { json, quiet, progressInterval, ...options } = flags;
+  const intervalSeconds = progressSeconds(progressInterval);
   // A shared crawl may take its Redis from the environment.
   if (options.crawlId !== undefined && options.frontier === undefined && io.env?.REDIS_URL) options.frontier = io.env.REDIS_URL;
   if (options.frontier !== undefined) releaseYoungGeneration();
@@ -261,7 +264,7 @@ async function crawlAction(flags, io) {
   const warnings = [];
   crawler.on('warning', (warning) => { if (warnings.length < 3) warnings.push(warning); });
   // Progress goes to stderr, so that `crawl --json > summary.json` still shows it on a terminal.
-  const progress = io.stderr.isTTY && !quiet ? startProgress(io.stderr, () => crawler.stats) : null;
+  const progress = progressFor(io.stderr, () => crawler.stats, { quiet, intervalSeconds });
   io.signal?.addEventListener('abort', () => {
     // Before the crawl starts (sitemaps being read) nothing is written: said once it has stopped.
     if (!quiet && crawler.stats.phase !== 'start') io.stderr.write('prerender: writing the pages already fetched and the manifest\n');
@@ -309,7 +312,8 @@ async function previewAction(flags, io) {
 
 /** @param {Record<string, any>} flags merged options @param {Io} io */
 async function planAction(flags, io) {
-  const { json, quiet, why, limit, ...options } = flags;
+  const { json, quiet, why, limit, sample, progressInterval, ...options } = flags;
+  const intervalSeconds = progressSeconds(progressInterval);
   const write = (/** @type {string} */ text) => io.stdout.write(text);
   // --why reads the state in OUT: whether a --fresh rule carries the page, and until when.
   const out = options.out;
@@ -324,20 +328,27 @@ async function planAction(flags, io) {
   const limitNumber = limit === undefined ? undefined : /^\d+$/.test(String(limit)) ? Number(limit) : limit;
   /** @type {{ stop(): void } | null} */
   let progress = null;
-  const { totals } = await preview({ ...options, limit: limitNumber, signal: io.signal, stdin: io.stdin, env: io.env }, {
+  const sampleNumber = sample === undefined ? undefined : /^\d+$/.test(String(sample)) ? Number(sample) : sample;
+  const { totals } = await preview({ ...options, limit: limitNumber, ...(sampleNumber !== undefined ? { sample: sampleNumber } : {}), signal: io.signal, stdin: io.stdin, env: io.env }, {
     onRow: (row) => {
       progress?.stop(); // rows come at the end (names are final then): the line gives way to them
       progress = null;
       write(json ? JSON.stringify({ type: 'url', ...row }) + '\n' : formatPlanRow(row));
     },
     onProgress: (crawler) => {
-      if (io.stderr.isTTY && !quiet) progress = startProgress(io.stderr, () => crawler.stats);
+      progress = progressFor(io.stderr, () => crawler.stats, { quiet, intervalSeconds });
     },
   }).finally(() => /** @type {{ stop(): void } | null} */ (progress)?.stop());
   write(json ? JSON.stringify({ type: 'totals', ...totals }) + '\n' : formatPlanTotals(totals));
   if (totals.interrupted) return EXIT.INTERRUPTED;
   // As for crawl: --max-pages reached leaves in-scope pages out (--limit is a preview's own cut, asked for).
   return totals.failed > 0 || (limit === undefined && totals.notCrawled > 0) ? EXIT.PAGES_FAILED : EXIT.OK;
+}
+
+/** --progress-interval as seconds (the option's default when not given). @param {unknown} value */
+function progressSeconds(value) {
+  const spec = /** @type {import('../options/crawl-options.js').OptionSpec} */ (OPTION_BY_NAME.get('progressInterval'));
+  return /** @type {number} */ (value === undefined ? spec.default : coerceOption(spec, value));
 }
 
 /** @param {Io} io */

@@ -22,21 +22,29 @@ function formatBytes(bytes) {
 }
 
 /**
+ * @typedef {{ fetched: number, failed: number, written: number, queued: number, active: number, startedAt: number, phase?: string }} ProgressStats
+ * @typedef {NodeJS.WritableStream & { isTTY?: boolean, columns?: number }} ProgressStream
+ */
+
+/** @param {ProgressStats} stats */
+function progressText(stats) {
+  const elapsed = (Date.now() - stats.startedAt) / 1000;
+  const rate = elapsed > 0 ? stats.fetched / elapsed : 0;
+  return stats.phase === 'write'
+    ? `writing · ${count(stats.written)} of ${count(stats.fetched)} written · ${count(stats.failed)} failed · ${formatDuration(elapsed * 1000)}`
+    : `${count(stats.fetched)} fetched · ${count(stats.queued + stats.active)} queued · ${count(stats.failed)} failed · ${rate.toFixed(0)} pages/s · ${formatDuration(elapsed * 1000)}`;
+}
+
+/**
  * A live progress line on a terminal, redrawn at most 5 times a second.
- * @param {NodeJS.WritableStream & { isTTY?: boolean, columns?: number }} stream
- * @param {() => { fetched: number, failed: number, written: number, queued: number, active: number, startedAt: number, phase?: string }} read
+ * @param {ProgressStream} stream
+ * @param {() => ProgressStats} read
  */
 export function startProgress(stream, read) {
   let last = '';
   const draw = () => {
-    const stats = read();
-    const elapsed = (Date.now() - stats.startedAt) / 1000;
-    const rate = elapsed > 0 ? stats.fetched / elapsed : 0;
-    const line = stats.phase === 'write'
-      ? `writing · ${count(stats.written)} of ${count(stats.fetched)} written · ${count(stats.failed)} failed · ${formatDuration(elapsed * 1000)}`
-      : `${count(stats.fetched)} fetched · ${count(stats.queued + stats.active)} queued · ${count(stats.failed)} failed · ${rate.toFixed(0)} pages/s · ${formatDuration(elapsed * 1000)}`;
     const width = (stream.columns ?? 100) - 1;
-    last = line.slice(0, width);
+    last = progressText(read()).slice(0, width);
     stream.write(`\r${last}\x1b[K`);
   };
   const timer = setInterval(draw, 200);
@@ -47,6 +55,23 @@ export function startProgress(stream, read) {
       if (last) stream.write('\r\x1b[K');
     },
   };
+}
+
+/**
+ * The progress a run shows on stderr: the live line on a terminal; elsewhere (a
+ * CI log) one line every `intervalSeconds`, as wget's --progress=dot; none with -q or 0.
+ * @param {ProgressStream} stream
+ * @param {() => ProgressStats} read
+ * @param {{ quiet?: boolean, intervalSeconds: number }} options
+ * @returns {{ stop(): void } | null}
+ */
+export function progressFor(stream, read, options) {
+  if (options.quiet) return null;
+  if (stream.isTTY) return startProgress(stream, read);
+  if (options.intervalSeconds <= 0) return null;
+  const timer = setInterval(() => stream.write(`prerender: ${progressText(read())}\n`), options.intervalSeconds * 1000);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }
 
 /** @param {import('../crawler/index.js').CrawlResult} result @param {{ warningsList?: { url: string, message: string }[] }} [extra] */
@@ -75,6 +100,12 @@ export function formatSummary(result, extra = {}) {
       lines.push(`  ${failure.url}  ${failure.message}${from}`);
     }
     if (result.failed > 5) lines.push(`  … and ${count(result.failed - 5)} more: see "errors" in the manifest`);
+  }
+  const missing = result.requisitesMissing ?? [];
+  if (missing.length > 0) {
+    lines.push(`${count(missing.length)} requisite${missing.length === 1 ? '' : 's'} the site lacks (HTTP 404/410), listed in the manifest's errors but not counted as failed (--requisite-errors fail counts them):`);
+    for (const error of missing.slice(0, 3)) lines.push(`  ${error.url}  ${error.message}${error.referrers[0] ? ` (linked from ${error.referrers[0]})` : ''}`);
+    if (missing.length > 3) lines.push(`  … and ${count(missing.length - 3)} more: see "errors" in the manifest`);
   }
   const warnings = extra.warningsList ?? [];
   if (result.warnings > 0) {
@@ -166,6 +197,9 @@ function formatRendered(info) {
 /** @param {import('../preview/index.js').PlanTotals} totals */
 export function formatPlanTotals(totals) {
   const lines = ['', `${totals.interrupted ? 'Interrupted. ' : ''}Plan: ${count(totals.pagesInScope)} page${totals.pagesInScope === 1 ? '' : 's'} in scope would be written; ${count(totals.failed)} failed; ${count(totals.notCrawled)} in scope but not crawled (${formatDuration(totals.durationMs)})`];
+  if (totals.notFetched !== undefined) {
+    lines.push(`Sample: ${count(totals.notFetched)} more in-scope URL${totals.notFetched === 1 ? '' : 's'} found and planned from the URL alone, not fetched (--sample); a crawl fetches them, and may find more`);
+  }
   if (totals.dynamicByPath.length > 0) {
     lines.push('Dynamic targets (links kept live), by path:');
     const width = Math.min(60, Math.max(...totals.dynamicByPath.map((group) => group.path.length)));
@@ -178,7 +212,9 @@ export function formatPlanTotals(totals) {
     lines.push('Exclusions by pattern:');
     for (const group of totals.excludedByPattern) lines.push(`  ${group.pattern}  ${count(group.urls)} URL${group.urls === 1 ? '' : 's'}`);
   }
-  lines.push(`Name collisions: ${count(totals.collisions)}; unsafe names refused: ${count(totals.unsafeNames)}`);
+  lines.push(`Name collisions: ${count(totals.collisions)}; unsafe names refused: ${count(totals.unsafeNames)}${totals.unsafeNames > 0 ? ' (these pages get their default name, as the crawl would write them):' : ''}`);
+  for (const fallback of totals.nameFallbacks.slice(0, 5)) lines.push(`  ${fallback.url}  ${fallback.message}`);
+  if (totals.unsafeNames > 5) lines.push(`  … and ${count(totals.unsafeNames - 5)} more: see each page's row, or --json`);
   lines.push('Nothing was written.');
   return lines.join('\n') + '\n';
 }

@@ -37,6 +37,7 @@ import { CrawlSession } from './session.js';
  *   interrupted: boolean, durationMs: number,
  *   threads: { workers: number, inWorkers: number, inMain: number, early: number, revalidated: number },
  *   failures: import('../output/manifest/schema.js').ManifestError[],
+ *   requisitesMissing: import('../output/manifest/schema.js').ManifestError[],
  *   stale: number, resumed: number, fetched: number, carried: { fresh: number, listed: number, dated: number }, pruneRefused: boolean, complete: boolean, tooDeep: number, tooLong: number, sitemapsCut: boolean, rootLost: boolean, kept: number,
  *   churn: {
  *     new: number, changed: number, notModified: number, sameBytes: number, removed: number, stale: number, failed: number,
@@ -50,6 +51,7 @@ import { CrawlSession } from './session.js';
  *   revalidated: the answers of a re-crawl's HTTP thread (revalidate.js) the crawl used, asked ahead or not
  *   churn: URLs new / changed / unchanged (304) / unchanged (same bytes) / removed / stale / failed,
  *   and the files and bytes actually written
+ *   requisitesMissing: with --requisite-errors warn, the requisites that answered 404/410: not in `failures`
  *   complete: every in-scope URL reached, no failure left but 404/410 (only such a run removes files);
  *   tooDeep: in-scope URLs not crawled for --max-depth; tooLong: links not followed for --max-url-length;
  *   sitemapsCut: some sitemaps were not read (--max-pages, or the cap on sitemaps); rootLost: a root

@@ -18,7 +18,7 @@ import { warn } from '../warnings.js';
 import { discover } from '../engine/fetch-phase.js';
 import { finalize } from '../engine/write-phase.js';
 import { renderContext } from '../engine/write-page.js';
-import { errorsOf } from '../engine/errors-list.js';
+import { errorsOf, splitMissingRequisites } from '../engine/errors-list.js';
 import { outputKey } from '../recrawl/next-state.js';
 import { EarlyWrites } from '../engine/early.js';
 import { checkListed, listedInScope, planUnasked, whyUnasked } from '../engine/unasked.js';
@@ -414,9 +414,10 @@ export class CrawlSession {
     if (this.committed && !interrupted && (complete || !shared) && blobs && target) await blobs.compact(liveBlobs(run, naming.keys, tally, outcome.keptBlobs));
     else await countRecords(run, naming.keys, tally);
     if (!interrupted) await shared?.finished();
-    const { errors: failures, failed: failedHere } = await errorsOf(run);
+    const { errors, failed: failedHere } = await errorsOf(run);
+    const { failures, missing } = splitMissingRequisites(errors, run.options.requisiteErrors);
     return resultOf(run, {
-      tally, outcome, failures, failedHere, limits, stale: naming.stale, interrupted, complete,
+      tally, outcome, failures, requisitesMissing: missing, failedHere, limits, stale: naming.stale, interrupted, complete,
       sitemapsCut: this.sitemapsCut, rootLost: this.lostRoot, startedAt: this.startedAt,
     });
   }
@@ -449,5 +450,6 @@ function nothingToCrawl(o, warnings) {
 function journalKey(o) {
     // --name and --max-url-length count only when given, so journals of runs without them still match.
   return JSON.stringify([o.roots, o.sitemap, o.urls ?? null, o.include, o.exclude, o.assets, o.maxDepth, o.maxRedirects, o.headers, ...(o.name.length > 0 ? [o.name] : []),
+    ...(o.includeRegex.length + o.excludeRegex.length > 0 ? [{ includeRegex: o.includeRegex, excludeRegex: o.excludeRegex }] : []),
     ...(o.maxUrlLength !== OPTION_BY_NAME.get('maxUrlLength')?.default ? [{ maxUrlLength: o.maxUrlLength }] : [])]);
 }

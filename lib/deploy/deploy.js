@@ -38,8 +38,9 @@ import { parseTarget, targetLabel } from './targets.js';
  *   churn: Churn | null, sent: { files: number, bytes: number }, verify: import('./targets.js').VerifyResult | null,
  *   pruned: string[], durationMs: number, error?: { code: string, message: string, detail?: string },
  *   warnings: { code: import('../warnings.js').WarningCode, message: string }[],
- *   plan?: { send: string[], remove: string[] },
+ *   plan?: { send: string[], remove: string[] }, reused?: string,
  * }} TargetResult
+ *   reused: a kept release holding this very tree (same manifest hash, files and bytes), switched to instead of a new one
  * @typedef {{
  *   id: string, out: string, dryRun: boolean, pages: number, files: number, bytes: number,
  *   sourceMs: number, sourceHashed: number, targets: TargetResult[], ok: boolean, durationMs: number,
@@ -175,9 +176,10 @@ export async function deploy(out, names, options = {}) {
       // switched (exit 130 means "current untouched"), whatever --switch says.
       if (options.signal?.aborted) throw new AbortError('interrupted');
       const prune = planned.get(target) ?? [];
-      await target.switchTo(id, prune);
+      const to = result.reused ?? id;
+      await target.switchTo(to, prune);
       result.status = 'switched';
-      result.current = id;
+      result.current = to;
       result.pruned = prune;
     };
 
@@ -201,14 +203,26 @@ export async function deploy(out, names, options = {}) {
         planned.set(target, toPrune([...new Set([...releases.map((release) => release.id), id])], keep, [id]));
         const diff = diffFiles(source.files, previousFiles);
         result.churn = diff.churn;
+        // publish, rollback, publish of the same tree: the kept release is switched to, nothing is sent.
+        const kept = previousHeader?.manifestSha256 === source.manifestSha256 ? undefined : keptRelease(releases, current, header);
+        if (kept) {
+          result.reused = kept.id;
+          planned.set(target, toPrune(releases.map((release) => release.id), keep, [kept.id]));
+        }
         if (options.dryRun) {
           result.status = 'dry-run';
-          result.plan = { send: diff.send, remove: diff.remove };
+          result.plan = { send: kept ? [] : diff.send, remove: diff.remove };
           return;
         }
         if (previousHeader && previousHeader.manifestSha256 === source.manifestSha256 && diff.send.length === 0 && diff.remove.length === 0) {
           result.status = 'up-to-date';
           result.verify = { ok: true, checked: 0, failures: [] };
+          return;
+        }
+        if (kept) {
+          result.status = 'ready';
+          result.verify = { ok: true, checked: 0, failures: [] };
+          if (options.switch === 'each') await switchAndPrune(target, result);
           return;
         }
         plans[index] = {
@@ -290,6 +304,18 @@ export async function deploy(out, names, options = {}) {
     await Promise.all([...locked].map((target) => target.unlock().catch(() => {})));
     await Promise.all(targets.map((target) => target.close()));
   }
+}
+
+/**
+ * The newest kept release (not the current one) that holds the tree about to
+ * be published: the same manifest hash, file count and bytes.
+ * @param {import('./release.js').ReleaseHeader[]} releases
+ * @param {string | null} current
+ * @param {import('./release.js').ReleaseHeader} header the release about to be made
+ */
+function keptRelease(releases, current, header) {
+  return releases.findLast((release) => release.id !== current && release.manifestSha256 === header.manifestSha256
+    && release.files === header.files && release.bytes === header.bytes);
 }
 
 /**

@@ -17,6 +17,7 @@ export const RESULT_OPTIONS = [
   'out', 'include', 'exclude', 'maxPages', 'timeout', 'retries', 'maxDepth', 'maxUrlLength', 'maxRedirects', 'dynamicBase', 'assets', 'maxPageBytes',
   'placeholders', 'pricePath', 'header', 'sitemap', 'urls', 'writeSitemap', 'siteUrl', 'ignore', 'precompress',
   'blobs', 'originConcurrency', 'rate', 'delay', 'maxDeliveries', 'leaseTimeout', 'robots', 'assetsOrigins', 'name', 'relativeLinks',
+  'includeRegex', 'excludeRegex', 'requisiteErrors', 'dedupe',
   // --render: how pages are rendered is the crawl's; how many tabs and which browser binary, each process's.
   'render', 'renderOnly', 'renderSkip', 'renderWait', 'renderIdle', 'renderTimeout', 'onRenderTimeout', 'renderScripts',
   'renderResources', 'renderBlock', 'renderBlockDefaults', 'renderIsolation',

@@ -1,5 +1,6 @@
 // @ts-check
 import { byKey } from '../naming/assign.js';
+import { isGoneStatus } from '../recrawl/prior.js';
 
 /**
  * @typedef {import('./run.js').CrawlRun} CrawlRun
@@ -18,6 +19,19 @@ export async function errorsOf(run) {
   return { errors: records.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map(toManifestError), failed };
 }
 
+/**
+ * Of the failures, the requisites the site itself lacks (404, 410: a
+ * /favicon.ico it links but has not): with --requisite-errors warn, they are
+ * listed in the manifest's errors but are not failures of the run.
+ * @param {ManifestError[]} errors
+ * @param {'warn' | 'fail'} mode
+ */
+export function splitMissingRequisites(errors, mode) {
+  if (mode === 'fail') return { failures: errors, missing: [] };
+  const missing = errors.filter((error) => error.kind === 'requisite' && isGoneStatus(error.status));
+  return { failures: missing.length === 0 ? errors : errors.filter((error) => !missing.includes(error)), missing };
+}
+
 /** @param {PageRecord} record @returns {ManifestError} */
 function toManifestError(record) {
   /** @type {ManifestError} */
@@ -25,5 +39,6 @@ function toManifestError(record) {
   const error = { url: record.key, message: record.error?.message ?? 'failed', referrers: [...(record.referrers ?? [])].sort(byKey) };
   if (record.error?.status) error.status = record.error.status;
   if (record.error?.code) error.code = record.error.code;
+  if (record.kind === 'requisite') error.kind = 'requisite';
   return error;
 }

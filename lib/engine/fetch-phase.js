@@ -223,7 +223,7 @@ function wantedName(run, key, url, contentType, headers) {
   const header = headerValue(headers, 'x-builder-filename') ?? headerValue(headers, 'xbuilder-filename');
   // A requisite of another origin (--assets-origins) goes under its host's directory.
   const hostDir = run.multiOrigin || !run.origins.has(url.origin);
-  const wanted = wantedFileName(url, contentType, header, hostDir, { template: run.nameRules.templateFor(key) });
+  const wanted = wantedFileName(url, contentType, header, hostDir, run.nameRules.ruleFor(key) ?? {});
   if (wanted.refused) {
     if (wanted.refusedFrom === 'name rule') warn(run, key, 'NAME_RULE', wanted.refused.message.replace('unsafe file name', 'unsafe name from --name rule'));
     else warn(run, key, 'UNSAFE_NAME', wanted.refused.message);

@@ -43,9 +43,12 @@ export async function links(run, page) {
       run.depth.tooLong++;
       run.depth.noteTooLong?.(key); // a shared crawl's coordinator learns it too
     }
+    // preview --sample: an in-scope link past the sample is planned, not fetched.
+    const sampledOut = followed && run.sample !== null && !run.sample.take(key);
+    if (sampledOut) followed = false;
     if (followed) follow.push({ key, kind: link.kind === 'requisite' ? 'requisite' : 'navigation', referrer: page.key, decision });
     else if (link.kind === 'requisite' && !followRequisites && run.origins.has(originOf(key))) skipped++;
-    if (listening) run.emit('link', { from: page.key, url: key, kind: link.kind, followed, nofollow, ...decision });
+    if (listening) run.emit('link', { from: page.key, url: key, kind: link.kind, followed, nofollow, sampledOut, ...decision });
   }
   page.linksTo = linksTo;
   run.counts.requisitesNotFetched += skipped;

@@ -56,6 +56,7 @@ export function sourcesOf(o, listedCount) {
  * @typedef {{
  *   tally: Tally, outcome: import('./write-phase.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] },
  *   failures: import('../output/manifest/schema.js').ManifestError[], failedHere: number,
+ *   requisitesMissing: import('../output/manifest/schema.js').ManifestError[],
  *   limits: { overLimit: number, overLimitSaturated: boolean }, stale: number,
  *   interrupted: boolean, complete: boolean, sitemapsCut: boolean, rootLost: boolean, startedAt: number,
  * }} Ending
@@ -88,6 +89,7 @@ export function resultOf(run, end) {
     interrupted: end.interrupted,
     durationMs: Math.round(performance.now() - end.startedAt),
     failures: end.failures,
+    requisitesMissing: end.requisitesMissing,
     stale: end.stale,
     resumed: run.stats.resumed,
     // Pages from a request of this run (200 or 304), and those carried without one (unasked.js).

@@ -1,4 +1,5 @@
 // @ts-check
+import { createSampler } from './sample.js';
 import { ignoreRegExp } from '../options/ignore.js';
 import { Scope } from '../roots/scope.js';
 import { createRobots } from '../fetch/robots.js';
@@ -53,6 +54,7 @@ import { PageThreads } from './threads/page-threads.js';
  *   assetOrigins: Set<string>,
  *   robots: import('../fetch/robots.js').Robots | null,
  *   nameRules: import('../naming/rules.js').NameRules,
+ *   sample: { take(key: string): boolean } | null,
  *   counts: { requisitesNotFetched: number },
  *   threads: PageThreads,
  *   finishPool?: FinishPool | null,
@@ -99,7 +101,7 @@ export function createCrawlRun(parts, listed) {
   const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
   return {
     ...parts,
-    scope: new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed }),
+    scope: new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, includeRegex: o.includeRegex, excludeRegex: o.excludeRegex, listed }),
     multiOrigin: origins.size > 1,
     staticRoot: origins.size > 1 ? new URL('http://prerender.invalid/') : new URL(`${[...origins][0]}/`),
     origins,
@@ -110,6 +112,7 @@ export function createCrawlRun(parts, listed) {
     assetOrigins: new Set([...origins, ...o.assetsOrigins]),
     robots: o.robots ? createRobots(parts.loader) : null,
     nameRules: compileNameRules(o.name, [...origins]),
+    sample: o.sample ? createSampler(o.sample) : null,
     counts: { requisitesNotFetched: 0 },
     threads: new PageThreads(o.threads),
     now: Math.floor((o.now?.() ?? Date.now()) / 1000),

@@ -43,13 +43,15 @@ export async function assignNames(run) {
   /** @type {Naming} */
   const naming = { keys, files: new Map(), aliasOf: new Map(), stale: 0, renamed: /** @type {string[]} */ ([]) };
   const listening = run.listening('named');
+  /** @type {Map<string, string> | null} --dedupe: the first URL of each body */
+  const firstOfBody = run.options.dedupe ? new Map() : null;
   let count = 0;
   for await (const [key, found] of eachRecord(run.records, keys)) {
     if (++count % 2000 === 0) await new Promise((resolve) => setImmediate(resolve));
     const record = /** @type {PageRecord} */ (found);
     if (record.stale) naming.stale++;
     const wanted = /** @type {string} */ (record.wanted);
-    const owner = registry.ownerOf(wanted);
+    const owner = registry.ownerOf(wanted) ?? sameBodyAs(firstOfBody, record);
     const first = owner === undefined ? undefined : await run.records.get(owner);
     if (owner !== undefined && first && sameContent(first, record)) {
       record.file = /** @type {string} */ (naming.files.get(owner));
@@ -59,6 +61,7 @@ export async function assignNames(run) {
       const { file, collidedWith } = registry.claim(wanted, key);
       if (collidedWith) warn(run, key, 'NAME_COLLISION', `file name collision: "${wanted}" is taken by ${collidedWith}; written as "${file}"`);
       record.file = file === wanted ? wanted : file; // one string for both when they are the same (most pages)
+      if (record.body !== undefined && !firstOfBody?.has(record.body)) firstOfBody?.set(record.body, key);
     }
     naming.files.set(key, record.file);
     if (record.file !== wanted && naming.renamed.length <= RENAMED_LISTED) naming.renamed.push(key);
@@ -116,6 +119,16 @@ export async function namedRecord(run, naming, key) {
   record.file = naming.files.get(key);
   record.aliasOf = naming.aliasOf.get(key);
   return record;
+}
+
+/**
+ * --dedupe: the first URL (in URL order) whose body this page's is, so that
+ * `a=shortlog` and `a=shortlog;pg=0` share one file.
+ * @param {Map<string, string> | null} firstOfBody
+ * @param {PageRecord} record
+ */
+function sameBodyAs(firstOfBody, record) {
+  return record.body === undefined ? undefined : firstOfBody?.get(record.body);
 }
 
 /** @param {PageRecord} a @param {PageRecord} b */

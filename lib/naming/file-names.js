@@ -185,7 +185,7 @@ export function hostDirectory(url) {
  * @param {string} contentType
  * @param {string | undefined} header the name header's value, if any
  * @param {boolean} multiOrigin
- * @param {{ template?: string | null }} [options] template: of the first --name rule matching the URL
+ * @param {{ template?: string | null, prefix?: string }} [options] template: of the first --name rule matching the URL; prefix: its fixed path, for {rest}
  * @returns {{ file: string, from: 'name header' | 'name rule' | 'default name', refused?: UnsafeFileNameError, refusedFrom?: 'name header' | 'name rule' }}
  */
 export function wantedFileName(url, contentType, header, multiOrigin, options = {}) {
@@ -195,7 +195,7 @@ export function wantedFileName(url, contentType, header, multiOrigin, options = 
   const from = header !== undefined ? 'name header' : template !== null ? 'name rule' : 'default name';
   try {
     wanted = from === 'name header' ? { file: headerFileName(decodeNameHeader(/** @type {string} */ (header)), url, contentType), from }
-      : from === 'name rule' ? { file: headerFileName(expandTemplate(/** @type {string} */ (template), url), url, contentType), from }
+      : from === 'name rule' ? { file: headerFileName(expandTemplate(/** @type {string} */ (template), url, options.prefix), url, contentType), from }
         : { file: defaultFileName(url, contentType), from };
   } catch (error) {
     if (!(error instanceof UnsafeFileNameError)) throw error;

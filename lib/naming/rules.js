@@ -8,10 +8,12 @@ import { PLACEHOLDER } from '../options/name-rules.js';
  * X-Builder-FileName. The first rule whose pattern (--include syntax)
  * matches wins; a name header beats any rule. The result is read as a name
  * header, with the same safety checks and collisions. Placeholders: {path},
- * {dir}, {base}, {ext}, {query.NAME} (percent-decoded; in query values "/",
- * "\" and characters file names cannot hold become "_").
+ * {dir}, {base}, {ext}, {rest}, {query.NAME}: percent-decoded, and made safe
+ * alike (a character file names cannot hold becomes "_", "/" too within a segment).
  * @typedef {{ pattern: string, template: string }} NameRule
- * @typedef {{ templateFor(url: string): string | null, rules: NameRule[] }} NameRules
+ * @typedef {{ template: string, prefix: string }} MatchedRule
+ *   prefix: the pattern's fixed path start, which {rest} follows
+ * @typedef {{ ruleFor(url: string): MatchedRule | null, templateFor(url: string): string | null, rules: NameRule[] }} NameRules
  */
 
 const UNSAFE_IN_VALUE = /[/\\<>:"|?*\u0000-\u001f\u007f]/g;
@@ -25,44 +27,79 @@ const UNSAFE_IN_VALUE = /[/\\<>:"|?*\u0000-\u001f\u007f]/g;
 export function compileNameRules(rules, origins) {
   const compiled = rules.map((rule) => {
     try {
-      return { rule, patterns: compilePattern(rule.pattern, origins) };
+      return compilePattern(rule.pattern, origins).map((pattern) => ({ regex: pattern.regex, matched: { template: rule.template, prefix: fixedPath(pattern.absolute) } }));
     } catch (error) {
       throw new UsageError(`--name: ${/** @type {Error} */ (error).message}`);
     }
-  });
-  return {
-    rules,
-    templateFor(url) {
-      for (const { rule, patterns } of compiled) {
-        if (patterns.some((pattern) => pattern.regex.test(url))) return rule.template;
-      }
-      return null;
-    },
-  };
+  }).flat();
+  /** @param {string} url */
+  const ruleFor = (url) => compiled.find((pattern) => pattern.regex.test(url))?.matched ?? null;
+  return { rules, ruleFor, templateFor: (url) => ruleFor(url)?.template ?? null };
 }
 
-/** The name a template gives a URL, before the name checks. @param {string} template @param {URL} url */
-export function expandTemplate(template, url) {
-  const path = decode(url.pathname).slice(1);
-  const slash = path.lastIndexOf('/');
-  const dir = slash < 0 ? '' : path.slice(0, slash);
-  const last = path.slice(slash + 1);
+/** The path a pattern fixes before its first "*" or its query. @param {string} absolute a normalized pattern URL */
+function fixedPath(absolute) {
+  const head = absolute.split('*')[0].split('?')[0];
+  return /^[a-z]+:\/\/[^/]*(\/.*)$/i.exec(head)?.[1] ?? '/';
+}
+
+/**
+ * A URL's query parameters as CGI reads them: split on "&" and ";".
+ * gitweb and every CGI.pm app write "?p=repo.git;a=commit;h=abc".
+ * @param {URL} url
+ */
+export function queryParams(url) {
+  return new URLSearchParams(url.search.slice(1).replace(/;/g, '&'));
+}
+
+/**
+ * The name a template gives a URL, before the name checks.
+ * @param {string} template
+ * @param {URL} url
+ * @param {string} [prefix] the matched pattern's fixed path: {rest} is the path after it
+ */
+export function expandTemplate(template, url, prefix = '/') {
+  const segments = url.pathname.slice(1).split('/').map((segment) => safeValue(segment));
+  const path = segments.join('/');
+  const dir = segments.slice(0, -1).join('/');
+  const last = segments[segments.length - 1];
   const dot = last.lastIndexOf('.');
   const base = dot > 0 ? last.slice(0, dot) : last;
   const ext = dot > 0 ? last.slice(dot + 1) : '';
+  /** @type {URLSearchParams | undefined} */
+  let query;
   return template.replace(PLACEHOLDER, (_, name) => {
     if (name === 'path') return path;
     if (name === 'dir') return dir;
     if (name === 'base') return base;
     if (name === 'ext') return ext;
-    return (url.searchParams.get(name.slice(6)) ?? '').replace(UNSAFE_IN_VALUE, '_');
+    if (name === 'rest') return restOf(url.pathname, prefix);
+    query ??= queryParams(url);
+    return safeValue(query.get(name.slice(6)) ?? '', false);
   });
+}
+
+/** The path after `prefix`, its segments made safe; "" when the path does not start so. @param {string} pathname @param {string} prefix */
+function restOf(pathname, prefix) {
+  if (!pathname.startsWith(prefix)) return '';
+  return pathname.slice(prefix.length).split('/').filter((segment) => segment !== '').map((segment) => safeValue(segment)).join('/');
+}
+
+/**
+ * One value made safe for a file name: decoded (path segments), characters
+ * file names cannot hold (and "/") become "_", and so do the dots of "." or "..".
+ * @param {string} value
+ * @param {boolean} [encoded] a raw path segment, percent-decoded here
+ */
+function safeValue(value, encoded = true) {
+  const text = (encoded ? decode(value) : value).replace(UNSAFE_IN_VALUE, '_');
+  return text === '.' || text === '..' ? text.replace(/\./g, '_') : text;
 }
 
 /** @param {string} text */
 function decode(text) {
   try {
-    return decodeURIComponent(text);
+    return decodeURIComponent(text).normalize('NFC');
   } catch {
     return text;
   }

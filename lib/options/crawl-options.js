@@ -59,6 +59,9 @@ export const CRAWL_OPTIONS = [
   { name: 'out', flags: '-o, --out <dir>', type: 'string', default: './prerendered', description: 'output directory' },
   { name: 'include', flags: '-i, --include <pattern...>', type: 'string[]', default: [], check: checkPattern, description: 'scope: URL prefixes to crawl ("/path" on the root\'s origin, or an absolute URL; "*" matches any run of characters). Default: each root\'s directory and below' },
   { name: 'exclude', flags: '-x, --exclude <pattern...>', type: 'string[]', default: [], check: checkPattern, description: 'URL prefixes never to crawl (exclude wins over include)' },
+  { name: 'includeRegex', flags: '--include-regex <regex...>', type: 'string[]', default: [], check: checkRegex, description: 'scope: URLs to crawl, as regular expressions on the whole URL (as wget --accept-regex): "a=tree$" takes a=tree, not a=tree;h=...; with --include, a URL matching either is in scope' },
+  { name: 'excludeRegex', flags: '--exclude-regex <regex...>', type: 'string[]', default: [], check: checkRegex, description: 'URLs never to crawl, as regular expressions on the whole URL (as wget --reject-regex); wins as --exclude does' },
+  { name: 'dedupe', flags: '--dedupe', type: 'boolean', default: false, description: 'pages with the same bytes under two URLs (gitweb\'s a=shortlog and a=shortlog;pg=0) share one file: the later URL is an alias in the manifest, as / and /index.html are; split again if their rewritten output differs' },
   { name: 'concurrency', flags: '-c, --concurrency <n>', type: 'integer', min: 1, max: 256, default: 8, description: 'requests in flight at once' },
   { name: 'threads', flags: '--threads <n>', type: 'integer', min: 0, max: 64, default: DEFAULT_THREADS, description: `worker threads for the per-page work (tokenising, rewriting, writing), the first started once a crawl is past its first ${THREADS_FROM} pages and at least ${THREADS_FROM / 2} needed that work (a re-crawl whose pages answer 304 needs next to none), the others once those running are kept busy; a re-crawl also does its requests on one more thread; 0 does it all in the main thread (default: one per CPU core, ${DEFAULT_THREADS} here)` },
   { name: 'maxPages', flags: '--max-pages <n>', type: 'integer', min: 1, default: 100_000, description: 'stop admitting new pages after n (guard against crawler traps)' },
@@ -69,9 +72,10 @@ export const CRAWL_OPTIONS = [
   { name: 'maxRedirects', flags: '--max-redirects <n>', type: 'integer', min: 0, max: 100, default: 10, description: 'redirects followed from a link; a longer chain, or a loop, is a recorded failure with the chain in its message' },
   { name: 'dynamicBase', flags: '--dynamic-base <url>', type: 'url', description: 'write out-of-scope links as absolute URLs on this base (when the static tree is served from another host)' },
   { name: 'assets', flags: '--assets', type: 'boolean', default: false, description: 'also fetch page requisites (stylesheets, scripts, images, fonts, CSS url()/@import) on the roots\' origins, even outside the page scope (as wget -p does; --exclude still wins), and rewrite references to them' },
+  { name: 'requisiteErrors', flags: '--requisite-errors <mode>', type: 'choice', choices: ['warn', 'fail'], default: 'warn', description: 'warn: a requisite (--assets) the site itself lacks (404, 410: a linked /favicon.ico it has not) is listed in the manifest\'s errors and the summary, but is no failure (exit 0); fail: it fails the run as a page does' },
   { name: 'assetsOrigins', flags: '--assets-origins <origin...>', type: 'string[]', default: [], check: checkAbsoluteUrl, description: 'with --assets, also fetch requisites from these origins (a CDN: https://cdn.example.com); written under a directory named after the host' },
   { name: 'relativeLinks', flags: '--relative-links', type: 'boolean', default: true, description: 'write every link to a written file relative to the page, root-relative and absolute ones too, so the tree works under any path (https://host/docs/) and from file:// (on by default; --no-relative-links keeps links that already reach the right file at the site\'s root as written)' },
-  { name: 'name', flags: '--name <rule...>', type: 'name-rules', default: [], description: 'a pattern (as for --include) then a template: URLs matching it get the name the template gives, e.g. --name "/doku.php?id=*" "{query.id}.html"; placeholders {path} {dir} {base} {ext} {query.NAME}; repeatable; the name header still wins' },
+  { name: 'name', flags: '--name <rule...>', type: 'name-rules', default: [], description: 'a pattern (as for --include) then a template: URLs matching it get the name the template gives, e.g. --name "/doku.php?id=*" "{query.id}.html"; placeholders {path} {dir} {base} {ext} {rest} {query.NAME} (split on & and ;); repeatable; the name header still wins' },
   { name: 'rate', flags: '--rate <n>', type: 'number', min: 0.001, description: 'at most n requests per second across the run (a decimal is fine: 0.5 is one every 2 s), for crawling a production site' },
   { name: 'delay', flags: '--delay <ms>', type: 'integer', min: 0, max: 3_600_000, default: 0, description: 'wait ms between the end of a request and the start of the next on the same connection (-c connections)' },
   { name: 'robots', flags: '--robots', type: 'boolean', default: false, description: 'honour robots.txt (user agent "prerender", else "*") and <meta name="robots" content="nofollow">; off by default: prerender is a tool for the site\'s owner' },
@@ -120,12 +124,13 @@ export const CRAWL_OPTIONS = [
   { name: 'leaseTimeout', flags: '--lease-timeout <ms>', type: 'integer', min: 200, max: 3_600_000, default: 30_000, description: 'with --frontier: a URL taken by a process that sends no heartbeat for half this long (or holds it this long without one) goes to another' },
   { name: 'json', flags: '--json', type: 'boolean', default: false, description: 'print a machine-readable summary on stdout', cliOnly: true },
   { name: 'quiet', flags: '-q, --quiet', type: 'boolean', default: false, description: 'no progress line and no summary (errors still go to stderr)', cliOnly: true },
+  { name: 'progressInterval', flags: '--progress-interval <s>', type: 'integer', min: 0, max: 86_400, default: 10, description: 'when stderr is not a terminal (a CI log), print a progress line every s seconds; 0: none', cliOnly: true },
 ];
 
 export const OPTION_BY_NAME = new Map(CRAWL_OPTIONS.map((spec) => [spec.name, spec]));
 const BY_NAME = OPTION_BY_NAME;
 /** API-only keys: `roots`, and knobs for tests and embedding. */
-const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env', 'threadsFrom', 'early', 'now'];
+const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env', 'threadsFrom', 'early', 'now', 'sample'];
 
 /**
  * The options of `crawl()`, `new Crawler()` and `preview()`, as in a config file: all optional but a root.
@@ -145,6 +150,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   now?: () => number,
  *   frontier?: string, crawlId?: string, freshStart?: boolean, blobs?: string, originConcurrency?: number,
  *   maxDeliveries?: number, frontierTimeout?: number, leaseTimeout?: number,
+ *   requisiteErrors?: 'warn' | 'fail', includeRegex?: string[], excludeRegex?: string[], dedupe?: boolean, progressInterval?: number, sample?: number,
  * }} CrawlOptions
  */
 
@@ -166,6 +172,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   env?: Record<string, string | undefined>,
  *   frontier?: string, crawlId?: string, freshStart: boolean, blobs?: string, originConcurrency: number,
  *   maxDeliveries: number, frontierTimeout: number, leaseTimeout: number,
+ *   requisiteErrors: 'warn' | 'fail', includeRegex: string[], excludeRegex: string[], dedupe: boolean, sample?: number,
  * }} ResolvedCrawlOptions
  *   assetsOrigins: scheme://host:port; env: where the browser is looked for (default process.env)
  */
@@ -318,6 +325,8 @@ export function resolveCrawlOptions(input, context = {}) {
   out.assetsOrigins = [...new Set(out.assetsOrigins.map((/** @type {string} */ url) => new URL(url).origin))];
   checkApiValues(input, source);
   out.dryRun = input.dryRun === true;
+  // preview --sample (preview.js checks the number).
+  if (out.dryRun && typeof input.sample === 'number') out.sample = input.sample;
   if (input.stdin !== undefined) out.stdin = input.stdin;
   if (input.env !== undefined) out.env = input.env;
   if (!out.pricePath.startsWith('/')) throw fail(`price path must start with "/", got ${JSON.stringify(out.pricePath)}`, source);

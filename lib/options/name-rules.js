@@ -5,7 +5,7 @@
  */
 
 /** The placeholders a template may hold. */
-export const PLACEHOLDER = /\{(path|dir|base|ext|query\.[^{}]+)\}/g;
+export const PLACEHOLDER = /\{(path|dir|base|ext|rest|query\.[^{}]+)\}/g;
 
 /**
  * @param {unknown} input a flat list [pattern, template, ...], or [pattern, template] pairs or { pattern, template } objects
@@ -40,8 +40,8 @@ export function parseNameRules(input, fail) {
     }
     const rest = rule.template.replace(PLACEHOLDER, '');
     const unknown = rest.match(/\{[^{}]*\}/);
-    if (unknown) throw fail(`--name template ${JSON.stringify(rule.template)} has an unknown placeholder ${unknown[0]}: use {path}, {dir}, {base}, {ext} or {query.NAME}`);
-    if (/[{}]/.test(rest)) throw fail(`--name template ${JSON.stringify(rule.template)} has a brace that opens or closes no placeholder: use {path}, {dir}, {base}, {ext} or {query.NAME}`);
+    if (unknown) throw fail(`--name template ${JSON.stringify(rule.template)} has an unknown placeholder ${unknown[0]}: use {path}, {dir}, {base}, {ext}, {rest} or {query.NAME}`);
+    if (/[{}]/.test(rest)) throw fail(`--name template ${JSON.stringify(rule.template)} has a brace that opens or closes no placeholder: use {path}, {dir}, {base}, {ext}, {rest} or {query.NAME}`);
   }
   return rules;
 }

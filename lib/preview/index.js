@@ -10,6 +10,8 @@ import { resolveCrawlOptions } from '../options/crawl-options.js';
 import { Scope } from '../roots/scope.js';
 import { normalizeUrl } from '../url.js';
 import { UsageError } from '../errors.js';
+import { formSubmittingTo } from './forms.js';
+import { DynamicGroups } from './dynamic-groups.js';
 import { compileFreshness, describeFreshness } from '../recrawl/freshness.js';
 import { readState } from '../recrawl/state.js';
 import { STATE_DIR } from '../output/outdir.js';
@@ -36,7 +38,12 @@ import path from 'node:path';
  *   dynamicByPath: { path: string, links: number, pages: number }[],
  *   excludedByPattern: { pattern: string, urls: number }[],
  *   collisions: number, unsafeNames: number, durationMs: number, interrupted: boolean,
+ *   nameFallbacks: { url: string, code: 'NAME_RULE' | 'UNSAFE_NAME', message: string }[],
+ *   notFetched?: number,
  * }} PlanTotals
+ *   notFetched: with --sample, the in-scope URLs planned from their URL alone
+ *   unsafeNames: pages whose name header or --name rule gave an unsafe name (the
+ *   crawl writes them under their default name); nameFallbacks: the first of them
  */
 
 /** @param {string | undefined} pattern @param {string | undefined} root */
@@ -45,6 +52,9 @@ function crawlReason(pattern, root) {
   if (pattern === 'listed') return 'listed in a sitemap or URL list';
   return `include ${pattern ?? root}`;
 }
+
+/** Name fallbacks listed in the totals, at most (the rows show each). */
+const MAX_FALLBACKS_LISTED = 20;
 
 /** Why the plan shows a link as kept live. */
 const FORM_REASON = 'form action: a form submits its fields to the live site, so it is never crawled nor pointed at a static file';
@@ -70,6 +80,7 @@ const REQUISITE_TYPE = /^(text\/css|text\/javascript|application\/(x-)?javascrip
 export async function preview(options, hooks = {}) {
   const { limit, ...rest } = options;
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new UsageError(`--limit must be a whole number of at least 1, got ${JSON.stringify(limit)}`);
+  if (rest.sample !== undefined && (!Number.isSafeInteger(rest.sample) || rest.sample < 1)) throw new UsageError(`--sample must be a whole number of at least 1, got ${JSON.stringify(rest.sample)}`);
   const crawler = new Crawler({ ...rest, ...(limit !== undefined ? { maxPages: limit } : {}), dryRun: true });
   const onRow = hooks.onRow ?? (() => {});
   hooks.onProgress?.(crawler);
@@ -78,8 +89,7 @@ export async function preview(options, hooks = {}) {
   const inScope = new Map();
   /** @type {Set<string>} */
   const reported = new Set();
-  /** @type {Map<string, { links: number, pages: number, lastPage: string | null }>} */
-  const dynamicByPath = new Map();
+  const dynamicByPath = new DynamicGroups();
   /** @type {Map<string, number>} */
   const excludedByPattern = new Map();
   /** @type {Map<string, { status: number, location: string }>} */
@@ -87,7 +97,8 @@ export async function preview(options, hooks = {}) {
   /** @type {Map<string, { status?: number, message: string }>} */
   const failures = new Map();
   let collisions = 0;
-  let unsafeNames = 0;
+  /** @type {Map<string, { code: 'NAME_RULE' | 'UNSAFE_NAME', message: string }>} */
+  const fallbacks = new Map();
 
   crawler.on('admit', (event) => {
     if (!inScope.has(event.url)) inScope.set(event.url, { pattern: event.pattern, root: event.root, from: event.from });
@@ -95,8 +106,14 @@ export async function preview(options, hooks = {}) {
   const crawlOrigins = new Set(crawler.options.roots.map((root) => new URL(root).origin));
   /** @type {Map<string, PlanRow>} in-scope links not followed: a row only if never crawled after all */
   const notFollowed = new Map();
+  /** @type {Map<string, string | null>} --sample: in-scope URLs not fetched, and the page that links them */
+  const sampledOut = new Map();
   crawler.on('link', (link) => {
     if (link.decision === 'crawl' && link.followed) return; // reported through 'admit'
+    if (link.sampledOut) {
+      if (!sampledOut.has(link.url)) sampledOut.set(link.url, link.from);
+      return;
+    }
     if (link.decision === 'excluded') {
       if (!reported.has(link.url)) {
         reported.add(link.url);
@@ -109,13 +126,7 @@ export async function preview(options, hooks = {}) {
     // out of scope, a form's action, or an in-scope URL not followed (a requisite without --assets, nofollow, too deep)
     const url = new URL(link.url);
     const path = crawlOrigins.has(url.origin) ? url.pathname : `${url.host}${url.pathname}`;
-    const group = dynamicByPath.get(path) ?? { links: 0, pages: 0, lastPage: null };
-    group.links++;
-    if (group.lastPage !== link.from) {
-      group.pages++;
-      group.lastPage = link.from;
-    }
-    dynamicByPath.set(path, group);
+    dynamicByPath.add(path, url, link.from);
     if (reported.has(link.url) || notFollowed.has(link.url)) return;
     /** @type {PlanRow} */
     const row = { url: link.url, decision: 'dynamic', reason: notFollowedReason(link), from: link.from };
@@ -130,7 +141,7 @@ export async function preview(options, hooks = {}) {
   crawler.on('failure', (event) => failures.set(event.url, { status: event.status, message: event.message }));
   crawler.on('warning', (warning) => {
     if (warning.code === 'NAME_COLLISION') collisions++;
-    else if (warning.code === 'UNSAFE_NAME') unsafeNames++;
+    else if (warning.code === 'UNSAFE_NAME' || warning.code === 'NAME_RULE') fallbacks.set(warning.url, { code: warning.code, message: warning.message });
   });
   /** @type {Map<string, RenderedInfo>} */
   const rendered = new Map();
@@ -146,11 +157,15 @@ export async function preview(options, hooks = {}) {
     return files.get(current);
   };
   for (const [url, row] of notFollowed) if (!inScope.has(url)) onRow(row);
+  const notFetched = planSampledOut(crawler, sampledOut, inScope, onRow);
+  // As for crawl: with --requisite-errors warn, a requisite answering 404/410 is no failure.
+  const missing = new Set((result.requisitesMissing ?? []).map((error) => error.url));
   const freshness = compileFreshness({ rules: crawler.options.fresh, honourCacheControl: false, origins: [...crawlOrigins] });
   let notCrawled = 0;
   for (const [url, seen] of inScope) {
     const reason = crawlReason(seen.pattern, seen.root);
     const failure = failures.get(url);
+    if (failure && missing.has(url)) failure.message += ': a requisite the site lacks, not counted as failed with --requisite-errors warn';
     const redirect = redirects.get(url);
     const render = rendered.get(url);
     const base = { url, pattern: seen.pattern, from: seen.from, ...(render ? { rendered: render } : {}) };
@@ -162,9 +177,10 @@ export async function preview(options, hooks = {}) {
         ? { ...base, decision: 'crawl', file, reason: `${reason}; HTTP ${redirect.status} to ${redirect.location}`, redirectTo: redirect.location, status: redirect.status }
         : { ...base, decision: 'dynamic', reason: `HTTP ${redirect.status} to ${redirect.location}, which is not written: links stay live`, redirectTo: redirect.location, status: redirect.status });
     } else if (files.has(url)) {
+      const fallback = fallbacks.get(url);
       const rule = freshness.ruleFor(url);
       const fresh = rule ? `; --fresh ${rule.pattern} ${rule.duration}: ${rule.seconds === Infinity ? 'a stored copy is carried for good' : `a stored copy younger than ${rule.duration} is carried`}, without a request` : '';
-      onRow({ ...base, decision: 'crawl', file: files.get(url), reason: reason + fresh, ...(rule ? { fresh: { pattern: rule.pattern, duration: rule.duration } } : {}) });
+      onRow({ ...base, decision: 'crawl', file: files.get(url), reason: reason + fresh + (fallback ? `; ${fallback.message}` : ''), ...(rule ? { fresh: { pattern: rule.pattern, duration: rule.duration } } : {}) });
     } else {
       notCrawled++;
       onRow({ ...base, decision: 'dynamic', reason: result.interrupted ? 'in scope, not reached (interrupted)' : 'in scope, not crawled: --limit/--max-pages reached' });
@@ -174,16 +190,42 @@ export async function preview(options, hooks = {}) {
     crawler,
     totals: {
       pagesInScope: files.size,
-      failed: failures.size,
+      failed: failures.size - missing.size,
       notCrawled,
-      dynamicByPath: [...dynamicByPath].map(([path, group]) => ({ path, links: group.links, pages: group.pages })).sort((a, b) => b.links - a.links || (a.path < b.path ? -1 : 1)),
+      dynamicByPath: dynamicByPath.list(),
       excludedByPattern: [...excludedByPattern].map(([pattern, urls]) => ({ pattern, urls })),
       collisions,
-      unsafeNames,
+      ...(rest.sample !== undefined ? { notFetched } : {}),
+      unsafeNames: fallbacks.size,
+      nameFallbacks: [...fallbacks].slice(0, MAX_FALLBACKS_LISTED).map(([url, fallback]) => ({ url, ...fallback })),
       durationMs: result.durationMs,
       interrupted: result.interrupted,
     },
   };
+}
+
+/**
+ * --sample: a row for each in-scope URL left out of the sample, with the file
+ * its URL gives if it is HTML and sends no name header.
+ * @param {Crawler} crawler
+ * @param {Map<string, string | null>} sampledOut
+ * @param {Map<string, unknown>} inScope URLs admitted (fetched)
+ * @param {(row: PlanRow) => void} onRow
+ * @returns {number} the rows
+ */
+function planSampledOut(crawler, sampledOut, inScope, onRow) {
+  const o = crawler.options;
+  const origins = new Set(o.roots.map((root) => new URL(root).origin));
+  const rules = compileNameRules(o.name, [...origins]);
+  let rows = 0;
+  for (const [url, from] of sampledOut) {
+    if (inScope.has(url)) continue;
+    const parsed = new URL(url);
+    const { file } = wantedFileName(parsed, 'text/html', undefined, origins.size > 1 || !origins.has(parsed.origin), rules.ruleFor(url) ?? {});
+    onRow({ url, decision: 'crawl', file, from, reason: `in scope, not fetched (--sample ${o.sample}): its file if it is HTML and sends no name header` });
+    rows++;
+  }
+  return rows;
 }
 
 /**
@@ -203,22 +245,41 @@ function guardReason(o, url, depths) {
 }
 
 /**
- * `--why <url>`: the root and pattern that decide a URL, and (one fetch) its file.
+ * `--why <url>`: the root and pattern that decide a URL, and (one fetch) its
+ * file; for a URL it fetches, a form that submits to it, when the roots or
+ * the URL itself hold one.
  * @param {Record<string, any>} options crawl options
  * @param {string} target
  */
 export async function explainUrl(options, target) {
+  /** @type {Map<string, { body: Buffer, contentType: string }>} */
+  const fetched = new Map();
+  const answer = await explainDecision(options, target, fetched);
+  // A URL --why does not fetch (excluded, out of scope, past a guard) stays so: nothing more is fetched.
+  if (fetched.size === 0) return answer;
+  const o = resolveCrawlOptions({ ...options, dryRun: true });
+  const form = await formSubmittingTo(o, [...o.roots, answer.url], answer.url, fetched);
+  if (form) answer.asFormAction = `a form on ${form} submits to it; as a form action it is never crawled, the form's fields go to the live site`;
+  return answer;
+}
+
+/**
+ * @param {Record<string, any>} options crawl options
+ * @param {string} target
+ * @param {Map<string, { body: Buffer, contentType: string }>} fetched receives the URL's page, when fetched
+ * @returns {Promise<Record<string, any> & { url: string }>}
+ */
+async function explainDecision(options, target, fetched) {
   const o = resolveCrawlOptions({ ...options, dryRun: true });
   const url = normalizeUrl(target);
   if (!url) throw new UsageError(`--why needs an absolute http(s) URL, got ${JSON.stringify(target)}`);
   const listed = await loadListedRoots(o, () => {});
-  const scope = new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, listed });
+  const scope = new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, includeRegex: o.includeRegex, excludeRegex: o.excludeRegex, listed });
   const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
   const origin = new URL(url).origin;
   const decision = scope.decide(url);
-  /** @type {Record<string, unknown>} */
+  /** @type {Record<string, any> & { url: string }} */
   const answer = { url, decision: decision.decision };
-  answer.asFormAction = 'never crawled: a form submits its fields to the live site, so its action stays live';
   // With --assets, a requisite on a root's origin (or --assets-origins) is fetched outside the page scope.
   const assetOrigin = o.assets && (origins.has(origin) || o.assetsOrigins.includes(origin));
   if (decision.decision === 'excluded') {
@@ -229,10 +290,10 @@ export async function explainUrl(options, target) {
     answer.reason = decision.pattern === 'root' ? 'it is a root'
       : decision.pattern === 'listed' ? 'it is listed in a sitemap or URL list'
         : `matches include pattern ${decision.pattern}`;
-    const roots = o.include.length === 0 ? o.roots.filter((root) => url.startsWith(new URL('.', root).href)) : o.roots.filter((root) => new URL(root).origin === origin);
+    const roots = o.include.length + o.includeRegex.length === 0 ? o.roots.filter((root) => url.startsWith(new URL('.', root).href)) : o.roots.filter((root) => new URL(root).origin === origin);
     answer.roots = roots;
   } else {
-    answer.reason = o.include.length > 0
+    answer.reason = o.include.length + o.includeRegex.length > 0
       ? `matches no include pattern (${scope.toJSON().include.join(', ')})`
       : `outside every root's directory (${scope.toJSON().include.join(', ')})`;
   }
@@ -254,6 +315,7 @@ export async function explainUrl(options, target) {
       return answer;
     }
     const contentType = String(response.headers['content-type'] ?? 'application/octet-stream');
+    fetched.set(url, { body: response.body, contentType });
     // Requisites as the crawl treats them: only with --assets, then even out of page scope.
     if (REQUISITE_TYPE.test(mimeOf(contentType))) {
       const type = mimeOf(contentType);
@@ -273,7 +335,7 @@ export async function explainUrl(options, target) {
     }
     const header = response.headers['x-builder-filename'] ?? response.headers['xbuilder-filename'];
     const rules = compileNameRules(o.name, [...origins]);
-    const wanted = wantedFileName(new URL(url), contentType, Array.isArray(header) ? header[0] : header, origins.size > 1 || !origins.has(origin), { template: rules.templateFor(url) });
+    const wanted = wantedFileName(new URL(url), contentType, Array.isArray(header) ? header[0] : header, origins.size > 1 || !origins.has(origin), rules.ruleFor(url) ?? {});
     answer.file = wanted.file;
     answer.fileFrom = wanted.refused ? `default name (${wanted.refused.message})` : wanted.from;
   } catch (error) {

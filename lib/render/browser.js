@@ -14,6 +14,21 @@ export const BROWSER_NAMES = ['chromium', 'chromium-browser', 'google-chrome'];
 
 export const INSTALL_HINT = 'install one (Debian/Ubuntu: apt-get install chromium) or point to it with --browser <path> or PUPPETEER_EXECUTABLE_PATH';
 
+/** The one line --render says when its driver is not installed (an optional peer dependency). */
+export const DRIVER_HINT = '--render needs puppeteer-core, an optional dependency that is not installed: npm install puppeteer-core@24';
+
+/**
+ * Checks that puppeteer-core can be loaded: a crawl-only install leaves it out.
+ * @param {(specifier: string) => string} [resolve] import.meta.resolve (a test's stand-in)
+ */
+export function assertDriver(resolve = (specifier) => import.meta.resolve(specifier)) {
+  try {
+    resolve('puppeteer-core');
+  } catch {
+    throw new BrowserError(DRIVER_HINT, { code: 'RENDER_NOT_INSTALLED' });
+  }
+}
+
 /** @param {string} file */
 function executable(file) {
   try {

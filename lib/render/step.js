@@ -7,7 +7,7 @@ import { detectCharset } from '../document/charset.js';
 import { warn } from '../warnings.js';
 import { redirect } from '../engine/outcomes.js';
 import { createBlocklist } from './block.js';
-import { findBrowser } from './browser.js';
+import { assertDriver, findBrowser } from './browser.js';
 import { createPageRenderer, RendererCrashError } from './page.js';
 import { BrowserGoneError, BrowserPool } from './pool.js';
 
@@ -35,7 +35,8 @@ import { BrowserGoneError, BrowserPool } from './pool.js';
  * @returns {import('../engine/run.js').Transform}
  */
 export function createRenderStep(o, context = {}) {
-  // Found now, so that a missing browser ends the run (exit 2) before anything is fetched.
+  // Found now, so that a missing driver or browser ends the run (exit 2) before anything is fetched.
+  assertDriver();
   const executablePath = findBrowser({ browser: o.browser, env: context.env ?? o.env });
   /** @type {BrowserPool | null} */
   let pool = null;

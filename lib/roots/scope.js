@@ -34,6 +34,20 @@ export function compilePattern(pattern, origins) {
   });
 }
 
+/**
+ * A scope regular expression, shown as /source/ in decisions and the manifest.
+ * @param {string} source
+ * @returns {CompiledPattern}
+ */
+export function compileRegex(source) {
+  try {
+    const shown = `/${source}/`;
+    return { source: shown, absolute: shown, regex: new RegExp(source) };
+  } catch (error) {
+    throw new UsageError(`invalid scope regular expression ${JSON.stringify(source)}: ${/** @type {Error} */ (error).message}`);
+  }
+}
+
 /** @param {string} text */
 function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -51,22 +65,23 @@ const DYNAMIC = Object.freeze({ decision: 'dynamic' });
 
 export class Scope {
   /**
-   * @param {{ roots: string[], include?: string[], exclude?: string[], listed?: Iterable<string> }} options
+   * @param {{ roots: string[], include?: string[], exclude?: string[], includeRegex?: string[], excludeRegex?: string[], listed?: Iterable<string> }} options
    *   roots: canonical root URLs, each bringing its directory into scope when there is no include;
+   *   includeRegex, excludeRegex: regular expressions on the whole canonical URL, as wget's --accept-regex;
    *   listed: canonical URLs from sitemaps or URL lists, in scope themselves unless excluded
    */
-  constructor({ roots, include = [], exclude = [], listed = [] }) {
+  constructor({ roots, include = [], exclude = [], includeRegex = [], excludeRegex = [], listed = [] }) {
     this.roots = roots;
     this.listed = new Set(listed);
     const origins = [...new Set([...roots, ...this.listed].map((root) => new URL(root).origin))];
     /** @type {CompiledPattern[]} */
-    this.include = include.length > 0
-      ? include.flatMap((pattern) => compilePattern(pattern, origins))
+    this.include = include.length + includeRegex.length > 0
+      ? [...include.flatMap((pattern) => compilePattern(pattern, origins)), ...includeRegex.map(compileRegex)]
       : roots.map((root) => {
         const absolute = defaultScopeOf(root);
         return { source: absolute, absolute, regex: new RegExp('^' + escapeRegExp(absolute)) };
       });
-    this.exclude = exclude.flatMap((pattern) => compilePattern(pattern, origins));
+    this.exclude = [...exclude.flatMap((pattern) => compilePattern(pattern, origins)), ...excludeRegex.map(compileRegex)];
     this.rootSet = new Set(roots);
   }
 

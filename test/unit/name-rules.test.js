@@ -4,7 +4,7 @@ import { compileNameRules, expandTemplate } from '../../lib/naming/rules.js';
 import { parseNameRules } from '../../lib/options/name-rules.js';
 import { wantedFileName } from '../../lib/naming/file-names.js';
 import { resolveCrawlOptions } from '../../lib/options/crawl-options.js';
-import { startProgress } from '../../lib/cli/report.js';
+import { progressFor, startProgress } from '../../lib/cli/report.js';
 import { Writable } from 'node:stream';
 
 const fail = (/** @type {string} */ message) => new Error(message);
@@ -18,6 +18,57 @@ describe('--name rules', () => {
     ['{path}.html', 'http://w/caf%C3%A9/menu.asp', 'café/menu.asp.html'],
   ])('%s on %s -> %s', (template, url, expected) => {
     expect(expandTemplate(template, new URL(url))).toBe(expected);
+  });
+
+  // In the style of website-scraper's filename-generator tests: one row per case a real app showed.
+  describe('query parameters are read as CGI reads them: split on "&" and ";"', () => {
+    it.each([
+      ['gitweb: ";" separates parameters', '{query.h}.html', 'http://g/gitweb.cgi?p=repo.git;a=commit;h=1a2b3c', '1a2b3c.html'],
+      ['gitweb: the first parameter stops at ";"', '{query.p}/{query.a}.html', 'http://g/gitweb.cgi?p=repo.git;a=summary', 'repo.git/summary.html'],
+      ['"&" and ";" mixed', '{query.a}-{query.pg}.html', 'http://g/gitweb.cgi?p=r.git&a=shortlog;pg=2', 'shortlog-2.html'],
+      ['an encoded ";" stays in its value', '{query.id}.html', 'http://w/doku.php?id=a%3Bb', 'a;b.html'],
+      ['"+" is a space, as in a form', '{query.q}.html', 'http://w/s.php?q=two+words', 'two words.html'],
+      ['the first of a repeated parameter', '{query.a}.html', 'http://w/x?a=1;a=2', '1.html'],
+      ['a value ".." is no parent directory', '{query.id}/x.html', 'http://w/x?id=..', '__/x.html'],
+      ['an absent parameter is empty', '{query.missing}x.html', 'http://w/x?a=1;b=2', 'x.html'],
+    ])('%s', (_, template, url, expected) => {
+      expect(expandTemplate(template, new URL(url))).toBe(expected);
+    });
+  });
+
+  describe('path placeholders are made safe as query values are', () => {
+    it.each([
+      ['MediaWiki: a namespace colon', '/wiki/{base}.html', 'http://w/index.php/Category:Group_A', '/wiki/Category_Group_A.html'],
+      ['MediaWiki: an encoded "?" in a title', '/wiki/{base}.html', 'http://w/index.php/What%3F', '/wiki/What_.html'],
+      ['an encoded "/" in a segment does not make a directory', '{path}.html', 'http://w/a%2Fb/c', 'a_b/c.html'],
+      ['non-ASCII is kept, decoded', '{path}.html', 'http://w/caf%C3%A9/menu.asp', 'café/menu.asp.html'],
+      ['{rest}: the path after the pattern, its parents kept', '/wiki/{rest}.html', 'http://w/index.php/Guide/Install', '/wiki/Guide/Install.html'],
+      ['{rest}: subpages of a category, each segment safe', '/wiki/{rest}.html', 'http://w/index.php/Category:Group_A/B/C', '/wiki/Category_Group_A/B/C.html'],
+      ['{base} is the last segment only', '/wiki/{base}.html', 'http://w/index.php/Guide/Install', '/wiki/Install.html'],
+    ])('%s', (_, template, url, expected) => {
+      const rules = compileNameRules([{ pattern: '/index.php/*', template }], ['http://w']);
+      expect(expandTemplate(template, new URL(url), rules.ruleFor(url)?.prefix)).toBe(expected);
+    });
+
+    it.each([
+      ['/index.php/*', 'http://w/index.php/A/B', 'A/B'],
+      ['/index.php', 'http://w/index.php/A/B', 'A/B'],
+      ['/st/*/print', 'http://w/st/7/print', '7/print'],
+      ['http://w/docs/', 'http://w/docs/x/y.html', 'x/y.html'],
+      ['/gitweb.cgi?p=*', 'http://w/gitweb.cgi?p=r.git', ''],
+    ])('{rest} after %s on %s is %s', (pattern, url, expected) => {
+      const rules = compileNameRules([{ pattern, template: '{rest}' }], ['http://w']);
+      expect(expandTemplate('{rest}', new URL(url), rules.ruleFor(url)?.prefix)).toBe(expected);
+    });
+
+    it('a MediaWiki layout gets every page under wiki/, none falls back to the default name', () => {
+      const rules = compileNameRules([{ pattern: '/index.php/*', template: '/wiki/{rest}.html' }], ['http://w']);
+      for (const url of ['http://w/index.php/Main_Page', 'http://w/index.php/Category:Group_A/B/C', 'http://w/index.php/What%3F', 'http://w/index.php/%C3%9Cbersicht']) {
+        const wanted = wantedFileName(new URL(url), 'text/html', undefined, false, rules.ruleFor(url) ?? {});
+        expect(wanted).toMatchObject({ from: 'name rule' });
+        expect(wanted.file).toMatch(/^wiki\//);
+      }
+    });
   });
 
   it('the first matching rule names the file, through the name-header checks; the header wins', () => {
@@ -52,5 +103,43 @@ describe('progress line', () => {
     progress.stop();
     vi.useRealTimers();
     expect(text).toMatch(/\rwriting · 12 of 40 written · 1 failed · \d+\.\d s/);
+  });
+});
+
+describe('progress when stderr is not a terminal (a CI log)', () => {
+  /** @param {boolean} isTTY */
+  const stream = (isTTY) => {
+    const sink = { text: '' };
+    const writable = Object.assign(new Writable({ write(chunk, _e, done) { sink.text += chunk; done(); } }), { isTTY, columns: 200 });
+    return { sink, writable };
+  };
+  const stats = () => ({ fetched: 40, failed: 1, written: 0, queued: 3, active: 2, startedAt: Date.now(), phase: 'fetch' });
+
+  it('prints a whole line every --progress-interval seconds, none with -q or 0', () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const log = stream(false);
+      const progress = progressFor(log.writable, stats, { intervalSeconds: 10 });
+      vi.advanceTimersByTime(9_999);
+      expect(log.sink.text).toBe('');
+      vi.advanceTimersByTime(10_001);
+      progress?.stop();
+      vi.advanceTimersByTime(30_000);
+      expect(log.sink.text).toMatch(/^prerender: 40 fetched · 5 queued · 1 failed · \d+ pages\/s · \d+\.\d s\nprerender: 40 fetched[^\n]*\n$/);
+      expect(progressFor(log.writable, stats, { intervalSeconds: 10, quiet: true })).toBeNull();
+      expect(progressFor(log.writable, stats, { intervalSeconds: 0 })).toBeNull();
+      const tty = stream(true);
+      const live = progressFor(tty.writable, stats, { intervalSeconds: 0 });
+      vi.advanceTimersByTime(200);
+      live?.stop();
+      expect(tty.sink.text).toMatch(/^\r40 fetched/);
+      expect(progressFor(tty.writable, stats, { intervalSeconds: 10, quiet: true })).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('--progress-interval takes whole seconds from 0', () => {
+    expect(() => resolveCrawlOptions({ roots: ['http://w/'], progressInterval: -1 })).toThrow(/--progress-interval must be/);
   });
 });

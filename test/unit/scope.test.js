@@ -5,7 +5,7 @@ import { UsageError } from '../../lib/errors.js';
 import { normalizeUrl } from '../../lib/url.js';
 
 /**
- * @param {{ roots: string[], include?: string[], exclude?: string[] }} options roots as typed by a user
+ * @param {{ roots: string[], include?: string[], exclude?: string[], includeRegex?: string[], excludeRegex?: string[] }} options roots as typed by a user
  */
 function scope({ roots, ...rest }) {
   return new Scope({ roots: roots.map((root) => /** @type {string} */ (normalizeUrl(root))), ...rest });
@@ -162,5 +162,27 @@ describe('Scope with --include and --exclude', () => {
   ])('refuses the pattern %j with a usage error', (pattern) => {
     expect(() => scope({ roots, include: [pattern] })).toThrow(UsageError);
     expect(() => scope({ roots, exclude: [pattern] })).toThrow(UsageError);
+  });
+});
+
+describe('--include-regex and --exclude-regex: on the whole URL, as wget\'s --accept-regex', () => {
+  const roots = ['http://g/gitweb.cgi'];
+  it.each([
+    ['exactly a=tree, not a=tree;h=', { includeRegex: ['[?;]a=tree$'] }, 'http://g/gitweb.cgi?p=r.git;a=tree', 'crawl'],
+    ['exactly a=tree, not a=tree;h=', { includeRegex: ['[?;]a=tree$'] }, 'http://g/gitweb.cgi?p=r.git;a=tree;h=abc', 'dynamic'],
+    ['a regex replaces the roots\' directories, as -i does', { includeRegex: ['a=tree$'] }, 'http://g/static/x.css', 'dynamic'],
+    ['either an -i prefix or a regex', { include: ['/static/'], includeRegex: ['a=tree$'] }, 'http://g/static/x.css', 'crawl'],
+    ['an exclude regex wins over -i', { include: ['/gitweb.cgi'], excludeRegex: ['a=(snapshot|search)'] }, 'http://g/gitweb.cgi?p=r.git;a=snapshot;h=1', 'excluded'],
+    ['an exclude regex leaves the rest', { include: ['/gitweb.cgi'], excludeRegex: ['a=(snapshot|search)'] }, 'http://g/gitweb.cgi?p=r.git;a=commit;h=1', 'crawl'],
+    ['an exclude regex wins over a root', { excludeRegex: ['gitweb'] }, 'http://g/gitweb.cgi', 'excluded'],
+  ])('%s: %s', (_, options, url, expected) => {
+    expect(decision(scope({ roots, ...options }), url)).toBe(expected);
+  });
+
+  it('names the regex in the decision and the manifest\'s scope; a bad one is a usage error', () => {
+    const s = scope({ roots, includeRegex: ['a=tree$'], excludeRegex: ['a=rss'] });
+    expect(s.decide('http://g/gitweb.cgi?a=rss')).toMatchObject({ decision: 'excluded', pattern: '/a=rss/' });
+    expect(s.toJSON()).toEqual({ include: ['/a=tree$/'], exclude: ['/a=rss/'] });
+    expect(() => scope({ roots, includeRegex: ['('] })).toThrow(UsageError);
   });
 });

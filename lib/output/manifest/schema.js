@@ -10,7 +10,8 @@
  * }} ManifestPage
  *   stale: failed this time or not reached; its file is the last good copy. rendered: the
  *   DOM from Chromium; partial: saved at --render-timeout; aborted: requests the render aborted
- * @typedef {{ url: string, status?: number, message: string, code?: string, referrers: string[] }} ManifestError
+ * @typedef {{ url: string, status?: number, message: string, code?: string, kind?: 'requisite', referrers: string[] }} ManifestError
+ *   kind: "requisite" for a stylesheet, script, image or font fetched with --assets
  * @typedef {{ url: string, code: string, message: string }} ManifestWarning
  * @typedef {{ url: string, location: string, status: number }} ManifestRedirect
  * @typedef {{
