@@ -4,22 +4,10 @@
  * origin (whose CPU we read while it is alive, so no race with its exit) and
  * for sampling the crawler's resident set over time.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
+import { clockTicks, processTree } from '../../lib/capacity/cpu.js';
 
-let ticksPerSecond = 0;
-
-/** Clock ticks per second of /proc/<pid>/stat times (usually 100). */
-export function clockTicks() {
-  if (ticksPerSecond === 0) {
-    try {
-      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    } catch {
-      ticksPerSecond = 100;
-    }
-  }
-  return ticksPerSecond;
-}
+export { clockTicks, processTree };
 
 /**
  * User and system CPU of one process, in milliseconds, or null when it is gone.
@@ -37,32 +25,6 @@ export function cpuOf(pid) {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = clockTicks();
   return { userMs: (Number(fields[11]) * 1000) / ticks, systemMs: (Number(fields[12]) * 1000) / ticks };
-}
-
-/**
- * A process and all its descendants (for a clustered origin).
- * @param {number} pid
- * @returns {number[]}
- */
-export function processTree(pid) {
-  const all = [pid];
-  for (let i = 0; i < all.length; i++) {
-    let tasks = [];
-    try {
-      tasks = readdirSync(`/proc/${all[i]}/task`);
-    } catch {
-      continue;
-    }
-    for (const task of tasks) {
-      try {
-        const children = readFileSync(`/proc/${all[i]}/task/${task}/children`, 'utf8').trim();
-        if (children) all.push(...children.split(/\s+/).map(Number));
-      } catch {
-        // the task ended meanwhile
-      }
-    }
-  }
-  return all;
 }
 
 /**

@@ -5,9 +5,8 @@
  * operation names pages of the tree (scope patterns matched against the
  * manifest's URLs); a dynamic one names paths on the origin.
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { readConfigValue } from '../options/config-file.js';
 import { ConfigError } from '../errors.js';
 import { parseDuration } from './capacity-options.js';
 
@@ -107,28 +106,7 @@ function thinkTimeOf(data, fail) {
 export async function loadProfile(file, cwd) {
   const absolute = path.resolve(cwd, file);
   const name = path.basename(absolute);
-  /** @type {unknown} */
-  let value;
-  if (/\.json$/i.test(absolute)) {
-    let text;
-    try {
-      text = await readFile(absolute, 'utf8');
-    } catch (error) {
-      throw new ConfigError(`--profile ${file}: cannot read: ${/** @type {Error} */ (error).message}`, { cause: error });
-    }
-    try {
-      value = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
-    } catch (error) {
-      throw new ConfigError(`${name}: not valid JSON: ${/** @type {Error} */ (error).message.replace(/\s*\n\s*/g, ' ')}`, { cause: error });
-    }
-  } else {
-    try {
-      const module = await import(pathToFileURL(absolute).href);
-      value = typeof module.default === 'function' ? await module.default() : module.default;
-    } catch (error) {
-      throw new ConfigError(`--profile ${file}: cannot load: ${/** @type {Error} */ (error).message}`, { cause: error });
-    }
-  }
+  const value = await readConfigValue(absolute, `--profile ${file}`);
   const profile = isObject(value) && 'capacity' in /** @type {object} */ (value) ? /** @type {Record<string, unknown>} */ (value).capacity : value;
   return checkProfile(profile, name);
 }

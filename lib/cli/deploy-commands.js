@@ -146,16 +146,10 @@ or deploy holds DIR (DIR/.prerender-lock).`))
 function addReleaseCommands(program, io, setExitCode) {
   const write = (/** @type {string} */ text) => io.stdout.write(text);
 
-  program
+  onTarget(program
     .command('rollback')
     .description('switch DIR/current back to the previous release (or --release ID)')
-    .requiredOption('--to <dir>', 'the web root\'s directory, an ssh:// target, or a configured target name')
-    .option('--release <id>', 'the release to switch to (see "prerender releases")')
-    .option('--json', 'print the result as JSON')
-    .addOption(verboseOption())
-    .option('--ssh-key <file>', 'identity file, for an ssh target')
-    .option('--ssh-option <option...>', 'extra ssh -o option, "Key=value", for an ssh target')
-    .addOption(configOption())
+    .option('--release <id>', 'the release to switch to (see "prerender releases")'), 'print the result as JSON')
     .action(async (flags) => {
       try {
         const { rollback } = await deployModule();
@@ -167,15 +161,9 @@ function addReleaseCommands(program, io, setExitCode) {
       }
     });
 
-  program
+  onTarget(program
     .command('releases')
-    .description('list the releases of a target with their time and page count, and which is current')
-    .requiredOption('--to <dir>', 'the web root\'s directory, an ssh:// target, or a configured target name')
-    .option('--json', 'print the list as JSON')
-    .addOption(verboseOption())
-    .option('--ssh-key <file>', 'identity file, for an ssh target')
-    .option('--ssh-option <option...>', 'extra ssh -o option, "Key=value", for an ssh target')
-    .addOption(configOption())
+    .description('list the releases of a target with their time and page count, and which is current'), 'print the list as JSON')
     .action(async (flags) => {
       try {
         const { listReleases } = await deployModule();
@@ -218,6 +206,21 @@ async function deployOptionsOf(io, flags) {
     signal: io.signal,
   };
   return options;
+}
+
+/**
+ * The options of a command on one target: where, --json, --verbose, ssh and the config file.
+ * @param {import('commander').Command} command
+ * @param {string} json what --json prints
+ */
+function onTarget(command, json) {
+  return command
+    .requiredOption('--to <dir>', 'the web root\'s directory, an ssh:// target, or a configured target name')
+    .option('--json', json)
+    .addOption(verboseOption())
+    .option('--ssh-key <file>', 'identity file, for an ssh target')
+    .option('--ssh-option <option...>', 'extra ssh -o option, "Key=value", for an ssh target')
+    .addOption(configOption());
 }
 
 /** --verbose: with an error, ssh's and the server's few lines. */

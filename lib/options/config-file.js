@@ -40,42 +40,49 @@ export async function findConfig({ cwd, file }) {
 }
 
 /**
+ * A config file's value: JSON parsed, or a module's default export (called
+ * when it is a function). Errors name `label` and the file.
+ * @param {string} file absolute path
+ * @param {string} label how messages name the file ("prerender.config.json", "--profile shop.json")
+ * @returns {Promise<unknown>}
+ */
+export async function readConfigValue(file, label) {
+  if (JSON_EXTENSION.test(file)) {
+    let text;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`${label}: cannot read: ${/** @type {Error} */ (error).message}`, { cause: error });
+    }
+    try {
+      // A UTF-8 byte order mark (Notepad), which JSON.parse refuses.
+      return JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
+    } catch (error) {
+      // On one line: the parser's message may quote text with newlines.
+      throw new ConfigError(`${path.basename(file)}: not valid JSON: ${/** @type {Error} */ (error).message.replace(/\s*\n\s*/g, ' ')}`, { cause: error });
+    }
+  }
+  try {
+    const module = await import(pathToFileURL(file).href);
+    return typeof module.default === 'function' ? await module.default() : module.default;
+  } catch (error) {
+    // Any kind Node imports is taken (.ts with a loader); for others, say what to do.
+    if (/** @type {NodeJS.ErrnoException} */ (error)?.code === 'ERR_UNKNOWN_FILE_EXTENSION') {
+      throw new ConfigError(`${label}: a config file is JSON (.json) or a module (.js, .mjs, .cjs)`, { cause: error });
+    }
+    throw new ConfigError(`${label}: cannot load: ${/** @type {Error} */ (error).message}`, { cause: error });
+  }
+}
+
+/**
  * Load and check a config file; errors name the file, key and expected type.
  * @param {string} file absolute path
  * @returns {Promise<Record<string, unknown>>}
  */
 export async function loadConfigFile(file) {
   const name = path.basename(file);
-  /** @type {unknown} */
-  let value;
   const isJson = JSON_EXTENSION.test(file);
-  if (isJson) {
-    let text;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (error) {
-      throw new ConfigError(`${name}: cannot read: ${/** @type {Error} */ (error).message}`, { cause: error });
-    }
-    try {
-      // A UTF-8 byte order mark (Notepad), which JSON.parse refuses.
-      value = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
-    } catch (error) {
-      // On one line: the parser's message may quote text with newlines.
-      throw new ConfigError(`${name}: not valid JSON: ${/** @type {Error} */ (error).message.replace(/\s*\n\s*/g, ' ')}`, { cause: error });
-    }
-  } else {
-    try {
-      const module = await import(pathToFileURL(file).href);
-      value = module.default;
-      if (typeof value === 'function') value = await value();
-    } catch (error) {
-      // Any kind Node imports is taken (.ts with a loader); for others, say what to do.
-      if (/** @type {NodeJS.ErrnoException} */ (error)?.code === 'ERR_UNKNOWN_FILE_EXTENSION') {
-        throw new ConfigError(`${name}: a config file is JSON (.json) or a module (.js, .mjs, .cjs)`, { cause: error });
-      }
-      throw new ConfigError(`${name}: cannot load: ${/** @type {Error} */ (error).message}`, { cause: error });
-    }
-  }
+  const value = await readConfigValue(file, name);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new ConfigError(`${name}: must ${isJson ? 'hold' : 'export default'} an object of options`);
   }
