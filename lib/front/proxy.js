@@ -242,9 +242,12 @@ export function createProxy(options) {
     sendError(req, res, 502, { body: BAD_GATEWAY });
   }
 
+  // Closed by the server's 'close' event and by drain(): undici's second close() would reject.
+  /** @type {Promise<void> | null} */
+  let closed = null;
   return Object.assign(proxy, {
     pool,
-    close: () => pool.close(),
+    close: () => (closed ??= pool.close()),
   });
 }
 
