@@ -3,5 +3,5 @@
  * Public surface of the runtime price filter.
  */
 export { createPriceFilter } from './filter.js';
-export { createServer, runServeCommand } from './server.js';
+export { createServer, runServeCommand, listenOn } from './server.js';
 export { SERVE_DEFAULTS } from './options.js';

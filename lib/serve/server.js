@@ -160,6 +160,29 @@ export const STANDALONE_RSS_HEADROOM = 96 * 1024 * 1024;
 const mib = (bytes) => Math.round(bytes / 1048576);
 
 /**
+ * Listens on the server's host and port; resolves with its URL, http://HOST:PORT.
+ * A port in use or not allowed, or a host not of this machine, is a UsageError saying what to do.
+ * @param {PrerenderServer} server
+ * @returns {Promise<string>}
+ */
+export async function listenOn(server) {
+  const { host, port } = server.priceFilter.options;
+  server.listen(port, host);
+  try {
+    await Promise.race([once(server, 'listening'), once(server, 'error').then(([e]) => Promise.reject(e))]);
+  } catch (error) {
+    await server.priceFilter.close();
+    const code = /** @type {NodeJS.ErrnoException} */ (error).code;
+    if (code === 'EADDRINUSE') throw new UsageError(`port ${port} on ${host} is already in use: stop the other server or pick another --port (0 picks a free one)`, { cause: error });
+    if (code === 'EACCES') throw new UsageError(`not allowed to listen on port ${port}: ports below 1024 need privileges; pick another --port`, { cause: error });
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UsageError(`cannot listen on host ${host}: not an address of this machine; try --host 127.0.0.1 or 0.0.0.0`, { cause: error });
+    throw error;
+  }
+  const address = /** @type {import('node:net').AddressInfo} */ (server.address());
+  return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+}
+
+/**
  * Starts `prerender serve`, prints `listening on http://HOST:PORT`, and
  * resolves once `io.signal` aborts and the server has closed.
  * @param {string} dir
@@ -176,21 +199,7 @@ export async function runServeCommand(dir, opts, io) {
   const server = createServer({ logger, ...opts, maxRssBytes, root: dir });
   const budget = server.priceFilter.options.pageCacheBytes;
   logger.info(`cache budget ${mib(budget)} MiB; ${maxRssBytes === null ? 'no bound on the resident memory (--max-rss off)' : `the cache gives way when the resident memory passes ${mib(maxRssBytes)} MiB (--max-rss)`}`);
-  const { host, port } = server.priceFilter.options;
-  server.listen(port, host);
-  try {
-    await Promise.race([once(server, 'listening'), once(server, 'error').then(([e]) => Promise.reject(e))]);
-  } catch (error) {
-    await server.priceFilter.close();
-    const code = /** @type {NodeJS.ErrnoException} */ (error).code;
-    if (code === 'EADDRINUSE') throw new UsageError(`port ${port} on ${host} is already in use: stop the other server or pick another --port (0 picks a free one)`, { cause: error });
-    if (code === 'EACCES') throw new UsageError(`not allowed to listen on port ${port}: ports below 1024 need privileges; pick another --port`, { cause: error });
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UsageError(`cannot listen on host ${host}: not an address of this machine; try --host 127.0.0.1 or 0.0.0.0`, { cause: error });
-    throw error;
-  }
-  const address = /** @type {import('node:net').AddressInfo} */ (server.address());
-  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  io.stdout.write(`listening on http://${shown}:${address.port}\n`);
+  io.stdout.write(`listening on ${await listenOn(server)}\n`);
   await server.priceFilter.ready;
   if (io.signal) {
     if (!io.signal.aborted) await once(io.signal, 'abort');
