@@ -10,7 +10,8 @@
  * cookie; POST /st/login.asp (user=NAME) sets a session cookie and answers 303
  * to the checkout; POST /st/checkout.asp places a signed-in visitor's order.
  * /st/old.asp answers 301 to the catalogue. /st/price.asp?sku=SKU-N&zip=Z is
- * the price endpoint: the price of SKU-N for zip Z, as text.
+ * the price endpoint: the price of SKU-N for zip Z, as text. POST /st/zip.asp
+ * (zip=Z) keeps the visitor's zip in a cookie and answers 303 to the Referer.
  *
  * With `demo`, a person browses it: `/` leads to the catalogue, a product
  * page has buttons that POST to the cart and ask the price for a zip, and its
@@ -113,6 +114,20 @@ export function handleShopRequest(options, req, res, url) {
     case '/st/search.asp':
       send(200, `<html><body>dynamic ${url.pathname}</body></html>`);
       return true;
+    case '/st/zip.asp':
+      // The visitor's zip in a cookie, then back to the page the form was on (its path only).
+      void formBody(req).then((form) => {
+        const zip = (form.get('zip') ?? '').trim();
+        let back = SHOP_PATHS.root;
+        try {
+          const referer = new URL(String(req.headers.referer));
+          if (!referer.pathname.startsWith('//')) back = referer.pathname + referer.search; // never another host
+        } catch { /* no referer: the catalogue */ }
+        const cookie = /^[A-Za-z0-9 -]{3,10}$/.test(zip) ? `zip=${encodeURIComponent(zip)}; Path=/` : 'zip=; Path=/; Max-Age=0';
+        res.writeHead(303, { location: back, 'set-cookie': cookie, 'content-length': 0 });
+        res.end();
+      });
+      return true;
     case '/st/old.asp':
       res.writeHead(301, { location: '/st/dir.asp', 'content-length': 0 });
       res.end();
@@ -149,10 +164,10 @@ function cataloguePage({ products, count }, url) {
 function productPage({ products, demo }, n, zip) {
   const next = n < products ? `<a href="product.asp?SKUSetID=${n + 1}">next</a>` : '';
   const prev = n > 1 ? `<a href="/st/product.asp?SKUSetID=${n - 1}#top">previous</a>` : '';
-  // The demo's forms: the cart is the live shop's (a POST), the zip form reloads the page with ?zip=.
+  // The demo's forms, both the live shop's: the cart, and the zip kept in a cookie (the price filter reads it).
   const forms = demo
     ? `<form method="post" action="cart.asp"><input type="hidden" name="add" value="${n}"><button>Add to cart</button></form>
-<form method="get" action=""><label>Your zip <input name="zip" size="6"></label> <button>Show my price</button></form>
+<form method="post" action="zip.asp"><label>Your zip <input name="zip" size="6"></label> <button>Show my price</button></form>
 `
     : '';
   return `<!DOCTYPE html><html><head><title>Product ${n}</title></head><body id="top">
