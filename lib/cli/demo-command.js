@@ -35,7 +35,7 @@ site next.
 Ctrl-C stops the front and the shop. Exit status: 0 with --no-serve, the
 crawl whole; 1 the crawl failed pages; 2 usage error, or OUT holds files that
 are not an earlier demo's (DEMO_OUT_IN_USE); 130 interrupted, the way a
-served demo always ends.`)
+served demo always ends. More: docs/demo.md.`)
     .action(async (flags) => {
       setExitCode(await demoAction(flags, io));
     });
