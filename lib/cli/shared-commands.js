@@ -122,7 +122,7 @@ lost, or the blob directory or OUT not shared, 130 interrupted.`)
 async function workerAction(given, io) {
   try {
     const flags = await sharedFlags(given, io);
-    const { Worker } = await import('../distributed/worker.js');
+    const { Worker } = await import('../crawler/worker.js');
     const worker = new Worker({
       frontier: frontierOf(flags, io),
       crawlId: flags.crawlId,

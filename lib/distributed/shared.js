@@ -13,6 +13,8 @@ import { FinishPool, dropLeftPass, dropPass } from './finish.js';
 import { failRedirectLoops } from './loops.js';
 import { errorsOf } from '../engine/errors-list.js';
 
+
+/** @typedef {import('../engine/coordination.js').Coordination} Coordination */
 /**
  * The coordinator's side of a shared crawl (`crawl --frontier … --crawl-id …`): store or check the
  * configuration, open frontier, records and blobs, and at the completion barrier gather what every
@@ -211,7 +213,15 @@ async function clearCrawl(redis, prefix, claim, { keepConfig }) {
   await own('reset');
 }
 
+/**
+ * The coordinator's side of the coordination seam (engine/coordination.js): Redis holds the frontier and
+ * the records, a shared directory the staged bodies.
+ * @implements {Coordination}
+ */
 export class SharedCrawl {
+  shared = true;
+  ownsOut = true;
+
   /**
    * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix @param {RedisFrontier} frontier
    * @param {DirBlobStore} blobs @param {string} url @param {number} leaseMs
@@ -225,6 +235,47 @@ export class SharedCrawl {
     this.leaseMs = leaseMs;
     /** @type {import('../engine/run.js').CrawlRun | null} the run, once past the completion barrier */
     this.run = null;
+  }
+
+  get records() {
+    return this.frontier.records;
+  }
+
+  /** @param {string[]} roots */
+  seeds(roots) {
+    return roots;
+  }
+
+  /** @param {import('../engine/run.js').CrawlRun} run */
+  attach(run) {
+    this.frontier.attach(run);
+  }
+
+  /** A 429 or 503 holds its origin back in every process. @param {{ url: string, delayMs: number, error: Error }} info */
+  backoff(info) {
+    this.frontier.backoff(info);
+  }
+
+  idle() {
+    return this.frontier.idle();
+  }
+
+  knows() {
+    return false;
+  }
+
+  waits() {
+    return undefined;
+  }
+
+  wantsLinks() {
+    return this.frontier.wantsLinks();
+  }
+
+  release() {}
+
+  lastCrawl() {
+    return null;
   }
 
   /**

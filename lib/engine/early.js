@@ -202,8 +202,7 @@ export class EarlyWrites {
 
   /** @param {string} key whether the frontier holds it, not yet visited */
   #queued(key) {
-    const states = /** @type {{ states?: Map<string, number> }} */ (/** @type {unknown} */ (this.run.frontier)).states;
-    return states?.has(key) === true;
+    return this.run.coordination.knows(key);
   }
 
   /**

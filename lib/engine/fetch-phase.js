@@ -83,7 +83,7 @@ function pump(run) {
   // In a shared crawl, no more pages leased than a slow step (the render tabs)
   // can keep busy: pages held here would wait while other processes starve.
   const narrowest = Math.min(...run.transforms.map((transform) => transform.concurrency ?? Infinity));
-  const capacity = run.options.frontier && narrowest < requests ? narrowest * 2 : requests * 2;
+  const capacity = run.coordination.shared && narrowest < requests ? narrowest * 2 : requests * 2;
   const runPage = createStepRunner(/** @type {import('./steps.js').Step<PageInFlight>[]} */ ([
     { name: 'load', concurrency: requests, run: (page) => load(run, page) },
     ...run.transforms.map((transform) => ({ name: transform.name, concurrency: transform.concurrency, run: (/** @type {PageInFlight} */ page) => transform.run(page, run) })),
@@ -121,6 +121,8 @@ function pump(run) {
     let active = 0;
     /** @type {(() => void) | null} */
     let wake = null;
+    /** @type {Promise<void> | null} */
+    let idle = null;
     const loop = async () => {
       for (;;) {
         let took = -1;
@@ -142,9 +144,9 @@ function pump(run) {
         if (active > 0 && (active >= capacity || counts.queued === 0 || signal.aborted)) {
           await new Promise((/** @type {(value?: unknown) => void} */ done) => { wake = done; });
           wake = null;
-        } else if (took === 0 && frontier.idle) {
-          // A shared frontier with work held elsewhere (other workers, politeness): wait a little, or for a page here.
-          await Promise.race([frontier.idle(), new Promise((/** @type {(value?: unknown) => void} */ done) => { wake = done; })]);
+        } else if (took === 0 && (idle = run.coordination.idle())) {
+          // Work held elsewhere (other processes, politeness): wait a little, or for a page here.
+          await Promise.race([idle, new Promise((/** @type {(value?: unknown) => void} */ done) => { wake = done; })]);
           wake = null;
         }
       }

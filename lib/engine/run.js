@@ -33,6 +33,7 @@ import { PageThreads } from './threads/page-threads.js';
  *   signal: AbortSignal,
  *   scope: import('../roots/scope.js').Scope,
  *   loader: import('../fetch/http.js').Loader,
+ *   coordination: import('./coordination.js').Coordination,
  *   frontier: import('../store/frontier.js').Frontier,
  *   records: import('../store/records.js').RecordStore,
  *   blobs: import('../store/blobs.js').BlobStore | null,
@@ -83,7 +84,7 @@ import { PageThreads } from './threads/page-threads.js';
 
 /**
  * The parts of a run that differ between a crawl and a shared crawl's worker.
- * @typedef {Pick<CrawlRun, 'options' | 'emit' | 'listening' | 'stats' | 'signal' | 'loader' | 'frontier' | 'records' | 'blobs'
+ * @typedef {Pick<CrawlRun, 'options' | 'emit' | 'listening' | 'stats' | 'signal' | 'loader' | 'coordination' | 'blobs'
  *   | 'target' | 'transforms' | 'warnings' | 'prior' | 'resumed' | 'journal' | 'stateDir' | 'sources'>} RunParts
  */
 
@@ -101,6 +102,8 @@ export function createCrawlRun(parts, listed) {
   const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
   return {
     ...parts,
+    frontier: parts.coordination.frontier,
+    records: parts.coordination.records,
     scope: new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, includeRegex: o.includeRegex, excludeRegex: o.excludeRegex, listed }),
     multiOrigin: origins.size > 1,
     staticRoot: origins.size > 1 ? new URL('http://prerender.invalid/') : new URL(`${[...origins][0]}/`),
