@@ -21,6 +21,7 @@ import { renderContext } from '../engine/write-page.js';
 import { errorsOf, splitMissingRequisites } from '../engine/errors-list.js';
 import { outputKey } from '../recrawl/next-state.js';
 import { EarlyWrites } from '../engine/early.js';
+import { plugFeatures } from '../engine/features.js';
 import { checkListed, listedInScope, planUnasked, whyUnasked } from '../engine/unasked.js';
 import { lastmodSeconds } from '../recrawl/freshness.js';
 import { VALIDATING, conditionalHeaders, isGoneStatus, loadPrior, namingKey, reusable } from '../recrawl/prior.js';
@@ -194,6 +195,7 @@ export class CrawlSession {
       run.early = early;
       this.lifecycle.defer('early writes', () => early.stop());
     }
+    plugFeatures(run);
     // threadsFrom 0 (internal, for tests): the workers take the very first page.
     if (o.threadsFrom === 0) await run.threads.start();
     this.lifecycle.defer('transforms', () => this.#closeTransforms(true));

@@ -34,6 +34,16 @@ const MAX_KNOWN = 500_000;
 /** A URL that ended as anything but a page with a file: links to it make a page wait for phase two. */
 const UNSETTLED = '';
 
+/**
+ * Early writes plug into the hooks `afterPage` (a page done may let others be written) and `afterPass`
+ * (early outputs serve the first pass only).
+ * @param {CrawlRun} run @param {EarlyWrites} early
+ */
+export function plugEarlyWrites(run, early) {
+  run.hooks.on('afterPage', 'early writes', (page) => early.visited(page));
+  run.hooks.on('afterPass', 'early writes', () => early.drop());
+}
+
 /** How long the feed stays wanted after each read (a coordinator that stops reading stops it within this). */
 const FEED_WANT_MS = 2000;
 const FEED_BATCH = 512;
