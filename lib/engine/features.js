@@ -2,7 +2,7 @@
 import { plugResume } from './resume.js';
 import { plugUnasked } from './unasked.js';
 import { plugRecrawl } from './carry.js';
-import { plugIgnore } from './ignore.js';
+import { plugIgnore } from './ignore-spans.js';
 import { plugEarlyWrites } from './early.js';
 import { plugPrecompress } from './precompress.js';
 
