@@ -4,8 +4,7 @@ import { createHttpLoader } from './http.js';
 import { transferable } from '../runtime/transfer.js';
 
 /**
- * The re-crawl's HTTP thread (revalidate.js): urgent asks before those asked
- * ahead, answers sent once per event-loop turn, bodies transferred.
+ * The re-crawl's HTTP thread: urgent asks first, answers sent once per event-loop turn, bodies transferred.
  * Messages in: ask { urgent, asks }, promote { ids }, cancel { ids }, cancelAll.
  * @typedef {{ id: number, url: string, headers?: Record<string, string> }} Ask
  */
@@ -14,19 +13,15 @@ const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPor
 const { concurrency, timeout, maxPageBytes, headers } = workerData;
 const loader = createHttpLoader({ concurrency, timeout, maxPageBytes, headers });
 
-/** @type {Map<number, Ask>} asks not started yet (a cancelled one is taken out) */
+/** @type {Map<number, Ask>} not started yet; a cancelled one is taken out */
 const waiting = new Map();
-/** @type {Ask[]} */
-let urgent = [];
-/** @type {Ask[]} */
-let ahead = [];
+/** @type {Ask[]} */ let urgent = [];
+/** @type {Ask[]} */ let ahead = [];
 let aheadAt = 0;
 let inFlight = 0;
 
-/** @type {object[]} */
-let answers = [];
-/** @type {ArrayBuffer[]} */
-let transfer = [];
+/** @type {object[]} */ let answers = [];
+/** @type {ArrayBuffer[]} */ let transfer = [];
 let scheduled = false;
 
 const flush = () => {
@@ -70,7 +65,7 @@ const start = (ask) => {
   });
 };
 
-/** The next ask to make: urgent ones first; those cancelled, promoted or started are passed over. */
+/** Urgent asks first; those cancelled, promoted or started are passed over. */
 const next = () => {
   while (urgent.length > 0) {
     const ask = /** @type {Ask} */ (urgent.shift());
