@@ -215,10 +215,7 @@ export class EarlyWrites {
     return this.run.coordination.knows(key);
   }
 
-  /**
-   * @param {string} key @param {string[]} deps
-   * @param {Source} [source] a fed page's staged bytes (else its record says)
-   */
+  /** @param {string} key @param {string[]} deps @param {Source} [source] a fed page's staged bytes (else its record says) */
   #render(key, deps, source) {
     if (!this.open) return;
     if (this.inFlight >= MAX_IN_FLIGHT || !this.run.threads.ready || this.#tooBusy()) {
@@ -279,19 +276,13 @@ export class EarlyWrites {
     this.done.add(key, scratch.n, result, deps);
   }
 
-  /**
-   * The crawl phase is over. A page linking to a renamed URL is rendered again in phase two.
-   * @param {{ renamed: string[] }} naming
-   */
+  /** The crawl phase is over. A page linking to a renamed URL is rendered again in phase two. @param {{ renamed: string[] }} naming */
   close(naming) {
     this.stop();
     this.forgetLinksTo(naming.renamed);
   }
 
-  /**
-   * Early outputs of pages that may link to these URLs are not taken; past RENAMED_LISTED, none is.
-   * @param {string[]} urls
-   */
+  /** Early outputs of pages that may link to these URLs are not taken; past RENAMED_LISTED, none is. @param {string[]} urls */
   forgetLinksTo(urls) {
     if (urls.length > RENAMED_LISTED) this.done.clear();
     else if (urls.length > 0) this.done.forgetLinksTo(urls);

@@ -70,9 +70,7 @@ export async function discover(run, roots) {
   await pump(run);
 }
 
-/**
- * @param {CrawlRun} run
- */
+/** @param {CrawlRun} run */
 function pump(run) {
   const { frontier, signal, stats } = run;
   // --concurrency requests in flight; as many pages again may be past their
@@ -152,10 +150,7 @@ function pump(run) {
   });
 }
 
-/**
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- */
+/** @param {CrawlRun} run @param {PageInFlight} page */
 async function load(run, page) {
   page.result = await run.loader.load(page.key, { signal: run.signal, headers: run.hooks.requestHeaders(page) });
 }

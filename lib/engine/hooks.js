@@ -34,10 +34,7 @@ export class Hooks {
   /** @type {{ [name in HookName]: { feature: string, handler: Handlers[name] }[] }} */
   #lists = { beforeFetch: [], requestHeaders: [], sameAs: [], recorded: [], afterPage: [], mustRemake: [], afterWrite: [], afterPass: [] };
 
-  /**
-   * @template {HookName} N
-   * @param {N} name @param {string} feature who registers, for `features()` @param {Handlers[N]} handler
-   */
+  /** @template {HookName} N @param {N} name @param {string} feature who registers, for `features()` @param {Handlers[N]} handler */
   on(name, feature, handler) {
     const list = this.#lists[name];
     if (!list) throw new TypeError(`no engine hook "${name}": the hooks are ${HOOK_NAMES.join(', ')}`);

@@ -100,10 +100,7 @@ export function loopMessage(loop) {
   return `redirect loop: ${[...from, from[0]].join(' → ')}`;
 }
 
-/**
- * The chain of redirects that led to a record, from its start.
- * @param {CrawlRun} run @param {PageRecord} record @param {number} max
- */
+/** The chain of redirects that led to a record, from its start. @param {CrawlRun} run @param {PageRecord} record @param {number} max */
 async function chainTo(run, record, max) {
   const chain = [record.key];
   let current = record;
@@ -116,10 +113,7 @@ async function chainTo(run, record, max) {
   return chain;
 }
 
-/**
- * A page failure is data: recorded with its error; the crawl goes on.
- * @param {CrawlRun} run @param {PageRecord} record @param {unknown} error
- */
+/** A page failure is data: recorded with its error; the crawl goes on. @param {CrawlRun} run @param {PageRecord} record @param {unknown} error */
 export async function fail(run, record, error) {
   const err = /** @type {any} */ (error);
   record.state = 'failed';

@@ -25,10 +25,7 @@ export function plugResume(run) {
   if (run.journal) run.hooks.on('recorded', 'resume', (record) => journal(run, record));
 }
 
-/**
- * Note a page done in the journal, so a killed run resumes without fetching it again.
- * @param {CrawlRun} run @param {PageRecord} record
- */
+/** Note a page done in the journal, so a killed run resumes without fetching it again. @param {CrawlRun} run @param {PageRecord} record */
 export function journal(run, record) {
   if (!run.journal) return;
   if (record.state === 'redirect') {

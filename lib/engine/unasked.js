@@ -60,10 +60,7 @@ export function whyUnasked(unasked, key, stored, now) {
   return unasked.freshness.freshness(key, stored, now) ?? (unasked.dates ? datedFresh(unasked.dates.get(key), stored) : null);
 }
 
-/**
- * Re-crawl without asking (--changed, --fresh, sitemap dates): plugged into the hook `beforeFetch`.
- * @param {CrawlRun} run
- */
+/** Re-crawl without asking (--changed, --fresh, sitemap dates): plugged into the hook `beforeFetch`. @param {CrawlRun} run */
 export function plugUnasked(run) {
   run.hooks.on('beforeFetch', 'carried unasked', (page) => carryUnasked(run, page));
 }

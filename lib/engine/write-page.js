@@ -152,10 +152,7 @@ async function rewrite(pass, record, ids, unchangedSha) {
   }
 }
 
-/**
- * What rewriting reads besides a page and the name table.
- * @param {CrawlRun} run @returns {import('./page-work.js').RenderContext}
- */
+/** What rewriting reads besides a page and the name table. @param {CrawlRun} run @returns {import('./page-work.js').RenderContext} */
 export function renderContext(run) {
   const o = run.options;
   return {
@@ -192,20 +189,14 @@ export function namesAsBefore(run, naming, names, dropped) {
   return count === prior.pages.size;
 }
 
-/**
- * @param {import('../output/target.js').OutputTarget} target @param {string} file @param {Buffer} data
- * @param {Counters} counters
- */
+/** @param {import('../output/target.js').OutputTarget} target @param {string} file @param {Buffer} data @param {Counters} counters */
 async function writeFile(target, file, data, counters) {
   await target.write(file, data);
   counters.filesWritten++;
   counters.bytesWritten += data.length;
 }
 
-/**
- * Phase two's worker threads start only once a few pages needed them: a re-crawl reusing every file starts none.
- * @param {CrawlRun} run
- */
+/** Phase two's worker threads start only once a few pages needed them: a re-crawl reusing every file starts none. @param {CrawlRun} run */
 function warmThreads(run) {
   if (run.threads.requests >= run.options.threadsFrom) run.threads.warm();
 }
