@@ -1,6 +1,6 @@
 // prerender configuration. Keys are the command-line options in camelCase;
 // a flag given on the command line overrides the value here.
-// Docs: README.md, "Config file". Check it with: npx prerender preview
+// Docs: docs/config.md. Check it with: npx prerender preview
 
 /** @type {import('prerender').CrawlOptions} */
 export default {
