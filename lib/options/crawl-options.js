@@ -113,7 +113,7 @@ export const CRAWL_OPTIONS = [
   { name: 'renderRecycle', flags: '--render-recycle <n>', type: 'integer', min: 1, default: 200, description: 'restart the browser after n pages (bounds its memory)' },
   { name: 'renderIsolation', flags: '--render-isolation <mode>', type: 'choice', choices: ['slot', 'context'], default: 'slot', description: 'slot: each of the --render-concurrency tabs renders page after page, its cookies, storage and cache cleared between pages (fast); context: a new browser context for every page (strict, about 2x the CPU)' },
   { name: 'browser', flags: '--browser <path>', type: 'string', description: 'Chromium or Chrome to render with (default: PUPPETEER_EXECUTABLE_PATH, CHROME_PATH, then chromium, chromium-browser, google-chrome on the PATH); never downloaded' },
-  // Crawl across processes and machines on Redis (lib/distributed/): see README, "Crawling on several machines".
+  // Crawl across processes and machines on Redis (lib/distributed/): see docs/distributed.md.
   { name: 'frontier', flags: '--frontier <url>', type: 'string', check: frontierUrlProblem, shown: redactValue, description: 'share the crawl through Redis (redis://[user:pass@]host:port/db, rediss:// for TLS; or REDIS_URL) with `prerender worker` processes; needs --crawl-id' },
   { name: 'crawlId', flags: '--crawl-id <id>', type: 'string', check: (item) => (/^[A-Za-z0-9._-]{1,100}$/.test(item) ? null : 'letters, digits, ".", "_" and "-" (at most 100)'), description: 'name of the shared crawl in Redis (its configuration, frontier and records live under it)' },
   { name: 'freshStart', flags: '--fresh-start', type: 'boolean', default: false, description: 'with --frontier: clear everything stored under the crawl id first' },
