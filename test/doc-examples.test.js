@@ -155,7 +155,7 @@ describe.each(PAGES.filter((page) => shellBlocks(page, readFileSync(path.join(RO
       expect(block.notRun).toBeNull();
       for (const command of block.commands) {
         const { script, missing } = localise(command, { dir, origins });
-        expect(missing, `${page}:${command.line}: no server for ${missing.join(', ')}`).toEqual([]);
+        expect(missing, `${page}:${command.line}: no server here for ${missing.join(", ")}: use a placeholder host (see test/helpers/doc-examples.js)`).toEqual([]);
         const where = `${page}:${command.line}: ${command.text}`;
         if (command.longRunning) {
           const result = await runAndProbe(script, dir, env);

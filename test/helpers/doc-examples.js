@@ -14,7 +14,8 @@
  *   http://shop.example the fixture shop, http://git.example the gitweb
  *   fixture, http://wiki.example the MediaWiki fixture, and
  *   redis://redis.example:6379 a real redis-server. Paths under /srv/ and
- *   /mnt/ go under the temp dir.
+ *   /mnt/ go under the temp dir. Any other host must be a reserved name
+ *   (RFC 2606: *.example, *.test, *.invalid) or an IP address, or the line fails.
  * - A line must exit 0, or the status a trailing `# exit N` comment gives.
  * - `serve` and `demo` run until stopped. They are started with `--port 0`,
  *   probed with one GET, then stopped with SIGTERM, which must end them with
@@ -105,7 +106,7 @@ function commandsOf(lines, first) {
  * A command as it runs here: the checkout's bin, the fixtures' origins, paths in the temp dir.
  * @param {DocCommand} command
  * @param {{ dir: string, origins: Partial<Record<keyof typeof PLACEHOLDERS, string>> }} context
- * @returns {{ script: string, missing: string[] }} missing: placeholders with no server here
+ * @returns {{ script: string, missing: string[] }} missing: placeholders with no server here, and hosts that are no placeholder
  */
 export function localise(command, { dir, origins }) {
   let text = command.text.replace(/(^|[|;&(]\s*)((?:\w+=\S*\s+)*)npx\s+(prerender(?:-static)?)\b/g, '$1$2$3');
@@ -116,6 +117,11 @@ export function localise(command, { dir, origins }) {
     if (!new RegExp(pattern.source).test(text)) continue;
     if (origin === undefined) missing.push(name);
     else text = text.replace(pattern, origin);
+  }
+  // A real host would be asked for real, or hang the test on DNS: only placeholders and reserved names (RFC 2606).
+  for (const match of text.matchAll(/\b[a-z][a-z0-9+]*:\/\/(?:[^\s@/]*@)?([^\s/:'"]+)/gi)) {
+    const host = match[1].toLowerCase();
+    if (!/^(127\.0\.0\.1|localhost|\d+\.\d+\.\d+\.\d+)$|\.(example|test|invalid|localhost)$|\.example\.(com|org|net)$/.test(host)) missing.push(`host "${host}"`);
   }
   text = text.replace(/(?<=[\s='"])\/(srv|mnt)\//g, `${dir}/$1/`);
   if (command.longRunning) text = `exec ${text.replace(/(\s)(?:--port|-p)[\s=]+\d+/g, '$1--port 0')}`;
