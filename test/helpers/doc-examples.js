@@ -6,7 +6,8 @@
  * - A ```sh block is an example. `<!-- not run: reason -->` on the line
  *   before it keeps it from running; the reason is listed.
  * - Lines run in order, each in `sh -c`, in one temp dir per page. A line
- *   ending in `\` goes on on the next line; `#` lines are comments.
+ *   ending in `\` goes on on the next line, a here-document up to its
+ *   terminator; `#` lines are comments.
  * - Only lines whose command is `prerender`, `npx prerender`,
  *   `npx prerender-static` or a file-making shell command (echo, printf,
  *   cat, mkdir) run. Others, such as npm, ssh or mysql, are listed as not run.
@@ -87,6 +88,11 @@ function commandsOf(lines, first) {
     const line = first + i;
     let text = lines[i];
     while (/\\\s*$/.test(text) && i + 1 < lines.length) text = text.replace(/\\\s*$/, ' ') + lines[++i].trim();
+    // A here-document (cat > prices.json <<'EOF') takes the lines up to its terminator.
+    const heredoc = /<<-?\s*(['"]?)(\w+)\1/.exec(text);
+    if (heredoc) {
+      while (i + 1 < lines.length && lines[i].trim() !== heredoc[2]) text += `\n${lines[++i]}`;
+    }
     text = text.trim();
     if (text === '' || text.startsWith('#')) continue;
     const words = commandWords(text);

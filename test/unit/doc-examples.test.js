@@ -44,6 +44,12 @@ describe('the shell examples of a page', () => {
     expect(first.skipped).toEqual(['npm install -D prerender-static']);
   });
 
+  it('takes a here-document whole, up to its terminator', () => {
+    const [block] = shellBlocks('docs/y.md', ['```sh', "cat > prices.json <<'EOF'", '{ "SKU-1": { "*": "$1" } }', 'EOF', 'prerender serve out', '```'].join('\n'));
+    expect(block.commands.map((command) => command.text)).toEqual([`cat > prices.json <<'EOF'\n{ "SKU-1": { "*": "$1" } }\nEOF`, 'prerender serve out']);
+    expect(block.skipped).toEqual([]);
+  });
+
   it('points placeholders at local servers, /srv/ at the temp dir, and serve at a free port', () => {
     const origins = { shop: 'http://127.0.0.1:4000' };
     const [crawl, , , serve] = blocks[0].commands;
