@@ -114,8 +114,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
     return true;
   };
 
-  /** @param {string} url @param {number} depth @param {boolean} top */
-  const visit = async (url, depth, top) => {
+  /** @param {string} url @param {number} depth @param {boolean} top */ const visit = async (url, depth, top) => {
     if (seen.has(url) || enough(url)) return;
     seen.add(url);
     let body;
