@@ -21,6 +21,7 @@ import { renderContext } from '../engine/write-page.js';
 import { errorsOf, splitMissingRequisites } from '../engine/errors-list.js';
 import { outputKey } from '../recrawl/next-state.js';
 import { EarlyWrites } from '../engine/early.js';
+import { plugFeatures } from '../engine/features.js';
 import { checkListed, listedInScope, planUnasked, whyUnasked } from '../engine/unasked.js';
 import { lastmodSeconds } from '../recrawl/freshness.js';
 import { VALIDATING, conditionalHeaders, isGoneStatus, loadPrior, namingKey, reusable } from '../recrawl/prior.js';
@@ -129,10 +130,7 @@ export class CrawlSession {
     return !callerLoader && !o.dryRun && !this.shared && !transforms && o.threads > 0 && !(o.rate && o.rate > 0) && !(o.delay > 0);
   }
 
-  /**
-   * Write while crawling only into a local tree, from staged blobs, without --precompress, with page threads.
-   * @param {CrawlRun} run
-   */
+  /** Write while crawling only into a local tree, from staged blobs, without --precompress, with page threads. @param {CrawlRun} run */
   canWriteEarly(run) {
     const { o, blobs, shared, target } = this;
     return o.early && target instanceof LocalTree && blobs !== null && (shared || blobs instanceof LogBlobStore) && o.precompress.length === 0 && run.threads.size > 0;
@@ -160,10 +158,7 @@ export class CrawlSession {
     return { loader, revalidator };
   }
 
-  /**
-   * OUT checked and locked, last state and journal read, roots listed, seams opened: the run every phase works on.
-   * @returns {Promise<CrawlRun>}
-   */
+  /** OUT checked and locked, last state and journal read, roots listed, seams opened: the run every phase works on. @returns {Promise<CrawlRun>} */
   async open() {
     const o = this.o;
     // --render: the render step goes after the caller's transforms (its browser is found before anything else).
@@ -194,6 +189,7 @@ export class CrawlSession {
       run.early = early;
       this.lifecycle.defer('early writes', () => early.stop());
     }
+    plugFeatures(run);
     // threadsFrom 0 (internal, for tests): the workers take the very first page.
     if (o.threadsFrom === 0) await run.threads.start();
     this.lifecycle.defer('transforms', () => this.#closeTransforms(true));
@@ -252,9 +248,7 @@ export class CrawlSession {
     }
   }
 
-  /**
-   * Staged blobs stay once a state refers to them. A run that never got OUT's lock touches nothing: they are another crawl's.
-   */
+  /** Staged blobs stay once a state refers to them. A run that never got OUT's lock touches nothing: they are another crawl's. */
   async #closeBlobs() {
     if (this.committed || this.prior || this.journal) await this.blobs?.close();
     else if (this.lockHeld) await this.blobs?.destroy();
@@ -311,10 +305,7 @@ export class CrawlSession {
     }, this.listed);
   }
 
-  /**
-   * A re-crawl's conditional requests, asked ahead; not for pages the killed run's journal has.
-   * @param {CrawlRun} run
-   */
+  /** A re-crawl's conditional requests, asked ahead; not for pages the killed run's journal has. @param {CrawlRun} run */
   async #startAskingAhead(run) {
     const { revalidator, prior: last, blobs } = this;
     if (!revalidator) return;
@@ -450,10 +441,7 @@ export class CrawlSession {
   }
 }
 
-/**
- * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
- * @param {import('../warnings.js').Warning[]} warnings
- */
+/** @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o @param {import('../warnings.js').Warning[]} warnings */
 function nothingToCrawl(o, warnings) {
   const lists = o.sitemap.length > 0 ? `the sitemap${o.sitemap.length > 1 ? 's list' : ' lists'} no URL${o.urls !== undefined ? ', nor does the --urls list' : ''}` : 'the --urls list is empty';
   return new PrerenderError(`nothing to crawl: ${lists}${warnings.length > 0 ? ` (${warnings[0].message})` : ''}`, { code: 'NO_URLS' });

@@ -180,16 +180,7 @@ export async function readSource(out, options = {}) {
     out: root, manifestSha256, pages: manifest.pages.length, files: new Map(),
     missing: [], changed: [], unlisted: [], unsafe: [], checked: 0, hashed: 0, bytes: 0, durationMs: 0,
   };
-  // Links inside OUT are published as the file they lead to, if it is inside OUT.
-  /** @type {Set<string>} */
-  const viaLink = new Set();
-  for (const link of links) {
-    const target = await realpath(path.join(root, link)).catch(() => null);
-    if (target === null) tree.unsafe.push({ file: link, reason: 'is a symbolic link that leads nowhere' });
-    else if (!inside(base, target)) tree.unsafe.push({ file: link, reason: `is a symbolic link to ${target}, outside OUT` });
-    else viaLink.add(link);
-  }
-  for (const file of other) tree.unsafe.push({ file, reason: 'is not a regular file (socket, fifo, device)' });
+  const viaLink = await linksInside(tree, base, links, other);
 
   const limit = pLimit(options.concurrency ?? 8);
   /** @type {Set<string>} */
@@ -252,6 +243,36 @@ export async function readSource(out, options = {}) {
     jobs.push(unchanged && (!decode || cached[3] === want) ? run() : limit(run));
   };
 
+  checkPages(manifest, tree, { regular, viaLink, listed, check });
+  // The manifest: read and hashed above.
+  tree.files.set(MANIFEST_NAME, { sha256: manifestSha256, bytes: manifestText.length, mtimeMs: statSync(path.join(root, MANIFEST_NAME)).mtimeMs });
+  tree.checked++;
+  tree.hashed++;
+  tree.bytes += manifestText.length;
+  for (const file of [...regular, ...viaLink]) {
+    if (listed.has(file)) continue;
+    // The front's generated configurations ship with the release (prerender front, docs/front.md).
+    if (!file.includes('/') && (isSitemapName(file) || FRONT_FILES.includes(file))) {
+      listed.add(file);
+      check(file, null);
+      continue;
+    }
+    tree.unlisted.push({ file, reason: 'in OUT but not in the manifest' });
+  }
+  await Promise.all(jobs);
+  if (options.cache && (dirty || seen.size !== cache.size)) await writeCache(root, seen);
+  for (const list of [tree.missing, tree.changed, tree.unlisted, tree.unsafe]) list.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  tree.durationMs = Date.now() - started;
+  return tree;
+}
+
+/**
+ * Each manifest entry checked against OUT: its file (with its siblings) queued with `check`, or said
+ * unsafe, missing or listed twice in `tree`.
+ * @param {import('../output/manifest/schema.js').Manifest} manifest @param {SourceTree} tree
+ * @param {{ regular: Set<string>, viaLink: Set<string>, listed: Set<string>, check: (file: string, expected: { sha256: string, bytes: number } | null, decode?: 'gzip' | 'br') => void }} found
+ */
+function checkPages(manifest, tree, { regular, viaLink, listed, check }) {
   /** @type {Map<string, import('../output/manifest/schema.js').ManifestPage>} the first entry of each file */
   const seenFiles = new Map();
   // A page's own file is never another page's sibling (a site with URLs for both app.js and app.js.gz).
@@ -287,26 +308,25 @@ export async function readSource(out, options = {}) {
       }
     }
   }
-  // The manifest: read and hashed above.
-  tree.files.set(MANIFEST_NAME, { sha256: manifestSha256, bytes: manifestText.length, mtimeMs: statSync(path.join(root, MANIFEST_NAME)).mtimeMs });
-  tree.checked++;
-  tree.hashed++;
-  tree.bytes += manifestText.length;
-  for (const file of [...regular, ...viaLink]) {
-    if (listed.has(file)) continue;
-    // The front's generated configurations ship with the release (prerender front, docs/front.md).
-    if (!file.includes('/') && (isSitemapName(file) || FRONT_FILES.includes(file))) {
-      listed.add(file);
-      check(file, null);
-      continue;
-    }
-    tree.unlisted.push({ file, reason: 'in OUT but not in the manifest' });
+}
+
+/**
+ * Links inside OUT are published as the file they lead to, if it is inside OUT; others, and files that
+ * are not regular, are unsafe.
+ * @param {SourceTree} tree @param {string} base OUT's real path @param {string[]} links @param {string[]} other
+ * @returns {Promise<Set<string>>} the links that lead inside OUT
+ */
+async function linksInside(tree, base, links, other) {
+  /** @type {Set<string>} */
+  const viaLink = new Set();
+  for (const link of links) {
+    const target = await realpath(path.join(tree.out, link)).catch(() => null);
+    if (target === null) tree.unsafe.push({ file: link, reason: 'is a symbolic link that leads nowhere' });
+    else if (!inside(base, target)) tree.unsafe.push({ file: link, reason: `is a symbolic link to ${target}, outside OUT` });
+    else viaLink.add(link);
   }
-  await Promise.all(jobs);
-  if (options.cache && (dirty || seen.size !== cache.size)) await writeCache(root, seen);
-  for (const list of [tree.missing, tree.changed, tree.unlisted, tree.unsafe]) list.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
-  tree.durationMs = Date.now() - started;
-  return tree;
+  for (const file of other) tree.unsafe.push({ file, reason: 'is not a regular file (socket, fifo, device)' });
+  return viaLink;
 }
 
 /**

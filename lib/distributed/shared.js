@@ -36,10 +36,7 @@ export function bucketsAddCores(helpers, here) {
   return helpers.some((text) => text === null || hostOf(text) !== here.host);
 }
 
-/**
- * The least time between two URLs of one origin, from --rate and --delay.
- * @param {{ rate?: number, delay?: number }} o
- */
+/** The least time between two URLs of one origin, from --rate and --delay. @param {{ rate?: number, delay?: number }} o */
 export const intervalOf = (o) => Math.max(o.delay ?? 0, o.rate ? Math.ceil(1000 / o.rate) : 0);
 
 /**
@@ -101,10 +98,7 @@ export async function openSharedCrawl(o, listed, prior) {
   }
 }
 
-/**
- * @param {import('./config.js').SharedConfig} stored @param {import('./config.js').SharedConfig} given
- * @param {string} crawlId
- */
+/** @param {import('./config.js').SharedConfig} stored @param {import('./config.js').SharedConfig} given @param {string} crawlId */
 function refuseDifference(stored, given, crawlId) {
   const difference = configDifference(stored, given);
   if (difference) {
@@ -298,10 +292,7 @@ export class SharedCrawl {
     });
   }
 
-  /**
-   * Every process's accepted results as they come (scripts.js DONE, FEED), for early writes.
-   * @returns {import('../engine/early.js').Feed}
-   */
+  /** Every process's accepted results as they come (scripts.js DONE, FEED), for early writes. @returns {import('../engine/early.js').Feed} */
   feed() {
     const { redis, prefix } = this;
     const worker = this.frontier.worker;
@@ -382,9 +373,7 @@ function hostOf(text) {
   }
 }
 
-/**
- * @param {{ url: string, code: string, message: string }} a @param {{ url: string, code: string, message: string }} b
- */
+/** @param {{ url: string, code: string, message: string }} a @param {{ url: string, code: string, message: string }} b */
 function byUrlThenText(a, b) {
   for (const field of /** @type {const} */ (['url', 'code', 'message'])) {
     if (a[field] < b[field]) return -1;

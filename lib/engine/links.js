@@ -84,10 +84,7 @@ function originOf(key) {
 /** Distinct too-deep URLs remembered for the count. */
 const MAX_TOO_DEEP_TRACKED = 200_000;
 
-/**
- * Over --max-depth segments below the shallowest root's directory on its origin: not crawled, counted.
- * @param {CrawlRun} run @param {string} key
- */
+/** Over --max-depth segments below the shallowest root's directory on its origin: not crawled, counted. @param {CrawlRun} run @param {string} key */
 function tooDeep(run, key) {
   const pathStart = key.indexOf('/', key.indexOf('//') + 2);
   if (pathStart < 0) return false;

@@ -5,6 +5,7 @@ import { Scope } from '../roots/scope.js';
 import { createRobots } from '../fetch/robots.js';
 import { compileNameRules } from '../naming/rules.js';
 import { PageThreads } from './threads/page-threads.js';
+import { Hooks } from './hooks.js';
 
 /**
  * What one run of the crawl shares between its phases: options, the seams
@@ -34,6 +35,7 @@ import { PageThreads } from './threads/page-threads.js';
  *   scope: import('../roots/scope.js').Scope,
  *   loader: import('../fetch/http.js').Loader,
  *   coordination: import('./coordination.js').Coordination,
+ *   hooks: import('./hooks.js').Hooks,
  *   frontier: import('../store/frontier.js').Frontier,
  *   records: import('../store/records.js').RecordStore,
  *   blobs: import('../store/blobs.js').BlobStore | null,
@@ -118,6 +120,7 @@ export function createCrawlRun(parts, listed) {
     sample: o.sample ? createSampler(o.sample) : null,
     counts: { requisitesNotFetched: 0 },
     threads: new PageThreads(o.threads),
+    hooks: new Hooks(),
     now: Math.floor((o.now?.() ?? Date.now()) / 1000),
   };
 }

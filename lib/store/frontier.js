@@ -39,10 +39,7 @@ export function ownString(s) {
 
 /** @implements {Frontier} */
 export class MemoryFrontier {
-  /**
-   * @param {{ maxPages: number, keyOf?: (key: string) => string }} options keyOf: the one
-   *   string the run keeps for a URL (the record store's)
-   */
+  /** @param {{ maxPages: number, keyOf?: (key: string) => string }} options keyOf: the one string the run keeps for a URL (the record store's) */
   constructor({ maxPages, keyOf = ownString }) {
     this.maxPages = maxPages;
     this.keyOf = keyOf;
