@@ -116,8 +116,7 @@ export class DeployError extends PrerenderError {
   constructor(message, options = {}) {
     super(message, options);
     this.code = options.code ?? 'DEPLOY';
-    /** @type {string | undefined} */
-    this.detail = options.detail;
+    /** @type {string | undefined} */ this.detail = options.detail;
   }
 }
 

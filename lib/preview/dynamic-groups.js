@@ -25,8 +25,7 @@ const newGroup = () => ({ links: 0, pages: 0, lastPage: null });
 
 export class DynamicGroups {
   constructor() {
-    /** @type {Map<string, Group & { params: Map<string, Param> }>} */
-    this.paths = new Map();
+    /** @type {Map<string, Group & { params: Map<string, Param> }>} */ this.paths = new Map();
     this.links = 0;
   }
 
