@@ -1,8 +1,7 @@
 // @ts-check
 /** The capacity report on the terminal, in the study's tables. @typedef {import('./measure.js').CapacityResult} CapacityResult */
 
-/** @param {number} n */
-export const whole = (n) => Math.round(n).toLocaleString('en');
+/** @param {number} n */ export const whole = (n) => Math.round(n).toLocaleString('en');
 
 /**
  /** Only the digits that mean something: 0.0812, 1.23, 45.6, 1,234. @param {number | null | undefined} ms */
@@ -14,8 +13,7 @@ export function ms(ms) {
   return ms.toPrecision(2);
 }
 
-/** @param {number | null | undefined} n */
-const maybe = (n) => (n === null || n === undefined ? 'unknown' : whole(n));
+/** @param {number | null | undefined} n */ const maybe = (n) => (n === null || n === undefined ? 'unknown' : whole(n));
 
 /**
  /** The first column left-aligned, and the last too when it holds words. @param {string[][]} rows @param {string} indent @param {boolean} [lastWords] */
@@ -70,8 +68,7 @@ function formatOperations(result) {
   return `Cost per operation (CPU per request${mhz ? `; Mcycles at ${mhz} MHz` : ''})\n` + table(rows);
 }
 
-/** @param {number | null | undefined} n */
-const mc = (n) => (n === null || n === undefined ? '-' : n.toFixed(2));
+/** @param {number | null | undefined} n */ const mc = (n) => (n === null || n === undefined ? '-' : n.toFixed(2));
 
 /** @param {CapacityResult} result */
 function formatSummary(result) {

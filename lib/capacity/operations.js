@@ -12,8 +12,7 @@ export const MAX_PAGES_PER_OPERATION = 2000;
  * @typedef {{ name: string, weight: number, isStatic: boolean, dynamic: LoadRequest[], static: LoadRequest[] | null }} Operation
  */
 
-/** @param {string} path */
-const get = (path) => /** @type {LoadRequest} */ ({ method: 'GET', path });
+/** @param {string} path */ const get = (path) => /** @type {LoadRequest} */ ({ method: 'GET', path });
 
 /** @template T @param {T[]} list @param {number} most */
 function spread(list, most) {

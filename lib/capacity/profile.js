@@ -24,8 +24,7 @@ export const DEFAULT_PROFILE = Object.freeze({
   sessionMinutes: 11,
 });
 
-/** @param {unknown} value */
-const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
+/** @param {unknown} value */ const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
  * Think time: `thinkTime`, else `sessionMinutes` over `operationsPerVisit`.

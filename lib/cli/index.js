@@ -24,14 +24,8 @@ import { PER_SHAPE } from '../engine/sample.js';
 export { EXIT } from './exit-codes.js';
 
 /**
- * @typedef {{
- *   stdout: NodeJS.WritableStream & { isTTY?: boolean, columns?: number },
- *   stderr: NodeJS.WritableStream & { isTTY?: boolean, columns?: number },
- *   env?: Record<string, string | undefined>,
- *   stdin?: NodeJS.ReadableStream,
- *   signal?: AbortSignal,
- *   cwd?: string,
- * }} Io
+ * @typedef {{ stdout: NodeJS.WritableStream & { isTTY?: boolean, columns?: number }, stderr: NodeJS.WritableStream & { isTTY?: boolean, columns?: number },
+ *   env?: Record<string, string | undefined>, stdin?: NodeJS.ReadableStream, signal?: AbortSignal, cwd?: string }} Io
  */
 
 const VERSION = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
@@ -209,10 +203,7 @@ function configOption() {
   return new Option('--config <file>', `config file (default: ${CONFIG_FILES.join(', ')} in the current directory, if present)`);
 }
 
-/**
- * Merge the config file (if any) under the command-line flags.
- * @param {string[]} roots @param {Record<string, any>} flags @param {Io} io
- */
+/** The config file, if any, under the command-line flags. @param {string[]} roots @param {Record<string, any>} flags @param {Io} io */
 async function withConfig(roots, flags, io) {
   const { config, ...cli } = flags;
   const file = await findConfig({ cwd: io.cwd ?? process.cwd(), file: config });
@@ -268,8 +259,7 @@ async function crawlAction(flags, io) {
     }
     throw error;
   }
-  /** @type {{ url: string, message: string }[]} */
-  const warnings = [];
+  /** @type {{ url: string, message: string }[]} */ const warnings = [];
   crawler.on('warning', (warning) => { if (warnings.length < 3) warnings.push(warning); });
   // Progress goes to stderr, so that `crawl --json > summary.json` still shows it on a terminal.
   const progress = progressFor(io.stderr, () => crawler.stats, { quiet, intervalSeconds });
@@ -334,8 +324,7 @@ async function planAction(flags, io) {
   }
   // preview() checks the number and says what is wrong with it.
   const limitNumber = limit === undefined ? undefined : /^\d+$/.test(String(limit)) ? Number(limit) : limit;
-  /** @type {{ stop(): void } | null} */
-  let progress = null;
+  /** @type {{ stop(): void } | null} */ let progress = null;
   const sampleNumber = sample === undefined ? undefined : /^\d+$/.test(String(sample)) ? Number(sample) : sample;
   const { totals } = await preview({ ...options, limit: limitNumber, ...(sampleNumber !== undefined ? { sample: sampleNumber } : {}), signal: io.signal, stdin: io.stdin, env: io.env }, {
     onRow: (row) => {

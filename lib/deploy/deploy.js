@@ -9,51 +9,27 @@ import { SshTarget } from './ssh.js';
 import { parseTarget, targetLabel } from './targets.js';
 
 /**
- * Publish and deploy: lock every target, read the tree once (hashing only
- * the files written since the last run, by the hash cache), then give every
- * target the same release (its own hard links, its own verification; the
- * files to send read once and streamed to every ssh target that needs the
- * same ones) and switch `current` on all of them only once all have it (or
- * each as soon as it is ready, with `switch: 'each'`). A target that fails
- * keeps its current.
- *
- * @typedef {import('./targets.js').DeployTarget} DeployTarget
- * @typedef {import('./targets.js').TargetConfig} TargetConfig
+ * Publish and deploy: lock every target, read the tree once (hashing only files written since the last run), give every target
+ * the same release (its own hard links and verification; files to send read once and streamed to every ssh target lacking the
+ * same ones), then switch `current` on all once all have it, or each when ready with `switch: 'each'`. A failed target keeps its current.
+ * @typedef {import('./targets.js').DeployTarget} DeployTarget @typedef {import('./targets.js').TargetConfig} TargetConfig
  * @typedef {import('./diff.js').Churn} Churn
- * @typedef {{
- *   keep?: number, dryRun?: boolean, switch?: 'all' | 'each', signal?: AbortSignal,
- *   sshKey?: string, sshOption?: string[], verify?: 'all' | 'sent',
- *   targets?: Record<string, TargetConfig>, cwd?: string, now?: Date,
- *   onTarget?: (result: TargetResult) => void, ssh?: string, tar?: string,
- * }} DeployOptions
- *   targets: named targets (the config file's "targets"); verify: what the
- *   check after the transfer hashes on each target: the files sent (default)
- *   or all files of the release; ssh, tar: the programs (default "ssh", "tar");
- *   now: the time of the run (release id; files changed in the second before
- *   it are hashed again next time)
- * @typedef {'switched' | 'ready' | 'up-to-date' | 'failed' | 'dry-run'} TargetStatus
- *   ready: has the release, verified, but `current` was not switched (another target failed)
- * @typedef {{
- *   target: string, kind: 'local' | 'ssh', status: TargetStatus, previous: string | null, current: string | null,
+ * @typedef {{ keep?: number, dryRun?: boolean, switch?: 'all' | 'each', signal?: AbortSignal, sshKey?: string, sshOption?: string[],
+ *   verify?: 'all' | 'sent', targets?: Record<string, TargetConfig>, cwd?: string, now?: Date,
+ *   onTarget?: (result: TargetResult) => void, ssh?: string, tar?: string }} DeployOptions
+ *   verify: the check after the transfer hashes the files sent (default) or the whole release; now: the run's time, its release id
+ * @typedef {'switched' | 'ready' | 'up-to-date' | 'failed' | 'dry-run'} TargetStatus ready: built and verified, not switched (another target failed)
+ * @typedef {{ target: string, kind: 'local' | 'ssh', status: TargetStatus, previous: string | null, current: string | null,
  *   churn: Churn | null, sent: { files: number, bytes: number }, verify: import('./targets.js').VerifyResult | null,
  *   pruned: string[], durationMs: number, error?: { code: string, message: string, detail?: string },
  *   warnings: { code: import('../warnings.js').WarningCode, message: string }[],
- *   plan?: { send: string[], remove: string[] }, reused?: string,
- * }} TargetResult
- *   reused: a kept release holding this very tree (same manifest hash, files and bytes), switched to instead of a new one
- * @typedef {{
- *   id: string, out: string, dryRun: boolean, pages: number, files: number, bytes: number,
- *   sourceMs: number, sourceHashed: number, targets: TargetResult[], ok: boolean, durationMs: number,
- * }} DeployResult
- *   sourceHashed: files of OUT read and hashed (the others had not changed since the last run)
+ *   plan?: { send: string[], remove: string[] }, reused?: string }} TargetResult
+ *   reused: a kept release holding this very tree, switched to instead of a new one
+ * @typedef {{ id: string, out: string, dryRun: boolean, pages: number, files: number, bytes: number, sourceMs: number,
+ *   sourceHashed: number, targets: TargetResult[], ok: boolean, durationMs: number }} DeployResult sourceHashed: files of OUT read and hashed
  */
 
-/**
- * Make the target objects for target strings or names.
- * @param {string[]} names
- * @param {DeployOptions} options
- * @returns {DeployTarget[]}
- */
+/** @param {string[]} names target strings or names @param {DeployOptions} options @returns {DeployTarget[]} */
 export function openTargets(names, options = {}) {
   if (names.length === 0) throw new UsageError('give at least one target (a directory, ssh://user@host/path, user@host:path, or a name from the config file\'s "targets")');
   /** @type {Map<string, string>} where each target is -> the name it was given as */
@@ -61,10 +37,9 @@ export function openTargets(names, options = {}) {
   return names.map((name) => {
     const configured = options.targets?.[name];
     const spec = parseTarget(configured ? configured.url : name, options.cwd);
-    // The same place twice (www and www/, a name and its path) would lock
-    // against itself and be refused as "held by another run": say what it is.
+    // The same place twice (www and www/, a name and its path) would lock against itself: say what it is.
     const where = targetLabel(spec);
-    // (a trailing "/" names the same directory, file:// and ssh paths too)
+    // A trailing "/" names the same directory, file:// and ssh paths too.
     const key = where.length > 1 ? where.replace(/\/+$/, '') : where;
     const earlier = seen.get(key);
     if (earlier !== undefined) throw new UsageError(`${JSON.stringify(earlier)} and ${JSON.stringify(name)} are the same target (${where}): give it once`);
@@ -79,11 +54,7 @@ export function openTargets(names, options = {}) {
   });
 }
 
-/**
- * @param {unknown} error
- * @returns {{ code: string, message: string, detail?: string }}
- */
-const errorInfo = (error) => {
+/** @param {unknown} error @returns {{ code: string, message: string, detail?: string }} */ const errorInfo = (error) => {
   const detail = error instanceof DeployError ? error.detail : undefined;
   return {
     code: String(/** @type {{ code?: unknown }} */ (error)?.code ?? 'ERROR'),
@@ -92,43 +63,31 @@ const errorInfo = (error) => {
   };
 };
 
-/**
- * An ssh target's messages do not name it (the summary puts its label in
- * front): a command about one target gets the label here.
- * @param {DeployTarget} target
- * @param {unknown} error
- */
+/** An ssh target's messages do not name it: a command about one target gets its label here. @param {DeployTarget} target @param {unknown} error */
 const labelled = (target, error) => (target.kind === 'ssh' && error instanceof DeployError
   ? new DeployError(`${target.label}: ${error.message}`, { code: error.code, cause: error, detail: error.detail })
   : error);
 
 /**
- * One deploy's shared state: the targets, their results, OUT's release and what each target drops.
- * @typedef {{
- *   options: DeployOptions, keep: number, targets: DeployTarget[], results: TargetResult[], failed: Set<number>,
+ * One deploy's shared state.
+ * @typedef {{ options: DeployOptions, keep: number, targets: DeployTarget[], results: TargetResult[], failed: Set<number>,
  *   locked: Set<DeployTarget>, planned: Map<DeployTarget, string[]>, id: string, source: import('./source.js').SourceTree,
- *   header: import('./release.js').ReleaseHeader, record: string,
- * }} DeployRun
- *   failed: targets out of the run (their result says why); planned: the releases each drops when it switches
+ *   header: import('./release.js').ReleaseHeader, record: string }} DeployRun
+ *   failed: targets out of the run, their result says why; planned: the releases each drops when it switches
  */
 
 /**
- * Deploy OUT to every target: lock all, plan each, send the files once per distinct list, build and
- * check each release, then switch (all at once, or each as it is ready).
- * @param {string} out
- * @param {string[]} names target strings or configured names
- * @param {DeployOptions} [options]
- * @returns {Promise<DeployResult>}
+ * Lock all, plan each, send the files once per distinct list, build and check each release, then switch.
+ * @param {string} out @param {string[]} names target strings or configured names @param {DeployOptions} [options] @returns {Promise<DeployResult>}
  */
 export async function deploy(out, names, options = {}) {
   const started = Date.now();
   const keep = options.keep ?? 5;
   if (!Number.isInteger(keep) || keep < 1) throw new UsageError(`--keep must be a whole number of at least 1, got ${JSON.stringify(options.keep)}`);
   const targets = openTargets(names, options);
-  /** @type {Set<DeployTarget>} */
-  const locked = new Set();
+  /** @type {Set<DeployTarget>} */ const locked = new Set();
   try {
-    // Connections open while OUT is read (ssh's handshake is several round trips).
+    // Connections open while OUT is read: ssh's handshake is several round trips.
     for (const target of targets) target.connect?.().catch(() => {}); // a failure is met again, and reported, at the first remote step
     const source = await readSource(out, { cache: true, trustBefore: (options.now ?? new Date()).getTime() - 1000 });
     assertClean(source);
@@ -137,8 +96,7 @@ export async function deploy(out, names, options = {}) {
       id, createdAt: (options.now ?? new Date()).toISOString(), manifestSha256: source.manifestSha256,
       pages: source.pages, files: source.files.size, bytes: source.bytes,
     };
-    /** @type {DeployRun} */
-    const run = {
+    /** @type {DeployRun} */ const run = {
       options, keep, targets, locked, id, source, header, record: formatRecord(header, source.files), failed: new Set(), planned: new Map(),
       results: targets.map((target) => ({
         target: target.label, kind: target.kind, status: /** @type {TargetStatus} */ ('failed'), previous: null, current: null,
@@ -171,12 +129,7 @@ function fail(run, index, error) {
   run.results[index].error = errorInfo(error);
 }
 
-/**
- * A step on one target: its time counts, and its error puts the target out of the run.
- * @template T
- * @param {DeployRun} run @param {number} index @param {() => Promise<T>} step
- * @returns {Promise<T | null>}
- */
+/** Its time counts, and its error puts the target out of the run. @template T @param {DeployRun} run @param {number} index @param {() => Promise<T>} step @returns {Promise<T | null>} */
 async function timed(run, index, step) {
   if (run.failed.has(index)) return null;
   const t0 = Date.now();
@@ -191,16 +144,14 @@ async function timed(run, index, step) {
 }
 
 /**
- * One run per target at a time: every lock is taken before anything is built, and after OUT was found
- * sound (a refused tree creates nothing). A target another run holds refuses the whole run.
+ * Every lock is taken before anything is built, and after OUT was found sound. A target another run holds refuses the whole run.
  * @param {DeployRun} run
  */
 async function lockAll(run) {
-  /** @type {unknown[]} */
-  const busy = [];
+  /** @type {unknown[]} */ const busy = [];
   await Promise.all(run.targets.map(async (target, index) => {
     try {
-      // Ctrl-C while OUT was read (it can take a while): no target is locked, created or built.
+      // Ctrl-C while OUT was read: no target is locked, created or built.
       if (run.options.signal?.aborted) throw new AbortError('interrupted');
       await target.lock();
       run.locked.add(target);
@@ -213,10 +164,8 @@ async function lockAll(run) {
 }
 
 /**
- * What a target has and lacks (from the manifests): its plan to stage, or null when nothing is to be
- * built (up to date, a kept release reused, a dry run).
- * @param {DeployRun} run @param {number} index
- * @returns {Promise<import('./targets.js').StagePlan | null>}
+ * A target's plan to stage, from the manifests; null when nothing is to be built (up to date, a kept release reused, a dry run).
+ * @param {DeployRun} run @param {number} index @returns {Promise<import('./targets.js').StagePlan | null>}
  */
 async function planTarget(run, index) {
   const { options, id, source, header, record } = run;
@@ -262,14 +211,9 @@ async function planTarget(run, index) {
   };
 }
 
-/**
- * One stream of the files to send per distinct list: ssh targets that lack the same files (the usual
- * case: they hold the same release) share it.
- * @param {DeployRun} run @param {(import('./targets.js').StagePlan | null)[]} plans
- */
+/** ssh targets lacking the same files, the usual case, share one stream. @param {DeployRun} run @param {(import('./targets.js').StagePlan | null)[]} plans */
 function shareStreams(run, plans) {
-  /** @type {Map<string, import('./targets.js').StagePlan[]>} */
-  const groups = new Map();
+  /** @type {Map<string, import('./targets.js').StagePlan[]>} */ const groups = new Map();
   plans.forEach((plan, index) => {
     if (!plan || run.targets[index].kind !== 'ssh') return;
     const key = plan.diff.send.join('\0');
@@ -281,10 +225,7 @@ function shareStreams(run, plans) {
   }
 }
 
-/**
- * Build and check the release on one target; with --switch each, switch it at once.
- * @param {DeployRun} run @param {number} index @param {import('./targets.js').StagePlan} plan
- */
+/** With --switch each, switched at once. @param {DeployRun} run @param {number} index @param {import('./targets.js').StagePlan} plan */
 async function stageTarget(run, index, plan) {
   const target = run.targets[index];
   const result = run.results[index];
@@ -299,10 +240,7 @@ async function stageTarget(run, index, plan) {
   if (run.options.switch === 'each') await switchAndPrune(run, target, result);
 }
 
-/**
- * The switch, once every target is ready; a target that fails it keeps its own error.
- * @param {DeployRun} run
- */
+/** Once every target is ready; a target that fails it keeps its own error. @param {DeployRun} run */
 async function switchAll(run) {
   const { results } = run;
   if (!results.every((result) => result.status === 'ready' || result.status === 'up-to-date')) return;
@@ -321,12 +259,9 @@ async function switchAll(run) {
   }));
 }
 
-/**
- * @param {DeployRun} run @param {DeployTarget} target @param {TargetResult} result
- */
+/** @param {DeployRun} run @param {DeployTarget} target @param {TargetResult} result */
 async function switchAndPrune(run, target, result) {
-  // Ctrl-C after the release was built: it stays ready, current is not
-  // switched (exit 130 means "current untouched"), whatever --switch says.
+  // Ctrl-C after the release was built: it stays ready, current untouched (exit 130 says so), whatever --switch says.
   if (run.options.signal?.aborted) throw new AbortError('interrupted');
   const prune = run.planned.get(target) ?? [];
   const to = result.reused ?? run.id;
@@ -337,23 +272,15 @@ async function switchAndPrune(run, target, result) {
 }
 
 /**
- * The newest kept release (not the current one) that holds the tree about to
- * be published: the same manifest hash, file count and bytes.
- * @param {import('./release.js').ReleaseHeader[]} releases
- * @param {string | null} current
- * @param {import('./release.js').ReleaseHeader} header the release about to be made
+ * The newest kept release but the current holding the tree about to be published: same manifest hash, file count and bytes.
+ * @param {import('./release.js').ReleaseHeader[]} releases @param {string | null} current @param {import('./release.js').ReleaseHeader} header
  */
 function keptRelease(releases, current, header) {
   return releases.findLast((release) => release.id !== current && release.manifestSha256 === header.manifestSha256
     && release.files === header.files && release.bytes === header.bytes);
 }
 
-/**
- * Publish OUT to a local or mounted web root: `deploy` to one directory.
- * @param {string} out
- * @param {string} to a directory (or a configured local target's name)
- * @param {DeployOptions} [options]
- */
+/** `deploy` to one local or mounted directory. @param {string} out @param {string} to a directory, or a configured local target's name @param {DeployOptions} [options] */
 export async function publish(out, to, options = {}) {
   const [target] = openTargets([to], options);
   await target.close();
@@ -361,11 +288,7 @@ export async function publish(out, to, options = {}) {
   return deploy(out, [to], { ...options, switch: 'each' });
 }
 
-/**
- * The releases of a target, oldest first.
- * @param {string} to
- * @param {DeployOptions} [options]
- */
+/** Oldest first. @param {string} to @param {DeployOptions} [options] */
 export async function listReleases(to, options = {}) {
   const [target] = openTargets([to], options);
   try {
@@ -378,12 +301,7 @@ export async function listReleases(to, options = {}) {
   }
 }
 
-/**
- * Switch `current` back: to `release`, or to the newest release older than
- * the current one.
- * @param {string} to
- * @param {DeployOptions & { release?: string }} [options]
- */
+/** To `release`, or the newest release older than the current one. @param {string} to @param {DeployOptions & { release?: string }} [options] */
 export async function rollback(to, options = {}) {
   const [target] = openTargets([to], options);
   let locked = false;
@@ -402,10 +320,7 @@ export async function rollback(to, options = {}) {
   }
 }
 
-/**
- * Re-hash every file of OUT against its manifest.
- * @param {string} out
- */
+/** Every file of OUT against its manifest. @param {string} out */
 export async function verify(out) {
   const tree = await readSource(out);
   return {

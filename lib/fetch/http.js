@@ -273,8 +273,7 @@ function classify(error, timeout) {
 function httpLoaderOptions(options) {
   if (!options || typeof options !== 'object') throw new UsageError('createHttpLoader(options): options must be an object');
   const given = /** @type {Record<string, unknown>} */ (options);
-  /** @param {'concurrency' | 'timeout' | 'maxPageBytes'} name */
-  const whole = (name) => {
+  /** @param {'concurrency' | 'timeout' | 'maxPageBytes'} name */ const whole = (name) => {
     const value = given[name] ?? OPTION_BY_NAME.get(name)?.default;
     if (!Number.isSafeInteger(value) || /** @type {number} */ (value) < 1) throw new UsageError(`createHttpLoader: "${name}" must be a whole number, at least 1, got ${typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value)}`);
     return /** @type {number} */ (value);

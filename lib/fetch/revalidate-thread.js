@@ -32,8 +32,7 @@ const flush = () => {
   transfer = [];
 };
 
-/** @param {object} answer */
-const send = (answer) => {
+/** @param {object} answer */ const send = (answer) => {
   answers.push(answer);
   if (!scheduled) {
     scheduled = true;
@@ -41,16 +40,14 @@ const send = (answer) => {
   }
 };
 
-/** @param {any} error */
-const describe = (error) => ({
+/** @param {any} error */ const describe = (error) => ({
   name: error?.constructor?.name, message: String(error?.message ?? error), code: error?.code, status: error?.status, truncated: error?.truncated === true || undefined,
   // A time, not a delay: the crawl may take the answer later.
   retryAt: typeof error?.retryAfterMs === 'number' ? Date.now() + error.retryAfterMs : undefined,
   cause: error?.cause ? { code: error.cause.code, message: String(error.cause.message ?? error.cause) } : undefined,
 });
 
-/** @param {Ask} ask */
-const start = (ask) => {
+/** @param {Ask} ask */ const start = (ask) => {
   inFlight++;
   loader.load(ask.url, { headers: ask.headers }).then(
     (result) => {

@@ -24,8 +24,7 @@ export function compileNameRules(rules, origins) {
       throw new UsageError(`--name: ${/** @type {Error} */ (error).message}`);
     }
   }).flat();
-  /** @param {string} url */
-  const ruleFor = (url) => compiled.find((pattern) => pattern.regex.test(url))?.matched ?? null;
+  /** @param {string} url */ const ruleFor = (url) => compiled.find((pattern) => pattern.regex.test(url))?.matched ?? null;
   return { rules, ruleFor, templateFor: (url) => ruleFor(url)?.template ?? null };
 }
 

@@ -11,8 +11,7 @@ import { DEPLOY_KEYS, checkDeployKey } from './deploy-keys.js';
 
 export const CONFIG_FILES = ['prerender.config.js', 'prerender.config.mjs', 'prerender.config.json'];
 
-/** @param {string} file */
-const exists = (file) => access(file).then(() => true, () => false);
+/** @param {string} file */ const exists = (file) => access(file).then(() => true, () => false);
 
 /** JSON, else imported as a module whose default export is taken. */
 const JSON_EXTENSION = /\.json$/i;

@@ -19,14 +19,11 @@ import { parseFreshRules } from './fresh-rules.js';
 
 /** @param {string} item */
 const checkPattern = (item) => (item.startsWith('/') || normalizeUrl(item) ? null : 'a path starting with "/" or an absolute http(s) URL');
-/** @param {string} item */
-const checkAbsoluteUrl = (item) => (normalizeUrl(item) ? null : 'an absolute http(s) URL');
+/** @param {string} item */ const checkAbsoluteUrl = (item) => (normalizeUrl(item) ? null : 'an absolute http(s) URL');
 /** @param {string} item */
 const checkHeader = (item) => (/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*:/.test(item) ? null : 'a header like "Name: value"');
-/** @param {string} item */
-const checkPath = (item) => (item.startsWith('/') ? null : 'a path starting with "/"');
-/** @param {string} item */
-const checkRegex = (item) => {
+/** @param {string} item */ const checkPath = (item) => (item.startsWith('/') ? null : 'a path starting with "/"');
+/** @param {string} item */ const checkRegex = (item) => {
   try {
     new RegExp(item, 'g');
     return null;
@@ -366,8 +363,7 @@ function checkApiValues(input, source) {
   }
 }
 
-/** @param {unknown} value */
-const isPlainObject = (value) => typeof value === 'object' && value !== null && !Array.isArray(value);
+/** @param {unknown} value */ const isPlainObject = (value) => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** @param {unknown} value */
 function isAbortSignal(value) {

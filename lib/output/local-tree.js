@@ -34,12 +34,10 @@ export class LocalTree {
     this.temp = path.join(this.out, STATE_DIR, `tmp-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`);
     /** @type {Map<string, number>} file -> its pending temp file's number */
     this.pending = new Map();
-    /** @type {Set<string>} */
-    this.removals = new Set();
+    /** @type {Set<string>} */ this.removals = new Set();
     /** @type {Map<string, string>} file -> the file whose modification time it takes at commit */
     this.sameTime = new Map();
-    /** @type {Map<string, Promise<void>>} */
-    this.dirs = new Map();
+    /** @type {Map<string, Promise<void>>} */ this.dirs = new Map();
     this.counter = 0;
   }
 

@@ -85,8 +85,7 @@ export function createStateWriter(stateDir, header) {
   /** @type {Error | null} */ let failed = null;
   stream.on('error', (error) => { failed = error; });
   let pending = '';
-  /** @param {string} text */
-  const push = async (text) => {
+  /** @param {string} text */ const push = async (text) => {
     pending += text;
     if (pending.length < 65_536) return;
     const chunk = pending;
