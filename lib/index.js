@@ -1,10 +1,14 @@
 // @ts-check
 /**
- * prerender's programmatic API. See README.md, "API".
- * @typedef {import('./options/crawl-options.js').CrawlOptions} CrawlOptions @typedef {import('./crawler/index.js').CrawlResult} CrawlResult
- * @typedef {import('./crawler/index.js').CrawlerOptions} CrawlerOptions @typedef {import('./fetch/http.js').Loader} Loader
- * @typedef {import('./fetch/http.js').LoadResult} LoadResult @typedef {import('./output/target.js').OutputTarget} OutputTarget
- * @typedef {import('./output/manifest/schema.js').Manifest} Manifest @typedef {import('./engine/run.js').Transform} Transform
+ * prerender's programmatic API. See docs/api.md.
+ * @typedef {import('./options/crawl-options.js').CrawlOptions} CrawlOptions
+ * @typedef {import('./crawler/index.js').CrawlResult} CrawlResult
+ * @typedef {import('./crawler/index.js').CrawlerOptions} CrawlerOptions
+ * @typedef {import('./fetch/http.js').Loader} Loader
+ * @typedef {import('./fetch/http.js').LoadResult} LoadResult
+ * @typedef {import('./output/target.js').OutputTarget} OutputTarget
+ * @typedef {import('./output/manifest/schema.js').Manifest} Manifest
+ * @typedef {import('./engine/run.js').Transform} Transform
  */
 export { Crawler, crawl } from './crawler/index.js';
 export { createHttpLoader, withRetry } from './fetch/index.js';

@@ -250,12 +250,10 @@ describe('serve --origin when the origin fails', () => {
 
   it('answers our 504 when the origin is slower than --origin-timeout', async () => {
     const port = await startFront({ origin: shop.origin, originTimeoutMs: 200 });
-    const started = Date.now();
+    // The origin answers after 20 s and send() waits 10 s at most: a 504 is ours, before the origin's answer.
     const answer = await send(port, '/st/slow.asp?ms=20000');
     expect(answer.status).toBe(504);
     expect(answer.text).toContain('did not answer in time');
-    // Well before the origin would have answered (20 s); the bound is loose for a busy machine.
-    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });
 

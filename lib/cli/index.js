@@ -59,6 +59,14 @@ export async function run(argv, io) {
 }
 
 /**
+ * The commander program, never parsed: what `--help` shows, for the test that compares it with docs/.
+ * @param {Io} io
+ */
+export function helpProgram(io) {
+  return buildProgram(io, () => {}, () => {});
+}
+
+/**
  * @param {Io} io @param {(code: number) => void} setExitCode
  * @param {(code: string, message: string) => void} jsonError with --json, writes the error object to stdout
  */

@@ -1,6 +1,7 @@
 // @ts-check
 import { DirBlobStore } from './dir-blobs.js';
 import { RedisFrontier } from './redis-frontier.js';
+import { RedisCoordination } from './redis-coordination.js';
 
 /** @typedef {import('../engine/coordination.js').Coordination} Coordination */
 
@@ -9,8 +10,7 @@ import { RedisFrontier } from './redis-frontier.js';
  * stages bodies in the crawl's blob directory and never owns OUT. Its coordinator seeds, names and commits.
  * @implements {Coordination}
  */
-export class JoinedCrawl {
-  shared = true;
+export class JoinedCrawl extends RedisCoordination {
   ownsOut = false;
 
   /**
@@ -19,13 +19,9 @@ export class JoinedCrawl {
    * @param {string} blobsDir
    */
   constructor(redis, prefix, settings, roles, blobsDir) {
+    super(new RedisFrontier(redis, prefix, settings, roles));
     this.redis = redis;
-    this.frontier = new RedisFrontier(redis, prefix, settings, roles);
     this.blobs = new DirBlobStore(blobsDir);
-  }
-
-  get records() {
-    return this.frontier.records;
   }
 
   /** The coordinator seeds the roots. */
@@ -39,27 +35,6 @@ export class JoinedCrawl {
     this.frontier.attach(run, { lazyPrior: true });
   }
 
-  /** @param {{ url: string, delayMs: number, error: Error }} info */
-  backoff(info) {
-    this.frontier.backoff(info);
-  }
-
-  idle() {
-    return this.frontier.idle();
-  }
-
-  knows() {
-    return false;
-  }
-
-  waits() {
-    return undefined;
-  }
-
-  wantsLinks() {
-    return this.frontier.wantsLinks();
-  }
-
   feed() {
     return null;
   }
@@ -68,8 +43,6 @@ export class JoinedCrawl {
   async barrier() {
     await this.frontier.flush();
   }
-
-  release() {}
 
   async finishPool() {
     return null;

@@ -7,6 +7,7 @@ import { VERSION, machineOf } from './identity.js';
 import { connectRedis, keyPrefix, redactUrl } from './connection.js';
 import { configDifference, sharedConfig } from './config.js';
 import { RedisFrontier, TOO_LONG_MARK } from './redis-frontier.js';
+import { RedisCoordination } from './redis-coordination.js';
 import { parseFeed } from './feed-format.js';
 import { DirBlobStore } from './dir-blobs.js';
 import { FinishPool, dropLeftPass, dropPass } from './finish.js';
@@ -212,8 +213,7 @@ async function clearCrawl(redis, prefix, claim, { keepConfig }) {
  * the records, a shared directory the staged bodies.
  * @implements {Coordination}
  */
-export class SharedCrawl {
-  shared = true;
+export class SharedCrawl extends RedisCoordination {
   ownsOut = true;
 
   /**
@@ -221,18 +221,14 @@ export class SharedCrawl {
    * @param {DirBlobStore} blobs @param {string} url @param {number} leaseMs
    */
   constructor(redis, prefix, frontier, blobs, url, leaseMs) {
+    super(frontier);
     this.redis = redis;
     this.prefix = prefix;
-    this.frontier = frontier;
     this.blobs = blobs;
     this.shownUrl = redactUrl(url);
     this.leaseMs = leaseMs;
     /** @type {import('../engine/run.js').CrawlRun | null} the run, once past the completion barrier */
     this.run = null;
-  }
-
-  get records() {
-    return this.frontier.records;
   }
 
   /** @param {string[]} roots */
@@ -244,29 +240,6 @@ export class SharedCrawl {
   attach(run) {
     this.frontier.attach(run);
   }
-
-  /** A 429 or 503 holds its origin back in every process. @param {{ url: string, delayMs: number, error: Error }} info */
-  backoff(info) {
-    this.frontier.backoff(info);
-  }
-
-  idle() {
-    return this.frontier.idle();
-  }
-
-  knows() {
-    return false;
-  }
-
-  waits() {
-    return undefined;
-  }
-
-  wantsLinks() {
-    return this.frontier.wantsLinks();
-  }
-
-  release() {}
 
   lastCrawl() {
     return null;

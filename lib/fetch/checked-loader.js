@@ -4,7 +4,7 @@ import { fanout } from './abort.js';
 import { parseRetryAfter } from './retry.js';
 
 /**
- * A caller's `loader` held to the crawl's contract (README, "API"): a bad result fails with a LoaderResultError saying what
+ * A caller's `loader` held to the crawl's contract (docs/api.md): a bad result fails with a LoaderResultError saying what
  * is missing, error statuses throw HttpStatusError so they retry, and the run's signal ends the wait even if the loader ignores it.
  * @param {import('./http.js').Loader} loader @returns {import('./http.js').Loader}
  */

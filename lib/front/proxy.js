@@ -200,9 +200,12 @@ export function createProxy(options) {
     sendError(req, res, 502, { body: BAD_GATEWAY });
   }
 
+  // Closed by the server's "close" event and by drain(): undici rejects a second close().
+  /** @type {Promise<void> | undefined} */
+  let closing;
   return Object.assign(proxy, {
     pool,
-    close: () => pool.close(),
+    close: () => (closing ??= pool.close()),
   });
 }
 

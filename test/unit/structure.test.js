@@ -30,6 +30,10 @@ describe('the shape of lib/', () => {
     expect(report.longFunctions).toEqual([]);
   });
 
+  it('keeps comments at most a quarter of lib/\'s lines', () => {
+    expect(report.commentShare).toBeLessThanOrEqual(0.25);
+  });
+
   it('gives no two modules the same file name', () => {
     expect(report.repeatedNames).toEqual([]);
   });
