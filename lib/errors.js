@@ -107,6 +107,21 @@ export class LockedError extends OutputError {
   code = 'LOCKED';
 }
 
+/**
+ * An entry of OUT's state directory is not what prerender keeps there: a directory, a link or a pipe where its file
+ * belongs. Exit 2; `--full` removes it. `entry`: its name (`state.ndjson`…); `found`: what it is ("a directory").
+ */
+export class StateEntryError extends OutputError {
+  code = 'STATE_ENTRY';
+  /** @param {string} message @param {{ path: string, entry: string, found: string }} details */
+  constructor(message, details) {
+    super(message);
+    this.path = details.path;
+    this.entry = details.entry;
+    this.found = details.found;
+  }
+}
+
 /** A publish or deploy could not be done safely; `current` is never switched after one. */
 export class DeployError extends PrerenderError {
   /**
@@ -125,5 +140,19 @@ export class FrontierError extends PrerenderError {
   /** @param {string} message @param {{ cause?: unknown, code?: string }} [options] */
   constructor(message, options = {}) {
     super(message, { ...options, code: options.code ?? 'FRONTIER' });
+  }
+}
+
+/**
+ * A worker does not see its crawl's blob directory: the probe its coordinator wrote there is missing or another
+ * crawl's. Exit 2 before it takes a page. `dir`: the worker's; `shared`: the coordinator's, to share.
+ */
+export class BlobsNotSharedError extends FrontierError {
+  /** @param {string} message @param {{ dir: string, shared: string, crawlId: string, cause?: unknown }} details */
+  constructor(message, details) {
+    super(message, { code: 'BLOBS_NOT_SHARED', cause: details.cause });
+    this.dir = details.dir;
+    this.shared = details.shared;
+    this.crawlId = details.crawlId;
   }
 }

@@ -1,5 +1,5 @@
 // @ts-check
-import { PrerenderError, UsageError, ConfigError } from '../errors.js';
+import { BlobsNotSharedError, PrerenderError, StateEntryError, UsageError, ConfigError } from '../errors.js';
 
 /** Everything the CLI shows a person: progress, summary, and errors (what happened, then what to try). */
 
@@ -146,9 +146,32 @@ const HINTS = /** @type {Record<string, string>} */ ({
   EADDRINUSE: 'the port is in use: choose another --port (0 picks a free one)',
 });
 
+/** What prerender keeps in each entry of OUT/.prerender (StateEntryError). */
+const STATE_ENTRIES = /** @type {Record<string, string>} */ ({
+  lock: 'the lock of the crawl writing to OUT (a file)',
+  'state.ndjson': "the last crawl's state (a file)",
+  'journal.ndjson': 'the journal of an interrupted crawl (a file)',
+  'blobs.log': 'the staged pages (a file)',
+  'blobs.idx': "the staged pages' index (a file)",
+  blobs: "a shared crawl's blob directory (a directory)",
+});
+
+/** Errors whose one line is made here from their fields. @param {unknown} error @returns {string | null} */
+function explainByFields(error) {
+  if (error instanceof StateEntryError) {
+    return `cannot use ${error.path}: it is ${error.found}, where prerender keeps ${STATE_ENTRIES[error.entry] ?? 'its own file'}; remove it, or crawl with --full to start over`;
+  }
+  if (error instanceof BlobsNotSharedError) {
+    return `this worker does not see the blob directory of crawl "${error.crawlId}": ${error.dir} holds no probe of it; share the coordinator's ${error.shared} with this machine and give its path here with --blobs`;
+  }
+  return null;
+}
+
 /** Human text for an error: what happened, then what to try; never a stack, never a header secret. @param {unknown} error */
 export function explainError(error) {
   if (error instanceof UsageError || error instanceof ConfigError) return error.message;
+  const line = explainByFields(error);
+  if (line) return redact(line);
   const err = /** @type {any} */ (error);
   const code = err?.code ?? err?.cause?.code;
   const causeCode = err?.cause?.code;

@@ -7,7 +7,8 @@ import { withRevalidation } from '../fetch/revalidate.js';
 import { withPoliteness } from '../fetch/polite.js';
 import { LocalTree } from '../output/local-tree.js';
 import { STATE_DIR, clearLeftovers, prepareOutDir } from '../output/outdir.js';
-import { acquireLock } from '../output/lock.js';
+import { LOCK_NAME, acquireLock } from '../output/lock.js';
+import { checkStateEntries } from '../output/state-entries.js';
 import { OPTION_BY_NAME } from '../options/crawl-options.js';
 import { loadListedRoots, readUrlList } from '../roots/sources.js';
 import { PrerenderError } from '../errors.js';
@@ -30,7 +31,7 @@ import { LocalCoordination } from '../engine/coordination.js';
 import { STATE_FILE } from '../recrawl/state.js';
 import { Arena } from '../store/arena.js';
 import { StoredPages } from '../store/stored-pages.js';
-import { LogBlobStore } from '../store/blobs.js';
+import { INDEX_FILE, LOG_FILE, LogBlobStore } from '../store/blobs.js';
 
 /**
  * @typedef {import('../engine/run.js').CrawlRun} CrawlRun
@@ -227,13 +228,21 @@ export class CrawlSession {
       if (!this.committed) for (const dir of [...prepared.created].reverse()) await rmdir(dir).catch(() => {});
     });
     this.lifecycle.defer('state directory', () => this.lockHeld && rmdir(prepared.stateDir));
+    // A lock that is no file (a directory, a pipe) is no crawl's: refused by name, or removed by --full.
+    const removed = await checkStateEntries(prepared.stateDir, [{ name: LOCK_NAME }], { replace: o.full });
     const lock = await acquireLock(prepared.stateDir, prepared.out);
     this.lockHeld = true;
     this.lifecycle.defer('lock', () => lock.release());
-    this.lifecycle.defer('blob store', () => this.#closeBlobs());
     // A killed run's temp files and staging; in a shared crawl only once its pass is dropped in Redis
     // (#openShared), so no worker still writes into them.
     if (!this.shared) await clearLeftovers(prepared.stateDir);
+    /** @type {import('../output/state-entries.js').StateEntry[]} */
+    const files = [STATE_FILE, JOURNAL_FILE, LOG_FILE, INDEX_FILE].map((name) => ({ name }));
+    if (this.shared && !o.blobs) files.push({ name: 'blobs', directory: true });
+    // Before the blob store's clean-up is registered: a refused run leaves what it names as it is.
+    removed.push(...await checkStateEntries(prepared.stateDir, files, { replace: o.full }));
+    for (const entry of removed) warn(this, prepared.out, 'STATE_REMOVED', `${entry.path} was ${entry.found}, which prerender cannot use: --full removed it`);
+    this.lifecycle.defer('blob store', () => this.#closeBlobs());
     // A re-crawl's HTTP thread starts while the last state is read.
     if (this.revalidator && !o.full && existsSync(path.join(prepared.stateDir, STATE_FILE))) this.revalidator.warm();
     const prior = await loadPrior(prepared.stateDir, { full: o.full, ignore: o.ignore, pages: new StoredPages(this.arena, PRIOR), roots: [...o.roots, ...o.sitemap] });

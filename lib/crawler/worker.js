@@ -4,6 +4,7 @@ import path from 'node:path';
 import { AbortError, FrontierError } from '../errors.js';
 import { connectRedis, keyPrefix } from '../distributed/connection.js';
 import { VERSION, machineOf } from '../distributed/identity.js';
+import { checkProbe } from '../distributed/blob-probe.js';
 
 /** The engine, loaded once the crawl exists: a worker beside its coordinator leaves it the cores while it seeds (BENCHMARKS.md, "Decisions"). */
 async function loadEngine() {
@@ -61,7 +62,10 @@ export class Worker extends EventEmitter {
         ...(w.env ? { env: w.env } : {}),
         ...(w.signal ? { signal: w.signal } : {}),
       });
-      const blobsDir = w.blobs ? path.resolve(w.blobs) : o.blobs ?? path.join(o.out, STATE_DIR, 'blobs');
+      const shared = o.blobs ?? path.join(o.out, STATE_DIR, 'blobs');
+      const blobsDir = w.blobs ? path.resolve(w.blobs) : shared;
+      // Bodies staged where the coordinator cannot read them would fail its pages: refused before taking one.
+      await checkProbe(redis, prefix, { dir: blobsDir, shared, crawlId: w.crawlId, deadline: Date.now() + (w.wait ?? 60) * 1000, signal: w.signal });
       const joined = new JoinedCrawl(redis, prefix, {
         maxPages: o.maxPages, leaseMs: o.leaseTimeout, originConcurrency: o.originConcurrency, intervalMs: intervalOf(o), maxDeliveries: o.maxDeliveries,
       }, { info: { role: 'worker', version, host } }, blobsDir);

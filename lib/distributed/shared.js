@@ -1,7 +1,7 @@
 // @ts-check
 import path from 'node:path';
 import { availableParallelism } from 'node:os';
-import { FrontierError } from '../errors.js';
+import { FrontierError, OutputError } from '../errors.js';
 import { STATE_DIR } from '../output/outdir.js';
 import { VERSION, machineOf } from './identity.js';
 import { connectRedis, keyPrefix, redactUrl } from './connection.js';
@@ -10,6 +10,7 @@ import { RedisFrontier, TOO_LONG_MARK } from './redis-frontier.js';
 import { RedisCoordination } from './redis-coordination.js';
 import { parseFeed } from './feed-format.js';
 import { DirBlobStore } from './dir-blobs.js';
+import { probeKey, writeProbe } from './blob-probe.js';
 import { FinishPool, dropLeftPass, dropPass } from './finish.js';
 import { failRedirectLoops } from './loops.js';
 import { errorsOf } from '../engine/errors-list.js';
@@ -68,6 +69,9 @@ export async function openSharedCrawl(o, listed, prior) {
     // A pass a killed coordinator left (taken out of reach in the claim): its keys and name table go.
       if (claim.left) await dropPass(redis, prefix, blobsDir, claim.left);
       if (o.freshStart) await clearCrawl(redis, prefix, claim, { keepConfig: false });
+      // Before the configuration a worker waits for: every worker proves it sees this directory (blob-probe.js).
+      await writeProbe(redis, prefix, blobsDir, crawlId);
+      claim.check();
       const created = await redis.set(`${prefix}config`, JSON.stringify(given), 'NX');
       if (created) {
         claim.check();
@@ -95,7 +99,8 @@ export async function openSharedCrawl(o, listed, prior) {
     return new SharedCrawl(redis, prefix, frontier, new DirBlobStore(blobsDir), url, o.leaseTimeout);
   } catch (error) {
     redis.disconnect();
-    throw error instanceof FrontierError ? error : redis.toFrontierError(error);
+    // The blob directory's own failure (writeProbe) is not Redis's.
+    throw error instanceof FrontierError || error instanceof OutputError ? error : redis.toFrontierError(error);
   }
 }
 
@@ -197,7 +202,7 @@ async function clearCrawl(redis, prefix, claim, { keepConfig }) {
   claim.check();
   await own('keep');
   const pattern = `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
-  const kept = new Set([`${prefix}meta`, `${prefix}workers`, `${prefix}winfo`, ...(keepConfig ? [`${prefix}config`] : [])]);
+  const kept = new Set([`${prefix}meta`, `${prefix}workers`, `${prefix}winfo`, ...(keepConfig ? [`${prefix}config`, probeKey(prefix)] : [])]);
   let cursor = '0';
   do {
     const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);

@@ -10,7 +10,7 @@ import { outputError } from './outdir.js';
  * is gone (same host, no such pid) is taken over. @typedef {{ pid: number, host: string, startedAt: string }} LockOwner
  */
 
-const LOCK_NAME = 'lock';
+export const LOCK_NAME = 'lock';
 /** An unreadable lock file younger than this is being written. */
 const UNREADABLE_GRACE_MS = 10_000;
 
