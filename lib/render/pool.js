@@ -1,10 +1,11 @@
 // @ts-check
 import { rmSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BrowserError } from '../errors.js';
 import { killAndWait, launchFlags, processesUsing } from './browser.js';
+import { makeProfile, removeStaleProfiles } from './profiles.js';
 import { openTab, resetTab } from './tab.js';
 
 /**
@@ -67,6 +68,8 @@ export class BrowserPool {
   /** @type {Set<string>} profiles made, removed at close */
   #profiles = new Set();
   #closed = false;
+  /** @type {Promise<unknown> | null} the profiles of killed runs, removed before the first launch */
+  #swept = null;
 
   /**
    * @param {{
@@ -159,7 +162,11 @@ export class BrowserPool {
   /** @returns {Promise<Slot>} */
   async #launch() {
     const { launch } = (await import('puppeteer-core')).default;
-    const profile = await mkdtemp(path.join(this.options.tmpDir ?? os.tmpdir(), 'prerender-chromium-'));
+    const tmpDir = this.options.tmpDir ?? os.tmpdir();
+    await (this.#swept ??= removeStaleProfiles(tmpDir).then((removed) => {
+      if (removed.length > 0) this.options.onEvent?.('stale-profiles', { removed });
+    }));
+    const profile = await makeProfile(tmpDir);
     this.#profiles.add(profile);
     leftAtExit(profile, true);
     // Chromium's own temporary files (its singleton socket directory, shared
