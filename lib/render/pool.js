@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BrowserError } from '../errors.js';
 import { killAndWait, launchFlags, processesUsing } from './browser.js';
+import { claimRenderer, killRenderer, memoryFlags, MemoryWatch, renderersOf } from './memory.js';
 import { makeProfile, removeStaleProfiles } from './profiles.js';
 import { openTab, resetTab } from './tab.js';
 
@@ -27,9 +28,10 @@ import { openTab, resetTab } from './tab.js';
  * @typedef {import('./tab.js').Tab} Tab
  * @typedef {{
  *   browser: Browser, profile: string, pid: number | undefined, served: number, active: number,
- *   retired: boolean, dead: boolean, closing: Promise<void> | null, idle: Tab[],
+ *   retired: boolean, dead: boolean, closing: Promise<void> | null, idle: Tab[], opening: Promise<unknown>, claimed: Set<number>,
  * }} Slot
- *   idle: tabs ready for a page (isolation 'slot')
+ *   idle: tabs ready for a page (isolation 'slot'); opening: the last tab opened (with a memory
+ *   bound, one opens at a time, so that its new renderer is known); claimed: the renderers of its tabs
  */
 
 /** Time limit for calls that do not depend on the page (launch, new context, close). */
@@ -70,19 +72,23 @@ export class BrowserPool {
   #closed = false;
   /** @type {Promise<unknown> | null} the profiles of killed runs, removed before the first launch */
   #swept = null;
+  /** @type {MemoryWatch | null} */
+  #watch;
 
   /**
    * @param {{
    *   executablePath: string, recycle: number, protocolTimeout: number, isolation?: 'context' | 'slot',
-   *   events?: string[], network?: boolean, tmpDir?: string, onEvent?: (type: string, data: Record<string, unknown>) => void,
+   *   events?: string[], network?: boolean, tmpDir?: string, memory?: number, onEvent?: (type: string, data: Record<string, unknown>) => void,
    * }} options
    *   isolation: a tab per page ('context') or tabs reset and reused (default 'slot');
    *   events: event: wait conditions, listened for in every tab before any page script;
    *   network: tabs see when each request ends (networkidle is awaited);
-   *   tmpDir: where profiles are made (default: the system's temp directory)
+   *   tmpDir: where profiles are made (default: the system's temp directory);
+   *   memory: the bound on each tab's renderer, in MiB (lib/render/memory.js; default none)
    */
   constructor(options) {
     this.options = options;
+    this.#watch = options.memory ? new MemoryWatch(options.memory) : null;
     /** Browsers launched, for tests and the summary. */
     this.launches = 0;
     /** Tabs opened (a browser context each), for tests and the summary. */
@@ -113,8 +119,7 @@ export class BrowserPool {
       let tab = slot.idle.pop();
       if (!tab) {
         try {
-          tab = await bounded(openTab(slot.browser, { events: this.options.events ?? [], network: this.options.network }), BROWSER_CALL_MS, 'open a browser context');
-          this.tabs++;
+          tab = await this.#open(slot);
         } catch (error) {
           throw this.#gone(slot, error);
         }
@@ -131,6 +136,9 @@ export class BrowserPool {
         if (reuse && !slot.retired && !slot.dead && await bounded(resetTab(tab), BROWSER_CALL_MS, 'reset a tab').then(() => true, () => false)) {
           slot.idle.push(tab);
         } else {
+          // A page that failed may still run (a loop, a page allocating without end): its renderer is killed first.
+          if (!tab.clean) killRenderer(tab);
+          this.#forget(slot, tab);
           // A context that will not close means a browser in trouble: replace it.
           await bounded(tab.context.close(), BROWSER_CALL_MS, 'close a page').catch(() => this.#kill(slot));
         }
@@ -139,6 +147,41 @@ export class BrowserPool {
       slot.active--;
       if (slot.retired && slot.active === 0) void this.#closeSlot(slot);
     }
+  }
+
+  /**
+   * A new tab. With a memory bound, tabs open one at a time in a browser, so
+   * that the one renderer their opening starts is known, and watched.
+   * @param {Slot} slot
+   * @returns {Promise<Tab>}
+   */
+  #open(slot) {
+    const options = { events: this.options.events ?? [], network: this.options.network };
+    if (!this.#watch) return this.#opened(bounded(openTab(slot.browser, options), BROWSER_CALL_MS, 'open a browser context'));
+    const watch = this.#watch;
+    const opened = slot.opening.then(async () => {
+      const before = renderersOf(slot.pid);
+      const tab = await bounded(openTab(slot.browser, options), BROWSER_CALL_MS, 'open a browser context');
+      Object.assign(tab, claimRenderer(slot.pid, before, slot.claimed));
+      if (tab.pid !== null) slot.claimed.add(tab.pid);
+      watch.watch(tab);
+      return tab;
+    });
+    slot.opening = opened.catch(() => {});
+    return this.#opened(opened);
+  }
+
+  /** @param {Promise<Tab>} opening */
+  async #opened(opening) {
+    const tab = await opening;
+    this.tabs++;
+    return tab;
+  }
+
+  /** The tab is closing: its renderer is no longer watched. @param {Slot} slot @param {Tab} tab */
+  #forget(slot, tab) {
+    if (tab.pid !== null) slot.claimed.delete(tab.pid);
+    this.#watch?.forget(tab);
   }
 
   /**
@@ -184,7 +227,7 @@ export class BrowserPool {
         headless: true,
         pipe: true,
         userDataDir: profile,
-        args: launchFlags(),
+        args: [...launchFlags(), ...(this.options.memory ? memoryFlags(this.options.memory) : [])],
         handleSIGINT: false,
         handleSIGTERM: false,
         handleSIGHUP: false,
@@ -203,7 +246,7 @@ export class BrowserPool {
     }
     this.launches++;
     /** @type {Slot} */
-    const slot = { browser, profile, pid: browser.process()?.pid, served: 0, active: 0, retired: false, dead: false, closing: null, idle: [] };
+    const slot = { browser, profile, pid: browser.process()?.pid, served: 0, active: 0, retired: false, dead: false, closing: null, idle: [], opening: Promise.resolve(), claimed: new Set() };
     browser.on('disconnected', () => {
       slot.dead = true;
       if (this.#current === slot) this.#current = null;
@@ -259,6 +302,7 @@ export class BrowserPool {
   /** Close every browser, now: pages in flight fail (the run is ending). */
   async close() {
     this.#closed = true;
+    this.#watch?.close();
     await this.#launching?.catch(() => {});
     await Promise.all([...this.#slots].map((slot) => this.#closeSlot(slot)));
     for (const profile of this.#profiles) {

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { lstat, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { startTicks } from '../runtime/processes.js';
 import { killAndWait } from './browser.js';
 
 /**
@@ -20,31 +21,13 @@ import { killAndWait } from './browser.js';
 export const PROFILE_PREFIX = 'prerender-chromium-';
 export const OWNER_FILE = 'prerender-owner.json';
 
-/** @param {string} file @returns {string | null} */
-function readSmall(file) {
+/** @returns {string | null} */
+function bootId() {
   try {
-    return readFileSync(file, 'latin1');
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim() || null;
   } catch {
     return null;
   }
-}
-
-/**
- * A process's start time, in clock ticks since boot; null where /proc cannot tell.
- * @param {number} pid
- * @returns {string | null}
- */
-export function startTicks(pid) {
-  const stat = readSmall(`/proc/${pid}/stat`);
-  if (stat === null) return null;
-  // The command (field 2) may hold spaces and parentheses: fields are counted from its last ')'; field 22 is the start time.
-  const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  return start && /^\d+$/.test(start) ? start : null;
-}
-
-/** @returns {string | null} */
-function bootId() {
-  return readSmall('/proc/sys/kernel/random/boot_id')?.trim() || null;
 }
 
 /** @param {number} [pid] @returns {ProfileOwner} */

@@ -43,6 +43,7 @@ import { CHANGES_KEY, EVENTS_KEY, listenForEvents, noPopups, watchChanges } from
  * @typedef {{
  *   context: BrowserContext, session: CDPSession, frameId: string, network: boolean,
  *   origins: Set<string>, pages: number, clean: boolean, gone: boolean, onGone: Set<(why: string) => void>,
+ *   pid: number | null, start: string | null, memory: import('./memory.js').TabMemory,
  * }} Tab
  *   frameId: the main frame's id (a page target's id);
  *   network: the Network domain is on (requests are seen to end: networkidle);
@@ -50,7 +51,8 @@ import { CHANGES_KEY, EVENTS_KEY, listenForEvents, noPopups, watchChanges } from
  *   pages: rendered in this tab so far; clean: its last render ended well
  *   (a page that failed, timed out or was saved partial may still be busy:
  *   its tab is closed, not reused); gone: its session ended (the tab or the
- *   browser closed), and onGone is told why
+ *   browser closed), and onGone is told why; pid, start, memory: its renderer
+ *   process when known, and what the memory watch read of it (lib/render/memory.js)
  */
 
 /**
@@ -106,7 +108,7 @@ export async function openTab(browser, { events, network = false }) {
     const session = root.connection()?.session(sessionId);
     if (!session) throw new BrowserError('the browser gave no session for a new tab', { code: 'BROWSER_SESSION' });
     /** @type {Tab} */
-    const tab = { context, session, frameId: targetId, network, origins: new Set(), pages: 0, clean: true, gone: false, onGone: new Set() };
+    const tab = { context, session, frameId: targetId, network, origins: new Set(), pages: 0, clean: true, gone: false, onGone: new Set(), pid: null, start: null, memory: { last: 0, killed: 0 } };
     /** @param {string} why */
     const end = (why) => {
       if (tab.gone) return;

@@ -2,6 +2,24 @@
 /** Processes from /proc (Linux): a process's descendants, and what one holds in memory. Elsewhere none are found. */
 import { readFileSync, readdirSync } from 'node:fs';
 
+/**
+ * A process's start time, in clock ticks since boot: with its pid, it names one process even after the pid is reused.
+ * Null where /proc cannot tell.
+ * @param {number} pid
+ * @returns {string | null}
+ */
+export function startTicks(pid) {
+  let stat;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return null;
+  }
+  // The command (field 2) may hold spaces and parentheses: fields are counted from its last ')'; field 22 is the start time.
+  const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  return start && /^\d+$/.test(start) ? start : null;
+}
+
 /** A process and its descendants, the process first; bounded. @param {number} pid */
 export function processTree(pid) {
   const all = [pid];
