@@ -227,7 +227,9 @@ export class BrowserPool {
         headless: true,
         pipe: true,
         userDataDir: profile,
-        args: [...launchFlags(), ...(this.options.memory ? memoryFlags(this.options.memory) : [])],
+        // No startup window: its tab's renderer would be one more, not any page's (lib/render/memory.js tells a tab's by its opening).
+        args: [...launchFlags(), '--no-startup-window', ...(this.options.memory ? memoryFlags(this.options.memory) : [])],
+        waitForInitialPage: false,
         handleSIGINT: false,
         handleSIGTERM: false,
         handleSIGHUP: false,
