@@ -1,5 +1,5 @@
 // @ts-check
-/** The capacity report on the terminal, in the study's tables. @typedef {import('./measure.js').CapacityResult} CapacityResult */
+/** The capacity report on the terminal, in the study's tables. @typedef {import('./measure.js').CapacityResult} CapacityResult @typedef {import('./measure.js').Step} Step */
 
 /** @param {number} n */ export const whole = (n) => Math.round(n).toLocaleString('en');
 

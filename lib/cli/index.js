@@ -40,6 +40,13 @@ export async function run(argv, io) {
     if (json) io.stdout.write(JSON.stringify({ error: { code, message } }) + '\n');
   };
   const program = buildProgram(io, (code) => { exitCode = code; }, jsonError);
+  // commander shows the general help for `prerender nosuch --help`, and exits 0: an unknown command is a usage error.
+  const first = argv.find((arg) => !arg.startsWith('-'));
+  if (first !== undefined && argv.indexOf(first) === 0 && !program.commands.some((command) => command.name() === first || command.aliases().includes(first)) && first !== 'help') {
+    io.stderr.write(`prerender: unknown command '${first}' (see --help)\n`);
+    jsonError('USAGE', `unknown command '${first}'`);
+    return EXIT.USAGE;
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
