@@ -1,7 +1,10 @@
 // @ts-check
 /** A server's CPU from /proc (Linux): user + system time of a process and its descendants, such as nginx's workers. */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { processTree } from '../runtime/processes.js';
+
+export { processTree };
 
 let ticksPerSecond = 0;
 
@@ -28,28 +31,6 @@ function ticksOf(pid) {
   // Fields after "(comm)": utime is field 14, stime 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(fields[11]) + Number(fields[12]);
-}
-
-/** @param {number} pid */
-export function processTree(pid) {
-  const all = [pid];
-  for (let i = 0; i < all.length && all.length < 10_000; i++) {
-    let tasks = [];
-    try {
-      tasks = readdirSync(`/proc/${all[i]}/task`);
-    } catch {
-      continue; // ended meanwhile
-    }
-    for (const task of tasks) {
-      try {
-        const children = readFileSync(`/proc/${all[i]}/task/${task}/children`, 'utf8').trim();
-        if (children) all.push(...children.split(/\s+/).map(Number));
-      } catch {
-        // the task ended meanwhile
-      }
-    }
-  }
-  return all;
 }
 
 /**

@@ -91,6 +91,7 @@ export function formatSummary(result, extra = {}) {
       lines.push(`  ${failure.url}  ${failure.message}${from}`);
     }
     if (result.failed > 5) lines.push(`  … and ${count(result.failed - 5)} more: see "errors" in the manifest`);
+    for (const code of new Set(result.failures.map((failure) => failure.code))) if (code && FAILURE_HINTS[code]) lines.push(FAILURE_HINTS[code]);
   }
   const missing = result.requisitesMissing ?? [];
   if (missing.length > 0) {
@@ -133,6 +134,11 @@ export function formatSummary(result, extra = {}) {
   lines.push(`Manifest: ${result.manifest}`);
   return lines.join('\n') + '\n';
 }
+
+/** What to try, said once under the failures when one has that code. */
+const FAILURE_HINTS = /** @type {Record<string, string>} */ ({
+  RENDER_MEMORY: 'A rendered page went past --render-memory and its renderer was killed: raise --render-memory if the site\'s pages need that much',
+});
 
 const HINTS = /** @type {Record<string, string>} */ ({
   EACCES: 'permission denied: choose another --out directory or fix its permissions',

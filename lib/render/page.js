@@ -2,12 +2,13 @@
 import { AbortError } from '../errors.js';
 import { NetworkIdle } from './idle.js';
 import { bounded } from './pool.js';
-import { RenderError, RendererCrashError, RenderTimeoutError } from './render-errors.js';
+import { memoryCrash } from './memory.js';
+import { RenderError, RendererCrashError, RenderMemoryError, RenderTimeoutError } from './render-errors.js';
 import { PageRequests } from './requests.js';
 import { evaluate, inPage, send } from './cdp-session.js';
 import { pendingInPage, planWaits } from './waits.js';
 
-export { RenderError, RendererCrashError, RenderTimeoutError };
+export { RenderError, RendererCrashError, RenderMemoryError, RenderTimeoutError };
 
 /**
  * One page rendered in a tab from the bytes our client fetched, the ready conditions awaited within --render-timeout, the DOM
@@ -17,7 +18,8 @@ export { RenderError, RendererCrashError, RenderTimeoutError };
  * @typedef {{ html: Buffer, renderMs: number, partial: boolean, reason?: string, status: string | null, headers: string[],
  *   aborted: AbortCounts, abortedList: AbortedRequest[] }} RenderOutcome
  * @typedef {{ wait: string[], idle: number, timeout: number, onTimeout: 'fail' | 'save', stripScripts: boolean, allResources: boolean,
- *   blocked: (url: URL) => boolean, extraHeaders: Record<string, string>, origins: Set<string> }} RenderSettings
+ *   blocked: (url: URL) => boolean, extraHeaders: Record<string, string>, origins: Set<string>, memory?: number }} RenderSettings
+ *   memory: --render-memory in MiB: a crash its watch caused, or near it, is RENDER_MEMORY
  * @typedef {{ url: string, result: import('../fetch/http.js').LoadResult, signal: AbortSignal }} RenderJob
  * @typedef {import('./inpage.js').Serialised} Serialised
  */
@@ -216,7 +218,7 @@ class PageRender {
   /** Dismissed, never waited on: a render has no one to answer them. */
   #onDialog = () => send(this.tab.session, 'Page.handleJavaScriptDialog', { accept: false });
   #onAbort = () => this.fail(new AbortError('crawl interrupted'));
-  #onCrash = () => this.fail(new RendererCrashError('the page\'s renderer crashed'));
+  #onCrash = () => this.fail((this.settings.memory && memoryCrash(this.tab, this.settings.memory)) || new RendererCrashError('the page\'s renderer crashed'));
   /** @param {string} why */
   #onGone = (why) => this.fail(new RendererCrashError(why));
 }

@@ -1,10 +1,12 @@
 // @ts-check
 import { rmSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BrowserError } from '../errors.js';
 import { killAndWait, launchFlags, processesUsing } from './browser.js';
+import { claimRenderer, killRenderer, memoryFlags, MemoryWatch, renderersOf } from './memory.js';
+import { makeProfile, removeStaleProfiles } from './profiles.js';
 import { openTab, resetTab } from './tab.js';
 
 /**
@@ -15,7 +17,9 @@ import { openTab, resetTab } from './tab.js';
  * @typedef {import('puppeteer-core').Browser} Browser @typedef {import('puppeteer-core').BrowserContext} BrowserContext
  * @typedef {import('./tab.js').Tab} Tab
  * @typedef {{ browser: Browser, profile: string, pid: number | undefined, served: number, active: number, retired: boolean,
- *   dead: boolean, closing: Promise<void> | null, idle: Tab[] }} Slot idle: tabs ready for a page (isolation 'slot')
+ *   dead: boolean, closing: Promise<void> | null, idle: Tab[], opening: Promise<unknown>, claimed: Set<number> }} Slot
+ *   idle: tabs ready for a page (isolation 'slot'); opening: the last tab opened (with a memory bound, one at a time, so that the
+ *   renderer it starts is known); claimed: its tabs' renderers
  */
 
 /** For calls that do not depend on the page: launch, new context, close. */
@@ -43,14 +47,20 @@ export class BrowserPool {
   /** @type {Set<string>} profiles made, removed at close */
   #profiles = new Set();
   #closed = false;
+  /** @type {Promise<unknown> | null} the profiles of killed runs, removed before the first launch */
+  #swept = null;
+  /** @type {MemoryWatch | null} */
+  #watch;
 
   /**
    * @param {{ executablePath: string, recycle: number, protocolTimeout: number, isolation?: 'context' | 'slot', events?: string[],
-   *   network?: boolean, tmpDir?: string, onEvent?: (type: string, data: Record<string, unknown>) => void }} options
-   *   events: event: wait conditions, listened for in every tab before any page script; tmpDir: where profiles are made
+   *   network?: boolean, tmpDir?: string, memory?: number, onEvent?: (type: string, data: Record<string, unknown>) => void }} options
+   *   events: event: wait conditions, listened for in every tab before any page script; tmpDir: where profiles are made;
+   *   memory: the bound on each tab's renderer in MiB (memory.js), none by default
    */
   constructor(options) {
     this.options = options;
+    this.#watch = options.memory ? new MemoryWatch(options.memory) : null;
     /** For tests and the summary. */
     this.launches = 0;
     /** A browser context each; for tests and the summary. */
@@ -77,8 +87,7 @@ export class BrowserPool {
       let tab = slot.idle.pop();
       if (!tab) {
         try {
-          tab = await bounded(openTab(slot.browser, { events: this.options.events ?? [], network: this.options.network }), BROWSER_CALL_MS, 'open a browser context');
-          this.tabs++;
+          tab = await this.#open(slot);
         } catch (error) {
           throw this.#gone(slot, error);
         }
@@ -95,6 +104,9 @@ export class BrowserPool {
         if (reuse && !slot.retired && !slot.dead && await bounded(resetTab(tab), BROWSER_CALL_MS, 'reset a tab').then(() => true, () => false)) {
           slot.idle.push(tab);
         } else {
+          // A page that failed may still run (a loop, a page allocating without end): its renderer is killed first.
+          if (!tab.clean) killRenderer(tab);
+          this.#forget(slot, tab);
           // A context that will not close means a browser in trouble: replace it.
           await bounded(tab.context.close(), BROWSER_CALL_MS, 'close a page').catch(() => this.#kill(slot));
         }
@@ -103,6 +115,39 @@ export class BrowserPool {
       slot.active--;
       if (slot.retired && slot.active === 0) void this.#closeSlot(slot);
     }
+  }
+
+  /**
+   * With a memory bound, tabs open one at a time in a browser: the one renderer an opening starts is the tab's, and is watched.
+   * @param {Slot} slot @returns {Promise<Tab>}
+   */
+  #open(slot) {
+    const options = { events: this.options.events ?? [], network: this.options.network };
+    if (!this.#watch) return this.#opened(bounded(openTab(slot.browser, options), BROWSER_CALL_MS, 'open a browser context'));
+    const watch = this.#watch;
+    const opened = slot.opening.then(async () => {
+      const before = renderersOf(slot.pid);
+      const tab = await bounded(openTab(slot.browser, options), BROWSER_CALL_MS, 'open a browser context');
+      Object.assign(tab, claimRenderer(slot.pid, before, slot.claimed));
+      if (tab.pid !== null) slot.claimed.add(tab.pid);
+      watch.watch(tab);
+      return tab;
+    });
+    slot.opening = opened.catch(() => {});
+    return this.#opened(opened);
+  }
+
+  /** @param {Promise<Tab>} opening */
+  async #opened(opening) {
+    const tab = await opening;
+    this.tabs++;
+    return tab;
+  }
+
+  /** Closing: its renderer is no longer watched. @param {Slot} slot @param {Tab} tab */
+  #forget(slot, tab) {
+    if (tab.pid !== null) slot.claimed.delete(tab.pid);
+    this.#watch?.forget(tab);
   }
 
   /** @param {Slot} slot @param {unknown} error */
@@ -123,7 +168,11 @@ export class BrowserPool {
   /** @returns {Promise<Slot>} */
   async #launch() {
     const { launch } = (await import('puppeteer-core')).default;
-    const profile = await mkdtemp(path.join(this.options.tmpDir ?? os.tmpdir(), 'prerender-chromium-'));
+    const tmpDir = this.options.tmpDir ?? os.tmpdir();
+    await (this.#swept ??= removeStaleProfiles(tmpDir).then((removed) => {
+      if (removed.length > 0) this.options.onEvent?.('stale-profiles', { removed });
+    }));
+    const profile = await makeProfile(tmpDir);
     this.#profiles.add(profile);
     leftAtExit(profile, true);
     // Chromium's temporary files go inside the profile, removed with it: a browser killed with SIGKILL leaves nothing in /tmp.
@@ -138,7 +187,9 @@ export class BrowserPool {
         headless: true,
         pipe: true,
         userDataDir: profile,
-        args: launchFlags(),
+        // No startup window: its tab's renderer would be one more, not any page's (lib/render/memory.js tells a tab's by its opening).
+        args: [...launchFlags(), '--no-startup-window', ...(this.options.memory ? memoryFlags(this.options.memory) : [])],
+        waitForInitialPage: false,
         handleSIGINT: false,
         handleSIGTERM: false,
         handleSIGHUP: false,
@@ -157,7 +208,7 @@ export class BrowserPool {
     }
     this.launches++;
     /** @type {Slot} */
-    const slot = { browser, profile, pid: browser.process()?.pid, served: 0, active: 0, retired: false, dead: false, closing: null, idle: [] };
+    const slot = { browser, profile, pid: browser.process()?.pid, served: 0, active: 0, retired: false, dead: false, closing: null, idle: [], opening: Promise.resolve(), claimed: new Set() };
     browser.on('disconnected', () => {
       slot.dead = true;
       if (this.#current === slot) this.#current = null;
@@ -210,6 +261,7 @@ export class BrowserPool {
   /** Now: pages in flight fail, the run is ending. */
   async close() {
     this.#closed = true;
+    this.#watch?.close();
     await this.#launching?.catch(() => {});
     await Promise.all([...this.#slots].map((slot) => this.#closeSlot(slot)));
     for (const profile of this.#profiles) {

@@ -43,7 +43,7 @@ export function createRenderStep(o, context = {}) {
       renderPage = createPageRenderer({
         wait: o.renderWait, idle: o.renderIdle, timeout: o.renderTimeout, onTimeout: o.onRenderTimeout,
         stripScripts: o.renderScripts === 'strip', allResources: o.renderResources === 'all',
-        blocked: createBlocklist(o), extraHeaders: o.headers, origins: run.origins,
+        blocked: createBlocklist(o), extraHeaders: o.headers, origins: run.origins, memory: o.renderMemory,
       });
       pool = new BrowserPool({
         executablePath,
@@ -53,6 +53,7 @@ export function createRenderStep(o, context = {}) {
         events: o.renderWait.filter((cond) => cond.startsWith('event:')).map((cond) => cond.slice(6)),
         network: o.renderWait.includes('networkidle'),
         tmpDir: context.tmpDir,
+        memory: o.renderMemory,
         onEvent: (type, data) => run.emit(type, data),
       });
       await pool.start();

@@ -14,9 +14,10 @@ import { CHANGES_KEY, EVENTS_KEY, listenForEvents, noPopups, watchChanges } from
  * @typedef {import('puppeteer-core').Browser} Browser @typedef {import('puppeteer-core').BrowserContext} BrowserContext
  * @typedef {import('puppeteer-core').CDPSession} CDPSession
  * @typedef {{ context: BrowserContext, session: CDPSession, frameId: string, network: boolean, origins: Set<string>, pages: number,
- *   clean: boolean, gone: boolean, onGone: Set<(why: string) => void> }} Tab
+ *   clean: boolean, gone: boolean, onGone: Set<(why: string) => void>, pid: number | null, start: string | null,
+ *   memory: import('./memory.js').TabMemory }} Tab
  *   origins: of the documents loaded since the last reset; clean: its last render ended well (else it may still be busy, and is
- *   closed, not reused); gone: its session ended, and onGone is told why
+ *   closed, not reused); gone: its session ended, and onGone is told why; pid, start, memory: its renderer, when known (memory.js)
  */
 
 /** Every type Storage.clearDataForOrigin knows but the GPU shader cache, which no page can read and which costs CPU to empty (BENCHMARKS.md, Rendering, "Third pass"). */
@@ -62,7 +63,7 @@ export async function openTab(browser, { events, network = false }) {
     const session = root.connection()?.session(sessionId);
     if (!session) throw new BrowserError('the browser gave no session for a new tab', { code: 'BROWSER_SESSION' });
     /** @type {Tab} */
-    const tab = { context, session, frameId: targetId, network, origins: new Set(), pages: 0, clean: true, gone: false, onGone: new Set() };
+    const tab = { context, session, frameId: targetId, network, origins: new Set(), pages: 0, clean: true, gone: false, onGone: new Set(), pid: null, start: null, memory: { last: 0, killed: 0 } };
     /** @param {string} why */ const end = (why) => {
       if (tab.gone) return;
       tab.gone = true;

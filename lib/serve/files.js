@@ -34,6 +34,8 @@ export class FileCache {
   #cache;
   #options;
   /** @type {Map<string, Promise<FileEntry | null>>} */ #loading = new Map();
+  /** Loads begun before the tree moved are not kept. */
+  #generation = 0;
 
   /**
    * @param {import('lru-cache').LRUCache<string, import('./byte-cache.js').Sized>} cache the shared byte budget
@@ -42,6 +44,14 @@ export class FileCache {
   constructor(cache, options) {
     this.#cache = cache;
     this.#options = { checkMs: 1000, now: Date.now, ...options };
+  }
+
+  /** The tree moved (serve DIR/current after a switch): files are read there, none of the old tree's is served. @param {string} realRoot */
+  moveTo(realRoot) {
+    this.#options.realRoot = realRoot;
+    this.#generation++;
+    this.#loading.clear();
+    for (const key of [...this.#cache.keys()]) if (key.startsWith('f\u0000')) this.#cache.delete(key);
   }
 
   /** Still matching the file on disk. @param {string} requestKey @returns {FileEntry | undefined} */
@@ -74,13 +84,16 @@ export class FileCache {
     if (st.size > this.#options.maxFileBytes) return Promise.resolve(null);
     let pending = this.#loading.get(requestKey);
     if (!pending) {
+      const generation = this.#generation;
       pending = this.#read(abs, real, st, type).then(
         (entry) => {
-          if (entry) this.#cache.set(`f\u0000${requestKey}`, entry);
+          if (entry && generation === this.#generation) this.#cache.set(`f\u0000${requestKey}`, entry);
           return entry;
         },
         () => null,
-      ).finally(() => this.#loading.delete(requestKey));
+      ).finally(() => {
+        if (generation === this.#generation) this.#loading.delete(requestKey);
+      });
       this.#loading.set(requestKey, pending);
     }
     return pending;

@@ -70,8 +70,13 @@ export function createPriceFilter(input) {
 
   const files = new FileCache(cache, { realRoot: options.realRoot, cacheControl: options.staticCacheControl, maxFileBytes: Math.min(MAX_CACHED_FILE, options.pageCacheBytes / 8) });
   const filler = new PageFiller({ options, pages, prices, logger });
-  const { filter, loadNotFoundPage } = createRouter(options, pages, files, filler, logger);
-  const tree = watchTree(options, () => pages.reloadManifest(), loadNotFoundPage);
+  const { filter, loadNotFoundPage } = createRouter(options, pages, files, filler, logger, () => tree.check());
+  // serve DIR/current: the tree moved with the link (tree-watch.js); what is read from now on is read there.
+  pages.on('root', (/** @type {string} */ real) => {
+    options.realRoot = real;
+    files.moveTo(real);
+  });
+  const tree = watchTree(options, pages, loadNotFoundPage, logger);
 
   const ready = Promise.resolve();
   /** @type {Promise<void> | null} */ let closing = null;
@@ -95,12 +100,13 @@ export function createPriceFilter(input) {
 
 /**
  * @param {import('./options.js').ServeOptions} options @param {PageStore} pages @param {FileCache} files @param {PageFiller} filler
- * @param {import('./options.js').Logger} logger
+ * @param {import('./options.js').Logger} logger @param {() => Promise<boolean>} recheck the tree's root and manifest checked now (tree-watch.js)
  */
-function createRouter(options, pages, files, filler, logger) {
+function createRouter(options, pages, files, filler, logger, recheck) {
   /** @type {Map<string, import('./pages.js').PageMeta>} request targets as sent that passed the path checks once; bounded, emptied with the manifest */
   const routes = new Map();
   pages.on('manifest-reload', () => routes.clear());
+  pages.on('root', (/** @type {string} */ real) => { staticOptions.realRoot = real; });
   const staticOptions = {
     realRoot: options.realRoot,
     contentType: (/** @type {string} */ key) => pages.contentType(key),
@@ -119,8 +125,15 @@ function createRouter(options, pages, files, filler, logger) {
     notFoundPage = readNotFoundPage(options, pages);
   };
 
+  /** A request that found the served tree gone is answered again once, after its link is resolved anew (serve DIR/current). */
+  const retried = new WeakSet();
   /** @param {Req} req @param {Res} res @param {Next | undefined} next */
   function notFound(req, res, next) {
+    if (!retried.has(req) && !fs.existsSync(options.realRoot)) {
+      retried.add(req);
+      recheck().then(() => filter(req, res, next), (error) => fail(req, res, error));
+      return;
+    }
     if (next) return next();
     if (notFoundPage) sendError(req, res, 404, notFoundPage);
     else sendError(req, res, 404);

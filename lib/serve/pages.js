@@ -70,6 +70,7 @@ export class PageStore extends EventEmitter {
   /** Set when this store makes its own cache. @type {number | null} */
   #cacheBytes;
   /** @type {string | null} */ #manifestSignature = null;
+  /** A manifest of another root that could not be used, not tried again until it changes. @type {string | null} */ #rejected = null;
 
   /**
    * Reads the manifest synchronously: a missing one means a plain static tree, with a warning; a malformed one throws.
@@ -88,7 +89,7 @@ export class PageStore extends EventEmitter {
     let text;
     try {
       text = fs.readFileSync(file);
-      this.#manifestSignature = signature(fs.statSync(file));
+      this.#manifestSignature = `${realRoot}\u0000${signature(fs.statSync(file))}`;
     } catch (error) {
       if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'ENOENT') throw error;
       this.#manifestSignature = 'missing';
@@ -223,28 +224,37 @@ export class PageStore extends EventEmitter {
     };
   }
 
-  /** A broken manifest keeps the current one, with a warning; true when a new one is in use. */
-  async reloadManifest() {
-    const file = path.join(this.#root, MANIFEST_NAME);
+  /**
+   * A broken manifest keeps the current one, with a warning; true when a new one is in use. With `root`, the tree moved there
+   * (`serve DIR/current` after a switch): its manifest is read, and once it is usable the root moves with it ('root' event).
+   * @param {string} [root]
+   */
+  async reloadManifest(root = this.#root) {
+    const file = path.join(root, MANIFEST_NAME);
     let st;
     try {
       st = await fs.promises.stat(file);
     } catch {
       return false;
     }
-    const sig = signature(st);
-    if (sig === this.#manifestSignature) return false;
+    const sig = `${root}\u0000${signature(st)}`;
+    if (sig === this.#manifestSignature || sig === this.#rejected) return false;
     let manifest;
     try {
       const text = await fs.promises.readFile(file);
-      if (signature(await fs.promises.stat(file)) !== sig) return false; // still being written
-      this.#manifestSignature = sig;
+      if (`${root}\u0000${signature(await fs.promises.stat(file))}` !== sig) return false; // still being written
       manifest = parseManifest(text);
     } catch (error) {
-      this.#manifestSignature = sig;
-      this.#logger.warn(`${MANIFEST_NAME} changed but cannot be used (${/** @type {Error} */ (error).message}); keeping the previous one`);
+      if (root === this.#root) this.#manifestSignature = sig;
+      else this.#rejected = sig;
+      this.#logger.warn(`${root === this.#root ? MANIFEST_NAME : file} changed but cannot be used (${/** @type {Error} */ (error).message}); keeping the previous one`);
       this.emit('manifest-error', error);
       return false;
+    }
+    this.#manifestSignature = sig;
+    if (root !== this.#root) {
+      this.#root = root;
+      this.emit('root', root);
     }
     this.#use(manifest);
     // Free the old pages, and let an RSS bound start over from here.
