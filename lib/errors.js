@@ -107,18 +107,31 @@ export class LockedError extends OutputError {
   code = 'LOCKED';
 }
 
+/**
+ * An entry of OUT's state directory is not what prerender keeps there: a directory, a link or a pipe where its file
+ * belongs. Exit 2; `--full` removes it. `entry`: its name (`state.ndjson`…); `found`: what it is ("a directory").
+ */
+export class StateEntryError extends OutputError {
+  code = 'STATE_ENTRY';
+  /** @param {string} message @param {{ path: string, entry: string, found: string }} details */
+  constructor(message, details) {
+    super(message);
+    this.path = details.path;
+    this.entry = details.entry;
+    this.found = details.found;
+  }
+}
+
 /** A publish or deploy could not be done safely; `current` is never switched after one. */
 export class DeployError extends PrerenderError {
   /**
-   * @param {string} message
-   * @param {{ cause?: unknown, code?: string, detail?: string }} [options] code: DEPLOY_SOURCE_MISMATCH, DEPLOY_UNSAFE_PATH, DEPLOY_VERIFY, DEPLOY_SSH, DEPLOY_TRANSFER, DEPLOY_REMOTE, DEPLOY_NO_RELEASE, DEPLOY_CURRENT_NOT_LINK, DEPLOY_UNSAFE_TARGET, DEPLOY_DISK_FULL, DEPLOY_CONNECTION_LOST;
-   *   detail: a few lines of raw output behind the message (ssh's, tar's), shown with --verbose
+   * @param {string} message @param {{ cause?: unknown, code?: string, detail?: string }} [options] code: one of DEPLOY_*;
+   *   detail: a few lines of raw output (ssh's, tar's), shown with --verbose
    */
   constructor(message, options = {}) {
     super(message, options);
     this.code = options.code ?? 'DEPLOY';
-    /** @type {string | undefined} */
-    this.detail = options.detail;
+    /** @type {string | undefined} */ this.detail = options.detail;
   }
 }
 
@@ -127,6 +140,20 @@ export class FrontierError extends PrerenderError {
   /** @param {string} message @param {{ cause?: unknown, code?: string }} [options] */
   constructor(message, options = {}) {
     super(message, { ...options, code: options.code ?? 'FRONTIER' });
+  }
+}
+
+/**
+ * A worker does not see its crawl's blob directory: the probe its coordinator wrote there is missing or another
+ * crawl's. Exit 2 before it takes a page. `dir`: the worker's; `shared`: the coordinator's, to share.
+ */
+export class BlobsNotSharedError extends FrontierError {
+  /** @param {string} message @param {{ dir: string, shared: string, crawlId: string, cause?: unknown }} details */
+  constructor(message, details) {
+    super(message, { code: 'BLOBS_NOT_SHARED', cause: details.cause });
+    this.dir = details.dir;
+    this.shared = details.shared;
+    this.crawlId = details.crawlId;
   }
 }
 

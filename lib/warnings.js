@@ -18,6 +18,7 @@ export const WARNING_CODES = Object.freeze({
   SIBLING_IS_PAGE: 'the .gz or .br name beside a file is the file of another page of the crawl (--precompress): that sibling is not made',
   ROOT_REDIRECT: 'a root redirects outside the crawl\'s scope (another scheme or host): nothing under it is crawled',
   STAGED_DAMAGED: 'the staged copy of a page (OUT/.prerender/blobs.log) does not match its hash: it is not used, and the page is fetched (or scanned) again',
+  STATE_REMOVED: '--full removed an entry of OUT/.prerender that was not what prerender keeps there (a directory, a link or a pipe where its file belongs)',
   NOT_RESUMED: 'OUT holds the journal of an interrupted crawl with other roots, scope or --name rules: not resumed, every page is fetched',
   SITEMAP: 'a sitemap (or one listed in an index) could not be read, lists nothing, or lists unusable entries',
   DEPLOY_REBUILT: 'publish/deploy: the current release on a target holds a symbolic link, a special file, or not exactly its record\'s files: the new release is built from OUT alone, never linked from it',
@@ -27,16 +28,9 @@ export const WARNING_CODES = Object.freeze({
   CHANGED_NO_STATE: '--changed without a last crawl to carry pages from (none, --full, or other --name rules): every page is fetched',
 });
 
-/** @typedef {keyof typeof WARNING_CODES} WarningCode */
-/** @typedef {{ url: string, code: WarningCode, message: string }} Warning */
+/** @typedef {keyof typeof WARNING_CODES} WarningCode @typedef {{ url: string, code: WarningCode, message: string }} Warning */
 
-/**
- * Record a warning and tell listeners.
- * @param {{ warnings: Warning[], emit: (event: string, data: object) => void }} run
- * @param {string} url
- * @param {WarningCode} code
- * @param {string} message
- */
+/** Recorded, and listeners told. @param {{ warnings: Warning[], emit: (event: string, data: object) => void }} run @param {string} url @param {WarningCode} code @param {string} message */
 export function warn(run, url, code, message) {
   const warning = { url, code, message };
   run.warnings.push(warning);

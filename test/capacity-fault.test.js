@@ -63,7 +63,7 @@ async function startSwitchableShop() {
  * @param {Awaited<ReturnType<typeof startSwitchableShop>>} shop
  */
 async function expectNoMoreLoad(shop) {
-  await until(async () => (await shop.connections()) === 0, 5000);
+  await until(async () => (await shop.connections()) === 0, 30_000);
   const seen = shop.requests();
   await new Promise((resolve) => { setTimeout(resolve, 300); });
   expect(shop.requests()).toBe(seen);
@@ -118,7 +118,7 @@ describe('prerender capacity: faults and safety', () => {
     /** @type {NodeJS.Timeout | undefined} */
     let timer;
     const started = performance.now();
-    const result = await capacity([...common, '--step-duration', '20s', '--latency-target', 'p95=5s', '--json'], (line) => {
+    const result = await capacity([...common, '--step-duration', '10m', '--latency-target', 'p95=5s', '--json'], (line) => {
       if (line.startsWith('dynamic tier: 2 shoppers (')) timer = setTimeout(() => shop.set('fail'), 300);
     });
     clearTimeout(timer);
@@ -130,8 +130,8 @@ describe('prerender capacity: faults and safety', () => {
     expect(steps[0].over.join()).toMatch(/error/);
     expect(report.tiers.dynamic.capacityShoppers).toBe(0);
     expect(report.stoppedBecause).toMatch(/dynamic tier, 2 shoppers: \d+ × HTTP 500/);
-    // The first error stopped the step: far sooner than its 20 s.
-    expect(performance.now() - started).toBeLessThan(15_000);
+    // The first error stopped the step: far sooner than its 10 min.
+    expect(performance.now() - started).toBeLessThan(60_000);
     // No --origin-pid: the CPU is unknown, not guessed.
     expect(report.tiers.dynamic.cpuMsPerRequest).toBeNull();
     expect(steps[0].cpuPercent).toBeNull();
@@ -151,7 +151,7 @@ describe('prerender capacity: faults and safety', () => {
   });
 
   it('Ctrl-C stops the load at once: exit 130, nothing sent after', async () => {
-    const cli = startCli(['capacity', '.', '--origin', shop.url, ...common, '--step-duration', '20s'], { cwd: dir, limitMs: 30_000 });
+    const cli = startCli(['capacity', '.', '--origin', shop.url, ...common, '--step-duration', '10m'], { cwd: dir, limitMs: 90_000 });
     let stderr = '';
     cli.child.stderr?.on('data', (chunk) => { stderr += chunk; });
     await until(() => stderr.includes('dynamic tier: 2 shoppers ('), 20_000);
@@ -159,7 +159,7 @@ describe('prerender capacity: faults and safety', () => {
     cli.child.kill('SIGINT');
     const done = await cli.done;
     expect(done.code, done.stderr).toBe(130);
-    expect(performance.now() - sent).toBeLessThan(5000);
+    expect(performance.now() - sent).toBeLessThan(60_000); // not the step's 10 min
     expect(done.stdout).toMatch(/Interrupted/);
     await expectNoMoreLoad(shop);
   });

@@ -250,12 +250,10 @@ describe('serve --origin when the origin fails', () => {
 
   it('answers our 504 when the origin is slower than --origin-timeout', async () => {
     const port = await startFront({ origin: shop.origin, originTimeoutMs: 200 });
-    const started = Date.now();
+    // The origin answers after 20 s and send() waits 10 s at most: a 504 is ours, before the origin's answer.
     const answer = await send(port, '/st/slow.asp?ms=20000');
     expect(answer.status).toBe(504);
     expect(answer.text).toContain('did not answer in time');
-    // Well before the origin would have answered (20 s); the bound is loose for a busy machine.
-    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });
 
@@ -350,16 +348,6 @@ describe('serve --origin: the rest of the contract', () => {
       expect(answer.text).not.toContain('10.0.0.1');
     }
     fs.rmSync(path.join(out, 'prerender-front.nginx.conf'));
-  });
-
-  it('stops gracefully: drain(), as on Ctrl-C, closes the origin\'s connections once and resolves', async () => {
-    const server = createServer({ root: out, logger: quiet, watch: false, origin: shop.origin });
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-    const port = /** @type {import('node:net').AddressInfo} */ (server.address()).port;
-    expect((await send(port, '/st/cart.asp?add=1')).status).toBe(200);
-    await expect(server.drain()).resolves.toEqual({ cut: 0 });
-    // The server's 'close' event closes the front too, sooner or later than drain() does: both must resolve.
-    await server.front?.close();
   });
 
   it('refuses a bad --origin or --dynamic as usage errors', () => {

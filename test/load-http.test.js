@@ -163,30 +163,31 @@ describe('createHttpLoader', () => {
   });
 
   it('1 MiB bodies of a redirect and of a 404 (one never ending) settle promptly; the loader goes on', async () => {
-    const loader = make({ concurrency: 1 });
+    // Bodies that never end (and a timeout longer than the test): each must settle from its headers.
+    const loader = make({ concurrency: 1, timeout: 600_000 });
     const redirect = await timed(loader.load(`${origin}/301-big`));
     expect(redirect.error).toBeUndefined();
     expect(redirect.value).toMatchObject({ status: 301, location: '/target' });
     expect(/** @type {any} */ (redirect.value).body.length).toBe(0);
-    expect(redirect.ms).toBeLessThan(3000);
+    expect(redirect.ms).toBeLessThan(60_000);
     const notFound = await timed(loader.load(`${origin}/404-big-open`));
     expect(notFound.error).toBeInstanceOf(HttpStatusError);
     expect(/** @type {any} */ (notFound.error).status).toBe(404);
-    expect(notFound.ms).toBeLessThan(3000);
+    expect(notFound.ms).toBeLessThan(60_000);
     const next = await loader.load(`${origin}/after-big`);
     expect(next.status).toBe(200);
     expect(next.body.toString()).toBe('page /after-big');
   });
 
   it('Content-Length over maxPageBytes is PageTooLargeError without waiting for the body; so is a chunked body growing past it', async () => {
-    const loader = make({ maxPageBytes: 1000 });
+    const loader = make({ maxPageBytes: 1000, timeout: 600_000 });
     const declared = await timed(loader.load(`${origin}/declared-too-big`));
     expect(declared.error).toBeInstanceOf(PageTooLargeError);
     expect(/** @type {Error} */ (declared.error).message).toContain('100000');
-    expect(declared.ms).toBeLessThan(3000);
+    expect(declared.ms).toBeLessThan(60_000);
     const grown = await timed(loader.load(`${origin}/grows-too-big`));
     expect(grown.error).toBeInstanceOf(PageTooLargeError);
-    expect(grown.ms).toBeLessThan(3000);
+    expect(grown.ms).toBeLessThan(60_000);
     expect((await loader.load(`${origin}/small`)).body.toString()).toBe('page /small');
   });
 
@@ -250,22 +251,22 @@ describe('createHttpLoader', () => {
   it('a signal aborted before load: AbortError at once, no request sent', async () => {
     const controller = new AbortController();
     controller.abort();
-    const { error, ms } = await timed(make({ timeout: 10_000 }).load(`${origin}/never-asked`, { signal: controller.signal }));
+    const { error, ms } = await timed(make({ timeout: 600_000 }).load(`${origin}/never-asked`, { signal: controller.signal }));
     expect(error).toBeInstanceOf(AbortError);
-    expect(ms).toBeLessThan(5000); // not the timeout's 10 s
+    expect(ms).toBeLessThan(60_000); // not the timeout's 10 min
     expect(hits.get('/never-asked')).toBeUndefined();
   });
 
   it('a signal aborted while the response is in flight: AbortError promptly', async () => {
     const controller = new AbortController();
     const hit = arrived('/drip');
-    const request = timed(make({ timeout: 10_000 }).load(`${origin}/drip`, { signal: controller.signal }));
+    const request = timed(make({ timeout: 600_000 }).load(`${origin}/drip`, { signal: controller.signal }));
     await hit;
     const start = performance.now();
     controller.abort();
     const { error } = await request;
     expect(error).toBeInstanceOf(AbortError);
-    expect(performance.now() - start).toBeLessThan(5000); // not the timeout's 10 s
+    expect(performance.now() - start).toBeLessThan(60_000); // not the timeout's 10 min
   });
 
   it('gzip and br bodies are decoded; an unknown coding is ContentEncodingError', async () => {

@@ -1,31 +1,23 @@
 // @ts-check
 import { afterAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN, runNode } from './helpers/cli.js';
 import * as api from 'prerender-static';
+import { packTarball } from './helpers/types.js';
 
 const root = new URL('..', import.meta.url);
 
-/** npm without the update check; its cache and config are the user's, which hold the dependencies. */
+/** npm without its update check, funding and audit; its cache and config are the user's, which hold the dependencies. */
 const npmEnv = () => ({ ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' });
 
-/** @type {{ dir: string, tarball: string, files: string[] } | null} */
-let pack = null;
-/** The package packed once (its "prepack" generates types/ from lib/'s JSDoc), into a temporary directory. */
-function packed() {
-  if (pack) return pack;
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'prerender-pack-'));
-  const output = execFileSync('npm', ['pack', '--json', '--pack-destination', dir], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: npmEnv() });
-  const [info] = JSON.parse(output);
-  pack = { dir, tarball: path.join(dir, info.filename), files: info.files.map((/** @type {{ path: string }} */ file) => file.path) };
-  return pack;
-}
+/** @type {string[]} */
+const temporary = [];
 afterAll(() => {
-  if (pack) rmSync(pack.dir, { recursive: true, force: true });
+  for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('package', () => {
@@ -36,43 +28,23 @@ describe('package', () => {
     expect(typeof api.crawl).toBe('function');
   });
 
-  it('README imports only names the package exports', () => {
-    const readme = readFileSync(new URL('README.md', root), 'utf8');
-    // (README.md still says 'prerender' until its rewrite: either name is this package there.)
-    const imports = [...readme.matchAll(/import \{([^}]+)\} from 'prerender(?:-static)?'/g)];
+  it.each(['README.md', 'docs/api.md'])('%s imports only names the package exports', (page) => {
+    const text = readFileSync(new URL(page, root), 'utf8');
+    const imports = [...text.matchAll(/import \{([^}]+)\} from 'prerender(?:-static)?'/g)];
     expect(imports.length).toBeGreaterThan(0);
     for (const match of imports) {
       for (const name of match[1].split(',').map((part) => part.trim()).filter(Boolean)) {
-        expect(api, `README imports ${name}`).toHaveProperty(name);
+        expect(api, `${page} imports ${name}`).toHaveProperty(name);
       }
     }
   });
 
-  it('README documents every crawl option flag', () => {
-    const readme = readFileSync(new URL('README.md', root), 'utf8');
+  it('docs/crawl.md documents every crawl option flag', () => {
+    const page = readFileSync(new URL('docs/crawl.md', root), 'utf8');
     for (const spec of api.CRAWL_OPTIONS) {
       const long = spec.flags.split(/[ ,]+/).find((flag) => flag.startsWith('--'));
-      expect(readme, `README mentions ${long}`).toContain(`\`${spec.flags.split(' <')[0]}`);
+      expect(page, `docs/crawl.md mentions ${long}`).toContain(`\`${spec.flags.split(' <')[0]}`);
     }
-  });
-
-  it('packs bin, lib, its type declarations, templates and README, and no tests or fixtures', () => {
-    const files = packed().files;
-    expect(files).toContain('bin/prerender.js');
-    expect(files).toContain('lib/index.js');
-    expect(files).toContain('lib/demo/shop.js');
-    expect(files).toContain('types/index.d.ts');
-    expect(files).toContain('types/crawler/index.d.ts');
-    expect(files).toContain('templates/prerender.config.mjs');
-    expect(files).toContain('README.md');
-    expect(files.some((/** @type {string} */ file) => file.startsWith('test/') || file.startsWith('fixtures/') || file.startsWith('bench/'))).toBe(false);
-    const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
-    expect(pkg.exports['.']).toEqual({ types: './types/index.d.ts', default: './lib/index.js' });
-    const declarations = readFileSync(new URL('types/index.d.ts', root), 'utf8');
-    for (const name of ['crawl', 'Crawler', 'preview', 'createServer', 'readManifest', 'LocalTree', 'Demo']) expect(declarations).toMatch(new RegExp(`\\b${name}\\b`));
-    for (const type of ['CrawlerOptions', 'CrawlResult', 'Loader', 'OutputTarget', 'Manifest']) expect(declarations).toContain(`export type ${type} =`);
-    // The options are typed, not Record<string, any>.
-    expect(readFileSync(new URL('types/crawler/index.d.ts', root), 'utf8')).toMatch(/constructor\(options: CrawlerOptions\)/);
   });
 
   it('is published as prerender-static (the registry\'s "prerender" is another project), with a bin of each name', () => {
@@ -81,18 +53,22 @@ describe('package', () => {
     expect(pkg.bin).toEqual({ prerender: 'bin/prerender.js', 'prerender-static': 'bin/prerender.js' });
     const lock = JSON.parse(readFileSync(new URL('package-lock.json', root), 'utf8'));
     expect([lock.name, lock.packages[''].name, lock.packages[''].bin]).toEqual([pkg.name, pkg.name, pkg.bin]);
-    // What the docs and the config template import is this package, not the registry's "prerender".
-    for (const file of ['templates/prerender.config.mjs', ...readdirSync(new URL('docs/', root)).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)]) {
-      expect(readFileSync(new URL(file, root), 'utf8'), file).not.toMatch(/from 'prerender'|import\('prerender'\)|^\s*npm (install|i) (-D )?prerender(\s|$)/m);
+    // What the README, the docs and the config template import or install is this package, not the registry's "prerender".
+    const pages = ['README.md', 'templates/prerender.config.mjs', ...readdirSync(new URL('docs/', root)).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+    for (const page of pages) {
+      expect(readFileSync(new URL(page, root), 'utf8'), page).not.toMatch(/from 'prerender'|import\('prerender'\)|^\s*npm (install|i) (-D )?prerender(\s|$)/m);
     }
   });
 
-  it('installs from its tarball into an empty project, offline, and both bins run there: --version, --help, demo --no-serve', async () => {
-    const project = path.join(packed().dir, 'project');
+  it('installs from its tarball into an empty project, offline, and both bins run there: --version, --help, demo --no-serve', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'prerender-install-'));
+    temporary.push(dir);
+    const tarball = packTarball(dir);
+    const project = path.join(dir, 'project');
     mkdirSync(project);
     writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'empty', private: true }));
     // --offline: the dependencies come from npm's cache (filled by the repository's own npm install), never the registry.
-    const install = spawnSync('npm', ['install', '--offline', '--no-audit', '--no-fund', packed().tarball], { cwd: project, encoding: 'utf8', env: npmEnv() });
+    const install = spawnSync('npm', ['install', '--offline', tarball], { cwd: project, encoding: 'utf8', env: npmEnv() });
     expect(install.status, `npm install --offline of the tarball failed (ENOTCACHED: run npm install in the repository first, which fills the cache):\n${install.stderr}`).toBe(0);
     const npx = (/** @type {string[]} */ args) => spawnSync('npx', ['--offline', ...args], { cwd: project, encoding: 'utf8', env: npmEnv() });
     const version = npx(['prerender', '--version']);
@@ -104,10 +80,8 @@ describe('package', () => {
     const demo = npx(['prerender-static', 'demo', '--no-serve']);
     expect([demo.status, demo.stderr]).toEqual([0, '']);
     expect(existsSync(path.join(project, 'prerender-demo', 'st', 'product3.htm'))).toBe(true);
-    // Imported by its name, with its declarations beside it.
     const imported = spawnSync(process.execPath, ['--input-type=module', '-e', "const m = await import('prerender-static'); console.log(typeof m.crawl, typeof m.Demo)"], { cwd: project, encoding: 'utf8' });
     expect(imported.stdout).toBe('function function\n');
-    expect(existsSync(path.join(project, 'node_modules', 'prerender-static', 'types', 'index.d.ts'))).toBe(true);
   });
 
   it('keeps rendering\'s driver out of a crawl-only install: puppeteer-core is an optional peer dependency', () => {

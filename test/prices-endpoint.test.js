@@ -206,10 +206,10 @@ describe('HttpPriceSource circuit breaker', () => {
     const port = endpoint.port;
     await endpoint.close(); // nothing listens there now: connections refused
     // long timeouts: refused connections must settle lookups without waiting for them
-    const { source } = open(`http://127.0.0.1:${port}/price.asp?sku={sku}`, { timeoutMs: 15_000, queueMs: 15_000 });
+    const { source } = open(`http://127.0.0.1:${port}/price.asp?sku={sku}`, { timeoutMs: 600_000, queueMs: 600_000 });
     const started = performance.now();
     const prices = await Promise.all(skus(100).map((sku) => source.lookup(sku, null)));
-    expect(performance.now() - started).toBeLessThan(7500); // not the timeout's 15 s
+    expect(performance.now() - started).toBeLessThan(60_000); // not the timeout's 10 min
     expect(prices.every((p) => p === null)).toBe(true);
     expect(source.breakerState).toBe('open');
   });

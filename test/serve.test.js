@@ -269,10 +269,9 @@ describe('hostile input', () => {
   it('closes a connection whose headers never finish (slowloris)', async () => {
     tree();
     const { port } = await serve({ headersTimeoutMs: 300, requestTimeoutMs: 300 });
-    const started = Date.now();
-    // Half a request line and no end: the server must give up on its own.
-    const res = await rawRequest(port, 'GET /st/product1.htm HTTP/1.1\r\nHost: x\r\nX-Slow: 1', { timeoutMs: 8000 });
-    expect(Date.now() - started).toBeLessThan(8000);
+    // Half a request line and no end: the server must give up on its own, long before the client does.
+    const res = await rawRequest(port, 'GET /st/product1.htm HTTP/1.1\r\nHost: x\r\nX-Slow: 1', { timeoutMs: 60_000 });
+    expect(res.timedOut).toBe(false);
     expect([0, 408]).toContain(res.status);
   });
 });

@@ -9,13 +9,14 @@
  *   the Crawler's events, the manifest readers and the typed errors; and the
  *   mistakes the runtime checks refuse too (each line marked
  *   @ts-expect-error must fail to compile).
- * One generation and one compile for both: each costs seconds.
+ * One generation and one compile for both: each costs seconds. The same
+ * declarations, packed as npm packs the package, are the package's.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileAgainstTypes } from './helpers/types.js';
+import { PREPACK, compileAgainstTypes, generateTypes, packedFiles } from './helpers/types.js';
 
 /** A consumer of the serve declarations, as the README's middleware and API sections use them. */
 const SERVE_CONSUMER = `
@@ -149,7 +150,8 @@ crawl();
 let dir;
 beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prerender-types-'));
-});
+  generateTypes(dir); // once for both tests: it costs seconds
+}, 90_000);
 afterAll(() => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -159,4 +161,23 @@ describe('type declarations', () => {
     // .mts: an ES module, so that the crawl program may await at its top level as the README's example does.
     expect(compileAgainstTypes(dir, { 'serve.ts': SERVE_CONSUMER, 'crawl.mts': CRAWL_CONSUMER })).toBe('');
   }, 90_000);
+
+  it('are packed with bin, lib, templates and README (prepack makes them), and no tests or fixtures', () => {
+    const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    expect(pkg.scripts.prepack).toBe(PREPACK); // what generateTypes() runs, into types/
+    const files = packedFiles(dir);
+    expect(files).toContain('bin/prerender.js');
+    expect(files).toContain('lib/index.js');
+    expect(files).toContain('types/index.d.ts');
+    expect(files).toContain('types/crawler/index.d.ts');
+    expect(files).toContain('templates/prerender.config.mjs');
+    expect(files).toContain('README.md');
+    expect(files.some((file) => file.startsWith('test/') || file.startsWith('fixtures/') || file.startsWith('bench/'))).toBe(false);
+    expect(pkg.exports['.']).toEqual({ types: './types/index.d.ts', default: './lib/index.js' });
+    const declarations = fs.readFileSync(path.join(dir, 'types', 'index.d.ts'), 'utf8');
+    for (const name of ['crawl', 'Crawler', 'preview', 'createServer', 'readManifest', 'LocalTree']) expect(declarations).toMatch(new RegExp(`\\b${name}\\b`));
+    for (const type of ['CrawlerOptions', 'CrawlResult', 'Loader', 'OutputTarget', 'Manifest']) expect(declarations).toContain(`export type ${type} =`);
+    // The options are typed, not Record<string, any>.
+    expect(fs.readFileSync(path.join(dir, 'types', 'crawler', 'index.d.ts'), 'utf8')).toMatch(/constructor\(options: CrawlerOptions\)/);
+  }, 60_000);
 });

@@ -1,11 +1,10 @@
 // @ts-check
-/**
- * A server's CPU, read from /proc (Linux): user + system time of a process
- * and its descendants (a clustered origin, nginx's workers). The kernel
- * keeps that sum to the nanosecond; /proc shows it in clock ticks.
- */
+/** A server's CPU from /proc (Linux): user + system time of a process and its descendants, such as nginx's workers. */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { processTree } from '../runtime/processes.js';
+
+export { processTree };
 
 let ticksPerSecond = 0;
 
@@ -21,10 +20,7 @@ export function clockTicks() {
   return ticksPerSecond;
 }
 
-/**
- * User + system CPU ticks of one process, or null when it is gone.
- * @param {number} pid
- */
+/** Null when the process is gone. @param {number} pid */
 function ticksOf(pid) {
   let stat;
   try {
@@ -38,37 +34,8 @@ function ticksOf(pid) {
 }
 
 /**
- * A process and all its descendants, through /proc/<pid>/task/<tid>/children.
- * @param {number} pid
- */
-export function processTree(pid) {
-  const all = [pid];
-  for (let i = 0; i < all.length && all.length < 10_000; i++) {
-    let tasks = [];
-    try {
-      tasks = readdirSync(`/proc/${all[i]}/task`);
-    } catch {
-      continue; // ended meanwhile
-    }
-    for (const task of tasks) {
-      try {
-        const children = readFileSync(`/proc/${all[i]}/task/${task}/children`, 'utf8').trim();
-        if (children) all.push(...children.split(/\s+/).map(Number));
-      } catch {
-        // the task ended meanwhile
-      }
-    }
-  }
-  return all;
-}
-
-/**
- * A reader of a process tree's CPU: each call returns the milliseconds of
- * CPU the tree has used so far, or null once the process is gone.
- * Returns null itself when the process cannot be read (not Linux, no such
- * process, another user's without /proc access).
- * @param {number} pid
- * @returns {(() => number | null) | null}
+ * Each call returns the tree's CPU milliseconds so far, or null once it is gone; null itself when the process cannot be read.
+ * @param {number} pid @returns {(() => number | null) | null}
  */
 export function treeCpuReader(pid) {
   if (process.platform !== 'linux' || ticksOf(pid) === null) return null;
@@ -81,5 +48,5 @@ export function treeCpuReader(pid) {
   };
 }
 
-/** One tick of /proc's CPU times, in milliseconds: the resolution of a reading. */
+/** The resolution of a reading. */
 export const tickMs = () => 1000 / clockTicks();

@@ -1,5 +1,5 @@
 // @ts-check
-import { PrerenderError, UsageError, ConfigError } from '../errors.js';
+import { BlobsNotSharedError, PrerenderError, StateEntryError, UsageError, ConfigError } from '../errors.js';
 
 /** Everything the CLI shows a person: progress, summary, and errors (what happened, then what to try). */
 
@@ -11,8 +11,7 @@ export function formatDuration(ms) {
   return `${minutes} min ${Math.round(seconds % 60)} s`;
 }
 
-/** @param {number} n */
-const count = (n) => n.toLocaleString('en-US');
+/** @param {number} n */ const count = (n) => n.toLocaleString('en-US');
 
 /** @param {number} bytes */
 function formatBytes(bytes) {
@@ -35,11 +34,7 @@ function progressText(stats) {
     : `${count(stats.fetched)} fetched · ${count(stats.queued + stats.active)} queued · ${count(stats.failed)} failed · ${rate.toFixed(0)} pages/s · ${formatDuration(elapsed * 1000)}`;
 }
 
-/**
- * A live progress line on a terminal, redrawn at most 5 times a second.
- * @param {ProgressStream} stream
- * @param {() => ProgressStats} read
- */
+/** Redrawn at most 5 times a second. @param {ProgressStream} stream @param {() => ProgressStats} read */
 export function startProgress(stream, read) {
   let last = '';
   const draw = () => {
@@ -58,12 +53,8 @@ export function startProgress(stream, read) {
 }
 
 /**
- * The progress a run shows on stderr: the live line on a terminal; elsewhere (a
- * CI log) one line every `intervalSeconds`, as wget's --progress=dot; none with -q or 0.
- * @param {ProgressStream} stream
- * @param {() => ProgressStats} read
- * @param {{ quiet?: boolean, intervalSeconds: number }} options
- * @returns {{ stop(): void } | null}
+ * The live line on a terminal; in a CI log a line every `intervalSeconds`, as wget's --progress=dot; none with -q or 0.
+ * @param {ProgressStream} stream @param {() => ProgressStats} read @param {{ quiet?: boolean, intervalSeconds: number }} options @returns {{ stop(): void } | null}
  */
 export function progressFor(stream, read, options) {
   if (options.quiet) return null;
@@ -100,6 +91,7 @@ export function formatSummary(result, extra = {}) {
       lines.push(`  ${failure.url}  ${failure.message}${from}`);
     }
     if (result.failed > 5) lines.push(`  … and ${count(result.failed - 5)} more: see "errors" in the manifest`);
+    for (const code of new Set(result.failures.map((failure) => failure.code))) if (code && FAILURE_HINTS[code]) lines.push(FAILURE_HINTS[code]);
   }
   const missing = result.requisitesMissing ?? [];
   if (missing.length > 0) {
@@ -143,6 +135,11 @@ export function formatSummary(result, extra = {}) {
   return lines.join('\n') + '\n';
 }
 
+/** What to try, said once under the failures when one has that code. */
+const FAILURE_HINTS = /** @type {Record<string, string>} */ ({
+  RENDER_MEMORY: 'A rendered page went past --render-memory and its renderer was killed: raise --render-memory if the site\'s pages need that much',
+});
+
 const HINTS = /** @type {Record<string, string>} */ ({
   EACCES: 'permission denied: choose another --out directory or fix its permissions',
   EPERM: 'operation not permitted: choose another --out directory or fix its permissions',
@@ -155,9 +152,32 @@ const HINTS = /** @type {Record<string, string>} */ ({
   EADDRINUSE: 'the port is in use: choose another --port (0 picks a free one)',
 });
 
+/** What prerender keeps in each entry of OUT/.prerender (StateEntryError). */
+const STATE_ENTRIES = /** @type {Record<string, string>} */ ({
+  lock: 'the lock of the crawl writing to OUT (a file)',
+  'state.ndjson': "the last crawl's state (a file)",
+  'journal.ndjson': 'the journal of an interrupted crawl (a file)',
+  'blobs.log': 'the staged pages (a file)',
+  'blobs.idx': "the staged pages' index (a file)",
+  blobs: "a shared crawl's blob directory (a directory)",
+});
+
+/** Errors whose one line is made here from their fields. @param {unknown} error @returns {string | null} */
+function explainByFields(error) {
+  if (error instanceof StateEntryError) {
+    return `cannot use ${error.path}: it is ${error.found}, where prerender keeps ${STATE_ENTRIES[error.entry] ?? 'its own file'}; remove it, or crawl with --full to start over`;
+  }
+  if (error instanceof BlobsNotSharedError) {
+    return `this worker does not see the blob directory of crawl "${error.crawlId}": ${error.dir} holds no probe of it; share the coordinator's ${error.shared} with this machine and give its path here with --blobs`;
+  }
+  return null;
+}
+
 /** Human text for an error: what happened, then what to try; never a stack, never a header secret. @param {unknown} error */
 export function explainError(error) {
   if (error instanceof UsageError || error instanceof ConfigError) return error.message;
+  const line = explainByFields(error);
+  if (line) return redact(line);
   const err = /** @type {any} */ (error);
   const code = err?.code ?? err?.cause?.code;
   const causeCode = err?.cause?.code;

@@ -20,7 +20,7 @@ export const RESULT_OPTIONS = [
   'includeRegex', 'excludeRegex', 'requisiteErrors', 'dedupe',
   // --render: how pages are rendered is the crawl's; how many tabs and which browser binary, each process's.
   'render', 'renderOnly', 'renderSkip', 'renderWait', 'renderIdle', 'renderTimeout', 'onRenderTimeout', 'renderScripts',
-  'renderResources', 'renderBlock', 'renderBlockDefaults', 'renderIsolation',
+  'renderResources', 'renderBlock', 'renderBlockDefaults', 'renderIsolation', 'renderMemory',
 ];
 
 /** Options each process sets for itself (a worker from its own command line). */

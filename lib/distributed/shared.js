@@ -1,18 +1,22 @@
 // @ts-check
 import path from 'node:path';
 import { availableParallelism } from 'node:os';
-import { FrontierError } from '../errors.js';
+import { FrontierError, OutputError } from '../errors.js';
 import { STATE_DIR } from '../output/outdir.js';
 import { VERSION, machineOf } from './identity.js';
 import { connectRedis, keyPrefix, redactUrl } from './connection.js';
 import { configDifference, sharedConfig } from './config.js';
 import { RedisFrontier, TOO_LONG_MARK } from './redis-frontier.js';
+import { RedisCoordination } from './redis-coordination.js';
 import { parseFeed } from './feed-format.js';
 import { DirBlobStore } from './dir-blobs.js';
+import { probeKey, writeProbe } from './blob-probe.js';
 import { FinishPool, dropLeftPass, dropPass } from './finish.js';
 import { failRedirectLoops } from './loops.js';
 import { errorsOf } from '../engine/errors-list.js';
 
+
+/** @typedef {import('../engine/coordination.js').Coordination} Coordination */
 /**
  * The coordinator's side of a shared crawl (`crawl --frontier … --crawl-id …`): store or check the
  * configuration, open frontier, records and blobs, and at the completion barrier gather what every
@@ -34,10 +38,7 @@ export function bucketsAddCores(helpers, here) {
   return helpers.some((text) => text === null || hostOf(text) !== here.host);
 }
 
-/**
- * The least time between two URLs of one origin, from --rate and --delay.
- * @param {{ rate?: number, delay?: number }} o
- */
+/** The least time between two URLs of one origin, from --rate and --delay. @param {{ rate?: number, delay?: number }} o */
 export const intervalOf = (o) => Math.max(o.delay ?? 0, o.rate ? Math.ceil(1000 / o.rate) : 0);
 
 /**
@@ -68,6 +69,9 @@ export async function openSharedCrawl(o, listed, prior) {
     // A pass a killed coordinator left (taken out of reach in the claim): its keys and name table go.
       if (claim.left) await dropPass(redis, prefix, blobsDir, claim.left);
       if (o.freshStart) await clearCrawl(redis, prefix, claim, { keepConfig: false });
+      // Before the configuration a worker waits for: every worker proves it sees this directory (blob-probe.js).
+      await writeProbe(redis, prefix, blobsDir, crawlId);
+      claim.check();
       const created = await redis.set(`${prefix}config`, JSON.stringify(given), 'NX');
       if (created) {
         claim.check();
@@ -95,14 +99,12 @@ export async function openSharedCrawl(o, listed, prior) {
     return new SharedCrawl(redis, prefix, frontier, new DirBlobStore(blobsDir), url, o.leaseTimeout);
   } catch (error) {
     redis.disconnect();
-    throw error instanceof FrontierError ? error : redis.toFrontierError(error);
+    // The blob directory's own failure (writeProbe) is not Redis's.
+    throw error instanceof FrontierError || error instanceof OutputError ? error : redis.toFrontierError(error);
   }
 }
 
-/**
- * @param {import('./config.js').SharedConfig} stored @param {import('./config.js').SharedConfig} given
- * @param {string} crawlId
- */
+/** @param {import('./config.js').SharedConfig} stored @param {import('./config.js').SharedConfig} given @param {string} crawlId */
 function refuseDifference(stored, given, crawlId) {
   const difference = configDifference(stored, given);
   if (difference) {
@@ -200,7 +202,7 @@ async function clearCrawl(redis, prefix, claim, { keepConfig }) {
   claim.check();
   await own('keep');
   const pattern = `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
-  const kept = new Set([`${prefix}meta`, `${prefix}workers`, `${prefix}winfo`, ...(keepConfig ? [`${prefix}config`] : [])]);
+  const kept = new Set([`${prefix}meta`, `${prefix}workers`, `${prefix}winfo`, ...(keepConfig ? [`${prefix}config`, probeKey(prefix)] : [])]);
   let cursor = '0';
   do {
     const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
@@ -211,20 +213,41 @@ async function clearCrawl(redis, prefix, claim, { keepConfig }) {
   await own('reset');
 }
 
-export class SharedCrawl {
+/**
+ * The coordinator's side of the coordination seam (engine/coordination.js): Redis holds the frontier and
+ * the records, a shared directory the staged bodies.
+ * @implements {Coordination}
+ */
+export class SharedCrawl extends RedisCoordination {
+  ownsOut = true;
+
   /**
    * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix @param {RedisFrontier} frontier
    * @param {DirBlobStore} blobs @param {string} url @param {number} leaseMs
    */
   constructor(redis, prefix, frontier, blobs, url, leaseMs) {
+    super(frontier);
     this.redis = redis;
     this.prefix = prefix;
-    this.frontier = frontier;
     this.blobs = blobs;
     this.shownUrl = redactUrl(url);
     this.leaseMs = leaseMs;
     /** @type {import('../engine/run.js').CrawlRun | null} the run, once past the completion barrier */
     this.run = null;
+  }
+
+  /** @param {string[]} roots */
+  seeds(roots) {
+    return roots;
+  }
+
+  /** @param {import('../engine/run.js').CrawlRun} run */
+  attach(run) {
+    this.frontier.attach(run);
+  }
+
+  lastCrawl() {
+    return null;
   }
 
   /**
@@ -247,10 +270,7 @@ export class SharedCrawl {
     });
   }
 
-  /**
-   * Every process's accepted results as they come (scripts.js DONE, FEED), for early writes.
-   * @returns {import('../engine/early.js').Feed}
-   */
+  /** Every process's accepted results as they come (scripts.js DONE, FEED), for early writes. @returns {import('../engine/early.js').Feed} */
   feed() {
     const { redis, prefix } = this;
     const worker = this.frontier.worker;
@@ -331,9 +351,7 @@ function hostOf(text) {
   }
 }
 
-/**
- * @param {{ url: string, code: string, message: string }} a @param {{ url: string, code: string, message: string }} b
- */
+/** @param {{ url: string, code: string, message: string }} a @param {{ url: string, code: string, message: string }} b */
 function byUrlThenText(a, b) {
   for (const field of /** @type {const} */ (['url', 'code', 'message'])) {
     if (a[field] < b[field]) return -1;

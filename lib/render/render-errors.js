@@ -16,3 +16,8 @@ export class RendererCrashError extends PrerenderError {
 export class RenderError extends PrerenderError {
   code = 'RENDER';
 }
+
+/** The page went past --render-memory: its renderer was killed, or crashed at V8's heap limit. Not retried: it would do the same. */
+export class RenderMemoryError extends PrerenderError {
+  code = 'RENDER_MEMORY';
+}

@@ -39,13 +39,17 @@ const HEADER = 38;
 /** Index entry on disk: 32-byte hash, 6-byte position, 6-byte length. */
 const INDEX_ENTRY = 44;
 
+/** The log and its index, in the directory given. */
+export const LOG_FILE = 'blobs.log';
+export const INDEX_FILE = 'blobs.idx';
+
 /** @implements {BlobStore} */
 export class LogBlobStore {
   /** @param {string} dir where the log lives (created) */
   constructor(dir) {
     this.dir = dir;
-    this.file = path.join(dir, 'blobs.log');
-    this.indexFile = path.join(dir, 'blobs.idx');
+    this.file = path.join(dir, LOG_FILE);
+    this.indexFile = path.join(dir, INDEX_FILE);
     /** @type {import('node:fs/promises').FileHandle | null} */
     this.log = null;
     this.size = 0;

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Crawler } from '../../lib/crawler/index.js';
+import { LocalTree } from '../../lib/output/local-tree.js';
 import { leftovers, listFilesIfAny } from '../crawl-helpers.js';
 import { BIN, runNode } from '../helpers/cli.js';
 import { useFixtureSite } from '../helpers/fixtures.js';
@@ -90,6 +92,27 @@ describe('SIGKILL, then the same crawl again', () => {
     const fetches = site.log.filter((target) => target.startsWith('/big/'));
     expect(fetches).toHaveLength(31 - journaled.length);
     expect(new Set([...first, ...fetches]).size).toBe(31);
+  });
+});
+
+describe('Ctrl-C during the commit', () => {
+  it('finishes the commit: the clean tree, not marked interrupted (the CLI exits 0)', async () => {
+    const cleanSnapshot = await clean();
+    const out = path.join(await dirs.make(), 'out');
+    const controller = new AbortController();
+    // The abort comes as the first file is moved into place.
+    class InterruptedTree extends LocalTree {
+      async commit() {
+        controller.abort();
+        return super.commit();
+      }
+    }
+    const crawler = new Crawler({ roots: [site.url('/big/index.asp?n=30&kb=2')], include: ['/'], out, retries: 0, concurrency: 2, signal: controller.signal, target: new InterruptedTree(out) });
+    const result = await crawler.run();
+    expect(controller.signal.aborted).toBe(true);
+    expect(result).toMatchObject({ interrupted: false, failed: 0, pages: 31 });
+    expect(await snapshot(out)).toEqual(cleanSnapshot);
+    expect(await leftovers(out)).toEqual([]);
   });
 });
 

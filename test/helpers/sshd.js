@@ -40,11 +40,13 @@ export async function startSshd(dir) {
   if (process.getuid?.() === 0) await mkdir('/run/sshd', { recursive: true }).catch(() => {});
   const port = await freePort();
   const config = path.join(dir, 'sshd_config');
+  // SHLVL=1: bash, run by sshd at the top level, would read the user's ~/.bashrc for every command
+  // (a version manager's init there forks dozens of processes); a deploy's commands need none of it.
   await writeFile(config, [
     `Port ${port}`, 'ListenAddress 127.0.0.1', `HostKey ${hostKey}`, `PidFile ${path.join(dir, 'sshd.pid')}`,
     `AuthorizedKeysFile ${path.join(dir, 'authorized_keys')}`, 'StrictModes no', 'PermitRootLogin prohibit-password',
     'PasswordAuthentication no', 'KbdInteractiveAuthentication no', 'UsePAM no', 'PubkeyAuthentication yes',
-    'MaxSessions 64', 'MaxStartups 64', 'LogLevel INFO', '',
+    'MaxSessions 64', 'MaxStartups 64', 'LogLevel INFO', 'SetEnv SHLVL=1', '',
   ].join('\n'));
   const knownHosts = path.join(dir, 'known_hosts');
   const hostPub = (await readFile(hostKey + '.pub', 'utf8')).split(' ').slice(0, 2).join(' ');

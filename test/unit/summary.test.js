@@ -50,6 +50,13 @@ describe('the summary of a crawl', () => {
     expect(text).not.toMatch(/Nothing was removed/);
   });
 
+  it('a page past --render-memory is followed by what to try, once however many there are', () => {
+    const failure = (/** @type {string} */ url) => ({ url, code: 'RENDER_MEMORY', message: 'the page took 530 MiB of memory, past --render-memory 512: its renderer was killed', referrers: [] });
+    const text = formatSummary(result({ failed: 7, failures: ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((p) => failure(`http://s/${p}`)) }));
+    expect(text.match(/raise --render-memory if the site's pages need that much/g)).toHaveLength(1);
+    expect(formatSummary(result({ failed: 1, failures: [{ url: 'http://s/x', code: 'RENDER_TIMEOUT', message: 'render timed out', referrers: [] }] }))).not.toMatch(/--render-memory/);
+  });
+
   it('a refused removal says --prune-max, once', () => {
     const churn = { new: 0, changed: 0, notModified: 5, sameBytes: 0, removed: 0, stale: 0, failed: 0, filesWritten: 0, bytesWritten: 0 };
     const text = formatSummary(result({ pruneRefused: true, churn }));
