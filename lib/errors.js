@@ -156,3 +156,11 @@ export class BlobsNotSharedError extends FrontierError {
     this.crawlId = details.crawlId;
   }
 }
+
+/** `prerender demo` cannot run: DEMO_OUT_IN_USE (OUT holds something not an earlier demo's). Exit 2. */
+export class DemoError extends PrerenderError {
+  /** @param {string} message @param {{ cause?: unknown, code?: string }} [options] */
+  constructor(message, options = {}) {
+    super(message, { ...options, code: options.code ?? 'DEMO' });
+  }
+}

@@ -31,3 +31,5 @@ export { run } from './cli/index.js';
 export * from './errors.js';
 export { deploy, publish, rollback, listReleases, verify } from './deploy/deploy.js';
 export { measureCapacity, defaultProfile as defaultCapacityProfile } from './capacity/index.js';
+// `prerender demo`: the shop, its crawl and its front, step by step (docs/demo.md).
+export { Demo } from './demo/index.js';

@@ -2,7 +2,7 @@
 // a flag given on the command line overrides the value here.
 // Docs: docs/config.md. Check it with: npx prerender preview
 
-/** @type {import('prerender').CrawlOptions} */
+/** @type {import('prerender-static').CrawlOptions} */
 export default {
   // Where crawling starts: a whole site, a directory, or one page.
   roots: ['http://localhost:8080/st/dir.asp'],

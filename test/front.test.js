@@ -350,6 +350,16 @@ describe('serve --origin: the rest of the contract', () => {
     fs.rmSync(path.join(out, 'prerender-front.nginx.conf'));
   });
 
+  it('stops gracefully: drain(), as on Ctrl-C, closes the origin\'s connections once and resolves', async () => {
+    const server = createServer({ root: out, logger: quiet, watch: false, origin: shop.origin });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+    const port = /** @type {import('node:net').AddressInfo} */ (server.address()).port;
+    expect((await send(port, '/st/cart.asp?add=1')).status).toBe(200);
+    await expect(server.drain()).resolves.toEqual({ cut: 0 });
+    // The server's 'close' event closes the front too, sooner or later than drain() does: both must resolve.
+    await server.front?.close();
+  });
+
   it('refuses a bad --origin or --dynamic as usage errors', () => {
     expect(() => createServer({ root: out, logger: quiet, origin: 'ftp://shop' })).toThrow(/--origin must be the live site/);
     expect(() => createServer({ root: out, logger: quiet, origin: 'http://shop/st/' })).toThrow(/without a path/);

@@ -14,6 +14,7 @@ import { addDistributedCommands } from './shared-commands.js';
 import { addServeCommands } from './serve-commands.js';
 import { EXIT } from './exit-codes.js';
 import { addCapacityCommand } from './capacity-commands.js';
+import { addDemoCommand } from './demo-command.js';
 import { PER_SHAPE } from '../engine/sample.js';
 
 /**
@@ -169,6 +170,7 @@ interrupted. --rate and --delay hold, as for crawl.`);
   addServeCommands(program, io, setExitCode);
   addDeployCommands(program, io, setExitCode);
   addCapacityCommand(program, io, setExitCode);
+  addDemoCommand(program, io, setExitCode);
 
   return program;
 }

@@ -32,7 +32,7 @@ function loadAgent() {
   }
 }
 
-export const USER_AGENT = 'prerender/0.1 (+static pre-rendering; https://www.npmjs.com/package/prerender)';
+export const USER_AGENT = 'prerender/0.1 (+static pre-rendering; https://www.npmjs.com/package/prerender-static)';
 
 /**
  * @param {{ concurrency?: number, timeout?: number, maxPageBytes?: number, headers?: Record<string, string> }} [options]

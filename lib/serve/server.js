@@ -136,20 +136,12 @@ export const STANDALONE_RSS_HEADROOM = 96 * 1024 * 1024;
 /** @param {number} bytes */ const mib = (bytes) => Math.round(bytes / 1048576);
 
 /**
- * Prints `listening on http://HOST:PORT`; resolves once `io.signal` aborts and the server has closed.
- * @param {string} dir @param {Omit<import('./options.js').ServeOptionsInput, 'root'>} opts
- * @param {{ stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream, signal?: AbortSignal }} io
+ * Listens on the server's host and port; resolves with its URL, http://HOST:PORT.
+ * A port in use or not allowed, or a host not of this machine, is a UsageError saying what to do.
+ * @param {PrerenderServer} server
+ * @returns {Promise<string>}
  */
-export async function runServeCommand(dir, opts, io) {
-  const logger = {
-    warn: (/** @type {string} */ m) => void io.stderr.write(`prerender serve: ${m}\n`),
-    info: (/** @type {string} */ m) => void io.stderr.write(`prerender serve: ${m}\n`),
-  };
-  // The standalone server owns its process: its cache gives way past budget + 96 MiB, unless told otherwise.
-  const maxRssBytes = opts.maxRssBytes === undefined ? (opts.pageCacheBytes ?? SERVE_DEFAULTS.pageCacheBytes) + STANDALONE_RSS_HEADROOM : opts.maxRssBytes;
-  const server = createServer({ logger, ...opts, maxRssBytes, root: dir });
-  const budget = server.priceFilter.options.pageCacheBytes;
-  logger.info(`cache budget ${mib(budget)} MiB; ${maxRssBytes === null ? 'no bound on the resident memory (--max-rss off)' : `the cache gives way when the resident memory passes ${mib(maxRssBytes)} MiB (--max-rss)`}`);
+export async function listenOn(server) {
   const { host, port } = server.priceFilter.options;
   server.listen(port, host);
   try {
@@ -163,8 +155,27 @@ export async function runServeCommand(dir, opts, io) {
     throw error;
   }
   const address = /** @type {import('node:net').AddressInfo} */ (server.address());
-  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  io.stdout.write(`listening on http://${shown}:${address.port}\n`);
+  return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+}
+
+/**
+ * Starts `prerender serve`, prints `listening on http://HOST:PORT`, and
+ * resolves once `io.signal` aborts and the server has closed.
+ * @param {string} dir
+ * @param {Omit<import('./options.js').ServeOptionsInput, 'root'>} opts
+ * @param {{ stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream, signal?: AbortSignal }} io
+ */
+export async function runServeCommand(dir, opts, io) {
+  const logger = {
+    warn: (/** @type {string} */ m) => void io.stderr.write(`prerender serve: ${m}\n`),
+    info: (/** @type {string} */ m) => void io.stderr.write(`prerender serve: ${m}\n`),
+  };
+  // The standalone server owns its process: its cache gives way past budget + 96 MiB, unless told otherwise.
+  const maxRssBytes = opts.maxRssBytes === undefined ? (opts.pageCacheBytes ?? SERVE_DEFAULTS.pageCacheBytes) + STANDALONE_RSS_HEADROOM : opts.maxRssBytes;
+  const server = createServer({ logger, ...opts, maxRssBytes, root: dir });
+  const budget = server.priceFilter.options.pageCacheBytes;
+  logger.info(`cache budget ${mib(budget)} MiB; ${maxRssBytes === null ? 'no bound on the resident memory (--max-rss off)' : `the cache gives way when the resident memory passes ${mib(maxRssBytes)} MiB (--max-rss)`}`);
+  io.stdout.write(`listening on ${await listenOn(server)}\n`);
   await server.priceFilter.ready;
   if (io.signal) {
     if (!io.signal.aborted) await once(io.signal, 'abort');

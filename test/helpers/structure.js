@@ -37,6 +37,7 @@ export const LAYERS = [
   ['serve', 'front'],
   ['deploy'],
   ['capacity'],
+  ['demo'],
   ['cli'],
   ['index.js', 'start.js'],
 ];
