@@ -111,9 +111,10 @@ describe('a URL read as browsers read it', () => {
   it('scans a tag of many attributes in linear time (a repeated one is still no link)', () => {
     const tag = (/** @type {number} */ n) => `<a ${Array.from({ length: n }, (_, i) => `data-x${i}="1"`).join(' ')} href="/a.html" href="/b.html">x</a>`;
     const small = tag(5000);
-    const large = tag(80_000);
-    // Sixteen times the attributes: about 16 to 35 times the time as scanned, 256 if quadratic. A
-    // ratio, the best of 3 interleaved runs, so that neither the machine's speed nor its load decides.
+    const large = tag(160_000);
+    // 32 times the attributes: 32 to about 110 times the time as scanned (a large string costs more
+    // per byte: memory, collections), 1,024 if quadratic. A ratio, the best of 3 interleaved runs, so
+    // that neither the machine's speed nor its load decides; the bound well clear of both.
     const best = [Infinity, Infinity];
     for (let run = 0; run < 3; run++) {
       for (const [i, markup] of [small, large].entries()) {
@@ -122,7 +123,7 @@ describe('a URL read as browsers read it', () => {
         best[i] = Math.min(best[i], performance.now() - started);
       }
     }
-    expect(best[1] / best[0]).toBeLessThan(100);
+    expect(best[1] / best[0]).toBeLessThan(400);
   });
 });
 
