@@ -10,7 +10,8 @@
  */
 import http from 'node:http';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAVE_REDIS, startRedis } from './helpers/redis.js';
@@ -46,61 +47,85 @@ describe.skipIf(!HAVE_REDIS)('each process of a crawl shared through Redis', () 
     await redis?.stop();
   });
 
-  it('workers on other machines help write the tree, not those sharing the coordinator\'s cores; one stopped (SIGSTOP) and one killed (SIGKILL) holding a bucket of pages lose it to another process; the same tree, late answers ignored', async () => {
-    const big = await startOrigin({ products: 400, count: 50, port: 0, host: '127.0.0.1' });
-    const origin = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (big.address()).port}`;
-    const client = await connectRedis(redis.url, { timeoutSeconds: 5 });
+  describe('writing buckets, against an origin of 400 products', () => {
+    /** @type {import('node:http').Server} */
+    let big;
+    /** @type {import('ioredis').Redis} */
+    let client;
+    let group = '';
+    let one = '';
+    /** @type {string[]} */
+    let args = [];
+    /** @type {Record<string, string>} */
+    let baseline = {};
     /** A worker that says it runs on another machine (PRERENDER_HOST), so that it brings cores of its own. */
-    const elsewhere = (/** @type {string[]} */ args) => startCli(args, { env: { ...process.env, PRERENDER_HOST: 'helper.test' } });
-    try {
-      const args = [`${origin}/st/dir.asp?Start=1&Count=50`, '-i', '/st/dir.asp', '/st/product.asp', '-c', '4'];
-      const one = path.join(dir, 'big-one');
-      expect((await run(['crawl', ...args, '-o', one, '-q'])).code).toBe(0);
-      const baseline = await treeDigest(one);
-      expect(Object.keys(baseline).length).toBeGreaterThan(400);
+    const elsewhere = (/** @type {string[]} */ more) => startCli(more, { env: { ...process.env, PRERENDER_HOST: 'helper.test' } });
 
-      // A worker on the coordinator's machine, whose threads use every core already (the default): it fetches,
-      // and the coordinator writes alone, no pass of buckets begun. --rate keeps the crawl going until the worker is in.
-      const sameId = nextId();
+    // One origin and one process's tree for the four cases, which run at once (each its own crawl id and OUT).
+    beforeAll(async () => {
+      group = await mkdtemp(path.join(os.tmpdir(), 'prerender-redis-buckets-'));
+      big = await startOrigin({ products: 400, count: 50, port: 0, host: '127.0.0.1' });
+      const origin = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (big.address()).port}`;
+      args = [`${origin}/st/dir.asp?Start=1&Count=50`, '-i', '/st/dir.asp', '/st/product.asp', '-c', '4'];
+      one = path.join(group, 'one');
+      expect((await run(['crawl', ...args, '-o', one, '-q'])).code).toBe(0);
+      baseline = await treeDigest(one);
+      expect(Object.keys(baseline).length).toBeGreaterThan(400);
+      client = await connectRedis(redis.url, { timeoutSeconds: 5 });
+    });
+    afterAll(async () => {
+      await client?.quit();
+      big?.closeAllConnections();
+      await new Promise((resolve) => (big ? big.close(resolve) : resolve(undefined)));
+      if (group) await rm(group, { recursive: true, force: true });
+    });
+
+    /**
+     * Start a coordinator and one worker; once the worker holds a bucket
+     * of the writing phase, stop it there (SIGSTOP), checked in Redis.
+     * @param {string} id
+     * @param {string} out
+     */
+    const catchHolding = async (id, out) => {
+      const prefix = keyPrefix(id);
+      const coordinator = start(['crawl', ...args, ...shared(id, out), '-q']);
+      const victim = elsewhere(worker(id, ['-c', '4']).filter((arg) => arg !== '-q'));
+      /** Whether a process other than the coordinator holds a bucket now. */
+      const held = async () => {
+        const [token, coord] = await client.hmget(`${prefix}meta`, 'fin', 'coord');
+        if (!token) return false;
+        const leases = Object.values(await client.hgetall(`${prefix}f:${token}:lease`));
+        return leases.some((lease) => lease.split('|')[1] !== coord);
+      };
+      for (let tries = 0; ; tries++) {
+        await until(held, 60_000);
+        victim.child.kill('SIGSTOP');
+        // Stopped with the bucket in hand: still held once an answer already on its way would have arrived.
+        if (await held() && await new Promise((resolve) => { setTimeout(resolve, 500); }).then(held)) break;
+        victim.child.kill('SIGCONT');
+        if (tries >= 50) throw new Error('the worker never held a bucket when stopped');
+      }
+      return { coordinator, victim, prefix };
+    };
+
+    it.concurrent('a worker on the coordinator\'s machine, whose threads use every core already, fetches; the coordinator writes alone', async () => {
+      // No pass of buckets begun. --rate keeps the crawl going until the worker is in.
+      const id = nextId();
+      const out = path.join(group, 'same');
       const [alone, beside] = await Promise.all([
-        run(['crawl', ...args, ...shared(sameId, path.join(dir, 'big-same')), '-q', '--rate', '150']),
-        run(worker(sameId, ['-c', '4']).filter((arg) => arg !== '-q')),
+        run(['crawl', ...args, ...shared(id, out), '-q', '--rate', '150']),
+        run(worker(id, ['-c', '4']).filter((arg) => arg !== '-q')),
       ]);
       expect(alone.code, alone.stderr).toBe(0);
       expect(beside.code, beside.stderr).toBe(0);
       expect(beside.stdout).toMatch(/worker: [1-9]\d* pages fetched, 0 failed, 0 rewritten and written/);
-      expect(existsSync(path.join(dir, 'big-same', '.prerender', 'blobs', 'finish'))).toBe(false);
-      expect(await treeDigest(path.join(dir, 'big-same'))).toEqual(baseline);
+      expect(existsSync(path.join(out, '.prerender', 'blobs', 'finish'))).toBe(false);
+      expect(await treeDigest(out)).toEqual(baseline);
+    });
 
-      /**
-       * Start a coordinator and one worker; once the worker holds a bucket
-       * of the finishing phase, stop it there (SIGSTOP), checked in Redis.
-       * @param {string} id
-       * @param {string} out
-       */
-      const catchHolding = async (id, out) => {
-        const prefix = keyPrefix(id);
-        const coordinator = start(['crawl', ...args, ...shared(id, out), '-q']);
-        const victim = elsewhere(worker(id, ['-c', '4']).filter((arg) => arg !== '-q'));
-        /** Whether a process other than the coordinator holds a bucket now. */
-        const held = async () => {
-          const [token, coord] = await client.hmget(`${prefix}meta`, 'fin', 'coord');
-          if (!token) return false;
-          const leases = Object.values(await client.hgetall(`${prefix}f:${token}:lease`));
-          return leases.some((lease) => lease.split('|')[1] !== coord);
-        };
-        for (let tries = 0; ; tries++) {
-          await until(held, 30_000);
-          victim.child.kill('SIGSTOP');
-          // Stopped with the bucket in hand: still held once an answer already on its way would have arrived.
-          if (await held() && await new Promise((resolve) => { setTimeout(resolve, 200); }).then(held)) break;
-          victim.child.kill('SIGCONT');
-          if (tries >= 50) throw new Error('the worker never held a bucket when stopped');
-        }
-        return { coordinator, victim, prefix };
-      };
-
-      const stopped = await catchHolding(nextId(), path.join(dir, 'big-stop'));
+    it.concurrent('a worker on another machine stopped (SIGSTOP) holding a bucket loses it to another process; its late answers are ignored; the same tree', async () => {
+      const out = path.join(group, 'stop');
+      const stopped = await catchHolding(nextId(), out);
       try {
         expect((await stopped.coordinator.done).code).toBe(0);
         expect(Number(await client.hget(`${stopped.prefix}cnt`, 'finReclaimed'))).toBeGreaterThanOrEqual(1);
@@ -110,24 +135,28 @@ describe.skipIf(!HAVE_REDIS)('each process of a crawl shared through Redis', () 
       const late = await stopped.victim.done;
       expect(late.code, late.stderr).toBe(0);
       expect(late.stdout).toMatch(/[1-9]\d* late results? ignored/);
-      expect(await treeDigest(path.join(dir, 'big-stop'))).toEqual(baseline);
+      expect(await treeDigest(out)).toEqual(baseline);
+    });
 
-      const killed = await catchHolding(nextId(), path.join(dir, 'big-kill'));
+    it.concurrent('a worker on another machine killed (SIGKILL) holding a bucket loses it to another process; the same tree and manifest', async () => {
+      const out = path.join(group, 'kill');
+      const killed = await catchHolding(nextId(), out);
       killed.victim.child.kill('SIGKILL');
       expect((await killed.victim.done).signal).toBe('SIGKILL');
       expect((await killed.coordinator.done).code).toBe(0);
       expect(Number(await client.hget(`${killed.prefix}cnt`, 'finReclaimed'))).toBeGreaterThanOrEqual(1);
-      expect(await treeDigest(path.join(dir, 'big-kill'))).toEqual(baseline);
-      expect(await manifestOf(path.join(dir, 'big-kill'))).toBe(await manifestOf(one));
+      expect(await treeDigest(out)).toEqual(baseline);
+      expect(await manifestOf(out)).toBe(await manifestOf(one));
+    });
 
-      // The coordinator killed in the finishing phase: its worker leaves; the same command again ends with the same tree, and nothing of the killed pass is left.
+    it.concurrent('the coordinator killed in the writing phase: its worker leaves; the same command again ends with the same tree, and nothing of the killed pass is left', async () => {
       const id = nextId();
-      const out = path.join(dir, 'big-kill-coordinator');
+      const out = path.join(group, 'kill-coordinator');
       const prefix = keyPrefix(id);
       const command = ['crawl', ...args, ...shared(id, out), '-q'];
       const coordinator = start(command);
       const helper = elsewhere(worker(id, ['-c', '4']));
-      await until(async () => (await client.hget(`${prefix}meta`, 'fin')) !== null, 30_000);
+      await until(async () => (await client.hget(`${prefix}meta`, 'fin')) !== null, 60_000);
       const left = /** @type {string} */ (await client.hget(`${prefix}meta`, 'fin'));
       coordinator.child.kill('SIGKILL');
       await coordinator.done;
@@ -137,11 +166,7 @@ describe.skipIf(!HAVE_REDIS)('each process of a crawl shared through Redis', () 
       expect(await manifestOf(out)).toBe(await manifestOf(one));
       expect(await client.keys(`${prefix}f:*`)).toEqual([]);
       expect(await readdir(path.join(out, '.prerender', 'blobs', 'finish'))).not.toContain(`${left}.names`);
-    } finally {
-      await client.quit();
-      big.closeAllConnections();
-      await new Promise((resolve) => big.close(resolve));
-    }
+    });
   });
 
   it('a 429 with Retry-After holds its origin back in every process, not only in the one that got it', async () => {
