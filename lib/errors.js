@@ -110,15 +110,13 @@ export class LockedError extends OutputError {
 /** A publish or deploy could not be done safely; `current` is never switched after one. */
 export class DeployError extends PrerenderError {
   /**
-   * @param {string} message
-   * @param {{ cause?: unknown, code?: string, detail?: string }} [options] code: DEPLOY_SOURCE_MISMATCH, DEPLOY_UNSAFE_PATH, DEPLOY_VERIFY, DEPLOY_SSH, DEPLOY_TRANSFER, DEPLOY_REMOTE, DEPLOY_NO_RELEASE, DEPLOY_CURRENT_NOT_LINK, DEPLOY_UNSAFE_TARGET, DEPLOY_DISK_FULL, DEPLOY_CONNECTION_LOST;
-   *   detail: a few lines of raw output behind the message (ssh's, tar's), shown with --verbose
+   * @param {string} message @param {{ cause?: unknown, code?: string, detail?: string }} [options] code: one of DEPLOY_*;
+   *   detail: a few lines of raw output (ssh's, tar's), shown with --verbose
    */
   constructor(message, options = {}) {
     super(message, options);
     this.code = options.code ?? 'DEPLOY';
-    /** @type {string | undefined} */
-    this.detail = options.detail;
+    /** @type {string | undefined} */ this.detail = options.detail;
   }
 }
 

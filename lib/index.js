@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * prerender's programmatic API. See README.md, "API".
+ * prerender's programmatic API. See docs/api.md.
  * @typedef {import('./options/crawl-options.js').CrawlOptions} CrawlOptions
  * @typedef {import('./crawler/index.js').CrawlResult} CrawlResult
  * @typedef {import('./crawler/index.js').CrawlerOptions} CrawlerOptions

@@ -16,13 +16,7 @@ function normalizePercent(text) {
   });
 }
 
-/**
- * Parse `raw` against `base` and return the canonical URL object, or null when
- * it is not an http(s) URL (mailto:, javascript:, data:, invalid...).
- * @param {string} raw
- * @param {string | URL} [base]
- * @returns {URL | null}
- */
+/** The canonical URL object, or null when not http(s) (mailto:, javascript:, data:, invalid...). @param {string} raw @param {string | URL} [base] @returns {URL | null} */
 export function parseHttpUrl(raw, base) {
   let url;
   try {
@@ -41,12 +35,7 @@ export function canonicalKey(url) {
   return `${url.protocol}//${url.host}${pathname}${search}`;
 }
 
-/**
- * Normalise a URL string (absolute, or relative to `base`).
- * @param {string} raw
- * @param {string | URL} [base]
- * @returns {string | null} canonical URL, or null when not http(s)
- */
+/** Absolute, or relative to `base`. @param {string} raw @param {string | URL} [base] @returns {string | null} canonical URL, or null when not http(s) */
 export function normalizeUrl(raw, base) {
   const url = parseHttpUrl(raw, base);
   return url ? canonicalKey(url) : null;
@@ -55,11 +44,7 @@ export function normalizeUrl(raw, base) {
 /** What a URL path segment may hold as it is (RFC 3986 pchar): the rest is percent-encoded. */
 const NOT_PCHAR = /[^A-Za-z0-9\-._~!$&+,;=:@]+/gu;
 
-/**
- * Encode a relative file path as a URL path, encoding only what a path must, so links stay readable.
- * @param {string} file
- * @returns {string}
- */
+/** Encoding only what a path must, so links stay readable. @param {string} file @returns {string} */
 export function encodeFilePath(file) {
   if (PLAIN_PATH.test(file)) return file; // most names: nothing to encode
   return file
@@ -71,12 +56,7 @@ export function encodeFilePath(file) {
 /** A path of pchar segments: encoded, it is itself. */
 const PLAIN_PATH = /^[A-Za-z0-9\-._~!$&+,;=:@/]*$/u;
 
-/**
- * The relative URL from file `from` to file `to` (both under the output root).
- * @param {string} from
- * @param {string} to
- * @returns {string}
- */
+/** Both files under the output root. @param {string} from @param {string} to @returns {string} */
 export function relativeFileUrl(from, to) {
   // Rewriting calls this for every link of every page: plain string scans, no arrays.
   const fromDir = from.lastIndexOf('/') + 1; // `from`'s directories: from[0, fromDir)

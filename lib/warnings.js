@@ -27,16 +27,9 @@ export const WARNING_CODES = Object.freeze({
   CHANGED_NO_STATE: '--changed without a last crawl to carry pages from (none, --full, or other --name rules): every page is fetched',
 });
 
-/** @typedef {keyof typeof WARNING_CODES} WarningCode */
-/** @typedef {{ url: string, code: WarningCode, message: string }} Warning */
+/** @typedef {keyof typeof WARNING_CODES} WarningCode @typedef {{ url: string, code: WarningCode, message: string }} Warning */
 
-/**
- * Record a warning and tell listeners.
- * @param {{ warnings: Warning[], emit: (event: string, data: object) => void }} run
- * @param {string} url
- * @param {WarningCode} code
- * @param {string} message
- */
+/** Recorded, and listeners told. @param {{ warnings: Warning[], emit: (event: string, data: object) => void }} run @param {string} url @param {WarningCode} code @param {string} message */
 export function warn(run, url, code, message) {
   const warning = { url, code, message };
   run.warnings.push(warning);

@@ -1,6 +1,6 @@
 // prerender configuration. Keys are the command-line options in camelCase;
 // a flag given on the command line overrides the value here.
-// Docs: README.md, "Config file". Check it with: npx prerender preview
+// Docs: docs/config.md. Check it with: npx prerender preview
 
 /** @type {import('prerender').CrawlOptions} */
 export default {
@@ -46,8 +46,8 @@ export default {
   // Extra request headers, e.g. a session cookie for a staging site.
   // header: ['Cookie: preview=1'],
 
-  // Where `prerender deploy out production` sends the tree (README, "Publish
-  // and deploy"): named targets, releases kept per target, when to switch.
+  // Where `prerender deploy out production` sends the tree (docs/deploy.md):
+  // named targets, releases kept per target, when to switch.
   // targets: { production: 'ssh://deploy@web1/srv/shop', staging: '/srv/staging/shop' },
   // keep: 5,
   // switch: 'all', // or 'each'

@@ -305,7 +305,8 @@ describe('usage errors: exit 2, one line, no stack trace', () => {
     [['crawl', 'http://127.0.0.1:9/', '--bogus'], /unknown option '--bogus'/],
     [['crawl'], /root/],
     [['crawl', 'http://127.0.0.1:9/', '--placeholders', 'xml'], /Allowed choices are filter, ssi, esi/],
-    [['frobnicate'], /unknown command/],
+    [['frobnicate'], /unknown command 'frobnicate'/],
+    [['frobnicate', '--help'], /unknown command 'frobnicate'/],
   ])('%j (commander)', async (argv, message) => {
     const { code, stdout, stderr } = await cli(argv);
     expect(code).toBe(2);

@@ -17,22 +17,22 @@ describe('package', () => {
     expect(typeof api.crawl).toBe('function');
   });
 
-  it('README imports only names the package exports', () => {
-    const readme = readFileSync(new URL('README.md', root), 'utf8');
-    const imports = [...readme.matchAll(/import \{([^}]+)\} from 'prerender'/g)];
+  it.each(['README.md', 'docs/api.md'])('%s imports only names the package exports', (page) => {
+    const text = readFileSync(new URL(page, root), 'utf8');
+    const imports = [...text.matchAll(/import \{([^}]+)\} from 'prerender(?:-static)?'/g)];
     expect(imports.length).toBeGreaterThan(0);
     for (const match of imports) {
       for (const name of match[1].split(',').map((part) => part.trim()).filter(Boolean)) {
-        expect(api, `README imports ${name}`).toHaveProperty(name);
+        expect(api, `${page} imports ${name}`).toHaveProperty(name);
       }
     }
   });
 
-  it('README documents every crawl option flag', () => {
-    const readme = readFileSync(new URL('README.md', root), 'utf8');
+  it('docs/crawl.md documents every crawl option flag', () => {
+    const page = readFileSync(new URL('docs/crawl.md', root), 'utf8');
     for (const spec of api.CRAWL_OPTIONS) {
       const long = spec.flags.split(/[ ,]+/).find((flag) => flag.startsWith('--'));
-      expect(readme, `README mentions ${long}`).toContain(`\`${spec.flags.split(' <')[0]}`);
+      expect(page, `docs/crawl.md mentions ${long}`).toContain(`\`${spec.flags.split(' <')[0]}`);
     }
   });
 

@@ -4,11 +4,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as serve from '../lib/serve/index.js';
 
-const README = fs.readFileSync(path.resolve(import.meta.dirname, '../README.md'), 'utf8');
-// The serving section of the README (kept between markers).
-const DOC = README.slice(README.indexOf('<!-- serve-docs:start -->'), README.indexOf('<!-- serve-docs:end -->'));
+const PAGE = fs.readFileSync(path.resolve(import.meta.dirname, '../docs/serve.md'), 'utf8');
+// The reference of serving, docs/serve.md (kept between markers).
+const DOC = PAGE.slice(PAGE.indexOf('<!-- serve-docs:start -->'), PAGE.indexOf('<!-- serve-docs:end -->'));
 
-describe('README: serving section', () => {
+describe('docs/serve.md', () => {
   it('is there', () => {
     expect(DOC.length).toBeGreaterThan(1000);
   });

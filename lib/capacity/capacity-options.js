@@ -1,22 +1,12 @@
 // @ts-check
-/**
- * The capacity command's option values, parsed and checked: durations,
- * steps, the latency target, and whether a host is this machine's own.
- * A bad value is a UsageError that says what is expected.
- */
+/** The capacity command's option values; a bad one is a UsageError that says what is expected. */
 import { lookup } from 'node:dns/promises';
 import net from 'node:net';
 import { UsageError } from '../errors.js';
 
-/** @type {Record<string, number>} */
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, min: 60_000 };
+/** @type {Record<string, number>} */ const UNIT_MS = { ms: 1, s: 1000, m: 60_000, min: 60_000 };
 
-/**
- * "10s", "500ms", "1.5m", "2min"; a bare number is seconds.
- * @param {string} text
- * @param {string} flag for the message
- * @returns {number} milliseconds
- */
+/** "10s", "500ms", "1.5m", "2min"; a bare number is seconds. @param {string} text @param {string} flag @returns {number} milliseconds */
 export function parseDuration(text, flag) {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min)?\s*$/i.exec(String(text));
   if (!m) throw new UsageError(`${flag} must be a duration such as 10s, 500ms or 2m, got ${JSON.stringify(text)}`);
@@ -25,10 +15,7 @@ export function parseDuration(text, flag) {
   return ms;
 }
 
-/**
- * "10,20,40,80": whole numbers of shoppers, rising.
- * @param {string} text
- */
+/** "10,20,40,80": whole numbers of shoppers, rising. @param {string} text */
 export function parseSteps(text) {
   const parts = String(text).split(',').map((part) => part.trim());
   const steps = parts.map(Number);
@@ -41,14 +28,9 @@ export function parseSteps(text) {
   return steps;
 }
 
-/** The percentiles a latency target may name. */
 export const TARGET_PERCENTILES = [50, 75, 90, 95, 99];
 
-/**
- * "p95=500ms" (a bare number of milliseconds is taken too: "p99=800").
- * @param {string} text
- * @returns {import('./tca.js').LatencyTarget}
- */
+/** "p95=500ms", or "p99=800" in milliseconds. @param {string} text @returns {import('./tca.js').LatencyTarget} */
 export function parseLatencyTarget(text) {
   const m = /^\s*p(\d+)\s*=\s*(.+)$/i.exec(String(text));
   const percentile = m ? Number(m[1]) : NaN;
@@ -60,34 +42,21 @@ export function parseLatencyTarget(text) {
   return { percentile, ms };
 }
 
-/**
- * A whole number of at least `min`.
- * @param {string | number} text
- * @param {string} flag
- * @param {number} [min]
- */
+/** @param {string | number} text @param {string} flag @param {number} [min] */
 export function parseWhole(text, flag, min = 1) {
   const value = /^\s*\d+\s*$/.test(String(text)) ? Number(text) : NaN;
   if (!Number.isSafeInteger(value) || value < min) throw new UsageError(`${flag} must be a whole number of at least ${min}, got ${JSON.stringify(text)}`);
   return value;
 }
 
-/**
- * A positive number (a clock in MHz may have decimals).
- * @param {string | number} text
- * @param {string} flag
- */
+/** A clock in MHz may have decimals. @param {string | number} text @param {string} flag */
 export function parsePositive(text, flag) {
   const value = /^\s*\d+(?:\.\d+)?\s*$/.test(String(text)) ? Number(text) : NaN;
   if (!(value > 0)) throw new UsageError(`${flag} must be a number greater than 0, got ${JSON.stringify(text)}`);
   return value;
 }
 
-/**
- * An http URL's origin, checked: a capacity run sends load to it.
- * @param {string} text
- * @param {string} flag
- */
+/** An http URL's origin, checked: a capacity run sends load to it. @param {string} text @param {string} flag */
 export function parseServerUrl(text, flag) {
   let url;
   try {
@@ -107,11 +76,7 @@ function isLoopbackAddress(address) {
   return lower === '::1' || lower.startsWith('::ffff:127.');
 }
 
-/**
- * Whether every address of the URL's host is a loopback address (this
- * machine): a name that resolves elsewhere, or not at all, is not.
- * @param {string} origin
- */
+/** A name that resolves elsewhere, or not at all, is not loopback. @param {string} origin */
 export async function isLoopback(origin) {
   const host = new URL(origin).hostname.replace(/^\[|\]$/g, '');
   if (net.isIP(host)) return isLoopbackAddress(host);

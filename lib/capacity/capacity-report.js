@@ -1,22 +1,10 @@
 // @ts-check
-/**
- * The capacity report on the terminal: the cost of each operation, a table
- * per tier like the study's (shoppers, operations/s, latency, CPU %), then
- * shoppers per server and servers for the target, before and after.
- */
+/** The capacity report on the terminal, in the study's tables. @typedef {import('./measure.js').CapacityResult} CapacityResult @typedef {import('./measure.js').Step} Step */
+
+/** @param {number} n */ export const whole = (n) => Math.round(n).toLocaleString('en');
 
 /**
- * @typedef {import('./measure.js').CapacityResult} CapacityResult
- * @typedef {import('./measure.js').Step} Step
- */
-
-/** @param {number} n */
-export const whole = (n) => Math.round(n).toLocaleString('en');
-
-/**
- * Milliseconds with the digits that mean something: 0.0812, 1.23, 45.6, 1,234.
- * @param {number | null | undefined} ms
- */
+ /** Only the digits that mean something: 0.0812, 1.23, 45.6, 1,234. @param {number | null | undefined} ms */
 export function ms(ms) {
   if (ms === null || ms === undefined) return '-';
   if (ms >= 100) return whole(ms);
@@ -25,15 +13,10 @@ export function ms(ms) {
   return ms.toPrecision(2);
 }
 
-/** @param {number | null | undefined} n */
-const maybe = (n) => (n === null || n === undefined ? 'unknown' : whole(n));
+/** @param {number | null | undefined} n */ const maybe = (n) => (n === null || n === undefined ? 'unknown' : whole(n));
 
 /**
- * Right-aligned columns; the first left-aligned, and the last too when it holds words.
- * @param {string[][]} rows the header first
- * @param {string} indent
- * @param {boolean} [lastWords]
- */
+ /** The first column left-aligned, and the last too when it holds words. @param {string[][]} rows @param {string} indent @param {boolean} [lastWords] */
 function table(rows, indent = '  ', lastWords = false) {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => (row[c] ?? '').length)));
   const last = rows[0].length - 1;
@@ -41,10 +24,7 @@ function table(rows, indent = '  ', lastWords = false) {
   return rows.map((row) => indent + row.map(cell).join('   ').trimEnd()).join('\n') + '\n';
 }
 
-/**
- * What the capacity of a tier is, in words.
- * @param {CapacityResult['tiers']['static']} tier
- */
+/** @param {CapacityResult['tiers']['static']} tier */
 export function capacityWords(tier) {
   if (tier.steps.length === 0) return 'not measured';
   const broke = tier.steps.find((step) => step.over.length > 0);
@@ -53,10 +33,7 @@ export function capacityWords(tier) {
   return `at least ${whole(tier.capacityShoppers)} shoppers (every step within the target${last.capped ? '; the last one capped by --max-rps' : ''})`;
 }
 
-/**
- * @param {CapacityResult} result
- * @param {'static' | 'dynamic'} name
- */
+/** @param {CapacityResult} result @param {'static' | 'dynamic'} name */
 function formatTier(result, name) {
   const tier = result.tiers[name];
   const title = name === 'static' ? 'Static tier' : 'Dynamic tier';
@@ -91,8 +68,7 @@ function formatOperations(result) {
   return `Cost per operation (CPU per request${mhz ? `; Mcycles at ${mhz} MHz` : ''})\n` + table(rows);
 }
 
-/** @param {number | null | undefined} n */
-const mc = (n) => (n === null || n === undefined ? '-' : n.toFixed(2));
+/** @param {number | null | undefined} n */ const mc = (n) => (n === null || n === undefined ? '-' : n.toFixed(2));
 
 /** @param {CapacityResult} result */
 function formatSummary(result) {
@@ -110,10 +86,7 @@ function formatSummary(result) {
   return `Before and after (a server of ${cores}; a shopper makes an operation every ${(result.profile.thinkTimeMs / 1000).toFixed(1)} s)\n` + table(rows, '  ', true);
 }
 
-/**
- * @param {CapacityResult} result
- * @returns {string}
- */
+/** @param {CapacityResult} result @returns {string} */
 export function formatCapacity(result) {
   const target = `p${result.latencyTarget.percentile} ≤ ${whole(result.latencyTarget.ms)} ms`;
   const parts = [
@@ -130,10 +103,7 @@ export function formatCapacity(result) {
   return parts.join('\n');
 }
 
-/**
- * One progress line (stderr) for a step or an operation's cost run.
- * @param {import('./measure.js').ProgressEvent} event
- */
+/** @param {import('./measure.js').ProgressEvent} event */
 export function formatProgress(event) {
   if (event.type === 'step-start') return `${event.tier} tier: ${whole(event.shoppers)} shoppers (${event.rps} ops/s)...\n`;
   if (event.type === 'operation') {

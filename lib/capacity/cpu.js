@@ -1,9 +1,5 @@
 // @ts-check
-/**
- * A server's CPU, read from /proc (Linux): user + system time of a process
- * and its descendants (a clustered origin, nginx's workers). The kernel
- * keeps that sum to the nanosecond; /proc shows it in clock ticks.
- */
+/** A server's CPU from /proc (Linux): user + system time of a process and its descendants, such as nginx's workers. */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 
@@ -21,10 +17,7 @@ export function clockTicks() {
   return ticksPerSecond;
 }
 
-/**
- * User + system CPU ticks of one process, or null when it is gone.
- * @param {number} pid
- */
+/** Null when the process is gone. @param {number} pid */
 function ticksOf(pid) {
   let stat;
   try {
@@ -37,10 +30,7 @@ function ticksOf(pid) {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-/**
- * A process and all its descendants, through /proc/<pid>/task/<tid>/children.
- * @param {number} pid
- */
+/** @param {number} pid */
 export function processTree(pid) {
   const all = [pid];
   for (let i = 0; i < all.length && all.length < 10_000; i++) {
@@ -63,12 +53,8 @@ export function processTree(pid) {
 }
 
 /**
- * A reader of a process tree's CPU: each call returns the milliseconds of
- * CPU the tree has used so far, or null once the process is gone.
- * Returns null itself when the process cannot be read (not Linux, no such
- * process, another user's without /proc access).
- * @param {number} pid
- * @returns {(() => number | null) | null}
+ * Each call returns the tree's CPU milliseconds so far, or null once it is gone; null itself when the process cannot be read.
+ * @param {number} pid @returns {(() => number | null) | null}
  */
 export function treeCpuReader(pid) {
   if (process.platform !== 'linux' || ticksOf(pid) === null) return null;
@@ -81,5 +67,5 @@ export function treeCpuReader(pid) {
   };
 }
 
-/** One tick of /proc's CPU times, in milliseconds: the resolution of a reading. */
+/** The resolution of a reading. */
 export const tickMs = () => 1000 / clockTicks();

@@ -1,9 +1,5 @@
 // @ts-check
-/**
- * The capacity report as one self-contained HTML page: the summary, charts
- * as inline SVG (operations/s and p95 against shoppers for each tier, cost
- * per operation side by side, shoppers per server), and the tables.
- */
+/** The capacity report as one self-contained HTML page: summary, inline SVG charts and tables. */
 import { escapeHtml } from '../serve/escape.js';
 import { capacityWords, ms, whole } from './capacity-report.js';
 import { barChart, lineChart } from './svg.js';
@@ -29,11 +25,7 @@ th:first-child, td:first-child, .words th:last-child, .words td:last-child { tex
 .over { color: #b03a2e; font-weight: 600; } .note { color: #555; }
 `;
 
-/**
- * @param {string[]} header
- * @param {(string | number)[][]} rows cells already escaped
- * @param {string} [className]
- */
+/** @param {string[]} header @param {(string | number)[][]} rows cells already escaped @param {string} [className] */
 function table(header, rows, className) {
   const head = `<tr>${header.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr>`;
   const body = rows.map((row) => `<tr>${row.map((cell) => `<td>${String(cell)}</td>`).join('')}</tr>`).join('\n');
@@ -85,10 +77,7 @@ function charts(result) {
   return `<div class="charts">\n${out.join('\n')}\n</div>`;
 }
 
-/**
- * @param {CapacityResult} result
- * @param {'static' | 'dynamic'} name
- */
+/** @param {CapacityResult} result @param {'static' | 'dynamic'} name */
 function tierSection(result, name) {
   const tier = result.tiers[name];
   const title = name === 'static' ? 'Static tier' : 'Dynamic tier';
@@ -118,10 +107,7 @@ function summaryCards(result) {
   return `<div class="cards">${cards.join('\n')}</div>`;
 }
 
-/**
- * @param {CapacityResult} result
- * @returns {string}
- */
+/** @param {CapacityResult} result @returns {string} */
 export function renderHtml(result) {
   const total = result.operations.reduce((sum, op) => sum + op.weight, 0);
   const operations = table(['operation', 'weight', 'tier', 'origin ms', 'static ms', 'origin p50 ms', 'static p50 ms'], result.operations.map((op) => [

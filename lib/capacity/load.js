@@ -1,17 +1,12 @@
 // @ts-check
 /**
- * Shoppers as load: a rate of operations over autocannon. Shoppers who
- * think between operations arrive as a steady rate (shoppers ÷ think time),
- * not as connections that never rest. autocannon paces each connection in
- * whole requests per second, sent at the start of each second; the rate is
- * split over up to ten autocannon instances started a tenth of a second
- * apart, so that the requests of a second come in ten small waves, not one.
+ * Shoppers who think between operations arrive as a steady rate, not as connections that never rest. autocannon
+ * sends whole requests at the start of each second, so the rate is split over up to ten instances a tenth of a second apart.
  */
 import { createRequire } from 'node:module';
 
 /**
- * autocannon ships no types: the little of it used here, declared (loaded
- * through require, so that tsc does not check its sources).
+ * autocannon ships no types; require keeps tsc out of its sources.
  * @typedef {import('node:events').EventEmitter & PromiseLike<unknown> & { stop(): void }} Instance
  * @type {(options: Record<string, unknown>) => Instance}
  */
@@ -22,64 +17,36 @@ const WAVES = 10;
 
 /**
  * @typedef {{ method: 'GET', path: string }} LoadRequest
- * @typedef {{
- *   base: string, requests: LoadRequest[], rps: number, connections: number, durationMs: number,
- *   timeoutMs: number, signal?: AbortSignal, stopOnError?: boolean, whole?: boolean, once?: boolean,
- * }} LoadSpec
- *   base: the server's origin; requests: paths taken in turn (each connection from its own place);
- *   rps: whole requests per second, at least 1; connections: at most this many in all;
- *   timeoutMs: a request unanswered this long is an error; stopOnError: the first error ends the run at once;
- *   whole: send rps × duration requests, paced by the second but in one wave, and wait for every
- *   answer, so that no request is cut (a server's CPU is then that of the requests answered): for a
- *   slower server it takes longer, at most twice the duration and a second (then those in flight are cut);
- *   once: each request of the list once (a server's caches warmed), shared out between the connections,
- *   at most rps a second, cut at the duration
- * @typedef {{
- *   answered: number, errors: number, errorKinds: Record<string, number>, latencies: number[],
- *   wallMs: number, stopped: 'done' | 'error' | 'aborted',
- * }} LoadResult
- *   latencies: of the answers, ascending (ms); errorKinds: "HTTP 500", "timeout", "ECONNREFUSED"... with counts
+ * @typedef {{ base: string, requests: LoadRequest[], rps: number, connections: number, durationMs: number,
+ *   timeoutMs: number, signal?: AbortSignal, stopOnError?: boolean, whole?: boolean, once?: boolean }} LoadSpec
+ *   whole: send rps × duration requests in one wave and wait for every answer, so the server's CPU is that of the requests answered
+ *   (at most twice the duration and a second); once: each request once, to warm caches, cut at the duration
+ * @typedef {{ answered: number, errors: number, errorKinds: Record<string, number>, latencies: number[],
+ *   wallMs: number, stopped: 'done' | 'error' | 'aborted' }} LoadResult latencies ascending; errorKinds such as "HTTP 500", "timeout"
  */
 
 /** Fewest requests a client takes in turn: enough to mix the operations. */
 const SHARE = 32;
 
-/**
- * Client i's requests: a run of the list from its own place, long enough for
- * all the clients together to cover it.
- * @param {LoadRequest[]} requests
- * @param {number} i
- * @param {number} clients
- */
+/** A run of the list from client i's own place, long enough for all clients together to cover it. @param {LoadRequest[]} requests @param {number} i @param {number} clients */
 function share(requests, i, clients) {
   const length = Math.min(requests.length, Math.max(SHARE, Math.ceil(requests.length / clients)));
   const at = (i * length) % requests.length;
   return Array.from({ length }, (_, k) => requests[(at + k) % requests.length]);
 }
 
-/**
- * Run the load; resolves once every connection is closed.
- * @param {LoadSpec} spec
- * @returns {Promise<LoadResult>}
- */
+/** Resolves once every connection is closed. @param {LoadSpec} spec @returns {Promise<LoadResult>} */
 export async function runLoad({ base, requests, rps, connections, durationMs, timeoutMs, signal, stopOnError = true, whole = false, once = false }) {
   // One wave when whole or once: smooth arrivals matter to latency, not to what a request costs.
   const waves = whole || once ? 1 : Math.max(1, Math.min(WAVES, rps));
-  /** @type {number[]} */
-  const latencies = [];
-  /** @type {Record<string, number>} */
-  const errorKinds = {};
+  /** @type {number[]} */ const latencies = [];
+  /** @type {Record<string, number>} */ const errorKinds = {};
   let errors = 0;
-  /** @type {LoadResult['stopped']} */
-  let stopped = 'done';
-  /** @type {Instance[]} */
-  const instances = [];
-  /** @type {NodeJS.Timeout[]} */
-  const timers = [];
-  /** @type {Promise<unknown>[]} */
-  const finished = [];
-  /** @type {() => void} */
-  let allStarted = () => {};
+  /** @type {LoadResult['stopped']} */ let stopped = 'done';
+  /** @type {Instance[]} */ const instances = [];
+  /** @type {NodeJS.Timeout[]} */ const timers = [];
+  /** @type {Promise<unknown>[]} */ const finished = [];
+  /** @type {() => void} */ let allStarted = () => {};
   const stopAll = (/** @type {LoadResult['stopped']} */ why) => {
     if (stopped === 'done') stopped = why;
     for (const timer of timers) clearTimeout(timer);

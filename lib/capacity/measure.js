@@ -1,9 +1,5 @@
 // @ts-check
-/**
- * A capacity run: the cost of each operation at the origin and from the
- * static tree, then the step load of each tier, judged against the latency
- * target; the result holds every figure (report.js and html.js show it).
- */
+/** A capacity run: each operation's cost at the origin and from the static tree, then each tier's step load against the latency target. */
 import os from 'node:os';
 import path from 'node:path';
 import { readManifest } from '../output/manifest/index.js';
@@ -16,44 +12,29 @@ import { startServeProcess } from './serve-process.js';
 import { beforeAfter, capacityOf, cpuMsPerRequest, cpuPercent, mcyclesFromCpuMs, overCapacity, percentile } from './tca.js';
 
 /**
- * @typedef {import('./profile.js').Profile} Profile
- * @typedef {import('./operations.js').Operation} Operation
- * @typedef {import('./operations.js').LoadRequest} LoadRequest
+ * @typedef {import('./profile.js').Profile} Profile @typedef {import('./operations.js').Operation} Operation
+ * @typedef {import('./operations.js').LoadRequest} LoadRequest @typedef {'static' | 'dynamic'} TierName
  * @typedef {{
- *   out: string, origin: string, staticUrl?: string | null, originPid?: number | null, staticPid?: number | null,
- *   profile: Profile, steps: number[], stepDurationMs: number, operationDurationMs: number,
- *   latencyTarget: import('./tca.js').LatencyTarget, targetShoppers?: number | null, cpuMhz?: number | null,
- *   maxRps: number, serverCores?: number, iOwnThisSite?: boolean, prices?: string | null,
- *   signal?: AbortSignal, onProgress?: (event: ProgressEvent) => void,
- * }} CapacityOptions
- * @typedef {{ type: 'operation', tier: TierName, name: string, figures: Figures }
- *   | { type: 'step-start', tier: TierName, shoppers: number, rps: number }
+ *   out: string, origin: string, staticUrl?: string | null, originPid?: number | null, staticPid?: number | null, profile: Profile,
+ *   steps: number[], stepDurationMs: number, operationDurationMs: number, latencyTarget: import('./tca.js').LatencyTarget,
+ *   targetShoppers?: number | null, cpuMhz?: number | null, maxRps: number, serverCores?: number, iOwnThisSite?: boolean,
+ *   prices?: string | null, signal?: AbortSignal, onProgress?: (event: ProgressEvent) => void }} CapacityOptions
+ * @typedef {{ type: 'operation', tier: TierName, name: string, figures: Figures } | { type: 'step-start', tier: TierName, shoppers: number, rps: number }
  *   | { type: 'step', tier: TierName, step: Step }} ProgressEvent
- * @typedef {'static' | 'dynamic'} TierName
  * @typedef {{
  *   requests: number, rps: number, p50Ms: number | null, p95Ms: number | null, p99Ms: number | null, atTargetMs: number | null,
  *   errors: number, errorKinds: Record<string, number>, cpuMs: number | null, cpuMsPerRequest: number | null,
- *   cpuPercent: number | null, mcyclesPerRequest?: number | null, wallMs: number, stopped: 'done' | 'error' | 'aborted',
- * }} Figures
+ *   cpuPercent: number | null, mcyclesPerRequest?: number | null, wallMs: number, stopped: 'done' | 'error' | 'aborted' }} Figures
  * @typedef {{
  *   shoppers: number, offeredRps: number, capped: boolean, rps: number, p50Ms: number | null, p95Ms: number | null,
  *   p99Ms: number | null, atTargetMs: number | null, errors: number, errorKinds: Record<string, number>, cpuPercent: number | null,
- *   cpuMs: number | null, over: string[],
- * }} Step
- *   offeredRps: the shoppers' operations per second, capped at --max-rps (capped: true);
- *   atTargetMs: the latency at the target's percentile
+ *   cpuMs: number | null, over: string[] }} Step offeredRps is capped at --max-rps (capped: true); atTargetMs is at the target's percentile.
  */
 
-/** Connections of an operation's cost run. */
 const OPERATION_CONNECTIONS = 8;
-/**
- * Most connections of a step: enough for the requests in flight at a rate a
- * step can hold; each more costs the load generator (autocannon's clients
- * are not cheap), which then delays the answers it times.
- */
+/** Enough for a step's requests in flight: each more connection costs autocannon CPU, which delays the answers it times. */
 const STEP_CONNECTIONS = 64;
 
-/** Codes of the notes a run adds to its result. */
 export const CAPACITY_NOTES = Object.freeze({
   CPU_UNKNOWN: 'a server\'s CPU cannot be read (not on this machine, or no --origin-pid / --static-pid): its cost is unknown',
   CPU_RESOLUTION: 'a cost run used less CPU than /proc can tell apart from nothing: its cost is not given',
@@ -62,9 +43,7 @@ export const CAPACITY_NOTES = Object.freeze({
   MACHINE_BUSY: 'this machine had more runnable processes than cores: the load generator waited for CPU too, so latency and operations/s are understated (CPU per request holds)',
 });
 
-/**
- * @param {CapacityOptions} options
- */
+/** @param {CapacityOptions} options */
 export async function measureCapacity(options) {
   const { profile, signal } = options;
   const manifest = await readManifest(options.out).catch((error) => {
@@ -76,8 +55,7 @@ export async function measureCapacity(options) {
   await checkHosts(options, hasStatic);
   checkFirstSteps(options, operations);
   const cores = os.availableParallelism();
-  /** @type {{ code: keyof typeof CAPACITY_NOTES, message: string }[]} */
-  const notes = [];
+  /** @type {{ code: keyof typeof CAPACITY_NOTES, message: string }[]} */ const notes = [];
   const originCpu = pidReader(options.originPid, '--origin-pid');
   const serve = hasStatic && !options.staticUrl ? await startServeProcess(options.out, { prices: options.prices }) : null;
   try {
@@ -90,8 +68,7 @@ export async function measureCapacity(options) {
     if (hasStatic && !staticCpu) notes.push({ code: 'CPU_UNKNOWN', message: 'the static server\'s CPU is unknown (no --static-pid): throughput and latency only' });
     const run = { options, cores, notes, servers, stop: /** @type {string | null} */ (null), requests: 0, selfCpu: process.cpuUsage() };
     const costs = await measureOperations(run, operations);
-    /** @type {Record<TierName, Step[]>} */
-    const steps = { static: [], dynamic: [] };
+    /** @type {Record<TierName, Step[]>} */ const steps = { static: [], dynamic: [] };
     for (const tier of /** @type {TierName[]} */ (['static', 'dynamic'])) {
       if (run.stop || signal?.aborted || (tier === 'static' && !hasStatic)) continue;
       steps[tier] = await stepTier(run, tier, operations);
@@ -103,10 +80,7 @@ export async function measureCapacity(options) {
 }
 
 /**
- * Load goes only where the user pointed, and beyond this machine only when told it may.
- * @param {CapacityOptions} options
- * @param {boolean} hasStatic
- */
+ /** Load goes only where the user pointed, and beyond this machine only when told it may. @param {CapacityOptions} options @param {boolean} hasStatic */
 async function checkHosts(options, hasStatic) {
   const named = [['--origin', options.origin], ...(hasStatic && options.staticUrl ? [['--static-url', options.staticUrl]] : [])];
   for (const [flag, url] of named) {
@@ -116,12 +90,7 @@ async function checkHosts(options, hasStatic) {
   }
 }
 
-/**
- * Each tier's first step must offer at least one operation per second
- * (autocannon paces in whole requests per second).
- * @param {CapacityOptions} options
- * @param {Operation[]} operations
- */
+/** autocannon paces in whole requests per second. @param {CapacityOptions} options @param {Operation[]} operations */
 function checkFirstSteps({ steps, profile }, operations) {
   const share = staticShare(operations);
   const first = steps[0];
@@ -141,10 +110,7 @@ function staticShare(operations) {
   return operations.reduce((sum, op) => sum + (op.isStatic ? op.weight : 0), 0) / total;
 }
 
-/**
- * @param {number | null | undefined} pid
- * @param {string} flag
- */
+/** @param {number | null | undefined} pid @param {string} flag */
 function pidReader(pid, flag) {
   if (pid === null || pid === undefined) return null;
   const reader = treeCpuReader(pid);
@@ -153,18 +119,13 @@ function pidReader(pid, flag) {
 }
 
 /**
- * @typedef {{
- *   options: CapacityOptions, cores: number, notes: { code: keyof typeof CAPACITY_NOTES, message: string }[],
+ * @typedef {{ options: CapacityOptions, cores: number, notes: { code: keyof typeof CAPACITY_NOTES, message: string }[],
  *   servers: Record<TierName, { base: string | null, cpu: (() => number | null) | null, kind: string }>, stop: string | null,
- *   requests: number, selfCpu: NodeJS.CpuUsage,
- * }} Run
- *   requests: answered or failed, over the whole run; selfCpu: this process's CPU at the start (the load generator's cost)
+ *   requests: number, selfCpu: NodeJS.CpuUsage }} Run selfCpu is the load generator's CPU at the start.
  */
 
 /**
- * Load one server and read its CPU around the load.
- * @param {Run} run
- * @param {TierName} tier
+ * @param {Run} run @param {TierName} tier
  * @param {{ requests: LoadRequest[], rps: number, connections: number, durationMs: number, timeoutMs: number, whole?: boolean }} load
  * @returns {Promise<Figures>}
  */
@@ -198,12 +159,8 @@ async function measure(run, tier, load) {
 }
 
 /**
- * The cost of each operation: at the origin, and from the static tree for a
- * static one; requests back to back at --max-rps on a few connections. Each
- * tier is warmed up first with its mix (not counted): a cold server's first
- * requests (files read, code not yet compiled) cost it more than the rest.
- * @param {Run} run
- * @param {Operation[]} operations
+ * Each tier is first warmed up with its mix, uncounted: a cold server's first requests cost it more.
+ * @param {Run} run @param {Operation[]} operations
  */
 async function measureOperations(run, operations) {
   const { maxRps, operationDurationMs, latencyTarget } = run.options;
@@ -217,9 +174,7 @@ async function measureOperations(run, operations) {
   for (const tier of /** @type {TierName[]} */ (['dynamic', 'static'])) {
     const mine = operations.filter((op) => tier === 'dynamic' || op.isStatic);
     if (mine.length === 0 || run.stop || run.options.signal?.aborted) continue;
-    // Warm-up: every page of the tier once (a static server's cache filled, as it is in production), at most
-    // --max-rps and 2 × --operation-duration; a cost run then sends a fifth more than the server answered
-    // meanwhile, at most --max-rps, so that it ends near its duration.
+    // Warm-up fills a static server's cache, as in production; the cost runs then send a fifth more than it answered meanwhile.
     const unique = [...new Map(tierRequests(tier, operations, true).map((r) => [r.path, r])).values()];
     const warmMs = 2 * operationDurationMs;
     const warm = await runLoad({ ...load(unique), whole: false, once: true, durationMs: warmMs, base: /** @type {string} */ (run.servers[tier].base), signal: run.options.signal });
@@ -238,11 +193,7 @@ async function measureOperations(run, operations) {
   return costs;
 }
 
-/**
- * Wait until a server's CPU stops moving (two readings 50 ms apart agree),
- * at most 2 s: the requests a run cut are then done, not counted in the next.
- * @param {(() => number | null) | null} cpu
- */
+/** Waits (at most 2 s) until the CPU stops moving, so a cut run's requests do not count in the next. @param {(() => number | null) | null} cpu */
 async function settle(cpu) {
   if (!cpu) return;
   let last = cpu();
@@ -254,13 +205,7 @@ async function settle(cpu) {
   }
 }
 
-/**
- * A tier's requests in the profile's proportions (or all of them, `every`):
- * every operation at the origin, the static ones from the static tree.
- * @param {TierName} tier
- * @param {Operation[]} operations
- * @param {boolean} [every]
- */
+/** A tier's requests in the profile's proportions, or all of them. @param {TierName} tier @param {Operation[]} operations @param {boolean} [every] */
 function tierRequests(tier, operations, every = false) {
   const parts = operations.filter((op) => tier === 'dynamic' || op.isStatic)
     .map((op) => ({ weight: op.weight, requests: /** @type {LoadRequest[]} */ (tier === 'dynamic' ? op.dynamic : op.static) }));
@@ -272,20 +217,12 @@ export function describeErrors(kinds) {
   return Object.entries(kinds).map(([kind, count]) => `${count} × ${kind}`).join(', ');
 }
 
-/**
- * The step load of one tier: shoppers offering (shoppers × share ÷ think time)
- * operations per second of the tier's mix, step after step, until a step is
- * over capacity or capped by --max-rps.
- * @param {Run} run
- * @param {TierName} tier
- * @param {Operation[]} operations
- */
+/** Steps up the shoppers until a step is over capacity or capped by --max-rps. @param {Run} run @param {TierName} tier @param {Operation[]} operations */
 async function stepTier(run, tier, operations) {
   const { profile, maxRps, stepDurationMs, latencyTarget, signal } = run.options;
   const requests = tierRequests(tier, operations);
   const share = tier === 'dynamic' ? 1 : staticShare(operations);
-  /** @type {Step[]} */
-  const steps = [];
+  /** @type {Step[]} */ const steps = [];
   for (const shoppers of run.options.steps) {
     if (signal?.aborted) break;
     const wanted = Math.max(1, Math.round((shoppers * share * 1000) / profile.thinkTimeMs));
@@ -298,8 +235,7 @@ async function stepTier(run, tier, operations) {
     });
     if (figures.stopped === 'aborted') break;
     const over = overCapacity({ shoppers, offeredRps: rps, rps: figures.rps, errors: figures.errors, latencyMs: figures.atTargetMs }, latencyTarget);
-    /** @type {Step} */
-    const step = {
+    /** @type {Step} */ const step = {
       shoppers, offeredRps: rps, capped, rps: figures.rps, p50Ms: figures.p50Ms, p95Ms: figures.p95Ms, p99Ms: figures.p99Ms, atTargetMs: figures.atTargetMs,
       errors: figures.errors, errorKinds: figures.errorKinds, cpuPercent: figures.cpuPercent, cpuMs: figures.cpuMs, over,
     };
@@ -316,9 +252,7 @@ async function stepTier(run, tier, operations) {
 }
 
 /**
- * @param {Run} run
- * @param {Operation[]} operations
- * @param {Map<string, Record<TierName, Figures | null>>} costs
+ * @param {Run} run @param {Operation[]} operations @param {Map<string, Record<TierName, Figures | null>>} costs
  * @param {Record<TierName, Step[]>} steps
  */
 function buildResult(run, operations, costs, steps) {
@@ -331,10 +265,7 @@ function buildResult(run, operations, costs, steps) {
     cores: serverCores,
     target: options.targetShoppers ?? null,
   });
-  /**
-   * A tier's cost per request: its operations' costs weighted by the profile.
-   * @param {TierName} tier
-   */
+  /** A tier's cost per request: its operations' costs weighted by the profile. @param {TierName} tier */
   const tierCost = (tier) => {
     const mine = operations.filter((op) => tier === 'dynamic' || op.isStatic);
     const total = mine.reduce((sum, op) => sum + op.weight, 0);
@@ -379,7 +310,7 @@ function buildResult(run, operations, costs, steps) {
     operations: operations.map((op) => ({ name: op.name, weight: op.weight, tier: op.isStatic ? 'static' : 'dynamic', dynamic: costs.get(op.name)?.dynamic ?? null, static: costs.get(op.name)?.static ?? null })),
     tiers: { static: tier('static'), dynamic: tier('dynamic') },
     summary: { serverCores, targetShoppers: options.targetShoppers ?? null, ...summary },
-    // What the command itself spent (this process: the load generator and the report), serve's process apart.
+    // The load generator's own cost; serve's process apart.
     loadGenerator: { cpuMs: selfMs, requests: run.requests, cpuMsPerRequest: cpuMsPerRequest(selfMs, run.requests) },
     notes: run.notes,
     stoppedBecause: run.stop,

@@ -1,15 +1,10 @@
 // @ts-check
-/**
- * The requests of each operation of a profile. A static operation's pages
- * come from the tree's manifest: at the origin, their URL's path and query;
- * from the static server, their file. A dynamic operation's paths are
- * requested at the origin only.
- */
+/** Each operation's requests: a static one's pages come from the manifest (their path at the origin, their file at the static server). */
 import { UsageError } from '../errors.js';
 import { compilePattern } from '../roots/scope.js';
 import { encodePath } from '../serve/paths.js';
 
-/** Most pages of one operation a run requests (spread evenly over those that match). */
+/** Spread evenly over the pages that match. */
 export const MAX_PAGES_PER_OPERATION = 2000;
 
 /**
@@ -17,24 +12,15 @@ export const MAX_PAGES_PER_OPERATION = 2000;
  * @typedef {{ name: string, weight: number, isStatic: boolean, dynamic: LoadRequest[], static: LoadRequest[] | null }} Operation
  */
 
-/** @param {string} path */
-const get = (path) => /** @type {LoadRequest} */ ({ method: 'GET', path });
+/** @param {string} path */ const get = (path) => /** @type {LoadRequest} */ ({ method: 'GET', path });
 
-/**
- * @template T
- * @param {T[]} list
- * @param {number} most
- */
+/** @template T @param {T[]} list @param {number} most */
 function spread(list, most) {
   if (list.length <= most) return list;
   return Array.from({ length: most }, (_, i) => list[Math.floor((i * list.length) / most)]);
 }
 
-/**
- * @param {import('./profile.js').Profile} profile
- * @param {import('../output/manifest/schema.js').Manifest} manifest
- * @returns {Operation[]}
- */
+/** @param {import('./profile.js').Profile} profile @param {import('../output/manifest/schema.js').Manifest} manifest @returns {Operation[]} */
 export function resolveOperations(profile, manifest) {
   const pages = manifest.pages.filter((page) => page.status === 200 && typeof page.file === 'string');
   const origins = [...new Set([...manifest.roots, ...pages.slice(0, 1).map((page) => page.url)].map((url) => {
@@ -63,16 +49,10 @@ export function resolveOperations(profile, manifest) {
   });
 }
 
-/**
- * A shopper's requests to one tier, mixed by weight: a list whose share of
- * each operation is its weight's, in an order fixed by a seeded shuffle.
- * @param {{ weight: number, requests: LoadRequest[] }[]} parts
- * @param {number} [size]
- */
+/** Each operation's share of the list is its weight's; a seeded shuffle fixes the order. @param {{ weight: number, requests: LoadRequest[] }[]} parts @param {number} [size] */
 export function mixRequests(parts, size = 1000) {
   const total = parts.reduce((sum, part) => sum + part.weight, 0);
-  /** @type {LoadRequest[]} */
-  const list = [];
+  /** @type {LoadRequest[]} */ const list = [];
   for (const part of parts) {
     const count = Math.max(1, Math.round((size * part.weight) / total));
     for (let i = 0; i < count; i++) list.push(part.requests[i % part.requests.length]);

@@ -1,10 +1,5 @@
 // @ts-check
-/**
- * The user profile of Transaction Cost Analysis: the operations a shopper
- * performs, their weights, and the think time between them. A static
- * operation names pages of the tree (scope patterns matched against the
- * manifest's URLs); a dynamic one names paths on the origin.
- */
+/** The user profile of Transaction Cost Analysis: a shopper's operations, their weights, and the think time between them. */
 import path from 'node:path';
 import { readConfigValue } from '../options/config-file.js';
 import { ConfigError } from '../errors.js';
@@ -12,16 +7,11 @@ import { parseDuration } from './capacity-options.js';
 
 /**
  * @typedef {{ name: string, weight: number, pages?: string[], dynamic?: string[] }} OperationSpec
- *   pages: scope patterns ("/st/product.asp", "*" for any run of characters) of the manifest's pages;
- *   dynamic: paths (with their query) requested on the origin, in turn
+ *   pages: scope patterns of the manifest's pages; dynamic: paths requested on the origin, in turn
  * @typedef {{ name: string, operations: OperationSpec[], thinkTimeMs: number }} Profile
  */
 
-/**
- * The catalogue shop of the XBuilder capacity study: browse a category 30%,
- * view a product 60%, add to cart 6%, check out 4%; 10 operations in an
- * 11-minute session, so 66 s between a shopper's operations.
- */
+/** The XBuilder study's catalogue shop: 10 operations in an 11-minute session, so 66 s between a shopper's operations. */
 export const DEFAULT_PROFILE = Object.freeze({
   name: 'catalogue shop (the XBuilder study)',
   operations: [
@@ -34,16 +24,11 @@ export const DEFAULT_PROFILE = Object.freeze({
   sessionMinutes: 11,
 });
 
-/** @param {unknown} value */
-const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
+/** @param {unknown} value */ const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
- * Check a profile given as data (a JSON file, a config file's "capacity").
- * Think time: `thinkTime` ("66s", or milliseconds), else `sessionMinutes`
- * over `operationsPerVisit`.
- * @param {unknown} value
- * @param {string} source for messages
- * @returns {Profile}
+ * Think time: `thinkTime`, else `sessionMinutes` over `operationsPerVisit`.
+ * @param {unknown} value @param {string} source for messages @returns {Profile}
  */
 export function checkProfile(value, source) {
   const fail = (/** @type {string} */ message) => new ConfigError(`${source}: ${message}`);
@@ -73,10 +58,7 @@ export function checkProfile(value, source) {
   return { name: typeof data.name === 'string' ? data.name : 'profile', operations, thinkTimeMs: thinkTimeOf(data, fail) };
 }
 
-/**
- * @param {Record<string, unknown>} data
- * @param {(message: string) => Error} fail
- */
+/** @param {Record<string, unknown>} data @param {(message: string) => Error} fail */
 function thinkTimeOf(data, fail) {
   if (data.thinkTime !== undefined) {
     if (typeof data.thinkTime === 'number' && data.thinkTime > 0) return data.thinkTime;
@@ -96,13 +78,7 @@ function thinkTimeOf(data, fail) {
   throw fail('give "thinkTime" (the time between a shopper\'s operations), or "sessionMinutes" and "operationsPerVisit"');
 }
 
-/**
- * Read a profile: a JSON file, or a config file (its "capacity" key). A
- * file without one is a profile itself.
- * @param {string} file
- * @param {string} cwd
- * @returns {Promise<Profile>}
- */
+/** A JSON file, or a config file's "capacity" key; a file without one is a profile itself. @param {string} file @param {string} cwd @returns {Promise<Profile>} */
 export async function loadProfile(file, cwd) {
   const absolute = path.resolve(cwd, file);
   const name = path.basename(absolute);
@@ -111,7 +87,6 @@ export async function loadProfile(file, cwd) {
   return checkProfile(profile, name);
 }
 
-/** The built-in profile, checked as any other. */
 export function defaultProfile() {
   return checkProfile(structuredClone(DEFAULT_PROFILE), 'the built-in profile');
 }

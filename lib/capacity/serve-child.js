@@ -1,9 +1,5 @@
 // @ts-check
-/**
- * `prerender serve` in a process of its own, for a capacity run: its CPU is
- * then the static tier's alone. argv: DIR [PRICES]. It stops on SIGTERM or
- * SIGINT, and when its stdin ends: the run that started it has gone.
- */
+/** `prerender serve DIR [PRICES]` for a capacity run; it stops on SIGTERM, SIGINT, or when its stdin ends (its parent has gone). */
 import { runServeCommand } from '../serve/index.js';
 
 const [dir, prices] = process.argv.slice(2);

@@ -1,9 +1,5 @@
 // @ts-check
-/**
- * The static tier of a capacity run: `prerender serve OUT` started in a
- * process of its own on 127.0.0.1 (serve-child.js), so that its CPU can be
- * read apart from the load generator's.
- */
+/** The static tier runs `prerender serve` in a process of its own, so its CPU is read apart from the load generator's. */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -16,11 +12,7 @@ export class ServeStartError extends PrerenderError {
   code = 'CAPACITY_SERVE';
 }
 
-/**
- * @param {string} out the tree
- * @param {{ prices?: string | null, startTimeoutMs?: number }} [options]
- * @returns {Promise<{ url: string, pid: number, stop: () => Promise<void> }>}
- */
+/** @param {string} out the tree @param {{ prices?: string | null, startTimeoutMs?: number }} [options] @returns {Promise<{ url: string, pid: number, stop: () => Promise<void> }>} */
 export async function startServeProcess(out, { prices = null, startTimeoutMs = 30_000 } = {}) {
   const child = spawn(process.execPath, [CHILD, out, ...(prices ? [prices] : [])], { stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';

@@ -1,19 +1,12 @@
 // @ts-check
-/**
- * Two small chart kinds as inline SVG, for the capacity page: lines over
- * steps, and grouped bars. No script, no font or style sheet from elsewhere:
- * the page is whole offline.
- */
+/** Inline SVG line and bar charts, with nothing loaded from elsewhere: the capacity page is whole offline. */
 import { escapeHtml } from '../serve/escape.js';
 
 const WIDTH = 560;
 const HEIGHT = 300;
 const PAD = { left: 64, right: 30, top: 52, bottom: 44 };
 
-/**
- * A round upper bound for an axis, and its ticks (1, 2 or 5 times a power of ten).
- * @param {number} max
- */
+/** A round upper bound for an axis, and its ticks at 1, 2 or 5 times a power of ten. @param {number} max */
 export function niceAxis(max) {
   if (!(max > 0)) return { top: 1, ticks: [0, 0.5, 1] };
   const raw = max / 4;
@@ -28,12 +21,7 @@ export function niceAxis(max) {
 /** @param {number} v */
 const label = (v) => (v >= 1000 ? Math.round(v).toLocaleString('en') : v >= 10 ? String(Math.round(v)) : String(Number(v.toPrecision(2))));
 
-/**
- * Axes, title and y ticks; returns the SVG parts and the y scale.
- * @param {string} title
- * @param {string} yTitle
- * @param {number} max
- */
+/** @param {string} title @param {string} yTitle @param {number} max */
 function frame(title, yTitle, max) {
   const { top, ticks } = niceAxis(max);
   const plotH = HEIGHT - PAD.top - PAD.bottom;
@@ -47,13 +35,10 @@ function frame(title, yTitle, max) {
   return { parts, y };
 }
 
-/**
- * @typedef {{ name: string, color: string, values: (number | null)[] }} Series
- */
+/** @typedef {{ name: string, color: string, values: (number | null)[] }} Series */
 
 /**
- * Lines over categories (the steps' shoppers), a dot at each value; a
- * dashed line for a limit (the latency target).
+ * The limit is drawn dashed.
  * @param {{ title: string, xTitle: string, yTitle: string, categories: string[], series: Series[], limit?: { value: number, label: string } }} chart
  */
 export function lineChart({ title, xTitle, yTitle, categories, series, limit }) {
@@ -76,10 +61,7 @@ export function lineChart({ title, xTitle, yTitle, categories, series, limit }) 
   return svg(title, parts);
 }
 
-/**
- * Grouped bars with their value written above.
- * @param {{ title: string, yTitle: string, groups: { label: string, bars: { name: string, color: string, value: number | null, text?: string }[] }[] }} chart
- */
+/** @param {{ title: string, yTitle: string, groups: { label: string, bars: { name: string, color: string, value: number | null, text?: string }[] }[] }} chart */
 export function barChart({ title, yTitle, groups }) {
   const values = groups.flatMap((g) => g.bars.map((b) => b.value)).filter((v) => v !== null);
   const { parts, y } = frame(title, yTitle, Math.max(0, ...values));
@@ -87,8 +69,7 @@ export function barChart({ title, yTitle, groups }) {
   const groupW = plotW / Math.max(1, groups.length);
   const most = Math.max(1, ...groups.map((g) => g.bars.length));
   const barW = Math.min(48, (groupW * 0.8) / most);
-  /** @type {Map<string, string>} */
-  const names = new Map();
+  /** @type {Map<string, string>} */ const names = new Map();
   groups.forEach((group, g) => {
     const left = PAD.left + g * groupW + (groupW - barW * group.bars.length) / 2;
     group.bars.forEach((bar, b) => {
@@ -107,20 +88,13 @@ export function barChart({ title, yTitle, groups }) {
   return svg(title, parts);
 }
 
-/**
- * @param {number} k
- * @param {string} name
- * @param {string} color
- */
+/** @param {number} k @param {string} name @param {string} color */
 function legend(k, name, color) {
   const lx = PAD.left + k * 170;
   return `<rect x="${lx}" y="28" width="12" height="12" fill="${color}"/><text x="${lx + 18}" y="38">${escapeHtml(name)}</text>`;
 }
 
-/**
- * @param {string} title
- * @param {string[]} parts
- */
+/** @param {string} title @param {string[]} parts */
 function svg(title, parts) {
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" role="img" aria-label="${escapeHtml(title)}">\n${parts.join('\n')}\n</svg>`;
 }

@@ -1,57 +1,32 @@
 // @ts-check
-/**
- * Transaction Cost Analysis, the arithmetic only: cost per operation from
- * CPU and throughput, a step judged against the latency target, capacity,
- * shoppers per server and servers for a target load. Pure functions: the
- * measuring is elsewhere (load.js, cpu.js, run.js).
- */
+/** Transaction Cost Analysis, the arithmetic only: pure functions; the measuring is in load.js and cpu.js. */
 
 /**
- * The study's cost per operation: the CPU cycles a server spends per second
- * (utilisation × processors × clock) divided by the operations it completes.
- * 4 processors at 400 MHz, fully used, completing 16 operations/s: 100 Mcycles.
+ * The study's cost: CPU cycles spent per second (utilisation 0..1 × cores × clock) over operations completed.
  * @param {{ utilisation: number, cores: number, mhz: number, opsPerSecond: number }} load
- *   utilisation: 0..1 of all cores
- * @returns {number | null} Mcycles per operation; null when no operation completed
+ * @returns {number | null} Mcycles per operation; null when none completed
  */
 export function mcyclesPerOperation({ utilisation, cores, mhz, opsPerSecond }) {
   if (!(opsPerSecond > 0)) return null;
   return (utilisation * cores * mhz) / opsPerSecond;
 }
 
-/**
- * The same cost from CPU time: a millisecond of CPU at `mhz` is mhz / 1000 Mcycles.
- * @param {number | null} cpuMs CPU milliseconds per operation
- * @param {number} mhz
- */
+/** A CPU millisecond at `mhz` is mhz / 1000 Mcycles. @param {number | null} cpuMs per operation @param {number} mhz */
 export function mcyclesFromCpuMs(cpuMs, mhz) {
   return cpuMs === null ? null : (cpuMs * mhz) / 1000;
 }
 
-/**
- * CPU milliseconds per request; null when the CPU is unknown or nothing was answered.
- * @param {number | null} cpuMs CPU used by the server's processes over the run
- * @param {number} requests requests answered over the run
- */
+/** @param {number | null} cpuMs the server's, over the run @param {number} requests answered over the run */
 export function cpuMsPerRequest(cpuMs, requests) {
   return cpuMs === null || !(requests > 0) ? null : cpuMs / requests;
 }
 
-/**
- * CPU utilisation in percent of all the machine's cores (the study's "CPU %").
- * @param {number | null} cpuMs
- * @param {number} wallMs
- * @param {number} cores
- */
+/** Percent of all the machine's cores (the study's "CPU %"). @param {number | null} cpuMs @param {number} wallMs @param {number} cores */
 export function cpuPercent(cpuMs, wallMs, cores) {
   return cpuMs === null || !(wallMs > 0) ? null : (100 * cpuMs) / (wallMs * cores);
 }
 
-/**
- * The p-th percentile (nearest rank) of sorted values; null for none.
- * @param {number[]} sorted ascending
- * @param {number} p 0..100
- */
+/** Nearest rank; null for none. @param {number[]} sorted ascending @param {number} p 0..100 */
 export function percentile(sorted, p) {
   if (sorted.length === 0) return null;
   const rank = Math.ceil((p / 100) * sorted.length);
@@ -60,23 +35,15 @@ export function percentile(sorted, p) {
 
 /**
  * @typedef {{ percentile: number, ms: number }} LatencyTarget
- * @typedef {{ shoppers: number, offeredRps: number, rps: number, errors: number, latencyMs: number | null }} StepFigures
- *   latencyMs: the step's latency at the target's percentile
+ * @typedef {{ shoppers: number, offeredRps: number, rps: number, errors: number, latencyMs: number | null }} StepFigures latencyMs at the target's percentile
  */
 
 /** A step that completes less than this share of the operations offered has fallen behind (its queue grows). */
 export const KEEP_UP_SHARE = 0.8;
 
-/**
- * Why a step is over capacity (empty: within it): errors, latency over the
- * target, or the server falling behind the operations offered.
- * @param {StepFigures} step
- * @param {LatencyTarget} target
- * @returns {string[]}
- */
+/** Why a step is over capacity; empty when within it. @param {StepFigures} step @param {LatencyTarget} target @returns {string[]} */
 export function overCapacity(step, target) {
-  /** @type {string[]} */
-  const reasons = [];
+  /** @type {string[]} */ const reasons = [];
   if (step.errors > 0) reasons.push(`${step.errors} error${step.errors === 1 ? '' : 's'}`);
   if (step.latencyMs === null) reasons.push('no answer');
   else if (step.latencyMs > target.ms) reasons.push(`p${target.percentile} ${Math.round(step.latencyMs)} ms > ${target.ms} ms`);
@@ -84,11 +51,7 @@ export function overCapacity(step, target) {
   return reasons;
 }
 
-/**
- * Capacity: the shoppers of the largest step before the first one over
- * capacity (0 when the first is); `reached` says whether a step broke.
- * @param {{ shoppers: number, over: string[] }[]} steps in the order run
- */
+/** The shoppers of the last step before the first one over capacity. @param {{ shoppers: number, over: string[] }[]} steps in the order run */
 export function capacityOf(steps) {
   let shoppers = 0;
   for (const step of steps) {
@@ -98,16 +61,10 @@ export function capacityOf(steps) {
   return { shoppers, reached: false };
 }
 
-/**
- * @typedef {{ weight: number, dynamicMs: number | null, staticMs: number | null, isStatic: boolean }} OperationCost
- *   dynamicMs: CPU per request at the origin; staticMs: from the static tree (static operations only)
- */
+/** @typedef {{ weight: number, dynamicMs: number | null, staticMs: number | null, isStatic: boolean }} OperationCost CPU per request at each tier */
 
 /**
- * CPU milliseconds one shopper costs per second: each operation's share of
- * a shopper's operations times its cost, times the operations a shopper
- * makes per second (one per think time). Shares of the whole profile: the
- * cost of a part of it (its static operations) is that part's alone.
+ * Shares are of the whole profile, so the cost of a part of it (its static operations) is that part's alone.
  * @param {{ share: number, ms: number | null }[]} operations share: 0..1 of the profile's weight
  * @param {number} thinkTimeMs
  * @returns {number | null} null when a cost needed is unknown
@@ -122,33 +79,20 @@ export function shopperCpuMsPerSecond(operations, thinkTimeMs) {
   return (weighted * 1000) / thinkTimeMs;
 }
 
-/**
- * Shoppers one server carries: its CPU (cores × 1,000 ms each second)
- * over what a shopper costs each second. Null when the cost is unknown,
- * or nothing (no measurable cost: no bound to give).
- * @param {number | null} costPerShopperSecond
- * @param {number} cores
- */
+/** Null when the cost is unknown or nothing: no measurable cost gives no bound. @param {number | null} costPerShopperSecond @param {number} cores */
 export function shoppersPerServer(costPerShopperSecond, cores) {
   if (costPerShopperSecond === null || !(costPerShopperSecond > 0)) return null;
   return Math.floor((cores * 1000) / costPerShopperSecond);
 }
 
-/**
- * Servers for `target` shoppers, at least one; null when a server's share is unknown or none.
- * @param {number} target
- * @param {number | null} perServer
- */
+/** At least one; null when a server's share is unknown or none. @param {number} target @param {number | null} perServer */
 export function serversFor(target, perServer) {
   if (perServer === null || perServer < 1) return null;
   return Math.max(1, Math.ceil(target / perServer));
 }
 
 /**
- * Before (every operation at the origin) and after (static operations from
- * the static tree, the rest at the origin): shoppers per server, and servers
- * for `target` shoppers. After, the static and dynamic tiers are separate
- * servers; shoppers per server pools their CPU.
+ * Before: every operation at the origin. After: static operations from the static tree, on servers of their own.
  * @param {{ operations: OperationCost[], thinkTimeMs: number, cores: number, target: number | null }} input
  */
 export function beforeAfter({ operations, thinkTimeMs, cores, target }) {

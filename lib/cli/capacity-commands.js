@@ -7,9 +7,7 @@ import { explainError, redact } from './report.js';
 import { parseDuration, parseLatencyTarget, parsePositive, parseServerUrl, parseSteps, parseWhole } from '../capacity/capacity-options.js';
 
 /**
- * `prerender capacity OUT --origin URL`: a thin shell over measureCapacity
- * (run.js). Exit 0 every step within the target; 1 a step over capacity (or
- * errors: the run stopped there); 2 usage; 130 interrupted.
+ * `prerender capacity OUT --origin URL` over measureCapacity. Exit 1: a step over capacity, or errors that stopped the run.
  * @typedef {import('./index.js').Io} Io
  */
 
@@ -47,11 +45,7 @@ Example (the fixture shop, see docs/capacity.md):
   prerender capacity out --origin http://127.0.0.1:8080 --origin-pid 4242 \\
       --think-time 1s --steps 10,20,40,80 --target-shoppers 5000 --html report.html`;
 
-/**
- * @param {import('commander').Command} program
- * @param {Io} io
- * @param {(code: number) => void} setExitCode
- */
+/** @param {import('commander').Command} program @param {Io} io @param {(code: number) => void} setExitCode */
 export function addCapacityCommand(program, io, setExitCode) {
   program
     .command('capacity')
@@ -81,11 +75,7 @@ export function addCapacityCommand(program, io, setExitCode) {
     });
 }
 
-/**
- * @param {string} out
- * @param {Record<string, any>} flags
- * @param {Io} io
- */
+/** @param {string} out @param {Record<string, any>} flags @param {Io} io */
 async function capacityAction(out, flags, io) {
   const cwd = io.cwd ?? process.cwd();
   try {
@@ -111,12 +101,7 @@ async function capacityAction(out, flags, io) {
   }
 }
 
-/**
- * @param {string} out
- * @param {Record<string, any>} flags
- * @param {string} cwd
- * @returns {Promise<import('../capacity/measure.js').CapacityOptions>}
- */
+/** @param {string} out @param {Record<string, any>} flags @param {string} cwd @returns {Promise<import('../capacity/measure.js').CapacityOptions>} */
 async function resolveOptions(out, flags, cwd) {
   const { defaultProfile, loadProfile } = await import('../capacity/profile.js');
   const profile = flags.profile ? await loadProfile(flags.profile, cwd) : defaultProfile();

@@ -10,11 +10,8 @@ const deployModule = () => import('../deploy/deploy.js');
 const formatModule = () => import('./deploy-format.js');
 
 /**
- * The commands verify, publish, rollback, releases and deploy: thin shells
- * over lib/deploy/deploy.js. Exit 0 done; 1 a mismatch, or a target that
- * failed (its current untouched); 2 usage, config or crash; 130 interrupted.
- *
- * @typedef {import('./index.js').Io} Io
+ * verify, publish, rollback, releases and deploy over lib/deploy/deploy.js. Exit 1: a mismatch, or a target that failed (its
+ * current untouched). @typedef {import('./index.js').Io} Io
  */
 
 const DEPLOY_HELP = `
@@ -40,11 +37,7 @@ Examples:
   prerender deploy out ssh://deploy@web1/var/www/shop ssh://deploy@web2/var/www/shop
   prerender deploy out production --dry-run`;
 
-/**
- * @param {import('commander').Command} program
- * @param {Io} io
- * @param {(code: number) => void} setExitCode
- */
+/** @param {import('commander').Command} program @param {Io} io @param {(code: number) => void} setExitCode */
 export function addDeployCommands(program, io, setExitCode) {
   const cwd = () => cwdOf(io);
   const write = (/** @type {string} */ text) => io.stdout.write(text);
@@ -67,9 +60,8 @@ export function addDeployCommands(program, io, setExitCode) {
     });
 
   /**
-   * The summary on stdout; each failed target's reason on stderr too, where a script's log keeps it.
-   * @param {import('../deploy/deploy.js').DeployResult} result
-   * @param {Record<string, any>} flags
+   * Each failed target's reason on stderr too, where a script's log keeps it.
+   * @param {import('../deploy/deploy.js').DeployResult} result @param {Record<string, any>} flags
    */
   const report = async (result, flags) => {
     const format = await formatModule();
@@ -133,16 +125,10 @@ or deploy holds DIR (DIR/.prerender-lock).`))
 
   addReleaseCommands(program, io, setExitCode);
 
-  // commander's own usage errors (a missing argument, an unknown option, a bad --verify) get
-  // their { error } object on stdout with --json from the program's outputError (cli.js).
+  // commander's own usage errors get their { error } object on stdout with --json from the program's outputError.
 }
 
-/**
- * rollback and releases: a target's releases, listed or switched back to.
- * @param {import('commander').Command} program
- * @param {Io} io
- * @param {(code: number) => void} setExitCode
- */
+/** A target's releases, listed or switched back to. @param {import('commander').Command} program @param {Io} io @param {(code: number) => void} setExitCode */
 function addReleaseCommands(program, io, setExitCode) {
   const write = (/** @type {string} */ text) => io.stdout.write(text);
 
@@ -181,21 +167,15 @@ function cwdOf(io) {
   return io.cwd ?? process.cwd();
 }
 
-/**
- * The deploy options: config file keys under the flags; plain paths resolved against cwd.
- * @param {Io} io
- * @param {Record<string, any>} flags
- */
+/** Config file keys under the flags; plain paths resolved against cwd. @param {Io} io @param {Record<string, any>} flags */
 async function deployOptionsOf(io, flags) {
   const { config, ...cli } = flags;
   const file = await findConfig({ cwd: cwdOf(io), file: config });
   const fromFile = /** @type {Record<string, any>} */ (file ? await loadConfigFile(file) : {});
-  /** @type {number | undefined} */
-  const keep = cli.keep !== undefined ? Number(cli.keep) : fromFile.keep;
+  /** @type {number | undefined} */ const keep = cli.keep !== undefined ? Number(cli.keep) : fromFile.keep;
   if (cli.keep !== undefined && (!/^\d+$/.test(String(cli.keep)) || Number(keep) < 1)) throw new UsageError(`--keep must be a whole number of at least 1, got ${JSON.stringify(cli.keep)}`);
   const sshKey = cli.sshKey ?? fromFile.sshKey;
-  /** @type {import('../deploy/deploy.js').DeployOptions} */
-  const options = {
+  /** @type {import('../deploy/deploy.js').DeployOptions} */ const options = {
     ...cli,
     keep,
     switch: cli.switch ?? fromFile.switch,
@@ -208,11 +188,7 @@ async function deployOptionsOf(io, flags) {
   return options;
 }
 
-/**
- * The options of a command on one target: where, --json, --verbose, ssh and the config file.
- * @param {import('commander').Command} command
- * @param {string} json what --json prints
- */
+/** Where, --json, --verbose, ssh and the config file. @param {import('commander').Command} command @param {string} json what --json prints */
 function onTarget(command, json) {
   return command
     .requiredOption('--to <dir>', 'the web root\'s directory, an ssh:// target, or a configured target name')
@@ -234,11 +210,8 @@ function configOption() {
 }
 
 /**
- * Reports a command's error on stderr (and stdout with --json); returns its exit code.
- * @param {Io} io
- * @param {boolean} json
- * @param {unknown} error
- * @param {boolean} [verbose] with the error's detail lines
+ * On stderr, and stdout with --json; returns the exit code.
+ * @param {Io} io @param {boolean} json @param {unknown} error @param {boolean} [verbose] with the error's detail lines
  */
 function failure(io, json, error, verbose = false) {
   const interrupted = io.signal?.aborted === true;

@@ -3,8 +3,7 @@ import { formatDuration } from './report.js';
 
 /** What publish, deploy, verify, releases and rollback print for a person, the churn table among them. */
 
-/** @param {number} n */
-const count = (n) => n.toLocaleString('en-US');
+/** @param {number} n */ const count = (n) => n.toLocaleString('en-US');
 
 /** @param {number} bytes */
 export function formatBytes(bytes) {
@@ -23,19 +22,13 @@ function table(rows, right) {
 /** @param {import('../deploy/diff.js').Count | undefined} c */
 const cell = (c) => (c ? `${count(c.files)} (${formatBytes(c.bytes)})` : '-');
 
-/**
- * @param {{ message: string, detail?: string }} error
- * @param {boolean} verbose with the detail lines (ssh's and tar's words), indented
- */
+/** @param {{ message: string, detail?: string }} error @param {boolean} verbose with the detail lines (ssh's and tar's words), indented */
 export function errorLines(error, verbose) {
   const detail = verbose && error.detail ? error.detail.split('\n').map((line) => `    ${line}`) : [];
   return [error.message, ...detail].join('\n');
 }
 
-/**
- * @param {import('../deploy/deploy.js').DeployResult} result
- * @param {{ verbose?: boolean }} [options]
- */
+/** @param {import('../deploy/deploy.js').DeployResult} result @param {{ verbose?: boolean }} [options] */
 export function formatDeploy(result, options = {}) {
   const lines = [];
   lines.push(`${result.dryRun ? 'Dry run: release' : 'Release'} ${result.id}: ${count(result.pages)} pages, ${count(result.files)} files (${formatBytes(result.bytes)}) from ${result.out}, checked against the manifest in ${formatDuration(result.sourceMs)}`);

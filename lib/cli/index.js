@@ -24,14 +24,8 @@ import { PER_SHAPE } from '../engine/sample.js';
 export { EXIT } from './exit-codes.js';
 
 /**
- * @typedef {{
- *   stdout: NodeJS.WritableStream & { isTTY?: boolean, columns?: number },
- *   stderr: NodeJS.WritableStream & { isTTY?: boolean, columns?: number },
- *   env?: Record<string, string | undefined>,
- *   stdin?: NodeJS.ReadableStream,
- *   signal?: AbortSignal,
- *   cwd?: string,
- * }} Io
+ * @typedef {{ stdout: NodeJS.WritableStream & { isTTY?: boolean, columns?: number }, stderr: NodeJS.WritableStream & { isTTY?: boolean, columns?: number },
+ *   env?: Record<string, string | undefined>, stdin?: NodeJS.ReadableStream, signal?: AbortSignal, cwd?: string }} Io
  */
 
 const VERSION = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
@@ -46,6 +40,13 @@ export async function run(argv, io) {
     if (json) io.stdout.write(JSON.stringify({ error: { code, message } }) + '\n');
   };
   const program = buildProgram(io, (code) => { exitCode = code; }, jsonError);
+  // commander shows the general help for `prerender nosuch --help`, and exits 0: an unknown command is a usage error.
+  const first = argv.find((arg) => !arg.startsWith('-'));
+  if (first !== undefined && argv.indexOf(first) === 0 && !program.commands.some((command) => command.name() === first || command.aliases().includes(first)) && first !== 'help') {
+    io.stderr.write(`prerender: unknown command '${first}' (see --help)\n`);
+    jsonError('USAGE', `unknown command '${first}'`);
+    return EXIT.USAGE;
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
@@ -62,6 +63,14 @@ export async function run(argv, io) {
     jsonError(typeof err?.code === 'string' ? err.code : 'ERROR', redact(String(err?.message ?? error)));
     return EXIT.USAGE;
   }
+}
+
+/**
+ * The commander program, never parsed: what `--help` shows, for the test that compares it with docs/.
+ * @param {Io} io
+ */
+export function helpProgram(io) {
+  return buildProgram(io, () => {}, () => {});
 }
 
 /**
@@ -201,10 +210,7 @@ function configOption() {
   return new Option('--config <file>', `config file (default: ${CONFIG_FILES.join(', ')} in the current directory, if present)`);
 }
 
-/**
- * Merge the config file (if any) under the command-line flags.
- * @param {string[]} roots @param {Record<string, any>} flags @param {Io} io
- */
+/** The config file, if any, under the command-line flags. @param {string[]} roots @param {Record<string, any>} flags @param {Io} io */
 async function withConfig(roots, flags, io) {
   const { config, ...cli } = flags;
   const file = await findConfig({ cwd: io.cwd ?? process.cwd(), file: config });
@@ -260,8 +266,7 @@ async function crawlAction(flags, io) {
     }
     throw error;
   }
-  /** @type {{ url: string, message: string }[]} */
-  const warnings = [];
+  /** @type {{ url: string, message: string }[]} */ const warnings = [];
   crawler.on('warning', (warning) => { if (warnings.length < 3) warnings.push(warning); });
   // Progress goes to stderr, so that `crawl --json > summary.json` still shows it on a terminal.
   const progress = progressFor(io.stderr, () => crawler.stats, { quiet, intervalSeconds });
@@ -326,8 +331,7 @@ async function planAction(flags, io) {
   }
   // preview() checks the number and says what is wrong with it.
   const limitNumber = limit === undefined ? undefined : /^\d+$/.test(String(limit)) ? Number(limit) : limit;
-  /** @type {{ stop(): void } | null} */
-  let progress = null;
+  /** @type {{ stop(): void } | null} */ let progress = null;
   const sampleNumber = sample === undefined ? undefined : /^\d+$/.test(String(sample)) ? Number(sample) : sample;
   const { totals } = await preview({ ...options, limit: limitNumber, ...(sampleNumber !== undefined ? { sample: sampleNumber } : {}), signal: io.signal, stdin: io.stdin, env: io.env }, {
     onRow: (row) => {

@@ -11,8 +11,7 @@ export function formatDuration(ms) {
   return `${minutes} min ${Math.round(seconds % 60)} s`;
 }
 
-/** @param {number} n */
-const count = (n) => n.toLocaleString('en-US');
+/** @param {number} n */ const count = (n) => n.toLocaleString('en-US');
 
 /** @param {number} bytes */
 function formatBytes(bytes) {
@@ -35,11 +34,7 @@ function progressText(stats) {
     : `${count(stats.fetched)} fetched · ${count(stats.queued + stats.active)} queued · ${count(stats.failed)} failed · ${rate.toFixed(0)} pages/s · ${formatDuration(elapsed * 1000)}`;
 }
 
-/**
- * A live progress line on a terminal, redrawn at most 5 times a second.
- * @param {ProgressStream} stream
- * @param {() => ProgressStats} read
- */
+/** Redrawn at most 5 times a second. @param {ProgressStream} stream @param {() => ProgressStats} read */
 export function startProgress(stream, read) {
   let last = '';
   const draw = () => {
@@ -58,12 +53,8 @@ export function startProgress(stream, read) {
 }
 
 /**
- * The progress a run shows on stderr: the live line on a terminal; elsewhere (a
- * CI log) one line every `intervalSeconds`, as wget's --progress=dot; none with -q or 0.
- * @param {ProgressStream} stream
- * @param {() => ProgressStats} read
- * @param {{ quiet?: boolean, intervalSeconds: number }} options
- * @returns {{ stop(): void } | null}
+ * The live line on a terminal; in a CI log a line every `intervalSeconds`, as wget's --progress=dot; none with -q or 0.
+ * @param {ProgressStream} stream @param {() => ProgressStats} read @param {{ quiet?: boolean, intervalSeconds: number }} options @returns {{ stop(): void } | null}
  */
 export function progressFor(stream, read, options) {
   if (options.quiet) return null;

@@ -4,26 +4,15 @@ import { coerceOption } from '../options/crawl-options.js';
 import { UsageError } from '../errors.js';
 import { EXIT } from './exit-codes.js';
 
-/**
- * `serve` and `front`: the tree served alone or in front of the live site (docs/front.md).
- * @typedef {import('./index.js').Io} Io
- */
+/** `serve` and `front`: the tree served alone or in front of the live site (docs/front.md). @typedef {import('./index.js').Io} Io */
 
-/**
- * @param {import('commander').Command} program
- * @param {Io} io
- * @param {(code: number) => void} setExitCode
- */
+/** @param {import('commander').Command} program @param {Io} io @param {(code: number) => void} setExitCode */
 export function addServeCommands(program, io, setExitCode) {
   addServe(program, io, setExitCode);
   addFront(program, io, setExitCode);
 }
 
-/**
- * @param {import('commander').Command} program
- * @param {Io} io
- * @param {(code: number) => void} setExitCode
- */
+/** @param {import('commander').Command} program @param {Io} io @param {(code: number) => void} setExitCode */
 function addServe(program, io, setExitCode) {
   program
     .command('serve')
@@ -72,11 +61,7 @@ finish (at most --drain-timeout), then exits 0; a second signal exits at once.`)
     });
 }
 
-/**
- * @param {import('commander').Command} program
- * @param {Io} io
- * @param {(code: number) => void} setExitCode
- */
+/** @param {import('commander').Command} program @param {Io} io @param {(code: number) => void} setExitCode */
 function addFront(program, io, setExitCode) {
   program
     .command('front')
@@ -106,11 +91,7 @@ function addFront(program, io, setExitCode) {
     });
 }
 
-/**
- * The origin's limits, given as flags, checked as options.
- * @param {Record<string, unknown>} options
- * @param {{ originTimeout?: string, originConnectTimeout?: string, originConnections?: string }} flags
- */
+/** Given as flags, checked as options. @param {Record<string, unknown>} options @param {{ originTimeout?: string, originConnectTimeout?: string, originConnections?: string }} flags */
 function originLimits(options, { originTimeout, originConnectTimeout, originConnections }) {
   if (originTimeout !== undefined) options.originTimeoutMs = coerceOption({ name: 'originTimeoutMs', flags: '--origin-timeout <ms>', type: 'integer', min: 1, description: '' }, originTimeout);
   if (originConnectTimeout !== undefined) options.originConnectTimeoutMs = coerceOption({ name: 'originConnectTimeoutMs', flags: '--origin-connect-timeout <ms>', type: 'integer', min: 1, description: '' }, originConnectTimeout);

@@ -6,18 +6,9 @@ import { boundCrawlHeap } from '../runtime/heap.js';
 import { frontierUrlError } from '../options/frontier-url.js';
 import { EXIT } from './exit-codes.js';
 
-/**
- * The commands of a shared crawl: `prerender worker` and `prerender status`
- * (the coordinator is `prerender crawl … --frontier … --crawl-id …`).
- * Loaded with the CLI; ioredis is imported only when one of them runs.
- */
+/** `prerender worker` and `prerender status` of a shared crawl; ioredis is imported only when one of them runs. */
 
-/**
- * @param {string | undefined} value
- * @param {string} flag
- * @param {number} min
- * @param {number} max
- */
+/** @param {string | undefined} value @param {string} flag @param {number} min @param {number} max */
 function integer(value, flag, min, max) {
   if (value === undefined) return undefined;
   const number = /^\d+$/.test(String(value)) ? Number(value) : NaN;
@@ -25,10 +16,7 @@ function integer(value, flag, min, max) {
   return number;
 }
 
-/**
- * @param {Record<string, any>} flags
- * @param {{ env?: Record<string, string | undefined> }} io
- */
+/** @param {Record<string, any>} flags @param {{ env?: Record<string, string | undefined> }} io */
 function frontierOf(flags, io) {
   const url = flags.frontier ?? io.env?.REDIS_URL;
   if (!url) throw new UsageError('give --frontier <redis-url> (or set REDIS_URL)');
@@ -39,11 +27,8 @@ function frontierOf(flags, io) {
 }
 
 /**
- * --frontier and --crawl-id, else the config file's `frontier` and `crawlId`
- * (--config, or prerender.config.* in the working directory), else
- * REDIS_URL for the frontier: as `crawl` takes them.
- * @param {Record<string, any>} flags
- * @param {import('./index.js').Io} io
+ * --frontier and --crawl-id, else the config file's, else REDIS_URL for the frontier: as `crawl` takes them.
+ * @param {Record<string, any>} flags @param {import('./index.js').Io} io
  */
 async function sharedFlags(flags, io) {
   if (flags.frontier !== undefined && flags.crawlId !== undefined && flags.config === undefined) return flags;
@@ -53,11 +38,7 @@ async function sharedFlags(flags, io) {
   return { ...flags, frontier: flags.frontier ?? fromFile.frontier, crawlId: flags.crawlId ?? fromFile.crawlId };
 }
 
-/**
- * @param {import('commander').Command} program
- * @param {import('./index.js').Io} io
- * @param {(code: number) => void} setExitCode
- */
+/** @param {import('commander').Command} program @param {import('./index.js').Io} io @param {(code: number) => void} setExitCode */
 export function addDistributedCommands(program, io, setExitCode) {
   program
     .command('worker')
@@ -115,14 +96,11 @@ lost, or the blob directory or OUT not shared, 130 interrupted.`)
     });
 }
 
-/**
- * @param {Record<string, any>} given
- * @param {import('./index.js').Io} io
- */
+/** @param {Record<string, any>} given @param {import('./index.js').Io} io */
 async function workerAction(given, io) {
   try {
     const flags = await sharedFlags(given, io);
-    const { Worker } = await import('../distributed/worker.js');
+    const { Worker } = await import('../crawler/worker.js');
     const worker = new Worker({
       frontier: frontierOf(flags, io),
       crawlId: flags.crawlId,

@@ -79,7 +79,7 @@ export class Crawler extends EventEmitter {
   /**
    * Options are checked before anything is set up (a UsageError, not a
    * TypeError from deep in the run); a caller's seams are wrapped.
-   * @param {CrawlerOptions} options see README, "API"
+   * @param {CrawlerOptions} options see docs/api.md
    */
   constructor(options) {
     super();

@@ -21,15 +21,15 @@ import { renderContext } from '../engine/write-page.js';
 import { errorsOf, splitMissingRequisites } from '../engine/errors-list.js';
 import { outputKey } from '../recrawl/next-state.js';
 import { EarlyWrites } from '../engine/early.js';
+import { plugFeatures } from '../engine/features.js';
 import { checkListed, listedInScope, planUnasked, whyUnasked } from '../engine/unasked.js';
 import { lastmodSeconds } from '../recrawl/freshness.js';
 import { VALIDATING, conditionalHeaders, isGoneStatus, loadPrior, namingKey, reusable } from '../recrawl/prior.js';
 import { JOURNAL_FILE, createJournal, readJournal } from '../recrawl/journal.js';
-import { MemoryFrontier } from '../store/frontier.js';
+import { LocalCoordination } from '../engine/coordination.js';
 import { STATE_FILE } from '../recrawl/state.js';
 import { Arena } from '../store/arena.js';
 import { StoredPages } from '../store/stored-pages.js';
-import { MemoryRecordStore } from '../store/records.js';
 import { LogBlobStore } from '../store/blobs.js';
 
 /**
@@ -39,6 +39,8 @@ import { LogBlobStore } from '../store/blobs.js';
  * @typedef {import('../naming/assign.js').Naming} Naming
  * @typedef {import('../engine/write-phase.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] }} Outcome
  * @typedef {{ overLimit: number, overLimitSaturated: boolean }} Limits
+ * @typedef {import('../engine/coordination.js').Coordination} Coordination
+ * @typedef {{ options: import('../options/crawl-options.js').ResolvedCrawlOptions, emit(event: string, data: object): unknown, listenerCount(event: string): number }} Host
  */
 
 /** The columns of a run's arena. */
@@ -66,8 +68,6 @@ export class CrawlSession {
   resumed = null;
   /** @type {ReturnType<typeof createJournal> | null} */
   journal = null;
-  /** @type {import('../distributed/shared.js').SharedCrawl | null} a crawl shared through Redis (--frontier) */
-  shared = null;
   /** @type {string[]} canonical URLs from sitemaps and URL lists */
   listed = [];
   /** @type {Transform[]} the caller's, then the render step */
@@ -78,11 +78,17 @@ export class CrawlSession {
   run = null;
 
   /**
-   * @param {import('./index.js').Crawler} crawler @param {CrawlStats} stats
-   * @param {{ loader?: import('../fetch/http.js').Loader, transforms: Transform[], target?: import('../output/target.js').OutputTarget }} seams the caller's
+   * @param {Host} crawler a Crawler, or a shared crawl's worker @param {CrawlStats} stats
+   * @param {{ loader?: import('../fetch/http.js').Loader, transforms: Transform[], target?: import('../output/target.js').OutputTarget, coordination?: Coordination, listed?: string[] }} seams
+   *   the caller's; coordination: a worker's, joined already (else local, or opened in open() with --frontier);
+   *   listed: the URLs of sitemaps and lists, read already (a worker's come with the crawl)
    */
   constructor(crawler, stats, seams) {
     const o = crawler.options;
+    const given = seams.coordination;
+    /** Other processes take part, through Redis: the one place the engine looks at --frontier. */
+    this.shared = given?.shared ?? o.frontier !== undefined;
+    const ownsOut = !o.dryRun && given?.ownsOut !== false;
     this.crawler = crawler;
     this.o = o;
     this.stats = stats;
@@ -93,20 +99,25 @@ export class CrawlSession {
     if (o.signal?.aborted) this.controller.abort();
     o.signal?.addEventListener('abort', onAbort, { once: true });
     this.lifecycle.defer('signal', () => o.signal?.removeEventListener('abort', onAbort));
+    if (given) this.lifecycle.defer('coordination', () => given.close());
     /** @type {import('../warnings.js').Warning[]} */
     this.warnings = [];
     this.emit = (/** @type {string} */ event, /** @type {object} */ data) => { crawler.emit(event, data); };
     this.callerTransforms = seams.transforms;
+    this.givenListed = seams.listed ?? null;
     const { loader, revalidator } = this.#makeLoader(seams.loader);
     this.loader = loader;
     this.revalidator = revalidator;
     this.lifecycle.defer('loader', () => loader.close());
-    this.target = o.dryRun ? null : seams.target ?? new LocalTree(o.out);
-    this.stateDir = o.dryRun ? null : path.join(path.resolve(o.out), STATE_DIR);
-    /** @type {LogBlobStore | import('../distributed/dir-blobs.js').DirBlobStore | null} */
-    this.blobs = this.stateDir && !o.frontier ? new LogBlobStore(this.stateDir) : null;
+    this.target = ownsOut ? seams.target ?? new LocalTree(o.out) : null;
+    this.stateDir = ownsOut ? path.join(path.resolve(o.out), STATE_DIR) : null;
     // What this run knows of each URL, what the last run kept and a killed run's journal: one packed arena.
     this.arena = new Arena(3);
+    /** @type {Coordination | null} a coordinator's is opened in open() */
+    this.coordination = given ?? (this.shared ? null : new LocalCoordination({
+      maxPages: o.maxPages, arena: this.arena, recordsColumn: RECORDS, blobs: this.stateDir ? new LogBlobStore(this.stateDir) : null,
+    }));
+    this.blobs = this.coordination?.blobs ?? null;
   }
 
   /**
@@ -116,16 +127,13 @@ export class CrawlSession {
   canAskAhead(callerLoader) {
     const o = this.o;
     const transforms = o.render || this.callerTransforms.length > 0;
-    return !callerLoader && !o.dryRun && !o.frontier && !transforms && o.threads > 0 && !(o.rate && o.rate > 0) && !(o.delay > 0);
+    return !callerLoader && !o.dryRun && !this.shared && !transforms && o.threads > 0 && !(o.rate && o.rate > 0) && !(o.delay > 0);
   }
 
-  /**
-   * Write while crawling only into a local tree, from staged blobs, without --precompress, with page threads.
-   * @param {CrawlRun} run
-   */
+  /** Write while crawling only into a local tree, from staged blobs, without --precompress, with page threads. @param {CrawlRun} run */
   canWriteEarly(run) {
     const { o, blobs, shared, target } = this;
-    return o.early && target instanceof LocalTree && (shared ? blobs !== null : blobs instanceof LogBlobStore) && o.precompress.length === 0 && run.threads.size > 0;
+    return o.early && target instanceof LocalTree && blobs !== null && (shared || blobs instanceof LogBlobStore) && o.precompress.length === 0 && run.threads.size > 0;
   }
 
   /** @param {import('../fetch/http.js').Loader | undefined} callerLoader */
@@ -135,7 +143,7 @@ export class CrawlSession {
       retries: o.retries,
       retryDelay: o.retryDelay,
       onRetry: (/** @type {{ url: string, attempt: number, delayMs: number, error: Error }} */ info) => {
-        this.shared?.frontier.backoff(info); // --frontier: a 429/503 holds its origin back in every process
+        this.coordination?.backoff(info);
         this.emit('retry', { url: info.url, attempt: info.attempt, delayMs: info.delayMs, message: info.error.message });
       },
     };
@@ -150,18 +158,16 @@ export class CrawlSession {
     return { loader, revalidator };
   }
 
-  /**
-   * OUT checked and locked, last state and journal read, roots listed, seams opened: the run every phase works on.
-   * @returns {Promise<CrawlRun>}
-   */
+  /** OUT checked and locked, last state and journal read, roots listed, seams opened: the run every phase works on. @returns {Promise<CrawlRun>} */
   async open() {
     const o = this.o;
     // --render: the render step goes after the caller's transforms (its browser is found before anything else).
     this.transforms = o.render ? [...this.callerTransforms, (await import('../render/step.js')).createRenderStep(o)] : this.callerTransforms;
     if (this.stateDir) await this.#openOut();
+    else this.prior = this.coordination?.lastCrawl() ?? null;
     /** @type {Map<string, string>} */
     const lastmods = new Map();
-    this.listed = await loadListedRoots(o, (url, message) => warn(this, url, 'SITEMAP', message), () => { this.sitemapsCut = true; }, lastmods);
+    this.listed = this.givenListed ?? await loadListedRoots(o, (url, message) => warn(this, url, 'SITEMAP', message), () => { this.sitemapsCut = true; }, lastmods);
     const changed = o.changed === undefined ? null : await readUrlList(o.changed, { stdin: o.stdin, option: '--changed' });
     if (o.roots.length === 0 && this.listed.length === 0) throw nothingToCrawl(o, this.warnings);
     const prior = this.prior;
@@ -170,7 +176,7 @@ export class CrawlSession {
     if (prior?.reuse && prior.naming !== undefined && prior.naming !== namingKey(o.name, [...o.roots, ...this.listed].map((url) => new URL(url).origin))) {
       prior.renamed = true;
     }
-    if (o.frontier) await this.#openShared();
+    if (!this.coordination) await this.#openShared();
     await this.#openSeams();
     const run = this.#createRun();
     this.run = run;
@@ -179,10 +185,11 @@ export class CrawlSession {
     if (prior) prior.reuseOutput = prior.reuse && prior.output === outputKey(run);
     await this.#startAskingAhead(run);
     if (this.canWriteEarly(run)) {
-      const early = new EarlyWrites(run, renderContext(run), this.shared?.feed() ?? null);
+      const early = new EarlyWrites(run, renderContext(run), this.#coordination().feed());
       run.early = early;
       this.lifecycle.defer('early writes', () => early.stop());
     }
+    plugFeatures(run);
     // threadsFrom 0 (internal, for tests): the workers take the very first page.
     if (o.threadsFrom === 0) await run.threads.start();
     this.lifecycle.defer('transforms', () => this.#closeTransforms(true));
@@ -201,7 +208,7 @@ export class CrawlSession {
    */
   #planUnasked(run, changed, lastmods) {
     // A shared crawl's workers know no such plan: every process fetches what it takes (sitemap dates unused).
-    if (this.o.frontier) return;
+    if (this.shared) return;
     const { dates, unusable } = lastmodSeconds(lastmods);
     if (unusable > 0) warn(run, this.o.sitemap[0], 'SITEMAP', `${unusable} <lastmod> value${unusable === 1 ? ' is' : 's are'} not a W3C date (2024-05-01, or with a time and zone): ${unusable === 1 ? 'that page is' : 'those pages are'} fetched`);
     run.unasked = planUnasked(this.prior, this.o, { changed: changed && listedInScope(run, changed), dates, origins: [...run.origins] });
@@ -226,14 +233,14 @@ export class CrawlSession {
     this.lifecycle.defer('blob store', () => this.#closeBlobs());
     // A killed run's temp files and staging; in a shared crawl only once its pass is dropped in Redis
     // (#openShared), so no worker still writes into them.
-    if (!o.frontier) await clearLeftovers(prepared.stateDir);
+    if (!this.shared) await clearLeftovers(prepared.stateDir);
     // A re-crawl's HTTP thread starts while the last state is read.
     if (this.revalidator && !o.full && existsSync(path.join(prepared.stateDir, STATE_FILE))) this.revalidator.warm();
     const prior = await loadPrior(prepared.stateDir, { full: o.full, ignore: o.ignore, pages: new StoredPages(this.arena, PRIOR), roots: [...o.roots, ...o.sitemap] });
     // A journal left means a run was killed since the state: files it put in OUT are not listed there.
     if (prior) prior.ownsTree = !existsSync(path.join(prepared.stateDir, JOURNAL_FILE));
     this.prior = prior;
-    const found = o.resume && !o.full && !o.frontier ? await readJournal(prepared.stateDir, journalKey(o), new StoredPages(this.arena, JOURNAL)) : null;
+    const found = o.resume && !o.full && !this.shared ? await readJournal(prepared.stateDir, journalKey(o), new StoredPages(this.arena, JOURNAL)) : null;
     if (found && 'other' in found) {
       warn(this, o.roots[0] ?? o.out, 'NOT_RESUMED', 'OUT holds the journal of an interrupted crawl with other roots, scope or --name rules: it is not resumed, and this crawl fetches every page');
     } else if (found) {
@@ -241,9 +248,7 @@ export class CrawlSession {
     }
   }
 
-  /**
-   * Staged blobs stay once a state refers to them. A run that never got OUT's lock touches nothing: they are another crawl's.
-   */
+  /** Staged blobs stay once a state refers to them. A run that never got OUT's lock touches nothing: they are another crawl's. */
   async #closeBlobs() {
     if (this.committed || this.prior || this.journal) await this.blobs?.close();
     else if (this.lockHeld) await this.blobs?.destroy();
@@ -253,7 +258,7 @@ export class CrawlSession {
   async #openShared() {
     const { openSharedCrawl } = await import('../distributed/shared.js');
     const shared = await openSharedCrawl(this.o, this.listed, this.prior);
-    this.shared = shared;
+    this.coordination = shared;
     this.lifecycle.defer('shared crawl', () => shared.close());
     this.blobs = this.stateDir ? shared.blobs : null;
     if (this.stateDir) await clearLeftovers(this.stateDir);
@@ -278,7 +283,8 @@ export class CrawlSession {
 
   /** @returns {CrawlRun} */
   #createRun() {
-    const { o, shared, arena } = this;
+    const { o } = this;
+    const coordination = this.#coordination();
     return createCrawlRun({
       options: o,
       emit: this.emit,
@@ -286,8 +292,7 @@ export class CrawlSession {
       stats: this.stats,
       signal: this.controller.signal,
       loader: this.loader,
-      frontier: shared?.frontier ?? new MemoryFrontier({ maxPages: o.maxPages, keyOf: (key) => arena.own(key) }),
-      records: shared?.frontier.records ?? new MemoryRecordStore(arena, RECORDS),
+      coordination,
       blobs: this.blobs,
       target: this.target,
       transforms: this.transforms,
@@ -300,10 +305,7 @@ export class CrawlSession {
     }, this.listed);
   }
 
-  /**
-   * A re-crawl's conditional requests, asked ahead; not for pages the killed run's journal has.
-   * @param {CrawlRun} run
-   */
+  /** A re-crawl's conditional requests, asked ahead; not for pages the killed run's journal has. @param {CrawlRun} run */
   async #startAskingAhead(run) {
     const { revalidator, prior: last, blobs } = this;
     if (!revalidator) return;
@@ -313,10 +315,9 @@ export class CrawlSession {
       return;
     }
     const journaled = this.resumed?.entries ?? null;
-    const frontier = run.frontier;
-    const unasked = run.unasked;
+    const { coordination, unasked } = run;
     revalidator.start((key) => {
-      if (journaled?.has(key) || frontier.queued?.(key) === false) return undefined;
+      if (journaled?.has(key) || coordination.waits(key) === false) return undefined;
       const stored = reusable(last, key, blobs, VALIDATING);
       // A page carried without a request is not asked ahead either.
       return unasked && stored && whyUnasked(unasked, key, stored, run.now) ? undefined : conditionalHeaders(last, stored);
@@ -335,14 +336,14 @@ export class CrawlSession {
   /** Every in-scope URL fetched, scanned and staged; then, in a shared crawl, every process done. */
   async fetchPhase() {
     const run = this.#run();
-    this.shared?.frontier.attach(run);
+    run.coordination.attach(run);
     this.stats.phase = 'discover';
-    await discover(run, [...this.o.roots, ...this.listed]);
+    await discover(run, run.coordination.seeds([...this.o.roots, ...this.listed]));
     await run.revalidator?.stop();
     if (!this.controller.signal.aborted) await checkListed(run);
     await this.#closeTransforms(false);
     this.interrupted = this.controller.signal.aborted;
-    await this.shared?.barrier(run, { interrupted: this.interrupted });
+    await run.coordination.barrier(run, { interrupted: this.interrupted });
   }
 
   /** The frontier's limits, each said as a warning when reached. @returns {Limits} */
@@ -350,7 +351,7 @@ export class CrawlSession {
     const run = this.#run();
     const o = this.o;
     const { overLimit, overLimitSaturated } = run.frontier.counts();
-    run.frontier.release?.();
+    run.coordination.release();
     const where = o.roots[0] ?? this.listed[0];
     const kept = this.prior ? ' (or lead to the file the last crawl left, which is kept)' : '';
     if (overLimit > 0) {
@@ -391,9 +392,9 @@ export class CrawlSession {
    */
   async writePhase(naming, complete) {
     const run = this.#run();
-    const { target, shared, interrupted } = this;
+    const { target, interrupted } = this;
     if (!target) return { warnings: [], filesWritten: 0, bytesWritten: 0, removed: 0, pruneRefused: false, kept: 0, keptBlobs: [], complete };
-    if (shared && target instanceof LocalTree && !interrupted) run.finishPool = await shared.finishPool(run, target.out);
+    if (target instanceof LocalTree && !interrupted) run.finishPool = await run.coordination.finishPool(run, target.out);
     const outcome = await finalize(run, naming, { interrupted, complete });
     this.committed = true;
     return outcome;
@@ -413,13 +414,19 @@ export class CrawlSession {
     const tally = newTally();
     if (this.committed && !interrupted && (complete || !shared) && blobs && target) await blobs.compact(liveBlobs(run, naming.keys, tally, outcome.keptBlobs));
     else await countRecords(run, naming.keys, tally);
-    if (!interrupted) await shared?.finished();
+    if (!interrupted) await run.coordination.finished();
     const { errors, failed: failedHere } = await errorsOf(run);
     const { failures, missing } = splitMissingRequisites(errors, run.options.requisiteErrors);
     return resultOf(run, {
       tally, outcome, failures, requisitesMissing: missing, failedHere, limits, stale: naming.stale, interrupted, complete,
       sitemapsCut: this.sitemapsCut, rootLost: this.lostRoot, startedAt: this.startedAt,
     });
+  }
+
+  /** @returns {Coordination} */
+  #coordination() {
+    if (!this.coordination) throw new Error('the shared crawl is not open');
+    return this.coordination;
   }
 
   /** @returns {CrawlRun} */
@@ -434,10 +441,7 @@ export class CrawlSession {
   }
 }
 
-/**
- * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
- * @param {import('../warnings.js').Warning[]} warnings
- */
+/** @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o @param {import('../warnings.js').Warning[]} warnings */
 function nothingToCrawl(o, warnings) {
   const lists = o.sitemap.length > 0 ? `the sitemap${o.sitemap.length > 1 ? 's list' : ' lists'} no URL${o.urls !== undefined ? ', nor does the --urls list' : ''}` : 'the --urls list is empty';
   return new PrerenderError(`nothing to crawl: ${lists}${warnings.length > 0 ? ` (${warnings[0].message})` : ''}`, { code: 'NO_URLS' });

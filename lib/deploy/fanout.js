@@ -3,20 +3,13 @@ import { spawn } from 'node:child_process';
 import { DeployError } from '../errors.js';
 
 /**
- * One reading of the files to send, fed to several targets: a single
- * `tar -c` of the list (GNU tar, links inside OUT followed), its output
- * written to every target's receiving stream (`ssh … tar -x`). The stream
- * starts once every member of the group has attached its receiver or left;
- * it moves at the pace of the slowest receiver; a receiver that dies is
- * dropped and the others go on.
- *
+ * One `tar -c` of the files to send (links inside OUT followed), written to every target's `ssh … tar -x`. It starts once every
+ * member has attached or left, moves at the slowest receiver's pace, and drops a receiver that dies.
  * @typedef {import('node:stream').Writable} Writable
  */
 export class Fanout {
   /**
-   * @param {string} out the directory the paths are relative to
-   * @param {string[]} files paths to send, relative to `out`
-   * @param {number} members how many targets will attach or leave
+   * @param {string} out the paths are relative to it @param {string[]} files @param {number} members how many will attach or leave
    * @param {{ tar?: string, signal?: AbortSignal }} [options]
    */
   constructor(out, files, members, options = {}) {
@@ -24,24 +17,18 @@ export class Fanout {
     this.files = files;
     this.pending = members;
     this.options = options;
-    /** @type {Set<Writable>} */
-    this.sinks = new Set();
+    /** @type {Set<Writable>} */ this.sinks = new Set();
     this.started = false;
-    /** @type {(value: void) => void} */
-    let resolve = () => {};
-    /** @type {(error: Error) => void} */
-    let reject = () => {};
-    /** Settles when the whole stream has been read and handed to every sink (or failed). */
+    /** @type {(value: void) => void} */ let resolve = () => {};
+    /** @type {(error: Error) => void} */ let reject = () => {};
+    /** Once the whole stream was read and handed to every sink, or failed. */
     this.done = new Promise((ok, fail) => { resolve = ok; reject = fail; });
     this.done.catch(() => {}); // each member awaits it; none may be left to crash the process
     this.resolve = resolve;
     this.reject = reject;
   }
 
-  /**
-   * A member's receiving stream joins the group.
-   * @param {Writable} sink
-   */
+  /** @param {Writable} sink */
   attach(sink) {
     sink.on('error', () => this.drop(sink));
     sink.on('close', () => this.drop(sink));
@@ -50,7 +37,7 @@ export class Fanout {
     return this.done;
   }
 
-  /** A member that will not receive (failed before, or already has the release). */
+  /** It failed before, or already has the release. */
   leave() {
     this.arrived();
   }

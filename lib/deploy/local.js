@@ -13,25 +13,16 @@ import { assertNoLink, localTreeProblem } from './sound.js';
 import { checkHashes, removalList } from './verify.js';
 
 /**
- * A local or mounted web root as a deploy target (`publish --to DIR`,
- * `deploy OUT DIR`, `file:///DIR`). A new release starts as a hard-linked
- * copy of the previous one (`cp -al`, one process), from which the changed
- * and vanished paths are removed; the changed and new files are copied in
- * and hashed again. Time and disk grow with the changed files (but for the
- * links themselves, made by one cp); the switch is a new symbolic link
- * renamed over `current`. The previous release is linked from only when it
- * is exactly its record (sound.js), and nothing is removed or written
- * through a directory that is a link.
- *
- * @typedef {import('./source.js').FileInfo} FileInfo
- * @typedef {import('./release.js').ReleaseInfo} ReleaseInfo
- * @typedef {import('./targets.js').DeployTarget} DeployTarget
- * @typedef {import('./targets.js').StagePlan} StagePlan
+ * A local or mounted web root as a deploy target. A new release starts as a hard-linked copy of the previous one (`cp -al`, one
+ * process) less the changed and vanished paths; changed and new files are copied in and hashed again, so time and disk grow with
+ * the changes. The switch renames a new symbolic link over `current`. Only a release exactly its record (sound.js) is linked
+ * from, and nothing is removed or written through a directory that is a link.
+ * @typedef {import('./source.js').FileInfo} FileInfo @typedef {import('./release.js').ReleaseInfo} ReleaseInfo
+ * @typedef {import('./targets.js').DeployTarget} DeployTarget @typedef {import('./targets.js').StagePlan} StagePlan
  * @typedef {import('./targets.js').StageResult} StageResult
  */
 
-/** @param {unknown} error */
-const errno = (error) => /** @type {NodeJS.ErrnoException} */ (error)?.code;
+/** @param {unknown} error */ const errno = (error) => /** @type {NodeJS.ErrnoException} */ (error)?.code;
 
 /** @param {string} file */
 async function sha256Of(file) {
@@ -44,25 +35,18 @@ async function sha256Of(file) {
 
 /** @implements {DeployTarget} */
 export class LocalTarget {
-  /**
-   * @param {string} dir the web root's parent: releases/ and current live here
-   * @param {{ name?: string, verify?: 'all' | 'sent' }} [options] verify all:
-   *   hash every file of the new release after building it, not only the copied ones
-   */
+  /** @param {string} dir where releases/ and current live @param {{ name?: string, verify?: 'all' | 'sent' }} [options] all: hash every file of the new release */
   constructor(dir, options = {}) {
     this.dir = path.resolve(dir);
     this.label = options.name ?? this.dir;
     this.kind = /** @type {const} */ ('local');
     this.verifyAll = options.verify === 'all';
-    /** @type {{ release(): Promise<void> } | null} */
-    this.held = null;
+    /** @type {{ release(): Promise<void> } | null} */ this.held = null;
   }
 
-  /** One publish, deploy or rollback at a time: DIR/.prerender-lock (lock.js). */
   /**
-   * @param {{ create?: boolean }} [options] create: make the directory when
-   *   it does not exist (publish, deploy); rollback has nothing to switch
-   *   to there and leaves no empty directory behind
+   * One publish, deploy or rollback at a time: DIR/.prerender-lock (lock.js).
+   * @param {{ create?: boolean }} [options] make the directory when missing; rollback has nothing to switch to there and leaves none behind
    */
   async lock(options = {}) {
     if (options.create === false && !(await lstat(this.dir).then(() => true, () => false))) {
@@ -79,7 +63,7 @@ export class LocalTarget {
     });
   }
 
-  /** A file where the web root's directory should be (or on its path): say so, not "EEXIST" or "ENOTDIR". */
+  /** Say so, not "EEXIST" or "ENOTDIR". */
   notDirectory() {
     return new DeployError(`${this.dir} is not a directory (a file is there or on its path): give the directory of the web root`, { code: 'DEPLOY_TARGET_NOT_DIR' });
   }
@@ -106,16 +90,12 @@ export class LocalTarget {
     }
   }
 
-  /**
-   * @param {boolean} [withFiles] also the current release's file list
-   * @returns {Promise<import('./targets.js').TargetState>}
-   */
+  /** @param {boolean} [withFiles] also the current release's file list @returns {Promise<import('./targets.js').TargetState>} */
   async state(withFiles = false) {
     const current = await this.currentId();
     const names = await this.releaseNames();
     const dirs = new Set(names.filter(isReleaseId));
-    /** @type {ReleaseInfo[]} */
-    const releases = [];
+    /** @type {ReleaseInfo[]} */ const releases = [];
     for (const name of names) {
       const id = name.replace(/\.json$/, '');
       if (!name.endsWith('.json') || !dirs.has(id)) continue;
@@ -136,7 +116,7 @@ export class LocalTarget {
     return { current, releases, currentFiles, unsound: unsound && `${RELEASES}/${current}: ${unsound}` };
   }
 
-  /** The entries of releases/ (none when it does not exist yet). */
+  /** None when it does not exist yet. */
   async releaseNames() {
     try {
       return await readdir(this.releasesPath());
@@ -152,10 +132,8 @@ export class LocalTarget {
   }
 
   /**
-   * Remove what interrupted runs left: half-built trees, records without a
-   * tree, and trees without a record (a prune killed between the two: the
-   * record goes first, so such a tree is no longer a release; it would
-   * otherwise stay forever). Never the tree `current` points to.
+   * What interrupted runs left: half-built trees, records without a tree, and trees without a record (a prune killed between
+   * the two: the record goes first). Never the tree `current` points to.
    */
   async cleanup() {
     const names = await this.releaseNames();
@@ -169,14 +147,7 @@ export class LocalTarget {
     }
   }
 
-  /**
-   * Build releases/ID: a hard-linked copy of the previous release, without
-   * the changed and vanished paths, plus copies of the changed and new
-   * files; check the copies (or, verify all, every file); then give it its
-   * record. `current` is not touched.
-   * @param {StagePlan} plan
-   * @returns {Promise<StageResult>}
-   */
+  /** A hard-linked copy of the previous release less the changed paths, the copies checked, then the record; `current` untouched. @param {StagePlan} plan @returns {Promise<StageResult>} */
   async stage(plan) {
     const { id } = plan;
     await mkdir(this.releasesPath(), { recursive: true });
@@ -189,7 +160,7 @@ export class LocalTarget {
     try {
       return await this.build(plan, tmp);
     } catch (error) {
-      // Whatever failed (a full disk above all), nothing of this release stays behind.
+      // Whatever failed, a full disk above all, nothing of this release stays behind.
       await rm(tmp, { recursive: true, force: true }).catch(() => {});
       await rm(`${tmp}.json`, { force: true }).catch(() => {});
       if (!(await lstat(final).then(() => true, () => false))) await rm(`${final}.json`, { force: true }).catch(() => {});
@@ -199,12 +170,7 @@ export class LocalTarget {
     }
   }
 
-  /**
-   * The body of stage(): releases/.tmp-ID built, checked and renamed to releases/ID.
-   * @param {StagePlan} plan
-   * @param {string} tmp
-   * @returns {Promise<StageResult>}
-   */
+  /** releases/.tmp-ID built, checked and renamed to releases/ID. @param {StagePlan} plan @param {string} tmp @returns {Promise<StageResult>} */
   async build(plan, tmp) {
     const { id, source, diff, previous, signal } = plan;
     const final = this.releasesPath(id);
@@ -225,14 +191,11 @@ export class LocalTarget {
     await copyFiles(source, send, tmp, checked, signal);
     const sentBytes = send.reduce((sum, file) => sum + (source.files.get(file)?.bytes ?? 0), 0);
 
-    // The check: every copied file read back and hashed against the manifest's
-    // sha256. The others are links to inodes of the previous release, checked
-    // when they were copied (verify all hashes them again).
+    // Every copied file read back and hashed; the others are links to inodes checked when copied (verify all hashes them again).
     const entries = this.verifyAll ? await listEntries(tmp) : { files: send, links: [], others: [] };
     const list = entries.files;
     const limit = pLimit(8);
-    /** @type {Map<string, string>} */
-    const hashed = new Map();
+    /** @type {Map<string, string>} */ const hashed = new Map();
     await Promise.all(list.map((file) => limit(async () => {
       if (signal?.aborted) throw new AbortError('interrupted');
       const hash = await sha256Of(path.join(tmp, file)).catch(() => null);
@@ -251,12 +214,7 @@ export class LocalTarget {
     return { sentFiles: send.length, sentBytes, verify, reused: false };
   }
 
-  /**
-   * Point `current` at releases/ID: a new link, renamed over the old one;
-   * then remove the releases in `prune` (never the current one).
-   * @param {string} id
-   * @param {string[]} [prune]
-   */
+  /** A new link renamed over the old one, then the releases in `prune` removed, never the current one. @param {string} id @param {string[]} [prune] */
   async switchTo(id, prune = []) {
     const { releases } = await this.state();
     if (!releases.some((release) => release.id === id)) throw new DeployError(`no complete release ${id} in ${this.releasesPath()}`, { code: 'DEPLOY_NO_RELEASE' });
@@ -279,12 +237,8 @@ export class LocalTarget {
 const linkUnsupported = (error) => ['EXDEV', 'EMLINK', 'EPERM', 'ENOTSUP', 'ENOSYS'].includes(errno(error) ?? '');
 
 /**
- * A copy of a release made of hard links: `cp -al` (one process, GNU
- * coreutils); where there is none, one link() per file of its record.
- * @param {string} from the previous release
- * @param {string} to the new release's directory (must not exist)
- * @param {Map<string, FileInfo>} files the previous release's record
- * @param {AbortSignal} [signal]
+ * `cp -al`, one process (GNU coreutils); where there is none, one link() per file of the record.
+ * @param {string} from the previous release @param {string} to must not exist @param {Map<string, FileInfo>} files its record @param {AbortSignal} [signal]
  */
 async function linkCopy(from, to, files, signal) {
   const copied = await new Promise((resolve) => {
@@ -309,16 +263,11 @@ async function linkCopy(from, to, files, signal) {
 }
 
 /**
- * Copy files of OUT into a release, with their times.
- * @param {import('./source.js').SourceTree} source
- * @param {string[]} files
- * @param {string} to
- * @param {Set<string>} checked directories of `to` found not to be links (assertNoLink)
- * @param {AbortSignal} [signal]
+ * With their times. @param {import('./source.js').SourceTree} source @param {string[]} files @param {string} to
+ * @param {Set<string>} checked directories of `to` found not to be links @param {AbortSignal} [signal]
  */
 async function copyFiles(source, files, to, checked, signal) {
-  /** @type {Set<string>} */
-  const made = new Set();
+  /** @type {Set<string>} */ const made = new Set();
   for (const file of files) {
     const parent = path.posix.dirname(file);
     if (parent === '.' || made.has(parent)) continue;
@@ -342,16 +291,10 @@ async function copyFiles(source, files, to, checked, signal) {
   })));
 }
 
-/**
- * Every entry under a directory but the directories, "/" separated, relative
- * to it: regular files, symbolic links (never followed), and the others.
- * @param {string} root
- */
+/** Relative and "/" separated: regular files, symbolic links (never followed), and the others. @param {string} root */
 export async function listEntries(root) {
-  /** @type {{ files: string[], links: string[], others: string[] }} */
-  const entries = { files: [], links: [], others: [] };
-  /** @param {string} rel */
-  const visit = async (rel) => {
+  /** @type {{ files: string[], links: string[], others: string[] }} */ const entries = { files: [], links: [], others: [] };
+  /** @param {string} rel */ const visit = async (rel) => {
     for (const entry of await readdir(path.join(root, rel), { withFileTypes: true })) {
       const child = rel === '' ? entry.name : `${rel}/${entry.name}`;
       if (entry.isDirectory()) await visit(child);

@@ -7,31 +7,17 @@ import { isAlive } from '../output/lock.js';
 import { LOCK_NAME } from './release.js';
 
 /**
- * The lock of a deploy target, one format on every kind of target:
- * DIR/.prerender-lock, a directory made with mkdir (atomic, here and on an
- * ssh server), holding `owner`, one line of JSON: pid, host, start time.
- * A local publish and an ssh deploy to the same web root exclude each other.
- *
- * Stale, and taken over (moved aside, then checked to be the one read):
- * a lock whose owner ran on this host and is gone. A lock without a
- * readable owner is held (its maker is starting, or died between the two
- * steps): the message says to remove it. A lock file of older versions (the
- * owner's JSON in a plain file) is read the same way.
- *
- * @typedef {import('../output/lock.js').LockOwner} LockOwner
- * @typedef {{ text: string, owner: LockOwner | null }} HeldLock
+ * A deploy target's lock, one format on every kind of target: DIR/.prerender-lock, a directory made with mkdir (atomic here
+ * and on an ssh server), holding `owner`, a JSON line; a local publish and an ssh deploy exclude each other. A lock whose owner
+ * ran on this host and is gone is taken over; one without a readable owner is held, and the message says to remove it.
+ * @typedef {import('../output/lock.js').LockOwner} LockOwner @typedef {{ text: string, owner: LockOwner | null }} HeldLock
  */
 
-/** @param {unknown} error */
-const errno = (error) => /** @type {NodeJS.ErrnoException} */ (error)?.code;
+/** @param {unknown} error */ const errno = (error) => /** @type {NodeJS.ErrnoException} */ (error)?.code;
 
-/** Our owner line. */
 export const ownerText = () => JSON.stringify({ pid: process.pid, host: os.hostname(), startedAt: new Date().toISOString() });
 
-/**
- * @param {string} text an owner line
- * @returns {LockOwner | null}
- */
+/** @param {string} text an owner line @returns {LockOwner | null} */
 export function parseOwner(text) {
   try {
     const parsed = JSON.parse(text);
@@ -41,27 +27,15 @@ export function parseOwner(text) {
   }
 }
 
-/**
- * Whether a held lock may be taken over: its owner ran on this host and is gone.
- * @param {LockOwner | null} owner
- */
+/** Its owner ran on this host and is gone. @param {LockOwner | null} owner */
 export const isStale = (owner) => owner !== null && !isAlive(owner);
 
-/**
- * Who holds a lock, for messages; and whether only a person can tell it is
- * gone (another host, or no owner written).
- * @param {LockOwner | null} owner
- */
+/** For messages. @param {LockOwner | null} owner */
 export const holderText = (owner) => (owner ? `pid ${owner.pid} on ${owner.host}, since ${owner.startedAt}` : 'a run that is starting, or one killed before it wrote its owner');
 
-/** @param {LockOwner | null} owner */
-export const onlyAPersonCanTell = (owner) => owner === null || owner.host !== os.hostname();
+/** @param {LockOwner | null} owner */ export const onlyAPersonCanTell = (owner) => owner === null || owner.host !== os.hostname();
 
-/**
- * The lock at `lock` as it is now, or null when there is none.
- * @param {string} lock
- * @returns {Promise<HeldLock | null>}
- */
+/** Null when there is none. @param {string} lock @returns {Promise<HeldLock | null>} */
 async function readHeld(lock) {
   const info = await lstat(lock).catch((error) => {
     if (errno(error) === 'ENOENT') return null;
@@ -76,19 +50,12 @@ async function readHeld(lock) {
   return { text, owner: parseOwner(text) };
 }
 
-/** @param {unknown} error */
-const diskFull = (error) => errno(error) === 'ENOSPC' || errno(error) === 'EDQUOT';
+/** @param {unknown} error */ const diskFull = (error) => errno(error) === 'ENOSPC' || errno(error) === 'EDQUOT';
 
 /**
- * Take the lock of a local target.
- * @param {string} dir the target's directory (it exists)
- * @param {{
- *   busy: (who: string) => string,
- *   clean: () => Promise<void>,
- *   leftovers: () => Promise<string[]>,
- * }} how busy: the message when a live run holds it; clean: remove what
- *   failed runs left (called holding the lock, when the disk is full);
- *   leftovers: what failed runs left, to name when the lock cannot be made
+ * @param {string} dir the target's directory, which exists
+ * @param {{ busy: (who: string) => string, clean: () => Promise<void>, leftovers: () => Promise<string[]> }} how busy: the message
+ *   when a live run holds it; clean: remove failed runs' leftovers, holding the lock, when the disk is full
  * @returns {Promise<{ release(): Promise<void> }>}
  */
 export async function takeLock(dir, how) {
@@ -122,13 +89,7 @@ export async function takeLock(dir, how) {
   throw new LockedError(`could not take the lock ${lock}: it keeps changing hands`);
 }
 
-/**
- * Write our owner line into the lock we made. On a full disk, what failed
- * runs left is removed first (we hold the lock: none of it is live).
- * @param {string} lock
- * @param {string} text
- * @param {() => Promise<void>} clean
- */
+/** On a full disk, failed runs' leftovers go first: we hold the lock, none of it is live. @param {string} lock @param {string} text @param {() => Promise<void>} clean */
 async function writeOwner(lock, text, clean) {
   const file = path.join(lock, 'owner');
   try {
@@ -144,12 +105,7 @@ async function writeOwner(lock, text, clean) {
   });
 }
 
-/**
- * Move a stale lock aside (only one taker can), check it was the one read,
- * and remove it; one that changed hands meanwhile is put back.
- * @param {string} lock
- * @param {string} text the owner line read
- */
+/** Only one taker can move it; one that changed hands meanwhile is put back. @param {string} lock @param {string} text the owner line read */
 async function takeOver(lock, text) {
   const aside = `${lock}.stale.${process.pid}`;
   try {
@@ -166,11 +122,7 @@ async function takeOver(lock, text) {
   await rm(aside, { recursive: true, force: true });
 }
 
-/**
- * The message names the target's directory only where it must (callers prefix the target).
- * @param {string} clause what could not be done, from ", so" or " while"
- * @param {string[]} leftovers directories to delete
- */
+/** Callers prefix the target. @param {string} clause from ", so" or " while" @param {string[]} leftovers directories to delete */
 function fullError(clause, leftovers) {
   const advice = leftovers.length > 0 ? `delete ${leftovers.join(', ')} (left by a failed run), or free space on it` : 'free space on it';
   return new DeployError(`the disk is full (ENOSPC)${clause}: ${advice}, then run again`, { code: 'DEPLOY_DISK_FULL' });

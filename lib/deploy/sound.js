@@ -5,24 +5,14 @@ import path from 'node:path';
 import { DeployError } from '../errors.js';
 
 /**
- * Whether a release on a target is exactly what its record lists: only
- * regular files and the directories that hold them, no symbolic link, no
- * other entry. A new release is linked from the current one (`cp -al`) only
- * when it is: a link planted in the live release would otherwise be copied
- * as a link, and the removals and writes that follow would go through it,
- * outside the target. An unsound release is not linked from; the new one is
- * built from OUT alone (warning DEPLOY_REBUILT).
- *
- * @typedef {import('./source.js').FileInfo} FileInfo
+ * Whether a release holds exactly its record: regular files and their directories, no link, no other entry. Only then is a new
+ * release linked from it: a planted link would be copied, and the removals and writes after would go through it, outside the
+ * target. Otherwise the new one is built from OUT alone (DEPLOY_REBUILT). @typedef {import('./source.js').FileInfo} FileInfo
  */
 
-/**
- * The directories a file list implies ("a/b/c.html" -> "a", "a/b").
- * @param {Iterable<string>} files
- */
+/** "a/b/c.html" -> "a", "a/b". @param {Iterable<string>} files */
 export function impliedDirs(files) {
-  /** @type {Set<string>} */
-  const dirs = new Set();
+  /** @type {Set<string>} */ const dirs = new Set();
   for (const file of files) {
     for (let cut = file.lastIndexOf('/'); cut > 0; cut = file.lastIndexOf('/', cut - 1)) {
       const dir = file.slice(0, cut);
@@ -34,19 +24,15 @@ export function impliedDirs(files) {
 }
 
 /**
- * What a local release holds that its record does not say, or null when it
- * holds exactly its record's files. Stops at the first difference.
- * @param {string} root the release's directory
- * @param {Map<string, FileInfo>} files its record's files
- * @returns {Promise<string | null>}
+ * What a local release holds that its record does not say; null when exactly its files. Stops at the first difference.
+ * @param {string} root the release's directory @param {Map<string, FileInfo>} files its record's @returns {Promise<string | null>}
  */
 export async function localTreeProblem(root, files) {
   const top = await lstat(root).catch(() => null);
   if (!top?.isDirectory()) return 'it is not a directory (a symbolic link?)';
   const dirs = impliedDirs(files.keys());
   let seen = 0;
-  /** @param {string} rel @returns {Promise<string | null>} */
-  const visit = async (rel) => {
+  /** @param {string} rel @returns {Promise<string | null>} */ const visit = async (rel) => {
     for (const entry of await readdir(path.join(root, rel), { withFileTypes: true })) {
       const child = rel === '' ? entry.name : `${rel}/${entry.name}`;
       if (entry.isSymbolicLink()) return `${child} is a symbolic link`;
@@ -69,11 +55,7 @@ export async function localTreeProblem(root, files) {
   return seen === files.size ? null : `${files.size - seen} file(s) of its record are missing`;
 }
 
-/**
- * The sha256 of names as `find . -print0 | LC_ALL=C sort -z` gives them:
- * "./NAME\0" each, in byte order.
- * @param {Iterable<string>} names
- */
+/** As `find . -print0 | LC_ALL=C sort -z` gives them: "./NAME\0" each, in byte order. @param {Iterable<string>} names */
 function listingDigest(names) {
   const sorted = [...names].map((name) => Buffer.from(`./${name}\0`)).sort(Buffer.compare);
   const hash = createHash('sha256');
@@ -82,11 +64,8 @@ function listingDigest(names) {
 }
 
 /**
- * A sh fragment for the server: with the current directory in releases/ and
- * $id a release, prints `TREE DIRS FILES` (the sha256 of its sorted
- * directory and file names), `TREE link` when it is no directory, and
- * `ODD NAME` for its first entry that is neither a file nor a directory.
- * Needs find, sort -z and sha256sum (GNU coreutils).
+ * From releases/ with $id a release, prints `TREE DIRS FILES` (sha256 of its sorted directory and file names), `TREE link`
+ * when it is no directory, and `ODD NAME` for its first entry neither file nor directory. Needs GNU find, sort -z, sha256sum.
  */
 export const TREE_CHECK = `
 if [ -L "$id" ] || [ ! -d "$id" ]; then echo "TREE link"
@@ -98,13 +77,7 @@ else
   if [ -n "$odd" ]; then printf 'ODD %s\\n' "\${odd#./}"; fi
 fi`;
 
-/**
- * What TREE_CHECK's answer says of a release against its record, or null
- * when it holds exactly the record's files.
- * @param {string} answer the lines TREE_CHECK printed (other lines ignored)
- * @param {Map<string, FileInfo>} files the record's files
- * @returns {string | null}
- */
+/** Null when it holds exactly the record's files. @param {string} answer TREE_CHECK's lines @param {Map<string, FileInfo>} files the record's @returns {string | null} */
 export function remoteTreeProblem(answer, files) {
   const odd = /^ODD (.*)$/m.exec(answer)?.[1];
   if (odd !== undefined) return `${odd} is a symbolic link or not a regular file`;
@@ -117,12 +90,8 @@ export function remoteTreeProblem(answer, files) {
 }
 
 /**
- * Throws (DEPLOY_UNSAFE_TARGET) when a directory on the way from `root` to
- * `root/rel` is a symbolic link: nothing is removed or written through one.
- * A part that does not exist yet ends the check (it is made by the caller).
- * @param {string} root a release being built (itself not checked: ours)
- * @param {string} rel a "/"-separated directory under it ("." for root)
- * @param {Set<string>} checked directories found sound already (a cache per build)
+ * Throws DEPLOY_UNSAFE_TARGET when a directory between `root` and `root/rel` is a link; a part not made yet ends the check.
+ * @param {string} root a release being built @param {string} rel a directory under it, "." for root @param {Set<string>} checked a cache per build
  */
 export async function assertNoLink(root, rel, checked) {
   if (rel === '.' || rel === '' || checked.has(rel)) return;

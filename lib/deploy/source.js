@@ -12,37 +12,20 @@ import { DeployError } from '../errors.js';
 import { FRONT_FILES } from '../front/front-files.js';
 
 /**
- * The tree to publish, read once: every file the manifest lists, their
- * precompressed siblings, the manifest itself and the sitemaps, each hashed
- * (sha256 of its bytes) and checked against the manifest. Nothing under
- * OUT/.prerender/ is ever part of it. `verify`, `publish` and `deploy` all
- * start here; the targets then only copy what this found.
- *
- * @typedef {{ sha256: string, bytes: number, mtimeMs: number }} FileInfo
- * @typedef {{ file: string, reason: string }} Problem
- * @typedef {{
- *   out: string, manifestSha256: string, pages: number,
- *   files: Map<string, FileInfo>,
- *   missing: Problem[], changed: Problem[], unlisted: Problem[], unsafe: Problem[],
- *   checked: number, hashed: number, bytes: number, durationMs: number,
- * }} SourceTree
- *   files: path relative to OUT ("/" separated) -> what it holds; checked:
- *   files checked against the manifest; hashed: how many of them were read
- *   and hashed (the others were unchanged since they last were, by the hash cache)
+ * The tree to publish, read once: every file the manifest lists, their siblings, the manifest and the sitemaps, each hashed and
+ * checked against the manifest; nothing under OUT/.prerender/. `verify`, `publish` and `deploy` start here; targets copy what it found.
+ * @typedef {{ sha256: string, bytes: number, mtimeMs: number }} FileInfo @typedef {{ file: string, reason: string }} Problem
+ * @typedef {{ out: string, manifestSha256: string, pages: number, files: Map<string, FileInfo>, missing: Problem[], changed: Problem[],
+ *   unlisted: Problem[], unsafe: Problem[], checked: number, hashed: number, bytes: number, durationMs: number }} SourceTree
+ *   files: by path relative to OUT; hashed: of those checked, the files read (the others unchanged, by the hash cache)
  * @typedef {[key: string, sha256: string, bytes: number, matched: string]} CacheEntry
- *   key: size, mtime, ctime and inode of the file when it was hashed;
- *   matched: for a .gz/.br sibling, the page sha256 it was found to decompress to
+ *   key: size, mtime, ctime and inode when hashed; matched: for a .gz/.br sibling, the page sha256 it decompresses to
  */
 
 export const STATE_DIR = '.prerender';
 const SIBLINGS = /** @type {const} */ ({ '.gz': 'gzip', '.br': 'br' });
 
-/**
- * A manifest path that is safe to publish: relative, "/" separated, no "." or
- * ".." segment, no empty segment, not in the state directory.
- * @param {unknown} file
- * @returns {string | null} what is wrong, or null
- */
+/** Relative, "/" separated, no ".", ".." or empty segment, not in the state directory. @param {unknown} file @returns {string | null} what is wrong */
 export function unsafeReason(file) {
   if (typeof file !== 'string' || file === '') return 'not a file name';
   if (file.includes('\\') || file.includes('\0')) return 'has a backslash or NUL';
@@ -56,12 +39,8 @@ export function unsafeReason(file) {
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 /**
- * Parse the manifest for publishing: JSON and the top-level check, then what
- * every page entry must have for its file to be checked (an object with a
- * sha256 and a size). A manifest that fails is unreadable (exit 2), never a
- * crash; an unsafe or missing "file" is left to unsafeReason (reported, exit 1).
- * @param {string} text
- * @param {string} where the manifest's path, for messages
+ * A manifest that fails is unreadable (exit 2), never a crash; an unsafe or missing "file" is left to unsafeReason (exit 1).
+ * @param {string} text @param {string} where the manifest's path, for messages
  */
 function readManifestText(text, where) {
   let manifest;
@@ -82,20 +61,16 @@ function readManifestText(text, where) {
   return manifest;
 }
 
-/** Files up to this size are read whole (one synchronous read from the page cache); larger ones are streamed. */
+/** Read whole up to this size, in one synchronous read from the page cache; larger ones streamed. */
 const WHOLE_FILE_MAX = 4 * 1024 * 1024;
 
 /**
- * sha256 and size of a file; with `decode`, of its decompressed bytes.
- * @param {string} file
- * @param {number} size from its stat
- * @param {'gzip' | 'br'} [decode]
- * @param {number} [maxOutput] with `decode`: decompress no more than this (a bomb stops here)
+ * With `decode`, of the decompressed bytes, no more than `maxOutput` (a bomb stops there).
+ * @param {string} file @param {number} size from its stat @param {'gzip' | 'br'} [decode] @param {number} [maxOutput]
  */
 async function hashFile(file, size, decode, maxOutput = WHOLE_FILE_MAX) {
   if (size <= WHOLE_FILE_MAX) {
-    // Synchronous on purpose: for small files the promise round trips cost
-    // several times the read itself.
+    // Synchronous on purpose: for small files the promise round trips cost several times the read.
     let data = readFileSync(file);
     if (decode) data = decode === 'gzip' ? zlib.gunzipSync(data, { maxOutputLength: maxOutput }) : zlib.brotliDecompressSync(data, { maxOutputLength: maxOutput });
     return { sha256: createHash('sha256').update(data).digest('hex'), bytes: data.length };
@@ -114,17 +89,11 @@ async function hashFile(file, size, decode, maxOutput = WHOLE_FILE_MAX) {
   return { sha256: hash.digest('hex'), bytes };
 }
 
-/**
- * Every entry under OUT (not following links), but the state directory.
- * @param {string} out
- */
+/** Not following links; the state directory left out. @param {string} out */
 async function walk(out) {
-  /** @type {Set<string>} */
-  const regular = new Set();
-  /** @type {string[]} */
-  const links = [];
-  /** @type {string[]} */
-  const other = [];
+  /** @type {Set<string>} */ const regular = new Set();
+  /** @type {string[]} */ const links = [];
+  /** @type {string[]} */ const other = [];
   /** @param {string} rel */
   async function visit(rel) {
     const entries = await readdir(path.join(out, rel), { withFileTypes: true });
@@ -141,19 +110,12 @@ async function walk(out) {
   return { regular, links, other };
 }
 
-/**
- * @param {string} base realpath of OUT
- * @param {string} target
- */
+/** @param {string} base realpath of OUT @param {string} target */
 const inside = (base, target) => target === base || target.startsWith(base + path.sep);
 
 /**
- * Read and check the tree at OUT against its manifest.
- * @param {string} out
- * @param {{ concurrency?: number, cache?: boolean, trustBefore?: number }} [options] cache: use
- *   and update the hash cache (deploy, publish); without it every file is read
- *   and hashed (verify). trustBefore: only files whose ctime is older than
- *   this (ms since the epoch; default one second ago) go into the cache
+ * @param {string} out @param {{ concurrency?: number, cache?: boolean, trustBefore?: number }} [options] cache: the hash cache
+ *   (deploy, publish; verify hashes every file); trustBefore: only files whose ctime is older go into it, a second ago by default
  * @returns {Promise<SourceTree>}
  */
 export async function readSource(out, options = {}) {
@@ -170,37 +132,20 @@ export async function readSource(out, options = {}) {
   const base = await realpath(root);
   const { regular, links, other } = await walk(root);
   const cache = options.cache ? await readCache(root) : new Map();
-  /** @type {Map<string, CacheEntry>} */
-  const seen = new Map();
+  /** @type {Map<string, CacheEntry>} */ const seen = new Map();
   let dirty = false;
   const trustBefore = options.trustBefore ?? started - RACY_MS;
 
-  /** @type {SourceTree} */
-  const tree = {
+  /** @type {SourceTree} */ const tree = {
     out: root, manifestSha256, pages: manifest.pages.length, files: new Map(),
     missing: [], changed: [], unlisted: [], unsafe: [], checked: 0, hashed: 0, bytes: 0, durationMs: 0,
   };
-  // Links inside OUT are published as the file they lead to, if it is inside OUT.
-  /** @type {Set<string>} */
-  const viaLink = new Set();
-  for (const link of links) {
-    const target = await realpath(path.join(root, link)).catch(() => null);
-    if (target === null) tree.unsafe.push({ file: link, reason: 'is a symbolic link that leads nowhere' });
-    else if (!inside(base, target)) tree.unsafe.push({ file: link, reason: `is a symbolic link to ${target}, outside OUT` });
-    else viaLink.add(link);
-  }
-  for (const file of other) tree.unsafe.push({ file, reason: 'is not a regular file (socket, fifo, device)' });
+  const viaLink = await linksInside(tree, base, links, other);
 
   const limit = pLimit(options.concurrency ?? 8);
-  /** @type {Set<string>} */
-  const listed = new Set([MANIFEST_NAME]);
-  /** @type {Promise<void>[]} */
-  const jobs = [];
-  /**
-   * @param {string} file
-   * @param {{ sha256: string, bytes: number } | null} expected
-   * @param {'gzip' | 'br'} [decode] a sibling: its decompressed bytes must be `expected`
-   */
+  /** @type {Set<string>} */ const listed = new Set([MANIFEST_NAME]);
+  /** @type {Promise<void>[]} */ const jobs = [];
+  /** @param {string} file @param {{ sha256: string, bytes: number } | null} expected @param {'gzip' | 'br'} [decode] a sibling, whose decompressed bytes must be `expected` */
   const check = (file, expected, decode) => {
     const full = path.join(root, file);
     let info;
@@ -210,8 +155,7 @@ export async function readSource(out, options = {}) {
       tree.missing.push({ file, reason: 'listed in the manifest but not in OUT' });
       return;
     }
-    // A directory (or a link to one) where the manifest lists a file: a
-    // mismatch to report, not a read that fails with EISDIR.
+    // A directory where the manifest lists a file: a mismatch to report, not a read that fails with EISDIR.
     if (!info.isFile()) {
       tree.missing.push({ file, reason: 'listed in the manifest as a file, but is a directory or not a regular file in OUT' });
       return;
@@ -222,7 +166,7 @@ export async function readSource(out, options = {}) {
     const want = expected ? `${expected.sha256}:${expected.bytes}` : '';
     const run = async () => {
       const own = unchanged ? { sha256: cached[1], bytes: cached[2] } : await hashFile(full, info.size).catch((/** @type {NodeJS.ErrnoException} */ error) => {
-        // Unreadable (permissions, I/O error): this file cannot be vouched for; the rest of the report stands.
+        // Unreadable: this file cannot be vouched for; the rest of the report stands.
         tree.changed.push({ file, reason: `cannot be read (${error.code ?? error.message})` });
         return null;
       });
@@ -239,8 +183,7 @@ export async function readSource(out, options = {}) {
           matched = want;
         }
       }
-      // A file changed in the last second may change again within the same
-      // timestamp tick, same size: it is not trusted from the cache (hashed again next time).
+      // A file changed in the last second may change again within the same timestamp tick: not trusted from the cache.
       if (info.ctimeMs < trustBefore) seen.set(file, [key, own.sha256, own.bytes, matched]);
       else dirty = true;
       if (!unchanged || cached[3] !== matched) dirty = true;
@@ -252,41 +195,7 @@ export async function readSource(out, options = {}) {
     jobs.push(unchanged && (!decode || cached[3] === want) ? run() : limit(run));
   };
 
-  /** @type {Map<string, import('../output/manifest/schema.js').ManifestPage>} the first entry of each file */
-  const seenFiles = new Map();
-  // A page's own file is never another page's sibling (a site with URLs for both app.js and app.js.gz).
-  const pageFiles = new Set(manifest.pages.map((page) => page.file));
-  for (const page of manifest.pages) {
-    const reason = unsafeReason(page.file);
-    if (reason) {
-      tree.unsafe.push({ file: String(page.file), reason: `manifest entry for ${page.url} ${reason}` });
-      continue;
-    }
-    const first = seenFiles.get(page.file);
-    if (first) {
-      // Two entries for one file (two URLs, one file) must agree: the file
-      // cannot match both, and the one checked would hide the other.
-      if (first.sha256 !== page.sha256 || first.bytes !== page.bytes) tree.changed.push({ file: page.file, reason: `listed twice in the manifest with different sha256 or size (${first.url} and ${page.url})` });
-      continue;
-    }
-    seenFiles.set(page.file, page);
-    listed.add(page.file);
-    if (!regular.has(page.file) && ![...viaLink].some((link) => page.file === link || page.file.startsWith(link + '/'))) {
-      // Maybe under a linked directory that escapes: already refused above; else missing.
-      const escapes = tree.unsafe.some((problem) => page.file === problem.file || page.file.startsWith(problem.file + '/'));
-      if (!escapes) tree.missing.push({ file: page.file, reason: `listed in the manifest (${page.url}) but not in OUT` });
-      continue;
-    }
-    check(page.file, { sha256: page.sha256, bytes: page.bytes });
-    for (const [suffix, format] of Object.entries(SIBLINGS)) {
-      const sibling = page.file + suffix;
-      if (pageFiles.has(sibling)) continue;
-      if (regular.has(sibling) || viaLink.has(sibling)) {
-        listed.add(sibling);
-        check(sibling, { sha256: page.sha256, bytes: page.bytes }, format);
-      }
-    }
-  }
+  checkPages(manifest, tree, { regular, viaLink, listed, check });
   // The manifest: read and hashed above.
   tree.files.set(MANIFEST_NAME, { sha256: manifestSha256, bytes: manifestText.length, mtimeMs: statSync(path.join(root, MANIFEST_NAME)).mtimeMs });
   tree.checked++;
@@ -310,26 +219,76 @@ export async function readSource(out, options = {}) {
 }
 
 /**
- * The hash cache of `deploy` and `publish`: OUT/.prerender/deploy-hashes.json,
- * what each file hashed to when last read, keyed by its size, mtime, ctime
- * and inode. A file whose four are the same has not been written since (any
- * write, rename over it or utimes() moves its ctime, which user space cannot
- * set back), so its bytes are what they were: it is not read again. The
- * cache is only a speed-up; `verify` never uses it, and a cache that cannot
- * be read or written is ignored.
+ * Each entry's file, with its siblings, queued with `check`, or said unsafe, missing or listed twice.
+ * @param {import('../output/manifest/schema.js').Manifest} manifest @param {SourceTree} tree
+ * @param {{ regular: Set<string>, viaLink: Set<string>, listed: Set<string>, check: (file: string, expected: { sha256: string, bytes: number } | null, decode?: 'gzip' | 'br') => void }} found
+ */
+function checkPages(manifest, tree, { regular, viaLink, listed, check }) {
+  /** @type {Map<string, import('../output/manifest/schema.js').ManifestPage>} the first entry of each file */
+  const seenFiles = new Map();
+  // A page's own file is never another page's sibling (a site with URLs for both app.js and app.js.gz).
+  const pageFiles = new Set(manifest.pages.map((page) => page.file));
+  for (const page of manifest.pages) {
+    const reason = unsafeReason(page.file);
+    if (reason) {
+      tree.unsafe.push({ file: String(page.file), reason: `manifest entry for ${page.url} ${reason}` });
+      continue;
+    }
+    const first = seenFiles.get(page.file);
+    if (first) {
+      // Two entries for one file must agree: the file cannot match both, and the one checked would hide the other.
+      if (first.sha256 !== page.sha256 || first.bytes !== page.bytes) tree.changed.push({ file: page.file, reason: `listed twice in the manifest with different sha256 or size (${first.url} and ${page.url})` });
+      continue;
+    }
+    seenFiles.set(page.file, page);
+    listed.add(page.file);
+    if (!regular.has(page.file) && ![...viaLink].some((link) => page.file === link || page.file.startsWith(link + '/'))) {
+      // Maybe under a linked directory that escapes: already refused above; else missing.
+      const escapes = tree.unsafe.some((problem) => page.file === problem.file || page.file.startsWith(problem.file + '/'));
+      if (!escapes) tree.missing.push({ file: page.file, reason: `listed in the manifest (${page.url}) but not in OUT` });
+      continue;
+    }
+    check(page.file, { sha256: page.sha256, bytes: page.bytes });
+    for (const [suffix, format] of Object.entries(SIBLINGS)) {
+      const sibling = page.file + suffix;
+      if (pageFiles.has(sibling)) continue;
+      if (regular.has(sibling) || viaLink.has(sibling)) {
+        listed.add(sibling);
+        check(sibling, { sha256: page.sha256, bytes: page.bytes }, format);
+      }
+    }
+  }
+}
+
+/**
+ * A link inside OUT is published as its file when that is inside OUT; other links and irregular files are unsafe.
+ * @param {SourceTree} tree @param {string} base OUT's real path @param {string[]} links @param {string[]} other @returns {Promise<Set<string>>} links leading inside
+ */
+async function linksInside(tree, base, links, other) {
+  /** @type {Set<string>} */ const viaLink = new Set();
+  for (const link of links) {
+    const target = await realpath(path.join(tree.out, link)).catch(() => null);
+    if (target === null) tree.unsafe.push({ file: link, reason: 'is a symbolic link that leads nowhere' });
+    else if (!inside(base, target)) tree.unsafe.push({ file: link, reason: `is a symbolic link to ${target}, outside OUT` });
+    else viaLink.add(link);
+  }
+  for (const file of other) tree.unsafe.push({ file, reason: 'is not a regular file (socket, fifo, device)' });
+  return viaLink;
+}
+
+/**
+ * The hash cache (OUT/.prerender/deploy-hashes.json), keyed by size, mtime, ctime and inode: any write, rename or utimes() moves
+ * the ctime, which user space cannot set back, so a file whose four are the same is not read again. Only a speed-up: `verify`
+ * never uses it, and one that cannot be read or written is ignored.
  */
 export const HASH_CACHE = 'deploy-hashes.json';
 
-/** How old a file's ctime must be before its hash is cached: coarse kernel timestamps, as git's "racily clean" entries. */
+/** Coarse kernel timestamps, as git's "racily clean" entries. */
 const RACY_MS = 1000;
 
-/** @param {import('node:fs').Stats} info */
-const cacheKey = (info) => `${info.size}:${info.mtimeMs}:${info.ctimeMs}:${info.ino}`;
+/** @param {import('node:fs').Stats} info */ const cacheKey = (info) => `${info.size}:${info.mtimeMs}:${info.ctimeMs}:${info.ino}`;
 
-/**
- * @param {string} root OUT
- * @returns {Promise<Map<string, CacheEntry>>}
- */
+/** @param {string} root OUT @returns {Promise<Map<string, CacheEntry>>} */
 async function readCache(root) {
   try {
     const data = JSON.parse(await readFile(path.join(root, STATE_DIR, HASH_CACHE), 'utf8'));
@@ -340,10 +299,7 @@ async function readCache(root) {
   }
 }
 
-/**
- * @param {string} root OUT
- * @param {Map<string, CacheEntry>} entries
- */
+/** @param {string} root OUT @param {Map<string, CacheEntry>} entries */
 async function writeCache(root, entries) {
   const dir = path.join(root, STATE_DIR);
   // tmp-*: a crawl holding OUT removes one a killed run left.
@@ -360,10 +316,7 @@ async function writeCache(root, entries) {
 /** @param {SourceTree} tree */
 export const isClean = (tree) => tree.missing.length + tree.changed.length + tree.unlisted.length + tree.unsafe.length === 0;
 
-/**
- * Refuse a tree that does not match its manifest, before anything is sent.
- * @param {SourceTree} tree
- */
+/** Before anything is sent. @param {SourceTree} tree */
 export function assertClean(tree) {
   if (isClean(tree)) return;
   const first = [...tree.unsafe, ...tree.missing, ...tree.changed, ...tree.unlisted][0];

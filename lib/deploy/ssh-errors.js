@@ -2,29 +2,16 @@
 import { DeployError } from '../errors.js';
 
 /**
- * What went wrong with an ssh command, in one line: the connection was lost,
- * the target's disk is full, ssh could not connect, or a remote step failed.
- * The raw output (tar's line per file, ssh's own words) goes to `detail`, a
- * few lines, shown with --verbose. Messages do not name the target: the
- * caller puts its label in front, once.
- *
- * @typedef {{
- *   what: string, code: number | null, signal?: string | null, error?: Error, stderr: string,
- *   masterStderr?: string, connected: boolean, failCode?: string,
- * }} SshFailure
- *   what: the step, for "while …" ("sending and checking the release");
- *   code: the exit code of ssh (255: ssh's own failure; else the remote
- *   command's); connected: the master had connected; failCode: the code of
- *   a remote step that failed (default DEPLOY_REMOTE)
+ * An ssh failure in one line (connection lost, disk full, no connection, a remote step failed); the raw output goes to `detail`,
+ * shown with --verbose. Messages do not name the target: the caller puts its label in front, once.
+ * @typedef {{ what: string, code: number | null, signal?: string | null, error?: Error, stderr: string, masterStderr?: string,
+ *   connected: boolean, failCode?: string }} SshFailure
+ *   what: the step, for "while …"; code: 255 is ssh's own failure, else the remote command's; failCode: DEPLOY_REMOTE by default
  */
 
-/** Lines of ssh's and the server's words kept in `detail`. */
 const DETAIL_LINES = 5;
 
-/**
- * The last few distinct lines of some output, for `detail`.
- * @param {string[]} texts
- */
+/** The last few distinct lines. @param {string[]} texts */
 export function detailOf(...texts) {
   const lines = texts.join('\n').split('\n').map((line) => line.trim()).filter(Boolean);
   const unique = [...new Set(lines)];
@@ -35,10 +22,7 @@ export function detailOf(...texts) {
 
 const DISK_FULL = /No space left on device|Disk quota exceeded/i;
 
-/**
- * @param {SshFailure} failure
- * @returns {DeployError}
- */
+/** @param {SshFailure} failure @returns {DeployError} */
 export function sshFailure(failure) {
   const { what, code, signal, error, stderr, masterStderr = '', connected } = failure;
   const detail = detailOf(masterStderr, stderr) || undefined;

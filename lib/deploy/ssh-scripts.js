@@ -3,18 +3,9 @@ import { CURRENT, LOCK_NAME, RELEASES, TMP_PREFIX, TRASH_PREFIX } from './releas
 import { TREE_CHECK } from './sound.js';
 import { checkHashes, parseHashes } from './verify.js';
 
-/**
- * The sh scripts an ssh target runs on the server (ssh.js), and the readers
- * of what they print. Arguments are $1, $2…, passed quoted, never spliced
- * into a script's text.
- *
- * @typedef {import('./source.js').FileInfo} FileInfo
- */
+/** The sh scripts an ssh target runs on the server, and readers of what they print; arguments are passed quoted, never spliced. @typedef {import('./source.js').FileInfo} FileInfo */
 
-/**
- * Quote one word for a POSIX shell.
- * @param {string} word
- */
+/** For a POSIX shell. @param {string} word */
 export const shQuote = (word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
 
 const STATE_BODY = `
@@ -40,11 +31,9 @@ fi`;
 export const STATE_SCRIPT = STATE_BODY;
 
 /**
- * $1 dir, $2 "files", $3 our owner text, $4 "take" to take over a stale lock
- * whose owner text is $5; then the state, as STATE_SCRIPT. The lock is the
- * same on every target (lock.js); a lock file of older local runs is read
- * too. On a full disk, what failed runs left is removed under the lock
- * before its owner is written; FULL when it still cannot be.
+ * $1 dir, $2 "files", $3 our owner text, $4 "take" to take over a stale lock whose owner text is $5; then the state, as
+ * STATE_SCRIPT. A lock file of older local runs is read too. On a full disk, failed runs' leftovers are removed under the
+ * lock before its owner is written; FULL when it still cannot be.
  */
 export const LOCK_STATE_SCRIPT = `
 owner_of() { if [ -d "$1" ]; then cat -- "$1/owner"; else cat -- "$1"; fi 2>/dev/null; }
@@ -70,22 +59,11 @@ cd -- "$1" || exit 0
 if [ "$(cat ${LOCK_NAME}/owner 2>/dev/null)" = "$2" ]; then rm -rf -- ${LOCK_NAME}; fi`;
 
 /**
- * Shell functions of the stage script for hashing on the server.
- * - fast_sha256: whether the server's \`openssl dgst -sha256 -r\` answers in
- *   coreutils' format (OpenSSL 1.1 and 3 do). It uses the CPU's SHA
- *   extensions: 5-6 times less CPU than the sha256sum of Debian 12's
- *   coreutils, which is built without them.
- * - check_sums LIST FAILED: the files of a \`sha256sum -c\` check list (LIST)
- *   hashed and compared; what fails is written to FAILED as \`sha256sum -c
- *   --quiet\` says it ("NAME: FAILED", "NAME: FAILED open or read"), and the
- *   status is 0 only when every file matched. Through openssl where
- *   fast_sha256 and no name in the list is escaped (a backslash or a
- *   newline in it); else \`sha256sum -c\`.
- * - all_sums: every file under . hashed, in sha256sum's output format (or
- *   openssl's "HASH *NAME", which parseHashes reads too); names with a
- *   backslash or a newline always by sha256sum, which escapes them. Then
- *   every entry that is neither a file nor a directory, NUL-terminated:
- *   links after a LINKS line, the others after an OTHERS line (parseOdd).
+ * Hashing on the server. fast_sha256: whether `openssl dgst -sha256 -r` answers in coreutils' format; it uses the CPU's SHA
+ * extensions, which Debian 12's sha256sum is built without (BENCHMARKS.md, "The server hashes with openssl").
+ * check_sums LIST FAILED: a `sha256sum -c` list checked, failures written as `sha256sum -c --quiet` says them, status 0 only
+ * when all match; through openssl unless a name is escaped. all_sums: every file under . hashed in sha256sum's format (or
+ * openssl's "HASH *NAME"), then the entries neither file nor directory, NUL-terminated, after LINKS and OTHERS lines.
  */
 export const CHECK_SUMS = `
 fast_sha256() {
@@ -114,13 +92,12 @@ all_sums() {
   printf '\nOTHERS\n'; find . ! -type f ! -type d ! -type l -print0
 }`;
 
-/** The names of release trees (ids: 20261124T131500Z-3f2a9c01), as a sh glob. */
+/** Release ids (20261124T131500Z-3f2a9c01) as a sh glob. */
 const RELEASE_GLOB = '[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]';
 
 /**
- * $1 dir, $2 id, $3 previous id (or ""), $4 $5 $6 bytes of the removal list,
- * the check list and the record at the start of stdin, $7 "all" (hash every
- * file, print the sums, do not commit) or "sent", $8 files in the tar stream.
+ * $1 dir, $2 id, $3 previous id or "", $4 $5 $6 bytes of the removal list, the check list and the record at the start of stdin,
+ * $7 "all" (hash every file, print the sums, do not commit) or "sent", $8 files in the tar stream.
  */
 export const STAGE_SCRIPT = `
 set -e
@@ -202,26 +179,15 @@ for id in "$@"; do
 done
 if [ -n "$owner" ] && [ "$(cat ${LOCK_NAME}/owner 2>/dev/null)" = "$owner" ]; then rm -rf -- ${LOCK_NAME}; fi`;
 
-/**
- * A line of a `sha256sum -c` check list; a name with a backslash or a
- * newline is escaped, its line starting with "\".
- * @param {string} file
- * @param {string} sha256
- */
+/** A name with a backslash or a newline is escaped, its line starting with "\". @param {string} file @param {string} sha256 */
 export function checkLine(file, sha256) {
   if (!/[\\\n]/.test(file)) return `${sha256}  ${file}\n`;
   return `\\${sha256}  ${file.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}\n`;
 }
 
-/**
- * The failures `sha256sum -c --quiet` printed: "NAME: FAILED" or
- * "NAME: FAILED open or read" (escaped names start with "\").
- * @param {string} text
- * @returns {{ file: string, reason: string }[]}
- */
+/** "NAME: FAILED" or "NAME: FAILED open or read"; escaped names start with "\". @param {string} text @returns {{ file: string, reason: string }[]} */
 export function parseCheckFailures(text) {
-  /** @type {{ file: string, reason: string }[]} */
-  const failures = [];
+  /** @type {{ file: string, reason: string }[]} */ const failures = [];
   for (const line of text.split('\n')) {
     const match = /^(\\?)(.*): FAILED( open or read)?$/.exec(line);
     if (!match) continue;
@@ -231,15 +197,9 @@ export function parseCheckFailures(text) {
   return failures.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
 }
 
-/**
- * NUL-terminated "./NAME" entries at the start of `text`, up to the first
- * that does not start with "./" (find's names all do).
- * @param {string} text
- * @returns {{ names: string[], end: number }}
- */
+/** Up to the first that does not start with "./", as find's names all do. @param {string} text @returns {{ names: string[], end: number }} */
 function nulEntries(text) {
-  /** @type {string[]} */
-  const names = [];
+  /** @type {string[]} */ const names = [];
   let at = 0;
   while (text.startsWith('./', at)) {
     const end = text.indexOf('\0', at);
@@ -250,12 +210,7 @@ function nulEntries(text) {
   return { names, end: at };
 }
 
-/**
- * What all_sums printed, against the release's files: the hashes, then the
- * links and other entries that are neither files nor directories.
- * @param {string} text all_sums's output
- * @param {Map<string, FileInfo>} files
- */
+/** The hashes, then the links and other entries neither files nor directories. @param {string} text all_sums's output @param {Map<string, FileInfo>} files */
 export function checkAll(text, files) {
   const cut = text.indexOf('\nLINKS\n');
   if (cut === -1) return [{ file: '(release)', reason: `the check did not finish: ${text.slice(-500)}` }];

@@ -15,58 +15,32 @@ import { removalList } from './verify.js';
 /** @typedef {import('./source.js').FileInfo} FileInfo */
 
 /**
- * A remote web root over the system `ssh`: the same release layout and
- * atomic switch as a local target. One ssh connection per target and run (a
- * control master of our own in a temp directory), every remote step a short
- * POSIX sh script whose arguments are passed quoted, never spliced into its
- * text. Processes are spawned with argument lists: no local shell. Three
- * remote commands per target and run; the work on the server grows with the
- * changed files, but for one `cp -al`:
- *
- *   lock and state: mkdir DIR/.prerender-lock (atomic), our pid/host/time
- *             inside; then the releases, the current one's record, and
- *             whether its tree is exactly that record (sound.js)
- *   stage:    cp -al releases/PREVIOUS releases/.tmp-ID (one command: hard
- *             links, no data; only from a sound release, and the copy
- *             searched for links); rm the changed and vanished paths; tar -x of
- *             the new and changed files (one tar stream read once from OUT,
- *             shared by every target of the run: fanout.js); sha256sum -c of
- *             the files received against the manifest's sha256; if they all
- *             match, the record, and releases/.tmp-ID -> releases/ID. Its
- *             stdin: the removal list, the check list and the record (their
- *             lengths in its arguments, read with head -c), then the tar stream
- *   switch:   ln -sfn releases/ID .current.tmp.ID && mv -T .current.tmp.ID
- *             current; the releases beyond --keep removed; the lock removed
- *
- * The server needs sh, GNU coreutils (cp -al, sha256sum, xargs -0) and tar;
- * it hashes with openssl where it has one (CHECK_SUMS).
- *
- * @typedef {import('./targets.js').DeployTarget} DeployTarget
- * @typedef {import('./targets.js').StagePlan} StagePlan
- * @typedef {import('./targets.js').StageResult} StageResult
- * @typedef {import('./release.js').ReleaseInfo} ReleaseInfo
+ * A remote web root over the system `ssh`, with a local target's release layout and atomic switch. One control master of our
+ * own per target and run; every remote step a short POSIX sh script whose arguments are passed quoted, never spliced; no local
+ * shell. Three remote commands per target and run, the server's work growing with the changed files but for one `cp -al`:
+ * lock and state: mkdir DIR/.prerender-lock (atomic), then the releases, the current's record and whether its tree is exactly that;
+ * stage: cp -al of a sound previous release, rm of the changed and vanished paths, tar -x of the shared stream (fanout.js),
+ *   sha256sum -c against the manifest, the record, and the rename into releases/ID; its stdin: the lists (lengths in its
+ *   arguments, read with head -c), then the tar stream;
+ * switch: ln -sfn and mv -T of `current`, the releases beyond --keep and the lock removed.
+ * The server needs sh, GNU coreutils and tar; it hashes with openssl where it has one (CHECK_SUMS).
+ * @typedef {import('./targets.js').DeployTarget} DeployTarget @typedef {import('./targets.js').StagePlan} StagePlan
+ * @typedef {import('./targets.js').StageResult} StageResult @typedef {import('./release.js').ReleaseInfo} ReleaseInfo
  * @typedef {{ user?: string, host: string, port?: number, path: string }} SshSpec
- * @typedef {{
- *   name?: string, sshKey?: string, sshOption?: string[], verify?: 'all' | 'sent',
- *   ssh?: string, signal?: AbortSignal,
- * }} SshOptions
- *   ssh: the ssh program (default "ssh")
+ * @typedef {{ name?: string, sshKey?: string, sshOption?: string[], verify?: 'all' | 'sent', ssh?: string, signal?: AbortSignal }} SshOptions
  */
 
-/** How long a process's pipes may stay idle once it has exited before they are closed. */
+/** Idle time of an exited process's pipes before they are closed. */
 const PIPE_GRACE_MS = 1000;
 
 /**
- * Close a child's pipes once it has exited and they have been idle for
- * PIPE_GRACE_MS: a ProxyCommand that ssh started inherits them and may
- * outlive it (stalled), and an open pipe would keep this process alive.
+ * A ProxyCommand that ssh started inherits its pipes and may outlive it, and an open pipe would keep this process alive.
  * @param {import('node:child_process').ChildProcess} child
  */
 function releasePipes(child) {
   const streams = [child.stdin, child.stdout, child.stderr].filter((stream) => stream !== null);
   child.once('exit', () => {
-    /** @type {NodeJS.Timeout} */
-    let timer;
+    /** @type {NodeJS.Timeout} */ let timer;
     const idle = () => {
       clearTimeout(timer);
       timer = setTimeout(() => { for (const stream of streams) stream.destroy(); }, PIPE_GRACE_MS);
@@ -79,35 +53,28 @@ function releasePipes(child) {
 
 /** @implements {DeployTarget} */
 export class SshTarget {
-  /**
-   * @param {SshSpec} spec
-   * @param {SshOptions} [options]
-   */
+  /** @param {SshSpec} spec @param {SshOptions} [options] */
   constructor(spec, options = {}) {
     this.spec = spec;
     this.options = options;
     this.label = options.name ?? targetLabel({ kind: 'ssh', ...spec });
     this.kind = /** @type {const} */ ('ssh');
     this.destination = spec.user ? `${spec.user}@${spec.host}` : spec.host;
-    /** @type {import('node:child_process').ChildProcess | null} */
-    this.master = null;
-    /** @type {string | null} */
-    this.controlDir = null;
-    /** @type {Promise<void> | null} */
-    this.connecting = null;
-    /** @type {Set<import('node:child_process').ChildProcess>} */
-    this.children = new Set();
+    /** @type {import('node:child_process').ChildProcess | null} */ this.master = null;
+    /** @type {string | null} */ this.controlDir = null;
+    /** @type {Promise<void> | null} */ this.connecting = null;
+    /** @type {Set<import('node:child_process').ChildProcess>} */ this.children = new Set();
     /** @type {string | undefined} the owner text of our lock, while we hold it */
     this.lockText = undefined;
     /** @type {string | undefined} the state read with the lock */
     this.stateAnswer = undefined;
-    /** the master's last words (ssh's own messages: why the connection ended) */
+    /** ssh's own messages: why the connection ended */
     this.masterStderr = '';
-    /** whether the master had connected: a later exit 255 is a lost connection */
+    /** A later exit 255 is a lost connection. */
     this.connected = false;
   }
 
-  /** Options every ssh process gets (the master and the rest). */
+  /** The master and the rest. */
   baseArgs() {
     // ssh keeps the first value it is given for an option: the user's come first.
     const args = (this.options.sshOption ?? []).flatMap((option) => ['-o', option]);
@@ -117,12 +84,11 @@ export class SshTarget {
     return args;
   }
 
-  /** Options for a process that rides on the master's connection. */
   clientArgs() {
     return [...this.baseArgs(), '-o', 'ControlMaster=no', '-S', path.join(/** @type {string} */ (this.controlDir), 'cm')];
   }
 
-  /** Start our control master once: one authentication per run. */
+  /** Once: one authentication per run. */
   connect() {
     this.connecting ??= this.startMaster();
     return this.connecting;
@@ -131,15 +97,13 @@ export class SshTarget {
   async startMaster() {
     this.controlDir = await mkdtemp(path.join(os.tmpdir(), 'prerender-ssh-'));
     const socket = path.join(this.controlDir, 'cm');
-    // The master's remote command reads its stdin, which only we hold: if this
-    // process dies (even by SIGKILL) the pipe closes and the master ends.
+    // The master's remote command reads the stdin only we hold: if this process dies, even by SIGKILL, the master ends.
     const master = spawn(this.options.ssh ?? 'ssh', [...this.baseArgs(), '-M', '-o', 'ControlPersist=no', '-S', socket, '--', this.destination, 'cat >/dev/null'], { stdio: ['pipe', 'ignore', 'pipe'] });
     master.stdin?.on('error', () => {}); // gone: its exit says why
     releasePipes(master);
     this.master = master;
     master.stderr?.setEncoding('utf8').on('data', (chunk) => { this.masterStderr = (this.masterStderr + chunk).slice(-4000); });
-    /** @type {Promise<{ code: number | null, error?: Error }>} */
-    const exited = new Promise((resolve) => {
+    /** @type {Promise<{ code: number | null, error?: Error }>} */ const exited = new Promise((resolve) => {
       master.once('error', (error) => resolve({ code: null, error }));
       master.once('exit', (code) => resolve({ code }));
     });
@@ -163,12 +127,7 @@ export class SshTarget {
     }
   }
 
-  /**
-   * Spawn a process (no shell): its output collected (the last 16 kB of
-   * stderr), killed on abort, forgotten once it has ended.
-   * @param {string} command
-   * @param {string[]} args
-   */
+  /** The last 16 kB of stderr collected, killed on abort, forgotten once ended. @param {string} command @param {string[]} args */
   #start(command, args) {
     const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     releasePipes(child); // 'close' comes, even when a proxy it started holds its pipes
@@ -193,9 +152,7 @@ export class SshTarget {
   }
 
   /**
-   * Spawn a process (no shell), collect its output.
-   * @param {string[]} args ssh arguments
-   * @param {{ input?: string, command?: string, quiet?: boolean }} [options]
+   * @param {string[]} args ssh arguments @param {{ input?: string, command?: string, quiet?: boolean }} [options]
    * @returns {Promise<{ code: number | null, signal: string | null, stdout: string, stderr: string }>}
    */
   async spawnCollect(args, options = {}) {
@@ -208,13 +165,7 @@ export class SshTarget {
     return { code, signal, stdout, stderr };
   }
 
-  /**
-   * Run a sh script on the remote host with arguments $1, $2...
-   * @param {string} what for messages
-   * @param {string} script
-   * @param {string[]} args
-   * @param {string} [input] stdin
-   */
+  /** A sh script with arguments $1, $2... @param {string} what for messages @param {string} script @param {string[]} args @param {string} [input] stdin */
   async remote(what, script, args, input) {
     await this.connect();
     this.assertConnected(what);
@@ -224,31 +175,21 @@ export class SshTarget {
     return result.stdout;
   }
 
-  /**
-   * Our master is gone: no command is started (ssh would fall back to a
-   * connection of its own, through a ProxyCommand that may hang).
-   * @param {string} what
-   */
+  /** With the master gone, ssh would fall back to a connection of its own, through a ProxyCommand that may hang. @param {string} what */
   assertConnected(what) {
     if (this.masterGone()) {
       throw sshFailure({ what, code: 255, stderr: '', masterStderr: this.masterStderr, connected: true });
     }
   }
 
-  /**
-   * @param {string} what
-   * @param {{ code: number | null, signal?: string | null, error?: Error, stderr: string }} result
-   * @param {string} [failCode]
-   */
+  /** @param {string} what @param {{ code: number | null, signal?: string | null, error?: Error, stderr: string }} result @param {string} [failCode] */
   failure(what, result, failCode) {
     return sshFailure({ what, ...result, masterStderr: this.masterStderr, connected: this.connected, failCode });
   }
 
   /**
-   * Take the target's lock: DIR/.prerender-lock made with mkdir (atomic on
-   * the server), our pid, host and time inside. A lock left by a process of
-   * this host that is gone (killed) is taken over; any other is refused. The
-   * same command reads the target's state for the next state(true).
+   * DIR/.prerender-lock made with mkdir, atomic on the server: a lock of a gone process of this host is taken over, any other
+   * refused. The same command reads the state for the next state(true).
    */
   async lock() {
     const text = ownerText();
@@ -274,11 +215,7 @@ export class SshTarget {
     throw new LockedError(`${this.label}: could not take the lock ${this.spec.path}/${LOCK_NAME}: it keeps changing hands`);
   }
 
-  /**
-   * Remove our lock (only if it still is ours); the switch removes it too.
-   * After a lost connection, once more through a new one (bounded as the
-   * first): a lock left behind would hold off runs from other machines.
-   */
+  /** Only if still ours; after a lost connection, once more through a new one: a lock left behind would hold off other machines. */
   async unlock() {
     if (!this.lockText) return;
     const text = this.lockText;
@@ -297,13 +234,8 @@ export class SshTarget {
   }
 
   /**
-   * Run a remote sh script whose stdin is `head` then the shared stream of
-   * the files to send. Always attaches to the stream or leaves it.
-   * @param {string} what for messages
-   * @param {string} script
-   * @param {string[]} args
-   * @param {Buffer} head
-   * @param {import('./fanout.js').Fanout} fanout
+   * Its stdin is `head`, then the shared stream of the files to send; it always attaches to the stream or leaves it.
+   * @param {string} what for messages @param {string} script @param {string[]} args @param {Buffer} head @param {import('./fanout.js').Fanout} fanout
    */
   async streamTo(what, script, args, head, fanout) {
     try {
@@ -327,10 +259,7 @@ export class SshTarget {
     return stdout;
   }
 
-  /**
-   * @param {boolean} [withFiles] also the current release's file list, in the same round trip
-   * @returns {Promise<import('./targets.js').TargetState>}
-   */
+  /** @param {boolean} [withFiles] also the current release's file list, in the same round trip @returns {Promise<import('./targets.js').TargetState>} */
   async state(withFiles = false) {
     let answer = this.stateAnswer;
     this.stateAnswer = undefined; // read with the lock: no other run changed it since
@@ -339,8 +268,7 @@ export class SshTarget {
     const out = cut === -1 ? answer : answer.slice(0, cut + 1);
     if (/^NOTLINK$/m.test(out)) throw new DeployError(`${this.spec.path}/${CURRENT} is not a symbolic link: move it away`, { code: 'DEPLOY_CURRENT_NOT_LINK' });
     const current = idFromLink(/^CURRENT (.*)$/m.exec(out)?.[1] ?? null);
-    /** @type {ReleaseInfo[]} */
-    const releases = [];
+    /** @type {ReleaseInfo[]} */ const releases = [];
     for (const match of out.matchAll(/^RELEASE (.*)$/gm)) {
       try {
         const header = parseHeader(match[1]);
@@ -355,14 +283,7 @@ export class SshTarget {
     return { current, releases, currentFiles, unsound: unsound && `${RELEASES}/${current}: ${unsound}` };
   }
 
-  /**
-   * Build releases/ID on the server in one command: links of the previous
-   * release, the changed files received from the shared stream, the check of
-   * what came against the manifest's sha256, then its record. `current` is
-   * not touched.
-   * @param {StagePlan} plan
-   * @returns {Promise<StageResult>}
-   */
+  /** In one command: links of the previous release, the changed files, their check, the record; `current` untouched. @param {StagePlan} plan @returns {Promise<StageResult>} */
   async stage(plan) {
     const { id, source, diff, previous, fanout } = plan;
     let attached = false;
@@ -380,9 +301,7 @@ export class SshTarget {
       if (/^EXISTS$/m.test(answer)) return { sentFiles: 0, sentBytes: 0, verify: { ok: true, checked: 0, failures: [] }, reused: true };
       if (/^UNSOUND$/m.test(answer)) throw new DeployError(`${RELEASES}/${previous?.id} gained a symbolic link or special file during the deploy: nothing was built on it; run again (the next run builds from OUT)`, { code: 'DEPLOY_UNSAFE_TARGET' });
       const sentBytes = send.reduce((sum, file) => sum + (source.files.get(file)?.bytes ?? 0), 0);
-      // Unchanged files are links to inodes of the previous release, checked
-      // when they were received; --verify all hashes them again (and finds
-      // files the release should not have).
+      // Unchanged files are links to inodes checked when received; --verify all hashes them again, and finds extra files.
       const failures = all
         ? checkAll(answer.slice(answer.indexOf('\nSUMS\n') + 6), source.files)
         : /^COMMITTED$/m.test(answer) ? [] : parseCheckFailures(answer.slice(answer.indexOf('\nFAILED\n') + 8));
@@ -400,10 +319,7 @@ export class SshTarget {
     }
   }
 
-  /**
-   * @param {string} id
-   * @param {string[]} [prune] releases to remove once switched (never the new current)
-   */
+  /** @param {string} id @param {string[]} [prune] releases to remove once switched */
   async switchTo(id, prune = []) {
     await this.remote('switching current', SWITCH_SCRIPT, [this.spec.path, id, this.lockText ?? '', ...prune]);
     this.lockText = undefined; // removed by the switch: the last step of a run on this target

@@ -1,29 +1,18 @@
 // @ts-check
 /**
- * Pure helpers of building and checking a release from the previous one:
- * which paths to take out of a copy of the previous release, and reading
- * `sha256sum` output back into a check against the manifest.
- *
- * @typedef {import('./source.js').FileInfo} FileInfo
- * @typedef {{ file: string, reason: string }} Failure
+ * Which paths to take out of a copy of the previous release, and `sha256sum` output read back into a check.
+ * @typedef {import('./source.js').FileInfo} FileInfo @typedef {{ file: string, reason: string }} Failure
  */
 
 /**
- * What to remove from a hard-linked copy of the previous release so that only
- * the new release's unchanged files stay: the changed files (they are sent
- * again, and must not be written through a link into the previous release)
- * and the vanished ones; a directory the new release no longer has goes
- * whole (so a vanished directory can become a file, and none is left empty).
- * @param {import('./diff.js').Diff} diff
- * @param {Map<string, FileInfo>} previous the previous release's files
- * @param {Map<string, FileInfo>} next the new release's files
- * @returns {string[]} paths relative to the release
+ * The changed files (sent again, never written through a link into the previous release) and the vanished ones; a directory the
+ * new release lacks goes whole, so it can become a file and none is left empty.
+ * @param {import('./diff.js').Diff} diff @param {Map<string, FileInfo>} previous @param {Map<string, FileInfo>} next @returns {string[]} relative
  */
 export function removalList(diff, previous, next) {
   const list = diff.send.filter((file) => previous.has(file));
   if (diff.remove.length === 0) return list;
-  /** @type {Set<string>} */
-  const nextDirs = new Set();
+  /** @type {Set<string>} */ const nextDirs = new Set();
   for (const file of next.keys()) {
     for (let cut = file.lastIndexOf('/'); cut > 0; cut = file.lastIndexOf('/', cut - 1)) {
       const dir = file.slice(0, cut);
@@ -31,8 +20,7 @@ export function removalList(diff, previous, next) {
       nextDirs.add(dir);
     }
   }
-  /** @type {Set<string>} */
-  const dirs = new Set();
+  /** @type {Set<string>} */ const dirs = new Set();
   for (const file of diff.remove) {
     let top = null;
     for (let cut = file.indexOf('/'); cut > 0; cut = file.indexOf('/', cut + 1)) {
@@ -49,15 +37,11 @@ export function removalList(diff, previous, next) {
 }
 
 /**
- * Read `sha256sum` output: `HASH  NAME` per line; a name holding a backslash
- * or a newline is escaped and its line starts with "\".
- * @param {string} text
- * @param {boolean} [dotSlash] names start with "./" (from find): strip it
- * @returns {Map<string, string>} name -> sha256
+ * `HASH  NAME` per line; an escaped name's line starts with "\". @param {string} text
+ * @param {boolean} [dotSlash] names start with "./", from find @returns {Map<string, string>} name -> sha256
  */
 export function parseHashes(text, dotSlash = false) {
-  /** @type {Map<string, string>} */
-  const hashes = new Map();
+  /** @type {Map<string, string>} */ const hashes = new Map();
   for (const line of text.split('\n')) {
     const match = /^(\\?)([0-9a-f]{64}) [ *](.+)$/.exec(line);
     if (!match) continue;
@@ -70,19 +54,12 @@ export function parseHashes(text, dotSlash = false) {
 }
 
 /**
- * Compare what a target holds with what the release should hold.
- * @param {string[]} list the files that were checked
- * @param {Map<string, FileInfo>} files the release's files (from the manifest)
- * @param {Map<string, string>} hashed what the target's sha256sum said
- * @param {boolean} [whole] `hashed` is every file of the release: one the
- *   manifest does not list is a failure too
- * @param {{ links: string[], others: string[] }} [odd] with whole: the
- *   release's entries that are neither files nor directories, each a failure
- * @returns {Failure[]}
+ * @param {string[]} list the files checked @param {Map<string, FileInfo>} files the release's @param {Map<string, string>} hashed the target's sums
+ * @param {boolean} [whole] every file of the release: one the manifest lacks fails too
+ * @param {{ links: string[], others: string[] }} [odd] with whole: entries neither files nor directories, each a failure @returns {Failure[]}
  */
 export function checkHashes(list, files, hashed, whole = false, odd = { links: [], others: [] }) {
-  /** @type {Failure[]} */
-  const failures = [];
+  /** @type {Failure[]} */ const failures = [];
   for (const file of odd.links) failures.push({ file, reason: 'a symbolic link on the target, never part of a release' });
   for (const file of odd.others) failures.push({ file, reason: 'not a regular file on the target (fifo, socket, device)' });
   const odds = new Set([...odd.links, ...odd.others]);

@@ -36,10 +36,7 @@ export { redactUrl } from '../options/frontier-url.js';
 /** What Redis answers to credentials it refuses (AUTH, or a command sent without them). */
 const REFUSED_CREDENTIALS = /WRONGPASS|NOAUTH|invalid username-password pair|invalid password/i;
 
-/**
- * Disconnect at once, without waiting for the server to close a socket whose unread replies keep it open.
- * @param {Redis} redis
- */
+/** Disconnect at once, without waiting for the server to close a socket whose unread replies keep it open. @param {Redis} redis */
 function closeNow(redis) {
   if (redis.status === 'end') return; // closed already (a second disconnect would wait for a 'close' long past)
   const stream = /** @type {{ stream?: import('node:net').Socket }} */ (/** @type {unknown} */ (redis)).stream;

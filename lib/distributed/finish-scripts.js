@@ -118,9 +118,7 @@ end
 return out
 `;
 
-/**
- * FIN_CURRENT: whether pass ARGV[1] is the crawl's and its coordinator beat within ARGV[2] ms. Returns 1 or 0.
- */
+/** FIN_CURRENT: whether pass ARGV[1] is the crawl's and its coordinator beat within ARGV[2] ms. Returns 1 or 0. */
 export const FIN_CURRENT = COMMON + `
 local meta = redis.call('HMGET', P .. 'meta', 'fin', 'coord')
 if meta[1] ~= ARGV[1] or not meta[2] then return 0 end

@@ -39,10 +39,7 @@ const LOCAL_BACKLOG = 2 * BUCKET;
 /** @param {number} ms */
 const pause = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
-/**
- * The name table as one file: three u32 (data length, slots length, hops), then data and slots.
- * @param {SharedNameTable} table
- */
+/** The name table as one file: three u32 (data length, slots length, hops), then data and slots. @param {SharedNameTable} table */
 export function nameTableBytes(table) {
   const head = Buffer.alloc(12);
   head.writeUInt32LE(table.data.byteLength, 0);

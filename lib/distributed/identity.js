@@ -20,10 +20,7 @@ const WIRE = 3;
  */
 export const VERSION = `${JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version}+${protocolOf([...byName(scripts), ...byName(finishScripts)])}`;
 
-/**
- * A module's exports by name (a namespace's own order differs between loaders).
- * @param {Record<string, unknown>} namespace
- */
+/** A module's exports by name (a namespace's own order differs between loaders). @param {Record<string, unknown>} namespace */
 function byName(namespace) {
   return Object.keys(namespace).sort().map((name) => namespace[name]);
 }

@@ -36,10 +36,7 @@ export function originOf(key) {
   return pathStart < 0 ? key : key.slice(0, pathStart);
 }
 
-/**
- * A record as stored in Redis (packed.js): seen-set place, then the record without key, referrers, defaults.
- * @param {PageRecord} record
- */
+/** A record as stored in Redis (packed.js): seen-set place, then the record without key, referrers, defaults. @param {PageRecord} record */
 export const encodeRecord = storedValue;
 
 /** @param {Buffer} value @param {string} key @returns {PageRecord} */
@@ -315,10 +312,7 @@ export class RedisFrontier {
   /** 429/503 answers this process shared as a backoff of their origin. */
   backoffs = 0;
 
-  /**
-   * A visit ends: its lease is no longer this process's work; a lease of its URL that came back meanwhile becomes a visit.
-   * @param {string} key
-   */
+  /** A visit ends: its lease is no longer this process's work; a lease of its URL that came back meanwhile becomes a visit. @param {string} key */
   #endVisit(key) {
     this.#leases.delete(key);
     this.#working.delete(key);

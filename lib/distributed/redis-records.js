@@ -37,10 +37,7 @@ export class RedisRecordStore {
     return keys.map((key, i) => this.frontier.leased(key) ?? (raws[i] ? decodeStored(raws[i], key) : undefined));
   }
 
-  /**
-   * A page leased here is kept until done() records it with the lease released; any other is written now.
-   * @param {PageRecord} record
-   */
+  /** A page leased here is kept until done() records it with the lease released; any other is written now. @param {PageRecord} record */
   async put(record) {
     if (this.frontier.leased(record.key) === record) return;
     // While the tree is written, a page's file and hashes are of no use to the other processes.

@@ -186,9 +186,7 @@ end
 return out
 `;
 
-/**
- * Reclaim one lease: back to the front of its origin's queue, or, after --max-deliveries, a failed record.
- */
+/** Reclaim one lease: back to the front of its origin's queue, or, after --max-deliveries, a failed record. */
 const RECLAIM = `
 local function reclaim(key, maxDeliveries, why)
   local lease = redis.call('HGET', P .. 'lease', key)
@@ -302,9 +300,7 @@ local function take_some(a, at)
 end
 `;
 
-/**
- * TAKE: see take_some. ARGV: worker, max, leaseMs, deadAfterMs, originConcurrency, intervalMs, maxDeliveries, seed.
- */
+/** TAKE: see take_some. ARGV: worker, max, leaseMs, deadAfterMs, originConcurrency, intervalMs, maxDeliveries, seed. */
 export const TAKE = COMMON + TAKING + `
 if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
 return take_some(ARGV, 1)
@@ -381,9 +377,7 @@ redis.call('HSET', P .. 'meta', 'feed', (now_ms() + tonumber(ARGV[1])) .. '|' ..
 return 1
 `;
 
-/**
- * RETRY: an aborted url goes back to the front of its queue, not counted as a delivery. ARGV: key, token.
- */
+/** RETRY: an aborted url goes back to the front of its queue, not counted as a delivery. ARGV: key, token. */
 export const RETRY = COMMON + `
 local key, token = ARGV[1], ARGV[2]
 local lease = redis.call('HGET', P .. 'lease', key)

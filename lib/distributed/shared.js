@@ -7,12 +7,15 @@ import { VERSION, machineOf } from './identity.js';
 import { connectRedis, keyPrefix, redactUrl } from './connection.js';
 import { configDifference, sharedConfig } from './config.js';
 import { RedisFrontier, TOO_LONG_MARK } from './redis-frontier.js';
+import { RedisCoordination } from './redis-coordination.js';
 import { parseFeed } from './feed-format.js';
 import { DirBlobStore } from './dir-blobs.js';
 import { FinishPool, dropLeftPass, dropPass } from './finish.js';
 import { failRedirectLoops } from './loops.js';
 import { errorsOf } from '../engine/errors-list.js';
 
+
+/** @typedef {import('../engine/coordination.js').Coordination} Coordination */
 /**
  * The coordinator's side of a shared crawl (`crawl --frontier … --crawl-id …`): store or check the
  * configuration, open frontier, records and blobs, and at the completion barrier gather what every
@@ -34,10 +37,7 @@ export function bucketsAddCores(helpers, here) {
   return helpers.some((text) => text === null || hostOf(text) !== here.host);
 }
 
-/**
- * The least time between two URLs of one origin, from --rate and --delay.
- * @param {{ rate?: number, delay?: number }} o
- */
+/** The least time between two URLs of one origin, from --rate and --delay. @param {{ rate?: number, delay?: number }} o */
 export const intervalOf = (o) => Math.max(o.delay ?? 0, o.rate ? Math.ceil(1000 / o.rate) : 0);
 
 /**
@@ -99,10 +99,7 @@ export async function openSharedCrawl(o, listed, prior) {
   }
 }
 
-/**
- * @param {import('./config.js').SharedConfig} stored @param {import('./config.js').SharedConfig} given
- * @param {string} crawlId
- */
+/** @param {import('./config.js').SharedConfig} stored @param {import('./config.js').SharedConfig} given @param {string} crawlId */
 function refuseDifference(stored, given, crawlId) {
   const difference = configDifference(stored, given);
   if (difference) {
@@ -211,20 +208,41 @@ async function clearCrawl(redis, prefix, claim, { keepConfig }) {
   await own('reset');
 }
 
-export class SharedCrawl {
+/**
+ * The coordinator's side of the coordination seam (engine/coordination.js): Redis holds the frontier and
+ * the records, a shared directory the staged bodies.
+ * @implements {Coordination}
+ */
+export class SharedCrawl extends RedisCoordination {
+  ownsOut = true;
+
   /**
    * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix @param {RedisFrontier} frontier
    * @param {DirBlobStore} blobs @param {string} url @param {number} leaseMs
    */
   constructor(redis, prefix, frontier, blobs, url, leaseMs) {
+    super(frontier);
     this.redis = redis;
     this.prefix = prefix;
-    this.frontier = frontier;
     this.blobs = blobs;
     this.shownUrl = redactUrl(url);
     this.leaseMs = leaseMs;
     /** @type {import('../engine/run.js').CrawlRun | null} the run, once past the completion barrier */
     this.run = null;
+  }
+
+  /** @param {string[]} roots */
+  seeds(roots) {
+    return roots;
+  }
+
+  /** @param {import('../engine/run.js').CrawlRun} run */
+  attach(run) {
+    this.frontier.attach(run);
+  }
+
+  lastCrawl() {
+    return null;
   }
 
   /**
@@ -247,10 +265,7 @@ export class SharedCrawl {
     });
   }
 
-  /**
-   * Every process's accepted results as they come (scripts.js DONE, FEED), for early writes.
-   * @returns {import('../engine/early.js').Feed}
-   */
+  /** Every process's accepted results as they come (scripts.js DONE, FEED), for early writes. @returns {import('../engine/early.js').Feed} */
   feed() {
     const { redis, prefix } = this;
     const worker = this.frontier.worker;
@@ -331,9 +346,7 @@ function hostOf(text) {
   }
 }
 
-/**
- * @param {{ url: string, code: string, message: string }} a @param {{ url: string, code: string, message: string }} b
- */
+/** @param {{ url: string, code: string, message: string }} a @param {{ url: string, code: string, message: string }} b */
 function byUrlThenText(a, b) {
   for (const field of /** @type {const} */ (['url', 'code', 'message'])) {
     if (a[field] < b[field]) return -1;

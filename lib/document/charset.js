@@ -1,11 +1,9 @@
 // @ts-check
 /**
- * A page's charset: BOM, else Content-Type, else a <meta> in the first 1024 bytes, else utf-8. Only for
- * reading non-ASCII bytes in URLs; the page itself is never re-encoded.
- * @param {string | undefined} contentType @param {Buffer} body
+ * BOM, else Content-Type, else a <meta> in the first 1024 bytes, else utf-8, as browsers do.
+ * Only for reading URLs: the page itself is never re-encoded. @param {string | undefined} contentType @param {Buffer} body
  */
 export function detectCharset(contentType, body) {
-  // A byte order mark decides, over the header and any <meta>, as in browsers.
   if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return 'utf-8';
   if (body[0] === 0xfe && body[1] === 0xff) return 'utf-16be';
   if (body[0] === 0xff && body[1] === 0xfe) return 'utf-16le';

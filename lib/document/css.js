@@ -1,19 +1,14 @@
 // @ts-check
-/** url(...) and "@ import" references in CSS, with the offsets of the URL itself (inside quotes), so a rewrite changes only those bytes. */
+/** url(...) and "@ import" references in CSS, at the offsets of the URL itself inside its quotes. */
 
 /** @typedef {{ start: number, end: number, value: string }} CssRef */
 
-// url( "x" ) | url('x') | url(x) | @import "x" | @import 'x' (the space is optional: @import"x" is valid CSS)
+// The space after @import is optional: @import"x" is valid CSS.
 const CSS_REF = /url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)|@import\s*(?:"([^"]*)"|'([^']*)')|\/\*[\s\S]*?(?:\*\/|$)/gi;
 
-/**
- * @param {string} text CSS source
- * @param {number} [offset] added to every position (for CSS inside HTML)
- * @returns {CssRef[]}
- */
+/** @param {string} text CSS source @param {number} [offset] added to every position, for CSS inside HTML @returns {CssRef[]} */
 export function scanCss(text, offset = 0) {
-  /** @type {CssRef[]} */
-  const refs = [];
+  /** @type {CssRef[]} */ const refs = [];
   if (!text.includes('url(') && !text.includes('URL(') && !text.includes('@import')) return refs;
   for (const match of text.matchAll(CSS_REF)) {
     if (match[0].startsWith('/*')) continue;

@@ -2,38 +2,19 @@
 import { canonicalKey, encodeFilePath, parseHttpUrl, relativeFileUrl } from '../url.js';
 
 /**
- * The new text of every link in one document (HTML or CSS), and the edits applied to its bytes; only
- * values that must change change. A link is left alone when it already resolves, at the origin's paths
- * where the file is served (`staticRoot`), to the target it had on the live site.
- */
-
-/**
+ * The new text of every link in one document, and the edits to its bytes. A link is left alone when it already
+ * resolves, at the paths where the file is served (`staticRoot`), to the target it had on the live site.
  * @typedef {{ start: number, end: number, text: string, placeholder?: { sku: string } }} Edit
- * @typedef {{
- *   start: number, end: number, value: string, kind: import('./scan-html.js').LinkKind, attr?: string,
- *   key?: string | null, hash?: string,
- * }} LinkRef
- *   key/hash: the target's canonical URL and fragment when phase one resolved it; key null: not http(s)
- * @typedef {{
- *   pageUrl: URL,
- *   file: string,
- *   links: LinkRef[],
- *   base?: { start: number, end: number, value: string } | null,
- *   targetFile: (key: string, kind: import('./scan-html.js').LinkKind) => string | null,
- *   staticRoot: URL,
- *   dynamicBase?: URL | null,
- *   crawlOrigins: Set<string>,
- *   relativeLinks?: boolean,
- *   siteUrl?: URL | null,
- * }} LinkContext
- *   relativeLinks: every link to a written file is made relative to the page, so the tree works under
- *   any path and from file://; siteUrl: the public base on which canonical links are made absolute
+ * @typedef {{ start: number, end: number, value: string, kind: import('./scan-html.js').LinkKind, attr?: string,
+ *   key?: string | null, hash?: string }} LinkRef key/hash: the target's canonical URL and fragment if resolved; key null: not http(s)
+ * @typedef {{ pageUrl: URL, file: string, links: LinkRef[], base?: { start: number, end: number, value: string } | null,
+ *   targetFile: (key: string, kind: import('./scan-html.js').LinkKind) => string | null, staticRoot: URL, dynamicBase?: URL | null,
+ *   crawlOrigins: Set<string>, relativeLinks?: boolean, siteUrl?: URL | null }} LinkContext
+ *   relativeLinks: links to written files are made relative, so the tree works under any path and from file://;
+ *   siteUrl: the public base on which canonical links are made absolute
  */
 
-/**
- * A value naming its target relative to the document's path ("a.html", "../b/", "?q", "#f", "").
- * @param {string} value
- */
+/** "a.html", "../b/", "?q", "#f", "". @param {string} value */
 export function isPathRelative(value) {
   return !/^([a-z][a-z0-9+.-]*:|[/\\])/i.test(value);
 }
@@ -41,8 +22,7 @@ export function isPathRelative(value) {
 /** @param {LinkContext} ctx @returns {Edit[]} unsorted edits */
 export function planLinkEdits(ctx) {
   const { pageUrl, file, links, base, staticRoot } = ctx;
-  /** @type {Edit[]} */
-  const edits = [];
+  /** @type {Edit[]} */ const edits = [];
   const staticDoc = new URL(encodeFilePath(file), staticRoot);
   let docBase = pageUrl;
   let staticBase = staticDoc;
@@ -56,8 +36,7 @@ export function planLinkEdits(ctx) {
       edits.push({ start: base.start, end: base.end, text: encodeFilePath(file.slice(file.lastIndexOf('/') + 1)) });
     }
   }
-  /** @type {Resolution} */
-  const resolution = {
+  /** @type {Resolution} */ const resolution = {
     docBase,
     staticBase,
     // With the same origin and directory live and static, relative links resolve alike: a live one needs no rewrite.
@@ -73,9 +52,7 @@ export function planLinkEdits(ctx) {
 }
 
 /**
- * The bytes that replace a link's span.
- * @param {string | undefined} attr the attribute (none in CSS and <style>); "+name": the
- *   attribute is missing and is inserted whole, "=name": it is bare and gets a value (see scan-html.js)
+ * @param {string | undefined} attr none in CSS; "+name": missing, inserted whole; "=name": bare, gets a value
  * @param {string} text the new URL text
  */
 function editText(attr, text) {
@@ -86,9 +63,7 @@ function editText(attr, text) {
   return value;
 }
 
-/**
- * @typedef {{ docBase: URL, staticBase: URL, sameLayout: boolean, noBase: boolean }} Resolution
- */
+/** @typedef {{ docBase: URL, staticBase: URL, sameLayout: boolean, noBase: boolean }} Resolution */
 
 /**
  * @param {LinkRef} link @param {Resolution} resolution @param {LinkContext} ctx
@@ -98,8 +73,7 @@ function newLinkText(link, resolution, ctx) {
   const value = link.value;
   let key = link.key;
   let hash = link.hash ?? '';
-  /** @type {URL | null} */
-  let target = null;
+  /** @type {URL | null} */ let target = null;
   if (key === undefined) {
     target = parseHttpUrl(value, resolution.docBase);
     key = target ? canonicalKey(target) : null;
@@ -142,11 +116,7 @@ function newLinkText(link, resolution, ctx) {
   return safeUrlText(text);
 }
 
-/**
- * An empty or missing form action submits to the document's own URL (never its <base>), a file once
- * static: it gets the live page's URL.
- * @param {LinkContext} ctx @returns {string | null}
- */
+/** An empty or missing form action submits to the document's own URL, never its <base>. @param {LinkContext} ctx @returns {string | null} */
 function ownFormText(ctx) {
   const live = new URL(ctx.pageUrl);
   live.hash = '';
@@ -158,11 +128,7 @@ function ownFormText(ctx) {
   return safeUrlText(live.origin === ctx.staticRoot.origin ? live.pathname + live.search : live.href);
 }
 
-/**
- * A canonical link names the page's public URL: left as written, or with --site-url made absolute there;
- * never a relative static path.
- * @param {string} value @param {string} key @param {string} hash @param {LinkContext} ctx @returns {string | null}
- */
+/** Left as written, or made absolute on --site-url; never a relative static path. @param {string} value @param {string} key @param {string} hash @param {LinkContext} ctx @returns {string | null} */
 function canonicalText(value, key, hash, ctx) {
   if (!ctx.siteUrl) return null;
   const targetFile = ctx.targetFile(key, 'canonical');
@@ -170,10 +136,7 @@ function canonicalText(value, key, hash, ctx) {
   return text === value ? null : safeUrlText(text);
 }
 
-/**
- * Whether a path-relative link from `file`'s directory goes above the tree's root ("../../x.html" from "a.html").
- * @param {string} value @param {string} file
- */
+/** Whether a relative link goes above the tree's root ("../../x.html" from "a.html"). @param {string} value @param {string} file */
 export function climbsOut(value, file) {
   if (!value.includes('..')) return false;
   let depth = 0;
@@ -210,17 +173,15 @@ function escapeAttribute(text) {
 }
 
 /**
- * Apply sorted, non-overlapping edits to a document's bytes, giving each placeholder edit's output offset.
- * Edit texts are latin1 (one char a byte, already in the document's encoding); one exact-size buffer, no string copy.
- * @param {Buffer | string} document its bytes (or a latin1 string of them)
+ * Sorted, non-overlapping edits in one exact-size buffer; texts are latin1, already in the document's encoding.
+ * @param {Buffer | string} document its bytes, or a latin1 string of them
  * @param {Edit[]} edits @returns {{ body: Buffer, placeholders: { sku: string, offset: number, length: number }[] }}
  */
 export function applyEdits(document, edits) {
   const bytes = typeof document === 'string' ? Buffer.from(document, 'latin1') : document;
   edits.sort((a, b) => a.start - b.start);
   // Edits that overlap an earlier one (a link inside a price slot) are dropped first.
-  /** @type {Edit[]} */
-  const kept = [];
+  /** @type {Edit[]} */ const kept = [];
   let position = 0;
   let size = bytes.length;
   for (const edit of edits) {
@@ -233,8 +194,7 @@ export function applyEdits(document, edits) {
     position = end;
   }
   const body = Buffer.allocUnsafe(size);
-  /** @type {{ sku: string, offset: number, length: number }[]} */
-  const placeholders = [];
+  /** @type {{ sku: string, offset: number, length: number }[]} */ const placeholders = [];
   position = 0;
   let written = 0;
   for (const edit of kept) {

@@ -6,19 +6,14 @@ import { renderPlaceholder } from './placeholders.js';
 import { canonicalKey, parseHttpUrl } from '../url.js';
 
 /**
- * One document (HTML, or CSS with --assets) through both phases: scanned and its links resolved once
- * in phase one; the scan is staged beside the body so phase two neither tokenises nor parses again.
- * @typedef {import('./edits.js').LinkContext} LinkContext
- * @typedef {import('./edits.js').LinkRef} LinkRef
+ * One document, HTML or CSS: scanned and its links resolved once in phase one, the scan staged beside the body
+ * so phase two neither tokenises nor parses again.
+ * @typedef {import('./edits.js').LinkContext} LinkContext @typedef {import('./edits.js').LinkRef} LinkRef
  * @typedef {import('./scan-html.js').Slot} Slot
- * @typedef {{
- *   links: LinkRef[], base: { start: number, end: number, value: string } | null,
- *   slots: Slot[], metaSku: string | null, unclosedSlots: number, nofollow?: boolean,
- * }} DocumentScan
- * @typedef {{
- *   body: Buffer, type: 'html' | 'css', charset: string, scan?: DocumentScan,
- *   placeholderMode: import('./placeholders.js').PlaceholderMode, pricePath: string,
- * } & Omit<LinkContext, 'links' | 'base'>} RenderInput
+ * @typedef {{ links: LinkRef[], base: { start: number, end: number, value: string } | null,
+ *   slots: Slot[], metaSku: string | null, unclosedSlots: number, nofollow?: boolean }} DocumentScan
+ * @typedef {{ body: Buffer, type: 'html' | 'css', charset: string, scan?: DocumentScan,
+ *   placeholderMode: import('./placeholders.js').PlaceholderMode, pricePath: string } & Omit<LinkContext, 'links' | 'base'>} RenderInput
  */
 
 /** @param {Buffer} body @param {'html' | 'css'} type @param {string} charset @returns {DocumentScan} */
@@ -31,22 +26,14 @@ export function scanDocument(body, type, charset) {
   return scanHtml(text, charset);
 }
 
-/**
- * Resolved links by base directory and text: a site's menus repeat on every page of a directory, and a
- * lookup costs less than parsing a URL. Bounded: emptied when full.
- * @type {Map<string, { key: string | null, hash: string }>}
- */
+/** @type {Map<string, { key: string | null, hash: string }>} by base directory and text: menus repeat on every page of a directory; emptied when full */
 const resolved = new Map();
 const RESOLVED_MAX = 20_000;
 
-/**
- * Resolve every link of a scan once: `key` (canonical target, null when not http(s)) and `hash`.
- * @param {DocumentScan} scan @param {URL} pageUrl
- */
+/** Sets each link's `key` (canonical target, null when not http(s)) and `hash`. @param {DocumentScan} scan @param {URL} pageUrl */
 export function resolveLinks(scan, pageUrl) {
   const docBase = scan.base ? parseHttpUrl(scan.base.value, pageUrl) ?? pageUrl : pageUrl;
-  // A reference not empty and starting with neither "?", "#" nor white space resolves alike against
-  // any base of the same scheme, host and directory.
+  // A reference not empty and starting with neither "?", "#" nor white space resolves alike against any base of the same directory.
   const directory = `${docBase.protocol}//${docBase.host}${docBase.pathname.slice(0, docBase.pathname.lastIndexOf('/') + 1)}\n`;
   for (const link of scan.links) {
     const value = link.value;
@@ -68,23 +55,17 @@ export function resolveLinks(scan, pageUrl) {
   }
 }
 
-/** Link kinds as numbers in a staged scan (0 and 1 as in scans staged before forms and canonicals were told apart). */
+/** Link kinds as numbers in a staged scan; 0 and 1 as in older scans. */
 export const KIND_CODES = /** @type {const} */ (['navigation', 'requisite', 'form', 'canonical']);
 
-/**
- * A scan's links, a line each: kind code then key (none when not http(s)); the URL parser strips line breaks.
- * @param {{ kind: import('./scan-html.js').LinkKind, key?: string | null }[]} links
- */
+/** A line per link: kind code then key, none when not http(s); URLs hold no line break. @param {{ kind: import('./scan-html.js').LinkKind, key?: string | null }[]} links */
 export function linkLines(links) {
   let lines = '';
   for (const link of links) lines += `${KIND_CODES.indexOf(link.kind)}${link.key ?? ''}\n`;
   return lines;
 }
 
-/**
- * The links of `linkLines`, as the links step reads them.
- * @param {string} lines @returns {{ key: string | null, kind: import('./scan-html.js').LinkKind }[]}
- */
+/** @param {string} lines @returns {{ key: string | null, kind: import('./scan-html.js').LinkKind }[]} */
 export function parseLinkLines(lines) {
   const links = [];
   let at = 0;
@@ -98,15 +79,13 @@ export function parseLinkLines(lines) {
   return links;
 }
 
-/** First bytes of a staged scan: "[" (the JSON form of older runs' scans), "K", or "N" (nofollow). */
+/** First bytes of a staged scan: "[" (older runs' JSON form), "K", or "N" (nofollow). */
 const OLD_FORM = 0x5b;
 const NOFOLLOW = 0x4e;
 
 /**
- * A resolved scan to stage beside the body: "K" (or "N": nofollow), its `linkLines`, an empty line, then
- * compact JSON. Links come first so a page carried over (a 304) reads just them (`decodeLinks`).
- * @param {DocumentScan} scan
- * @param {string} [lines] its linkLines, when the caller has them
+ * "K" or "N", the `linkLines`, an empty line, then compact JSON: a page carried over by a 304 reads just the links.
+ * @param {DocumentScan} scan @param {string} [lines] its linkLines, when the caller has them
  */
 export function encodeScan(scan, lines = linkLines(scan.links)) {
   return Buffer.from(`${scan.nofollow ? 'N' : 'K'}${lines}\n${JSON.stringify([
@@ -118,16 +97,12 @@ export function encodeScan(scan, lines = linkLines(scan.links)) {
   ])}`);
 }
 
-/** Where a staged scan's link lines end (the empty line's position). @param {Buffer} buffer */
+/** The empty line's position. @param {Buffer} buffer */
 function linesEnd(buffer) {
   return buffer[1] === 0x0a ? 1 : buffer.indexOf('\n\n', 1) + 1;
 }
 
-/**
- * Just the links (kind and key) of a staged scan, and whether it says nofollow.
- * @param {Buffer} buffer from encodeScan
- * @returns {{ links: { key?: string | null, kind: import('./scan-html.js').LinkKind }[], nofollow: boolean }}
- */
+/** @param {Buffer} buffer from encodeScan @returns {{ links: { key?: string | null, kind: import('./scan-html.js').LinkKind }[], nofollow: boolean }} */
 export function decodeLinks(buffer) {
   if (buffer[0] === OLD_FORM) {
     const { links, nofollow } = decodeScan(buffer);
@@ -136,7 +111,7 @@ export function decodeLinks(buffer) {
   return { links: parseLinkLines(buffer.toString('utf8', 1, linesEnd(buffer))), nofollow: buffer[0] === NOFOLLOW };
 }
 
-/** @param {Buffer} buffer from encodeScan (or the JSON form of older runs) @returns {DocumentScan} */
+/** @param {Buffer} buffer from encodeScan, or older runs' JSON @returns {DocumentScan} */
 export function decodeScan(buffer) {
   if (buffer[0] === OLD_FORM) {
     const [links, base, slots, metaSku, unclosedSlots, nofollow] = JSON.parse(buffer.toString('utf8'));
@@ -152,8 +127,7 @@ export function decodeScan(buffer) {
   const end = linesEnd(buffer);
   const lines = buffer.toString('utf8', 1, end);
   const [links, base, slots, metaSku, unclosedSlots] = JSON.parse(buffer.toString('utf8', end + 1));
-  /** @type {LinkRef[]} */
-  const refs = new Array(links.length);
+  /** @type {LinkRef[]} */ const refs = new Array(links.length);
   // The lines and the JSON list the same links in the same order.
   for (let i = 0, at = 0; i < links.length; i++) {
     const next = lines.indexOf('\n', at);
@@ -176,14 +150,13 @@ export function decodeScan(buffer) {
 }
 
 /**
- * Phase two for one document: links rewritten, price slots made placeholders. Pure: bytes in, bytes out.
+ * Links rewritten, price slots made placeholders; pure, bytes in and bytes out.
  * @param {RenderInput} input
  * @returns {{ body: Buffer, placeholders: { sku: string, offset: number, length: number }[], warnings: { code: import('../warnings.js').WarningCode, message: string }[] }}
  */
 export function renderDocument(input) {
   const scan = input.scan ?? scanDocument(input.body, input.type, input.charset);
-  /** @type {{ code: import('../warnings.js').WarningCode, message: string }[]} */
-  const warnings = [];
+  /** @type {{ code: import('../warnings.js').WarningCode, message: string }[]} */ const warnings = [];
   const edits = planLinkEdits({ ...input, links: scan.links, base: scan.base });
   for (const slot of scan.slots) {
     const sku = slot.sku ?? scan.metaSku;

@@ -4,19 +4,15 @@ import { decodeHTMLAttribute } from 'entities';
 import { scanCss } from './css.js';
 import { TextDecoder } from 'node:util';
 
-/** A URL between quotes written as character references (`&quot;…&quot;`, `&#39;…&#39;`). */
+/** A URL between quotes written as character references (`&quot;…&quot;`). */
 const ENTITY_QUOTED = /^(&(?:quot|apos|#34|#x22|#39|#x27);)(.*)\1$/is;
-/** The ASCII whitespace browsers strip around a URL (never 0xA0 or 0x85: they are bytes of characters here). */
+/** The ASCII whitespace browsers strip around a URL; never 0xA0 or 0x85, which are bytes of characters here. */
 const LEADING_SPACE = /^[\t\n\f\r ]+/;
 const TRAILING_SPACE = /[\t\n\f\r ]+$/;
 
 /**
- * Whether a tag's attributes already hold one of this name; an attribute
- * found new is then pushed by the caller. A loop, and from 16 attributes a
- * set of their names kept beside the list (one tag with thousands must not
- * cost the square of them).
- * @param {{ name: string }[]} attributes a tag's own list (a new one each tag)
- * @param {string} name
+ * Pushing a new attribute is the caller's job. From 16 attributes a set of names is kept, so a tag with thousands costs no square.
+ * @param {{ name: string }[]} attributes a tag's own list @param {string} name
  */
 function hasAttribute(attributes, name) {
   if (attributes.length < 16) {
@@ -37,32 +33,17 @@ function hasAttribute(attributes, name) {
 const NAMES_OF = new WeakMap();
 
 /**
- * One pass over an HTML page that finds every link and price slot with its
- * exact source offsets. The page is given as a latin1 string (one char per
- * byte), so offsets are byte offsets and any ASCII-compatible encoding
- * (utf-8, windows-1252, iso-8859-*) survives untouched.
- */
-
-/**
- * @typedef {'navigation' | 'requisite' | 'form' | 'canonical'} LinkKind
- *   navigation: a link to follow (a, area, iframe, link, meta refresh);
- *   requisite: what a page needs to display (img, script, stylesheet, CSS url());
- *   form: a form's action (form action, formaction): never crawled, never
- *   pointed at a static file, since a form replaces the query with its fields;
- *   canonical: the page's public URL (link rel=canonical, meta og:url): never
- *   made a relative static path
+ * One pass over an HTML page finds every link and price slot with its exact offsets. The page is a latin1 string,
+ * so offsets are byte offsets and any ASCII-compatible encoding survives untouched.
+ * @typedef {'navigation' | 'requisite' | 'form' | 'canonical'} LinkKind form: never crawled nor pointed at a static file,
+ *   since a form replaces the query with its fields; canonical: the page's public URL, never made relative
  * @typedef {{ start: number, end: number, value: string, kind: LinkKind, tag: string, attr: string }} Link
- *   start/end: byte offsets of the URL text to replace (never includes quotes);
- *   attr "+action": a <form> without an action, start = end right after its tag name, where
- *   the rewrite inserts ` action="…"` when the form must go elsewhere than the page's file;
- *   attr "=action" (or "=formaction"): one with a bare `action`, start = end right after the
- *   attribute's name, where the rewrite inserts `="…"`
- *   value: the URL with entities decoded and the page's charset applied
+ *   start/end: byte offsets of the URL text, quotes excluded; value: entities decoded, the page's charset applied.
+ *   attr "+action": a form without an action, start = end after its tag name, where the rewrite may insert ` action="…"`;
+ *   attr "=action" or "=formaction": a bare attribute, start = end after its name, where the rewrite may insert `="…"`
  * @typedef {{ start: number, end: number, value: string } | null} BaseHref
- * @typedef {{ start: number, end: number, sku: string | null }} Slot
- *   start/end: byte offsets of the element's content; sku null: take the page's meta
+ * @typedef {{ start: number, end: number, sku: string | null }} Slot the element's content; sku null: take the page's meta
  * @typedef {{ links: Link[], base: BaseHref, slots: Slot[], metaSku: string | null, unclosedSlots: number, nofollow: boolean }} ScanResult
- *   nofollow: a <meta name="robots"> says nofollow
  */
 
 /** Tag -> attribute -> kind. `link` and `meta` are handled apart. */
@@ -90,11 +71,7 @@ const CANONICAL_REL = /(^|\s)canonical(\s|$)/i;
 
 const VOID_ELEMENTS = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
 
-/**
- * @param {string} text the page as latin1
- * @param {string} [charset] the page's charset, to decode non-ASCII URLs
- * @returns {ScanResult}
- */
+/** @param {string} text the page as latin1 @param {string} [charset] to decode non-ASCII URLs @returns {ScanResult} */
 export function scanHtml(text, charset = 'utf-8') {
   const scan = new HtmlScan(text, charset);
   const tokenizer = new Tokenizer({ decodeEntities: false }, scan);
@@ -104,34 +81,23 @@ export function scanHtml(text, charset = 'utf-8') {
   return { links, base, slots, metaSku, unclosedSlots: scan.slot ? 1 : 0, nofollow };
 }
 
-/**
- * The scan's state, and the tokenizer's callbacks: every field is set here,
- * so that the tokenizer calls into one shape.
- */
+/** Every field is set here, so that the tokenizer calls into one shape. */
 class HtmlScan {
-  /** @type {Link[]} */
-  links = [];
-  /** @type {Slot[]} */
-  slots = [];
-  /** @type {BaseHref} */
-  base = null;
-  /** @type {string | null} */
-  metaSku = null;
+  /** @type {Link[]} */ links = [];
+  /** @type {Slot[]} */ slots = [];
+  /** @type {BaseHref} */ base = null;
+  /** @type {string | null} */ metaSku = null;
   nofollow = false;
   // The tag being read.
   tagName = '';
   tagNameEnd = 0;
-  /** @type {{ name: string, start: number, end: number, quote: number }[]} */
-  attributes = [];
+  /** @type {{ name: string, start: number, end: number, quote: number }[]} */ attributes = [];
   attributeName = '';
   dataStart = -1;
   dataEnd = -1;
   inStyle = false;
   styleStart = 0;
-  /**
-   * The open price slot, if any: nesting depth of its tag name.
-   * @type {{ tag: string, depth: number, start: number, sku: string | null } | null}
-   */
+  /** @type {{ tag: string, depth: number, start: number, sku: string | null } | null} the open slot; depth counts its tag name */
   slot = null;
 
   /** @param {string} text @param {string} charset */
@@ -223,16 +189,14 @@ class HtmlScan {
 
   finishOpenTag() {
     const tag = this.tagName;
-    // A form without an action submits to the page's own URL: its file, once written. The
-    // rewrite may give it one (inserted right after the tag name: attr "+action").
+    // A form without an action submits to the page's own URL, which becomes its file: the rewrite may insert one.
     if (tag === 'form' && !this.attribute('action')) this.links.push({ start: this.tagNameEnd, end: this.tagNameEnd, value: '', kind: 'form', tag, attr: '+action' });
     if (this.slot && tag === this.slot.tag && !VOID_ELEMENTS.has(tag)) this.slot.depth++;
     const map = URL_ATTRIBUTES[tag];
     for (const attr of this.attributes) {
       const kind = map?.[attr.name];
       if (attr.quote === QuoteType.NoValue) {
-        // A bare `action` (or `formaction`) is an empty one: the form submits to the page's own URL.
-        // The rewrite may give it a value (inserted right after the name: attr "=action").
+        // A bare `action` is an empty one: the rewrite may give it a value.
         if (kind === 'form') this.links.push({ start: attr.end, end: attr.end, value: '', kind, tag, attr: `=${attr.name}` });
         continue;
       }
@@ -255,15 +219,10 @@ class HtmlScan {
     }
   }
 
-  /**
-   * @param {{ start: number, end: number }} attr
-   * @param {LinkKind} kind
-   * @param {string} attrName
-   */
+  /** @param {{ start: number, end: number }} attr @param {LinkKind} kind @param {string} attrName */
   addLink(attr, kind, attrName) {
     const raw = this.text.slice(attr.start, attr.end);
-    // ASCII whitespace only, as browsers strip it from a URL: not byte 0xA0 or 0x85 (the text
-    // holds the page's bytes), which end "à" in UTF-8 (C3 A0) or "あ" in Shift_JIS (82 A0).
+    // Not bytes 0xA0 or 0x85: they end "à" in UTF-8 (C3 A0) or "あ" in Shift_JIS (82 A0).
     const trimmedStart = attr.start + (LEADING_SPACE.exec(raw)?.[0].length ?? 0);
     const trimmedEnd = attr.end - (TRAILING_SPACE.exec(raw)?.[0].length ?? 0);
     if (trimmedEnd <= trimmedStart) {
@@ -287,7 +246,7 @@ class HtmlScan {
   addStyle(attr) {
     const { text, tagName: tag } = this;
     for (const ref of scanCss(text.slice(attr.start, attr.end), attr.start)) {
-      // url(&quot;/bg.png&quot;): in an attribute the quotes may be character references; the URL is what they enclose.
+      // In an attribute the quotes of url(&quot;/bg.png&quot;) may be character references.
       const quoted = ENTITY_QUOTED.exec(text.slice(ref.start, ref.end));
       if (quoted) this.links.push({ start: ref.start + quoted[1].length, end: ref.end - quoted[1].length, value: this.decoder(quoted[2]), kind: 'requisite', tag, attr: 'style' });
       else this.links.push({ ...ref, value: this.decoder(ref.value), kind: 'requisite', tag, attr: 'style' });
@@ -328,11 +287,7 @@ class HtmlScan {
     if (httpEquiv && text.slice(httpEquiv.start, httpEquiv.end).trim().toLowerCase() === 'refresh') this.addRefresh(content);
   }
 
-  /**
-   * content="5; url=next.asp" -> the URL part only. The URL may be quoted, with the quotes
-   * written as character references (url=&quot;…&quot;).
-   * @param {{ start: number, end: number }} content
-   */
+  /** content="5; url=next.asp": the URL part only, perhaps quoted with character references. @param {{ start: number, end: number }} content */
   addRefresh(content) {
     const raw = this.text.slice(content.start, content.end);
     const match = /^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(['"]|&(?:quot|apos|#0*34|#x0*22|#0*39|#x0*27);)?/i.exec(raw);
@@ -349,21 +304,15 @@ class HtmlScan {
 }
 
 /**
- * A decoder from a latin1 slice (the page's bytes) to the URL text a browser
- * would resolve: entities decoded (in attributes), the path read in the page's
- * charset, and, as browsers do, a query in a legacy charset percent-encoded
- * in that charset rather than in UTF-8.
- * @param {string} charset
- * @param {boolean} entities decode HTML entities (attribute values) or not (raw text)
+ * From the page's latin1 bytes to the URL a browser would resolve: entities decoded, read in the page's charset,
+ * and a query in a legacy charset percent-encoded in that charset, as browsers do.
+ * @param {string} charset @param {boolean} entities decode HTML entities (attribute values) or not (raw text)
  * @returns {(latin1: string) => string}
  */
 function makeDecoder(charset, entities) {
   const legacy = legacyCharset(charset);
-  /** @type {((bytes: Buffer) => string) | undefined} */
-  let decodeBytes;
-  /** @type {Map<string, string> | undefined} */
-  let toBytes;
-  /** bytes in the page's charset, then entities: the text a browser sees */
+  /** @type {((bytes: Buffer) => string) | undefined} */ let decodeBytes;
+  /** @type {Map<string, string> | undefined} */ let toBytes;
   const read = (/** @type {string} */ raw) => {
     let text = raw;
     if (/[^\x00-\x7f]/.test(text)) {
@@ -375,8 +324,7 @@ function makeDecoder(charset, entities) {
   return (latin1) => {
     const text = read(latin1);
     if (!legacy) return text;
-    // A legacy page's query is sent in the page's charset, as browsers do. Found in the text the
-    // browser sees (bytes and character references read): the "#" of "&#38;" starts no fragment.
+    // Found in the text the browser sees: the "#" of "&#38;" starts no fragment.
     const queryStart = text.indexOf('?');
     if (queryStart < 0) return text;
     const hashStart = text.indexOf('#', queryStart);
@@ -392,13 +340,10 @@ function makeDecoder(charset, entities) {
   };
 }
 
-/** @type {Map<string, Map<string, string>>} reverseTable by charset label (a site's pages share one or two) */
+/** @type {Map<string, Map<string, string>>} by charset label; a site's pages share one or two */
 const REVERSE_TABLES = new Map();
 
-/**
- * reverseTable, made once per charset.
- * @param {string} charset
- */
+/** @param {string} charset */
 function reverseTableOf(charset) {
   let table = REVERSE_TABLES.get(charset);
   if (!table) {
@@ -409,14 +354,10 @@ function reverseTableOf(charset) {
   return table;
 }
 
-/**
- * Character -> its byte, percent-encoded, for a single-byte charset's upper half.
- * @param {string} charset
- */
+/** Character -> its byte percent-encoded, for a single-byte charset's upper half. @param {string} charset */
 function reverseTable(charset) {
   const decode = bytesDecoder(charset);
-  /** @type {Map<string, string>} */
-  const table = new Map();
+  /** @type {Map<string, string>} */ const table = new Map();
   for (let byte = 0x80; byte <= 0xff; byte++) {
     const char = decode(Buffer.from([byte]));
     if (char !== '\ufffd' && !table.has(char)) table.set(char, `%${byte.toString(16).toUpperCase()}`);
@@ -425,25 +366,18 @@ function reverseTable(charset) {
 }
 
 /**
- * Single-byte legacy charsets, whose bytes are kept in a query as browsers do.
- * (Double-byte ones are not: their encoders, WHATWG's tables, differ from the
- * decoders Node has in too many places to build one from them.)
+ * Single-byte legacy charsets, whose bytes a query keeps as browsers do. Double-byte ones are not:
+ * WHATWG's encoders differ from Node's decoders in too many places.
  * @param {string} charset
  */
 function legacyCharset(charset) {
   return /^(windows-125\d|cp125\d|iso-8859-\d+|iso8859-\d+|latin-?1|l1|us-ascii|ascii|koi8-[ru])$/i.test(charset);
 }
 
-/**
- * windows-1252 bytes 0x80-0x9F (WHATWG: also what "iso-8859-1" and "ascii"
- * mean). Some Node versions decode them as C1 controls, so map them here.
- */
+/** windows-1252 bytes 0x80-0x9F, also meant by "iso-8859-1" and "ascii": some Node versions decode them as C1 controls. */
 const WINDOWS_1252_HIGH = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
 
-/**
- * @param {string} charset
- * @returns {(bytes: Buffer) => string}
- */
+/** @param {string} charset @returns {(bytes: Buffer) => string} */
 function bytesDecoder(charset) {
   if (/^(windows-1252|cp1252|iso-8859-1|iso8859-1|latin-?1|l1|us-ascii|ascii)$/i.test(charset)) {
     return (bytes) => {
@@ -461,16 +395,9 @@ function bytesDecoder(charset) {
   return (bytes) => decoder.decode(bytes);
 }
 
-/**
- * The URL spans of a srcset value, per the HTML spec's parsing loop: a URL runs
- * to the next white space, trailing commas are not part of it, and a
- * descriptor runs to the next comma outside parentheses.
- * @param {string} raw
- * @returns {[number, number][]}
- */
+/** Per the HTML spec: a URL runs to white space, less trailing commas; a descriptor runs to a comma outside parentheses. @param {string} raw @returns {[number, number][]} */
 export function srcsetUrls(raw) {
-  /** @type {[number, number][]} */
-  const spans = [];
+  /** @type {[number, number][]} */ const spans = [];
   const isSpace = (/** @type {string} */ c) => c === ' ' || c === '\t' || c === '\n' || c === '\r' || c === '\f';
   let i = 0;
   while (i < raw.length) {

@@ -3,9 +3,9 @@ import { PrerenderError } from '../errors.js';
 import { decodeLinks } from '../document/rewrite.js';
 import { sha256 } from '../store/blobs.js';
 import { warn } from '../warnings.js';
-import { fail, journal, redirect } from './outcomes.js';
+import { fail } from './outcomes.js';
 import { links } from './links.js';
-import { fromStored, isGone, isTransient, pickStored, reusable } from '../recrawl/prior.js';
+import { conditionalHeaders, fromStored, isGone, isTransient, reusable } from '../recrawl/prior.js';
 
 /**
  * Pages carried over instead of fetched and staged again: from the last
@@ -17,60 +17,20 @@ import { fromStored, isGone, isTransient, pickStored, reusable } from '../recraw
  * @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight
  */
 
+/**
+ * Re-crawl: each request asks with the last copy's validators, and a 304 keeps that copy. Plugged into
+ * the hook `requestHeaders`; the copy looked up goes in `page.stored` for the 304.
+ * @param {CrawlRun} run
+ */
+export function plugRecrawl(run) {
+  run.hooks.on('requestHeaders', 're-crawl', (page) => {
+    page.stored = reusable(run.prior, page.key, run.blobs);
+    return conditionalHeaders(run.prior, page.stored);
+  });
+}
+
 /** The body of a page carried over: it is not read (a Buffer of no bytes is never written to). */
 const NO_BODY = Buffer.alloc(0);
-
-/**
- * A journal entry can be used when what it refers to is still in the blob store.
- * @param {CrawlRun} run
- * @param {import('../recrawl/journal.js').JournalEntry} entry
- */
-export function resumable(run, entry) {
-  if (entry.state === 'redirect') return typeof entry.location === 'string';
-  if (!entry.body || !run.blobs?.has(entry.body)) return false;
-  return entry.type === 'other' || (entry.scan !== undefined && run.blobs.has(entry.scan));
-}
-
-/**
- * A page the killed run had done: taken from the journal, not fetched again.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- * @param {import('../recrawl/journal.js').JournalEntry} entry
- * @returns {Promise<boolean>} false: its staged scan is damaged (warned), the page is to be fetched
- */
-export async function resumeFrom(run, page, entry) {
-  const record = page.record;
-  if (entry.state === 'redirect') {
-    await redirect(run, page, entry.status, /** @type {string} */ (entry.location));
-    return true;
-  }
-  const scan = entry.scan ? await intactLinks(run, page.key, entry.scan, 'fetched in full') : undefined;
-  if (scan === null) return false;
-  fromStored(record, entry);
-  record.wanted = entry.wanted;
-  record.change = entry.change;
-  // The journal tells the change against the state its run started from. An interrupted run
-  // (Ctrl-C) has written a state since, and the files it lists: against that one, a page
-  // fetched then is no longer new, and its file is kept when its bytes are the same.
-  if (entry.change === 'new' || entry.change === 'changed') {
-    const before = run.prior ? pickStored(run.prior.pages, page.key, ['state', 'body']) : undefined;
-    if (before?.state === 'done') record.change = before.body === entry.body ? 'same-bytes' : 'changed';
-  }
-  record.stale = entry.stale === true;
-  if (record.type === 'other') {
-    record.bytes = entry.bytes;
-    record.sha256 = entry.sha256;
-  }
-  if (scan) page.scan = scan;
-  await links(run, page);
-  record.state = 'done';
-  record.referrers = undefined;
-  await run.records.put(record);
-  run.stats.fetched++;
-  run.stats.resumed++;
-  run.emit('page', { url: page.key, wantedFile: record.wanted, status: record.status, contentType: record.contentType, bytes: 0, resumed: true });
-  return true;
-}
 
 /**
  * Carry on with the stored copy of a page (a 304, or a transient failure):
@@ -168,7 +128,7 @@ export async function failOrKeep(run, page, error) {
     page.record.state = 'done';
     page.record.referrers = undefined;
     await run.records.put(page.record);
-    journal(run, page.record);
+    run.hooks.recorded(page.record);
     run.stats.fetched++;
     warn(run, page.key, 'STALE', `${page.record.error.message}: the file of the last crawl is kept`);
     return;

@@ -10,10 +10,7 @@ const RENDERING = 0;
 const RENDERED = 1;
 const FAILED = 2;
 
-/**
- * Two bit positions (0-255) for a URL in a page's sketch (FNV-1a of its UTF-16 units).
- * @param {string} key @returns {[number, number]}
- */
+/** Two bit positions (0-255) for a URL in a page's sketch (FNV-1a of its UTF-16 units). @param {string} key @returns {[number, number]} */
 function bitsOf(key) {
   let hash = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
@@ -99,10 +96,7 @@ export class EarlyOutputs {
     this.sketches = sketches;
   }
 
-  /**
-   * The output of a page, removed.
-   * @param {string} key @returns {Promise<{ result: RenderOutput, temp: number } | null>}
-   */
+  /** The output of a page, removed. @param {string} key @returns {Promise<{ result: RenderOutput, temp: number } | null>} */
   async take(key) {
     const slot = this.slots.get(key);
     if (slot === undefined) return null;
@@ -119,10 +113,7 @@ export class EarlyOutputs {
     return { result, temp: this.temps[slot] };
   }
 
-  /**
-   * Forget these pages' outputs and those of pages that may link to one (a sketch's false "maybe" costs a render).
-   * @param {string[]} keys
-   */
+  /** Forget these pages' outputs and those of pages that may link to one (a sketch's false "maybe" costs a render). @param {string[]} keys */
   forgetLinksTo(keys) {
     for (const key of keys) this.slots.delete(key);
     const bits = keys.map(bitsOf);

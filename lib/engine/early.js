@@ -34,6 +34,16 @@ const MAX_KNOWN = 500_000;
 /** A URL that ended as anything but a page with a file: links to it make a page wait for phase two. */
 const UNSETTLED = '';
 
+/**
+ * Early writes plug into the hooks `afterPage` (a page done may let others be written) and `afterPass`
+ * (early outputs serve the first pass only).
+ * @param {CrawlRun} run @param {EarlyWrites} early
+ */
+export function plugEarlyWrites(run, early) {
+  run.hooks.on('afterPage', 'early writes', (page) => early.visited(page));
+  run.hooks.on('afterPass', 'early writes', () => early.drop());
+}
+
 /** How long the feed stays wanted after each read (a coordinator that stops reading stops it within this). */
 const FEED_WANT_MS = 2000;
 const FEED_BATCH = 512;
@@ -202,14 +212,10 @@ export class EarlyWrites {
 
   /** @param {string} key whether the frontier holds it, not yet visited */
   #queued(key) {
-    const states = /** @type {{ states?: Map<string, number> }} */ (/** @type {unknown} */ (this.run.frontier)).states;
-    return states?.has(key) === true;
+    return this.run.coordination.knows(key);
   }
 
-  /**
-   * @param {string} key @param {string[]} deps
-   * @param {Source} [source] a fed page's staged bytes (else its record says)
-   */
+  /** @param {string} key @param {string[]} deps @param {Source} [source] a fed page's staged bytes (else its record says) */
   #render(key, deps, source) {
     if (!this.open) return;
     if (this.inFlight >= MAX_IN_FLIGHT || !this.run.threads.ready || this.#tooBusy()) {
@@ -270,19 +276,13 @@ export class EarlyWrites {
     this.done.add(key, scratch.n, result, deps);
   }
 
-  /**
-   * The crawl phase is over. A page linking to a renamed URL is rendered again in phase two.
-   * @param {{ renamed: string[] }} naming
-   */
+  /** The crawl phase is over. A page linking to a renamed URL is rendered again in phase two. @param {{ renamed: string[] }} naming */
   close(naming) {
     this.stop();
     this.forgetLinksTo(naming.renamed);
   }
 
-  /**
-   * Early outputs of pages that may link to these URLs are not taken; past RENAMED_LISTED, none is.
-   * @param {string[]} urls
-   */
+  /** Early outputs of pages that may link to these URLs are not taken; past RENAMED_LISTED, none is. @param {string[]} urls */
   forgetLinksTo(urls) {
     if (urls.length > RENAMED_LISTED) this.done.clear();
     else if (urls.length > 0) this.done.forgetLinksTo(urls);

@@ -6,12 +6,11 @@ import { createStepRunner } from './steps.js';
 import { sha256 } from '../store/blobs.js';
 import { intern } from './run.js';
 import { warn } from '../warnings.js';
-import { conditionalHeaders, pickStored, reusable } from '../recrawl/prior.js';
-import { failOrKeep, intactLinks, keepStored, resumable, resumeFrom } from './carry.js';
-import { journal, redirect } from './outcomes.js';
+import { pickStored, reusable } from '../recrawl/prior.js';
+import { failOrKeep, intactLinks, keepStored } from './carry.js';
+import { redirect } from './outcomes.js';
 import { admit, admitted, links } from './links.js';
 import { cacheLifetime } from '../recrawl/freshness.js';
-import { carryUnasked } from './unasked.js';
 
 /**
  * Phase one: every in-scope URL goes load → transforms → classify → scan and
@@ -71,9 +70,7 @@ export async function discover(run, roots) {
   await pump(run);
 }
 
-/**
- * @param {CrawlRun} run
- */
+/** @param {CrawlRun} run */
 function pump(run) {
   const { frontier, signal, stats } = run;
   // --concurrency requests in flight; as many pages again may be past their
@@ -83,7 +80,7 @@ function pump(run) {
   // In a shared crawl, no more pages leased than a slow step (the render tabs)
   // can keep busy: pages held here would wait while other processes starve.
   const narrowest = Math.min(...run.transforms.map((transform) => transform.concurrency ?? Infinity));
-  const capacity = run.options.frontier && narrowest < requests ? narrowest * 2 : requests * 2;
+  const capacity = run.coordination.shared && narrowest < requests ? narrowest * 2 : requests * 2;
   const runPage = createStepRunner(/** @type {import('./steps.js').Step<PageInFlight>[]} */ ([
     { name: 'load', concurrency: requests, run: (page) => load(run, page) },
     ...run.transforms.map((transform) => ({ name: transform.name, concurrency: transform.concurrency, run: (/** @type {PageInFlight} */ page) => transform.run(page, run) })),
@@ -100,9 +97,8 @@ function pump(run) {
     /** @type {PageInFlight} */
     const page = { key, record, result: undefined, url: undefined, scan: null, finished: false };
     try {
-      const entry = run.resumed?.get(key);
-      const done = entry && resumable(run, entry) && (await resumeFrom(run, page, entry));
-      if (!done && !(await carryUnasked(run, page))) await runPage(page);
+      // Resume and re-crawl features may settle the page without a request (engine/hooks.js).
+      if (!(await run.hooks.beforeFetch(page))) await runPage(page);
     } catch (error) {
       if (error instanceof AbortError) {
         await frontier.retry(key);
@@ -111,8 +107,7 @@ function pump(run) {
       if (error instanceof OutputError) throw error; // the run cannot go on
       await failOrKeep(run, page, error);
     }
-    run.revalidator?.forget(key);
-    run.early?.visited(page);
+    run.hooks.afterPage(page);
     const promoted = await frontier.done(key, { page: record.state === 'done', requisitesSkipped: page.requisitesSkipped, linksTo: page.linksTo });
     if (promoted.length > 0) await admitted(run, promoted, promoted.map(() => 'added'));
   };
@@ -121,6 +116,8 @@ function pump(run) {
     let active = 0;
     /** @type {(() => void) | null} */
     let wake = null;
+    /** @type {Promise<void> | null} */
+    let idle = null;
     const loop = async () => {
       for (;;) {
         let took = -1;
@@ -142,9 +139,9 @@ function pump(run) {
         if (active > 0 && (active >= capacity || counts.queued === 0 || signal.aborted)) {
           await new Promise((/** @type {(value?: unknown) => void} */ done) => { wake = done; });
           wake = null;
-        } else if (took === 0 && frontier.idle) {
-          // A shared frontier with work held elsewhere (other workers, politeness): wait a little, or for a page here.
-          await Promise.race([frontier.idle(), new Promise((/** @type {(value?: unknown) => void} */ done) => { wake = done; })]);
+        } else if (took === 0 && (idle = run.coordination.idle())) {
+          // Work held elsewhere (other processes, politeness): wait a little, or for a page here.
+          await Promise.race([idle, new Promise((/** @type {(value?: unknown) => void} */ done) => { wake = done; })]);
           wake = null;
         }
       }
@@ -153,13 +150,9 @@ function pump(run) {
   });
 }
 
-/**
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- */
+/** @param {CrawlRun} run @param {PageInFlight} page */
 async function load(run, page) {
-  page.stored = reusable(run.prior, page.key, run.blobs);
-  page.result = await run.loader.load(page.key, { signal: run.signal, headers: conditionalHeaders(run.prior, page.stored) });
+  page.result = await run.loader.load(page.key, { signal: run.signal, headers: run.hooks.requestHeaders(page) });
 }
 
 /**
@@ -302,8 +295,10 @@ async function stage(run, page) {
       ? await run.blobs.put([body, page.staged.scanBytes], page.staged.ids)
       : await run.blobs.put(page.scan ? [body, encodeScan(/** @type {import('../document/rewrite.js').DocumentScan} */ (page.scan))] : [body]);
     const before = run.prior?.pages.get(page.key);
-    record.compare = run.ignore ? compareHash(run, body) : undefined;
-    const same = before?.body === ids[0] || (record.compare !== undefined && (await compareOfBefore(run, before)) === record.compare);
+    record.compare = undefined;
+    const sameBody = before?.body === ids[0];
+    // --ignore may count other bytes as the same (engine/ignore.js).
+    const same = (await run.hooks.sameAs(record, body, before, sameBody)) || sameBody;
     record.change = !before || before.state !== 'done' ? 'new' : same ? 'same-bytes' : 'changed';
     record.body = ids[0];
     record.scan = ids[1];
@@ -318,33 +313,7 @@ async function stage(run, page) {
   record.state = 'done';
   record.fetched = run.now; // fetched or revalidated now: the age fresh rules and sitemap dates count from
   await run.records.put(record);
-  journal(run, record);
+  run.hooks.recorded(record);
   run.stats.fetched++;
   run.emit('page', { url: page.key, wantedFile: record.wanted, status: record.status, contentType: record.contentType, bytes: body.length });
 }
-
-/**
- * With --ignore, the sha256 of a body without the spans it ignores.
- * @param {CrawlRun} run
- * @param {Buffer} body
- */
-function compareHash(run, body) {
-  return sha256(Buffer.from(body.toString('latin1').replace(/** @type {RegExp} */ (run.ignore), ''), 'latin1'));
-}
-
-/**
- * The --ignore hash of the last run's copy of a page: as stored when the last
- * run ignored the same spans, else made again from its staged body (the first
- * run after --ignore was added or changed), so that a page that differs only
- * in what is ignored counts as unchanged from that run on.
- * @param {CrawlRun} run
- * @param {import('../recrawl/state.js').StoredPage | undefined} before
- */
-async function compareOfBefore(run, before) {
-  if (!before || before.state !== 'done') return undefined;
-  if (before.compare !== undefined && run.prior?.sameIgnore) return before.compare;
-  if (!before.body || !run.blobs?.has(before.body)) return undefined;
-  const [body] = await run.blobs.get([before.body]);
-  return compareHash(run, body);
-}
-

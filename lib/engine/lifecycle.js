@@ -1,8 +1,5 @@
 // @ts-check
-/**
- * Clean-ups registered as resources are acquired, run in reverse order.
- * Invariant: close() runs every clean-up once, even when one of them fails.
- */
+/** Clean-ups registered as resources are acquired, run in reverse order. Invariant: close() runs every clean-up once, even when one of them fails. */
 export class Lifecycle {
   /** @type {{ name: string, run: () => unknown }[]} */
   #cleanups = [];
@@ -12,10 +9,7 @@ export class Lifecycle {
     this.#cleanups.push({ name, run: cleanup });
   }
 
-  /**
-   * Run the clean-ups, last registered first; a failing one does not stop the others.
-   * @param {(name: string, error: unknown) => void} [onError]
-   */
+  /** Run the clean-ups, last registered first; a failing one does not stop the others. @param {(name: string, error: unknown) => void} [onError] */
   async close(onError) {
     for (const cleanup of this.#cleanups.splice(0).reverse()) {
       try {

@@ -22,10 +22,10 @@ export async function links(run, page) {
   /** @type {(FrontierItem & { decision: import('../roots/scope.js').ScopeDecision })[]} */
   const follow = [];
   let skipped = 0;
-    // A shared frontier sends them with the page's result, for its coordinator's early writes.
-  const shared = run.frontier.wantsLinks !== undefined;
+  // For early writes; a shared crawl sends them with the page's result, to its coordinator.
+  const shared = run.coordination.shared;
   /** @type {import('./early.js').LinksTo | undefined} */
-  const linksTo = (shared ? run.frontier.wantsLinks?.() : run.early?.wanted()) ? { keys: [], never: new Set() } : undefined;
+  const linksTo = run.coordination.wantsLinks(run) ? { keys: [], never: new Set() } : undefined;
   for (const link of page.scan.links) {
     const key = link.key;
     if (!key) continue;
@@ -84,10 +84,7 @@ function originOf(key) {
 /** Distinct too-deep URLs remembered for the count. */
 const MAX_TOO_DEEP_TRACKED = 200_000;
 
-/**
- * Over --max-depth segments below the shallowest root's directory on its origin: not crawled, counted.
- * @param {CrawlRun} run @param {string} key
- */
+/** Over --max-depth segments below the shallowest root's directory on its origin: not crawled, counted. @param {CrawlRun} run @param {string} key */
 function tooDeep(run, key) {
   const pathStart = key.indexOf('/', key.indexOf('//') + 2);
   if (pathStart < 0) return false;

@@ -13,25 +13,6 @@ import { admit, decideLink } from './links.js';
  */
 
 /**
- * Note a page done in the journal, so a killed run resumes without fetching it again.
- * @param {CrawlRun} run @param {PageRecord} record
- */
-export function journal(run, record) {
-  if (!run.journal) return;
-  if (record.state === 'redirect') {
-    run.journal.add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location });
-    return;
-  }
-  run.journal.add({
-    url: record.key, state: 'done', status: /** @type {number} */ (record.status), contentType: record.contentType, type: record.type,
-    charset: record.charset, etag: record.etag, lastModified: record.lastModified, wanted: record.wanted, body: record.body,
-    scan: record.scan, bytes: record.type === 'other' ? record.bytes : undefined, sha256: record.type === 'other' ? record.sha256 : undefined,
-    compare: record.compare, change: record.change, stale: record.stale || undefined, render: record.render,
-    fetched: record.fetched, maxAge: record.maxAge, immutable: record.immutable,
-  });
-}
-
-/**
  * A redirect is a result: its target is admitted, unless it closes a loop or passes --max-redirects;
  * then the chain is a recorded failure and no hop beyond the cap is fetched.
  * @param {CrawlRun} run @param {PageInFlight} page @param {number} status @param {string} location
@@ -45,7 +26,7 @@ export async function redirect(run, page, status, location) {
   record.status = status;
   record.location = key;
   await run.records.put(record);
-  journal(run, record);
+  run.hooks.recorded(record);
   run.redirects.push({ url: page.key, location: key, status });
   const decision = decideLink(run, key, record.kind);
   run.emit('redirect', { url: page.key, location: key, status, decision: decision.decision });
@@ -119,10 +100,7 @@ export function loopMessage(loop) {
   return `redirect loop: ${[...from, from[0]].join(' → ')}`;
 }
 
-/**
- * The chain of redirects that led to a record, from its start.
- * @param {CrawlRun} run @param {PageRecord} record @param {number} max
- */
+/** The chain of redirects that led to a record, from its start. @param {CrawlRun} run @param {PageRecord} record @param {number} max */
 async function chainTo(run, record, max) {
   const chain = [record.key];
   let current = record;
@@ -135,10 +113,7 @@ async function chainTo(run, record, max) {
   return chain;
 }
 
-/**
- * A page failure is data: recorded with its error; the crawl goes on.
- * @param {CrawlRun} run @param {PageRecord} record @param {unknown} error
- */
+/** A page failure is data: recorded with its error; the crawl goes on. @param {CrawlRun} run @param {PageRecord} record @param {unknown} error */
 export async function fail(run, record, error) {
   const err = /** @type {any} */ (error);
   record.state = 'failed';

@@ -18,6 +18,16 @@ const gzip = promisify(zlib.gzip);
 const brotli = promisify(zlib.brotliCompress);
 
 /**
+ * --precompress: each page's output gets its siblings, and a reused file lacking them is made again.
+ * Plugged into the hooks `mustRemake` and `afterWrite`.
+ * @param {CrawlRun} run
+ */
+export function plugPrecompress(run) {
+  run.hooks.on('mustRemake', '--precompress', (pass, stored) => siblingsMissing(pass, stored));
+  run.hooks.on('afterWrite', '--precompress', (pass, record, made, stored) => precompress(pass, record, /** @type {Buffer} */ (made.output), made.placeholders, made.written ? undefined : stored, pass.counters));
+}
+
+/**
  * The siblings a crawl wrote beside `file`, in the formats a state lists; a `.gz` or `.br` it did not write is not one.
  * @param {string} file @param {string[] | undefined} formats
  */

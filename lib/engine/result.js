@@ -39,10 +39,7 @@ export async function* liveBlobs(run, keys, tally, kept) {
   yield* kept;
 }
 
-/**
- * Where the roots came from, for the manifest.
- * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o @param {number} listedCount
- */
+/** Where the roots came from, for the manifest. @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o @param {number} listedCount */
 export function sourcesOf(o, listedCount) {
   /** @type {Record<string, unknown>} */
   const found = {};

@@ -5,6 +5,7 @@ import { Scope } from '../roots/scope.js';
 import { createRobots } from '../fetch/robots.js';
 import { compileNameRules } from '../naming/rules.js';
 import { PageThreads } from './threads/page-threads.js';
+import { Hooks } from './hooks.js';
 
 /**
  * What one run of the crawl shares between its phases: options, the seams
@@ -33,6 +34,8 @@ import { PageThreads } from './threads/page-threads.js';
  *   signal: AbortSignal,
  *   scope: import('../roots/scope.js').Scope,
  *   loader: import('../fetch/http.js').Loader,
+ *   coordination: import('./coordination.js').Coordination,
+ *   hooks: import('./hooks.js').Hooks,
  *   frontier: import('../store/frontier.js').Frontier,
  *   records: import('../store/records.js').RecordStore,
  *   blobs: import('../store/blobs.js').BlobStore | null,
@@ -83,7 +86,7 @@ import { PageThreads } from './threads/page-threads.js';
 
 /**
  * The parts of a run that differ between a crawl and a shared crawl's worker.
- * @typedef {Pick<CrawlRun, 'options' | 'emit' | 'listening' | 'stats' | 'signal' | 'loader' | 'frontier' | 'records' | 'blobs'
+ * @typedef {Pick<CrawlRun, 'options' | 'emit' | 'listening' | 'stats' | 'signal' | 'loader' | 'coordination' | 'blobs'
  *   | 'target' | 'transforms' | 'warnings' | 'prior' | 'resumed' | 'journal' | 'stateDir' | 'sources'>} RunParts
  */
 
@@ -101,6 +104,8 @@ export function createCrawlRun(parts, listed) {
   const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
   return {
     ...parts,
+    frontier: parts.coordination.frontier,
+    records: parts.coordination.records,
     scope: new Scope({ roots: o.roots, include: o.include, exclude: o.exclude, includeRegex: o.includeRegex, excludeRegex: o.excludeRegex, listed }),
     multiOrigin: origins.size > 1,
     staticRoot: origins.size > 1 ? new URL('http://prerender.invalid/') : new URL(`${[...origins][0]}/`),
@@ -115,6 +120,7 @@ export function createCrawlRun(parts, listed) {
     sample: o.sample ? createSampler(o.sample) : null,
     counts: { requisitesNotFetched: 0 },
     threads: new PageThreads(o.threads),
+    hooks: new Hooks(),
     now: Math.floor((o.now?.() ?? Date.now()) / 1000),
   };
 }

@@ -1,7 +1,7 @@
 // @ts-check
 import { warn } from '../warnings.js';
 import { intactLinks, keepStored } from './carry.js';
-import { journal, redirect } from './outcomes.js';
+import { redirect } from './outcomes.js';
 import { links } from './links.js';
 import { pickStored, reusable } from '../recrawl/prior.js';
 import { compileFreshness, datedFresh } from '../recrawl/freshness.js';
@@ -60,8 +60,13 @@ export function whyUnasked(unasked, key, stored, now) {
   return unasked.freshness.freshness(key, stored, now) ?? (unasked.dates ? datedFresh(unasked.dates.get(key), stored) : null);
 }
 
+/** Re-crawl without asking (--changed, --fresh, sitemap dates): plugged into the hook `beforeFetch`. @param {CrawlRun} run */
+export function plugUnasked(run) {
+  run.hooks.on('beforeFetch', 'carried unasked', (page) => carryUnasked(run, page));
+}
+
 /**
- * The fetch phase's entry point: carry a page from the last crawl without a
+ * Carry a page from the last crawl without a
  * request when this run may, as a 304 would carry it.
  * @param {CrawlRun} run
  * @param {PageInFlight} page
@@ -89,7 +94,7 @@ export async function carryUnasked(run, page) {
   record.referrers = undefined;
   record.state = 'done';
   await run.records.put(record);
-  journal(run, record);
+  run.hooks.recorded(record);
   run.stats.fetched++;
   run.stats.carried = (run.stats.carried ?? 0) + 1;
   unasked.counts[why.by === 'listed' ? 'listed' : why.by === 'lastmod' ? 'dated' : 'fresh']++;

@@ -6,7 +6,7 @@ import { warn } from '../warnings.js';
 import { storedLinks } from './carry.js';
 import { pageEntry } from './manifest-entries.js';
 import { fail } from './outcomes.js';
-import { precompress, settleOldSiblings, siblingsMissing } from './precompress.js';
+import { settleOldSiblings } from './precompress.js';
 
 /**
  * One page of a write pass: reuse the file the last run wrote when it is what this run would write,
@@ -36,7 +36,6 @@ import { precompress, settleOldSiblings, siblingsMissing } from './precompress.j
  * @param {PassRun} pass @param {PageRecord} record @returns {Promise<Written | null>}
  */
 export async function writePage(pass, record) {
-  const o = pass.options;
   const target = /** @type {import('../output/target.js').OutputTarget} */ (pass.target);
   const file = /** @type {string} */ (record.file);
   const last = pass.prior?.pages.get(record.key);
@@ -50,7 +49,7 @@ export async function writePage(pass, record) {
     if (record.type !== 'other' && record.scan !== undefined) ids.push(record.scan);
     // A reused file lacking this run's --precompress siblings has its bytes made again for them.
     const unchangedInput = (record.change === 'not-modified' || record.change === 'same-bytes')
-      && !(o.precompress.length > 0 && stored !== undefined && siblingsMissing(pass, stored));
+      && !(stored !== undefined && pass.hooks.mustRemake(pass, stored));
     if (sameFile && unchangedInput && (record.type === 'other' || pass.sameNames || (ids.length === 2 && await linksAsBefore(pass, ids[1])))) {
       return reuseFile(pass, record, /** @type {StoredPage} */ (stored));
     }
@@ -60,7 +59,7 @@ export async function writePage(pass, record) {
     placeholders = made.placeholders;
     // The last state's siblings are on disk even when its outputs are not reused.
     await settleOldSiblings(pass, record, last?.state === 'done' && last.file === file ? last : undefined);
-    if (o.precompress.length > 0) await precompress(pass, record, /** @type {Buffer} */ (made.output), placeholders, made.written ? undefined : stored, pass.counters);
+    await pass.hooks.afterWrite(pass, record, made, stored);
   } catch (error) {
     const fatal = outputFailure(error, 'write', `${file} in ${target.location}`);
     if (fatal instanceof OutputError || error instanceof FrontierError) throw fatal; // the run cannot go on
@@ -111,7 +110,6 @@ async function copyWhole(pass, record, sameBytes) {
  * @returns {Promise<Made>}
  */
 async function rewrite(pass, record, ids, unchangedSha) {
-  const o = pass.options;
   const blobs = /** @type {import('../store/blobs.js').BlobStore} */ (pass.blobs);
   const target = /** @type {import('../output/target.js').OutputTarget} */ (pass.target);
   const file = /** @type {string} */ (record.file);
@@ -126,7 +124,7 @@ async function rewrite(pass, record, ids, unchangedSha) {
     const request = {
       bodyId: /** @type {string} */ (record.body), scanId: ids[1], url: record.key, file,
       type: record.type === 'css' ? 'css' : 'html', charset: record.charset ?? 'utf-8',
-      unchangedSha, temp: reserved?.path, wantOutput: o.precompress.length > 0,
+      unchangedSha, temp: reserved?.path, wantOutput: pass.hooks.has('afterWrite'),
     };
     // Another shared-crawl process may render it into the same temp file, unless the output is wanted here.
     if (!early) warmThreads(pass);
@@ -154,10 +152,7 @@ async function rewrite(pass, record, ids, unchangedSha) {
   }
 }
 
-/**
- * What rewriting reads besides a page and the name table.
- * @param {CrawlRun} run @returns {import('./page-work.js').RenderContext}
- */
+/** What rewriting reads besides a page and the name table. @param {CrawlRun} run @returns {import('./page-work.js').RenderContext} */
 export function renderContext(run) {
   const o = run.options;
   return {
@@ -194,20 +189,14 @@ export function namesAsBefore(run, naming, names, dropped) {
   return count === prior.pages.size;
 }
 
-/**
- * @param {import('../output/target.js').OutputTarget} target @param {string} file @param {Buffer} data
- * @param {Counters} counters
- */
+/** @param {import('../output/target.js').OutputTarget} target @param {string} file @param {Buffer} data @param {Counters} counters */
 async function writeFile(target, file, data, counters) {
   await target.write(file, data);
   counters.filesWritten++;
   counters.bytesWritten += data.length;
 }
 
-/**
- * Phase two's worker threads start only once a few pages needed them: a re-crawl reusing every file starts none.
- * @param {CrawlRun} run
- */
+/** Phase two's worker threads start only once a few pages needed them: a re-crawl reusing every file starts none. @param {CrawlRun} run */
 function warmThreads(run) {
   if (run.threads.requests >= run.options.threadsFrom) run.threads.warm();
 }

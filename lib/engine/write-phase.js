@@ -103,7 +103,7 @@ export async function finalize(run, naming, { interrupted, complete }) {
     // Early outputs serve the first pass only; none is still being written at the commit.
     const outcome = await writePass(run, { naming, names, dropped, interrupted, complete, removal, pageFile })
       .finally(() => run.finishPool?.end())
-      .finally(() => run.early?.drop());
+      .finally(() => run.hooks.afterPass());
     if (outcome.failed.length === 0 && outcome.split.length === 0) {
       await prune(run, removal, pageFile);
       await outcome.state?.finish(redirects, removal.carried);
@@ -160,7 +160,7 @@ async function writePass(run, { naming, names, dropped, interrupted, complete, r
   const firsts = new Map();
   for (const [alias, first] of naming.aliasOf) if (!dropped.has(alias)) firsts.set(first, Promise.resolve(null));
   run.stats.written = 0;
-  const inFlight = writeWindow({ precompress: o.precompress.length > 0, threads: run.threads.size, locate: Boolean(run.blobs?.locate), pool: run.finishPool?.window });
+  const inFlight = writeWindow({ precompress: run.hooks.has('afterWrite'), threads: run.threads.size, locate: Boolean(run.blobs?.locate), pool: run.finishPool?.window });
   const limit = pLimit(inFlight);
   try {
     /** @type {Promise<{ page: ManifestPage, record: PageRecord } | null>[]} in URL order */

@@ -1,20 +1,11 @@
 // @ts-check
 import { AbortError } from '../errors.js';
 
-/**
- * One abort listener per signal, however many waiters (a listener each warns
- * past ten, MaxListenersExceededWarning, and costs memory per request).
- */
+/** One abort listener per signal, however many waiters: a listener each warns past ten and costs memory per request. */
 export class AbortFanout {
-  /** @type {WeakMap<AbortSignal, Set<() => void>>} */
-  #bySignal = new WeakMap();
+  /** @type {WeakMap<AbortSignal, Set<() => void>>} */ #bySignal = new WeakMap();
 
-  /**
-   * Call `onAbort` when `signal` aborts (at once when it already has).
-   * @param {AbortSignal | undefined} signal
-   * @param {() => void} onAbort
-   * @returns {() => void} unlink
-   */
+  /** Calls `onAbort` at once when `signal` has already aborted. @param {AbortSignal | undefined} signal @param {() => void} onAbort @returns {() => void} unlink */
   link(signal, onAbort) {
     if (!signal) return () => {};
     if (signal.aborted) {
@@ -38,15 +29,9 @@ export class AbortFanout {
   }
 }
 
-/** The fan-out shared by every loader of the process: one listener per signal. */
 export const fanout = new AbortFanout();
 
-/**
- * Wait `ms`, or reject with an AbortError as soon as `signal` aborts.
- * @param {number} ms
- * @param {AbortSignal | undefined} signal
- * @returns {Promise<void>}
- */
+/** Rejects with an AbortError as soon as `signal` aborts. @param {number} ms @param {AbortSignal | undefined} signal @returns {Promise<void>} */
 export function sleep(ms, signal) {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {

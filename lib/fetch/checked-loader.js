@@ -4,12 +4,9 @@ import { fanout } from './abort.js';
 import { parseRetryAfter } from './retry.js';
 
 /**
- * A caller's `loader` held to the crawl's contract (README, "API"): its result
- * is normalised or fails with a LoaderResultError saying what is missing (error
- * statuses throw HttpStatusError, so they retry), and the run's signal ends
- * the wait even if the loader ignores it.
- * @param {import('./http.js').Loader} loader
- * @returns {import('./http.js').Loader}
+ * A caller's `loader` held to the crawl's contract (docs/api.md): a bad result fails with a LoaderResultError saying what
+ * is missing, error statuses throw HttpStatusError so they retry, and the run's signal ends the wait even if the loader ignores it.
+ * @param {import('./http.js').Loader} loader @returns {import('./http.js').Loader}
  */
 export function checkedLoader(loader) {
   return {
@@ -23,13 +20,7 @@ export function checkedLoader(loader) {
   };
 }
 
-/**
- * `promise`, or an AbortError as soon as `signal` aborts (the promise is left unobserved).
- * @template T
- * @param {Promise<T>} promise
- * @param {AbortSignal | undefined} signal
- * @returns {Promise<T>}
- */
+/** The promise is left unobserved on abort. @template T @param {Promise<T>} promise @param {AbortSignal | undefined} signal @returns {Promise<T>} */
 function untilAborted(promise, signal) {
   if (!signal) return promise;
   return new Promise((resolve, reject) => {
@@ -41,11 +32,7 @@ function untilAborted(promise, signal) {
   });
 }
 
-/**
- * @param {string} url the URL asked for
- * @param {unknown} value what the loader resolved with
- * @returns {import('./http.js').LoadResult}
- */
+/** @param {string} url the URL asked for @param {unknown} value what the loader resolved with @returns {import('./http.js').LoadResult} */
 export function checkLoadResult(url, value) {
   const bad = (/** @type {string} */ what) => new LoaderResultError(`the loader's result for ${url} ${what}`);
   if (!value || typeof value !== 'object') throw bad(`is ${value === null ? 'null' : typeof value}, not { url, status, headers, body }`);
@@ -78,19 +65,13 @@ function asBuffer(body) {
   return null;
 }
 
-/**
- * Header names lower-cased as the HTTP loader gives them; numbers become text,
- * null values no header; a fetch `Headers` is read too.
- * @param {unknown} headers
- * @returns {import('./http.js').Headers | null}
- */
+/** As the HTTP loader gives them: numbers become text, null values no header; a fetch `Headers` is read too. @param {unknown} headers @returns {import('./http.js').Headers | null} */
 function lowerCased(headers) {
   if (headers === undefined || headers === null) return {};
   if (typeof headers !== 'object' || Array.isArray(headers)) return null;
   const listed = /** @type {{ entries?: () => Iterable<[string, unknown]> }} */ (headers);
   const entries = typeof listed.entries === 'function' ? [...listed.entries()] : Object.entries(headers);
-  /** @type {import('./http.js').Headers} */
-  const lower = {};
+  /** @type {import('./http.js').Headers} */ const lower = {};
   for (const [name, item] of entries) {
     if (item === undefined || item === null) continue;
     const value = typeof item === 'number' ? String(item) : item;

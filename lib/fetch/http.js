@@ -10,25 +10,15 @@ import { OPTION_BY_NAME } from '../options/crawl-options.js';
 /**
  * The HTTP loader: one undici pool per run, closed with `close()`.
  * @typedef {Record<string, string | string[] | undefined>} Headers
- * @typedef {{
- *   url: string,
- *   status: number,
- *   headers: Headers,
- *   body: Buffer,
- *   location?: string,
- *   notModified?: boolean,
- * }} LoadResult
- *   A 2xx page, a redirect (`location`, empty body) or a 304 (`notModified`, empty body);
- *   any other status is thrown as an HttpStatusError.
+ * @typedef {{ url: string, status: number, headers: Headers, body: Buffer, location?: string, notModified?: boolean }} LoadResult
+ *   a 2xx page, a redirect or a 304 (both with an empty body); any other status throws an HttpStatusError
  * @typedef {{ signal?: AbortSignal, headers?: Record<string, string> }} LoadOptions
  * @typedef {{ load(url: string, options?: LoadOptions): Promise<LoadResult>, close(): Promise<void> }} Loader
  */
 
 /**
- * undici's Agent alone: its package entry loads every API (fetch, WebSocket...)
- * and slows each start (BENCHMARKS.md, "Decisions", undici). If a later undici moves
- * the file, the entry is loaded instead (a test checks which).
- * @type {typeof import('undici').Agent}
+ * undici's Agent alone: its package entry loads every API and slows each start (BENCHMARKS.md, "Decisions", undici).
+ * If a later undici moves the file, the entry is loaded instead. @type {typeof import('undici').Agent}
  */
 export const Agent = loadAgent();
 
@@ -45,10 +35,8 @@ function loadAgent() {
 export const USER_AGENT = 'prerender/0.1 (+static pre-rendering; https://www.npmjs.com/package/prerender)';
 
 /**
- * @param {{
- *   concurrency?: number, timeout?: number, maxPageBytes?: number,
- *   headers?: Record<string, string>,
- * }} [options] each as the crawl option of that name, with its default
+ * @param {{ concurrency?: number, timeout?: number, maxPageBytes?: number, headers?: Record<string, string> }} [options]
+ *   each as the crawl option of that name, with its default
  * @returns {Loader}
  */
 export function createHttpLoader(options = {}) {
@@ -78,37 +66,28 @@ export function createHttpLoader(options = {}) {
 const DISCARD_LIMIT = 128 * 1024;
 
 /**
- * One request on undici's dispatcher handler API, with no stream or
- * AbortController per request (BENCHMARKS.md, "Decisions"). It settles once;
- * the timer (--timeout, whole exchange), the run's signal and the size cap abort it.
+ * One request on undici's handler API, with no stream or AbortController per request (BENCHMARKS.md, "Decisions").
+ * It settles once; the --timeout timer, the run's signal and the size cap abort it.
  */
 class Exchange {
-  /** @type {{ abort(reason?: Error): void } | null} undici's controller, once the request has started */
+  /** @type {{ abort(reason?: Error): void } | null} undici's, once the request has started */
   #controller = null;
   /** @type {Error | null} why this side aborted */
   #abortedWith = null;
-  /** @type {LoadResult | Error | null} the outcome the headers gave (a redirect, a 304, an error status) */
+  /** @type {LoadResult | Error | null} what the headers gave: a redirect, a 304, an error status */
   #known = null;
-  /** @type {Buffer[]} */
-  #chunks = [];
+  /** @type {Buffer[]} */ #chunks = [];
   #size = 0;
   #settled = false;
-  /** @type {Headers} */
-  #headers = {};
+  /** @type {Headers} */ #headers = {};
   #status = 0;
-  /** @type {string[]} */
-  #encodings = [];
+  /** @type {string[]} */ #encodings = [];
   #timer;
-  /** @type {() => void} */
-  #unlink = () => {};
+  /** @type {() => void} */ #unlink = () => {};
 
   /**
-   * @param {string} url
-   * @param {number} cap --max-page-bytes
-   * @param {number} timeout ms for the whole exchange
-   * @param {AbortSignal | undefined} signal the run's
-   * @param {(result: LoadResult) => void} resolve
-   * @param {(error: Error) => void} reject
+   * @param {string} url @param {number} cap --max-page-bytes @param {number} timeout ms for the whole exchange
+   * @param {AbortSignal | undefined} signal the run's @param {(result: LoadResult) => void} resolve @param {(error: Error) => void} reject
    */
   constructor(url, cap, timeout, signal, resolve, reject) {
     this.url = url;
@@ -249,13 +228,7 @@ const inflate = promisify(zlib.inflate);
 const inflateRaw = promisify(zlib.inflateRaw);
 const brotli = promisify(zlib.brotliDecompress);
 
-/**
- * Decode a body compressed although we asked for identity (gzip, deflate
- * zlib or raw, br), capped at --max-page-bytes so a bomb stops with bounded memory.
- * @param {Buffer} body
- * @param {string[]} encodings
- * @param {number} cap
- */
+/** Compressed although we asked for identity; capped so a bomb stops with bounded memory. @param {Buffer} body @param {string[]} encodings @param {number} cap */
 async function decode(body, encodings, cap) {
   let data = body;
   for (const coding of [...encodings].reverse()) {
@@ -264,7 +237,7 @@ async function decode(body, encodings, cap) {
       if (coding === 'gzip' || coding === 'x-gzip') data = await gunzip(data, options);
       else if (coding === 'br') data = await brotli(data, options);
       else if (coding === 'deflate') {
-        // zlib-wrapped, or raw deflate (as some servers send it); a bomb is a bomb either way.
+        // zlib-wrapped, or raw deflate as some servers send it.
         data = await inflate(data, options).catch((/** @type {NodeJS.ErrnoException} */ error) => {
           // Too large, or a zlib stream (its header read) cut short: not raw deflate either.
           if (error.code === 'ERR_BUFFER_TOO_LARGE' || error.code === 'Z_BUF_ERROR') throw error;
@@ -277,7 +250,7 @@ async function decode(body, encodings, cap) {
       if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ERR_BUFFER_TOO_LARGE') {
         throw new PageTooLargeError(`the ${coding}-decoded body is over --max-page-bytes ${cap}`);
       }
-      // The stream ends before its end: the body was cut short on the way (as a short Content-Length).
+      // The stream ended early: the body was cut short on the way.
       const truncated = /** @type {NodeJS.ErrnoException} */ (error).code === 'Z_BUF_ERROR';
       throw new ContentEncodingError(`cannot decode the ${coding} body: ${truncated ? 'it is cut short' : /** @type {Error} */ (error).message}`, { cause: error, truncated });
     }
@@ -285,7 +258,7 @@ async function decode(body, encodings, cap) {
   return data;
 }
 
-/** Map whatever undici threw to one of our typed errors. @param {any} error @param {number} timeout @returns {Error} */
+/** To one of our typed errors. @param {any} error @param {number} timeout @returns {Error} */
 function classify(error, timeout) {
   if (error instanceof PrerenderError) return error;
   const code = error?.code ?? error?.cause?.code;
@@ -300,8 +273,7 @@ function classify(error, timeout) {
 function httpLoaderOptions(options) {
   if (!options || typeof options !== 'object') throw new UsageError('createHttpLoader(options): options must be an object');
   const given = /** @type {Record<string, unknown>} */ (options);
-  /** @param {'concurrency' | 'timeout' | 'maxPageBytes'} name */
-  const whole = (name) => {
+  /** @param {'concurrency' | 'timeout' | 'maxPageBytes'} name */ const whole = (name) => {
     const value = given[name] ?? OPTION_BY_NAME.get(name)?.default;
     if (!Number.isSafeInteger(value) || /** @type {number} */ (value) < 1) throw new UsageError(`createHttpLoader: "${name}" must be a whole number, at least 1, got ${typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value)}`);
     return /** @type {number} */ (value);

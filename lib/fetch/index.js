@@ -7,10 +7,7 @@ import { withPoliteness } from './polite.js';
 export { createHttpLoader, USER_AGENT } from './http.js';
 export { withRetry, retryDelayMs, parseRetryAfter } from './retry.js';
 
-/**
- * HTTP with politeness (--rate, --delay) and retries; every attempt is paced.
- * @param {NonNullable<Parameters<typeof createHttpLoader>[0]> & import('./retry.js').RetryOptions & { concurrency: number, rate?: number, delay?: number }} options
- */
+/** Every attempt is paced. @param {NonNullable<Parameters<typeof createHttpLoader>[0]> & import('./retry.js').RetryOptions & { concurrency: number, rate?: number, delay?: number }} options */
 export function defaultLoader(options) {
   return withRetry(withPoliteness(createHttpLoader(options), options), options);
 }

@@ -3,12 +3,9 @@ import pLimit from 'p-limit';
 import { sleep } from './abort.js';
 
 /**
- * Politeness: at most `rate` request starts per second (retries included),
- * and `delay` ms between requests on the same connection slot.
+ * At most `rate` request starts per second, retries included, and `delay` ms between requests on one connection slot.
  * @typedef {import('./http.js').Loader} Loader
- * @param {Loader} loader
- * @param {{ rate?: number, delay?: number, concurrency: number, now?: () => number }} options
- * @returns {Loader}
+ * @param {Loader} loader @param {{ rate?: number, delay?: number, concurrency: number, now?: () => number }} options @returns {Loader}
  */
 export function withPoliteness(loader, options) {
   const { rate = 0, delay = 0, concurrency } = options;
@@ -16,10 +13,9 @@ export function withPoliteness(loader, options) {
   const now = options.now ?? (() => performance.now());
   const interval = rate > 0 ? 1000 / rate : 0;
   const limit = pLimit(concurrency);
-  /** When each connection slot may start its next request. */
   const free = new Array(concurrency).fill(-Infinity);
   let lastStart = -Infinity;
-  /** Starts are serialised by the clock, so a late timer never lets two start together. */
+  // Starts are serialised by the clock, so a late timer never lets two start together.
   let turns = Promise.resolve();
   return {
     load(url, callOptions = {}) {

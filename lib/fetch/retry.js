@@ -3,33 +3,20 @@ import { UsageError, isRetryable } from '../errors.js';
 import { sleep } from './abort.js';
 
 /**
- * Retry with exponential backoff and jitter, or the server's Retry-After,
- * for whatever the error class says is retryable.
+ * Exponential backoff with jitter, or the server's Retry-After, for whatever the error class says is retryable.
  * @typedef {import('./http.js').Loader} Loader
- * @typedef {{
- *   retries: number, retryDelay?: number, maxRetryAfter?: number,
- *   onRetry?: (info: { url: string, attempt: number, delayMs: number, error: Error }) => void,
- *   random?: () => number,
- * }} RetryOptions
+ * @typedef {{ retries: number, retryDelay?: number, maxRetryAfter?: number, random?: () => number,
+ *   onRetry?: (info: { url: string, attempt: number, delayMs: number, error: Error }) => void }} RetryOptions
  */
 
-/**
- * The delay before retry `attempt` (1-based); Retry-After, when given, is capped.
- * @param {number} attempt
- * @param {{ retryDelay: number, maxRetryAfter: number, retryAfterMs?: number, random?: () => number }} options
- */
+/** Retry-After, when given, is capped. @param {number} attempt 1-based @param {{ retryDelay: number, maxRetryAfter: number, retryAfterMs?: number, random?: () => number }} options */
 export function retryDelayMs(attempt, { retryDelay, maxRetryAfter, retryAfterMs, random = Math.random }) {
   if (retryAfterMs !== undefined) return Math.min(retryAfterMs, maxRetryAfter);
   const exponential = retryDelay * 2 ** (attempt - 1);
   return Math.min(exponential + random() * retryDelay, 30_000);
 }
 
-/**
- * Retry-After: seconds, or an HTTP date.
- * @param {string | string[] | undefined} value
- * @param {number} [now]
- * @returns {number | undefined} milliseconds
- */
+/** Seconds, or an HTTP date. @param {string | string[] | undefined} value @param {number} [now] @returns {number | undefined} milliseconds */
 export function parseRetryAfter(value, now = Date.now()) {
   if (typeof value !== 'string' || value.trim() === '') return undefined;
   if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
@@ -63,11 +50,7 @@ export function withRetry(loader, options) {
   };
 }
 
-/**
- * Checked at wrap time: without a whole `retries`, a failing URL was tried for ever.
- * @param {unknown} loader
- * @param {unknown} options
- */
+/** Without a whole `retries`, a failing URL was tried for ever. @param {unknown} loader @param {unknown} options */
 function checkRetryArguments(loader, options) {
   if (typeof (/** @type {{ load?: unknown } | null} */ (loader)?.load) !== 'function') throw new UsageError('withRetry(loader, options): the loader must have a load(url, options) method');
   if (!options || typeof options !== 'object') throw new UsageError('withRetry(loader, options): options must be an object with "retries"');
@@ -87,7 +70,7 @@ function checkRetryArguments(loader, options) {
   }
 }
 
-/** A value as an error message shows it (JSON would say null for NaN and Infinity). @param {unknown} value */
+/** JSON would say null for NaN and Infinity. @param {unknown} value */
 function shown(value) {
   return typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value);
 }

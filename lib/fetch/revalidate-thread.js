@@ -4,8 +4,7 @@ import { createHttpLoader } from './http.js';
 import { transferable } from '../runtime/transfer.js';
 
 /**
- * The re-crawl's HTTP thread (revalidate.js): urgent asks before those asked
- * ahead, answers sent once per event-loop turn, bodies transferred.
+ * The re-crawl's HTTP thread: urgent asks first, answers sent once per event-loop turn, bodies transferred.
  * Messages in: ask { urgent, asks }, promote { ids }, cancel { ids }, cancelAll.
  * @typedef {{ id: number, url: string, headers?: Record<string, string> }} Ask
  */
@@ -14,19 +13,15 @@ const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPor
 const { concurrency, timeout, maxPageBytes, headers } = workerData;
 const loader = createHttpLoader({ concurrency, timeout, maxPageBytes, headers });
 
-/** @type {Map<number, Ask>} asks not started yet (a cancelled one is taken out) */
+/** @type {Map<number, Ask>} not started yet; a cancelled one is taken out */
 const waiting = new Map();
-/** @type {Ask[]} */
-let urgent = [];
-/** @type {Ask[]} */
-let ahead = [];
+/** @type {Ask[]} */ let urgent = [];
+/** @type {Ask[]} */ let ahead = [];
 let aheadAt = 0;
 let inFlight = 0;
 
-/** @type {object[]} */
-let answers = [];
-/** @type {ArrayBuffer[]} */
-let transfer = [];
+/** @type {object[]} */ let answers = [];
+/** @type {ArrayBuffer[]} */ let transfer = [];
 let scheduled = false;
 
 const flush = () => {
@@ -37,8 +32,7 @@ const flush = () => {
   transfer = [];
 };
 
-/** @param {object} answer */
-const send = (answer) => {
+/** @param {object} answer */ const send = (answer) => {
   answers.push(answer);
   if (!scheduled) {
     scheduled = true;
@@ -46,16 +40,14 @@ const send = (answer) => {
   }
 };
 
-/** @param {any} error */
-const describe = (error) => ({
+/** @param {any} error */ const describe = (error) => ({
   name: error?.constructor?.name, message: String(error?.message ?? error), code: error?.code, status: error?.status, truncated: error?.truncated === true || undefined,
   // A time, not a delay: the crawl may take the answer later.
   retryAt: typeof error?.retryAfterMs === 'number' ? Date.now() + error.retryAfterMs : undefined,
   cause: error?.cause ? { code: error.cause.code, message: String(error.cause.message ?? error.cause) } : undefined,
 });
 
-/** @param {Ask} ask */
-const start = (ask) => {
+/** @param {Ask} ask */ const start = (ask) => {
   inFlight++;
   loader.load(ask.url, { headers: ask.headers }).then(
     (result) => {
@@ -70,7 +62,7 @@ const start = (ask) => {
   });
 };
 
-/** The next ask to make: urgent ones first; those cancelled, promoted or started are passed over. */
+/** Urgent asks first; those cancelled, promoted or started are passed over. */
 const next = () => {
   while (urgent.length > 0) {
     const ask = /** @type {Ask} */ (urgent.shift());

@@ -5,35 +5,25 @@ import { reassertHeapBounds } from '../runtime/heap.js';
 import { fanout } from './abort.js';
 
 /**
- * A re-crawl's requests on a thread of their own, asked ahead of the crawl
- * (BENCHMARKS.md, "Decisions"). Once `start()`ed, requests go to one worker
- * running the crawl's HTTP loader (at most --concurrency in flight). URLs
- * `hint`ed that have validators are asked ahead, up to `lookahead` answers and
- * HELD_BYTES of bodies; an ask the crawl waits for is urgent and goes first;
- * what it no longer wants is cancelled. Before `start()` and once the thread
- * is gone, the wrapped loader works in the main thread.
- * @typedef {import('./http.js').Loader} Loader
- * @typedef {import('./http.js').LoadResult} LoadResult
+ * A re-crawl's requests on a thread of their own, asked ahead of the crawl (BENCHMARKS.md, "Decisions").
+ * Hinted URLs with validators are asked ahead, within `lookahead` answers and HELD_BYTES; an ask the crawl
+ * waits for goes first; one it no longer wants is cancelled. Before `start()` and once the thread is gone, the main thread loads.
+ * @typedef {import('./http.js').Loader} Loader @typedef {import('./http.js').LoadResult} LoadResult
  * @typedef {import('./http.js').LoadOptions} LoadOptions
  * @typedef {{ resolve: (result: LoadResult) => void, reject: (error: Error) => void }} Waiter
  * @typedef {{ name?: string, message: string, code?: string, status?: number, retryAt?: number, truncated?: boolean, cause?: { code?: string, message: string } }} SentError
- * @typedef {{
- *   id: number, url: string, headers: Record<string, string> | undefined, urgent: boolean,
+ * @typedef {{ id: number, url: string, headers: Record<string, string> | undefined, urgent: boolean,
  *   state: 'outbox' | 'sent' | 'answered' | 'gone', signal?: AbortSignal,
- *   outcome?: { result?: LoadResult, error?: SentError }, waiter?: Waiter, bytes: number,
- * }} Ask
+ *   outcome?: { result?: LoadResult, error?: SentError }, waiter?: Waiter, bytes: number }} Ask
  */
 
-/** Answers asked ahead and not yet taken, at most, per request the crawl may have in flight. */
+/** Per request the crawl may have in flight. */
 const LOOKAHEAD_PER_REQUEST = 4;
-/** Bytes of bodies answered ahead and not taken past which no more is asked ahead. */
+/** Past these bytes of answers not taken, nothing more is asked ahead. */
 const HELD_BYTES = 32 * 1024 * 1024;
 const THREAD_URL = new URL('./revalidate-thread.js', import.meta.url);
 
-/**
- * @param {Loader} loader does what is not handed to the thread
- * @param {{ concurrency: number, timeout: number, maxPageBytes: number, headers?: Record<string, string> }} options
- */
+/** @param {Loader} loader does what is not handed to the thread @param {{ concurrency: number, timeout: number, maxPageBytes: number, headers?: Record<string, string> }} options */
 export function withRevalidation(loader, options) {
   return new Revalidator(loader, options);
 }
@@ -42,8 +32,7 @@ export class Revalidator {
   #loader;
   #options;
   #lookahead;
-  /** @type {Worker | null} */
-  #worker = null;
+  /** @type {Worker | null} */ #worker = null;
   /** @type {((url: string) => Record<string, string> | undefined) | null} a URL's conditional headers; none: not asked ahead */
   #headersFor = null;
   /** @type {string[]} URLs hinted, in order */
@@ -66,29 +55,24 @@ export class Revalidator {
   /** Requests asked ahead, answers taken from those, urgent asks, requests made in the main thread. */
   counts = { askedAhead: 0, takenAhead: 0, urgent: 0, inMain: 0 };
 
-  /**
-   * @param {Loader} loader
-   * @param {{ concurrency: number, timeout: number, maxPageBytes: number, headers?: Record<string, string> }} options
-   */
+  /** @param {Loader} loader @param {{ concurrency: number, timeout: number, maxPageBytes: number, headers?: Record<string, string> }} options */
   constructor(loader, options) {
     this.#loader = loader;
     this.#options = options;
     this.#lookahead = Math.max(1, options.concurrency * LOOKAHEAD_PER_REQUEST);
   }
 
-  /** Whether requests go to the thread. */
   get started() {
     return this.#headersFor !== null && this.#worker !== null && this.#failed === null;
   }
 
-  /** Start the thread early, so its start-up overlaps reading the last state; requests wait for `start()`. */
+  /** Starts the thread while the last state is read; requests wait for `start()`. */
   warm() {
     if (this.#worker || this.#closed || this.#failed) return;
     const { concurrency, timeout, maxPageBytes, headers } = this.#options;
-    /** @type {Worker} */
-    let worker;
+    /** @type {Worker} */ let worker;
     try {
-      // Its young generation kept small, as the page threads' (threads.js): what it allocates is short-lived.
+      // A small young generation, as the page threads': what it allocates is short-lived.
       worker = new Worker(THREAD_URL, { workerData: { concurrency, timeout, maxPageBytes, headers }, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
     } catch (error) {
       this.#failed = /** @type {Error} */ (error); // no thread (the system would not start one): the main thread does the requests
@@ -102,7 +86,6 @@ export class Revalidator {
     this.#worker = worker;
   }
 
-  /** The thread `warm()` started is not needed after all (the requests stay in the main thread). */
   async unwarm() {
     if (this.#headersFor !== null || !this.#worker) return;
     const worker = this.#worker;
@@ -111,24 +94,21 @@ export class Revalidator {
     await worker.terminate();
   }
 
-  /**
-   * Hand requests to the thread from now on.
-   * @param {(url: string) => Record<string, string> | undefined} headersFor the validators to ask a hinted URL ahead with (none: it is not)
-   */
+  /** @param {(url: string) => Record<string, string> | undefined} headersFor the validators to ask a hinted URL ahead with; none: it is not */
   start(headersFor) {
     if (this.#closed || this.#failed) return;
     this.warm();
     this.#headersFor = headersFor;
   }
 
-  /** URLs the crawl will fetch, in the order it will take them. @param {string[]} urls */
+  /** In the order the crawl will take them. @param {string[]} urls */
   hint(urls) {
     if (!this.started) return;
     for (const url of urls) this.#hinted.push(url);
     this.#askAhead();
   }
 
-  /** The crawl is done with a URL: an answer asked ahead and not taken is dropped. @param {string} url */
+  /** An answer asked ahead and not taken is dropped. @param {string} url */
   forget(url) {
     const ask = this.#ahead.get(url);
     if (!ask) return;
@@ -171,7 +151,7 @@ export class Revalidator {
     this.#askAhead();
     if (taken.outcome) return settle(taken.outcome);
     return new Promise((resolve, reject) => {
-      // One listener on the run's signal for all requests (abort.js), dropped once the answer is in.
+      // One listener on the run's signal for all requests (abort.js).
       const unlink = fanout.link(signal, () => {
         taken.waiter = undefined;
         this.#cancel(taken);
@@ -184,7 +164,7 @@ export class Revalidator {
     });
   }
 
-  /** The crawl phase is over: the thread ends (its heap is not held through phase two). */
+  /** The crawl phase is over: the thread's heap is not held through phase two. */
   async stop() {
     const worker = this.#worker;
     if (!worker || this.#closed) return;
@@ -204,7 +184,7 @@ export class Revalidator {
     await Promise.all([worker?.terminate(), this.#loader.close()]);
   }
 
-  /** On the run's abort, the thread starts nothing more. @param {AbortSignal | undefined} signal */
+  /** @param {AbortSignal | undefined} signal */
   #watch(signal) {
     if (!signal || this.#signal === signal) return;
     this.#signal = signal;
@@ -219,15 +199,14 @@ export class Revalidator {
 
   /** @param {string} url @param {Record<string, string> | undefined} headers @param {boolean} urgent */
   #ask(url, headers, urgent) {
-    /** @type {Ask} */
-    const ask = { id: this.#nextId++, url, headers, urgent, state: 'outbox', bytes: 0 };
+    /** @type {Ask} */ const ask = { id: this.#nextId++, url, headers, urgent, state: 'outbox', bytes: 0 };
     this.#asked.set(ask.id, ask);
     this.#outbox.asks.push(ask);
     this.#schedule();
     return ask;
   }
 
-  /** @param {Ask} ask an ask made ahead the crawl now waits for: it goes first */
+  /** @param {Ask} ask made ahead, now waited for: it goes first */
   #promote(ask) {
     if (ask.state === 'outbox') ask.urgent = true;
     else if (ask.state === 'sent') {
@@ -236,7 +215,7 @@ export class Revalidator {
     }
   }
 
-  /** @param {Ask} ask not wanted any more: not sent, or cancelled in the thread */
+  /** @param {Ask} ask */
   #cancel(ask) {
     this.#asked.delete(ask.id); // its answer, should it come, is let go
     if (ask.state === 'sent') {
@@ -271,7 +250,6 @@ export class Revalidator {
     if (cancel.length > 0) worker.postMessage({ op: 'cancel', ids: cancel });
   }
 
-  /** Ask for the next hinted URLs, while there is room ahead. */
   #askAhead() {
     const headersFor = /** @type {(url: string) => Record<string, string> | undefined} */ (this.#headersFor);
     while (this.started && this.#ahead.size < this.#lookahead && this.#heldBytes < HELD_BYTES && this.#hintedAt < this.#hinted.length) {
@@ -317,7 +295,7 @@ export class Revalidator {
     }
   }
 
-  /** @param {Ask} ask answered ahead and never to be taken */
+  /** @param {Ask} ask answered ahead, never to be taken */
   #drop(ask) {
     if (ask.outcome) this.#heldBytes -= ask.bytes;
     else this.#cancel(ask);
@@ -328,7 +306,7 @@ export class Revalidator {
     if (this.#failed || this.#closed) return;
     this.#failed = error;
     this.#worker = null;
-    // What the thread held is asked again in the main thread (answers already in are kept).
+    // The waiting asks go to the main thread; answers already in are kept.
     const waiting = [...this.#asked.values()].filter((ask) => ask.waiter);
     this.#asked.clear();
     for (const [url, ask] of this.#ahead) if (!ask.outcome) this.#ahead.delete(url);
@@ -362,16 +340,11 @@ function sameValidators(a, b) {
     && Object.keys(a ?? {}).length === Object.keys(b ?? {}).length;
 }
 
-/**
- * The thread's typed error rebuilt (report.js reads its cause's code); Retry-After counts from now.
- * @param {SentError} sent
- * @returns {Error}
- */
+/** report.js reads its cause's code; Retry-After counts from now. @param {SentError} sent @returns {Error} */
 function rebuildError(sent) {
   const cause = sent.cause ? Object.assign(new Error(sent.cause.message), sent.cause.code === undefined ? {} : { code: sent.cause.code }) : undefined;
   const retryAfterMs = sent.retryAt === undefined ? undefined : Math.max(0, sent.retryAt - Date.now());
-  /** @type {Error} */
-  let error;
+  /** @type {Error} */ let error;
   if (sent.name === 'HttpStatusError' && typeof sent.status === 'number') error = new HttpStatusError(sent.status, { retryAfterMs });
   else if (sent.name === 'TimeoutError') error = new TimeoutError(sent.message, { cause });
   else if (sent.name === 'PageTooLargeError') error = new PageTooLargeError(sent.message, { cause });

@@ -2,26 +2,21 @@
 import robotsParserModule from 'robots-parser';
 
 /** @typedef {{ isAllowed(url: string, ua?: string): boolean | undefined }} RobotsTxt */
-/** (the package's own declaration file does not type its default export) */
-const robotsParser = /** @type {(url: string, text: string) => RobotsTxt} */ (/** @type {unknown} */ (robotsParserModule));
+const robotsParser = /** @type {(url: string, text: string) => RobotsTxt} */ (/** @type {unknown} */ (robotsParserModule)); // the package types no default export
 
 /**
- * --robots: each origin's robots.txt, read once through the run's loader.
- * Agent token "prerender", else "*"; missing (4xx) or unreadable allows
- * everything, as wget does.
+ * --robots: each origin's robots.txt, read once; agent "prerender", else "*"; a missing or unreadable one allows everything, as wget does.
  * @typedef {{ allowed(url: string, signal?: AbortSignal): Promise<boolean> }} Robots
  */
 
 export const ROBOTS_AGENT = 'prerender';
-/** Redirects followed to reach a robots.txt. */
 const MAX_HOPS = 5;
-/** A robots.txt larger than this is read up to here (Google reads 500 KiB). */
+/** Google reads 500 KiB. */
 const MAX_BYTES = 512 * 1024;
 
 /** @param {import('./http.js').Loader} loader @returns {Robots} */
 export function createRobots(loader) {
-  /** @type {Map<string, Promise<RobotsTxt | null>>} */
-  const byOrigin = new Map();
+  /** @type {Map<string, Promise<RobotsTxt | null>>} */ const byOrigin = new Map();
 
   /** @param {string} origin @param {AbortSignal | undefined} signal */
   async function read(origin, signal) {
@@ -36,7 +31,7 @@ export function createRobots(loader) {
         url = new URL(result.location, url).href;
       }
     } catch {
-      // missing or unreadable: everything is allowed
+      // missing or unreadable
     }
     return null;
   }

@@ -1,9 +1,5 @@
 // @ts-check
-/**
- * `prerender front OUT --nginx | --varnish`: writes the front's edge
- * configuration for a tree, into OUT (where `deploy` ships it with the
- * release) or to --output.
- */
+/** `prerender front OUT --nginx | --varnish`: the front's edge configuration, into OUT (where `deploy` ships it) or --output. */
 import fs from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
@@ -15,19 +11,12 @@ import { RouteTable } from './route.js';
 import { varnishConfig } from './varnish.js';
 
 /**
- * @typedef {{
- *   nginx?: boolean, varnish?: boolean, output?: string, origin?: string, originHost?: string, dynamic?: string[],
+ * @typedef {{ nginx?: boolean, varnish?: boolean, output?: string, origin?: string, originHost?: string, dynamic?: string[],
  *   trustProxy?: boolean, listen?: string, root?: string, tree?: string, priceCache?: string, priceEndpoint?: string,
- *   originTimeoutMs?: number, originConnectTimeoutMs?: number, originConnections?: number,
- * }} FrontCommandOptions
+ *   originTimeoutMs?: number, originConnectTimeoutMs?: number, originConnections?: number }} FrontCommandOptions
  */
 
-/**
- * The configurations' texts (no file written): for the API and the tests.
- * @param {string} out
- * @param {FrontCommandOptions} flags
- * @returns {Promise<{ nginx?: string, varnish?: string, warnings: string[] }>}
- */
+/** No file written. @param {string} out @param {FrontCommandOptions} flags @returns {Promise<{ nginx?: string, varnish?: string, warnings: string[] }>} */
 export async function frontConfigs(out, flags) {
   if (!flags.nginx && !flags.varnish) throw new UsageError('front: say which configuration to write: --nginx, --varnish, or both');
   if (!flags.origin) throw new UsageError('front: --origin is required: the live site, e.g. http://127.0.0.1:8000');
@@ -59,10 +48,8 @@ export async function frontConfigs(out, flags) {
   };
   if (edge.priceEndpoint !== null && !/^[\w.-]+:\d{1,5}$/.test(edge.priceEndpoint)) throw new UsageError(`front: --price-endpoint takes host:port, got ${JSON.stringify(edge.priceEndpoint)}`);
   if (!/^[\w.:[\]-]+$/.test(edge.listen)) throw new UsageError(`front: --listen takes a port or address:port, got ${JSON.stringify(edge.listen)}`);
-  /** @type {string[]} */
-  const warnings = [...routes.warnings];
-  /** @type {{ nginx?: string, varnish?: string, warnings: string[] }} */
-  const result = { warnings };
+  /** @type {string[]} */ const warnings = [...routes.warnings];
+  /** @type {{ nginx?: string, varnish?: string, warnings: string[] }} */ const result = { warnings };
   if (flags.nginx) {
     const made = nginxConfig(routes, edge);
     result.nginx = made.text;
@@ -78,11 +65,7 @@ export async function frontConfigs(out, flags) {
   return result;
 }
 
-/**
- * @param {string} out
- * @param {FrontCommandOptions} flags
- * @param {{ stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream }} io
- */
+/** @param {string} out @param {FrontCommandOptions} flags @param {{ stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream }} io */
 export async function runFrontCommand(out, flags, io) {
   if (flags.output && flags.nginx && flags.varnish) throw new UsageError('front: --output names one file: give --nginx or --varnish with it, not both');
   const made = await frontConfigs(out, flags);

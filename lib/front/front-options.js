@@ -1,19 +1,13 @@
 // @ts-check
-/**
- * The front's options (serve --origin): defaults, and the checks that turn a
- * bad value into a UsageError saying what to give.
- */
+/** The front's options (serve --origin): defaults, and the checks that say what to give. */
 import { UsageError } from '../errors.js';
 
 /**
- * @typedef {{
- *   origin: string | null, originHost: string | null, dynamic: string[] | null, routeHeader: boolean, trustProxy: boolean,
- *   originConnectTimeoutMs: number, originTimeoutMs: number, originConnections: number, originQueue: number,
- * }} FrontDefaults
+ * @typedef {{ origin: string | null, originHost: string | null, dynamic: string[] | null, routeHeader: boolean, trustProxy: boolean,
+ *   originConnectTimeoutMs: number, originTimeoutMs: number, originConnections: number, originQueue: number }} FrontDefaults
  */
 
-/** @type {Readonly<FrontDefaults>} */
-export const FRONT_DEFAULTS = Object.freeze({
+/** @type {Readonly<FrontDefaults>} */ export const FRONT_DEFAULTS = Object.freeze({
   /** The live site every request the tree does not answer goes to (null: none, the tree alone). */
   origin: null,
   /** The Host header the origin gets (null: the host of `origin`). */
@@ -35,10 +29,7 @@ export const FRONT_DEFAULTS = Object.freeze({
 
 const HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 
-/**
- * Checks and completes the front's options in `o` (the serve options being normalised).
- * @param {Record<string, any>} o
- */
+/** @param {Record<string, any>} o the serve options being normalised */
 export function normalizeFrontOptions(o) {
   if (o.origin === undefined || o.origin === '') o.origin = null;
   if (o.origin !== null) {

@@ -1,10 +1,5 @@
 // @ts-check
-/**
- * createFront(filter): the request handler of `prerender serve --origin`.
- * Each request is routed once (route.js): the tree answers what it holds,
- * through the price filter as `prerender serve` does; the manifest's
- * redirects are answered here; everything else is proxied (proxy.js).
- */
+/** `prerender serve --origin`'s handler: each request routed once; the tree answers through the price filter, the rest is proxied. */
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseManifest, MANIFEST_NAME } from '../output/manifest/index.js';
@@ -13,12 +8,7 @@ import { encodePath } from '../serve/paths.js';
 import { createProxy } from './proxy.js';
 import { originForm, RouteTable } from './route.js';
 
-/**
- * The route table of the tree at `realRoot` (an empty one, on the origin's
- * site, when it has no manifest).
- * @param {string} realRoot
- * @param {import('../serve/options.js').ServeOptions} options
- */
+/** An empty table on the origin's site when the tree has no manifest. @param {string} realRoot @param {import('../serve/options.js').ServeOptions} options */
 export function loadRoutes(realRoot, options) {
   let text;
   try {
@@ -29,11 +19,7 @@ export function loadRoutes(realRoot, options) {
   return RouteTable.fromManifest(parseManifest(text), { dynamic: options.dynamic ?? [] });
 }
 
-/**
- * Whether something is at `rel` in the tree (the filter then decides what).
- * @param {string} realRoot
- * @param {string} rel a path parseRequestTarget accepted
- */
+/** The filter then decides what. @param {string} realRoot @param {string} rel a path parseRequestTarget accepted */
 function existsInTree(realRoot, rel) {
   try {
     return fs.statSync(path.join(realRoot, rel), { throwIfNoEntry: false }) !== undefined;
@@ -42,9 +28,7 @@ function existsInTree(realRoot, rel) {
   }
 }
 
-/**
- * @param {import('../serve/filter.js').PriceFilter} filter
- */
+/** @param {import('../serve/filter.js').PriceFilter} filter */
 export function createFront(filter) {
   const options = filter.options;
   const logger = options.logger;
@@ -70,10 +54,8 @@ export function createFront(filter) {
   });
 
   /**
-   * What is the origin's: proxied there, or (--route-header) said so to the Varnish in front.
-   * @param {import('node:http').IncomingMessage} req
-   * @param {import('node:http').ServerResponse} res
-   * @param {string | undefined} url the request target as received
+   * Proxied, or with --route-header said so to the Varnish in front.
+   * @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res @param {string | undefined} url as received
    */
   function toOrigin(req, res, url) {
     if (proxy) return proxy(req, res, /** @type {string} */ (originForm(url)));
@@ -82,10 +64,7 @@ export function createFront(filter) {
     res.end();
   }
 
-  /**
-   * @param {import('node:http').IncomingMessage} req
-   * @param {import('node:http').ServerResponse} res
-   */
+  /** @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res */
   function front(req, res) {
     const url = req.url;
     const route = routes.decide(req.method, url);
@@ -103,8 +82,7 @@ export function createFront(filter) {
         req.url = encodePath(route.file);
         return filter(req, res, () => toOrigin(req, res, url));
       default: {
-        // Most requests here are the origin's (/st/cart.asp?add=7): a stat that does not throw tells
-        // at once, where the filter's would build an ENOENT error per request.
+        // Most requests here are the origin's: a stat that does not throw tells at once, where the filter's would build an ENOENT error.
         const path = route.target.path;
         if (path !== '' && !existsInTree(options.realRoot, path)) return toOrigin(req, res, url);
         return filter(req, res, () => toOrigin(req, res, url));

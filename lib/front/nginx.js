@@ -1,12 +1,7 @@
 // @ts-check
 /**
- * `prerender front OUT --nginx`: the front as an nginx configuration, from
- * the same route table as `serve --origin` (route.js). Static: the
- * manifest's URLs (a `map` of $request_uri to their files) and the tree's
- * files (`try_files $uri`); the manifest's redirects answered from a `map`
- * per status; everything else `proxy_pass`ed to the origin with the headers
- * and limits of serve's proxy. SSI trees get the price location of
- * templates/nginx/prerender.conf.
+ * `prerender front OUT --nginx`: the route table of `serve --origin` as nginx configuration: a `map` of $request_uri to the
+ * manifest's files, `try_files $uri`, a `map` of redirects per status, and the rest `proxy_pass`ed with serve's proxy headers and limits.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,45 +11,30 @@ import { FRONT_FILES } from './route.js';
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
 /**
- * @typedef {{
- *   origin: string, originHost: string | null, listen: string, root: string, trustProxy: boolean,
- *   connectTimeoutMs: number, timeoutMs: number, connections: number, placeholderMode: string,
- *   priceCacheDir: string, priceEndpoint: string | null, generatedFrom: string,
- * }} EdgeOptions
- *   priceEndpoint: host:port of the price endpoint (null: on the origin)
+ * @typedef {{ origin: string, originHost: string | null, listen: string, root: string, trustProxy: boolean, connectTimeoutMs: number,
+ *   timeoutMs: number, connections: number, placeholderMode: string, priceCacheDir: string, priceEndpoint: string | null,
+ *   generatedFrom: string }} EdgeOptions priceEndpoint: host:port; null: on the origin
  */
 
 /**
- * A string as an nginx quoted token, or null when nginx could not take it
- * as it is: a `$` would be read as a variable in a value, and line breaks
- * or control characters have no place in a URL.
- * @param {string} text
- * @param {{ value?: boolean }} [options] value: a map value (variables expanded)
+ * Null when nginx could not take it as it is: a `$` reads as a variable in a value, and line breaks have no place in a URL.
+ * @param {string} text @param {{ value?: boolean }} [options] value: a map value, variables expanded
  */
 export function nginxQuote(text, { value = false } = {}) {
   if (/[\u0000-\u001f\u007f]/.test(text) || (value && text.includes('$'))) return null;
   return `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }
 
-/**
- * A --dynamic pattern (a path with `*`) as a PCRE over $request_uri.
- * @param {string} pattern its text after the site, e.g. /st/cart.asp*
- */
+/** A PCRE over $request_uri. @param {string} pattern its text after the site, e.g. /st/cart.asp* */
 export function patternRegex(pattern) {
   return `^${pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}`;
 }
 
-/**
- * The nginx map entries of a table, and what had to be left to the origin.
- * @param {import('./route.js').RouteTable} routes
- */
+/** Also what had to be left to the origin. @param {import('./route.js').RouteTable} routes */
 function mapEntries(routes) {
-  /** @type {string[]} */
-  const pages = [];
-  /** @type {Map<number, string[]>} */
-  const moved = new Map();
-  /** @type {string[]} */
-  const refused = [];
+  /** @type {string[]} */ const pages = [];
+  /** @type {Map<number, string[]>} */ const moved = new Map();
+  /** @type {string[]} */ const refused = [];
   let longest = 0;
   for (const [key, file] of routes.pages) {
     const k = nginxQuote(key);
@@ -80,11 +60,7 @@ function mapEntries(routes) {
   return { pages, moved, refused, longest };
 }
 
-/**
- * The configuration's text, and the warnings to show.
- * @param {import('./route.js').RouteTable} routes
- * @param {EdgeOptions} options
- */
+/** @param {import('./route.js').RouteTable} routes @param {EdgeOptions} options */
 export function nginxConfig(routes, options) {
   const { pages, moved, refused, longest } = mapEntries(routes);
   /** @type {string[]} */
@@ -193,8 +169,7 @@ ${options.trustProxy ? TRUSTED_MAPS : ''}`;
   return { text, warnings };
 }
 
-/** @param {number} ms */
-const seconds = (ms) => `${Math.max(1, Math.ceil(ms / 1000))}s`;
+/** @param {number} ms */ const seconds = (ms) => `${Math.max(1, Math.ceil(ms / 1000))}s`;
 
 /** With --trust-proxy: the client's X-Forwarded-Proto and -Host, when it sent them. */
 const TRUSTED_MAPS = `
@@ -209,11 +184,7 @@ map $http_x_forwarded_host $prerender_forwarded_host {
 }
 `;
 
-/**
- * The proxy to the origin, and our 502 and 504 pages: the locations of the server.
- * @param {EdgeOptions} options
- * @param {string} host the Host header's value, quoted
- */
+/** The server's locations: the proxy to the origin, our 502 and 504 pages. @param {EdgeOptions} options @param {string} host the Host header's value, quoted */
 function originLocations(options, host) {
   return `    location @prerender_origin {
         proxy_pass http://prerender_origin;
@@ -251,12 +222,7 @@ function originLocations(options, host) {
 `;
 }
 
-/**
- * The price parts of templates/nginx/prerender.conf (SSI trees): its maps,
- * cache and upstream, and its /price locations, with the endpoint on the origin.
- * @param {string} upstreamHost
- * @param {string} cacheDir
- */
+/** templates/nginx/prerender.conf's price parts for SSI trees, the endpoint on the origin. @param {string} upstreamHost @param {string} cacheDir */
 function priceParts(upstreamHost, cacheDir) {
   const template = fs.readFileSync(path.join(ROOT, 'templates', 'nginx', 'prerender.conf'), 'utf8');
   const httpStart = template.indexOf('upstream prerender_prices {');

@@ -1,32 +1,22 @@
 // @ts-check
 /**
- * The front's way to the live origin: undici's Pool (keep-alive connections,
- * a bound on how many requests run at once) and its `stream`, which moves
- * the bodies both ways with backpressure. Nothing here parses HTTP.
- *
- * What the origin gets: the method, path and query (never a host or scheme
- * from the client: this is no open proxy), the request's headers less the
- * hop-by-hop ones (RFC 9110 §7.6.1), Host as configured, and X-Forwarded-For,
- * -Proto and -Host said by us (the client's own only with trustProxy).
- * What the visitor gets: the origin's status, headers and body unchanged,
- * hop-by-hop headers removed; our 502 when the origin cannot be reached, our
- * 504 when it does not answer in time, our 503 when too many wait for it.
+ * The front's way to the live origin through undici's Pool; nothing here parses HTTP. The origin gets the method, path and
+ * query (never a client's host or scheme: no open proxy), the headers less hop-by-hop ones, Host as configured, and our
+ * X-Forwarded-* (the client's own only with trustProxy). The visitor gets the origin's answer unchanged less hop-by-hop
+ * headers; our 502 when the origin cannot be reached, 504 when it does not answer in time, 503 when too many wait for it.
  */
 import { Pool } from 'undici';
 import { sendError } from '../serve/http-util.js';
 
 /**
- * @typedef {{
- *   origin: string, originHost: string | null, trustProxy: boolean,
- *   connectTimeoutMs: number, timeoutMs: number, connections: number, maxQueued: number,
- *   logger: { warn(message: string): void },
- * }} ProxyOptions
- *   origin: http(s)://host[:port] (no path); timeoutMs: for the response's headers, and between its body's chunks
+ * @typedef {{ origin: string, originHost: string | null, trustProxy: boolean, connectTimeoutMs: number, timeoutMs: number,
+ *   connections: number, maxQueued: number, logger: { warn(message: string): void } }} ProxyOptions
+ *   origin: http(s)://host[:port]; timeoutMs: for the answer's headers, and between its body's chunks
  */
 
-/** Headers of one connection, never forwarded (RFC 9110 §7.6.1), and those undici sets itself. */
+/** Never forwarded (RFC 9110 §7.6.1), or set by undici itself. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'expect', 'http2-settings']);
-/** Headers that say where the visitor came from: ours, unless a proxy before us is trusted. */
+/** Ours, unless a proxy before us is trusted. */
 const FORWARDING = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'forwarded', 'x-real-ip']);
 
 /** @param {string} status @param {string} text */
@@ -35,13 +25,9 @@ const BAD_GATEWAY = page('502 Bad Gateway', 'The live site cannot be reached. Pl
 const GATEWAY_TIMEOUT = page('504 Gateway Timeout', 'The live site did not answer in time. Please try again in a moment.');
 const BUSY = page('503 Service Unavailable', 'Too many requests are waiting for the live site. Please try again in a moment.');
 
-/**
- * The names a Connection header lists (they are hop-by-hop too).
- * @param {string[]} raw flat name, value list
- */
+/** Hop-by-hop too. @param {string[]} raw flat name, value list */
 function connectionTokens(raw) {
-  /** @type {Set<string> | null} */
-  let tokens = null;
+  /** @type {Set<string> | null} */ let tokens = null;
   for (let i = 0; i < raw.length; i += 2) {
     if (raw[i].length === 10 && raw[i].toLowerCase() === 'connection') {
       for (const token of raw[i + 1].split(',')) {
@@ -54,21 +40,16 @@ function connectionTokens(raw) {
 }
 
 /**
- * One request's way through undici's dispatcher (its handler protocol, as
- * `stream` uses it inside, without the stream's extra listeners per request):
- * the origin's head to the visitor, its body as the visitor takes it
- * (undici waits while `res.write` says so), and the end or the error.
+ * One request through undici's handler protocol, as its `stream` uses it but without a stream's listeners per request:
+ * the body goes as the visitor takes it, undici waiting while `res.write` says so.
  */
 class Relay {
-  /** @type {((error?: Error) => void) | null} */
-  #abort = null;
+  /** @type {((error?: Error) => void) | null} */ #abort = null;
   #finished = false;
   #left = false;
 
   /**
-   * @param {import('node:http').IncomingMessage} req
-   * @param {import('node:http').ServerResponse} res
-   * @param {string} target
+   * @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res @param {string} target
    * @param {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, target: string, error: Error | null) => void} done
    */
   constructor(req, res, target, done) {
@@ -76,7 +57,7 @@ class Relay {
     this.res = res;
     this.target = target;
     this.done = done;
-    // The visitor leaving, before the answer or during it, cancels the origin's request.
+    // The visitor leaving cancels the origin's request.
     res.once('close', () => {
       if (this.#finished) return;
       this.#left = true;
@@ -91,19 +72,13 @@ class Relay {
     if (this.#left) abort(new Error('the visitor left'));
   }
 
-  /**
-   * @param {number} statusCode
-   * @param {Buffer[]} raw names and values, one flat list
-   * @param {() => void} resume
-   */
+  /** @param {number} statusCode @param {Buffer[]} raw names and values, one flat list @param {() => void} resume */
   onHeaders(statusCode, raw, resume) {
     if (statusCode < 200) return true; // 1xx: ours to send (node:http answers 100-continue itself)
-    /** @type {string[]} */
-    const flat = new Array(raw.length);
+    /** @type {string[]} */ const flat = new Array(raw.length);
     for (let i = 0; i < raw.length; i++) flat[i] = raw[i].toString('latin1');
     const listed = connectionTokens(flat);
-    /** @type {string[]} */
-    const out = [];
+    /** @type {string[]} */ const out = [];
     for (let i = 0; i < flat.length; i += 2) {
       const name = flat[i].toLowerCase();
       if (HOP_BY_HOP.has(name) || listed?.has(name)) continue;
@@ -140,9 +115,7 @@ class Relay {
   }
 }
 
-/**
- * @param {ProxyOptions} options
- */
+/** @param {ProxyOptions} options */
 export function createProxy(options) {
   const originUrl = new URL(options.origin);
   const pool = new Pool(originUrl.origin, {
@@ -154,19 +127,14 @@ export function createProxy(options) {
     keepAliveTimeout: 4_000,
   });
   const host = options.originHost ?? originUrl.host;
-  /** Requests given to the pool and not done: running on a connection, or waiting for one. */
+  /** Running on a connection, or waiting for one. */
   let active = 0;
 
-  /**
-   * The request's headers for the origin, as a flat list (duplicates and
-   * spelling kept).
-   * @param {import('node:http').IncomingMessage} req
-   */
+  /** A flat list, duplicates and spelling kept. @param {import('node:http').IncomingMessage} req */
   function requestHeaders(req) {
     const raw = req.rawHeaders;
     const listed = connectionTokens(raw);
-    /** @type {string[]} */
-    const out = ['host', host];
+    /** @type {string[]} */ const out = ['host', host];
     /** @type {string | undefined} */ let forwardedFor;
     /** @type {string | undefined} */ let forwardedProto;
     /** @type {string | undefined} */ let forwardedHost;
@@ -193,12 +161,7 @@ export function createProxy(options) {
     return out;
   }
 
-  /**
-   * Passes the request to the origin and its answer back.
-   * @param {import('node:http').IncomingMessage} req
-   * @param {import('node:http').ServerResponse} res
-   * @param {string} target the path and query to ask for (origin-form)
-   */
+  /** @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res @param {string} target origin-form */
   function proxy(req, res, target) {
     // Counted here: the pool's own stats are a new object per read.
     if (active >= options.connections + options.maxQueued) {
@@ -219,12 +182,7 @@ export function createProxy(options) {
     );
   }
 
-  /**
-   * @param {import('node:http').IncomingMessage} req
-   * @param {import('node:http').ServerResponse} res
-   * @param {string} target
-   * @param {Error | null} error
-   */
+  /** @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res @param {string} target @param {Error | null} error */
   function done(req, res, target, error) {
     active--;
     if (!error) return;
@@ -242,9 +200,12 @@ export function createProxy(options) {
     sendError(req, res, 502, { body: BAD_GATEWAY });
   }
 
+  // Closed by the server's "close" event and by drain(): undici rejects a second close().
+  /** @type {Promise<void> | undefined} */
+  let closing;
   return Object.assign(proxy, {
     pool,
-    close: () => pool.close(),
+    close: () => (closing ??= pool.close()),
   });
 }
 

@@ -1,17 +1,9 @@
 // @ts-check
 /**
- * The partitioned front's one routing rule: which requests the static tree
- * answers and which go to the live origin. `prerender serve --origin` asks
- * `decide()` per request; the nginx and Varnish generators write the same
- * tables (`pages`, `redirects`) into their configurations.
- *
- * Static: a GET or HEAD whose URL is in the manifest (path and query as
- * crawled, after the crawl's own key normalisation), or whose path names a
- * file of the tree. Everything else is the origin's: other queries on a
- * crawled path, paths under directories that exist only because of the tree
- * (index.php/ for index.php/Main_Page.html), other methods, --dynamic
- * patterns. Never either: the manifest, the front's own configurations,
- * hidden files, and targets that could lead out of the tree.
+ * The partitioned front's one routing rule: `prerender serve --origin` asks `decide()` per request, and the nginx and Varnish
+ * generators write the same tables. Static: a GET or HEAD whose URL is in the manifest, or whose path names a file of the tree.
+ * The origin's: other queries on a crawled path, directories that exist only because of the tree (index.php/), other methods,
+ * --dynamic patterns. Never either: the manifest, the front's own configurations, hidden files, targets that could leave the tree.
  */
 import { UsageError } from '../errors.js';
 import { FRONT_FILES } from './front-files.js';
@@ -24,25 +16,17 @@ export { FRONT_FILES };
 
 /** What the tree never serves and the front never proxies, by path. */
 const PRIVATE = new Set([MANIFEST_NAME, ...FRONT_FILES]);
-/** The redirect statuses a front answers (the others a crawl records are the origin's to give). */
+/** The others a crawl records are the origin's to give. */
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /**
- * @typedef {{ kind: 'refuse', status: 400 | 404, reason: string }
- *   | { kind: 'redirect', status: number, location: string }
- *   | { kind: 'page', file: string }
- *   | { kind: 'tree', target: import('../serve/paths.js').ParsedTarget }
- *   | { kind: 'origin', reason: 'method' | 'dynamic' | 'unknown' }} Route
- *   page: a manifest URL, answered by its file; tree: a path that may name a
- *   file of the tree (the caller looks; none: the origin's)
+ * @typedef {{ kind: 'refuse', status: 400 | 404, reason: string } | { kind: 'redirect', status: number, location: string }
+ *   | { kind: 'page', file: string } | { kind: 'tree', target: import('../serve/paths.js').ParsedTarget }
+ *   | { kind: 'origin', reason: 'method' | 'dynamic' | 'unknown' }} Route tree: a path that may name a file of the tree, else the origin's
  * @typedef {{ status: number, location: string }} Redirect
  */
 
-/**
- * The path and query of a request target (origin-form, or absolute-form with
- * its authority dropped), or null. The authority never comes from the client.
- * @param {string | undefined} url
- */
+/** Origin-form, or absolute-form with its authority dropped: the authority never comes from the client. @param {string | undefined} url */
 export function originForm(url) {
   if (typeof url !== 'string' || url === '') return null;
   if (url.charCodeAt(0) === 47 /* / */) return url;
@@ -55,8 +39,7 @@ export function originForm(url) {
 export class RouteTable {
   /**
    * @param {{ site: string, pages?: Map<string, string>, redirects?: Map<string, Redirect>, dynamic?: string[], warnings?: string[] }} options
-   *   site: the origin the manifest's URLs are on (http://host[:port]); pages and
-   *   redirects: by path and query as the crawl keyed them; dynamic: --dynamic patterns
+   *   site: http://host[:port] of the manifest's URLs; pages and redirects: by path and query as the crawl keyed them
    */
   constructor({ site, pages = new Map(), redirects = new Map(), dynamic = [], warnings = [] }) {
     this.site = site;
@@ -73,26 +56,19 @@ export class RouteTable {
     });
   }
 
-  /**
-   * The table of a manifest (parsed JSON).
-   * @param {import('../output/manifest/schema.js').Manifest} manifest
-   * @param {{ dynamic?: string[], site?: string }} [options]
-   */
+  /** @param {import('../output/manifest/schema.js').Manifest} manifest @param {{ dynamic?: string[], site?: string }} [options] */
   static fromManifest(manifest, options = {}) {
     const first = manifest.roots?.[0] ?? manifest.pages.find((p) => typeof p?.url === 'string')?.url;
     const site = options.site ?? (first ? parseHttpUrl(first)?.origin : undefined);
     if (!site) throw new UsageError('the manifest names no crawl root: cannot tell which site its URLs are on');
-    /** @type {string[]} */
-    const warnings = [];
-    /** @type {Map<string, string>} */
-    const pages = new Map();
+    /** @type {string[]} */ const warnings = [];
+    /** @type {Map<string, string>} */ const pages = new Map();
     for (const page of manifest.pages) {
       if (!page || typeof page.url !== 'string' || typeof page.file !== 'string') continue; // failed pages have no file
       const key = siteKey(page.url, site);
       if (key !== null && !PRIVATE.has(page.file)) pages.set(key, page.file);
     }
-    /** @type {Map<string, Redirect>} */
-    const redirects = new Map();
+    /** @type {Map<string, Redirect>} */ const redirects = new Map();
     for (const r of manifest.redirects ?? []) {
       if (!r || typeof r.url !== 'string' || typeof r.location !== 'string') continue;
       const key = siteKey(r.url, site);
@@ -102,18 +78,13 @@ export class RouteTable {
         warnings.push(`redirect ${r.url} (${r.status} to ${r.location}) left to the origin: only 301, 302, 303, 307 and 308 to an http(s) URL are answered by the front`);
         continue;
       }
-      // Same site: a path, so that the visitor stays on the front (which answers it from the tree when it holds it).
+      // Same site: a path, so the visitor stays on the front.
       redirects.set(key, { status: r.status, location: target.origin === site ? canonicalKey(target).slice(site.length) : canonicalKey(target) });
     }
     return new RouteTable({ site, pages, redirects, dynamic: options.dynamic, warnings });
   }
 
-  /**
-   * Where a request goes.
-   * @param {string | undefined} method
-   * @param {string | undefined} url the request target as received
-   * @returns {Route}
-   */
+  /** @param {string | undefined} method @param {string | undefined} url the request target as received @returns {Route} */
   decide(method, url) {
     const raw = originForm(url);
     if (raw === null) return { kind: 'refuse', status: 400, reason: 'request target must be a path or an absolute http(s) URL' };
@@ -141,24 +112,16 @@ export class RouteTable {
   }
 }
 
-/** A target WHATWG URL and the crawl's normalisation leave as it is: nothing to encode or decode, no dot segment. */
+/** Nothing WHATWG URL or the crawl would encode or decode, no dot segment. */
 const PLAIN_TARGET = /^\/[A-Za-z0-9\-._~!$&()*+,;=:@/]*(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]+)?$/;
 const DOT_SEGMENT = /\/\.\.?(?:\/|\?|$)/;
 
-/**
- * Whether `raw` is its own key (most requests): then no URL is parsed for it.
- * @param {string} raw
- */
+/** Most requests are their own key: then no URL is parsed. @param {string} raw */
 function isCanonical(raw) {
   return PLAIN_TARGET.test(raw) && !DOT_SEGMENT.test(raw);
 }
 
-/**
- * A URL's key in the table: its path and query after the crawl's
- * normalisation, when it is on `site`; else null.
- * @param {string} url
- * @param {string} site
- */
+/** Its path and query after the crawl's normalisation, when on `site`; else null. @param {string} url @param {string} site */
 export function siteKey(url, site) {
   const parsed = parseHttpUrl(url);
   if (!parsed || parsed.origin !== site) return null;

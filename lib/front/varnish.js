@@ -1,12 +1,8 @@
 // @ts-check
 /**
- * `prerender front OUT --varnish`: the front as a VCL, with two backends.
- * VCL has no table lookup (without vmods Debian does not ship), so the
- * routing rule runs where it is written: the `tree` backend is
- * `prerender serve OUT --route-header`, which answers what the tree holds
- * and, for the rest, a 404 marked `X-Prerender-Route: origin`. Varnish keeps
- * that answer per URL for a minute and restarts such requests to the
- * `origin` backend; other methods and --dynamic URLs go there directly.
+ * `prerender front OUT --varnish`: VCL has no table lookup without vmods, so the `tree` backend (`serve --route-header`) answers
+ * what the tree holds and a 404 marked `X-Prerender-Route: origin` for the rest, which Varnish keeps a minute per URL and restarts
+ * to the `origin` backend. Other methods and --dynamic URLs go there directly.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,31 +12,22 @@ import { patternRegex } from './nginx.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
-/**
- * A VCL string literal, or null (VCL's "..." strings have no escapes).
- * @param {string} text
- */
+/** Null when impossible: VCL's "..." strings have no escapes. @param {string} text */
 export function vclString(text) {
   return /["\u0000-\u001f\u007f]/.test(text) ? null : `"${text}"`;
 }
 
-/** @param {number} ms */
-const seconds = (ms) => `${(ms / 1000).toFixed(3).replace(/\.?0+$/, '')}s`;
+/** @param {number} ms */ const seconds = (ms) => `${(ms / 1000).toFixed(3).replace(/\.?0+$/, '')}s`;
 
-/**
- * @param {import('./route.js').RouteTable} routes
- * @param {import('./nginx.js').EdgeOptions & { tree: string }} options tree: host:port of `prerender serve OUT --route-header`
- */
+/** @param {import('./route.js').RouteTable} routes @param {import('./nginx.js').EdgeOptions & { tree: string }} options tree: host:port of `serve --route-header` */
 export function varnishConfig(routes, options) {
-  /** @type {string[]} */
-  const warnings = [];
+  /** @type {string[]} */ const warnings = [];
   const origin = new URL(options.origin);
   const tree = new URL(`http://${options.tree}`);
   const host = vclString(options.originHost ?? origin.host);
   if (!host) throw new UsageError('front: --origin-host must be plain text');
   if (origin.protocol === 'https:') throw new UsageError('front --varnish: Varnish speaks plain HTTP to its backends; give an http:// origin (or a TLS proxy before it)');
-  /** @type {string[]} */
-  const dynamic = [];
+  /** @type {string[]} */ const dynamic = [];
   for (const pattern of routes.dynamicPatterns) {
     const regex = vclString(patternRegex(pattern));
     if (regex) dynamic.push(regex);
@@ -167,11 +154,7 @@ ${esi ? `    if (req.esi_level == 0 && resp.http.Content-Type ~ "^text/html" && 
   return { text, warnings };
 }
 
-/**
- * The price parts of templates/varnish/prerender.vcl (ESI trees), with the
- * endpoint on the origin.
- * @param {URL} origin
- */
+/** templates/varnish/prerender.vcl's price parts for ESI trees, the endpoint on the origin. @param {URL} origin */
 function priceParts(origin) {
   const template = fs.readFileSync(path.join(ROOT, 'templates', 'varnish', 'prerender.vcl'), 'utf8');
   const cut = (/** @type {string} */ from, /** @type {string} */ to) => {

@@ -8,40 +8,27 @@ import { eachRecord } from '../store/records.js';
 import { pickEach, pickStored } from '../recrawl/prior.js';
 
 /**
- * Naming: every fetched page gets its file in URL order (so collisions
- * resolve alike whatever the fetch order), then the name table rewriting
- * reads. Two URLs wanting one file with the same bytes share it (alias);
- * finalize splits them if their output differs.
- * @typedef {import('../engine/run.js').CrawlRun} CrawlRun
- * @typedef {import('../store/records.js').PageRecord} PageRecord
+ * Every fetched page gets its file in URL order, so collisions resolve alike whatever the fetch order. Two URLs wanting
+ * one file with the same bytes share it as an alias, split later if their output differs.
+ * @typedef {import('../engine/run.js').CrawlRun} CrawlRun @typedef {import('../store/records.js').PageRecord} PageRecord
  */
 
-/**
- * Shorter URL first, then byte order (`/` gets `index.html` before `/index.html`).
- * Depends only on the URLs, so one process and many workers name alike.
- * @param {string} a @param {string} b
- */
+/** Shorter URL first, then byte order (`/` gets `index.html` before `/index.html`): one process and many workers name alike. @param {string} a @param {string} b */
 export const byKey = (a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 
-/**
- * A run's names, kept apart from the records. renamed: URLs (up to
- * RENAMED_LISTED) whose file is not the one they wanted.
- * @typedef {{ keys: string[], files: Map<string, string>, aliasOf: Map<string, string>, stale: number, renamed: string[] }} Naming
- */
+/** @typedef {{ keys: string[], files: Map<string, string>, aliasOf: Map<string, string>, stale: number, renamed: string[] }} Naming renamed: URLs not given the file they wanted */
 
-/** Renamed URLs listed, at most (one more says "more than that"). */
+/** One more says "more than that". */
 export const RENAMED_LISTED = 100;
 
-/** The registries of namings being split apart in phase two. */
 const registries = new WeakMap();
 
 /** @param {CrawlRun} run @returns {Promise<Naming>} the fetched pages in URL order, named */
 export async function assignNames(run) {
-  // (a store in Redis may list a key twice while it rehashes)
+  // A store in Redis may list a key twice while it rehashes.
   const keys = (await run.records.keys('done')).sort(byKey).filter((key, i, sorted) => i === 0 || key !== sorted[i - 1]);
   const registry = newRegistry(run);
-  /** @type {Naming} */
-  const naming = { keys, files: new Map(), aliasOf: new Map(), stale: 0, renamed: /** @type {string[]} */ ([]) };
+  /** @type {Naming} */ const naming = { keys, files: new Map(), aliasOf: new Map(), stale: 0, renamed: /** @type {string[]} */ ([]) };
   const listening = run.listening('named');
   /** @type {Map<string, string> | null} --dedupe: the first URL of each body */
   const firstOfBody = run.options.dedupe ? new Map() : null;
@@ -75,18 +62,14 @@ export async function assignNames(run) {
 const newRegistry = (run) => new FileRegistry({ reserved: run.options.writeSitemap ? isSitemapName : undefined, foreign: foreignFiles(run) });
 
 /**
- * Whether a file of OUT is one no crawl wrote (a hand-made robots.txt),
- * which no page may take over. Known only with a state no killed run has
- * left behind since, on a local disk.
- * @param {CrawlRun} run
- * @returns {((file: string, url: string) => boolean) | undefined}
+ * A file no crawl wrote, such as a hand-made robots.txt, which no page may take over. Known only on a local disk,
+ * with a state no killed run has left behind since. @param {CrawlRun} run @returns {((file: string, url: string) => boolean) | undefined}
  */
 function foreignFiles(run) {
   const prior = run.prior;
   const out = /** @type {{ out?: string }} */ (/** @type {unknown} */ (run.target))?.out;
   if (!prior?.ownsTree || typeof out !== 'string') return undefined;
-  /** @type {Set<string> | null} */
-  let known = null;
+  /** @type {Set<string> | null} */ let known = null;
   const pages = prior.pages;
   return (file, url) => {
     // A URL the last crawl had, under the file it had then; a rename of it is checked like a new page.
@@ -107,12 +90,7 @@ function foreignFiles(run) {
   };
 }
 
-/**
- * A page's record as phase two writes it: its file and alias from the naming.
- * @param {CrawlRun} run
- * @param {Naming} naming
- * @param {string} key
- */
+/** Its file and alias from the naming. @param {CrawlRun} run @param {Naming} naming @param {string} key */
 export async function namedRecord(run, naming, key) {
   const record = await run.records.get(key);
   if (!record) throw new Error(`no record for ${key}`);
@@ -121,12 +99,7 @@ export async function namedRecord(run, naming, key) {
   return record;
 }
 
-/**
- * --dedupe: the first URL (in URL order) whose body this page's is, so that
- * `a=shortlog` and `a=shortlog;pg=0` share one file.
- * @param {Map<string, string> | null} firstOfBody
- * @param {PageRecord} record
- */
+/** --dedupe: the first URL whose body this page's is (`a=shortlog` and `a=shortlog;pg=0`). @param {Map<string, string> | null} firstOfBody @param {PageRecord} record */
 function sameBodyAs(firstOfBody, record) {
   return record.body === undefined ? undefined : firstOfBody?.get(record.body);
 }
@@ -136,13 +109,7 @@ function sameContent(a, b) {
   return a.body !== undefined && a.body === b.body && a.type === b.type && a.charset === b.charset && a.contentType === b.contentType;
 }
 
-/**
- * An alias whose output differs from its first URL's, or whose first URL
- * failed, gets a file of its own, as a collision does.
- * @param {CrawlRun} run
- * @param {Naming} naming
- * @param {PageRecord} record
- */
+/** An alias whose output differs from its first URL's, or whose first URL failed, gets a file of its own. @param {CrawlRun} run @param {Naming} naming @param {PageRecord} record */
 export function splitAlias(run, naming, record) {
   let registry = registries.get(naming);
   if (!registry) {
@@ -166,17 +133,13 @@ export function splitAlias(run, naming, record) {
 
 /**
  * The read-only name table of phase two.
- * @param {Map<string, string>} files the file of each page
- * @param {Set<string>} dropped pages left out (failed while written)
- * @param {PageRecord[]} redirects redirect records
- * @param {number} [maxHops] redirects followed at most
+ * @param {Map<string, string>} files @param {Set<string>} dropped pages that failed while written @param {PageRecord[]} redirects @param {number} [maxHops]
  */
 export function createNameTable(files, dropped, redirects, maxHops = 10) {
-  /** @type {Map<string, string>} */
-  const moved = new Map();
+  /** @type {Map<string, string>} */ const moved = new Map();
   for (const record of redirects) if (record.location) moved.set(record.key, record.location);
   return {
-    /** The file a link to `key` leads to (through redirects), or null. @param {string} key */
+    /** Through redirects; null if none. @param {string} key */
     fileOf(key) {
       let current = key;
       for (let hops = 0; hops <= maxHops; hops++) {

@@ -100,11 +100,7 @@ function foldQuery(search) {
   return '@' + search.slice(1).replace(/[%/]/g, '_').replace(WINDOWS_UNSAFE, '_');
 }
 
-/**
- * Add the extension a file needs to be served with the right type.
- * @param {string} name
- * @param {string | undefined} contentType
- */
+/** The extension a file needs to be served with the right type. @param {string} name @param {string | undefined} contentType */
 function withExtension(name, contentType) {
   if (isHtmlType(contentType)) return HTML_EXTENSION.test(name) ? name : name + '.html';
   const wanted = extensionForType(contentType);
@@ -112,12 +108,7 @@ function withExtension(name, contentType) {
   return name + wanted;
 }
 
-/**
- * A page's default name: its URL path, index.html for a directory, the query folded in, .html for HTML.
- * @param {URL} url
- * @param {string | undefined} contentType
- * @returns {string}
- */
+/** Its URL path, index.html for a directory, the query folded in, .html for HTML. @param {URL} url @param {string | undefined} contentType @returns {string} */
 export function defaultFileName(url, contentType) {
   const pathname = url.pathname;
   const last = pathname.slice(pathname.lastIndexOf('/') + 1);
@@ -128,12 +119,8 @@ export function defaultFileName(url, contentType) {
 }
 
 /**
- * A name header as a file name, or UnsafeFileNameError. A bare name goes in
- * the URL path's directory; "/..." is relative to OUT.
- * @param {string} value the header value
- * @param {URL} url the page's URL
- * @param {string | undefined} contentType
- * @returns {string}
+ * A name header as a file name, or UnsafeFileNameError: a bare name goes in the URL path's directory; "/..." is relative to OUT.
+ * @param {string} value @param {URL} url the page's @param {string | undefined} contentType @returns {string}
  */
 export function headerFileName(value, url, contentType) {
   // A plain name (product7.htm) can only fail the checks made here: the quick path.
@@ -178,19 +165,14 @@ export function hostDirectory(url) {
 }
 
 /**
- * The file a page asks for: a safe name header, else a safe --name template,
- * else its default name; under the host's directory across origins. An unsafe
- * name is returned as `refused` (for a warning); other errors are thrown.
- * @param {URL} url
- * @param {string} contentType
- * @param {string | undefined} header the name header's value, if any
- * @param {boolean} multiOrigin
- * @param {{ template?: string | null, prefix?: string }} [options] template: of the first --name rule matching the URL; prefix: its fixed path, for {rest}
+ * A safe name header, else a safe --name template, else the default name; under the host's directory across origins.
+ * An unsafe name comes back as `refused`, for a warning; other errors are thrown.
+ * @param {URL} url @param {string} contentType @param {string | undefined} header the name header's value @param {boolean} multiOrigin
+ * @param {{ template?: string | null, prefix?: string }} [options] the first matching --name rule's template, and its fixed path for {rest}
  * @returns {{ file: string, from: 'name header' | 'name rule' | 'default name', refused?: UnsafeFileNameError, refusedFrom?: 'name header' | 'name rule' }}
  */
 export function wantedFileName(url, contentType, header, multiOrigin, options = {}) {
-  /** @type {ReturnType<typeof wantedFileName>} */
-  let wanted;
+  /** @type {ReturnType<typeof wantedFileName>} */ let wanted;
   const template = options.template ?? null;
   const from = header !== undefined ? 'name header' : template !== null ? 'name rule' : 'default name';
   try {
@@ -206,10 +188,7 @@ export function wantedFileName(url, contentType, header, multiOrigin, options = 
   return wanted;
 }
 
-/**
- * Keep a path under MAX_PATH_BYTES: directories that do not fit become one segment named by their hash (deterministic).
- * @param {string} file
- */
+/** Directories that do not fit become one segment named by their hash. @param {string} file */
 export function capPath(file) {
   if (Buffer.byteLength(file) <= MAX_PATH_BYTES) return file;
   const parts = file.split('/');
@@ -230,38 +209,23 @@ export function capPath(file) {
 /** Names nobody may take: the manifest and the tool's own directory (state, temp files). */
 export const RESERVED_NAMES = ['prerender-manifest.json', '.prerender'];
 
-/**
- * @typedef {{ children: Map<string, TreeNode> | null, owner: string | undefined }} TreeNode
- *   one lower-cased segment; `owner`: the URL whose file ends here
- */
+/** @typedef {{ children: Map<string, TreeNode> | null, owner: string | undefined }} TreeNode a lower-cased segment; `owner`: the URL whose file ends here */
 
 /** @returns {TreeNode} */
 const treeNode = () => ({ children: null, owner: undefined });
 
-/**
- * Hands out names so two URLs never share a file: a name taken (case
- * insensitively) or clashing with a directory gets a "-2", "-3"... suffix.
- * A tree of segments makes a claim cost one walk of its path.
- */
+/** A name taken case-insensitively, or clashing with a directory, gets a "-2", "-3"... suffix; a claim costs one walk of its path. */
 export class FileRegistry {
-  /**
-   * @param {{ reserved?: (name: string) => boolean, foreign?: (file: string, url: string) => boolean }} [options]
-   *   reserved: more top-level names kept free; foreign: a file no crawl wrote (taken as a collision)
-   */
+  /** @param {{ reserved?: (name: string) => boolean, foreign?: (file: string, url: string) => boolean }} [options] foreign: a file no crawl wrote */
   constructor(options = {}) {
     this.reserved = options.reserved ?? (() => false);
     this.foreign = options.foreign ?? null;
     this.root = treeNode();
   }
 
-  /**
-   * The URL holding exactly this file (case insensitively), if any.
-   * @param {string} file
-   * @returns {string | undefined}
-   */
+  /** Case insensitively. @param {string} file @returns {string | undefined} */
   ownerOf(file) {
-    /** @type {TreeNode | undefined} */
-    let node = this.root;
+    /** @type {TreeNode | undefined} */ let node = this.root;
     for (const segment of file.split('/')) {
       node = node?.children?.get(segment.toLowerCase());
       if (!node) return undefined;
@@ -272,14 +236,12 @@ export class FileRegistry {
   /** @param {string} wanted @param {string} url @returns {{ file: string, collidedWith?: string }} */
   claim(wanted, url) {
     const parts = wanted.split('/');
-    /** @type {string | undefined} */
-    let collidedWith;
+    /** @type {string | undefined} */ let collidedWith;
     // A directory whose name is a file moves: "x.html/index.html" becomes "x.html-2/index.html".
-    /** @type {TreeNode | undefined} the existing node of the directory walked so far */
+    /** @type {TreeNode | undefined} the directory walked so far */
     let node = this.root;
     for (let i = 0; i < parts.length - 1; i++) {
-      /** @type {TreeNode | undefined} */
-      const here = node;
+      /** @type {TreeNode | undefined} */ const here = node;
       const blocked = (/** @type {string} */ segment) => {
         const lower = segment.toLowerCase();
         return here?.children?.get(lower)?.owner !== undefined || (i === 0 && RESERVED_NAMES.includes(lower));

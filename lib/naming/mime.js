@@ -24,11 +24,7 @@ export function extensionForType(contentType) {
   return extension ? `.${extension}` : undefined;
 }
 
-/**
- * Whether the name's extension already says this type (".jpeg" for image/jpeg).
- * @param {string} name
- * @param {string | undefined} contentType
- */
+/** Whether the name's extension already says this type (".jpeg" for image/jpeg). @param {string} name @param {string | undefined} contentType */
 export function extensionFits(name, contentType) {
   const type = mimeOf(contentType);
   const found = mime.lookup(name);

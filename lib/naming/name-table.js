@@ -1,10 +1,8 @@
 // @ts-check
 
 /**
- * Phase two's name table in shared memory: one copy for all worker threads,
- * no JS object per URL. Open addressing over UTF-8 keys (FNV-1a). data:
- * entries of key length u32, value length u32, kind u8 (0 file, 1 redirect),
- * key and value bytes; slots: Int32Array of 2^k entry offsets + 1 (0 empty).
+ * Phase two's name table in shared memory: one copy for all threads, no JS object per URL. Open addressing over UTF-8 keys (FNV-1a);
+ * data: entries of key length u32, value length u32, kind u8 (0 file, 1 redirect), key and value bytes; slots: 2^k offsets + 1, 0 empty.
  * @typedef {{ data: SharedArrayBuffer, slots: SharedArrayBuffer, maxHops: number }} SharedNameTable
  */
 
@@ -23,15 +21,11 @@ function fnv1a(bytes, start, end) {
 }
 
 /**
- * Two passes (sizes, then the table), so no object per URL is made.
- * @param {Iterable<{ key: string, file?: string }>} pages named pages (iterated twice)
- * @param {{ key: string, location?: string }[]} redirects
- * @param {number} maxHops
- * @returns {SharedNameTable}
+ * Two passes, sizes then the table, so no object per URL is made.
+ * @param {Iterable<{ key: string, file?: string }>} pages iterated twice @param {{ key: string, location?: string }[]} redirects @param {number} maxHops @returns {SharedNameTable}
  */
 export function encodeNameTable(pages, redirects, maxHops) {
-  /** @type {(each: (key: string, value: string, kind: number) => void) => void} */
-  const entries = (each) => {
+  /** @type {(each: (key: string, value: string, kind: number) => void) => void} */ const entries = (each) => {
     for (const page of pages) if (page.file) each(page.key, page.file, FILE);
     for (const record of redirects) if (record.location) each(record.key, record.location, REDIRECT);
   };
@@ -79,11 +73,7 @@ function sameKey(bytes, entry, key) {
   return true;
 }
 
-/**
- * A reader of a shared name table (in any thread).
- * @param {SharedNameTable} shared
- * @returns {{ fileOf(key: string): string | null }}
- */
+/** In any thread. @param {SharedNameTable} shared @returns {{ fileOf(key: string): string | null }} */
 export function openNameTable(shared) {
   const bytes = Buffer.from(shared.data);
   const table = new Int32Array(shared.slots);

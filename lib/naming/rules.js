@@ -4,26 +4,18 @@ import { compilePattern } from '../roots/scope.js';
 import { PLACEHOLDER } from '../options/name-rules.js';
 
 /**
- * --name <pattern> <template>: names for sites that cannot send
- * X-Builder-FileName. The first rule whose pattern (--include syntax)
- * matches wins; a name header beats any rule. The result is read as a name
- * header, with the same safety checks and collisions. Placeholders: {path},
- * {dir}, {base}, {ext}, {rest}, {query.NAME}: percent-decoded, and made safe
- * alike (a character file names cannot hold becomes "_", "/" too within a segment).
+ * --name <pattern> <template>: names for sites that cannot send X-Builder-FileName. The first matching rule wins, a name
+ * header beats any, and the result is checked as a name header. Placeholder values are percent-decoded, and a character
+ * file names cannot hold becomes "_", "/" too.
  * @typedef {{ pattern: string, template: string }} NameRule
- * @typedef {{ template: string, prefix: string }} MatchedRule
- *   prefix: the pattern's fixed path start, which {rest} follows
+ * @typedef {{ template: string, prefix: string }} MatchedRule prefix: the pattern's fixed path start, which {rest} follows
  * @typedef {{ ruleFor(url: string): MatchedRule | null, templateFor(url: string): string | null, rules: NameRule[] }} NameRules
  */
 
 const UNSAFE_IN_VALUE = /[/\\<>:"|?*\u0000-\u001f\u007f]/g;
 
 
-/**
- * @param {NameRule[]} rules
- * @param {string[]} origins the roots' origins (for patterns starting with "/")
- * @returns {NameRules}
- */
+/** @param {NameRule[]} rules @param {string[]} origins the roots', for patterns starting with "/" @returns {NameRules} */
 export function compileNameRules(rules, origins) {
   const compiled = rules.map((rule) => {
     try {
@@ -32,8 +24,7 @@ export function compileNameRules(rules, origins) {
       throw new UsageError(`--name: ${/** @type {Error} */ (error).message}`);
     }
   }).flat();
-  /** @param {string} url */
-  const ruleFor = (url) => compiled.find((pattern) => pattern.regex.test(url))?.matched ?? null;
+  /** @param {string} url */ const ruleFor = (url) => compiled.find((pattern) => pattern.regex.test(url))?.matched ?? null;
   return { rules, ruleFor, templateFor: (url) => ruleFor(url)?.template ?? null };
 }
 
@@ -43,21 +34,12 @@ function fixedPath(absolute) {
   return /^[a-z]+:\/\/[^/]*(\/.*)$/i.exec(head)?.[1] ?? '/';
 }
 
-/**
- * A URL's query parameters as CGI reads them: split on "&" and ";".
- * gitweb and every CGI.pm app write "?p=repo.git;a=commit;h=abc".
- * @param {URL} url
- */
+/** Split on "&" and ";" as CGI reads them: gitweb and every CGI.pm app write "?p=repo.git;a=commit;h=abc". @param {URL} url */
 export function queryParams(url) {
   return new URLSearchParams(url.search.slice(1).replace(/;/g, '&'));
 }
 
-/**
- * The name a template gives a URL, before the name checks.
- * @param {string} template
- * @param {URL} url
- * @param {string} [prefix] the matched pattern's fixed path: {rest} is the path after it
- */
+/** Before the name checks. @param {string} template @param {URL} url @param {string} [prefix] the matched pattern's fixed path, which {rest} follows */
 export function expandTemplate(template, url, prefix = '/') {
   const segments = url.pathname.slice(1).split('/').map((segment) => safeValue(segment));
   const path = segments.join('/');
@@ -66,8 +48,7 @@ export function expandTemplate(template, url, prefix = '/') {
   const dot = last.lastIndexOf('.');
   const base = dot > 0 ? last.slice(0, dot) : last;
   const ext = dot > 0 ? last.slice(dot + 1) : '';
-  /** @type {URLSearchParams | undefined} */
-  let query;
+  /** @type {URLSearchParams | undefined} */ let query;
   return template.replace(PLACEHOLDER, (_, name) => {
     if (name === 'path') return path;
     if (name === 'dir') return dir;
@@ -85,12 +66,7 @@ function restOf(pathname, prefix) {
   return pathname.slice(prefix.length).split('/').filter((segment) => segment !== '').map((segment) => safeValue(segment)).join('/');
 }
 
-/**
- * One value made safe for a file name: decoded (path segments), characters
- * file names cannot hold (and "/") become "_", and so do the dots of "." or "..".
- * @param {string} value
- * @param {boolean} [encoded] a raw path segment, percent-decoded here
- */
+/** Decoded; characters file names cannot hold, "/" and the dots of "." or ".." become "_". @param {string} value @param {boolean} [encoded] a raw path segment */
 function safeValue(value, encoded = true) {
   const text = (encoded ? decode(value) : value).replace(UNSAFE_IN_VALUE, '_');
   return text === '.' || text === '..' ? text.replace(/\./g, '_') : text;

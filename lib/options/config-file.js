@@ -11,17 +11,12 @@ import { DEPLOY_KEYS, checkDeployKey } from './deploy-keys.js';
 
 export const CONFIG_FILES = ['prerender.config.js', 'prerender.config.mjs', 'prerender.config.json'];
 
-/** @param {string} file */
-const exists = (file) => access(file).then(() => true, () => false);
+/** @param {string} file */ const exists = (file) => access(file).then(() => true, () => false);
 
-/** A file read as JSON; any other is imported as a module (its default export). */
+/** JSON, else imported as a module whose default export is taken. */
 const JSON_EXTENSION = /\.json$/i;
 
-/**
- * The explicit config file, else the one in `cwd`.
- * @param {{ cwd: string, file?: string }} where
- * @returns {Promise<string | null>}
- */
+/** The explicit config file, else the one in `cwd`. @param {{ cwd: string, file?: string }} where @returns {Promise<string | null>} */
 export async function findConfig({ cwd, file }) {
   if (file !== undefined) {
     const absolute = path.resolve(cwd, file);
@@ -40,11 +35,8 @@ export async function findConfig({ cwd, file }) {
 }
 
 /**
- * A config file's value: JSON parsed, or a module's default export (called
- * when it is a function). Errors name `label` and the file.
- * @param {string} file absolute path
- * @param {string} label how messages name the file ("prerender.config.json", "--profile shop.json")
- * @returns {Promise<unknown>}
+ * JSON parsed, or a module's default export, called when it is a function.
+ * @param {string} file absolute path @param {string} label how messages name the file @returns {Promise<unknown>}
  */
 export async function readConfigValue(file, label) {
   if (JSON_EXTENSION.test(file)) {
@@ -55,7 +47,7 @@ export async function readConfigValue(file, label) {
       throw new ConfigError(`${label}: cannot read: ${/** @type {Error} */ (error).message}`, { cause: error });
     }
     try {
-      // A UTF-8 byte order mark (Notepad), which JSON.parse refuses.
+      // A UTF-8 byte order mark (Notepad) that JSON.parse refuses.
       return JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
     } catch (error) {
       // On one line: the parser's message may quote text with newlines.
@@ -66,7 +58,7 @@ export async function readConfigValue(file, label) {
     const module = await import(pathToFileURL(file).href);
     return typeof module.default === 'function' ? await module.default() : module.default;
   } catch (error) {
-    // Any kind Node imports is taken (.ts with a loader); for others, say what to do.
+    // Any kind Node imports is taken, such as .ts with a loader.
     if (/** @type {NodeJS.ErrnoException} */ (error)?.code === 'ERR_UNKNOWN_FILE_EXTENSION') {
       throw new ConfigError(`${label}: a config file is JSON (.json) or a module (.js, .mjs, .cjs)`, { cause: error });
     }
@@ -74,11 +66,7 @@ export async function readConfigValue(file, label) {
   }
 }
 
-/**
- * Load and check a config file; errors name the file, key and expected type.
- * @param {string} file absolute path
- * @returns {Promise<Record<string, unknown>>}
- */
+/** Errors name the file, key and expected type. @param {string} file absolute path @returns {Promise<Record<string, unknown>>} */
 export async function loadConfigFile(file) {
   const name = path.basename(file);
   const isJson = JSON_EXTENSION.test(file);
@@ -91,8 +79,7 @@ export async function loadConfigFile(file) {
 
 /** @param {Record<string, unknown>} values @param {string} source file name, for messages */
 export function checkConfig(values, source) {
-  /** @type {Record<string, unknown>} */
-  const checked = {};
+  /** @type {Record<string, unknown>} */ const checked = {};
   for (const [key, value] of Object.entries(values)) {
     if (key === 'roots') {
       if (!Array.isArray(value) || !value.every((root) => typeof root === 'string')) {
@@ -107,7 +94,7 @@ export function checkConfig(values, source) {
       checked[key] = checkDeployKey(key, value, source);
       continue;
     }
-    // prerender capacity's profile (--profile FILE): checked by that command.
+    // The capacity profile, checked by that command.
     if (key === 'capacity') {
       checked.capacity = value;
       continue;

@@ -9,28 +9,21 @@ import { frontierUrlProblem, redactValue } from './frontier-url.js';
 import { parseFreshRules } from './fresh-rules.js';
 
 /**
- * The one table of crawl options (names, flags, types, defaults, help): the
- * CLI and the config loader are built from it, so a default lives in one place.
+ * The one table of crawl options: the CLI and the config loader are built from it, so a default lives in one place.
  * @typedef {'string' | 'string[]' | 'integer' | 'number' | 'boolean' | 'url' | 'choice' | 'bytes' | 'name-rules' | 'fresh-rules'} OptionType
- * @typedef {{
- *   name: string, flags: string, type: OptionType, description: string,
+ * @typedef {{ name: string, flags: string, type: OptionType, description: string,
  *   default?: unknown, min?: number, max?: number, choices?: readonly string[], cliOnly?: boolean,
- *   check?: (item: string) => string | null, numeric?: string, shown?: (value: unknown) => unknown,
- * }} OptionSpec
- *   check: per item, what is wrong or null; shown: the value as messages show it;
- *   numeric: a string option a config may give as a JSON number, and what it takes
+ *   check?: (item: string) => string | null, numeric?: string, shown?: (value: unknown) => unknown }} OptionSpec
+ *   check: what is wrong with an item, or null; shown: the value as messages show it; numeric: what a string option given as a JSON number takes
  */
 
 /** @param {string} item */
 const checkPattern = (item) => (item.startsWith('/') || normalizeUrl(item) ? null : 'a path starting with "/" or an absolute http(s) URL');
-/** @param {string} item */
-const checkAbsoluteUrl = (item) => (normalizeUrl(item) ? null : 'an absolute http(s) URL');
+/** @param {string} item */ const checkAbsoluteUrl = (item) => (normalizeUrl(item) ? null : 'an absolute http(s) URL');
 /** @param {string} item */
 const checkHeader = (item) => (/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*:/.test(item) ? null : 'a header like "Name: value"');
-/** @param {string} item */
-const checkPath = (item) => (item.startsWith('/') ? null : 'a path starting with "/"');
-/** @param {string} item */
-const checkRegex = (item) => {
+/** @param {string} item */ const checkPath = (item) => (item.startsWith('/') ? null : 'a path starting with "/"');
+/** @param {string} item */ const checkRegex = (item) => {
   try {
     new RegExp(item, 'g');
     return null;
@@ -54,8 +47,7 @@ export const THREADS_FROM = 64;
 /** What --prune-max takes. */
 const PRUNE_MAX = 'a whole number of files, or a percentage up to 100% such as "10%"';
 
-/** @type {OptionSpec[]} */
-export const CRAWL_OPTIONS = [
+/** @type {OptionSpec[]} */ export const CRAWL_OPTIONS = [
   { name: 'out', flags: '-o, --out <dir>', type: 'string', default: './prerendered', description: 'output directory' },
   { name: 'include', flags: '-i, --include <pattern...>', type: 'string[]', default: [], check: checkPattern, description: 'scope: URL prefixes to crawl ("/path" on the root\'s origin, or an absolute URL; "*" matches any run of characters). Default: each root\'s directory and below' },
   { name: 'exclude', flags: '-x, --exclude <pattern...>', type: 'string[]', default: [], check: checkPattern, description: 'URL prefixes never to crawl (exclude wins over include)' },
@@ -113,7 +105,7 @@ export const CRAWL_OPTIONS = [
   { name: 'renderRecycle', flags: '--render-recycle <n>', type: 'integer', min: 1, default: 200, description: 'restart the browser after n pages (bounds its memory)' },
   { name: 'renderIsolation', flags: '--render-isolation <mode>', type: 'choice', choices: ['slot', 'context'], default: 'slot', description: 'slot: each of the --render-concurrency tabs renders page after page, its cookies, storage and cache cleared between pages (fast); context: a new browser context for every page (strict, about 2x the CPU)' },
   { name: 'browser', flags: '--browser <path>', type: 'string', description: 'Chromium or Chrome to render with (default: PUPPETEER_EXECUTABLE_PATH, CHROME_PATH, then chromium, chromium-browser, google-chrome on the PATH); never downloaded' },
-  // Crawl across processes and machines on Redis (lib/distributed/): see README, "Crawling on several machines".
+  // Crawl across processes and machines on Redis (lib/distributed/): see docs/distributed.md.
   { name: 'frontier', flags: '--frontier <url>', type: 'string', check: frontierUrlProblem, shown: redactValue, description: 'share the crawl through Redis (redis://[user:pass@]host:port/db, rediss:// for TLS; or REDIS_URL) with `prerender worker` processes; needs --crawl-id' },
   { name: 'crawlId', flags: '--crawl-id <id>', type: 'string', check: (item) => (/^[A-Za-z0-9._-]{1,100}$/.test(item) ? null : 'letters, digits, ".", "_" and "-" (at most 100)'), description: 'name of the shared crawl in Redis (its configuration, frontier and records live under it)' },
   { name: 'freshStart', flags: '--fresh-start', type: 'boolean', default: false, description: 'with --frontier: clear everything stored under the crawl id first' },
@@ -182,12 +174,7 @@ function fail(message, source) {
   return source ? new ConfigError(`${source}: ${message}`) : new UsageError(message);
 }
 
-/**
- * Check and convert one value: command-line strings are converted; config values must have the JSON type.
- * @param {OptionSpec} spec
- * @param {unknown} value
- * @param {string} [source]
- */
+/** Command-line strings are converted; config values must have the JSON type. @param {OptionSpec} spec @param {unknown} value @param {string} [source] */
 export function coerceOption(spec, value, source) {
   const key = source ? `"${spec.name}"` : spec.flags.split(' ').filter((f) => f.startsWith('--'))[0];
   const expect = (/** @type {string} */ what) => fail(`${key} must be ${what}, got ${shownValue(spec.shown ? spec.shown(value) : value)}`, source);
@@ -257,8 +244,7 @@ function parseNumber(text, allowSuffix) {
 
 /** "Name: value" headers, already checked by checkHeader. @param {string[]} list */
 function parseHeaders(list) {
-  /** @type {Record<string, string>} */
-  const headers = {};
+  /** @type {Record<string, string>} */ const headers = {};
   for (const item of list) {
     const colon = item.indexOf(':');
     headers[item.slice(0, colon).trim().toLowerCase()] = item.slice(colon + 1).trim();
@@ -266,16 +252,10 @@ function parseHeaders(list) {
   return headers;
 }
 
-/**
- * Validate the options of a crawl (API or CLI) and fill defaults.
- * @param {Record<string, unknown>} input
- * @param {{ source?: string }} [context] source: a config file name, for messages
- * @returns {ResolvedCrawlOptions}
- */
+/** @param {Record<string, unknown>} input @param {{ source?: string }} [context] source: a config file name, for messages @returns {ResolvedCrawlOptions} */
 export function resolveCrawlOptions(input, context = {}) {
   const { source } = context;
-  /** @type {Record<string, any>} */
-  const out = {};
+  /** @type {Record<string, any>} */ const out = {};
   for (const spec of CRAWL_OPTIONS) {
     const value = input[spec.name];
     out[spec.name] = value === undefined ? structuredClone(spec.default) : coerceOption(spec, value, source);
@@ -365,15 +345,9 @@ export function resolveCrawlOptions(input, context = {}) {
   return /** @type {ResolvedCrawlOptions} */ (out);
 }
 
-/**
- * API-only values a mistake would silently default (`dryRun: "yes"` crawled
- * for real) or turn into a TypeError deep in the run (`signal: {}`).
- * @param {Record<string, unknown>} input
- * @param {string | undefined} source
- */
+/** API-only values a mistake would silently default (`dryRun: "yes"`) or turn into a deep TypeError (`signal: {}`). @param {Record<string, unknown>} input @param {string | undefined} source */
 function checkApiValues(input, source) {
-  /** @type {[string, (value: unknown) => boolean, string][]} */
-  const checks = [
+  /** @type {[string, (value: unknown) => boolean, string][]} */ const checks = [
     ['dryRun', (value) => typeof value === 'boolean', 'true or false'],
     ['signal', isAbortSignal, 'an AbortSignal'],
     ['retryDelay', (value) => typeof value === 'number' && Number.isFinite(value) && value >= 0, 'a number of milliseconds, at least 0'],
@@ -384,13 +358,12 @@ function checkApiValues(input, source) {
     ['now', (value) => typeof value === 'function', 'a function returning milliseconds since the epoch'],
   ];
   for (const [key, ok, what] of checks) {
-    // (null is "not given", as undefined is)
+    // null is "not given", as undefined is
     if (input[key] != null && !ok(input[key])) throw fail(`"${key}" must be ${what}, got ${describe(input[key])}`, source);
   }
 }
 
-/** @param {unknown} value */
-const isPlainObject = (value) => typeof value === 'object' && value !== null && !Array.isArray(value);
+/** @param {unknown} value */ const isPlainObject = (value) => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** @param {unknown} value */
 function isAbortSignal(value) {
@@ -399,11 +372,7 @@ function isAbortSignal(value) {
   return !!signal && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function' && typeof signal.removeEventListener === 'function';
 }
 
-/**
- * A value as a message shows it: JSON where it can, else as a JS config writes it (10n, /re/, a function).
- * @param {unknown} value
- * @returns {string}
- */
+/** JSON where it can, else as a JS config writes it (10n, /re/, a function). @param {unknown} value @returns {string} */
 function shownValue(value) {
   const bare = (/** @type {string} */ text) => `\u0000${text}\u0000`;
   try {
@@ -428,11 +397,7 @@ function describe(value) {
   return Array.isArray(value) ? 'a list' : `an object (${Object.keys(value).slice(0, 5).join(', ') || 'no keys'})`;
 }
 
-/**
- * The engine's seams, checked before a run is set up: a wrong one is a
- * UsageError naming it, never a deep TypeError or a silent fall-back to HTTP.
- * @param {unknown} options
- */
+/** A wrong seam is a UsageError naming it, never a deep TypeError or a silent fall-back to HTTP. @param {unknown} options */
 export function checkCrawlerSeams(options) {
   if (!isPlainObject(options)) throw new UsageError(`crawl options must be an object ({ roots, out, ... }), got ${describe(options)}`);
   const { onEvent, loader, transforms, target } = /** @type {Record<string, unknown>} */ (options);

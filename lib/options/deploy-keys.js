@@ -8,10 +8,7 @@ import { ConfigError, UsageError } from '../errors.js';
  * @typedef {{ url: string, sshKey?: string, sshOption?: string[] }} TargetConfig
  */
 
-/**
- * The config file's deploy keys (targets, keep, switch, sshKey, sshOption),
- * for publish/deploy/rollback/releases only.
- */
+/** The config file's keys for publish, deploy, rollback and releases only. */
 export const DEPLOY_KEYS = ['targets', 'keep', 'switch', 'sshKey', 'sshOption'];
 
 /** @param {string} key one of DEPLOY_KEYS @param {unknown} value @param {string} source file name, for messages */
@@ -37,12 +34,7 @@ export function checkDeployKey(key, value, source) {
   }
 }
 
-/**
- * A target: `ssh://user@host[:port]/path`, `user@host:path` (scp style, home-relative), `file:///path`, or a path.
- * @param {string} text
- * @param {string} [cwd] plain paths are relative to it
- * @returns {TargetSpec}
- */
+/** `ssh://user@host[:port]/path`, scp-style `user@host:path` (home-relative), `file:///path`, or a path. @param {string} text @param {string} [cwd] for plain paths @returns {TargetSpec} */
 export function parseTarget(text, cwd = process.cwd()) {
   if (text.startsWith('ssh://')) {
     let url;
@@ -60,7 +52,7 @@ export function parseTarget(text, cwd = process.cwd()) {
     try {
       return { kind: 'local', dir: fileURLToPath(text) };
     } catch (error) {
-      // file://host/path, %2F in the path: a usage error, not a crash.
+      // file://host/path or %2F in the path: a usage error, not a crash.
       throw new UsageError(`not a usable file:// target (file:///absolute/path): ${JSON.stringify(text)}: ${/** @type {Error} */ (error).message}`);
     }
   }
@@ -85,17 +77,11 @@ export function targetLabel(spec) {
   return `ssh://${spec.user ? spec.user + '@' : ''}${spec.host.includes(':') ? `[${spec.host}]` : spec.host}${spec.port ? ':' + spec.port : ''}${spec.path.startsWith('/') ? '' : '/~/'}${spec.path}`;
 }
 
-/**
- * The "targets" key: names -> a target string, or { url, sshKey?, sshOption? }.
- * @param {unknown} value
- * @param {string} source
- * @returns {Record<string, TargetConfig>}
- */
+/** Names to a target string or { url, sshKey?, sshOption? }. @param {unknown} value @param {string} source @returns {Record<string, TargetConfig>} */
 export function checkTargetsConfig(value, source) {
   const fail = (/** @type {string} */ message) => new ConfigError(`${source}: ${message}`);
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw fail('"targets" must be an object of names to targets, like { "production": "ssh://deploy@web1/var/www/site" }');
-  /** @type {Record<string, TargetConfig>} */
-  const targets = {};
+  /** @type {Record<string, TargetConfig>} */ const targets = {};
   for (const [name, entry] of Object.entries(value)) {
     if (!/^[A-Za-z][\w-]*$/.test(name)) throw fail(`target name ${JSON.stringify(name)}: use letters, digits, "-" and "_", starting with a letter`);
     const config = typeof entry === 'string' ? { url: entry } : entry;

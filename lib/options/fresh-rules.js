@@ -1,22 +1,14 @@
 // @ts-check
 /**
- * --fresh rules as options: a pattern (the syntax of --include) and how long
- * a stored copy of a page it matches stays fresh. What a rule does to a page
- * is the re-crawl's (recrawl/freshness.js).
- * @typedef {{ pattern: string, duration: string, seconds: number }} FreshRule
- *   seconds: the duration, Infinity for "forever"
+ * --fresh rules as options: a pattern and how long a stored copy it matches stays fresh; what a rule does is recrawl/freshness.js's.
+ * @typedef {{ pattern: string, duration: string, seconds: number }} FreshRule seconds: Infinity for "forever"
  */
 
-/** A duration's units, in seconds. */
 const UNITS = /** @type {Record<string, number>} */ ({ s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 });
 
-/** What a duration may be, for messages. */
 export const DURATION = 'a whole number and a unit (90s, 30m, 6h, 2d, 1w) or "forever"';
 
-/**
- * Seconds in a duration ("6h"), Infinity for "forever", NaN for anything else.
- * @param {string} text
- */
+/** Infinity for "forever", NaN for anything else. @param {string} text */
 export function parseDuration(text) {
   if (text === 'forever') return Infinity;
   const match = /^(\d{1,9})([smhdw])$/.exec(text);
@@ -24,16 +16,13 @@ export function parseDuration(text) {
 }
 
 /**
- * Check the rules of the options (CLI pairs, or config pairs/objects).
  * @param {unknown} input a flat list [pattern, duration, ...], or [pattern, duration] pairs or { pattern, duration } objects
- * @param {(message: string) => Error} fail
- * @returns {FreshRule[]}
+ * @param {(message: string) => Error} fail @returns {FreshRule[]}
  */
 export function parseFreshRules(input, fail) {
   if (input === true) throw fail('--fresh takes a pattern and a duration, e.g. --fresh /st/product.asp 6h (to clear a shared crawl first, give --fresh-start)');
   if (!Array.isArray(input)) throw fail('--fresh takes a pattern and a duration, e.g. --fresh /st/product.asp 6h');
-  /** @type {{ pattern: string, duration: string }[]} */
-  const pairs = [];
+  /** @type {{ pattern: string, duration: string }[]} */ const pairs = [];
   if (input.every((item) => typeof item === 'string')) {
     if (input.length % 2 !== 0) {
       const last = input[input.length - 1];

@@ -1,14 +1,10 @@
 // @ts-check
 /** The --frontier URL (or REDIS_URL): checked and shown only here. Loaded with the option table, so no ioredis import. */
 
-/** Query keys whose value is a secret (ioredis takes `?password=…` as an option). */
+/** ioredis takes `?password=…` as an option. */
 const SECRET_QUERY = /([?&][^=&#]*pass[^=&#]*=)[^&#]*/gi;
 
-/**
- * Security: the URL with its passwords (`user:***@`, `password=`) masked, for
- * messages; text that is no valid URL is masked generously.
- * @param {string} url
- */
+/** Security: passwords masked for messages; text that is no valid URL is masked generously. @param {string} url */
 export function redactUrl(url) {
   const text = String(url);
   try {
@@ -17,7 +13,6 @@ export function redactUrl(url) {
     if (parsed.search) parsed.search = parsed.search.replace(SECRET_QUERY, '$1***');
     return parsed.href.replace(/\/$/, '');
   } catch {
-    // Unparsable: mask by hand, erring on the side of masking.
     const start = text.indexOf('//') + 2;
     let shown = text;
     const at = text.lastIndexOf('@');
@@ -29,11 +24,7 @@ export function redactUrl(url) {
   }
 }
 
-/**
- * A value for a message about the frontier option: strings redacted (a config may give a list by mistake).
- * @param {unknown} value
- * @returns {unknown}
- */
+/** A config may give a list by mistake. @param {unknown} value @returns {unknown} */
 export function redactValue(value) {
   if (typeof value === 'string') return redactUrl(value);
   if (Array.isArray(value)) return value.map(redactValue);
@@ -41,15 +32,10 @@ export function redactValue(value) {
   return value;
 }
 
-/**
- * What is wrong with a frontier URL, as the end of "--frontier must be …", or null.
- * @param {string} url
- * @returns {string | null}
- */
+/** As the end of "--frontier must be …", or null. @param {string} url @returns {string | null} */
 export function frontierUrlProblem(url) {
   if (!/^rediss?:\/\//.test(url)) return 'a redis:// or rediss:// URL';
-  /** @type {URL} */
-  let parsed;
+  /** @type {URL} */ let parsed;
   try {
     parsed = new URL(url);
   } catch {
@@ -63,18 +49,14 @@ export function frontierUrlProblem(url) {
   return null;
 }
 
-/** The database number of a checked URL: 0 when it names none. @param {string} url */
+/** 0 when it names none. @param {string} url */
 export function frontierDb(url) {
   const parsed = new URL(url);
   const db = parsed.pathname === '' || parsed.pathname === '/' ? parsed.searchParams.get('db') : parsed.pathname.slice(1);
   return db === null ? 0 : Number(db);
 }
 
-/**
- * The message for a refused frontier URL, or null.
- * @param {string} url
- * @param {string} [key] how the option is named
- */
+/** @param {string} url @param {string} [key] how the option is named */
 export function frontierUrlError(url, key = '--frontier') {
   const problem = frontierUrlProblem(url);
   return problem ? `${key} must be ${problem}, got ${JSON.stringify(redactUrl(url))}` : null;

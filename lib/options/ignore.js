@@ -1,10 +1,7 @@
 // @ts-check
 /**
- * The --ignore patterns as one expression over a page's bytes read as latin1.
- * A non-ASCII character matches as written (Latin-1 page) or as its UTF-8
- * bytes (UTF-8 page), except inside a class or with backreferences or named groups.
- * @param {string[]} patterns
- * @returns {RegExp | null}
+ * One expression over a page's latin1 bytes: a non-ASCII character matches as written or as its UTF-8 bytes,
+ * except inside a class or with backreferences or named groups. @param {string[]} patterns @returns {RegExp | null}
  */
 export function ignoreRegExp(patterns) {
   if (patterns.length === 0) return null;
@@ -15,11 +12,7 @@ export function ignoreRegExp(patterns) {
   return new RegExp(sources.map((source) => `(?:${source})`).join('|'), 'g');
 }
 
-/**
- * Each non-ASCII character outside a class spelt as its UTF-8 bytes (one group, for quantifiers), or null.
- * @param {string} source
- * @returns {string | null}
- */
+/** One group per character, for quantifiers. @param {string} source @returns {string | null} */
 function utf8Spelling(source) {
   if (!/[^\x00-\x7f]/.test(source)) return null;
   if (/\\[1-9k]|\(\?</.test(source.replace(/\(\?<[=!]/g, ''))) return null; // backreferences, named groups

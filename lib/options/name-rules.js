@@ -1,22 +1,16 @@
 // @ts-check
-/**
- * --name rules as options: shape checked here; what they do is naming/rules.js's.
- * @typedef {import('../naming/rules.js').NameRule} NameRule
- */
+/** --name rules as options: their shape only; what they do is naming/rules.js's. @typedef {import('../naming/rules.js').NameRule} NameRule */
 
-/** The placeholders a template may hold. */
 export const PLACEHOLDER = /\{(path|dir|base|ext|rest|query\.[^{}]+)\}/g;
 
 /**
  * @param {unknown} input a flat list [pattern, template, ...], or [pattern, template] pairs or { pattern, template } objects
- * @param {(message: string) => Error} fail
- * @returns {NameRule[]}
+ * @param {(message: string) => Error} fail @returns {NameRule[]}
  */
 export function parseNameRules(input, fail) {
   if (input === undefined) return [];
   if (!Array.isArray(input)) throw fail('--name takes a pattern and a template, e.g. --name "/doku.php?id=*" "{query.id}.html"');
-  /** @type {NameRule[]} */
-  const rules = [];
+  /** @type {NameRule[]} */ const rules = [];
   if (input.every((item) => typeof item === 'string')) {
     if (input.length % 2 !== 0) {
       const last = input[input.length - 1];

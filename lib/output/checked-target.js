@@ -2,17 +2,12 @@
 import { LocalTree } from './local-tree.js';
 
 /**
- * A caller's `target` made safe for the engine's clean-up: every call returns
- * a promise, even from a synchronous or throwing method (a synchronous
- * `abort() {}` once left OUT's lock taken for the process's life). A
- * LocalTree is passed as it is (the engine tells it apart with instanceof).
- * @param {import('./target.js').OutputTarget} target
- * @returns {import('./target.js').OutputTarget}
+ * Every call returns a promise, even from a synchronous or throwing method: a synchronous `abort() {}` once left OUT's lock
+ * taken. A LocalTree passes as it is. @param {import('./target.js').OutputTarget} target @returns {import('./target.js').OutputTarget}
  */
 export function checkedTarget(target) {
   if (target instanceof LocalTree) return target;
-  /** @type {import('./target.js').OutputTarget} */
-  const checked = {
+  /** @type {import('./target.js').OutputTarget} */ const checked = {
     get location() { return target.location; },
     init: async () => { await target.init(); },
     write: async (file, data, options) => { await target.write(file, data, options); },

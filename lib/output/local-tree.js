@@ -12,12 +12,7 @@ export { STATE_DIR };
 /** New temp files: created, never opened through an existing file or link. */
 export const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 
-/**
- * @template T
- * @param {Iterable<T>} items
- * @param {number} limit at a time
- * @param {(item: T) => Promise<unknown>} task
- */
+/** @template T @param {Iterable<T>} items @param {number} limit at a time @param {(item: T) => Promise<unknown>} task */
 async function eachLimited(items, limit, task) {
   const iterator = items[Symbol.iterator]();
   const worker = async () => {
@@ -27,10 +22,8 @@ async function eachLimited(items, limit, task) {
 }
 
 /**
- * The output tree on a local file system. Writes go to this run's temp files
- * under OUT/.prerender/; `commit()` renames them into place, manifest last.
- * Security: nothing is written outside OUT (names checked, no directory made through a link out).
- * @implements {OutputTarget}
+ * Writes go to this run's temp files under OUT/.prerender/; `commit()` renames them into place, manifest last.
+ * Security: nothing is written outside OUT (names checked, no directory made through a link out). @implements {OutputTarget}
  */
 export class LocalTree {
   /** @param {string} out */
@@ -39,14 +32,12 @@ export class LocalTree {
     this.location = this.out;
     this.realOut = this.out;
     this.temp = path.join(this.out, STATE_DIR, `tmp-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`);
-    /** @type {Map<string, number>} file -> number of its pending temp file */
+    /** @type {Map<string, number>} file -> its pending temp file's number */
     this.pending = new Map();
-    /** @type {Set<string>} */
-    this.removals = new Set();
+    /** @type {Set<string>} */ this.removals = new Set();
     /** @type {Map<string, string>} file -> the file whose modification time it takes at commit */
     this.sameTime = new Map();
-    /** @type {Map<string, Promise<void>>} */
-    this.dirs = new Map();
+    /** @type {Map<string, Promise<void>>} */ this.dirs = new Map();
     this.counter = 0;
   }
 
@@ -65,11 +56,8 @@ export class LocalTree {
   }
 
   /**
-   * Make a tree directory, parents first, each level checked once: ours is
-   * real, an existing one is lstat'ed and a link followed only to check it
-   * stays inside OUT.
-   * @param {string} dir absolute
-   * @returns {Promise<void>}
+   * Parents first, each level checked once: ours is real, an existing one is lstat'ed and a link followed only to check it stays in OUT.
+   * @param {string} dir absolute @returns {Promise<void>}
    */
   #ensureDir(dir) {
     if (dir === this.out) return Promise.resolve();
@@ -126,7 +114,7 @@ export class LocalTree {
     if (previous !== undefined) await rm(this.#tempPath(previous), { force: true });
   }
 
-  /** A temp file for a worker thread to write `file` into (target.js); its directory is made now. @param {string} file */
+  /** Its directory is made now. @param {string} file */
   async reserve(file) {
     const target = this.resolve(file);
     await this.#ensureDir(path.dirname(target));
@@ -139,10 +127,7 @@ export class LocalTree {
     };
   }
 
-  /**
-   * A temp file written before its tree file is known (a page rendered while
-   * crawling), given one by `adoptScratch` or removed at commit or abort.
-   */
+  /** A temp file written before its tree file is known, given one by `adoptScratch` or removed at commit or abort. */
   scratch() {
     const n = ++this.counter;
     return { path: this.#tempPath(n), n };
@@ -199,9 +184,8 @@ export class LocalTree {
     const bySource = new Map();
     for (const [file, source] of this.sameTime) bySource.set(source, [...(bySource.get(source) ?? []), file]);
     await eachLimited(bySource, 16, async ([source, files]) => {
-      // libuv keeps whole microseconds and times pass through a double: a source and its siblings
-      // get one whole microsecond, set once (set per sibling, .gz and .br raced); beside a source
-      // left as it is, a sibling gets the first microsecond not before the source's time.
+      // libuv keeps whole microseconds and times pass through a double: a source and its siblings get one microsecond, set once
+      // (.gz and .br raced); beside a source left as it is, a sibling gets the first microsecond not before the source's.
       const times = await stat(this.resolve(source), { bigint: true });
       const atime = Number(times.atimeNs) / 1e9;
       if (this.pending.has(source)) {
@@ -219,13 +203,9 @@ export class LocalTree {
     await this.#dropTemp();
   }
 
-  /**
-   * Directories the removed files leave empty go too, up to OUT; any with something left stays.
-   * @param {Iterable<string>} removed files of the tree
-   */
+  /** Up to OUT; any with something left stays. @param {Iterable<string>} removed files of the tree */
   async #dropEmptyDirs(removed) {
-    /** @type {Set<string>} */
-    const dirs = new Set();
+    /** @type {Set<string>} */ const dirs = new Set();
     for (const file of removed) {
       for (let dir = path.posix.dirname(file); dir !== '.' && dir !== '/'; dir = path.posix.dirname(dir)) dirs.add(dir);
     }
@@ -252,12 +232,7 @@ export class LocalTree {
   }
 }
 
-/**
- * A utimes time (seconds, a double) that libuv, truncating to whole
- * microseconds, turns into the microsecond `ns` falls in: half a microsecond
- * above its start, so the double's error cannot take it below.
- * @param {bigint} ns
- */
+/** libuv truncates to whole microseconds: half a microsecond above `ns`'s, so the double's error cannot take it below. @param {bigint} ns */
 export function wholeMicrosecond(ns) {
   return (Number(ns / 1000n) + 0.5) / 1e6;
 }

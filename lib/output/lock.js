@@ -6,13 +6,12 @@ import { LockedError } from '../errors.js';
 import { outputError } from './outdir.js';
 
 /**
- * One crawl at a time on an output directory: a lock file made with O_EXCL,
- * holding its owner's pid and host. A lock whose owner is gone (same host, no such pid) is taken over.
- * @typedef {{ pid: number, host: string, startedAt: string }} LockOwner
+ * One crawl at a time on an output directory: a lock file made with O_EXCL, holding its owner's pid and host; one whose owner
+ * is gone (same host, no such pid) is taken over. @typedef {{ pid: number, host: string, startedAt: string }} LockOwner
  */
 
 const LOCK_NAME = 'lock';
-/** A lock file that cannot be read is taken as being written when younger than this. */
+/** An unreadable lock file younger than this is being written. */
 const UNREADABLE_GRACE_MS = 10_000;
 
 /** Whether a lock's owner may still run: always for another host. @param {LockOwner} owner */
@@ -31,8 +30,7 @@ export function isAlive(owner) {
 async function readLock(file) {
   try {
     const [text, info] = await Promise.all([readFile(file, 'utf8'), stat(file)]);
-    /** @type {LockOwner | null} */
-    let owner = null;
+    /** @type {LockOwner | null} */ let owner = null;
     try {
       const parsed = JSON.parse(text);
       if (Number.isSafeInteger(parsed?.pid) && typeof parsed.host === 'string') owner = parsed;
@@ -47,10 +45,8 @@ async function readLock(file) {
 }
 
 /**
- * @param {string} stateDir OUT/.prerender
- * @param {string} out for messages
- * @param {{ name?: string, busy?: (who: string) => string }} [options] name: the lock file's
- *   name (default "lock"); busy: the message when a live process holds it
+ * @param {string} stateDir OUT/.prerender @param {string} out for messages
+ * @param {{ name?: string, busy?: (who: string) => string }} [options] busy: the message when a live process holds it
  * @returns {Promise<{ release(): Promise<void> }>}
  */
 export async function acquireLock(stateDir, out, options = {}) {

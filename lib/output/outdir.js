@@ -7,7 +7,6 @@ import { OutputError } from '../errors.js';
 /** The tool's own directory in OUT: crawl state, lock and temp files; never a page. */
 export const STATE_DIR = '.prerender';
 
-/** What each file-system error means for OUT, and what to try. */
 const REASONS = /** @type {Record<string, string>} */ ({
   ENOSPC: 'the disk is full',
   EDQUOT: 'the disk quota is used up',
@@ -26,11 +25,8 @@ const REASONS = /** @type {Record<string, string>} */ ({
 const FATAL = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO', 'EMFILE', 'ENFILE']);
 
 /**
- * A failed file operation under OUT: disk full, read-only, no permission...
- * end the run (OutputError); anything else fails that one file.
- * @param {unknown} error
- * @param {string} doing "write", "create", "rename"...
- * @param {string} where the path
+ * Disk full, read-only, no permission... end the run (OutputError); anything else fails that one file.
+ * @param {unknown} error @param {string} doing "write", "create", "rename"... @param {string} where the path
  */
 export function outputFailure(error, doing, where) {
   const code = /** @type {NodeJS.ErrnoException} */ (error)?.code;
@@ -46,12 +42,9 @@ export function outputError(error, doing, where) {
 }
 
 /**
- * Make OUT usable before anything is fetched: create it (a bounded walk up,
- * never a recursive mkdir that can loop on a pseudo file system), check the
- * state directory is real and inside it, and write a probe.
- * @param {string} out
- * @returns {Promise<{ out: string, realOut: string, stateDir: string, created: string[] }>}
- *   created: the directories made (outermost first), for a caller that must leave no trace
+ * Before anything is fetched: OUT created by a bounded walk up (a recursive mkdir can loop on a pseudo file system),
+ * its state directory checked real and inside it, and a probe written.
+ * @param {string} out @returns {Promise<{ out: string, realOut: string, stateDir: string, created: string[] }>} created: outermost first
  */
 export async function prepareOutDir(out) {
   const absolute = path.resolve(out);
@@ -59,8 +52,7 @@ export async function prepareOutDir(out) {
   if (absolute.split(path.sep).includes(STATE_DIR)) {
     throw new OutputError(`refusing to use ${absolute} as the output directory: it is in a crawl's state directory (${STATE_DIR}); choose another --out`);
   }
-  /** @type {string[]} */
-  const missing = [];
+  /** @type {string[]} */ const missing = [];
   let dir = absolute;
   for (let depth = 0; depth < 4096; depth++) {
     try {
@@ -107,11 +99,7 @@ export async function prepareOutDir(out) {
   return { out: absolute, realOut, stateDir, created: missing };
 }
 
-/**
- * Remove what killed runs left in the state directory. Only while holding the lock.
- * @param {string} stateDir
- * @returns {Promise<number>} entries removed
- */
+/** Only while holding the lock. @param {string} stateDir @returns {Promise<number>} entries removed */
 export async function clearLeftovers(stateDir) {
   const entries = await readdir(stateDir).catch(() => /** @type {string[]} */ ([]));
   let removed = 0;

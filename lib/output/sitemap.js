@@ -1,10 +1,7 @@
 // @ts-check
 import { encodeFilePath } from '../url.js';
 
-/**
- * sitemap.xml for the static tree, through the output target. Past the
- * protocol's 50,000 URLs, sitemap-N.xml parts and an index; one part at most in memory.
- */
+/** Past the protocol's 50,000 URLs, sitemap-N.xml parts and an index; one part at most in memory. */
 
 export const SITEMAP_LIMIT = 50_000;
 
@@ -18,16 +15,11 @@ const URLSET_HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http
 const URLSET_TAIL = '</urlset>\n';
 
 export class SitemapWriter {
-  /**
-   * @param {import('./target.js').OutputTarget} target
-   * @param {URL} siteUrl base URL of the tree, ending in "/"
-   * @param {{ limit?: number }} [options]
-   */
+  /** @param {import('./target.js').OutputTarget} target @param {URL} siteUrl the tree's base, ending in "/" @param {{ limit?: number }} [options] */
   constructor(target, siteUrl, options = {}) {
     this.target = target;
     this.siteUrl = siteUrl;
     this.limit = options.limit ?? SITEMAP_LIMIT;
-    /** parts already written */
     this.parts = 0;
     /** @type {string[]} <url> lines of the part being filled */
     this.lines = [];

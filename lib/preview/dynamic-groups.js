@@ -3,11 +3,8 @@ import { queryParams } from '../naming/rules.js';
 import { WORD } from '../engine/sample.js';
 
 /**
- * The plan's "dynamic targets, by path". A query-routed app (gitweb's
- * ?a=commit, MediaWiki's ?action=edit) puts most links on one path: that
- * path is split by its routing parameter, the one with the fewest values.
- * @typedef {{ links: number, pages: number, lastPage: string | null }} Group
- * @typedef {{ path: string, links: number, pages: number }} GroupRow
+ * The plan's "dynamic targets, by path": a query-routed app (gitweb's ?a=commit) puts most links on one path, split here by its routing parameter.
+ * @typedef {{ links: number, pages: number, lastPage: string | null }} Group @typedef {{ path: string, links: number, pages: number }} GroupRow
  */
 
 /** Values kept per parameter: a parameter with more (an id, a hash) routes nothing. */
@@ -24,23 +21,15 @@ function count(group, from) {
 
 const newGroup = () => ({ links: 0, pages: 0, lastPage: null });
 
-/**
- * @typedef {{ values: Map<string, Group> | null, missing: Group }} Param
- *   values: null past MAX_VALUES; missing: the links without it
- */
+/** @typedef {{ values: Map<string, Group> | null, missing: Group }} Param values: null past MAX_VALUES; missing: the links without it */
 
 export class DynamicGroups {
   constructor() {
-    /** @type {Map<string, Group & { params: Map<string, Param> }>} */
-    this.paths = new Map();
+    /** @type {Map<string, Group & { params: Map<string, Param> }>} */ this.paths = new Map();
     this.links = 0;
   }
 
-  /**
-   * @param {string} path the label of the link's path
-   * @param {URL} url
-   * @param {string | null} from the page the link is on
-   */
+  /** @param {string} path the label of the link's path @param {URL} url @param {string | null} from the page the link is on */
   add(path, url, from) {
     let group = this.paths.get(path);
     if (!group) this.paths.set(path, group = { ...newGroup(), params: new Map() });
@@ -65,8 +54,7 @@ export class DynamicGroups {
 
   /** The groups, most links first; a path holding most links split by its routing parameter. @returns {GroupRow[]} */
   list() {
-    /** @type {GroupRow[]} */
-    const rows = [];
+    /** @type {GroupRow[]} */ const rows = [];
     for (const [path, group] of this.paths) {
       const split = group.links * 2 > this.links ? routing(group) : null;
       if (!split) {
@@ -84,15 +72,11 @@ export class DynamicGroups {
 }
 
 /**
- * The parameter that routes a path: in at least a quarter of its links (MediaWiki's
- * action= is in less than half: login, search and permalinks lack it), with more
- * than one value; of those, one whose values are all words (a=commit, not
- * h=1a2b3c), then the one with the fewest values.
- * @param {Group & { params: Map<string, Param> }} group
+ * In at least a quarter of the path's links (MediaWiki's action= is in less than half) with more than one value; of those,
+ * one whose values are all words (a=commit, not h=1a2b3c), then the fewest values. @param {Group & { params: Map<string, Param> }} group
  */
 function routing(group) {
-  /** @type {{ name: string, param: Param, size: number, words: boolean } | null} */
-  let best = null;
+  /** @type {{ name: string, param: Param, size: number, words: boolean } | null} */ let best = null;
   for (const [name, param] of group.params) {
     const size = param.values?.size ?? 0;
     if (size < 2 || (group.links - param.missing.links) * 4 < group.links) continue;

@@ -7,13 +7,9 @@ import { resolveLinks, scanDocument } from '../document/rewrite.js';
 const MAX_PAGES_READ = 6;
 
 /**
- * The first of `pages` (fetched once each) with a form that submits to `target`,
- * or null. `--why` fetches no more than that: a form on a deeper page goes unseen.
- * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
- * @param {string[]} pages canonical URLs
- * @param {string} target canonical
- * @param {Map<string, { body: Buffer, contentType: string }>} fetched pages already fetched, not fetched again
- * @returns {Promise<string | null>}
+ * The first of `pages`, fetched once each, with a form that submits to `target`: a form on a deeper page goes unseen.
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o @param {string[]} pages canonical @param {string} target canonical
+ * @param {Map<string, { body: Buffer, contentType: string }>} fetched not fetched again @returns {Promise<string | null>}
  */
 export async function formSubmittingTo(o, pages, target, fetched) {
   const loader = defaultLoader({ concurrency: 1, timeout: o.timeout, retries: o.retries, maxPageBytes: o.maxPageBytes, headers: o.headers, retryDelay: o.retryDelay });

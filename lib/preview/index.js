@@ -18,32 +18,17 @@ import { STATE_DIR } from '../output/outdir.js';
 import path from 'node:path';
 
 /**
- * `prerender preview`: the crawl engine with nothing written. Each URL found
- * gets a row (decision, would-be file, why); totals group dynamic targets by
- * path and exclusions by pattern.
+ * `prerender preview`: the crawl engine with nothing written. Each URL found gets a row (decision, would-be file, why);
+ * totals group dynamic targets by path and exclusions by pattern.
  * @typedef {'crawl' | 'dynamic' | 'excluded' | 'failed'} Decision
- * @typedef {{
- *   url: string, decision: Decision, file?: string, reason: string,
- *   pattern?: string, status?: number, redirectTo?: string, from?: string | null,
- *   rendered?: RenderedInfo, fresh?: { pattern: string, duration: string },
- * }} PlanRow
- *   fresh: the --fresh rule that carries the page's stored copy while it is young enough
- * @typedef {{
- *   renderMs: number, partial: boolean, addedLinks: string[],
- *   aborted: import('../render/page.js').AbortCounts, abortedList: import('../render/page.js').AbortedRequest[],
- * }} RenderedInfo
- *   with --render: links only the rendered DOM had, and what the render aborted
- * @typedef {{
- *   pagesInScope: number, failed: number, notCrawled: number,
- *   dynamicByPath: { path: string, links: number, pages: number }[],
- *   excludedByPattern: { pattern: string, urls: number }[],
- *   collisions: number, unsafeNames: number, durationMs: number, interrupted: boolean,
- *   nameFallbacks: { url: string, code: 'NAME_RULE' | 'UNSAFE_NAME', message: string }[],
- *   notFetched?: number,
- * }} PlanTotals
- *   notFetched: with --sample, the in-scope URLs planned from their URL alone
- *   unsafeNames: pages whose name header or --name rule gave an unsafe name (the
- *   crawl writes them under their default name); nameFallbacks: the first of them
+ * @typedef {{ url: string, decision: Decision, file?: string, reason: string, pattern?: string, status?: number, redirectTo?: string,
+ *   from?: string | null, rendered?: RenderedInfo, fresh?: { pattern: string, duration: string } }} PlanRow fresh: the --fresh rule that carries it
+ * @typedef {{ renderMs: number, partial: boolean, addedLinks: string[], aborted: import('../render/page.js').AbortCounts,
+ *   abortedList: import('../render/page.js').AbortedRequest[] }} RenderedInfo addedLinks: links only the rendered DOM had
+ * @typedef {{ pagesInScope: number, failed: number, notCrawled: number, dynamicByPath: { path: string, links: number, pages: number }[],
+ *   excludedByPattern: { pattern: string, urls: number }[], collisions: number, unsafeNames: number, durationMs: number, interrupted: boolean,
+ *   nameFallbacks: { url: string, code: 'NAME_RULE' | 'UNSAFE_NAME', message: string }[], notFetched?: number }} PlanTotals
+ *   notFetched: with --sample, in-scope URLs planned from their URL alone; unsafeNames: pages whose name header or --name rule was unsafe
  */
 
 /** @param {string | undefined} pattern @param {string | undefined} root */
@@ -53,10 +38,9 @@ function crawlReason(pattern, root) {
   return `include ${pattern ?? root}`;
 }
 
-/** Name fallbacks listed in the totals, at most (the rows show each). */
+/** The rows show each. */
 const MAX_FALLBACKS_LISTED = 20;
 
-/** Why the plan shows a link as kept live. */
 const FORM_REASON = 'form action: a form submits its fields to the live site, so it is never crawled nor pointed at a static file';
 
 /** @param {{ kind: string, decision: string, nofollow?: boolean }} link */
@@ -68,14 +52,13 @@ function notFollowedReason(link) {
   return 'in scope, deeper than --max-depth: links to it stay live';
 }
 
-/** Media types of page requisites: what --assets fetches (and --why judges by). */
+/** What --assets fetches, and --why judges by. */
 const REQUISITE_TYPE = /^(text\/css|text\/javascript|application\/(x-)?javascript|application\/json|image\/|font\/|audio\/|video\/|application\/(font-|x-font|vnd\.ms-fontobject|wasm))/;
 
 /**
- * Rows go to `onRow` as decided (crawl rows at the end, once names are final).
+ * Rows go to `onRow` as decided; crawl rows at the end, once names are final.
  * @param {Record<string, any>} options crawl options, plus `limit`
- * @param {{ onRow?: (row: PlanRow) => void, onProgress?: (crawler: Crawler) => void }} [hooks]
- * @returns {Promise<{ totals: PlanTotals, crawler: Crawler }>}
+ * @param {{ onRow?: (row: PlanRow) => void, onProgress?: (crawler: Crawler) => void }} [hooks] @returns {Promise<{ totals: PlanTotals, crawler: Crawler }>}
  */
 export async function preview(options, hooks = {}) {
   const { limit, ...rest } = options;
@@ -85,28 +68,23 @@ export async function preview(options, hooks = {}) {
   const onRow = hooks.onRow ?? (() => {});
   hooks.onProgress?.(crawler);
 
-  /** @type {Map<string, { pattern?: string, root?: string, from: string | null }>} first sight of each in-scope URL */
+  /** @type {Map<string, { pattern?: string, root?: string, from: string | null }>} first sight of each */
   const inScope = new Map();
-  /** @type {Set<string>} */
-  const reported = new Set();
+  /** @type {Set<string>} */ const reported = new Set();
   const dynamicByPath = new DynamicGroups();
-  /** @type {Map<string, number>} */
-  const excludedByPattern = new Map();
-  /** @type {Map<string, { status: number, location: string }>} */
-  const redirects = new Map();
-  /** @type {Map<string, { status?: number, message: string }>} */
-  const failures = new Map();
+  /** @type {Map<string, number>} */ const excludedByPattern = new Map();
+  /** @type {Map<string, { status: number, location: string }>} */ const redirects = new Map();
+  /** @type {Map<string, { status?: number, message: string }>} */ const failures = new Map();
   let collisions = 0;
-  /** @type {Map<string, { code: 'NAME_RULE' | 'UNSAFE_NAME', message: string }>} */
-  const fallbacks = new Map();
+  /** @type {Map<string, { code: 'NAME_RULE' | 'UNSAFE_NAME', message: string }>} */ const fallbacks = new Map();
 
   crawler.on('admit', (event) => {
     if (!inScope.has(event.url)) inScope.set(event.url, { pattern: event.pattern, root: event.root, from: event.from });
   });
   const crawlOrigins = new Set(crawler.options.roots.map((root) => new URL(root).origin));
-  /** @type {Map<string, PlanRow>} in-scope links not followed: a row only if never crawled after all */
+  /** @type {Map<string, PlanRow>} a row only if never crawled after all */
   const notFollowed = new Map();
-  /** @type {Map<string, string | null>} --sample: in-scope URLs not fetched, and the page that links them */
+  /** @type {Map<string, string | null>} --sample: URLs not fetched, and the page that links them */
   const sampledOut = new Map();
   crawler.on('link', (link) => {
     if (link.decision === 'crawl' && link.followed) return; // reported through 'admit'
@@ -123,13 +101,12 @@ export async function preview(options, hooks = {}) {
       }
       return;
     }
-    // out of scope, a form's action, or an in-scope URL not followed (a requisite without --assets, nofollow, too deep)
+    // out of scope, a form's action, or in scope but not followed (a requisite without --assets, nofollow, too deep)
     const url = new URL(link.url);
     const path = crawlOrigins.has(url.origin) ? url.pathname : `${url.host}${url.pathname}`;
     dynamicByPath.add(path, url, link.from);
     if (reported.has(link.url) || notFollowed.has(link.url)) return;
-    /** @type {PlanRow} */
-    const row = { url: link.url, decision: 'dynamic', reason: notFollowedReason(link), from: link.from };
+    /** @type {PlanRow} */ const row = { url: link.url, decision: 'dynamic', reason: notFollowedReason(link), from: link.from };
     if (link.decision === 'crawl') {
       notFollowed.set(link.url, row);
     } else {
@@ -143,11 +120,9 @@ export async function preview(options, hooks = {}) {
     if (warning.code === 'NAME_COLLISION') collisions++;
     else if (warning.code === 'UNSAFE_NAME' || warning.code === 'NAME_RULE') fallbacks.set(warning.url, { code: warning.code, message: warning.message });
   });
-  /** @type {Map<string, RenderedInfo>} */
-  const rendered = new Map();
+  /** @type {Map<string, RenderedInfo>} */ const rendered = new Map();
   crawler.on('rendered', (event) => rendered.set(event.url, { renderMs: event.renderMs, partial: event.partial, addedLinks: event.addedLinks, aborted: event.aborted, abortedList: event.abortedList }));
-  /** @type {Map<string, string>} */
-  const files = new Map();
+  /** @type {Map<string, string>} */ const files = new Map();
   crawler.on('named', (event) => files.set(event.url, event.file));
 
   const result = await crawler.run();
@@ -205,13 +180,9 @@ export async function preview(options, hooks = {}) {
 }
 
 /**
- * --sample: a row for each in-scope URL left out of the sample, with the file
- * its URL gives if it is HTML and sends no name header.
- * @param {Crawler} crawler
- * @param {Map<string, string | null>} sampledOut
- * @param {Map<string, unknown>} inScope URLs admitted (fetched)
- * @param {(row: PlanRow) => void} onRow
- * @returns {number} the rows
+ * --sample: a row for each in-scope URL left out, with the file its URL gives if it is HTML and sends no name header.
+ * @param {Crawler} crawler @param {Map<string, string | null>} sampledOut @param {Map<string, unknown>} inScope URLs admitted
+ * @param {(row: PlanRow) => void} onRow @returns {number} the rows
  */
 function planSampledOut(crawler, sampledOut, inScope, onRow) {
   const o = crawler.options;
@@ -229,12 +200,8 @@ function planSampledOut(crawler, sampledOut, inScope, onRow) {
 }
 
 /**
- * Why no link to an in-scope URL is followed: discover.js's guards
- * (--max-url-length, --max-depth below the shallowest root). Roots and listed URLs skip them.
- * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
- * @param {string} url canonical
- * @param {Map<string, number>} depths rootDepths of the roots and listed URLs
- * @returns {string | null}
+ * The fetch phase's guards (--max-url-length, --max-depth below the shallowest root); roots and listed URLs skip them.
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o @param {string} url canonical @param {Map<string, number>} depths @returns {string | null}
  */
 function guardReason(o, url, depths) {
   if (url.length > o.maxUrlLength) return `longer than --max-url-length ${o.maxUrlLength}: links to it are not followed, they stay live`;
@@ -245,17 +212,13 @@ function guardReason(o, url, depths) {
 }
 
 /**
- * `--why <url>`: the root and pattern that decide a URL, and (one fetch) its
- * file; for a URL it fetches, a form that submits to it, when the roots or
- * the URL itself hold one.
- * @param {Record<string, any>} options crawl options
- * @param {string} target
+ * `--why <url>`: the root and pattern that decide a URL and, with one fetch, its file; and a form that submits to it.
+ * @param {Record<string, any>} options crawl options @param {string} target
  */
 export async function explainUrl(options, target) {
-  /** @type {Map<string, { body: Buffer, contentType: string }>} */
-  const fetched = new Map();
+  /** @type {Map<string, { body: Buffer, contentType: string }>} */ const fetched = new Map();
   const answer = await explainDecision(options, target, fetched);
-  // A URL --why does not fetch (excluded, out of scope, past a guard) stays so: nothing more is fetched.
+  // A URL --why does not fetch stays so: nothing more is fetched.
   if (fetched.size === 0) return answer;
   const o = resolveCrawlOptions({ ...options, dryRun: true });
   const form = await formSubmittingTo(o, [...o.roots, answer.url], answer.url, fetched);
@@ -264,9 +227,7 @@ export async function explainUrl(options, target) {
 }
 
 /**
- * @param {Record<string, any>} options crawl options
- * @param {string} target
- * @param {Map<string, { body: Buffer, contentType: string }>} fetched receives the URL's page, when fetched
+ * @param {Record<string, any>} options @param {string} target @param {Map<string, { body: Buffer, contentType: string }>} fetched receives the page
  * @returns {Promise<Record<string, any> & { url: string }>}
  */
 async function explainDecision(options, target, fetched) {
@@ -278,8 +239,7 @@ async function explainDecision(options, target, fetched) {
   const origins = new Set([...o.roots, ...listed].map((root) => new URL(root).origin));
   const origin = new URL(url).origin;
   const decision = scope.decide(url);
-  /** @type {Record<string, any> & { url: string }} */
-  const answer = { url, decision: decision.decision };
+  /** @type {Record<string, any> & { url: string }} */ const answer = { url, decision: decision.decision };
   // With --assets, a requisite on a root's origin (or --assets-origins) is fetched outside the page scope.
   const assetOrigin = o.assets && (origins.has(origin) || o.assetsOrigins.includes(origin));
   if (decision.decision === 'excluded') {
@@ -347,12 +307,8 @@ async function explainDecision(options, target, fetched) {
 }
 
 /**
- * --why: the --fresh rule (or Cache-Control, or nothing) that would carry a
- * URL's stored copy without a request, and until when, from the state in OUT.
- * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
- * @param {string} url
- * @param {string[]} origins
- * @returns {Promise<{ fresh?: string }>}
+ * The --fresh rule or Cache-Control that would carry a URL's stored copy without a request, and until when.
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o @param {string} url @param {string[]} origins @returns {Promise<{ fresh?: string }>}
  */
 async function freshnessOf(o, url, origins) {
   const freshness = compileFreshness({ rules: o.fresh, honourCacheControl: o.honourCacheControl, origins });

@@ -1,9 +1,7 @@
 // @ts-check
 /**
- * A price endpoint's answer: text/plain, or JSON (`{ "price": … }` for one
- * SKU, an object by SKU for a batch). Anything else is invalid and the slot
- * gets the fallback. Security: price text loses invalid UTF-8, control and
- * bidi-override characters, then is trimmed; past `maxPriceLength` it is invalid.
+ * A price endpoint's answer: text/plain, or JSON (`{ "price": … }`, or an object by SKU for a batch); anything else is invalid.
+ * Security: price text loses invalid UTF-8, control and bidi-override characters; past `maxPriceLength` it is invalid.
  */
 import { PrerenderError } from '../errors.js';
 import { parseJsonNumbersAsText } from './parse.js';
@@ -13,9 +11,7 @@ export class InvalidPriceAnswerError extends PrerenderError {
   code = 'PRICE_ANSWER_INVALID';
 }
 
- 
 const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffd]/g;
- 
 const SPACES = /[\t\n\r]+/g;
 
 /** @param {string} text @param {number} maxLength @returns {string | null} null for "no price" (empty) */
@@ -39,11 +35,7 @@ export function mediaType(header) {
   return { type: type.trim(), charset };
 }
 
-/**
- * The declared charset (default UTF-8); invalid UTF-8 bytes are dropped, never shown as U+FFFD.
- * @param {Buffer} body
- * @param {string | null} charset
- */
+/** Invalid UTF-8 bytes are dropped, never shown as U+FFFD. @param {Buffer} body @param {string | null} charset */
 function decode(body, charset) {
   const label = charset ?? 'utf-8';
   let decoder;
@@ -59,11 +51,7 @@ function decode(body, charset) {
   }
 }
 
-/**
- * @param {Buffer} body
- * @param {string | string[] | undefined} contentType
- * @returns {{ json: boolean, text: string }}
- */
+/** @param {Buffer} body @param {string | string[] | undefined} contentType @returns {{ json: boolean, text: string }} */
 function readBody(body, contentType) {
   const { type, charset } = mediaType(contentType);
   const json = type === 'application/json' || type.endsWith('+json');
@@ -85,12 +73,7 @@ function parseJson(text) {
   }
 }
 
-/**
- * @param {unknown} value a JSON price: text, number, null (or, unwrap: { price })
- * @param {number} maxLength
- * @param {boolean} [unwrap]
- * @returns {string | null}
- */
+/** @param {unknown} value text, number, null, or with unwrap { price } @param {number} maxLength @param {boolean} [unwrap] @returns {string | null} */
 function jsonPrice(value, maxLength, unwrap = false) {
   if (unwrap && value !== null && typeof value === 'object' && !Array.isArray(value)) value = /** @type {{ price?: unknown }} */ (value).price;
   if (value === undefined || value === null) return null;
@@ -99,13 +82,7 @@ function jsonPrice(value, maxLength, unwrap = false) {
   throw new InvalidPriceAnswerError('JSON price is not text or a number');
 }
 
-/**
- * The price of a one-SKU answer, or null for "no price".
- * @param {Buffer} body
- * @param {string | string[] | undefined} contentType
- * @param {number} maxLength
- * @returns {string | null}
- */
+/** Null for "no price". @param {Buffer} body @param {string | string[] | undefined} contentType @param {number} maxLength @returns {string | null} */
 export function readSingleAnswer(body, contentType, maxLength) {
   const { json, text } = readBody(body, contentType);
   if (!json) return cleanPriceText(text, maxLength);
@@ -115,11 +92,8 @@ export function readSingleAnswer(body, contentType, maxLength) {
 }
 
 /**
- * A batch answer: SKUs it does not list have no price; a bad value fails only its SKU.
- * @param {Buffer} body
- * @param {string | string[] | undefined} contentType
- * @param {string[]} skus
- * @param {number} maxLength
+ * SKUs it does not list have no price; a bad value fails only its SKU.
+ * @param {Buffer} body @param {string | string[] | undefined} contentType @param {string[]} skus @param {number} maxLength
  * @returns {Map<string, string | null | InvalidPriceAnswerError>}
  */
 export function readBatchAnswer(body, contentType, skus, maxLength) {
@@ -127,8 +101,7 @@ export function readBatchAnswer(body, contentType, skus, maxLength) {
   if (!json) throw new InvalidPriceAnswerError('a batch answer ({skus} in the template) must be a JSON object by SKU');
   const data = parseJson(text);
   if (!data || typeof data !== 'object' || Array.isArray(data)) throw new InvalidPriceAnswerError('batch JSON answer is not an object by SKU');
-  /** @type {Map<string, string | null | InvalidPriceAnswerError>} */
-  const out = new Map();
+  /** @type {Map<string, string | null | InvalidPriceAnswerError>} */ const out = new Map();
   for (const sku of skus) {
     const value = Object.hasOwn(data, sku) ? data[sku] : null;
     try {

@@ -1,29 +1,25 @@
 // @ts-check
 /**
- * A circuit breaker for the price endpoint: `threshold` endpoint errors in a
- * row open it for `cooldownMs` (lookups get cached or fallback prices at
- * once); then one probe decides. A wait for a local connection is never an endpoint error.
+ * A circuit breaker for the price endpoint: `threshold` endpoint errors in a row open it for `cooldownMs`, then one probe decides.
+ * A wait for a local connection is never an endpoint error.
  */
 
 /** @typedef {{ warn(message: string): void, info?(message: string): void }} Logger */
 /** @typedef {'closed' | 'open' | 'half-open'} BreakerState */
 
 export class Breaker {
-  /** @type {BreakerState} */
-  state = 'closed';
+  /** @type {BreakerState} */ state = 'closed';
   #failures = 0;
   #openUntil = 0;
   #probing = false;
   #options;
 
-  /**
-   * @param {{ threshold: number, cooldownMs: number, now: () => number, logger?: Logger, name: string, onChange?: (state: BreakerState) => void }} options
-   */
+  /** @param {{ threshold: number, cooldownMs: number, now: () => number, logger?: Logger, name: string, onChange?: (state: BreakerState) => void }} options */
   constructor(options) {
     this.#options = options;
   }
 
-  /** Would a request be refused now (open and cooling down, or the probe is out)? No side effect. */
+  /** Open and cooling down, or the probe is out; no side effect. */
   blocked() {
     if (this.state === 'open') return this.#options.now() < this.#openUntil;
     return this.state === 'half-open' && this.#probing;
@@ -41,7 +37,7 @@ export class Breaker {
     return 'probe';
   }
 
-  /** The endpoint answered (any answer that is not an endpoint error). */
+  /** Any answer that is not an endpoint error. */
   success() {
     this.#failures = 0;
     this.#probing = false;

@@ -12,8 +12,7 @@ export class PriceFileError extends PrerenderError {
   code = 'PRICE_FILE_INVALID';
 }
 
-/** @typedef {import('./table.js').PriceTable} PriceTable */
-/** @typedef {{ warn(message: string): void, info?(message: string): void }} Logger */
+/** @typedef {import('./table.js').PriceTable} PriceTable @typedef {{ warn(message: string): void, info?(message: string): void }} Logger */
 
 /** @param {string} file @returns {'json' | 'csv' | null} */
 export function priceFileFormat(file) {
@@ -23,12 +22,7 @@ export function priceFileFormat(file) {
   return null;
 }
 
-/**
- * @param {string} text
- * @param {'json' | 'csv'} format
- * @param {{ maxPriceLength?: number }} [options]
- * @returns {PriceTable} or a PriceFileError thrown
- */
+/** @param {string} text @param {'json' | 'csv'} format @param {{ maxPriceLength?: number }} [options] @returns {PriceTable} or a PriceFileError thrown */
 export function parsePriceFile(text, format, options = {}) {
   let rows;
   try {
@@ -42,30 +36,23 @@ export function parsePriceFile(text, format, options = {}) {
 }
 
 export class FilePriceSource extends EventEmitter {
-  /** @type {PriceTable} */
-  #table = new Map();
+  /** @type {PriceTable} */ #table = new Map();
   #file;
   #format;
   #options;
   /** @type {string | null} signature (inode, size, mtime) of the last file we tried */
   #seen = null;
-  /** @type {fs.FSWatcher | null} */
-  #watcher = null;
-  /** @type {NodeJS.Timeout | null} */
-  #poll = null;
-  /** @type {NodeJS.Timeout | null} */
-  #debounce = null;
-  /** @type {Promise<void> | null} */
-  #running = null;
+  /** @type {fs.FSWatcher | null} */ #watcher = null;
+  /** @type {NodeJS.Timeout | null} */ #poll = null;
+  /** @type {NodeJS.Timeout | null} */ #debounce = null;
+  /** @type {Promise<void> | null} */ #running = null;
   #again = false;
   #closed = false;
-  /** @type {Date | null} */
-  loadedAt = null;
+  /** @type {Date | null} */ loadedAt = null;
 
   /**
    * Loads synchronously, so a bad file fails at start-up, then watches unless `watch` is false.
-   * @param {string} file
-   * @param {{ maxPriceLength?: number, watch?: boolean, pollIntervalMs?: number, debounceMs?: number, logger?: Logger }} [options]
+   * @param {string} file @param {{ maxPriceLength?: number, watch?: boolean, pollIntervalMs?: number, debounceMs?: number, logger?: Logger }} [options]
    */
   constructor(file, options = {}) {
     super();
@@ -85,7 +72,6 @@ export class FilePriceSource extends EventEmitter {
     return `${this.#format.toUpperCase()} file ${this.#file}`;
   }
 
-  /** Number of SKUs currently loaded. */
   get size() {
     return this.#table.size;
   }

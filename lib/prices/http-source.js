@@ -1,13 +1,8 @@
 // @ts-check
 /**
- * Prices from an HTTP endpoint, one SKU per request (`?sku={sku}&zip={zip}`)
- * or batched (`{skus}`, answered as a JSON object by SKU); 404, 204 or an
- * empty price mean "no price". `lookup()` answers from the cache when it can,
- * else with a promise that never rejects. Identical lookups share a request;
- * at most `connections` are in flight; a lookup that cannot be sent within
- * `queueMs` (at the measured answer pace) is a local overload, never an
- * endpoint error. `timeoutMs` runs from the send. Stale prices are served
- * `staleMs` while one refresh runs; the breaker counts endpoint errors only.
+ * Prices from an HTTP endpoint, one SKU per request or batched (`{skus}`, a JSON object by SKU); 404, 204 or an empty price
+ * mean "no price". Identical lookups share a request; a lookup that cannot be sent within `queueMs` is a local overload,
+ * never an endpoint error; `timeoutMs` runs from the send. Stale prices are served `staleMs` while one refresh runs.
  */
 import { EventEmitter } from 'node:events';
 import { Agent, request } from 'undici';
@@ -20,21 +15,20 @@ import { DEFAULT_MAX_PRICE_LENGTH } from './table.js';
 /** @typedef {{ warn(message: string): void, info?(message: string): void }} Logger */
 
 export const HTTP_SOURCE_DEFAULTS = Object.freeze({
-  /** The endpoint's answer, from the moment the request is sent. */
+  /** From the moment the request is sent. */
   timeoutMs: 300,
-  /** Longest wait for a free connection; beyond it (or foreseeably beyond it), local overload. */
+  /** Longest wait for a free connection; beyond it, local overload. */
   queueMs: 3000,
-  /** Most lookups waiting for a connection at once (more: local overload at once). */
+  /** Lookups waiting for a connection; more is a local overload. */
   maxQueued: 20_000,
   ttlMs: 60_000,
-  /** Longest a price is served past its TTL while it is refreshed. */
+  /** Served past its TTL while refreshed. */
   staleMs: 60_000,
   negativeTtlMs: 5_000,
   cacheSize: 50_000,
   connections: 64,
-  /** Most SKUs in one request, with {skus}. */
+  /** SKUs per request with {skus}. */
   batchSize: 100,
-  /** Longest URL a batch may make. */
   maxUrlLength: 2000,
   breakerThreshold: 5,
   breakerCooldownMs: 5_000,
@@ -57,48 +51,39 @@ export function checkUrlTemplate(template) {
   return null;
 }
 
-/**
- * @typedef {{ sku: string, key: string, resolve: (price: string | null) => void }} Item
- * @typedef {{ zip: string, items: Item[], urlLength: number, timer: NodeJS.Timeout | null, sent: boolean }} Job
- */
+/** @typedef {{ sku: string, key: string, resolve: (price: string | null) => void }} Item @typedef {{ zip: string, items: Item[], urlLength: number, timer: NodeJS.Timeout | null, sent: boolean }} Job */
 
 export class HttpPriceSource extends EventEmitter {
   #template;
   #usesZip;
   #batch;
   #options;
-  /** @type {TtlCache<string | null>} */
-  #cache;
-  /** Lookups queued or in flight, by cache key: identical lookups share one. @type {Map<string, Promise<string | null>>} */
+  /** @type {TtlCache<string | null>} */ #cache;
+  /** By cache key: identical lookups share one. @type {Map<string, Promise<string | null>>} */
   #inflight = new Map();
-  /** Jobs waiting for a connection, oldest first. @type {Job[]} */
+  /** Oldest first. @type {Job[]} */
   #queue = [];
-  /** The batch still open for more SKUs, by zip. @type {Map<string, Job>} */
+  /** Still open for more SKUs, by zip. @type {Map<string, Job>} */
   #open = new Map();
   #active = 0;
   /** Lookups in jobs not sent yet. */
   #queued = 0;
   #pumpScheduled = false;
-  /** When each request in flight was sent, oldest first (see the end of #send). @type {Map<Job, number>} */
+  /** Oldest first (see the end of #send). @type {Map<Job, number>} */
   #sentAt = new Map();
   #agent;
   #breaker;
   #lastWarn = -Infinity;
   #suppressed = 0;
   #closed = false;
-  /** @type {Promise<void> | null} */
-  #closing = null;
-  /** Background refreshes of stale answers queued or in flight (bounded by `connections`). */
+  /** @type {Promise<void> | null} */ #closing = null;
+  /** Refreshes of stale answers, bounded by `connections`. */
   #refreshing = 0;
-  /** Moving average of the endpoint's answer time (ms, from the send), 0 before the first answer. */
+  /** Of the answer time from the send, ms; 0 before the first answer. */
   #answerMs = 0;
-  /** Counters, for tests and diagnostics. */
   stats = { requests: 0, hits: 0, stale: 0, coalesced: 0, failures: 0, timeouts: 0, invalid: 0, overloaded: 0, shortCircuited: 0, maxQueueMs: 0 };
 
-  /**
-   * @param {string} template
-   * @param {Partial<typeof HTTP_SOURCE_DEFAULTS> & { maxPriceLength?: number, logger?: Logger, now?: () => number }} [options]
-   */
+  /** @param {string} template @param {Partial<typeof HTTP_SOURCE_DEFAULTS> & { maxPriceLength?: number, logger?: Logger, now?: () => number }} [options] */
   constructor(template, options = {}) {
     super();
     const problem = checkUrlTemplate(template);
@@ -136,16 +121,11 @@ export class HttpPriceSource extends EventEmitter {
     return `HTTP endpoint ${safeUrl(this.#template)}`;
   }
 
-  /** 'closed', 'open' or 'half-open'. */
   get breakerState() {
     return this.#breaker.state;
   }
 
-  /**
-   * @param {string} sku
-   * @param {string | null} zip normalised zip, or null
-   * @returns {string | null | Promise<string | null>}
-   */
+  /** @param {string} sku @param {string | null} zip normalised @returns {string | null | Promise<string | null>} */
   lookup(sku, zip) {
     const zipPart = this.#usesZip ? zip ?? '' : '';
     const key = zipPart === '' ? sku : `${sku}\u0000${zipPart}`;
@@ -181,11 +161,7 @@ export class HttpPriceSource extends EventEmitter {
     return this.#enqueue(key, sku, zipPart);
   }
 
-  /**
-   * Would a request queued now wait past `queueMs` at the measured pace?
-   * False before the first answer, and when joining an open batch.
-   * @param {string} zip
-   */
+  /** At the measured pace; false before the first answer and when joining an open batch. @param {string} zip */
   #hopeless(zip) {
     if (this.#answerMs === 0 || this.#active < this.#options.connections) return false;
     if (this.#batch) {
@@ -198,10 +174,8 @@ export class HttpPriceSource extends EventEmitter {
 
   /** @param {string} key @param {string} sku @param {string} zip @returns {Promise<string | null>} */
   #enqueue(key, sku, zip) {
-    /** @type {(price: string | null) => void} */
-    let resolve = () => {};
-    /** @type {Promise<string | null>} */
-    const promise = new Promise((r) => {
+    /** @type {(price: string | null) => void} */ let resolve = () => {};
+    /** @type {Promise<string | null>} */ const promise = new Promise((r) => {
       resolve = r;
     });
     const item = { sku, key, resolve };
@@ -238,7 +212,6 @@ export class HttpPriceSource extends EventEmitter {
     return promise;
   }
 
-  /** Sends queued jobs while connections are free. */
   #pump() {
     while (this.#queue.length > 0 && (this.#active < this.#options.connections || this.#breaker.blocked())) {
       const allowed = this.#closed ? 'no' : this.#breaker.allow();
@@ -287,10 +260,8 @@ export class HttpPriceSource extends EventEmitter {
     const url = this.#url(job);
     const sentAt = this.#options.now();
     this.#sentAt.set(job, sentAt);
-    /** @type {Map<string, string | null | Error>} */
-    let results;
-    /** @type {unknown} */
-    let jobError = null;
+    /** @type {Map<string, string | null | Error>} */ let results;
+    /** @type {unknown} */ let jobError = null;
     try {
       results = await this.#fetch(url, job.items.map((i) => i.sku));
       const took = Math.max(1, this.#options.now() - sentAt);
@@ -346,12 +317,7 @@ export class HttpPriceSource extends EventEmitter {
     return this.#template.replaceAll('{sku}', encodeURIComponent(job.items[0].sku)).replaceAll('{zip}', zip);
   }
 
-  /**
-   * One request, sent now; throws endpoint errors and InvalidPriceAnswerError.
-   * @param {string} url
-   * @param {string[]} skus
-   * @returns {Promise<Map<string, string | null | Error>>}
-   */
+  /** Throws endpoint errors and InvalidPriceAnswerError. @param {string} url @param {string[]} skus @returns {Promise<Map<string, string | null | Error>>} */
   async #fetch(url, skus) {
     this.stats.requests++;
     const controller = new AbortController();
@@ -387,8 +353,7 @@ export class HttpPriceSource extends EventEmitter {
         await body.dump().catch(() => {});
         throw new InvalidPriceAnswerError(`HTTP ${statusCode}`);
       }
-      /** @type {Buffer[]} */
-      const chunks = [];
+      /** @type {Buffer[]} */ const chunks = [];
       let bytes = 0;
       try {
         for await (const chunk of body) {
@@ -426,7 +391,7 @@ export class HttpPriceSource extends EventEmitter {
     this.#options.logger?.warn(`prices: ${message}${more}`);
   }
 
-  /** Settle what waits, let what was sent finish, close; a second call gets the same promise. */
+  /** A second call gets the same promise. */
   close() {
     this.#closing ??= (async () => {
       this.#closed = true;

@@ -13,11 +13,8 @@ export { TtlCache } from './lru.js';
 export { DEFAULT_MAX_PRICE_LENGTH } from './table.js';
 
 /**
- * @typedef {object} PriceSource
- * @property {(sku: string, zip: string | null) => string | null | Promise<string | null>} lookup
- * @property {() => Promise<void> | void} [close]
- * @property {string} [description]
- * @property {(event: string, listener: (...args: any[]) => void) => unknown} [on]
+ * @typedef {{ lookup: (sku: string, zip: string | null) => string | null | Promise<string | null>, close?: () => Promise<void> | void,
+ *   description?: string, on?: (event: string, listener: (...args: any[]) => void) => unknown }} PriceSource
  */
 
 /** A source with no prices: every slot gets the fallback. */
@@ -55,10 +52,7 @@ export class TablePriceSource extends EventEmitter {
   async close() {}
 }
 
-/**
- * @param {string} spec a `prices` option
- * @returns {{ kind: 'http', template: string } | { kind: 'file', file: string, format: 'json' | 'csv' } | { kind: 'invalid', problem: string }}
- */
+/** @param {string} spec a `prices` option @returns {{ kind: 'http', template: string } | { kind: 'file', file: string, format: 'json' | 'csv' } | { kind: 'invalid', problem: string }} */
 export function classifyPriceSpec(spec) {
   if (/^https?:\/\//i.test(spec)) {
     const problem = checkUrlTemplate(spec);
@@ -69,11 +63,7 @@ export function classifyPriceSpec(spec) {
   return { kind: 'file', file: spec, format };
 }
 
-/**
- * @param {string} spec a .json/.csv path or an http(s) URL template
- * @param {object} options passed to the source
- * @returns {PriceSource}
- */
+/** @param {string} spec a .json/.csv path or an http(s) URL template @param {object} options passed to the source @returns {PriceSource} */
 export function openPriceSource(spec, options) {
   const what = classifyPriceSpec(spec);
   if (what.kind === 'invalid') throw new TypeError(what.problem);

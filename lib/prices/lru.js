@@ -1,13 +1,9 @@
 // @ts-check
 import { LRUCache } from 'lru-cache';
 
-/**
- * A bounded LRU (lru-cache) whose entries are fresh, then stale but served (stale-while-revalidate), then gone.
- * @template V
- */
+/** Entries are fresh, then stale but served (stale-while-revalidate), then gone. @template V */
 export class TtlCache {
-  /** @type {LRUCache<string, { value: V, freshUntil: number, staleUntil: number }>} */
-  #lru;
+  /** @type {LRUCache<string, { value: V, freshUntil: number, staleUntil: number }>} */ #lru;
   #now;
 
   /** @param {{ max: number, now?: () => number }} options */
@@ -32,12 +28,7 @@ export class TtlCache {
     return { value: entry.value, stale: now >= entry.freshUntil };
   }
 
-  /**
-   * @param {string} key
-   * @param {V} value
-   * @param {number} ttlMs fresh for this long
-   * @param {number} [staleMs] then still served (while being refreshed) for this long
-   */
+  /** @param {string} key @param {V} value @param {number} ttlMs fresh for this long @param {number} [staleMs] then served while refreshed */
   set(key, value, ttlMs, staleMs = 0) {
     const now = this.#now();
     this.#lru.set(key, { value, freshUntil: now + ttlMs, staleUntil: now + ttlMs + staleMs });

@@ -7,8 +7,7 @@ export function parsePriceJson(text) {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     throw new Error('expected an object { "SKU": { "ZIP": "price", "*": "default" } } at the top level');
   }
-  /** @type {{ sku: unknown, zip: unknown, price: unknown, where: string }[]} */
-  const rows = [];
+  /** @type {{ sku: unknown, zip: unknown, price: unknown, where: string }[]} */ const rows = [];
   for (const [sku, byZip] of Object.entries(data)) {
     if (byZip === null || typeof byZip !== 'object' || Array.isArray(byZip)) {
       throw new Error(`SKU ${JSON.stringify(sku)}: expected an object of zip -> price text`);
@@ -23,8 +22,7 @@ export function parsePriceJson(text) {
 /** CSV: `sku,zip,price` lines (RFC 4180 quoting, optional header, `*` zip for the default, CRLF or LF). @param {string} text */
 export function parsePriceCsv(text) {
   const records = parseCsv(stripBom(text));
-  /** @type {{ sku: unknown, zip: unknown, price: unknown, where: string }[]} */
-  const rows = [];
+  /** @type {{ sku: unknown, zip: unknown, price: unknown, where: string }[]} */ const rows = [];
   for (const { fields, line } of records) {
     if (fields.length === 1 && fields[0].trim() === '') continue; // blank line
     if (rows.length === 0 && line === 1 && fields.map((f) => f.trim().toLowerCase()).join(',') === 'sku,zip,price') continue;
@@ -38,8 +36,7 @@ export function parsePriceCsv(text) {
 
 /** @param {string} text @returns {{ fields: string[], line: number }[]} */
 export function parseCsv(text) {
-  /** @type {{ fields: string[], line: number }[]} */
-  const records = [];
+  /** @type {{ fields: string[], line: number }[]} */ const records = [];
   let fields = [];
   let field = '';
   let line = 1;
@@ -75,16 +72,9 @@ export function parseCsv(text) {
   return records;
 }
 
-/** A JSON number, from where one starts. */
 const JSON_NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
-/**
- * JSON.parse, but numbers come back as written: prices are text to show
- * ("12.50" stays so; JSON.parse loses precision), never numbers to compute.
- * Errors and positions are JSON.parse's own.
- * @param {string} text
- * @returns {any}
- */
+/** Numbers come back as written: prices are text to show ("12.50" stays so), never numbers to compute. @param {string} text @returns {any} */
 export function parseJsonNumbersAsText(text) {
   const data = JSON.parse(text);
   return hasNumber(data) ? JSON.parse(quoteNumbers(text)) : data;
@@ -100,8 +90,7 @@ function hasNumber(value) {
 
 /** Valid JSON text with each number quoted: outside strings, a digit or `-` only starts a number. @param {string} text */
 function quoteNumbers(text) {
-  /** @type {string[]} */
-  const parts = [];
+  /** @type {string[]} */ const parts = [];
   let from = 0;
   let i = 0;
   while (i < text.length) {

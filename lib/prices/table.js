@@ -5,23 +5,17 @@ import { normalizeZip } from './zip.js';
 /** Longest price text accepted from any source; longer values are rejected. */
 export const DEFAULT_MAX_PRICE_LENGTH = 1024;
 
-/**
- * @typedef {Map<string, Map<string, string>>} PriceTable
- * SKU -> (normalised zip or '*') -> price text
- */
+/** @typedef {Map<string, Map<string, string>>} PriceTable SKU -> (normalised zip or '*') -> price text */
 
 /**
  * Any problem makes the caller reject the whole input, so a broken file never replaces good prices.
- * @param {Iterable<{ sku: unknown, zip: unknown, price: unknown, where: string }>} rows
- * @param {{ maxPriceLength?: number }} [options]
+ * @param {Iterable<{ sku: unknown, zip: unknown, price: unknown, where: string }>} rows @param {{ maxPriceLength?: number }} [options]
  * @returns {{ table: PriceTable, problems: string[] }}
  */
 export function buildTable(rows, options = {}) {
   const maxLength = options.maxPriceLength ?? DEFAULT_MAX_PRICE_LENGTH;
-  /** @type {PriceTable} */
-  const table = new Map();
-  /** @type {string[]} */
-  const problems = [];
+  /** @type {PriceTable} */ const table = new Map();
+  /** @type {string[]} */ const problems = [];
   for (const { sku, zip, price, where } of rows) {
     if (problems.length >= 10) break;
     if (typeof sku !== 'string' || sku.length === 0) {
@@ -55,12 +49,7 @@ export function buildTable(rows, options = {}) {
   return { table, problems };
 }
 
-/**
- * @param {PriceTable} table
- * @param {string} sku
- * @param {string | null} zip normalised zip or null
- * @returns {string | null} the zip's price, else the SKU's default, else null
- */
+/** @param {PriceTable} table @param {string} sku @param {string | null} zip normalised @returns {string | null} the zip's price, else the SKU's default */
 export function lookupTable(table, sku, zip) {
   const bySku = table.get(sku);
   if (!bySku) return null;

@@ -1,8 +1,5 @@
 // @ts-check
-/**
- * Zip codes: the one plausibility rule for requests and price tables. 3 to 10
- * ASCII letters, digits, spaces and hyphens, alphanumeric at both ends; normalised to upper case.
- */
+/** The one plausibility rule for zip codes: 3 to 10 ASCII letters, digits, spaces and hyphens, alphanumeric at both ends. */
 
 const PLAUSIBLE_ZIP = /^[A-Za-z0-9](?:[A-Za-z0-9 -]{1,8})[A-Za-z0-9]$/;
 

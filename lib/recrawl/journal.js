@@ -7,24 +7,17 @@ import { StateVersionError } from './state.js';
 import { StoredPages } from '../store/stored-pages.js';
 
 /**
- * The journal of a run in progress (OUT/.prerender/journal.ndjson): one line
- * per URL done, each event-loop turn's lines handed to the OS right after it,
- * so a SIGKILL loses only pages being staged. A run with the same roots and
- * scope resumes from it; a complete run removes it.
- * @typedef {import('./state.js').StoredPage & {
- *   wanted?: string, change?: import('../store/records.js').Change, stale?: boolean,
- * }} JournalEntry
+ * The journal of a run in progress: a line per URL done, handed to the OS each event-loop turn, so a SIGKILL loses only
+ * pages being staged. A run with the same roots and scope resumes from it; a complete run removes it.
+ * @typedef {import('./state.js').StoredPage & { wanted?: string, change?: import('../store/records.js').Change, stale?: boolean }} JournalEntry
  */
 
 export const JOURNAL_FILE = 'journal.ndjson';
 const JOURNAL_VERSION = 1;
 
 /**
- * The entries a killed run left for the same key (roots and scope);
- * `{ other: true }` for another key; null if none.
- * @param {string} stateDir
- * @param {string} key
- * @param {StoredPages<JournalEntry>} [entries] where to keep the entries (packed)
+ * `{ other: true }` for another key (roots and scope); null if none.
+ * @param {string} stateDir @param {string} key @param {StoredPages<JournalEntry>} [entries] where to keep the entries
  * @returns {Promise<{ startedAt: string, entries: StoredPages<JournalEntry> } | { other: true } | null>}
  */
 export async function readJournal(stateDir, key, entries = /** @type {StoredPages<JournalEntry>} */ (new StoredPages())) {
@@ -63,18 +56,12 @@ export async function readJournal(stateDir, key, entries = /** @type {StoredPage
   return first ? null : { startedAt, entries };
 }
 
-/**
- * @param {string} stateDir
- * @param {string} key roots and scope: a journal is resumed only by a run with the same
- * @param {{ append: boolean }} options append: go on with the journal being resumed
- */
+/** @param {string} stateDir @param {string} key roots and scope @param {{ append: boolean }} options append: go on with the journal being resumed */
 export function createJournal(stateDir, key, { append }) {
   const file = path.join(stateDir, JOURNAL_FILE);
   // Synchronous appends to the page cache: cheaper than a write stream's thread-pool round trip.
-  /** @type {number | null} */
-  let fd = null;
-  /** @type {Error | null} */
-  let failed = null;
+  /** @type {number | null} */ let fd = null;
+  /** @type {Error | null} */ let failed = null;
   try {
     fd = openSync(file, append ? 'a' : 'w');
   } catch (error) {
@@ -112,12 +99,11 @@ export function createJournal(stateDir, key, { append }) {
         setImmediate(flush);
       }
     },
-    /** Hand what is pending to the OS and close (the journal stays). */
+    /** The journal stays. */
     async close() {
       flush();
       closeFd();
     },
-    /** The run is complete: no journal to resume from. */
     async remove() {
       closeFd();
       await rm(file, { force: true });

@@ -3,30 +3,24 @@ import { namingKey } from './prior.js';
 import { createStateWriter } from './state.js';
 
 /**
- * @typedef {import('../engine/run.js').CrawlRun} CrawlRun
- * @typedef {import('../store/records.js').PageRecord} PageRecord
- * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage
- * @typedef {import('./state.js').StoredPage} StoredPage
+ * @typedef {import('../engine/run.js').CrawlRun} CrawlRun @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage @typedef {import('./state.js').StoredPage} StoredPage
  */
 
 /**
- * The state a write pass leaves for the next run: pages as written, redirects, then (an incomplete run)
- * the last run's pages it carried, so their files stay known.
- * @param {CrawlRun} run @param {boolean} complete
- * @param {{ leftOld: Map<string, string[]>, carried: StoredPage[] }} removal leftOld: per URL, old files left on disk
+ * Pages as written, redirects, then for an incomplete run the last run's pages it carried, so their files stay known.
+ * @param {CrawlRun} run @param {boolean} complete @param {{ leftOld: Map<string, string[]>, carried: StoredPage[] }} removal leftOld: old files left, per URL
  */
 export function openNextState(run, complete, { leftOld, carried }) {
   const o = run.options;
-    // Every page listed was tried in this run's formats, but carried ones: those were in the last run's.
+  // Every page listed was tried in this run's formats, but carried ones: those were in the last run's.
   const precompressed = carried.length === 0 ? o.precompress : o.precompress.filter((format) => run.prior?.precompressed.includes(format));
   const writer = createStateWriter(/** @type {string} */ (run.stateDir), {
     complete, roots: o.roots, output: outputKey(run), ignore: o.ignore, precompressed,
-    // A renaming run that did not reach every page leaves some with the old rules' files: the old key
-    // stays, and the next run fetches in full again.
+    // A renaming run that did not reach every page keeps the old key: the next run fetches in full again.
     naming: run.prior?.renamed && !complete ? run.prior.naming : namingKey(run.options.name, run.origins),
   });
-    // Carried pages' --ignore hashes were made with the last run's patterns: if those changed, left out
-    // for the next run to make again.
+  // Carried pages' --ignore hashes used the last run's patterns: if those changed, left for the next run to make again.
   const oldHashes = run.prior !== null && !run.prior.sameIgnore;
   return {
     /** @param {PageRecord} record @param {ManifestPage} page */
@@ -39,17 +33,12 @@ export function openNextState(run, complete, { leftOld, carried }) {
         oldFiles: leftOld.get(record.key), fetched: record.fetched, maxAge: record.maxAge, immutable: record.immutable,
       });
     },
-    /**
-     * @param {PageRecord[]} redirects the run's redirect records (read once, by the write phase)
-     * @param {StoredPage[]} carried
-     */
+    /** @param {PageRecord[]} redirects read once, by the write phase @param {StoredPage[]} carried */
     async finish(redirects, carried) {
       const listed = new Set(carried.map((stored) => stored.url));
-      /** @type {Map<string, string | undefined>} */
-      const redirecting = new Map();
+      /** @type {Map<string, string | undefined>} */ const redirecting = new Map();
       for (const record of redirects) {
-        // A last-crawl page that redirects now, carried by an incomplete run: its entry keeps its file, for
-        // the next complete run to remove, and says where links to it led (location).
+        // A last-crawl page that redirects now, carried by an incomplete run: its entry keeps its file and says where it leads.
         if (listed.has(record.key)) {
           redirecting.set(record.key, record.location);
           continue;
@@ -65,13 +54,9 @@ export function openNextState(run, complete, { leftOld, carried }) {
   };
 }
 
-/**
- * What, besides a page's bytes and its links' targets, decides the bytes written: when it changes, no file is reused.
- * @param {CrawlRun} run
- */
+/** What, besides a page's bytes and its links' targets, decides the bytes written: when it changes, no file is reused. @param {CrawlRun} run */
 export function outputKey(run) {
   const o = run.options;
-  // Not --ignore: it decides which pages count as unchanged, not what is written. Nor --precompress:
-  // siblings follow the file (precompress.js).
+  // Not --ignore, which decides which pages count as unchanged; nor --precompress, whose siblings follow the file.
   return JSON.stringify([o.placeholders, o.pricePath, o.dynamicBase?.href ?? null, run.staticRoot.href, [...run.origins].sort(), o.relativeLinks, o.siteUrl?.href ?? null]);
 }

@@ -7,47 +7,30 @@ import { StateVersionError, readState } from './state.js';
 import { StoredPages } from '../store/stored-pages.js';
 
 /**
- * What a re-crawl knows from the run before it (OUT/.prerender/state.ndjson):
- * validators, the blobs of unchanged pages, and the files it wrote.
- * @typedef {import('./state.js').StoredPage} StoredPage
- * @typedef {import('../store/records.js').PageRecord} PageRecord
- * @typedef {{
- *   get(url: string): StoredPage | undefined, has(url: string): boolean, readonly size: number, values(): Iterable<StoredPage>,
+ * What a re-crawl knows from the run before it (OUT/.prerender/state.ndjson): validators, unchanged pages' blobs, files written.
+ * @typedef {import('./state.js').StoredPage} StoredPage @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {{ get(url: string): StoredPage | undefined, has(url: string): boolean, readonly size: number, values(): Iterable<StoredPage>,
  *   pick?: (url: string, names: readonly (keyof StoredPage)[]) => Partial<StoredPage> | undefined,
- *   picks?: (names: readonly (keyof StoredPage)[]) => Iterable<Partial<StoredPage> & { url: string }>,
- * }} PageLookup
- *   the last run's pages; pick, picks: some fields without decoding the rest
- * @typedef {{
- *   complete: boolean,
- *   pages: PageLookup,
- *   reuse: boolean,
- *   output: string,
- *   reuseOutput: boolean,
- *   ownsTree?: boolean,
- *   sameIgnore: boolean,
- *   naming?: string,
- *   renamed?: boolean,
- *   precompressed: string[],
- * }} Prior
- *   reuse: false with --full (the state still says what to remove).
- *   reuseOutput: what decided the bytes written (`output`) is unchanged, so files may stay.
- *   ownsTree: no run was killed since, so a file the state does not list is no crawl's.
- *   renamed: the naming key changed, so no request is conditional (a 304 would keep an old name).
- *   precompressed: the formats every page was tried in; others are made now for kept files.
+ *   picks?: (names: readonly (keyof StoredPage)[]) => Iterable<Partial<StoredPage> & { url: string }> }} PageLookup
+ *   pick, picks: some fields without decoding the rest
+ * @typedef {{ complete: boolean, pages: PageLookup, reuse: boolean, output: string, reuseOutput: boolean, ownsTree?: boolean,
+ *   sameIgnore: boolean, naming?: string, renamed?: boolean, precompressed: string[] }} Prior
+ *   reuse: false with --full; reuseOutput: `output`, what decided the bytes written, is unchanged, so files may stay;
+ *   ownsTree: no run was killed since, so a file the state does not list is no crawl's;
+ *   renamed: the naming key changed, so no request is conditional (a 304 would keep an old name);
+ *   precompressed: the formats every page was tried in; others are made now for kept files
  */
 
 /**
- * @param {string} stateDir
- * @param {{ full: boolean, ignore: string[], pages?: import('../store/stored-pages.js').StoredPages<StoredPage>, roots?: string[] }} options
- *   roots: this run's roots and sitemaps (a manifest of other origins is not this crawl's)
- * @returns {Promise<Prior | null>}
+ * @param {string} stateDir @param {{ full: boolean, ignore: string[], pages?: import('../store/stored-pages.js').StoredPages<StoredPage>, roots?: string[] }} options
+ *   roots: this run's roots and sitemaps; a manifest of other origins is not this crawl's @returns {Promise<Prior | null>}
  */
 export async function loadPrior(stateDir, { full, ignore, pages, roots = [] }) {
   let state;
   try {
     state = await readState(stateDir, pages);
   } catch (error) {
-    // --full starts over (its pages in a store of their own: the state's may be half read).
+    // --full starts over, its pages in a store of their own: the state's may be half read.
     if (full && error instanceof StateVersionError) return priorOfManifest(path.dirname(stateDir), new StoredPages(), roots);
     throw error;
   }
@@ -60,12 +43,8 @@ export async function loadPrior(stateDir, { full, ignore, pages, roots = [] }) {
 }
 
 /**
- * Without a readable state, the last manifest still says which files a crawl
- * wrote (to prune pages gone); every page is fetched in full.
- * @param {string} out
- * @param {import('../store/stored-pages.js').StoredPages<StoredPage>} pages
- * @param {string[]} roots this run's
- * @returns {Promise<Prior | null>}
+ * Without a readable state, the last manifest still says which files a crawl wrote; every page is fetched in full.
+ * @param {string} out @param {import('../store/stored-pages.js').StoredPages<StoredPage>} pages @param {string[]} roots @returns {Promise<Prior | null>}
  */
 async function priorOfManifest(out, pages, roots) {
   let manifest;
@@ -95,13 +74,7 @@ async function priorOfManifest(out, pages, roots) {
   return { complete: !manifest.interrupted, pages, reuse: false, output: '', reuseOutput: false, sameIgnore: false, precompressed: [] };
 }
 
-/**
- * The output key of a state and the formats its pages were tried in. Older
- * states had --precompress inside the key: taken out, so toggling it does
- * not rewrite every page.
- * @param {import('./state.js').StateHeader} header
- * @returns {{ output: string, precompressed: string[] }}
- */
+/** Older states had --precompress in the output key: taken out, so toggling it rewrites nothing. @param {import('./state.js').StateHeader} header */
 export function outputOf(header) {
   const output = header.output ?? '';
   if (header.precompressed !== undefined) return { output, precompressed: header.precompressed };
@@ -114,60 +87,36 @@ export function outputOf(header) {
   return { output, precompressed: [] };
 }
 
-/**
- * What besides a page's own answer decides its file: --name rules and the
- * crawl's origins. When it changed, a 304 would keep a stale name, so every
- * page is fetched in full.
- * @param {import('../options/crawl-options.js').ResolvedCrawlOptions['name']} rules --name
- * @param {Iterable<string>} origins the origins of the roots (and listed URLs)
- */
+/** What besides a page's answer decides its file: when it changes, a 304 would keep a stale name. @param {import('../options/crawl-options.js').ResolvedCrawlOptions['name']} rules @param {Iterable<string>} origins */
 export function namingKey(rules, origins) {
   return JSON.stringify([rules, [...new Set(origins)].sort()]);
 }
 
-/**
- * If-None-Match / If-Modified-Since, only when the stored copy is `reusable` (a 304 needs it).
- * @param {Prior | null} prior
- * @param {StoredPage | null} stored
- * @returns {Record<string, string> | undefined}
- */
+/** Only when the stored copy is reusable: a 304 needs it. @param {Prior | null} prior @param {StoredPage | null} stored @returns {Record<string, string> | undefined} */
 export function conditionalHeaders(prior, stored) {
   if (!prior?.reuse || prior.renamed || !stored || !(stored.etag || stored.lastModified)) return undefined;
-  /** @type {Record<string, string>} */
-  const headers = {};
+  /** @type {Record<string, string>} */ const headers = {};
   if (stored.etag) headers['if-none-match'] = stored.etag;
   if (stored.lastModified) headers['if-modified-since'] = stored.lastModified;
   return headers;
 }
 
-/**
- * @param {PageLookup} pages
- * @param {string} url
- * @param {readonly (keyof StoredPage)[]} names
- * @returns {Partial<StoredPage> | undefined}
- */
+/** @param {PageLookup} pages @param {string} url @param {readonly (keyof StoredPage)[]} names @returns {Partial<StoredPage> | undefined} */
 export function pickStored(pages, url, names) {
   return pages.pick ? pages.pick(url, names) : pages.get(url);
 }
 
-/**
- * @param {PageLookup} pages
- * @param {readonly (keyof StoredPage)[]} names
- * @returns {Iterable<Partial<StoredPage> & { url: string }>}
- */
+/** @param {PageLookup} pages @param {readonly (keyof StoredPage)[]} names @returns {Iterable<Partial<StoredPage> & { url: string }>} */
 export function pickEach(pages, names) {
   return pages.picks ? pages.picks(names) : pages.values();
 }
 
-/**
- * A failure that says nothing about the page (5xx, timeout, reset, truncated, too large): the previous copy stays.
- * @param {unknown} error
- */
+/** A failure that says nothing about the page (5xx, timeout, reset, truncated, too large): the previous copy stays. @param {unknown} error */
 export function isTransient(error) {
   return isRetryable(error) || error instanceof PageTooLargeError;
 }
 
-/** 404 or 410. @param {unknown} error */
+/** @param {unknown} error */
 export function isGone(error) {
   return error instanceof HttpStatusError && isGoneStatus(error.status);
 }
@@ -177,13 +126,7 @@ export function isGoneStatus(status) {
   return status === 404 || status === 410;
 }
 
-/**
- * The stored copy's `fields`, when its blobs are still there to reuse.
- * @param {Prior | null} prior
- * @param {string} key
- * @param {{ has(id: string): boolean } | null} blobs
- * @param {readonly (keyof StoredPage)[]} [fields]
- */
+/** The stored copy's `fields`, when its blobs are still there. @param {Prior | null} prior @param {string} key @param {{ has(id: string): boolean } | null} blobs @param {readonly (keyof StoredPage)[]} [fields] */
 export function reusable(prior, key, blobs, fields = CARRIED) {
   const stored = prior ? /** @type {StoredPage | undefined} */ (pickStored(prior.pages, key, fields)) : undefined;
   if (!stored || stored.state !== 'done' || !stored.file || !stored.body || !blobs?.has(stored.body)) return null;
@@ -197,11 +140,7 @@ const CARRIED = /** @type {const} */ (['state', 'status', 'contentType', 'type',
 /** What `reusable` needs to tell whether a page can be kept, its validators (`conditionalHeaders`) and its age (freshness.js). */
 export const VALIDATING = /** @type {const} */ (['state', 'type', 'etag', 'lastModified', 'file', 'body', 'scan', 'fetched', 'maxAge', 'immutable']);
 
-/**
- * Fill a record from its stored copy (a 304, or a transient failure).
- * @param {PageRecord} record
- * @param {StoredPage} stored
- */
+/** From a 304, or a transient failure. @param {PageRecord} record @param {StoredPage} stored */
 export function fromStored(record, stored) {
   record.status = stored.status;
   record.contentType = stored.contentType;

@@ -8,25 +8,18 @@ import { PrerenderError } from '../errors.js';
 import { StoredPages } from '../store/stored-pages.js';
 
 /**
- * The state a crawl leaves in OUT/.prerender/state.ndjson for the next one:
- * a header line, one JSON line per page, then `{"end":N}`. Written to a temp
- * file and renamed, read line by line. Invariant: a state without its end
- * line (cut short) is refused, never read as a smaller crawl whose missing
- * files would then count as no crawl's. `body`/`scan` name blobs kept so an
- * unchanged page can be re-rendered and its links followed without a fetch.
- * `complete`: only then may the next run remove files of pages gone.
- * @typedef {{
- *   url: string, state: 'done' | 'redirect', status: number, contentType?: string, type?: 'html' | 'css' | 'other',
+ * The state a crawl leaves for the next one: a header line, a JSON line per page, then `{"end":N}`; written to a temp file
+ * and renamed. Invariant: a state without its end line is refused, never read as a smaller crawl whose missing files would
+ * count as no crawl's. `body`/`scan` name blobs, so an unchanged page is re-rendered and followed without a fetch.
+ * @typedef {{ url: string, state: 'done' | 'redirect', status: number, contentType?: string, type?: 'html' | 'css' | 'other',
  *   charset?: string, etag?: string, lastModified?: string, location?: string, file?: string,
  *   body?: string, scan?: string, bytes?: number, sha256?: string, compare?: string, compressed?: string[],
  *   placeholders?: import('../output/manifest/schema.js').ManifestSlot[], render?: import('../render/step.js').RenderInfo,
- *   oldFiles?: string[], fetched?: number, maxAge?: number, immutable?: boolean,
- * }} StoredPage
- *   oldFiles: the URL's earlier files, left by an incomplete run; the next complete crawl removes them
- *   fetched: when the copy was fetched or last revalidated (its run's start, seconds since the epoch);
- *   maxAge, immutable: the freshness its Cache-Control gave it (freshness.js)
+ *   oldFiles?: string[], fetched?: number, maxAge?: number, immutable?: boolean }} StoredPage
+ *   oldFiles: earlier files an incomplete run left, for the next complete crawl to remove;
+ *   fetched: its run's start, in seconds, when fetched or last revalidated; maxAge, immutable: from its Cache-Control
  * @typedef {{ format: 'prerender-state', version: number, complete: boolean, roots: string[], output: string, ignore?: string[], naming?: string, precompressed?: string[], sealed?: boolean, finishedAt: string }} StateHeader
- *   sealed: the state ends with its `{"end":N}` line (older versions wrote none)
+ *   complete: only then may the next run remove files of pages gone; sealed: it has an end line (older versions wrote none)
  */
 
 export const STATE_FILE = 'state.ndjson';
@@ -37,20 +30,13 @@ export class StateVersionError extends PrerenderError {
   code = 'STATE_VERSION';
 }
 
-/**
- * The previous run's state, or null when there is none.
- * @param {string} stateDir
- * @param {StoredPages<StoredPage>} [pages] where to keep the pages (packed)
- * @returns {Promise<{ header: StateHeader, pages: StoredPages<StoredPage> } | null>}
- */
+/** Null when there is none. @param {string} stateDir @param {StoredPages<StoredPage>} [pages] where to keep the pages @returns {Promise<{ header: StateHeader, pages: StoredPages<StoredPage> } | null>} */
 export async function readState(stateDir, pages = /** @type {StoredPages<StoredPage>} */ (new StoredPages())) {
   const file = path.join(stateDir, STATE_FILE);
   const input = createReadStream(file);
-  /** @type {StateHeader | null} */
-  let header = null;
+  /** @type {StateHeader | null} */ let header = null;
   let lines = 0;
-  /** @type {number | null} */
-  let end = null;
+  /** @type {number | null} */ let end = null;
   try {
     for await (const line of createInterface({ input, crlfDelay: Infinity })) {
       if (line === '') continue;
@@ -84,32 +70,22 @@ export async function readState(stateDir, pages = /** @type {StoredPages<StoredP
   return { header, pages };
 }
 
-/**
- * A page line lacking these fields is damage: the state is refused (see the header's invariant).
- * @param {any} value
- * @returns {value is StoredPage}
- */
+/** A page line lacking these fields is damage: the state is refused. @param {any} value @returns {value is StoredPage} */
 function isStoredPage(value) {
   if (typeof value?.url !== 'string' || !/^https?:\/\//.test(value.url) || typeof value.status !== 'number') return false;
   if (value.state === 'redirect') return typeof value.location === 'string';
   return value.state === 'done' && (value.file === undefined || typeof value.file === 'string');
 }
 
-/**
- * A new state, streamed to a temp file and renamed over the old one by `finish()`.
- * @param {string} stateDir
- * @param {Omit<StateHeader, 'format' | 'version' | 'finishedAt'>} header complete: known before the pages are written
- */
+/** Streamed to a temp file, renamed over the old one by `finish()`. @param {string} stateDir @param {Omit<StateHeader, 'format' | 'version' | 'finishedAt'>} header */
 export function createStateWriter(stateDir, header) {
   const file = path.join(stateDir, STATE_FILE);
   const temp = path.join(stateDir, `tmp-state-${process.pid}.ndjson`);
   const stream = createWriteStream(temp, { flags: 'w' });
-  /** @type {Error | null} */
-  let failed = null;
+  /** @type {Error | null} */ let failed = null;
   stream.on('error', (error) => { failed = error; });
   let pending = '';
-  /** @param {string} text */
-  const push = async (text) => {
+  /** @param {string} text */ const push = async (text) => {
     pending += text;
     if (pending.length < 65_536) return;
     const chunk = pending;

@@ -1,13 +1,10 @@
 // @ts-check
 /**
- * What a render never lets through: any method but GET and HEAD (a render
- * must not change the shop: no cart POST, no beacon), images, media and
- * fonts unless --render-resources all (they do not change the DOM), the
- * built-in analytics and ads hosts (unless --no-render-block-defaults), and
- * the --render-block patterns.
+ * What a render never lets through: methods but GET and HEAD (no cart POST, no beacon), images, media and fonts unless
+ * --render-resources all, the built-in analytics and ads hosts unless --no-render-block-defaults, and --render-block.
  */
 
-/** Analytics, tag managers, ads and session recorders: hosts and their subdomains. */
+/** Analytics, tag managers, ads and session recorders, with their subdomains. */
 export const DEFAULT_BLOCKED_HOSTS = [
   'google-analytics.com', 'analytics.google.com', 'googletagmanager.com', 'googletagservices.com',
   'doubleclick.net', 'googlesyndication.com', 'googleadservices.com', 'adservice.google.com',
@@ -20,25 +17,16 @@ export const DEFAULT_BLOCKED_HOSTS = [
   'matomo.cloud', 'plausible.io', 'cloudflareinsights.com', 'mc.yandex.ru',
 ];
 
-/** Resource types aborted unless --render-resources all. */
 export const HEAVY_TYPES = new Set(['image', 'media', 'font']);
 
-/**
- * @typedef {(url: URL) => boolean} UrlTest
- */
+/** @typedef {(url: URL) => boolean} UrlTest */
 
 /** @param {string} text */
 function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/**
- * One --render-block pattern: with a "/" it is a URL prefix ("*" matches any
- * run of characters; a pattern starting with "/" is a path on any origin);
- * without, a host name that also matches its subdomains.
- * @param {string} pattern
- * @returns {UrlTest}
- */
+/** With a "/", a URL prefix ("*" any run; "/..." a path on any origin); without, a host and its subdomains. @param {string} pattern @returns {UrlTest} */
 export function compileBlockPattern(pattern) {
   if (!pattern.includes('/')) {
     const host = pattern.toLowerCase();
@@ -49,10 +37,7 @@ export function compileBlockPattern(pattern) {
   return (url) => regex.test(url.href);
 }
 
-/**
- * @param {{ renderBlock: string[], renderBlockDefaults: boolean }} options
- * @returns {UrlTest} true: blocked
- */
+/** @param {{ renderBlock: string[], renderBlockDefaults: boolean }} options @returns {UrlTest} true: blocked */
 export function createBlocklist({ renderBlock, renderBlockDefaults }) {
   const tests = renderBlock.map(compileBlockPattern);
   if (renderBlockDefaults) {

@@ -3,24 +3,16 @@ import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node
 import path from 'node:path';
 import { BrowserError } from '../errors.js';
 
-/**
- * Finding the browser and how to start it. prerender never downloads a
- * browser: it uses the one given with --browser, PUPPETEER_EXECUTABLE_PATH or
- * CHROME_PATH, or the first of chromium, chromium-browser, google-chrome on
- * the PATH.
- */
+/** Finding the browser: never downloaded, the one given with --browser, PUPPETEER_EXECUTABLE_PATH or CHROME_PATH, else chromium, chromium-browser or google-chrome on the PATH. */
 
 export const BROWSER_NAMES = ['chromium', 'chromium-browser', 'google-chrome'];
 
 export const INSTALL_HINT = 'install one (Debian/Ubuntu: apt-get install chromium) or point to it with --browser <path> or PUPPETEER_EXECUTABLE_PATH';
 
-/** The one line --render says when its driver is not installed (an optional peer dependency). */
+/** --render without its driver, an optional peer dependency. */
 export const DRIVER_HINT = '--render needs puppeteer-core, an optional dependency that is not installed: npm install puppeteer-core@24';
 
-/**
- * Checks that puppeteer-core can be loaded: a crawl-only install leaves it out.
- * @param {(specifier: string) => string} [resolve] import.meta.resolve (a test's stand-in)
- */
+/** A crawl-only install leaves puppeteer-core out. @param {(specifier: string) => string} [resolve] import.meta.resolve, or a test's stand-in */
 export function assertDriver(resolve = (specifier) => import.meta.resolve(specifier)) {
   try {
     resolve('puppeteer-core');
@@ -39,11 +31,7 @@ function executable(file) {
   }
 }
 
-/**
- * The browser executable to use.
- * @param {{ browser?: string, env?: Record<string, string | undefined> }} options
- * @returns {string}
- */
+/** @param {{ browser?: string, env?: Record<string, string | undefined> }} options @returns {string} */
 export function findBrowser({ browser, env = process.env }) {
   if (browser !== undefined) {
     if (executable(browser)) return browser;
@@ -66,37 +54,17 @@ export function findBrowser({ browser, env = process.env }) {
 }
 
 /**
- * Features of the headless browser that cost CPU on every page and do nothing
- * for a render (measured: bench/render-bench.js, BENCHMARKS.md):
- * - WebUIOmniboxPopup, WebUIOmniboxAimPopup, WebUIOmniboxFullPopup: each
- *   browser context (a headless window) pre-renders its address bar's popup
- *   in a renderer process of its own (chrome://omnibox-popup.top-chrome/);
- *   that renderer cost as much CPU as the page rendered.
- * - SpareRendererForSitePerProcess: a spare renderer process started ahead
- *   of each navigation, so that every page got a new process even in a
- *   reused tab.
- * - BackForwardCache: every page left was kept frozen in the cache, then
- *   evicted and destroyed (a render never goes back): about 1 ms of the
- *   browser's main thread a page, and the renderer's work to freeze it.
- * - RenderDocument: a new RenderFrameHost (browser side) and frame (renderer
- *   side) set up and torn down for every document a tab navigates to. Off,
- *   a tab reuses its frame host from page to page, as Chromium did before
- *   the feature: the page still gets a new document, window and JavaScript
- *   realm. About a sixth of the CPU of a page.
- * - site-per-process, IsolateOrigins (and --disable-site-isolation-trials):
- *   one process per site, frames of other sites in processes of their own.
- *   A render is of the site's own pages; its frames are intercepted like the
- *   page, in the same process.
+ * Headless features that cost CPU on every page and do nothing for a render (BENCHMARKS.md, Rendering, "Second pass" and "Third pass"):
+ * the address bar popup each context pre-renders in a renderer of its own (WebUIOmnibox*); a spare renderer started ahead of each
+ * navigation; the back-forward cache, which freezes and then evicts every page left; RenderDocument, which sets up a new frame host
+ * per document (off, the page still gets a new document and realm); site isolation, since a render is of the site's own pages and
+ * its frames are intercepted like the page.
  */
 export const DISABLED_FEATURES = [
   'WebUIOmniboxPopup', 'WebUIOmniboxAimPopup', 'WebUIOmniboxFullPopup', 'SpareRendererForSitePerProcess', 'BackForwardCache', 'RenderDocument', 'site-per-process', 'IsolateOrigins',
 ];
 
-/**
- * Chromium's flags (besides those puppeteer adds, and --user-data-dir).
- * --no-sandbox only as root, where Chromium refuses to start with its sandbox.
- * @param {{ root?: boolean }} [options]
- */
+/** Besides puppeteer's and --user-data-dir; --no-sandbox only as root, where Chromium refuses its sandbox. @param {{ root?: boolean }} [options] */
 export function launchFlags({ root = process.getuid?.() === 0 } = {}) {
   return [
     '--disable-gpu',
@@ -111,18 +79,11 @@ export function launchFlags({ root = process.getuid?.() === 0 } = {}) {
 }
 
 /**
- * The processes whose command line names `profile` (a browser's own
- * --user-data-dir, so only ours): what is left of a browser after a failed
- * launch or a crash. Chromium's zygote, renderer and GPU processes rewrite
- * their command line as one string of words (setproctitle): the argument is
- * looked for among the words too. Linux only (reads /proc); elsewhere none
- * are found.
- * @param {string} profile
- * @returns {number[]}
+ * What is left of a browser after a failed launch or a crash: processes whose command line names our `profile`, among its words too,
+ * since Chromium's helpers rewrite it as one string (setproctitle). Linux only. @param {string} profile @returns {number[]}
  */
 export function processesUsing(profile) {
-  /** @type {number[]} */
-  const found = [];
+  /** @type {number[]} */ const found = [];
   let entries;
   try {
     entries = readdirSync('/proc');
@@ -143,13 +104,8 @@ export function processesUsing(profile) {
 }
 
 /**
- * Kill what is left of a browser and wait until it is gone: a process sent
- * SIGKILL still runs until the kernel schedules its death, which on a loaded
- * machine can outlast the call (and a dying renderer can still write into
- * the profile about to be removed). Bounded by `limitMs`.
- * @param {string} profile
- * @param {number} [limitMs]
- * @returns {Promise<boolean>} whether none is left
+ * A process sent SIGKILL runs until the kernel schedules its death, which on a loaded machine can outlast the call, a dying
+ * renderer still writing into the profile. Bounded by `limitMs`. @param {string} profile @param {number} [limitMs] @returns {Promise<boolean>} none left
  */
 export async function killAndWait(profile, limitMs = 5000) {
   const until = performance.now() + limitMs;

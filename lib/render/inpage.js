@@ -2,20 +2,12 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 /* global window, document, requestIdleCallback, CSSStyleSheet, MutationObserver, Document, IDBFactory, CacheStorage, ServiceWorkerContainer, CookieStore, Element, HTMLFormElement -- this code runs in the browser */
-/**
- * Code that runs inside the rendered page (each function is sent to the
- * browser as source text, so it uses nothing from this module's scope).
- */
+/** Code that runs inside the rendered page: each function is sent as source text, so it uses nothing from this module's scope. */
 
-/** The page-global name under which the listeners keep the events seen. */
+/** Where the listeners keep the events seen, on the page's global. */
 export const EVENTS_KEY = '__prerenderEvents';
 
-/**
- * Installed with evaluateOnNewDocument, before any page script: note each
- * awaited event dispatched on `document`, so an early one is not lost.
- * @param {string} key
- * @param {string[]} names
- */
+/** Before any page script, so an early awaited event on `document` is not lost. @param {string} key @param {string[]} names */
 export function listenForEvents(key, names) {
   const seen = new Set();
   Object.defineProperty(window, key, { value: seen, enumerable: false });
@@ -23,16 +15,13 @@ export function listenForEvents(key, names) {
 }
 
 /**
- * Installed with evaluateOnNewDocument in every tab: nothing opens a new
- * window (a popup is a page of its own, outside the render's interception:
- * its requests, POSTs too, would reach the origin, and its storage the next
- * page of the tab). window.open returns null, as a popup blocker makes it;
- * a link or a form aimed at another window is not followed (the DOM, and so
- * the page written, is not changed).
+ * In every tab, nothing opens a new window: a popup would be a page outside the render's interception, its requests reaching
+ * the origin and its storage the tab's next page. window.open returns null, as under a popup blocker; a link or form aimed at
+ * another window is not followed.
  */
 export function noPopups() {
   const own = (/** @type {string} */ target) => target === '' || /^_(self|parent|top)$/i.test(target);
-  // Assigned, not frozen: a page that wraps window.open (a tracker, a bundle) still runs, and its wrapper calls this one.
+  // Assigned, not frozen: a page that wraps window.open still runs, and its wrapper calls this one.
   window.open = () => null;
   const targetOf = (/** @type {Element} */ element) => (element.getAttribute('target') ?? element.ownerDocument.querySelector('base[target]')?.getAttribute('target') ?? '').trim();
   window.addEventListener('click', (event) => {
@@ -51,17 +40,13 @@ export function noPopups() {
   };
 }
 
-/** The page-global name under which watchChanges keeps the time of the DOM's last change. */
+/** Where watchChanges keeps the time of the DOM's last change. */
 export const CHANGES_KEY = '__prerenderChanges';
 
 /**
- * Installed with evaluateOnNewDocument when networkidle is awaited: note, on
- * the page's clock, when the main frame's DOM last changed after it was
- * parsed (nodes added or removed, text changed; not attributes, which
- * tickers and animations change all the time). It keeps its own copies of
- * the clock, the timer and the idle callback, taken before any page script
- * runs, for settledInPage: a page that replaces them does not break the wait.
- * @param {string} key
+ * With networkidle: when the main frame's DOM last changed after parsing, on the page's clock (nodes and text, not attributes,
+ * which tickers change all the time). Its own copies of the clock, timer and idle callback, taken before any page script,
+ * keep settledInPage working on a page that replaces them. @param {string} key
  */
 export function watchChanges(key) {
   if (window !== window.top || key in window) return;
@@ -83,14 +68,9 @@ export function watchChanges(key) {
 }
 
 /**
- * The page's half of networkidle, once the network has been quiet: resolves
- * after the page's idle callback (what its main thread had queued has run,
- * unless it stays busy: then after `cap`), once its DOM has not changed for
- * `quiet` ms of its own clock; at most `cap` ms after it began (a page that
- * never stops changing is read as it is). Anything odd (no watcher in this
- * document, a clock that throws) resolves at once: the network's quiet stands.
- * @param {{ key: string, quiet: number, cap: number }} options
- * @returns {Promise<true>}
+ * The page's half of networkidle: after its idle callback, once the DOM has not changed for `quiet` ms of its clock; at most `cap`
+ * ms, so a page that never stops changing is read as it is. Anything odd resolves at once: the network's quiet stands.
+ * @param {{ key: string, quiet: number, cap: number }} options @returns {Promise<true>}
  */
 export function settledInPage({ key, quiet, cap }) {
   /** @type {{ last: number, now: () => number, setTimeout: (f: () => void, ms: number) => unknown, idle: ((f: () => void, o: { timeout: number }) => unknown) | null } | undefined} */
@@ -118,11 +98,7 @@ export function settledInPage({ key, quiet, cap }) {
   });
 }
 
-/**
- * Resolves when `selector` matches, watching the DOM's changes (no polling).
- * @param {string} selector
- * @returns {Promise<true>}
- */
+/** Watching the DOM's changes, no polling. @param {string} selector @returns {Promise<true>} */
 export function waitForSelectorInPage(selector) {
   return new Promise((resolve) => {
     if (document.querySelector(selector)) return resolve(true);
@@ -135,13 +111,7 @@ export function waitForSelectorInPage(selector) {
   });
 }
 
-/**
- * Resolves when the event `name` was dispatched on document (seen by the
- * listener listenForEvents installed before any page script).
- * @param {string} key
- * @param {string} name
- * @returns {Promise<true>}
- */
+/** Seen by listenForEvents, installed before any page script. @param {string} key @param {string} name @returns {Promise<true>} */
 export function waitForEventInPage(key, name) {
   return new Promise((resolve) => {
     if (/** @type {any} */ (window)[key]?.has(name)) return resolve(true);
@@ -149,12 +119,7 @@ export function waitForEventInPage(key, name) {
   });
 }
 
-/**
- * Resolves when `test()` is truthy, trying every `ms` (an exception counts as false).
- * @param {() => unknown} test
- * @param {number} ms
- * @returns {Promise<true>}
- */
+/** An exception counts as false. @param {() => unknown} test @param {number} ms @returns {Promise<true>} */
 export function pollInPage(test, ms) {
   return new Promise((resolve) => {
     const check = () => {
@@ -171,30 +136,19 @@ export function pollInPage(test, ms) {
   });
 }
 
-/**
- * @typedef {{ html: string, status: string | null, headers: string[] }} Serialised
- */
+/** @typedef {{ html: string, status: string | null, headers: string[] }} Serialised */
 
 /**
- * Serialise the rendered DOM: form state into attributes, CSSOM rules into
- * their <style>, adopted style sheets into <style> elements, open shadow roots
- * as declarative shadow DOM, the charset declared as UTF-8, the prerender
- * meta tags read and removed, scripts stripped on request. Never adds <base>.
- * With `seal`, the page is then stopped from leaving anything behind for
- * the next page rendered in its tab: its timers are cleared, and storage,
- * cookie, IndexedDB, Cache Storage and service worker writes disabled
- * (window.name emptied), so a late timer or an unload handler writes nothing.
- * With `unlessNotReady`, a page whose window.prerenderReady is false is not
- * read (null): it is still building itself.
- * @param {{ stripScripts: boolean, seal?: boolean, unlessNotReady?: boolean }} options
- * @returns {Serialised | null}
+ * The rendered DOM: form state into attributes, CSSOM and adopted sheets into <style>, open shadow roots as declarative shadow
+ * DOM, the charset declared UTF-8, prerender meta tags read and removed, scripts stripped on request; never a <base>. With
+ * `seal`, timers are cleared and storage, cookie and worker writes disabled, so a late timer or unload handler leaves nothing
+ * for the tab's next page. With `unlessNotReady`, null while window.prerenderReady is false.
+ * @param {{ stripScripts: boolean, seal?: boolean, unlessNotReady?: boolean }} options @returns {Serialised | null}
  */
 export function serialiseDocument({ stripScripts, seal = false, unlessNotReady = false }) {
   if (unlessNotReady && /** @type {any} */ (window).prerenderReady === false) return null;
-  /** @type {(Document | ShadowRoot)[]} */
-  const roots = [document];
-  /** @type {ShadowRoot[]} */
-  const shadowRoots = [];
+  /** @type {(Document | ShadowRoot)[]} */ const roots = [document];
+  /** @type {ShadowRoot[]} */ const shadowRoots = [];
   for (let i = 0; i < roots.length; i++) {
     for (const element of roots[i].querySelectorAll('*')) {
       const shadow = element.shadowRoot;
@@ -204,8 +158,7 @@ export function serialiseDocument({ stripScripts, seal = false, unlessNotReady =
       }
     }
   }
-  /** @param {CSSStyleSheet} sheet */
-  const rulesText = (sheet) => {
+  /** @param {CSSStyleSheet} sheet */ const rulesText = (sheet) => {
     try {
       return Array.from(sheet.cssRules, (rule) => rule.cssText).join('\n');
     } catch {
@@ -303,17 +256,12 @@ export function serialiseDocument({ stripScripts, seal = false, unlessNotReady =
   return { html: `${head}<html${attributes}>${inner}</html>\n`, ...found };
 }
 
-/** The page-global name under which the in-page waits list what they still wait for. */
+/** Where the in-page waits list what they still wait for. */
 export const PENDING_KEY = '__prerenderPending';
 
 /**
- * Note `name` as awaited until `promise` settles, in a set kept under `key`
- * (not enumerable), so that a timeout can ask the page what is still awaited.
- * @template T
- * @param {string} key
- * @param {string} name
- * @param {Promise<T>} promise
- * @returns {Promise<T>}
+ * Kept under `key`, not enumerable, so a timeout can ask the page what is still awaited.
+ * @template T @param {string} key @param {string} name @param {Promise<T>} promise @returns {Promise<T>}
  */
 export function trackInPage(key, name, promise) {
   const w = /** @type {any} */ (window);

@@ -10,66 +10,43 @@ import { pendingInPage, planWaits } from './waits.js';
 export { RenderError, RendererCrashError, RenderTimeoutError };
 
 /**
- * Render one page in a tab (lib/render/tab.js), from the bytes our HTTP
- * client fetched (lib/render/requests.js), wait for the ready conditions
- * within --render-timeout, and serialise the DOM. The in-page expressions
- * are built once per crawl (lib/render/waits.js); the rest is per page.
- *
+ * One page rendered in a tab from the bytes our client fetched, the ready conditions awaited within --render-timeout, the DOM
+ * serialised. The in-page expressions are built once per crawl (waits.js); the rest is per page.
  * @typedef {{ method: string, url: string, why: 'method' | 'resource' | 'blocked' | 'navigation' }} AbortedRequest
- * @typedef {{ methods: number, resources: number, blocked: number }} AbortCounts
- *   methods: requests other than GET/HEAD; resources: images, media, fonts;
- *   blocked: built-in list, --render-block, and navigations away from the page
- * @typedef {{
- *   html: Buffer, renderMs: number, partial: boolean, reason?: string,
- *   status: string | null, headers: string[], aborted: AbortCounts, abortedList: AbortedRequest[],
- * }} RenderOutcome
- * @typedef {{
- *   wait: string[], idle: number, timeout: number, onTimeout: 'fail' | 'save', stripScripts: boolean,
- *   allResources: boolean, blocked: (url: URL) => boolean, extraHeaders: Record<string, string>, origins: Set<string>,
- * }} RenderSettings
+ * @typedef {{ methods: number, resources: number, blocked: number }} AbortCounts methods: other than GET/HEAD; resources: images, media, fonts
+ * @typedef {{ html: Buffer, renderMs: number, partial: boolean, reason?: string, status: string | null, headers: string[],
+ *   aborted: AbortCounts, abortedList: AbortedRequest[] }} RenderOutcome
+ * @typedef {{ wait: string[], idle: number, timeout: number, onTimeout: 'fail' | 'save', stripScripts: boolean, allResources: boolean,
+ *   blocked: (url: URL) => boolean, extraHeaders: Record<string, string>, origins: Set<string> }} RenderSettings
  * @typedef {{ url: string, result: import('../fetch/http.js').LoadResult, signal: AbortSignal }} RenderJob
  * @typedef {import('./inpage.js').Serialised} Serialised
  */
 
-/** Time given to read the DOM of a page that timed out, with --on-render-timeout save. */
+/** With --on-render-timeout save, to read a timed-out page's DOM. */
 const SAVE_GRACE_MS = 2000;
-/** What a timeout names when the conditions were met but the page's script did not let its DOM be read. */
+/** Named when the conditions were met but the page's script did not let its DOM be read. */
 const BUSY = 'the DOM to be serialised (the page\'s script is busy)';
 
-/**
- * @param {RenderSettings} settings
- * @returns {(tab: import('./tab.js').Tab, job: RenderJob) => Promise<RenderOutcome>}
- */
+/** @param {RenderSettings} settings @returns {(tab: import('./tab.js').Tab, job: RenderJob) => Promise<RenderOutcome>} */
 export function createPageRenderer(settings) {
   const plan = planWaits(settings);
   return (tab, job) => new PageRender(tab, job, settings, plan).run();
 }
 
-/** One render: its listeners, its deadline, its waits. */
 class PageRender {
   started = performance.now();
-  /** @type {(error: Error) => void} */
-  fail = () => {};
+  /** @type {(error: Error) => void} */ fail = () => {};
   failed = new Promise((_, reject) => { this.fail = reject; });
-  /** @type {() => void} */
-  #parsedNow = () => {};
+  /** @type {() => void} */ #parsedNow = () => {};
   parsed = new Promise((resolve) => { this.#parsedNow = () => resolve(undefined); });
-  /** @type {() => void} */
-  #loadedNow = () => {};
+  /** @type {() => void} */ #loadedNow = () => {};
   loaded = new Promise((resolve) => { this.#loadedNow = () => resolve(undefined); });
-  /** @type {Promise<unknown>} */
-  deadline = Promise.resolve();
-  /** @type {NodeJS.Timeout | undefined} */
-  #deadlineTimer;
+  /** @type {Promise<unknown>} */ deadline = Promise.resolve();
+  /** @type {NodeJS.Timeout | undefined} */ #deadlineTimer;
   /** The main frame's documents: ours, then none. */
   #committed = false;
 
-  /**
-   * @param {import('./tab.js').Tab} tab
-   * @param {RenderJob} job
-   * @param {RenderSettings} settings
-   * @param {import('./waits.js').WaitPlan} plan
-   */
+  /** @param {import('./tab.js').Tab} tab @param {RenderJob} job @param {RenderSettings} settings @param {import('./waits.js').WaitPlan} plan */
   constructor(tab, { url, result, signal }, settings, plan) {
     this.tab = tab;
     this.url = url;
@@ -138,23 +115,14 @@ class PageRender {
     return this.#outcome(serialised, false);
   }
 
-  /**
-   * Every condition is the page's own: one call waits for them, then for
-   * window.prerenderReady (compatibility), and reads the DOM.
-   * @param {string} expression
-   * @returns {Promise<Serialised | null>}
-   */
+  /** Every condition is the page's own: one call waits, then for window.prerenderReady, and reads the DOM. @param {string} expression @returns {Promise<Serialised | null>} */
   async #readInOneCall(expression) {
     const serialised = await this.#race(this.#evaluate(expression));
     if (serialised === 'timeout') throw await this.#timedOut(await pendingInPage(this.tab.session, this.plan));
     return serialised;
   }
 
-  /**
-   * Wait for the conditions, then read the DOM, unless the page said
-   * window.prerenderReady = false (compatibility): then it is read once it says true.
-   * @returns {Promise<Serialised | null>}
-   */
+  /** A page that set window.prerenderReady = false is read once it says true. @returns {Promise<Serialised | null>} */
   async #waitThenRead() {
     const conditions = this.settings.wait.map((cond) => this.#waitFor(cond).then(() => { this.pending.delete(cond); }));
     if ((await this.#race(Promise.all(conditions))) === 'timeout') throw await this.#timedOut();
@@ -174,7 +142,7 @@ class PageRender {
     if (cond === 'load') return this.loaded;
     if (cond === 'domcontentloaded') return Promise.resolve(); // waited for before any condition
     if (cond === 'networkidle') return this.idle.reached;
-    // Waited for inside the page (no polling from here, no helper script injected into each page).
+    // Waited for inside the page: no polling, no helper script injected.
     const expression = this.plan.inPage.get(cond);
     if (expression !== undefined) return inPage(this.#evaluate(expression));
     throw new RenderError(`unknown --render-wait condition ${JSON.stringify(cond)}`);
@@ -224,8 +192,7 @@ class PageRender {
   };
 
   /**
-   * Another main-frame document than ours is the page replaced before it was read
-   * (history.back() to the tab's first entry, a navigation no request stood for): never written.
+   * Another main-frame document is the page replaced before it was read (history.back(), a navigation no request stood for): never written.
    * @param {{ frame: { id: string, parentId?: string, url: string } }} event Page.frameNavigated
    */
   #onNavigated = ({ frame }) => {
@@ -246,7 +213,7 @@ class PageRender {
     this.#onLoad();
   }
 
-  /** alert(), confirm(), prompt(): dismissed (a render has no one to answer them), never waited on. */
+  /** Dismissed, never waited on: a render has no one to answer them. */
   #onDialog = () => send(this.tab.session, 'Page.handleJavaScriptDialog', { accept: false });
   #onAbort = () => this.fail(new AbortError('crawl interrupted'));
   #onCrash = () => this.fail(new RendererCrashError('the page\'s renderer crashed'));

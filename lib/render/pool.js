@@ -8,49 +8,28 @@ import { killAndWait, launchFlags, processesUsing } from './browser.js';
 import { openTab, resetTab } from './tab.js';
 
 /**
- * One browser at a time, shared by the pages of one run. Pages render in
- * tabs, each tab in a browser context of its own. With isolation 'context'
- * a tab serves one page and is closed after it; with 'slot' a tab that
- * rendered a page without trouble is reset (lib/render/tab.js: its cookies,
- * storage and caches cleared) and serves the next page, so a render does not
- * pay for a new renderer process; a tab whose page failed, timed out or
- * crashed is closed, never reused. The browser is replaced after
- * `recycle` pages (its memory does not grow with the crawl) and whenever it
- * crashes or disconnects. Every call to the browser has a time limit.
- * `close()` ends every browser this pool started and removes their profiles;
- * nothing of them is left running, after a normal end, an abort or a failed
- * launch.
- *
- * @typedef {import('puppeteer-core').Browser} Browser
- * @typedef {import('puppeteer-core').BrowserContext} BrowserContext
+ * One browser at a time, shared by a run's pages, each tab in a browser context of its own. With isolation 'context' a tab serves
+ * one page; with 'slot' a tab whose page went well is reset (tab.js) and serves the next, sparing a new renderer process; a tab
+ * whose page failed, timed out or crashed is closed. The browser is replaced after `recycle` pages and when it crashes; every call
+ * to it has a time limit. `close()` ends every browser this pool started and removes their profiles, whatever the end.
+ * @typedef {import('puppeteer-core').Browser} Browser @typedef {import('puppeteer-core').BrowserContext} BrowserContext
  * @typedef {import('./tab.js').Tab} Tab
- * @typedef {{
- *   browser: Browser, profile: string, pid: number | undefined, served: number, active: number,
- *   retired: boolean, dead: boolean, closing: Promise<void> | null, idle: Tab[],
- * }} Slot
- *   idle: tabs ready for a page (isolation 'slot')
+ * @typedef {{ browser: Browser, profile: string, pid: number | undefined, served: number, active: number, retired: boolean,
+ *   dead: boolean, closing: Promise<void> | null, idle: Tab[] }} Slot idle: tabs ready for a page (isolation 'slot')
  */
 
-/** Time limit for calls that do not depend on the page (launch, new context, close). */
+/** For calls that do not depend on the page: launch, new context, close. */
 export const BROWSER_CALL_MS = 15_000;
 
-/** The browser went away under a page (crash, disconnect, recycled by force). */
+/** Crash, disconnect, or recycled by force. */
 export class BrowserGoneError extends BrowserError {
   code = 'BROWSER_GONE';
   retryable = true;
 }
 
-/**
- * Settle `promise` within `ms`, else reject with a BrowserError naming `what`.
- * @template T
- * @param {Promise<T>} promise
- * @param {number} ms
- * @param {string} what
- * @returns {Promise<T>}
- */
+/** Else a BrowserError naming `what`. @template T @param {Promise<T>} promise @param {number} ms @param {string} what @returns {Promise<T>} */
 export function bounded(promise, ms, what) {
-  /** @type {NodeJS.Timeout | undefined} */
-  let timer;
+  /** @type {NodeJS.Timeout | undefined} */ let timer;
   const limit = new Promise((_, reject) => {
     timer = setTimeout(() => reject(new BrowserError(`the browser did not ${what} within ${ms} ms`, { code: 'BROWSER_TIMEOUT' })), ms);
   });
@@ -58,50 +37,38 @@ export function bounded(promise, ms, what) {
 }
 
 export class BrowserPool {
-  /** @type {Slot | null} */
-  #current = null;
-  /** @type {Promise<Slot> | null} */
-  #launching = null;
-  /** @type {Set<Slot>} */
-  #slots = new Set();
+  /** @type {Slot | null} */ #current = null;
+  /** @type {Promise<Slot> | null} */ #launching = null;
+  /** @type {Set<Slot>} */ #slots = new Set();
   /** @type {Set<string>} profiles made, removed at close */
   #profiles = new Set();
   #closed = false;
 
   /**
-   * @param {{
-   *   executablePath: string, recycle: number, protocolTimeout: number, isolation?: 'context' | 'slot',
-   *   events?: string[], network?: boolean, tmpDir?: string, onEvent?: (type: string, data: Record<string, unknown>) => void,
-   * }} options
-   *   isolation: a tab per page ('context') or tabs reset and reused (default 'slot');
-   *   events: event: wait conditions, listened for in every tab before any page script;
-   *   network: tabs see when each request ends (networkidle is awaited);
-   *   tmpDir: where profiles are made (default: the system's temp directory)
+   * @param {{ executablePath: string, recycle: number, protocolTimeout: number, isolation?: 'context' | 'slot', events?: string[],
+   *   network?: boolean, tmpDir?: string, onEvent?: (type: string, data: Record<string, unknown>) => void }} options
+   *   events: event: wait conditions, listened for in every tab before any page script; tmpDir: where profiles are made
    */
   constructor(options) {
     this.options = options;
-    /** Browsers launched, for tests and the summary. */
+    /** For tests and the summary. */
     this.launches = 0;
-    /** Tabs opened (a browser context each), for tests and the summary. */
+    /** A browser context each; for tests and the summary. */
     this.tabs = 0;
   }
 
-  /** Start the first browser now, so that a browser that cannot start ends the run before any page. */
+  /** A browser that cannot start ends the run before any page. */
   async start() {
     await this.#slot();
   }
 
   /**
-   * Run `fn` with a tab ready for a page: a fresh one, or (isolation 'slot')
-   * one reset after its last page. Afterwards the tab is reset for the next
-   * page, or closed when its page failed (or the browser is retiring).
-   * @template T
-   * @param {(tab: Tab, slot: Slot) => Promise<T>} fn
-   * @returns {Promise<T>}
+   * A fresh tab, or with isolation 'slot' one reset after its last page; afterwards reset again, or closed when its page failed.
+   * @template T @param {(tab: Tab, slot: Slot) => Promise<T>} fn @returns {Promise<T>}
    */
   async withTab(fn) {
     let slot = await this.#slot();
-    // Pages waiting together may all get a browser another has just retired: each takes a live one.
+    // Pages waiting together may all get a browser another just retired: each takes a live one.
     while (slot.retired || slot.dead) slot = await this.#slot();
     slot.active++;
     slot.served++;
@@ -124,7 +91,7 @@ export class BrowserPool {
       } catch (error) {
         throw slot.dead ? this.#gone(slot, error) : error;
       } finally {
-        // Reset for the next page (nothing of this page may reach it), else closed.
+        // Reset for the next page, else closed: nothing of this page may reach it.
         if (reuse && !slot.retired && !slot.dead && await bounded(resetTab(tab), BROWSER_CALL_MS, 'reset a tab').then(() => true, () => false)) {
           slot.idle.push(tab);
         } else {
@@ -138,10 +105,7 @@ export class BrowserPool {
     }
   }
 
-  /**
-   * @param {Slot} slot
-   * @param {unknown} error
-   */
+  /** @param {Slot} slot @param {unknown} error */
   #gone(slot, error) {
     if (error instanceof BrowserGoneError) return error;
     const message = /** @type {Error} */ (error)?.message ?? String(error);
@@ -162,11 +126,8 @@ export class BrowserPool {
     const profile = await mkdtemp(path.join(this.options.tmpDir ?? os.tmpdir(), 'prerender-chromium-'));
     this.#profiles.add(profile);
     leftAtExit(profile, true);
-    // Chromium's own temporary files (its singleton socket directory, shared
-    // memory with --disable-dev-shm-usage) go inside the profile, removed with
-    // it: a browser killed with SIGKILL leaves nothing in the system's /tmp.
-    // Unless the socket's path would pass the 107 bytes a Unix socket may
-    // have (a long temporary directory): then Chromium's own choice stands.
+    // Chromium's temporary files go inside the profile, removed with it: a browser killed with SIGKILL leaves nothing in /tmp.
+    // Unless the socket's path would pass the 107 bytes a Unix socket may have: then Chromium's choice stands.
     const tmp = path.join(profile, 'tmp');
     const ownTmp = Buffer.byteLength(path.join(tmp, 'org.chromium.Chromium.XXXXXX', 'SingletonSocket')) <= 107;
     if (ownTmp) await mkdir(tmp);
@@ -213,7 +174,7 @@ export class BrowserPool {
     return slot;
   }
 
-  /** @param {Slot} slot no new pages; closed when its last page ends */
+  /** @param {Slot} slot closed when its last page ends */
   #retire(slot) {
     slot.retired = true;
     if (this.#current === slot) this.#current = null;
@@ -226,10 +187,7 @@ export class BrowserPool {
     void this.#closeSlot(slot);
   }
 
-  /**
-   * Close a browser (politely, then by force) and remove its profile.
-   * @param {Slot} slot
-   */
+  /** Politely, then by force; its profile removed. @param {Slot} slot */
   #closeSlot(slot) {
     slot.closing ??= (async () => {
       slot.retired = true;
@@ -249,7 +207,7 @@ export class BrowserPool {
     return slot.closing;
   }
 
-  /** Close every browser, now: pages in flight fail (the run is ending). */
+  /** Now: pages in flight fail, the run is ending. */
   async close() {
     this.#closed = true;
     await this.#launching?.catch(() => {});
@@ -263,22 +221,18 @@ export class BrowserPool {
   }
 }
 
-/** Profiles of browsers still running, in every pool of the process. */
+/** Of browsers still running, in every pool of the process. */
 const live = new Set();
 let exitHook = false;
 
-/** How long the exit hook waits for killed browser processes to be gone, at most. */
+/** At most, for killed browser processes to be gone. */
 const EXIT_WAIT_MS = 2000;
-/** Something to wait on synchronously (Atomics.wait) in the exit hook, which cannot await. */
+/** The exit hook cannot await: it waits with Atomics.wait. */
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /**
- * Keep (or forget) a profile to clean up should the process exit without
- * closing its pools: a second Ctrl-C, or process.exit() elsewhere. The hook
- * runs synchronously as the process exits: it kills what still uses the
- * profile and removes it.
- * @param {string} profile
- * @param {boolean} running
+ * For the exit hook, should the process exit without closing its pools (a second Ctrl-C, process.exit() elsewhere): it kills
+ * what still uses the profile and removes it, synchronously. @param {string} profile @param {boolean} running
  */
 function leftAtExit(profile, running) {
   if (!running) {
@@ -297,8 +251,7 @@ function leftAtExit(profile, running) {
           // gone already
         }
       }
-      // SIGKILL takes effect when the kernel gets to it: on a loaded machine a renderer still
-      // wrote into the profile as it was removed. Waited for, a little at a time, bounded.
+      // SIGKILL takes effect when the kernel gets to it: on a loaded machine a renderer still wrote into the profile. Waited for, bounded.
       const until = Date.now() + EXIT_WAIT_MS;
       while (processesUsing(left).length > 0 && Date.now() < until) Atomics.wait(PAUSE, 0, 0, 10);
       try {

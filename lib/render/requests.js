@@ -3,18 +3,13 @@ import { HEAVY_TYPES } from './block.js';
 import { askBriefly, send } from './cdp-session.js';
 
 /**
- * A page's requests, as the browser pauses them (Fetch.requestPaused): the
- * main document is answered with the bytes our HTTP client fetched (the
- * origin sees one request per page), subresources go to the origin, and
- * anything but GET/HEAD, images, media, fonts and blocked hosts are aborted.
- *
+ * A page's requests as the browser pauses them: the main document answered with our bytes, so the origin sees one request per
+ * page; subresources go to the origin; other methods, images, media, fonts and blocked hosts are aborted.
  * @typedef {{ requestId: string, networkId?: string, frameId: string, resourceType: string, request: { url: string, method: string, headers: Record<string, string> } }} PausedRequest
- *   a Fetch.requestPaused event (the fields used here)
- * @typedef {{ begun: () => void, ended: () => void, left: () => void }} RequestHooks
- *   begun: a request was let through; ended: one was seen to end; left: the page tried to navigate away
+ * @typedef {{ begun: () => void, ended: () => void, left: () => void }} RequestHooks left: the page tried to navigate away
  */
 
-/** Aborted requests listed per page (the counts go on past it). */
+/** The counts go on past it. */
 const MAX_LISTED = 20;
 /** In-flight requests named in a timeout's reason. */
 const MAX_NAMED = 5;
@@ -23,24 +18,18 @@ const DROPPED_HEADERS = new Set(['content-length', 'content-encoding', 'transfer
 
 export class PageRequests {
   /**
-   * Requests let through and not seen to end: by Network request id when the
-   * Network domain is on (networkidle), else every one let through (which of
-   * them ended is asked of the page's resource timing, only for a timeout's reason).
-   * @type {Map<string, { label: string, url: string }>}
+   * Let through and not seen to end: by Network request id when that domain is on, else every one let through (resource timing
+   * says which ended, for a timeout's reason only). @type {Map<string, { label: string, url: string }>}
    */
   inFlight = new Map();
   mainKey = '';
   mainServed = false;
-  /** @type {import('./page.js').AbortCounts} */
-  aborted = { methods: 0, resources: 0, blocked: 0 };
-  /** @type {import('./page.js').AbortedRequest[]} */
-  abortedList = [];
+  /** @type {import('./page.js').AbortCounts} */ aborted = { methods: 0, resources: 0, blocked: 0 };
+  /** @type {import('./page.js').AbortedRequest[]} */ abortedList = [];
 
   /**
-   * @param {import('./tab.js').Tab} tab
-   * @param {import('../fetch/http.js').LoadResult} result the main document, as fetched
-   * @param {import('./page.js').RenderSettings} settings
-   * @param {RequestHooks} hooks
+   * @param {import('./tab.js').Tab} tab @param {import('../fetch/http.js').LoadResult} result the main document, as fetched
+   * @param {import('./page.js').RenderSettings} settings @param {RequestHooks} hooks
    */
   constructor(tab, result, settings, hooks) {
     this.tab = tab;
@@ -65,7 +54,7 @@ export class PageRequests {
     } catch {
       return this.#abort(event, 'blocked');
     }
-    // The browser's own favicon request is not the page's: dropped, not counted (it must not hold networkidle).
+    // The browser's own favicon request is not the page's: dropped, not counted, never holding networkidle.
     if (type === 'other' && target.pathname.endsWith('/favicon.ico')) return this.#send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' });
     if (!this.settings.allResources && HEAVY_TYPES.has(type)) return this.#abort(event, 'resource');
     if (this.settings.blocked(target)) return this.#abort(event, 'blocked');
@@ -90,8 +79,7 @@ export class PageRequests {
     this.mainServed = true;
     this.tab.origins.add(new URL(event.request.url).origin);
     this.mainKey = this.#track(event);
-    /** @type {{ name: string, value: string }[]} */
-    const headers = [];
+    /** @type {{ name: string, value: string }[]} */ const headers = [];
     for (const [name, value] of Object.entries(this.result.headers)) {
       if (value === undefined || DROPPED_HEADERS.has(name)) continue;
       for (const one of Array.isArray(value) ? value : [value]) headers.push({ name, value: String(one) });
@@ -99,11 +87,7 @@ export class PageRequests {
     this.#send('Fetch.fulfillRequest', { requestId: event.requestId, responseCode: this.result.status, responseHeaders: headers, body: this.result.body.toString('base64') });
   }
 
-  /**
-   * A script leaving the page (location.href=, a form submitted, reload): the render is of this one.
-   * "204 No Content" makes a browser stay where it is; failing the request would show its error page.
-   * @param {PausedRequest} event
-   */
+  /** The render is of this page: "204 No Content" keeps the browser where it is, where a failed request would show an error page. @param {PausedRequest} event */
   #stayOnPage(event) {
     this.aborted.blocked++;
     if (this.abortedList.length < MAX_LISTED) this.abortedList.push({ method: event.request.method, url: event.request.url, why: 'navigation' });
@@ -122,8 +106,7 @@ export class PageRequests {
 
   /** @param {PausedRequest} event */
   #track(event) {
-    // A redirect's hops share their network id: one request, named by its latest URL, matched
-    // against resource timing by its first (the URL its entry has).
+    // A redirect's hops share their network id: named by its latest URL, matched against resource timing by its first.
     const key = event.networkId ?? event.requestId;
     const first = this.inFlight.get(key)?.url ?? event.request.url;
     this.inFlight.set(key, { label: `${event.request.method} ${event.request.url}`, url: first });
@@ -145,18 +128,12 @@ export class PageRequests {
     return requests.length === 0 ? 'no request in flight' : `${requests.length} request${requests.length === 1 ? '' : 's'} in flight: ${named}`;
   }
 
-  /**
-   * The requests still in flight: known from Network's events when it is on;
-   * else those let through that the page's resource timing does not list as
-   * ended (null: the page did not answer, its script is busy).
-   * @returns {Promise<string[] | null>}
-   */
+  /** From Network's events when on; else resource timing's, null when the page's busy script did not answer. @returns {Promise<string[] | null>} */
   async #stillInFlight() {
     if (this.tab.network || this.inFlight.size === 0) return [...this.inFlight.values()].map((request) => request.label);
     const ended = await askBriefly(this.tab.session, 'performance.getEntriesByType("resource").map((entry) => entry.name)', 'list its requests');
     if (!Array.isArray(ended)) return null;
-    /** @type {Map<string, number>} */
-    const counts = new Map();
+    /** @type {Map<string, number>} */ const counts = new Map();
     for (const name of ended) counts.set(name, (counts.get(name) ?? 0) + 1);
     return [...this.inFlight.values()].filter((request) => {
       const left = counts.get(request.url) ?? 0;

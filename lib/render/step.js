@@ -12,38 +12,25 @@ import { createPageRenderer, RendererCrashError } from './page.js';
 import { BrowserGoneError, BrowserPool } from './pool.js';
 
 /**
- * `--render`: the crawl's render step, between load and classify. The HTTP
- * loader has fetched the page (status, redirects, name header, retries, size
- * cap stay its own); an in-scope text/html 2xx page selected by
- * --render-only/--render-skip is rendered in Chromium from those bytes, and
- * the rendered DOM (UTF-8) replaces the body before the page is scanned,
- * named, rewritten and written like any other.
- *
- * Events: 'rendered' { url, renderMs, partial, aborted, abortedList, addedLinks? }
- * (addedLinks: links of the rendered DOM the raw HTML did not have, computed
- * only when someone listens), 'browser' and 'browser-gone'.
- *
- * @typedef {import('../engine/run.js').CrawlRun} CrawlRun
- * @typedef {import('../engine/fetch-phase.js').PageInFlight} PageInFlight
- * @typedef {{ rendered: true, renderMs: number, partial?: true, aborted: import('./page.js').AbortCounts }} RenderInfo
- *   what the manifest entry of a rendered page gains
+ * `--render`, between load and classify: the loader fetched the page (status, redirects, name header, retries, size cap stay its
+ * own); a selected in-scope text/html 2xx page is rendered from those bytes, and its DOM (UTF-8) replaces the body.
+ * Events: 'rendered' { url, renderMs, partial, aborted, abortedList, addedLinks? } (addedLinks only when someone listens),
+ * 'browser' and 'browser-gone'.
+ * @typedef {import('../engine/run.js').CrawlRun} CrawlRun @typedef {import('../engine/fetch-phase.js').PageInFlight} PageInFlight
+ * @typedef {{ rendered: true, renderMs: number, partial?: true, aborted: import('./page.js').AbortCounts }} RenderInfo what a rendered page's manifest entry gains
  */
 
 /**
- * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
- * @param {{ env?: Record<string, string | undefined>, tmpDir?: string }} [context]
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o @param {{ env?: Record<string, string | undefined>, tmpDir?: string }} [context]
  * @returns {import('../engine/run.js').Transform}
  */
 export function createRenderStep(o, context = {}) {
-  // Found now, so that a missing driver or browser ends the run (exit 2) before anything is fetched.
+  // Found now: a missing driver or browser ends the run (exit 2) before anything is fetched.
   assertDriver();
   const executablePath = findBrowser({ browser: o.browser, env: context.env ?? o.env });
-  /** @type {BrowserPool | null} */
-  let pool = null;
-  /** @type {((url: string) => boolean) | null} */
-  let selected = null;
-  /** @type {ReturnType<typeof createPageRenderer> | null} */
-  let renderPage = null;
+  /** @type {BrowserPool | null} */ let pool = null;
+  /** @type {((url: string) => boolean) | null} */ let selected = null;
+  /** @type {ReturnType<typeof createPageRenderer> | null} */ let renderPage = null;
 
   return {
     name: 'render',
@@ -88,14 +75,13 @@ export function createRenderStep(o, context = {}) {
       } catch (error) {
         if (run.signal.aborted) throw new AbortError('crawl interrupted', { cause: error });
         if (!(error instanceof BrowserGoneError || error instanceof RendererCrashError)) throw error;
-        // The browser or the page's renderer went away: once more, in another tab (and browser).
+        // The browser or the page's renderer went away: once more, in another tab.
         outcome = await pool.withTab((tab) => render(tab, job)).catch((again) => {
           if (run.signal.aborted) throw new AbortError('crawl interrupted', { cause: again });
           throw again;
         });
       }
-      /** @type {RenderInfo} */
-      const info = { rendered: true, renderMs: outcome.renderMs, aborted: outcome.aborted };
+      /** @type {RenderInfo} */ const info = { rendered: true, renderMs: outcome.renderMs, aborted: outcome.aborted };
       if (outcome.partial) {
         info.partial = true;
         warn(run, page.key, 'RENDER_PARTIAL', `${outcome.reason}: --on-render-timeout save kept the partial DOM`);
@@ -111,22 +97,15 @@ export function createRenderStep(o, context = {}) {
   };
 }
 
-/**
- * The Content-Type of the rendered bytes: the page's type, in UTF-8.
- * @param {string | string[] | undefined} header
- */
+/** The page's type, in UTF-8. @param {string | string[] | undefined} header */
 function utf8Type(header) {
   const type = String(Array.isArray(header) ? header[0] : header ?? 'text/html').split(';')[0].trim() || 'text/html';
   return `${type}; charset=utf-8`;
 }
 
 /**
- * `<meta name="prerender-status-code">`: 404/410 (or any error status) is a
- * recorded failure and nothing is written; 301/302 with a `prerender-header`
- * Location is a redirect. True when the page ends here.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- * @param {import('./page.js').RenderOutcome} outcome
+ * `<meta name="prerender-status-code">`: an error status is a recorded failure, nothing written; 301/302 with a `prerender-header`
+ * Location is a redirect. True when the page ends here. @param {CrawlRun} run @param {PageInFlight} page @param {import('./page.js').RenderOutcome} outcome
  */
 async function statusFromMeta(run, page, outcome) {
   if (outcome.status === null) return false;
@@ -150,12 +129,7 @@ async function statusFromMeta(run, page, outcome) {
   throw error;
 }
 
-/**
- * Links of the rendered DOM that the raw HTML did not have (for preview).
- * @param {string} key
- * @param {import('../fetch/http.js').LoadResult} raw
- * @param {Buffer} rendered
- */
+/** For preview. @param {string} key @param {import('../fetch/http.js').LoadResult} raw @param {Buffer} rendered */
 function addedLinks(key, raw, rendered) {
   const url = new URL(key);
   const type = String(raw.headers['content-type'] ?? '');
@@ -164,8 +138,7 @@ function addedLinks(key, raw, rendered) {
   const after = scanDocument(rendered, 'html', 'utf-8');
   resolveLinks(after, url);
   const known = new Set(before.links.map((link) => link.key));
-  /** @type {Set<string>} */
-  const added = new Set();
+  /** @type {Set<string>} */ const added = new Set();
   for (const link of after.links) if (link.key && !known.has(link.key)) added.add(link.key);
   return [...added];
 }

@@ -3,80 +3,38 @@ import { BrowserError } from '../errors.js';
 import { CHANGES_KEY, EVENTS_KEY, listenForEvents, noPopups, watchChanges } from './inpage.js';
 
 /**
- * A tab: a page target in a browser context of its own, driven through one
- * raw DevTools session with only the domains a render needs: Fetch (every
- * request of the page paused, so that the main document is served from our
- * bytes and the rest let through, or aborted), Page (DOMContentLoaded and
- * load), Inspector (a renderer crash), and Network only when `networkidle`
- * is awaited (it alone needs to know when a request ends). No puppeteer
- * `Page`: it enables Network, Runtime, Log, Performance and lifecycle events
- * on every tab and pairs each paused request with its Network event, which
- * cost the browser process, the one process every tab goes through, about
- * half of its CPU per page (BENCHMARKS.md, "Rendering").
- *
- * With --render-isolation slot a tab serves page after page; between two
- * pages `resetTab` removes everything a page can leave behind in the browser:
- *
- * - cookies of every site (Network.clearBrowserCookies: the context's jar);
- * - the tab's session history (Page.resetNavigationHistory: history.length
- *   is then what a fresh tab's would be);
- * - for every origin whose document or frame the page loaded: local and
- *   session storage, IndexedDB, Cache Storage, service workers, file systems,
- *   shared storage, interest groups and storage buckets
- *   (Storage.clearDataForOrigin, DOMStorage.clear for session storage).
- *
- * The HTTP cache is kept: it holds the origin's responses by URL, reused
- * only as their own Cache-Control/Vary allow (as any browser would), not
- * anything a page's script wrote. Clearing it too (Network.clearBrowserCache)
- * cost 10-30 ms of CPU per page (BENCHMARKS.md); --render-isolation context
- * gives every page an empty one.
- *
- * What the page's script could still do after its DOM was read (a timer, an
- * unload handler writing storage) is stopped before that, inside the page
- * (serialiseDocument's `seal`: its timers cleared, its storage, cookie and
- * IndexedDB writes disabled). The JavaScript heap and window.name go with
- * the document: the next page is a new navigation of the tab.
- *
- * @typedef {import('puppeteer-core').Browser} Browser
- * @typedef {import('puppeteer-core').BrowserContext} BrowserContext
+ * A tab: a page target in a browser context of its own, driven through one raw DevTools session with only the domains a render
+ * needs: Fetch (every request paused, the main document served from our bytes), Page, Inspector (a crash), and Network only for
+ * `networkidle`. Puppeteer's `Page` turns on more domains and pairs each paused request with its Network event, which cost the
+ * browser process about half its CPU per page (BENCHMARKS.md, "Rendering").
+ * With --render-isolation slot a tab serves page after page; `resetTab` clears what a page can leave: cookies, session history,
+ * and for every origin it loaded, storage, IndexedDB, Cache Storage, service workers and the like. The HTTP cache is kept: it holds
+ * the origin's answers as their Cache-Control allows, nothing a script wrote, and clearing it costs CPU per page (BENCHMARKS.md, Rendering,
+ * "Second pass"); isolation context gives every page an empty one. A script's later writes are sealed off before the DOM is read.
+ * @typedef {import('puppeteer-core').Browser} Browser @typedef {import('puppeteer-core').BrowserContext} BrowserContext
  * @typedef {import('puppeteer-core').CDPSession} CDPSession
- * @typedef {{
- *   context: BrowserContext, session: CDPSession, frameId: string, network: boolean,
- *   origins: Set<string>, pages: number, clean: boolean, gone: boolean, onGone: Set<(why: string) => void>,
- * }} Tab
- *   frameId: the main frame's id (a page target's id);
- *   network: the Network domain is on (requests are seen to end: networkidle);
- *   origins: of the documents (page and frames) loaded since the last reset;
- *   pages: rendered in this tab so far; clean: its last render ended well
- *   (a page that failed, timed out or was saved partial may still be busy:
- *   its tab is closed, not reused); gone: its session ended (the tab or the
- *   browser closed), and onGone is told why
+ * @typedef {{ context: BrowserContext, session: CDPSession, frameId: string, network: boolean, origins: Set<string>, pages: number,
+ *   clean: boolean, gone: boolean, onGone: Set<(why: string) => void> }} Tab
+ *   origins: of the documents loaded since the last reset; clean: its last render ended well (else it may still be busy, and is
+ *   closed, not reused); gone: its session ended, and onGone is told why
  */
 
-/**
- * What a page can keep for an origin, cleared after it: every type
- * Storage.clearDataForOrigin knows but the GPU's shader cache, which no page
- * can read (clearing it empties the whole on-disk cache every time: 3-4 ms
- * of CPU a page, BENCHMARKS.md).
- */
+/** Every type Storage.clearDataForOrigin knows but the GPU shader cache, which no page can read and which costs CPU to empty (BENCHMARKS.md, Rendering, "Third pass"). */
 const STORAGE_TYPES = 'cookies,file_systems,indexeddb,local_storage,websql,service_workers,cache_storage,interest_groups,shared_storage,storage_buckets';
 
-/** Resolves once the document's load event has fired. */
 const LOADED = "document.readyState === 'complete' || new Promise((resolve) => addEventListener('load', () => setTimeout(resolve), { once: true }))";
 
-/** The viewport every tab gets (puppeteer's default for pages). */
+/** puppeteer's default for pages. */
 const VIEWPORT = { width: 1280, height: 800, deviceScaleFactor: 1, mobile: false };
 
 /**
- * Puppeteer's session event for a session that ended (detached, or its
- * connection closed). Puppeteer is loaded when the first browser starts, not
- * with the CLI (it costs every command a tenth of a second).
+ * Puppeteer's event for a session that ended; puppeteer loads with the first browser, not with the CLI (BENCHMARKS.md, "Decisions").
  * @type {Promise<symbol | undefined> | null}
  */
 let sessionEnded = null;
 const SESSION_ENDED = () => (sessionEnded ??= import('puppeteer-core').then((puppeteer) => /** @type {{ Disconnected?: symbol }} */ (puppeteer.CDPSessionEvent).Disconnected));
 
-/** @type {WeakMap<Browser, Promise<CDPSession>>} a session with the browser target, one per browser */
+/** @type {WeakMap<Browser, Promise<CDPSession>>} one session with the browser target per browser */
 const browserSessions = new WeakMap();
 
 /** @param {Browser} browser */
@@ -91,9 +49,7 @@ function browserSession(browser) {
 }
 
 /**
- * @param {Browser} browser
- * @param {{ events: string[], network?: boolean }} options
- *   events: names awaited by event: conditions; network: turn the Network domain on (networkidle)
+ * @param {Browser} browser @param {{ events: string[], network?: boolean }} options events: awaited by event: conditions; network: for networkidle
  * @returns {Promise<Tab>}
  */
 export async function openTab(browser, { events, network = false }) {
@@ -107,8 +63,7 @@ export async function openTab(browser, { events, network = false }) {
     if (!session) throw new BrowserError('the browser gave no session for a new tab', { code: 'BROWSER_SESSION' });
     /** @type {Tab} */
     const tab = { context, session, frameId: targetId, network, origins: new Set(), pages: 0, clean: true, gone: false, onGone: new Set() };
-    /** @param {string} why */
-    const end = (why) => {
+    /** @param {string} why */ const end = (why) => {
       if (tab.gone) return;
       tab.gone = true;
       for (const listener of tab.onGone) listener(why);
@@ -117,8 +72,7 @@ export async function openTab(browser, { events, network = false }) {
     if (ended) session.once(ended, () => end('the page was closed under the render (the browser went away)'));
     else browser.once('disconnected', () => end('the browser went away'));
     if (network) {
-      // A worker's requests are paused here (Fetch) but end on the worker's own
-      // target: attached, its Network events come to this session too.
+      // A worker's requests are paused here but end on its own target: attached, its Network events come here too.
       session.on('Target.attachedToTarget', (event) => { void watchWorker(session, event); });
     }
     await Promise.all([
@@ -134,9 +88,7 @@ export async function openTab(browser, { events, network = false }) {
         ? session.send('Page.addScriptToEvaluateOnNewDocument', { source: `(${listenForEvents})(${JSON.stringify(EVENTS_KEY)}, ${JSON.stringify(events)})` })
         : null,
     ]);
-    // The new target's first document (about:blank) loads on its own time: wait
-    // until it has, so that its DOMContentLoaded and load events (which carry no
-    // document id) are over before the first render listens for a page's.
+    // The new target's about:blank loads on its own time: its load events carry no document id, so they must be over first.
     await session.send('Runtime.evaluate', { expression: LOADED, awaitPromise: true, returnByValue: true });
     return tab;
   } catch (error) {
@@ -145,14 +97,12 @@ export async function openTab(browser, { events, network = false }) {
   }
 }
 
-/** The targets auto-attached to a tab (with networkidle): its workers. */
+/** With networkidle: its workers. */
 const WORKERS = [{ type: 'worker', exclude: false }, { type: 'shared_worker', exclude: false }, { type: 'service_worker', exclude: false }, { exclude: true }];
 
 /**
- * A worker of the tab's page: its Network events are handed to the tab's
- * session (where a render listens), then it is let run.
- * @param {CDPSession} session the tab's
- * @param {{ sessionId: string, waitingForDebugger: boolean }} event Target.attachedToTarget
+ * Its Network events are handed to the tab's session, where a render listens; then it is let run.
+ * @param {CDPSession} session the tab's @param {{ sessionId: string, waitingForDebugger: boolean }} event Target.attachedToTarget
  */
 async function watchWorker(session, event) {
   const child = session.connection()?.session(event.sessionId);
@@ -164,10 +114,7 @@ async function watchWorker(session, event) {
   if (event.waitingForDebugger) await child.send('Runtime.runIfWaitingForDebugger').catch(() => {});
 }
 
-/**
- * Clear what the last page left in the tab's context (see above).
- * @param {Tab} tab
- */
+/** @param {Tab} tab */
 export async function resetTab(tab) {
   const { session } = tab;
   /** @type {Promise<unknown>[]} */

@@ -3,38 +3,25 @@ import { EVENTS_KEY, PENDING_KEY, pollInPage, serialiseDocument, trackInPage, wa
 import { askBriefly } from './cdp-session.js';
 
 /**
- * The in-page expressions a render sends, built once per crawl from the
- * --render-wait conditions (they do not change from page to page).
- *
- * @typedef {{
- *   own: string[], inPage: Map<string, string>, oneCall: string | null, ready: string,
- *   readIfReady: string, read: string, readPartial: string,
- * }} WaitPlan
- *   own: the selector:, event: and flag: conditions; inPage: each one's in-page wait (a promise);
- *   oneCall: when every condition is the page's own, one expression that waits for them and reads the DOM;
- *   ready: waits for window.prerenderReady === true;
- *   readIfReady: reads the DOM, or null when window.prerenderReady === false;
- *   read: reads the DOM; readPartial: reads it after a timeout (--on-render-timeout save)
+ * The in-page expressions a render sends, built once per crawl from --render-wait.
+ * @typedef {{ own: string[], inPage: Map<string, string>, oneCall: string | null, ready: string, readIfReady: string, read: string,
+ *   readPartial: string }} WaitPlan own: the selector:, event: and flag: conditions; oneCall: when every condition is the page's own,
+ *   one expression that waits and reads the DOM; readIfReady: null while window.prerenderReady === false; readPartial: after a timeout
  */
 
-/** Polling interval of flag: and prerenderReady waits, inside the page. */
+/** Of flag: and prerenderReady waits, inside the page. */
 const POLL_MS = 20;
-/** Conditions waited for inside the page. */
 const IN_PAGE = /^(selector|event|flag):/;
 
-/**
- * @param {import('./page.js').RenderSettings} settings
- * @returns {WaitPlan}
- */
+/** @param {import('./page.js').RenderSettings} settings @returns {WaitPlan} */
 export function planWaits(settings) {
   const serialise = { stripScripts: settings.stripScripts, seal: true, unlessNotReady: true };
   const read = `(${serialiseDocument})(${JSON.stringify({ ...serialise, unlessNotReady: false })})`;
   const ready = `(${pollInPage})(() => window.prerenderReady === true, ${POLL_MS})`;
   const own = settings.wait.filter((cond) => IN_PAGE.test(cond));
-  /** @type {string | null} */
-  let oneCall = null;
+  /** @type {string | null} */ let oneCall = null;
   if (settings.wait.every((cond) => cond === 'domcontentloaded' || IN_PAGE.test(cond))) {
-    // Then window.prerenderReady (compatibility): a page whose flag is false once its conditions hold is waited for until it is true.
+    // Then window.prerenderReady: a page whose flag is false once its conditions hold is waited for until it is true.
     const waits = own.map((cond) => tracked(cond, inPageWait(cond)));
     const flag = `(window.prerenderReady === false ? ${tracked('window.prerenderReady === true', ready)} : true)`;
     oneCall = `(async () => { await Promise.all([${waits.join(', ')}]); await ${flag}; return ${read}; })()`;
@@ -50,31 +37,21 @@ export function planWaits(settings) {
   };
 }
 
-/**
- * The page-side expression of a selector:, event: or flag: condition (a promise).
- * @param {string} cond
- */
+/** A promise, page-side. @param {string} cond */
 function inPageWait(cond) {
   if (cond.startsWith('selector:')) return `(${waitForSelectorInPage})(${JSON.stringify(cond.slice(9))})`;
   if (cond.startsWith('event:')) return `(${waitForEventInPage})(${JSON.stringify(EVENTS_KEY)}, ${JSON.stringify(cond.slice(6))})`;
   return `(${pollInPage})(() => (${cond.slice(5)}), ${POLL_MS})`;
 }
 
-/**
- * An in-page wait that notes itself as awaited in the page until it holds.
- * @param {string} name
- * @param {string} expression a promise
- */
+/** Noted as awaited in the page until it holds. @param {string} name @param {string} expression a promise */
 function tracked(name, expression) {
   return `(${trackInPage})(${JSON.stringify(PENDING_KEY)}, ${JSON.stringify(name)}, ${expression})`;
 }
 
 /**
- * What the page says it still waits for (the in-page waits of oneCall), or,
- * when its script does not yield, every in-page condition.
- * @param {import('./cdp-session.js').CDPSession} session
- * @param {WaitPlan} plan
- * @returns {Promise<string>}
+ * The in-page waits of oneCall the page still waits for, or every in-page condition when its script does not yield.
+ * @param {import('./cdp-session.js').CDPSession} session @param {WaitPlan} plan @returns {Promise<string>}
  */
 export async function pendingInPage(session, plan) {
   const listed = await askBriefly(session, `Array.from(window[${JSON.stringify(PENDING_KEY)}] ?? [])`, 'list its waits');

@@ -5,16 +5,9 @@ import { normalizeUrl } from '../url.js';
 /**
  * @typedef {{ decision: 'crawl' | 'dynamic' | 'excluded', pattern?: string, root?: string }} ScopeDecision
  * @typedef {{ source: string, absolute: string, regex: RegExp, excluded?: Readonly<ScopeDecision>, included?: Readonly<ScopeDecision> }} CompiledPattern
- *   excluded, included: its decision, made once
  */
 
-/**
- * One scope pattern: "/..." is a path on each root's origin, else an absolute
- * URL; a prefix of the canonical URL, "*" any run of characters.
- * @param {string} pattern
- * @param {string[]} origins
- * @returns {CompiledPattern[]}
- */
+/** "/..." is a path on each root's origin, else an absolute URL; a prefix of the canonical URL, "*" any run of characters. @param {string} pattern @param {string[]} origins @returns {CompiledPattern[]} */
 export function compilePattern(pattern, origins) {
   if (typeof pattern !== 'string' || pattern.length === 0) {
     throw new UsageError('scope pattern must be a non-empty string');
@@ -34,11 +27,7 @@ export function compilePattern(pattern, origins) {
   });
 }
 
-/**
- * A scope regular expression, shown as /source/ in decisions and the manifest.
- * @param {string} source
- * @returns {CompiledPattern}
- */
+/** Shown as /source/ in decisions and the manifest. @param {string} source @returns {CompiledPattern} */
 export function compileRegex(source) {
   try {
     const shown = `/${source}/`;
@@ -60,22 +49,18 @@ export function defaultScopeOf(root) {
   return `${url.origin}${dir}`;
 }
 
-/** @type {Readonly<ScopeDecision>} */
-const DYNAMIC = Object.freeze({ decision: 'dynamic' });
+/** @type {Readonly<ScopeDecision>} */ const DYNAMIC = Object.freeze({ decision: 'dynamic' });
 
 export class Scope {
   /**
    * @param {{ roots: string[], include?: string[], exclude?: string[], includeRegex?: string[], excludeRegex?: string[], listed?: Iterable<string> }} options
-   *   roots: canonical root URLs, each bringing its directory into scope when there is no include;
-   *   includeRegex, excludeRegex: regular expressions on the whole canonical URL, as wget's --accept-regex;
-   *   listed: canonical URLs from sitemaps or URL lists, in scope themselves unless excluded
+   *   roots: canonical, each bringing its directory into scope when there is no include; listed: from sitemaps or URL lists, in scope unless excluded
    */
   constructor({ roots, include = [], exclude = [], includeRegex = [], excludeRegex = [], listed = [] }) {
     this.roots = roots;
     this.listed = new Set(listed);
     const origins = [...new Set([...roots, ...this.listed].map((root) => new URL(root).origin))];
-    /** @type {CompiledPattern[]} */
-    this.include = include.length + includeRegex.length > 0
+    /** @type {CompiledPattern[]} */ this.include = include.length + includeRegex.length > 0
       ? [...include.flatMap((pattern) => compilePattern(pattern, origins)), ...includeRegex.map(compileRegex)]
       : roots.map((root) => {
         const absolute = defaultScopeOf(root);
@@ -104,7 +89,6 @@ export class Scope {
     return this.decide(url).decision === 'crawl';
   }
 
-  /** A JSON description for the manifest. */
   toJSON() {
     return {
       include: this.include.map((pattern) => pattern.absolute),

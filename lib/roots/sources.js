@@ -14,37 +14,30 @@ export class SitemapError extends PrerenderError {
 }
 
 const MAX_SITEMAP_BYTES = 256 * 1024 * 1024; // decompressed; the protocol's own limit is 50 MB
-/** Largest sitemap body fetched (compressed or not): above the protocol's 50 MB. */
+/** Above the protocol's 50 MB, compressed or not. */
 export const MAX_SITEMAP_FETCH_BYTES = 64 * 1024 * 1024;
 const MAX_INDEX_DEPTH = 4;
 /** Sitemaps read in one run at most: indexes nest, and a trap grows without end. */
 export const MAX_SITEMAPS = 1000;
 
 /**
- * A sitemap's <loc> values (htmlparser2, XML mode). Only the sitemap
- * namespace's <loc> counts (unprefixed or the root's prefix), never an
- * extension's <image:loc>.
- * @param {string} xml
- * @returns {{ index: boolean, locs: string[], lastmods: (string | undefined)[], root: string | null }} root: the root element's
- *   name ("urlset", "sm:sitemapindex", "html"...), null when there is none; lastmods: each loc's <lastmod>, as written
+ * Only the sitemap namespace's <loc> counts (unprefixed or the root's prefix), never an extension's <image:loc>.
+ * @param {string} xml @returns {{ index: boolean, locs: string[], lastmods: (string | undefined)[], root: string | null }}
+ *   root: the root element's name ("urlset", "sm:sitemapindex", "html"...); lastmods: each loc's <lastmod>, as written
  */
 export function parseSitemap(xml) {
   let index = false;
-  /** @type {string | null} */
-  let root = null;
-  /** @type {string | null} the root element's prefix ("" for none), once seen */
+  /** @type {string | null} */ let root = null;
+  /** @type {string | null} the root element's prefix, "" for none */
   let prefix = null;
   let locTag = 'loc';
   let lastmodTag = 'lastmod';
   let urlTag = 'url';
-  /** @type {string[]} */
-  const locs = [];
-  /** @type {(string | undefined)[]} */
-  const lastmods = [];
-  /** The first loc of the <url> entry being read, and the entry's <lastmod>. */
+  /** @type {string[]} */ const locs = [];
+  /** @type {(string | undefined)[]} */ const lastmods = [];
+  /** The first loc of the <url> entry being read, and its <lastmod>. */
   let entryStart = 0;
-  /** @type {string | null} */
-  let lastmod = null;
+  /** @type {string | null} */ let lastmod = null;
   let depth = 0;
   let text = '';
   const parser = new Parser({
@@ -89,10 +82,7 @@ export function parseSitemap(xml) {
   return { index, locs, lastmods, root };
 }
 
-/**
- * Whether the root element makes it a sitemap: an HTML fallback or feed answered 200 is not an empty sitemap.
- * @param {string | null} root parseSitemap's root
- */
+/** An HTML fallback or feed answered 200 is not an empty sitemap. @param {string | null} root parseSitemap's root */
 export const isSitemapRoot = (root) => root !== null && /^([^:]+:)?(urlset|sitemapindex)$/.test(root);
 
 /** @param {Buffer} body */
@@ -104,20 +94,14 @@ function sitemapText(body) {
 }
 
 /**
- * Sitemaps' page URLs (indexes followed), canonical and deduplicated.
- * @param {string[]} sitemaps
- * @param {{
- *   fetchPage: (url: string) => Promise<import('../fetch/http.js').LoadResult>,
- *   onWarning?: (url: string, message: string) => void, maxUrls?: number, onCut?: () => void, dates?: Map<string, string>,
- * }} context maxUrls: stop reading once this many are listed (--max-pages); onCut:
- *   some sitemaps were not read, so the crawl is not complete; dates: each URL's <lastmod>, as written
- * @returns {Promise<string[]>}
+ * Sitemaps' page URLs, indexes followed, canonical and deduplicated.
+ * @param {string[]} sitemaps @param {{ fetchPage: (url: string) => Promise<import('../fetch/http.js').LoadResult>,
+ *   onWarning?: (url: string, message: string) => void, maxUrls?: number, onCut?: () => void, dates?: Map<string, string> }} context
+ *   maxUrls: stop once this many are listed; onCut: some sitemaps were not read, so the crawl is not complete @returns {Promise<string[]>}
  */
 export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, maxUrls = Infinity, onCut = () => {}, dates }) {
-  /** @type {Set<string>} */
-  const urls = new Set();
-  /** @type {Set<string>} */
-  const seen = new Set();
+  /** @type {Set<string>} */ const urls = new Set();
+  /** @type {Set<string>} */ const seen = new Set();
   let stopped = false;
   /** Past --max-pages URLs or MAX_SITEMAPS read. @param {string} url */
   const enough = (url) => {
@@ -130,8 +114,7 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
     return true;
   };
 
-  /** @param {string} url @param {number} depth @param {boolean} top */
-  const visit = async (url, depth, top) => {
+  /** @param {string} url @param {number} depth @param {boolean} top */ const visit = async (url, depth, top) => {
     if (seen.has(url) || enough(url)) return;
     seen.add(url);
     let body;
@@ -187,17 +170,11 @@ export async function loadSitemaps(sitemaps, { fetchPage, onWarning = () => {}, 
   return [...urls];
 }
 
-/**
- * A URL list: one absolute URL per line; blank lines and "#" comments skipped.
- * @param {string} file a path, or "-" for `stdin`
- * @param {{ stdin?: NodeJS.ReadableStream, option?: string }} [context] option: the list's, for messages (--urls)
- * @returns {Promise<string[]>}
- */
+/** Blank lines and "#" comments skipped. @param {string} file a path, or "-" for `stdin` @param {{ stdin?: NodeJS.ReadableStream, option?: string }} [context] option: for messages @returns {Promise<string[]>} */
 export async function readUrlList(file, context = {}) {
   const name = file === '-' ? 'stdin' : file;
   const input = file === '-' ? (context.stdin ?? process.stdin) : createReadStream(file);
-  /** @type {string[]} */
-  const urls = [];
+  /** @type {string[]} */ const urls = [];
   let lineNumber = 0;
   try {
     for await (const line of createInterface({ input, crlfDelay: Infinity })) {
@@ -216,17 +193,12 @@ export async function readUrlList(file, context = {}) {
 }
 
 /**
- * The URLs of --sitemap and --urls, canonical and deduplicated. Sitemaps are
- * fetched with their own connection pool and a size cap fit for sitemaps.
- * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
- * @param {(url: string, message: string) => void} onWarning
- * @param {() => void} [onCut] some sitemaps were not read (see loadSitemaps)
- * @param {Map<string, string>} [dates] where to keep the sitemaps' <lastmod> by URL
- * @returns {Promise<string[]>}
+ * Canonical and deduplicated; sitemaps are fetched with their own pool and a size cap fit for them.
+ * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o @param {(url: string, message: string) => void} onWarning
+ * @param {() => void} [onCut] @param {Map<string, string>} [dates] the sitemaps' <lastmod> by URL @returns {Promise<string[]>}
  */
 export async function loadListedRoots(o, onWarning, onCut = () => {}, dates = undefined) {
-  /** @type {string[]} */
-  const listed = [];
+  /** @type {string[]} */ const listed = [];
   if (o.sitemap.length > 0) {
     const loader = defaultLoader({
       concurrency: 2,

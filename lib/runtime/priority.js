@@ -2,12 +2,8 @@
 import os from 'node:os';
 
 /**
- * Lower the calling thread's priority by `steps` nice steps (at most 19).
- * Linux only: there the nice value is per thread; elsewhere it would lower
- * the whole process. Page threads call it so they stop preempting the main
- * thread that feeds them (BENCHMARKS.md, "Decisions").
- * @param {number} steps
- * @returns {boolean} whether the priority was lowered
+ * Linux only, where the nice value is per thread: page threads stop preempting the main thread that feeds them (BENCHMARKS.md, "Decisions").
+ * @param {number} steps nice steps, up to 19 @returns {boolean} whether the priority was lowered
  */
 export function lowerThreadPriority(steps) {
   if (process.platform !== 'linux') return false;

@@ -1,12 +1,7 @@
 // @ts-check
 /** Bytes handed to another thread are transferred, not cloned. Kept apart so threads load nothing else. */
 
-/**
- * The ArrayBuffer of exactly these bytes, to transfer: the buffer's own when
- * it spans all of it, otherwise a copy (never a slice of Node's shared pool).
- * @param {Buffer} buffer
- * @returns {ArrayBuffer}
- */
+/** The buffer's own when it spans all of it, else a copy: never a slice of Node's shared pool. @param {Buffer} buffer @returns {ArrayBuffer} */
 export function transferable(buffer) {
   const whole = buffer.byteOffset === 0 && buffer.byteLength === buffer.buffer.byteLength && buffer.buffer instanceof ArrayBuffer;
   return whole ? /** @type {ArrayBuffer} */ (buffer.buffer) : copyOf([buffer]);

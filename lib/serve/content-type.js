@@ -1,9 +1,5 @@
 // @ts-check
-/**
- * Content types by extension, for files the manifest does not describe.
- * Text types carry no charset: we do not know it, and a wrong label is worse
- * than none (the page's own <meta charset> or the browser decides).
- */
+/** By extension, for files the manifest does not describe; text types carry no charset, since a wrong label is worse than none. */
 import { typeForPath } from '../naming/mime.js';
 
 /** @param {string} file */
@@ -16,10 +12,7 @@ export function isCompressible(type) {
   return /^text\/|\+xml|\+json|^application\/(?:json|javascript|xml|xhtml|manifest|rss|atom|wasm)|^image\/svg/i.test(type);
 }
 
-/**
- * A Content-Type value safe to send as a header, else null.
- * @param {unknown} value
- */
+/** Safe to send as a header, else null. @param {unknown} value */
 export function safeContentType(value) {
   if (typeof value !== 'string' || value.length === 0 || value.length > 256) return null;
   if (!/^[\x20-\x7e]+$/.test(value)) return null;

@@ -1,27 +1,17 @@
 // @ts-check
-/**
- * Price text -> the bytes inserted into a page. HTML-escaped always
- * (& < > " '); for pages not labelled UTF-8 every non-ASCII character becomes
- * a numeric character reference, which reads the same in any ASCII-compatible
- * charset (windows-1252, ISO-8859-x, Shift_JIS's ASCII range...).
- */
+/** Price text to page bytes: HTML-escaped, and for pages not labelled UTF-8 non-ASCII as numeric references, the same in any ASCII-compatible charset. */
 
 import { textHash } from './etag.js';
 
 const HTML_SPECIAL = /[&<>"']/g;
-/** @type {Record<string, string>} */
-const ENTITY = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+/** @type {Record<string, string>} */ const ENTITY = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** @param {string} text */
 export function escapeHtml(text) {
   return text.replace(HTML_SPECIAL, (c) => ENTITY[c]);
 }
 
-/**
- * @param {string} text
- * @param {boolean} asciiOnly
- * @returns {Buffer}
- */
+/** @param {string} text @param {boolean} asciiOnly @returns {Buffer} */
 export function encodePriceText(text, asciiOnly) {
   const escaped = escapeHtml(text);
   if (!asciiOnly) return Buffer.from(escaped, 'utf8');
@@ -39,12 +29,9 @@ export function isUtf8Type(contentType) {
   return /;\s*charset\s*=\s*"?utf-?8"?\s*(?:;|$)/i.test(contentType);
 }
 
-/**
- * A price text as it goes into a page: its bytes and its hash for the ETag.
- * @typedef {{ buf: Buffer, hash: import('./etag.js').TextHash }} EncodedPrice
- */
+/** @typedef {{ buf: Buffer, hash: import('./etag.js').TextHash }} EncodedPrice its bytes and its hash for the ETag */
 
-/** Memoised encodePriceText (and textHash): prices repeat a lot, escaping and hashing them need not. */
+/** Prices repeat a lot: escaping and hashing them need not. */
 export class PriceEncoder {
   /** @type {Map<string, EncodedPrice>} */ #utf8 = new Map();
   /** @type {Map<string, EncodedPrice>} */ #ascii = new Map();
@@ -53,11 +40,7 @@ export class PriceEncoder {
   constructor(max = 20_000) {
     this.#max = max;
   }
-  /**
-   * @param {string} text
-   * @param {boolean} asciiOnly
-   * @returns {EncodedPrice}
-   */
+  /** @param {string} text @param {boolean} asciiOnly @returns {EncodedPrice} */
   entry(text, asciiOnly) {
     const memo = asciiOnly ? this.#ascii : this.#utf8;
     let found = memo.get(text);
@@ -68,10 +51,7 @@ export class PriceEncoder {
     }
     return found;
   }
-  /**
-   * @param {string} text
-   * @param {boolean} asciiOnly
-   */
+  /** @param {string} text @param {boolean} asciiOnly */
   encode(text, asciiOnly) {
     return this.entry(text, asciiOnly).buf;
   }

@@ -1,22 +1,12 @@
 // @ts-check
 /**
- * The ETag of a filled page: weak (the bytes differ per encoding, the page
- * does not), made of a hash of the page's file (computed once when the page
- * is loaded) and a 64-bit hash of the texts filled into its slots, so it
- * changes when either changes. Each price text is hashed once (textHash,
- * remembered with its encoded bytes by the PriceEncoder); per request the
- * slots' hashes are only combined, in order: a few multiplications per slot,
- * not per character, and no crypto call.
+ * A filled page's ETag: weak, since the bytes differ per encoding; a hash of the page's file and a 64-bit hash of the texts
+ * in its slots. Each price text is hashed once; per request the slots' hashes are only combined: no crypto call.
  */
 
 /** @typedef {{ h1: number, h2: number }} TextHash */
 
-/**
- * Two 32-bit hashes of a text (its length included, so that ["ab", "c"] and
- * ["a", "bc"] differ once combined).
- * @param {string} text
- * @returns {TextHash}
- */
+/** Its length included, so ["ab", "c"] and ["a", "bc"] differ once combined. @param {string} text @returns {TextHash} */
 export function textHash(text) {
   let h1 = 0xdeadbeef ^ text.length;
   let h2 = 0x41c6ce57 ^ text.length;
@@ -30,10 +20,7 @@ export function textHash(text) {
   return { h1, h2 };
 }
 
-/**
- * @param {string} pageTag a hash of the page's bytes
- * @param {TextHash[]} hashes one per slot, in order
- */
+/** @param {string} pageTag a hash of the page's bytes @param {TextHash[]} hashes one per slot, in order */
 export function combineEtag(pageTag, hashes) {
   let h1 = 0x9e3779b9 ^ hashes.length;
   let h2 = 0x85ebca6b ^ hashes.length;
@@ -50,11 +37,7 @@ export function combineEtag(pageTag, hashes) {
   return `W/"${pageTag}-${(h1 >>> 0).toString(36).padStart(7, '0')}${(h2 >>> 0).toString(36).padStart(7, '0')}"`;
 }
 
-/**
- * @param {string} pageTag a hash of the page's bytes
- * @param {(string | null)[]} values the price texts, null for a slot with the fallback
- * @param {string} fallbackKey what a fallback counts as (no price text can equal it)
- */
+/** @param {string} pageTag @param {(string | null)[]} values null for a slot with the fallback @param {string} fallbackKey no price text can equal it */
 export function filledEtag(pageTag, values, fallbackKey) {
   return combineEtag(pageTag, values.map((v) => textHash(typeof v === 'string' ? v : fallbackKey)));
 }

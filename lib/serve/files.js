@@ -1,16 +1,9 @@
 // @ts-check
 /**
- * Hot plain files (pages without slots, assets) served from memory, in the
- * server's one byte budget (byte-cache.js). A file is read once; a
- * compressible one is compressed once per encoding, the first time a client
- * asks for that encoding (on the thread pool), or its `.gz` / `.br` sibling
- * is read when it exists and decompresses to the file's bytes; the response headers of each variant are built
- * once. Per request: a Map lookup, a
- * `stat` at most once a second per file (to see a changed file), the
- * encoding negotiation, a 304 check, and one write.
- *
- * Not cached (served by static.js, streaming): Range requests, files larger
- * than `maxFileBytes`, directories that need a redirect, anything missing.
+ * Hot plain files served from memory, in the one byte budget. A file is read once; each encoding is made once, on the thread
+ * pool, or read from a `.gz` / `.br` sibling that decompresses to the file's bytes; each variant's headers are built once.
+ * Per request: a Map lookup, a `stat` at most once a second per file, the negotiation, a 304 check, one write.
+ * static.js streams the rest: Range requests, files over `maxFileBytes`, directory redirects, anything missing.
  */
 import fs from 'node:fs';
 import { promisify } from 'node:util';
@@ -22,32 +15,25 @@ import { realInside } from './paths.js';
 
 const gzip = promisify(zlib.gzip);
 const brotli = promisify(zlib.brotliCompress);
-/** @type {(data: Buffer, options: zlib.ZlibOptions) => Promise<Buffer>} */
-const gunzip = promisify(zlib.gunzip);
-/** @type {(data: Buffer, options: zlib.BrotliOptions) => Promise<Buffer>} */
-const brotliDecompress = promisify(zlib.brotliDecompress);
+/** @type {(data: Buffer, options: zlib.ZlibOptions) => Promise<Buffer>} */ const gunzip = promisify(zlib.gunzip);
+/** @type {(data: Buffer, options: zlib.BrotliOptions) => Promise<Buffer>} */ const brotliDecompress = promisify(zlib.brotliDecompress);
 
-/** Files smaller than this are not compressed (the headers cost more than the saving). */
+/** The headers cost more than the saving. */
 const MIN_COMPRESS = 1024;
 
 /**
  * @typedef {{ body: Buffer, headers: string[], etag: string }} Variant
- * @typedef {{
- *   bytes: number, kind: 'file', real: string, signature: string, checkedAt: number, mtimeMs: number,
- *   identity: Variant, compressible: boolean, abs: string, type: string, size: number,
- *   gzip: Variant | null | undefined, br: Variant | null | undefined,
- * }} FileEntry
+ * @typedef {{ bytes: number, kind: 'file', real: string, signature: string, checkedAt: number, mtimeMs: number, identity: Variant,
+ *   compressible: boolean, abs: string, type: string, size: number, gzip: Variant | null | undefined, br: Variant | null | undefined }} FileEntry
  *   gzip, br: undefined until a client asks for them; null when not worth it
  */
 
-/** @param {fs.Stats} st */
-const signatureOf = (st) => `${st.ino}:${st.size}:${st.mtimeMs}`;
+/** @param {fs.Stats} st */ const signatureOf = (st) => `${st.ino}:${st.size}:${st.mtimeMs}`;
 
 export class FileCache {
   #cache;
   #options;
-  /** @type {Map<string, Promise<FileEntry | null>>} */
-  #loading = new Map();
+  /** @type {Map<string, Promise<FileEntry | null>>} */ #loading = new Map();
 
   /**
    * @param {import('lru-cache').LRUCache<string, import('./byte-cache.js').Sized>} cache the shared byte budget
@@ -58,11 +44,7 @@ export class FileCache {
     this.#options = { checkMs: 1000, now: Date.now, ...options };
   }
 
-  /**
-   * The cached entry for a request path, still matching the file on disk.
-   * @param {string} requestKey
-   * @returns {FileEntry | undefined}
-   */
+  /** Still matching the file on disk. @param {string} requestKey @returns {FileEntry | undefined} */
   get(requestKey) {
     const entry = /** @type {FileEntry | undefined} */ (this.#cache.get(`f\u0000${requestKey}`));
     if (!entry) return undefined;
@@ -84,14 +66,9 @@ export class FileCache {
   }
 
   /**
-   * Reads (and compresses) a file into the cache. Resolves null when it is
-   * not cacheable (too large, changed while read).
-   * @param {string} requestKey
-   * @param {string} abs the file's path in the tree
-   * @param {string} real its real path (inside the root)
-   * @param {fs.Stats} st
-   * @param {string} type its Content-Type
-   * @returns {Promise<FileEntry | null>}
+   * Null when it is not cacheable: too large, or changed while read.
+   * @param {string} requestKey @param {string} abs in the tree @param {string} real inside the root @param {fs.Stats} st
+   * @param {string} type its Content-Type @returns {Promise<FileEntry | null>}
    */
   load(requestKey, abs, real, st, type) {
     if (st.size > this.#options.maxFileBytes) return Promise.resolve(null);
@@ -109,20 +86,13 @@ export class FileCache {
     return pending;
   }
 
-  /**
-   * @param {string} abs
-   * @param {string} real
-   * @param {fs.Stats} st
-   * @param {string} type
-   * @returns {Promise<FileEntry | null>}
-   */
+  /** @param {string} abs @param {string} real @param {fs.Stats} st @param {string} type @returns {Promise<FileEntry | null>} */
   async #read(abs, real, st, type) {
     const body = await fs.promises.readFile(real);
     const after = await fs.promises.stat(real);
     if (signatureOf(after) !== signatureOf(st) || body.length !== st.size) return null; // being written
     const compressible = isCompressible(type) && body.length >= MIN_COMPRESS;
-    /** @type {FileEntry} */
-    const entry = {
+    /** @type {FileEntry} */ const entry = {
       bytes: body.length + ENTRY_OVERHEAD + BUFFER_OVERHEAD,
       kind: 'file',
       real,
@@ -141,12 +111,7 @@ export class FileCache {
     return entry;
   }
 
-  /**
-   * @param {FileEntry} entry
-   * @param {Buffer} data
-   * @param {'gzip' | 'br' | null} encoding
-   * @returns {Variant}
-   */
+  /** @param {FileEntry} entry @param {Buffer} data @param {'gzip' | 'br' | null} encoding @returns {Variant} */
   #variant(entry, data, encoding) {
     const etag = `"${entry.size.toString(16)}-${Math.floor(entry.mtimeMs).toString(16)}${encoding === 'gzip' ? '-gz' : encoding === 'br' ? '-br' : ''}"`;
     const headers = ['Content-Type', entry.type, 'Cache-Control', this.#options.cacheControl, 'X-Content-Type-Options', 'nosniff', 'Last-Modified', new Date(entry.mtimeMs).toUTCString()];
@@ -158,12 +123,8 @@ export class FileCache {
   }
 
   /**
-   * Makes the gzip or br form of a cached file (its sibling, else compressed
-   * now), once; counted in the budget.
-   * @param {string} requestKey
-   * @param {FileEntry} entry
-   * @param {'gzip' | 'br'} encoding
-   * @returns {Promise<void>}
+   * The sibling, else compressed now; once, counted in the budget.
+   * @param {string} requestKey @param {FileEntry} entry @param {'gzip' | 'br'} encoding @returns {Promise<void>}
    */
   compress(requestKey, entry, encoding) {
     const key = `${requestKey}\u0000${encoding}`;
@@ -193,15 +154,9 @@ export class FileCache {
   }
 
   /**
-   * A precompressed sibling's bytes, when it exists inside the tree and
-   * decompresses to the file's very bytes: a .gz put there by hand, one left
-   * from an older file, or a page of its own whose URL ends in .gz (a site
-   * with both app.js and app.js.gz) is not sent in the file's place (checked
-   * once, as the form is cached).
-   * @param {string} file
-   * @param {Buffer} body the file's bytes
-   * @param {'gzip' | 'br'} encoding
-   * @returns {Promise<Buffer | null>} null: no usable sibling
+   * A sibling inside the tree that decompresses to the file's very bytes: a .gz put there by hand, left from an older file, or
+   * a page of its own (app.js.gz beside app.js) is never sent in the file's place.
+   * @param {string} file @param {Buffer} body the file's bytes @param {'gzip' | 'br'} encoding @returns {Promise<Buffer | null>} null: none usable
    */
   async #sibling(file, body, encoding) {
     try {
@@ -216,13 +171,7 @@ export class FileCache {
     return decoded && decoded.equals(body) ? data : null;
   }
 
-  /**
-   * Writes the response for a cached file.
-   * @param {import('node:http').IncomingMessage} req
-   * @param {import('node:http').ServerResponse} res
-   * @param {FileEntry} entry
-   * @param {string} requestKey
-   */
+  /** @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res @param {FileEntry} entry @param {string} requestKey */
   send(req, res, entry, requestKey) {
     let chosen = entry.identity;
     if (entry.compressible) {

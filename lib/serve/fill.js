@@ -9,26 +9,20 @@ import { zipFromRequest } from './request-zip.js';
 import { chunkParts, joinParts } from './splice.js';
 
 /**
- * A page with price slots, answered: the visitor's prices looked up
- * (synchronously for files and cache hits), spliced into the page's
- * pre-split parts, and written in the encoding the client prefers.
- *
- * @typedef {import('node:http').IncomingMessage} Req
- * @typedef {import('node:http').ServerResponse} Res
- * @typedef {import('./pages.js').PreparedPage} PreparedPage
+ * A page with price slots, answered: the visitor's prices looked up (synchronously for files and cache hits), spliced into
+ * its parts, and written in the encoding the client prefers.
+ * @typedef {import('node:http').IncomingMessage} Req @typedef {import('node:http').ServerResponse} Res @typedef {import('./pages.js').PreparedPage} PreparedPage
  */
 
-/** Filled pages up to this size are brotli-compressed on the event loop (about a millisecond at quality 5), larger ones on the thread pool. */
+/** Larger filled pages are brotli-compressed on the thread pool. */
 const SYNC_BROTLI_BYTES = 64 * 1024;
 
 export class PageFiller {
   encoder = new PriceEncoder();
 
   /**
-   * @param {{
-   *   options: import('./options.js').ServeOptions, pages: import('./pages.js').PageStore,
-   *   prices: import('../prices/index.js').PriceSource, logger: import('./options.js').Logger,
-   * }} deps
+   * @param {{ options: import('./options.js').ServeOptions, pages: import('./pages.js').PageStore,
+   *   prices: import('../prices/index.js').PriceSource, logger: import('./options.js').Logger }} deps
    */
   constructor({ options, pages, prices, logger }) {
     this.pages = pages;
@@ -36,23 +30,18 @@ export class PageFiller {
     this.logger = logger;
     this.options = options;
     this.names = { zipParam: options.zipParam, zipCookie: options.zipCookie };
-    /** What a slot with no price counts as in the ETag (not any price text: it has a NUL). */
+    /** Not any price text: it has a NUL. */
     this.fallbackHash = textHash(`\u0000fallback\u0000${options.fallback}`);
     this.fallback = { utf8: this.encoder.encode(options.fallback, false), ascii: this.encoder.encode(options.fallback, true) };
-    /** How long a page waits for its prices at most: the queue bound and the endpoint timeout, and a little. */
+    /** The queue bound, the endpoint timeout, and a little. */
     this.priceDeadlineMs = options.priceQueueMs + options.priceTimeoutMs + 50;
   }
 
-  /**
-   * @param {Req} req
-   * @param {Res} res
-   * @param {PreparedPage} page
-   */
+  /** @param {Req} req @param {Res} res @param {PreparedPage} page */
   fill(req, res, page) {
     const skus = page.skus;
     const zip = zipFromRequest(req.url, req.headers.cookie, this.names) ?? this.options.defaultZip;
-    /** @type {(string | null | Promise<string | null>)[]} */
-    const values = new Array(skus.length);
+    /** @type {(string | null | Promise<string | null>)[]} */ const values = new Array(skus.length);
     let pending = false;
     for (let i = 0; i < skus.length; i++) {
       let value;
@@ -67,8 +56,7 @@ export class PageFiller {
     }
     if (!pending) return this.send(req, res, page, /** @type {(string | null)[]} */ (values));
     // Never wait longer than the price timeout, whatever the source does.
-    /** @type {NodeJS.Timeout | undefined} */
-    let timer;
+    /** @type {NodeJS.Timeout | undefined} */ let timer;
     const deadline = new Promise((resolve) => {
       timer = setTimeout(resolve, this.priceDeadlineMs, null);
     });
@@ -85,20 +73,13 @@ export class PageFiller {
     });
   }
 
-  /**
-   * @param {Req} req
-   * @param {Res} res
-   * @param {PreparedPage} page
-   * @param {(string | null)[]} values
-   */
+  /** @param {Req} req @param {Res} res @param {PreparedPage} page @param {(string | null)[]} values */
   send(req, res, page, values) {
     const ascii = page.asciiOnly;
     const parts = page.parts;
     const n = values.length;
-    /** @type {Buffer[]} */
-    const encoded = new Array(n);
-    /** @type {import('./etag.js').TextHash[]} */
-    const hashes = new Array(n);
+    /** @type {Buffer[]} */ const encoded = new Array(n);
+    /** @type {import('./etag.js').TextHash[]} */ const hashes = new Array(n);
     for (let i = 0; i < n; i++) {
       const v = values[i];
       if (typeof v === 'string') {
@@ -142,17 +123,11 @@ export class PageFiller {
   }
 
   /**
-   * Brotli, cached by the page's ETag: compressed once per page and prices.
-   * @param {Req} req
-   * @param {Res} res
-   * @param {PreparedPage} page
-   * @param {string} etag
-   * @param {string[]} headers
-   * @param {Buffer} identity the filled page
+   * Cached by the page's ETag: compressed once per page and prices.
+   * @param {Req} req @param {Res} res @param {PreparedPage} page @param {string} etag @param {string[]} headers @param {Buffer} identity the filled page
    */
   compress(req, res, page, etag, headers, identity) {
-    // A page of usual size is compressed here, not on the thread pool: memory a pool thread takes
-    // stays with that thread, out of the cache's reach. A large page goes to the pool, not to hold the event loop.
+    // Memory a pool thread takes stays with that thread, out of the cache's reach; a large page still goes there, not to hold the event loop.
     if (identity.length <= SYNC_BROTLI_BYTES) {
       let body;
       try {
@@ -172,13 +147,7 @@ export class PageFiller {
   }
 }
 
-/**
- * @param {Req} req
- * @param {Res} res
- * @param {string[]} headers
- * @param {Buffer} body
- * @param {string | null} encoding
- */
+/** @param {Req} req @param {Res} res @param {string[]} headers @param {Buffer} body @param {string | null} encoding */
 function write(req, res, headers, body, encoding) {
   headers.push('Content-Length', String(body.length));
   if (encoding) headers.push('Content-Encoding', encoding);

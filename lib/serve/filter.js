@@ -1,14 +1,8 @@
 // @ts-check
 /**
- * createPriceFilter(options): a `(req, res, next)` middleware for node:http,
- * Express and Connect. Pages with price slots are answered from pre-split
- * Buffers with the visitor's prices spliced in; with `static: true` (the
- * default) every other file of the tree is served too; anything else goes to
- * `next()` (or gets a 404 when there is no `next`).
- *
- * At creation: open the manifest's pages and the price source, watch the
- * tree. Per request (createRouter): parse the path, look the page up, and
- * fill it (fill.js) or serve the file.
+ * createPriceFilter(options): a `(req, res, next)` middleware for node:http, Express and Connect. Pages with price slots are
+ * answered from pre-split Buffers with the visitor's prices spliced in; with `static` every other file of the tree too; the
+ * rest goes to `next()`, or a 404. At creation: the manifest's pages, the price source, the watch; per request: createRouter.
  */
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
@@ -27,39 +21,25 @@ import { serveStatic } from './static.js';
 import { watchTree } from './tree-watch.js';
 
 
-/** The route cache (see `routes`): most entries, longest URL kept. */
+/** Most route cache entries, longest URL kept. */
 const MAX_ROUTES = 10_000;
 const MAX_ROUTE_LENGTH = 512;
 /** Plain files larger than this are streamed, not cached. */
 const MAX_CACHED_FILE = 4 * 1024 * 1024;
 
 /**
- * @typedef {import('node:http').IncomingMessage} Req
- * @typedef {import('node:http').ServerResponse} Res
- * @typedef {(error?: unknown) => void} Next
- * @typedef {import('./pages.js').PreparedPage} PreparedPage
- * @typedef {import('../prices/index.js').PriceSource} PriceSource
- *
- * @typedef {((req: Req, res: Res, next?: Next) => void) & {
- *   ready: Promise<void>,
- *   close: () => Promise<void>,
- *   events: EventEmitter,
- *   prices: PriceSource,
- *   pages: PageStore,
- *   cache: import('lru-cache').LRUCache<string, import('./byte-cache.js').Sized>,
- *   options: import('./options.js').ServeOptions,
- * }} PriceFilter
+ * @typedef {import('node:http').IncomingMessage} Req @typedef {import('node:http').ServerResponse} Res @typedef {(error?: unknown) => void} Next
+ * @typedef {import('./pages.js').PreparedPage} PreparedPage @typedef {import('../prices/index.js').PriceSource} PriceSource
+ * @typedef {((req: Req, res: Res, next?: Next) => void) & { ready: Promise<void>, close: () => Promise<void>, events: EventEmitter,
+ *   prices: PriceSource, pages: PageStore, cache: import('lru-cache').LRUCache<string, import('./byte-cache.js').Sized>,
+ *   options: import('./options.js').ServeOptions }} PriceFilter
  */
 
-/**
- * @param {import('./options.js').ServeOptionsInput} input
- * @returns {PriceFilter}
- */
+/** @param {import('./options.js').ServeOptionsInput} input @returns {PriceFilter} */
 export function createPriceFilter(input) {
   const options = normalizeServeOptions(input);
   const events = new EventEmitter();
-  /** @type {import('./options.js').Logger} */
-  const logger = {
+  /** @type {import('./options.js').Logger} */ const logger = {
     warn(message) {
       options.logger.warn(message);
       events.emit('warning', message);
@@ -69,10 +49,9 @@ export function createPriceFilter(input) {
     },
   };
 
-  /** @type {PageStore} */
-  let pages;
+  /** @type {PageStore} */ let pages;
   try {
-    // One byte budget for every cached variant (pages with slots, plain files, compressed forms), less what the manifest's pages take.
+    // One byte budget for every cached variant, less what the manifest's pages take.
     pages = new PageStore(options.realRoot, { logger, cacheBytes: options.pageCacheBytes, maxRss: options.maxRssBytes });
   } catch (error) {
     throw new UsageError(`serve: cannot use the manifest: ${/** @type {Error} */ (error).message}`, { cause: error });
@@ -94,10 +73,8 @@ export function createPriceFilter(input) {
   const { filter, loadNotFoundPage } = createRouter(options, pages, files, filler, logger);
   const tree = watchTree(options, () => pages.reloadManifest(), loadNotFoundPage);
 
-  // Pages load lazily, on their first request: nothing to wait for.
   const ready = Promise.resolve();
-  /** @type {Promise<void> | null} */
-  let closing = null;
+  /** @type {Promise<void> | null} */ let closing = null;
   return Object.assign(filter, {
     ready,
     events,
@@ -105,7 +82,7 @@ export function createPriceFilter(input) {
     pages,
     cache,
     options,
-    /** Stops watching and closes the price source; once (the server's close and a drain both call it). */
+    /** Once: the server's close and a drain both call it. */
     close() {
       closing ??= (async () => {
         tree.close();
@@ -117,20 +94,11 @@ export function createPriceFilter(input) {
 }
 
 /**
- * The per-request handler: a page with slots is filled, any other file served (with `static`).
- * @param {import('./options.js').ServeOptions} options
- * @param {PageStore} pages
- * @param {FileCache} files
- * @param {PageFiller} filler
+ * @param {import('./options.js').ServeOptions} options @param {PageStore} pages @param {FileCache} files @param {PageFiller} filler
  * @param {import('./options.js').Logger} logger
  */
 function createRouter(options, pages, files, filler, logger) {
-  /**
-   * Request targets (`req.url` as sent) already parsed that name a page with
-   * slots, so that the common request skips the path checks: each URL here
-   * passed them once. Bounded; emptied when the manifest changes.
-   * @type {Map<string, import('./pages.js').PageMeta>}
-   */
+  /** @type {Map<string, import('./pages.js').PageMeta>} request targets as sent that passed the path checks once; bounded, emptied with the manifest */
   const routes = new Map();
   pages.on('manifest-reload', () => routes.clear());
   const staticOptions = {
@@ -141,7 +109,7 @@ function createRouter(options, pages, files, filler, logger) {
     addRedirects: options.addRedirects,
   };
 
-  /** Where `/` goes when the tree has no index.html (root.js). */
+  /** When the tree has no index.html (root.js). */
   let rootLocation = options.addRedirects ? rootRedirect(options.realRoot, pages.manifest, logger) : null;
   pages.on('manifest-reload', () => {
     if (options.addRedirects) rootLocation = rootRedirect(options.realRoot, pages.manifest, logger);
@@ -151,22 +119,14 @@ function createRouter(options, pages, files, filler, logger) {
     notFoundPage = readNotFoundPage(options, pages);
   };
 
-  /**
-   * @param {Req} req
-   * @param {Res} res
-   * @param {Next | undefined} next
-   */
+  /** @param {Req} req @param {Res} res @param {Next | undefined} next */
   function notFound(req, res, next) {
     if (next) return next();
     if (notFoundPage) sendError(req, res, 404, notFoundPage);
     else sendError(req, res, 404);
   }
 
-  /**
-   * @param {Req} req
-   * @param {Res} res
-   * @param {Next} [next]
-   */
+  /** @param {Req} req @param {Res} res @param {Next} [next] */
   function filter(req, res, next) {
     const method = req.method;
     if (method !== 'GET' && method !== 'HEAD') {
@@ -179,8 +139,7 @@ function createRouter(options, pages, files, filler, logger) {
     if (known !== undefined) return load(req, res, known, next);
     const target = parseRequestTarget(url);
     if (target.ok === false) {
-      // Not a file of the tree (`..`, %2F, a hidden or overlong segment...): as middleware, the
-      // application's own routes may still want it (an id with an encoded slash, a long token).
+      // Not a file of the tree (`..`, %2F, a hidden or overlong segment): the application's own routes may still want it.
       if (next) return next();
       return sendError(req, res, /** @type {import('./paths.js').RejectedTarget} */ (target).status);
     }
@@ -220,12 +179,7 @@ function createRouter(options, pages, files, filler, logger) {
     load(req, res, meta, next);
   }
 
-  /**
-   * @param {Req} req
-   * @param {Res} res
-   * @param {import('./pages.js').PageMeta} meta
-   * @param {Next} [next]
-   */
+  /** @param {Req} req @param {Res} res @param {import('./pages.js').PageMeta} meta @param {Next} [next] */
   function load(req, res, meta, next) {
     const page = pages.get(meta);
     if (page instanceof Promise) {
@@ -238,11 +192,7 @@ function createRouter(options, pages, files, filler, logger) {
     }
   }
 
-  /**
-   * @param {Req} req
-   * @param {Res} res
-   * @param {unknown} error
-   */
+  /** @param {Req} req @param {Res} res @param {unknown} error */
   function fail(req, res, error) {
     logger.warn(`${req.method} ${String(req.url).slice(0, 200)}: ${/** @type {Error} */ (error)?.message ?? error}`);
     sendError(req, res, 500);
@@ -251,15 +201,10 @@ function createRouter(options, pages, files, filler, logger) {
   return { filter, loadNotFoundPage };
 }
 
-/**
- * The tree's 404.html, or null.
- * @param {import('./options.js').ServeOptions} options
- * @param {PageStore} pages
- * @returns {{ body: Buffer, contentType: string } | null}
- */
+/** Or null. @param {import('./options.js').ServeOptions} options @param {PageStore} pages @returns {{ body: Buffer, contentType: string } | null} */
 function readNotFoundPage(options, pages) {
   try {
-    // The same check as for every other file: a link leading out of the tree is not followed.
+    // A link leading out of the tree is not followed.
     const real = fs.realpathSync(`${options.realRoot}/404.html`);
     if (!isInside(options.realRoot, real) || !fs.statSync(real).isFile()) throw new Error('404.html leads out of the tree');
     const body = fs.readFileSync(real);
@@ -269,19 +214,14 @@ function readNotFoundPage(options, pages) {
   }
 }
 
-/**
- * @param {import('./options.js').ServeOptions} options
- * @param {import('./options.js').Logger} logger
- */
+/** @param {import('./options.js').ServeOptions} options @param {import('./options.js').Logger} logger */
 function warnNoSource(options, logger) {
   logger.warn(`no price source given: every price slot shows the fallback ${JSON.stringify(options.fallback)}`);
 }
 
 /**
- * @param {import('./options.js').ServeOptions} options
- * @param {import('./options.js').Logger} logger
- * @param {boolean} hasSlots whether the tree has price slots (no source is worth a warning only then)
- * @returns {PriceSource}
+ * @param {import('./options.js').ServeOptions} options @param {import('./options.js').Logger} logger
+ * @param {boolean} hasSlots no source is worth a warning only then @returns {PriceSource}
  */
 function openSource(options, logger, hasSlots) {
   const spec = options.prices;

@@ -1,19 +1,13 @@
 // @ts-check
 /**
- * Gzip for filled pages without compressing per request. Each static part of
- * a page is deflated once (raw deflate, ending in a sync flush so it stops on
- * a byte boundary); per request the price values go in as *stored* deflate
- * blocks, and the gzip header and trailer (CRC-32, length) are added. The
- * result is one ordinary gzip member that any client inflates.
+ * Gzip for filled pages without compressing per request: each static part is deflated once, ending in a sync flush on a
+ * byte boundary; per request the prices go in as stored blocks, and the header and trailer are added: one ordinary gzip member.
  */
 import zlib from 'node:zlib';
 
 const HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0x03]);
 
-/**
- * @param {Buffer[]} parts the page split at its placeholders
- * @returns {Buffer[]} the deflated parts; only the last ends the stream
- */
+/** @param {Buffer[]} parts the page split at its placeholders @returns {Buffer[]} only the last ends the stream */
 export function deflateParts(parts) {
   return parts.map((part, i) =>
     zlib.deflateRawSync(part, {
@@ -23,14 +17,9 @@ export function deflateParts(parts) {
   );
 }
 
-/**
- * A stored (uncompressed) deflate block, not final, for up to 65535 bytes.
- * @param {Buffer} data
- * @returns {Buffer[]}
- */
+/** Not final, for up to 65535 bytes. @param {Buffer} data @returns {Buffer[]} */
 function storedBlocks(data) {
-  /** @type {Buffer[]} */
-  const out = [];
+  /** @type {Buffer[]} */ const out = [];
   for (let start = 0; start < data.length; start += 0xffff) {
     const chunk = data.subarray(start, Math.min(data.length, start + 0xffff));
     const len = chunk.length;
@@ -39,20 +28,13 @@ function storedBlocks(data) {
   return out;
 }
 
-/**
- * @param {Buffer[]} parts identity parts (for CRC and length)
- * @param {Buffer[]} deflated from deflateParts(parts)
- * @param {Buffer[]} values one per slot, already encoded
- * @returns {Buffer}
- */
+/** @param {Buffer[]} parts identity parts, for CRC and length @param {Buffer[]} deflated from deflateParts(parts) @param {Buffer[]} values encoded, one per slot @returns {Buffer} */
 export function gzipFilled(parts, deflated, values) {
-  /** @type {Buffer[]} */
-  const pieces = [HEADER];
+  /** @type {Buffer[]} */ const pieces = [HEADER];
   let crc = 0;
   let size = 0;
   for (let i = 0; i < parts.length; i++) {
-    // (zero-length buffers are skipped: zlib.crc32 of an empty buffer whose
-    // memory was detached answers 0 instead of the running value)
+    // Empty buffers skipped: zlib.crc32 of an empty, detached buffer answers 0 instead of the running value.
     if (parts[i].length > 0) crc = zlib.crc32(parts[i], crc);
     size += parts[i].length;
     pieces.push(deflated[i]);

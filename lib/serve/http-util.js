@@ -1,20 +1,10 @@
 // @ts-check
-/**
- * Small HTTP helpers shared by the filter and the static handler:
- * Accept-Encoding negotiation, conditional requests, Range, error pages.
- */
+/** Accept-Encoding negotiation, conditional requests, Range and error pages, for the filter and the static handler. */
 
-/**
- * Which encodings of br and gzip the client takes, its preferred first (by
- * q-value; br on a tie).
- * `q=0` refuses; `*` counts for both.
- * @param {string | undefined} header
- * @returns {('br' | 'gzip')[]}
- */
+/** Preferred first by q-value, br on a tie; `q=0` refuses, `*` counts for both. @param {string | undefined} header @returns {('br' | 'gzip')[]} */
 export function acceptedEncodings(header) {
   if (!header) return [];
-  /** @type {Record<string, number>} */
-  const q = {};
+  /** @type {Record<string, number>} */ const q = {};
   for (const item of header.split(',')) {
     const [name, ...params] = item.trim().toLowerCase().split(';');
     let weight = 1;
@@ -24,8 +14,7 @@ export function acceptedEncodings(header) {
     }
     if (name) q[name.trim()] = Number.isFinite(weight) ? weight : 0;
   }
-  /** @type {{ enc: 'br' | 'gzip', w: number }[]} */
-  const out = [];
+  /** @type {{ enc: 'br' | 'gzip', w: number }[]} */ const out = [];
   for (const enc of /** @type {const} */ (['br', 'gzip'])) {
     const w = q[enc] ?? (enc === 'gzip' ? q['x-gzip'] : undefined) ?? q['*'];
     if (w !== undefined && w > 0) out.push({ enc, w });
@@ -35,14 +24,10 @@ export function acceptedEncodings(header) {
   return out.map((e) => e.enc);
 }
 
-/** Cache of parsed Accept-Encoding values (browsers send a handful of distinct ones). @type {Map<string, ('br' | 'gzip')[]>} */
+/** Browsers send a handful of distinct values. @type {Map<string, ('br' | 'gzip')[]>} */
 const PREFERRED = new Map();
 
-/**
- * acceptedEncodings, remembered per header value.
- * @param {string | undefined} header
- * @returns {('br' | 'gzip')[]}
- */
+/** @param {string | undefined} header @returns {('br' | 'gzip')[]} */
 export function preferredEncodings(header) {
   if (!header) return [];
   let found = PREFERRED.get(header);
@@ -54,13 +39,7 @@ export function preferredEncodings(header) {
   return found;
 }
 
-/**
- * Does the request's validator match (so a 304 is in order)?
- * If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
- * @param {import('node:http').IncomingHttpHeaders} headers
- * @param {string} etag
- * @param {number} mtimeMs
- */
+/** If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2). @param {import('node:http').IncomingHttpHeaders} headers @param {string} etag @param {number} mtimeMs */
 export function isNotModified(headers, etag, mtimeMs) {
   const inm = headers['if-none-match'];
   if (inm !== undefined) {
@@ -77,12 +56,7 @@ export function isNotModified(headers, etag, mtimeMs) {
   return false;
 }
 
-/**
- * Parses a single-range `Range: bytes=...` header.
- * @param {string | undefined} header
- * @param {number} size
- * @returns {null | 'unsatisfiable' | { start: number, end: number }} null: serve the whole file
- */
+/** A single range. @param {string | undefined} header @param {number} size @returns {null | 'unsatisfiable' | { start: number, end: number }} null: the whole file */
 export function parseRange(header, size) {
   if (!header) return null;
   const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
@@ -105,12 +79,7 @@ export function parseRange(header, size) {
   return { start, end };
 }
 
-/**
- * Is an If-Range precondition met (strong ETag or exact date)?
- * @param {string | undefined} header
- * @param {string} etag
- * @param {number} mtimeMs
- */
+/** Strong ETag or exact date. @param {string | undefined} header @param {string} etag @param {number} mtimeMs */
 export function ifRangeMatches(header, etag, mtimeMs) {
   if (header === undefined) return true;
   const value = header.trim();
@@ -123,10 +92,8 @@ export function ifRangeMatches(header, etag, mtimeMs) {
 const TITLES = { 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 500: 'Internal Server Error', 503: 'Service Unavailable' };
 
 /**
- * A small HTML error page (or the tree's own 404 page).
- * @param {import('node:http').IncomingMessage} req
- * @param {import('node:http').ServerResponse} res
- * @param {number} status
+ * A small HTML page, or the tree's own 404 page.
+ * @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res @param {number} status
  * @param {{ body?: Buffer, contentType?: string, headers?: Record<string, string> }} [custom]
  */
 export function sendError(req, res, status, custom = {}) {

@@ -1,7 +1,5 @@
 // @ts-check
-/**
- * Public surface of the runtime price filter.
- */
+/** Public surface of the runtime price filter. */
 export { createPriceFilter } from './filter.js';
 export { createServer, runServeCommand } from './server.js';
 export { SERVE_DEFAULTS } from './options.js';

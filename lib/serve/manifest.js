@@ -1,9 +1,5 @@
 // @ts-check
-/**
- * Reads OUT/prerender-manifest.json into what the server needs: for every
- * page, its key (relative file path), content type, and price slots.
- * Malformed entries are skipped with a warning; a malformed manifest throws.
- */
+/** OUT/prerender-manifest.json as the server needs it; malformed entries are skipped with a warning, a malformed manifest throws. */
 import { MANIFEST_NAME, checkManifest } from '../output/manifest/schema.js';
 import { safeContentType } from './content-type.js';
 import { PageIndex } from './page-index.js';
@@ -12,24 +8,17 @@ import { normalizeManifestPath } from './paths.js';
 export { MANIFEST_NAME };
 
 /**
- * @typedef {import('./page-index.js').Slot} Slot
- * @typedef {import('./page-index.js').PageMeta} PageMeta
+ * @typedef {import('./page-index.js').Slot} Slot @typedef {import('./page-index.js').PageMeta} PageMeta
  * @typedef {{ mode: import('../document/placeholders.js').PlaceholderMode, pages: PageIndex, warnings: string[], generatedAt: string | null,
- *   roots: string[], rootFile: { key: string, url: string } | null }} Manifest
- *   pages: compact (page-index.js); rootFile: the file of the first crawl root that was written (after its redirects), for `/`
+ *   roots: string[], rootFile: { key: string, url: string } | null }} Manifest rootFile: the first written crawl root's file, after its redirects, for `/`
  */
 
 const PAGES_OPEN = '\n  "pages": [';
 const PAGES_CLOSE = '\n  ],\n';
 
 /**
- * The manifest's top level and its pages one at a time. `prerender crawl`
- * writes one page per line: then each line is parsed alone, as it is used,
- * so a manifest of 200,000 pages never exists as one object tree (that cost
- * 240 MB of heap at start-up). Returns null when the layout is another
- * (the caller then parses the whole text).
- * @param {Buffer} buf
- * @returns {{ data: any, pages: Iterable<any> } | null}
+ * A manifest as `prerender crawl` writes it, a page per line: each line is parsed alone, so 200,000 pages never exist as one
+ * object tree. Null for another layout. @param {Buffer} buf @returns {{ data: any, pages: Iterable<any> } | null}
  */
 function splitManifest(buf) {
   const open = buf.indexOf(PAGES_OPEN);
@@ -43,8 +32,7 @@ function splitManifest(buf) {
     return null;
   }
   checkManifest(data);
-  /** @type {Map<string, string>} */
-  const interned = new Map();
+  /** @type {Map<string, string>} */ const interned = new Map();
   function* pages() {
     let at = buf.indexOf(10, from);
     while (at !== -1 && at < close) {
@@ -60,11 +48,7 @@ function splitManifest(buf) {
   return { data, pages: pages() };
 }
 
-/**
- * One copy of each content type (they repeat; every page would hold its own).
- * @param {Map<string, string>} interned
- * @param {unknown} s
- */
+/** One copy of each content type. @param {Map<string, string>} interned @param {unknown} s */
 function intern(interned, s) {
   if (typeof s !== 'string') return s;
   let found = interned.get(s);
@@ -75,12 +59,7 @@ function intern(interned, s) {
   return found;
 }
 
-/**
- * What is kept of a page line: only the fields the server reads, in fresh
- * strings (not slices of the line, which would keep each line alive).
- * @param {any} page
- * @param {Map<string, string>} interned
- */
+/** Only the fields the server reads, in fresh strings: slices of the line would keep each line alive. @param {any} page @param {Map<string, string>} interned */
 function compactPage(page, interned) {
   if (!page || typeof page !== 'object') return page;
   return {
@@ -94,10 +73,7 @@ function compactPage(page, interned) {
   };
 }
 
-/**
- * @param {string | Buffer} input the manifest file's bytes (or text)
- * @returns {Manifest}
- */
+/** @param {string | Buffer} input the file's bytes, or text @returns {Manifest} */
 export function parseManifest(input) {
   const buf = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
   const lines = splitManifest(buf);
@@ -114,21 +90,15 @@ export function parseManifest(input) {
   return readManifest(data, data.pages);
 }
 
-/**
- * @param {any} data the top level
- * @param {Iterable<any>} pageList
- * @returns {Manifest}
- */
+/** @param {any} data the top level @param {Iterable<any>} pageList @returns {Manifest} */
 function readManifest(data, pageList) {
   const mode = data.placeholderMode;
-  /** @type {string[]} */
-  const warnings = [];
+  /** @type {string[]} */ const warnings = [];
   const pages = new PageIndex();
   let skipped = 0;
   const roots = Array.isArray(data.roots) ? data.roots.filter((/** @type {unknown} */ r) => typeof r === 'string') : [];
   // Where each root ended up, following the crawl's redirects (bounded).
-  /** @type {Map<string, string>} */
-  const redirects = new Map();
+  /** @type {Map<string, string>} */ const redirects = new Map();
   for (const r of Array.isArray(data.redirects) ? data.redirects : []) {
     if (r && typeof r.url === 'string' && typeof r.location === 'string') redirects.set(r.url, r.location);
   }
@@ -139,8 +109,7 @@ function readManifest(data, pageList) {
     for (let hop = 0; hop < 10 && redirects.has(url); hop++) url = /** @type {string} */ (redirects.get(url));
     if (!wanted.has(url)) wanted.set(url, root);
   }
-  /** @type {{ key: string, url: string, rank: number } | null} */
-  let rootFile = null;
+  /** @type {{ key: string, url: string, rank: number } | null} */ let rootFile = null;
   const rank = [...wanted.keys()];
   for (const page of pageList) {
     if (!page || typeof page !== 'object' || page.file === undefined || page.file === null) continue; // failed pages have no file
@@ -173,15 +142,11 @@ function readManifest(data, pageList) {
   };
 }
 
-/**
- * @param {unknown} list
- * @returns {{ slots: Slot[], valid: boolean }}
- */
+/** @param {unknown} list @returns {{ slots: Slot[], valid: boolean }} */
 function readSlots(list) {
   if (list === undefined || list === null) return { slots: [], valid: true };
   if (!Array.isArray(list)) return { slots: [], valid: false };
-  /** @type {Slot[]} */
-  const slots = [];
+  /** @type {Slot[]} */ const slots = [];
   let end = 0;
   for (const item of list) {
     if (!item || typeof item.sku !== 'string' || !Number.isSafeInteger(item.offset) || !Number.isSafeInteger(item.length)) return { slots: [], valid: false };

@@ -1,9 +1,5 @@
 // @ts-check
-/**
- * Options for createPriceFilter / createServer / runServeCommand: the one
- * place defaults live, and where bad values become UsageErrors that say what
- * to do.
- */
+/** Options of createPriceFilter, createServer and runServeCommand: the one place defaults live, and bad values become UsageErrors. */
 import fs from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
@@ -11,24 +7,16 @@ import { classifyPriceSpec, DEFAULT_MAX_PRICE_LENGTH, normalizeZip } from '../pr
 import { FRONT_DEFAULTS, normalizeFrontOptions } from '../front/front-options.js';
 
 /**
- * What each option accepts. Spelled out because the type inferred from the
- * defaults object below would be its literal values (`fallback: ''`,
- * `priceTimeoutMs: 300`): the generated .d.ts would then refuse every
- * value but the default.
- * @typedef {{
- *   port: number, host: string, zipParam: string, zipCookie: string, defaultZip: string | null,
- *   fallback: string, static: boolean, priceTimeoutMs: number, priceQueueMs: number,
- *   priceCacheTtlMs: number, priceCacheStaleMs: number, priceNegativeTtlMs: number,
- *   priceCacheSize: number, priceConnections: number, maxPriceLength: number, watch: boolean,
- *   pollIntervalMs: number, pageCacheBytes: number, maxRssBytes: number | null, drainTimeoutMs: number,
- *   staticCacheControl: string, filledCacheControl: string, maxHeaderSize: number,
- *   headersTimeoutMs: number, requestTimeoutMs: number, keepAliveTimeoutMs: number, socketTimeoutMs: number,
- *   addRedirects: boolean,
+ * Spelled out: the type inferred from the frozen defaults would be their literal values, and the .d.ts would refuse any other.
+ * @typedef {{ port: number, host: string, zipParam: string, zipCookie: string, defaultZip: string | null, fallback: string, static: boolean,
+ *   priceTimeoutMs: number, priceQueueMs: number, priceCacheTtlMs: number, priceCacheStaleMs: number, priceNegativeTtlMs: number,
+ *   priceCacheSize: number, priceConnections: number, maxPriceLength: number, watch: boolean, pollIntervalMs: number, pageCacheBytes: number,
+ *   maxRssBytes: number | null, drainTimeoutMs: number, staticCacheControl: string, filledCacheControl: string, maxHeaderSize: number,
+ *   headersTimeoutMs: number, requestTimeoutMs: number, keepAliveTimeoutMs: number, socketTimeoutMs: number, addRedirects: boolean,
  * } & import('../front/front-options.js').FrontDefaults} ServeDefaults
  */
 
-/** @type {Readonly<ServeDefaults>} */
-export const SERVE_DEFAULTS = Object.freeze({
+/** @type {Readonly<ServeDefaults>} */ export const SERVE_DEFAULTS = Object.freeze({
   port: 8080,
   host: '127.0.0.1',
   zipParam: 'zip',
@@ -55,12 +43,8 @@ export const SERVE_DEFAULTS = Object.freeze({
   /** The one memory budget (bytes) for every cached variant: pages with slots, plain files, their gzip and br forms. */
   pageCacheBytes: 512 * 1024 * 1024,
   /**
-   * Resident memory (bytes) the process keeps under by holding fewer cached
-   * pages when the runtime's own memory grows (byte-cache.js); null: no such
-   * bound. `prerender serve` (runServeCommand) sets it to pageCacheBytes +
-   * 96 MiB; middleware shares its process with the application, whose
-   * memory is not the cache's to make room for, so it is off there by default.
-   * @type {number | null}
+   * Resident bytes kept under by holding fewer cached pages (byte-cache.js); null: none. `prerender serve` sets pageCacheBytes + 96 MiB;
+   * middleware shares its process with the application, whose memory is not the cache's to make room for. @type {number | null}
    */
   maxRssBytes: null,
   /** On SIGTERM/SIGINT (runServeCommand), wait this long for requests in flight. */
@@ -82,34 +66,25 @@ export const SERVE_DEFAULTS = Object.freeze({
 });
 
 /**
- * @typedef {{ warn(message: string): void, info?(message: string): void }} Logger
- * @typedef {import('../prices/index.js').PriceSource} PriceSource
- * @typedef {ServeDefaults & {
- *   root: string, realRoot: string,
- *   prices: string | PriceSource | Record<string, Record<string, string | number>> | null,
- *   logger: Logger,
- * }} ServeOptions
+ * @typedef {{ warn(message: string): void, info?(message: string): void }} Logger @typedef {import('../prices/index.js').PriceSource} PriceSource
+ * @typedef {ServeDefaults & { root: string, realRoot: string, prices: string | PriceSource | Record<string, Record<string, string | number>> | null,
+ *   logger: Logger }} ServeOptions
  * @typedef {Partial<Omit<ServeOptions, 'realRoot'>> & { root: string, port?: number | string }} ServeOptionsInput
  */
 
 /** What node:http accepts as a header value (its own check, which throws per request). */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
-/** @type {Logger} */
-const CONSOLE_LOGGER = { warn: (m) => console.warn(`prerender: ${m}`) };
+/** @type {Logger} */ const CONSOLE_LOGGER = { warn: (m) => console.warn(`prerender: ${m}`) };
 
-/**
- * @param {ServeOptionsInput} input
- * @returns {ServeOptions}
- */
+/** @param {ServeOptionsInput} input @returns {ServeOptions} */
 export function normalizeServeOptions(input) {
   if (!input || typeof input !== 'object') throw new UsageError('serve: options must be an object with at least { root }');
   const known = new Set([...Object.keys(SERVE_DEFAULTS), 'root', 'prices', 'logger']);
   for (const key of Object.keys(input)) {
     if (!known.has(key)) throw new UsageError(`serve: unknown option "${key}" (known: ${[...known].sort().join(', ')})`);
   }
-  /** @type {any} */
-  const o = { ...SERVE_DEFAULTS };
+  /** @type {any} */ const o = { ...SERVE_DEFAULTS };
   for (const [k, v] of Object.entries(input)) if (v !== undefined) o[k] = v;
 
   if (typeof o.root !== 'string' || o.root === '') throw new UsageError('serve: give the directory to serve (the crawl output), e.g. prerender serve ./out');

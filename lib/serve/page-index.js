@@ -1,27 +1,16 @@
 // @ts-check
 /**
- * The manifest's pages, kept compact: 200,000 pages must not cost 200,000
- * objects. One Map from each page's key to the offset of its record, and the
- * records packed in one Buffer (off the JS heap): flags, content type (an
- * index into a short table of distinct types), size, and the slots (offset,
- * length, SKU). A PageMeta object is made only when a page is asked for.
- *
- * Record layout: u8 flags (1: slots valid, 2: size known, 4: has a content
- * type), u16 content type index, u32 size, u32 slot count, then per slot u32
+ * The manifest's pages, kept compact: 200,000 pages must not cost 200,000 objects. A Map from each key to the offset of its
+ * record, the records packed in one Buffer off the heap; a PageMeta is made only when a page is asked for. Record: u8 flags
+ * (1 slots valid, 2 size known, 4 has a content type), u16 content type index, u32 size, u32 slot count, then per slot u32
  * offset, u32 length, u16 SKU byte length, the SKU in UTF-8.
  */
 
 /** @typedef {{ sku: string, offset: number, length: number }} Slot */
 
-/** A page of the manifest, as the server uses it (made on demand, not stored). */
+/** Made on demand, not stored. */
 export class PageMeta {
-  /**
-   * @param {string} key
-   * @param {string | null} contentType
-   * @param {number | null} bytes
-   * @param {Slot[]} slots
-   * @param {boolean} slotsValid
-   */
+  /** @param {string} key @param {string | null} contentType @param {number | null} bytes @param {Slot[]} slots @param {boolean} slotsValid */
   constructor(key, contentType, bytes, slots, slotsValid) {
     this.key = key;
     this.contentType = contentType;
@@ -36,15 +25,14 @@ const MAX_U16 = 0xffff;
 const MAX_U32 = 0xffffffff;
 
 export class PageIndex {
-  /** key -> offset of its record in #data. @type {Map<string, number>} */
+  /** Offset of each key's record in #data. @type {Map<string, number>} */
   #offsets = new Map();
   #data = Buffer.allocUnsafeSlow(64 * 1024);
   #used = 0;
   /** @type {string[]} distinct content types */
   #types = [];
-  /** @type {Map<string, number>} */
-  #typeIndex = new Map();
-  /** Pages with slots (or a malformed slot list: scanned when loaded). */
+  /** @type {Map<string, number>} */ #typeIndex = new Map();
+  /** Or a malformed slot list, scanned when loaded. */
   fillableCount = 0;
 
   get size() {
@@ -56,24 +44,17 @@ export class PageIndex {
     return this.#offsets.has(key);
   }
 
-  /** Keys of all pages. */
   keys() {
     return this.#offsets.keys();
   }
 
   /**
-   * Adds (or replaces) a page. Slots that do not fit the record (an offset
-   * beyond 4 GiB, a SKU over 64 KiB) mark its slot list malformed.
-   * @param {string} key
-   * @param {string | null} contentType
-   * @param {number | null} bytes
-   * @param {Slot[]} slots
-   * @param {boolean} slotsValid
+   * Slots that do not fit the record (an offset beyond 4 GiB, a SKU over 64 KiB) mark its slot list malformed.
+   * @param {string} key @param {string | null} contentType @param {number | null} bytes @param {Slot[]} slots @param {boolean} slotsValid
    */
   set(key, contentType, bytes, slots, slotsValid) {
     let valid = slotsValid;
-    /** @type {Buffer[]} */
-    const skus = [];
+    /** @type {Buffer[]} */ const skus = [];
     for (const slot of slots) {
       const sku = Buffer.from(slot.sku, 'utf8');
       if (sku.length > MAX_U16 || slot.offset > MAX_U32 || slot.length > MAX_U32) valid = false;
@@ -85,7 +66,7 @@ export class PageIndex {
     this.#reserve(size);
     const d = this.#data;
     let at = this.#used;
-    /** @type {number | undefined} (a table of 65,536 distinct types is full: then typed by extension) */
+    /** @type {number | undefined} undefined once 65,536 distinct types fill the table: then typed by extension */
     let type;
     if (contentType !== null) {
       type = this.#typeIndex.get(contentType);
@@ -115,7 +96,7 @@ export class PageIndex {
     if (this.#isFillable(this.#offsets.get(key) ?? 0)) this.fillableCount++;
   }
 
-  /** Gives the records' Buffer back what it does not use (once all pages are in). */
+  /** Once all pages are in. */
   trim() {
     if (this.#data.length === this.#used) return;
     const exact = Buffer.allocUnsafeSlow(this.#used);
@@ -136,46 +117,32 @@ export class PageIndex {
     this.#data = grown;
   }
 
-  /**
-   * @param {string} key
-   * @returns {string | null | undefined} undefined: no such page; null: no recorded type
-   */
+  /** @param {string} key @returns {string | null | undefined} undefined: no such page; null: no recorded type */
   contentType(key) {
     const at = this.#offsets.get(key);
     if (at === undefined) return undefined;
     return this.#data[at] & 4 ? this.#types[this.#data.readUInt16LE(at + 1)] : null;
   }
 
-  /**
-   * The page at `key` when it has price slots (or a slot list to scan).
-   * @param {string} key
-   * @returns {PageMeta | undefined}
-   */
+  /** When it has price slots, or a slot list to scan. @param {string} key @returns {PageMeta | undefined} */
   fillable(key) {
     const at = this.#offsets.get(key);
     if (at === undefined || !this.#isFillable(at)) return undefined;
     return this.#read(key, at);
   }
 
-  /**
-   * @param {string} key
-   * @returns {PageMeta | undefined}
-   */
+  /** @param {string} key @returns {PageMeta | undefined} */
   get(key) {
     const at = this.#offsets.get(key);
     return at === undefined ? undefined : this.#read(key, at);
   }
 
-  /**
-   * @param {string} key
-   * @param {number} at
-   */
+  /** @param {string} key @param {number} at */
   #read(key, at) {
     const d = this.#data;
     const flags = d[at];
     const count = d.readUInt32LE(at + 7);
-    /** @type {Slot[]} */
-    const slots = new Array(count);
+    /** @type {Slot[]} */ const slots = new Array(count);
     let p = at + 11;
     for (let i = 0; i < count; i++) {
       const skuLength = d.readUInt16LE(p + 8);
@@ -185,10 +152,7 @@ export class PageIndex {
     return new PageMeta(key, flags & 4 ? this.#types[d.readUInt16LE(at + 1)] : null, flags & 2 ? d.readUInt32LE(at + 3) : null, slots, (flags & 1) === 1);
   }
 
-  /**
-   * What the index costs: the records, and per page its key and Map entry
-   * on the JS heap (measured: 19 MB of heap for 200,000 pages).
-   */
+  /** The records, and per page its key and Map entry on the heap (BENCHMARKS.md, Serving, "Second pass"). */
   get memoryBytes() {
     return this.#data.length + this.#offsets.size * 100;
   }

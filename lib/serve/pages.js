@@ -1,15 +1,8 @@
 // @ts-check
 /**
- * The page store: the manifest's pages with price slots, each split once at
- * its placeholders into Buffers (and, lazily, into deflated parts for gzip).
- * Requests only look pages up; no HTML is parsed per request.
- *
- * Pages are loaded lazily, on their first request. Loading a page checks that
- * the bytes at each recorded offset are the expected placeholder; a stale
- * manifest or an edited file is scanned once for placeholder comments
- * instead, with a warning. Prepared pages live in the server's one byte
- * budget (byte-cache.js), deflated parts and brotli bodies counted; the
- * pages are dropped when the manifest changes.
+ * The page store: the manifest's pages with price slots, each split once at its placeholders, so no HTML is parsed per request.
+ * A page loads on its first request, which checks each recorded offset holds the placeholder; a stale manifest or an edited
+ * file is scanned once instead, with a warning. Pages live in the server's one byte budget (byte-cache.js), dropped when the manifest changes.
  */
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -25,34 +18,19 @@ import { joinInside, realInside } from './paths.js';
 import { splitAtSlots } from './splice.js';
 
 /**
- * @typedef {import('./manifest.js').Manifest} Manifest
- * @typedef {import('./manifest.js').PageMeta} PageMeta
- * @typedef {import('./manifest.js').Slot} Slot
+ * @typedef {import('./manifest.js').Manifest} Manifest @typedef {import('./manifest.js').PageMeta} PageMeta @typedef {import('./manifest.js').Slot} Slot
  * @typedef {{ warn(message: string): void, info?(message: string): void }} Logger
- *
- * @typedef {object} PreparedPage
- * @property {string} key
- * @property {Buffer[]} parts  n+1 pieces around n slots
- * @property {string[]} skus
- * @property {string} contentType
- * @property {boolean} asciiOnly  page not labelled UTF-8: prices go in as ASCII
- * @property {number} bytes  what it costs in the cache: the file, and its deflated parts once made
- * @property {number} fileBytes
- * @property {string} tag  a hash of the file's bytes (for the ETag of filled pages)
- * @property {number} generation  the manifest it was loaded under
- * @property {Buffer[] | null} deflated  lazily, see gzip.js
+ * @typedef {{ key: string, parts: Buffer[], skus: string[], contentType: string, asciiOnly: boolean, bytes: number, fileBytes: number,
+ *   tag: string, generation: number, deflated: Buffer[] | null }} PreparedPage
+ *   parts: n+1 pieces around n slots; asciiOnly: not labelled UTF-8, so prices go in as ASCII; bytes: its cost in the cache,
+ *   deflated parts included; tag: a hash of the file, for filled pages' ETags; generation: the manifest it was loaded under
  */
 
 const FILTER_PLACEHOLDER = /<!--prerender:price sku=([A-Za-z0-9%._~-]*)-->/g;
 
-/**
- * Finds filter placeholders in a file's bytes (latin1 keeps offsets in bytes).
- * @param {Buffer} buf
- * @returns {Slot[]}
- */
+/** latin1 keeps offsets in bytes. @param {Buffer} buf @returns {Slot[]} */
 export function scanPlaceholders(buf) {
-  /** @type {Slot[]} */
-  const slots = [];
+  /** @type {Slot[]} */ const slots = [];
   const text = buf.toString('latin1');
   for (const m of text.matchAll(FILTER_PLACEHOLDER)) {
     let sku;
@@ -66,11 +44,7 @@ export function scanPlaceholders(buf) {
   return slots;
 }
 
-/**
- * @param {Buffer} buf
- * @param {PageMeta} meta
- * @param {Slot[]} slots meta.slots, unpacked
- */
+/** @param {Buffer} buf @param {PageMeta} meta @param {Slot[]} slots meta.slots, unpacked */
 function slotsMatch(buf, meta, slots) {
   if (!meta.slotsValid) return false;
   if (meta.bytes !== null && meta.bytes !== buf.length) return false;
@@ -86,32 +60,27 @@ function slotsMatch(buf, meta, slots) {
 export class PageStore extends EventEmitter {
   #root;
   #logger;
-  /** @type {Manifest | null} */
-  manifest = null;
-  /** Whether this server fills the manifest's pages with slots (placeholderMode 'filter'). */
+  /** @type {Manifest | null} */ manifest = null;
+  /** placeholderMode 'filter'. */
   #filling = false;
-  /** @type {import('lru-cache').LRUCache<string, import('./byte-cache.js').Sized>} the one byte budget, shared with the plain files */
+  /** @type {import('lru-cache').LRUCache<string, import('./byte-cache.js').Sized>} shared with the plain files */
   #cache;
-  /** @type {Map<string, Promise<PreparedPage | null>>} */
-  #loading = new Map();
+  /** @type {Map<string, Promise<PreparedPage | null>>} */ #loading = new Map();
   #generation = 0;
-  /** The budget when this store makes its own cache (null: given one). @type {number | null} */
+  /** Set when this store makes its own cache. @type {number | null} */
   #cacheBytes;
-  /** @type {string | null} */
-  #manifestSignature = null;
+  /** @type {string | null} */ #manifestSignature = null;
 
   /**
-   * Reads the manifest synchronously: a missing manifest means "plain static
-   * tree" (with a warning); a malformed one throws.
+   * Reads the manifest synchronously: a missing one means a plain static tree, with a warning; a malformed one throws.
    * @param {string} realRoot
    * @param {{ logger: Logger, cacheBytes?: number, maxRss?: number | null, cache?: import('lru-cache').LRUCache<string, import('./byte-cache.js').Sized> }} options
-   *   maxRss: the process's resident bytes to stay under (byte-cache.js), when this store makes its cache
    */
   constructor(realRoot, { logger, cacheBytes = 64 * 1024 * 1024, maxRss = null, cache }) {
     super();
     this.#root = realRoot;
     this.#logger = logger;
-    // Without a cache given, one is made once the manifest is read: its pages are charged to the budget.
+    // Without a cache given, one is made once the manifest is read, charged for its pages.
     const bound = maxRss === null ? null : { maxRss, onFloor: (/** @type {string} */ m) => logger.warn(m) };
     this.#cache = cache ?? createByteCache(cacheBytes, { bound });
     this.#cacheBytes = cache ? null : cacheBytes;
@@ -136,13 +105,12 @@ export class PageStore extends EventEmitter {
     if (this.#cacheBytes !== null) {
       const charged = Math.min(manifest.pages.memoryBytes, this.#cacheBytes / 2);
       this.#cache = createByteCache(this.#cacheBytes - charged, { bound });
-      // The manifest's text and what parsing it left behind: freed now rather than kept until the heap fills.
+      // Parsing's garbage freed now rather than kept until the heap fills.
       releaseGarbage();
       if (charged >= 16 * 1024 * 1024) logger.info?.(`the manifest's ${manifest.pages.size} pages take ${Math.round(charged / 1048576)} MB of the ${Math.round(this.#cacheBytes / 1048576)} MB cache budget`);
     }
   }
 
-  /** The one byte budget: pages with slots, plain files, their compressed forms. */
   get cache() {
     return this.#cache;
   }
@@ -155,39 +123,27 @@ export class PageStore extends EventEmitter {
     if (!this.#filling) {
       this.#logger.info?.(`manifest placeholderMode is '${manifest.mode}': pages are served as they are (for nginx SSI / ESI in front)`);
     }
-    // Drop the pages of the previous manifest (plain files stay: they check their own stat).
+    // Plain files stay: they check their own stat.
     for (const key of [...this.#cache.keys()]) if (key.startsWith('p\u0000') || key.startsWith('b\u0000')) this.#cache.delete(key);
     this.#loading.clear();
     this.#generation++;
   }
 
-  /** Number of pages this store fills. */
   get fillableCount() {
     return this.#filling && this.manifest ? this.manifest.pages.fillableCount : 0;
   }
 
-  /**
-   * @param {string} key
-   * @returns {PageMeta | undefined} set when the page at `key` has price slots
-   */
+  /** @param {string} key @returns {PageMeta | undefined} set when the page has price slots */
   fillable(key) {
     return this.#filling && this.manifest ? this.manifest.pages.fillable(key) : undefined;
   }
 
-  /**
-   * The content type recorded for a file, else one from its extension.
-   * @param {string} key
-   */
+  /** Recorded, else from the extension. @param {string} key */
   contentType(key) {
     return this.manifest?.pages.contentType(key) ?? contentTypeFor(key);
   }
 
-  /**
-   * A prepared page: from the cache synchronously, or a promise while it loads.
-   * Resolves null when the file is gone or unsafe.
-   * @param {PageMeta} meta
-   * @returns {PreparedPage | Promise<PreparedPage | null>}
-   */
+  /** From the cache synchronously, or a promise while it loads; null when the file is gone or unsafe. @param {PageMeta} meta @returns {PreparedPage | Promise<PreparedPage | null>} */
   get(meta) {
     const cached = /** @type {PreparedPage | undefined} */ (this.#cache.get(`p\u0000${meta.key}`));
     if (cached) return cached;
@@ -211,36 +167,23 @@ export class PageStore extends EventEmitter {
     return pending;
   }
 
-  /**
-   * Lazily deflated parts (gzip responses), computed on first use.
-   * @param {PreparedPage} page
-   */
+  /** For gzip answers, made on first use. @param {PreparedPage} page */
   deflated(page) {
     if (!page.deflated) {
       ({ parts: page.parts, deflated: page.deflated } = packed(page.parts, deflateParts(page.parts)));
       page.bytes = preparedBytes(page.fileBytes, page.parts.length) + page.deflated.reduce((n, b) => n + b.length + BUFFER_OVERHEAD, 0);
-      // So that the cache counts the deflated parts too.
       recount(this.#cache, `p\u0000${page.key}`, page);
     }
     return page.deflated;
   }
 
-  /**
-   * A cached brotli body of a filled page, by its ETag.
-   * @param {PreparedPage} page
-   * @param {string} etag
-   * @returns {Buffer | undefined}
-   */
+  /** A filled page's, by its ETag. @param {PreparedPage} page @param {string} etag @returns {Buffer | undefined} */
   brotliBody(page, etag) {
     const entry = /** @type {{ bytes: number, body: Buffer } | undefined} */ (this.#cache.get(`b\u0000${page.key}\u0000${etag}`));
     return entry?.body;
   }
 
-  /**
-   * @param {PreparedPage} page
-   * @param {string} etag
-   * @param {Buffer} body
-   */
+  /** @param {PreparedPage} page @param {string} etag @param {Buffer} body */
   rememberBrotli(page, etag, body) {
     if (page.generation === this.#generation) this.#cache.set(`b\u0000${page.key}\u0000${etag}`, /** @type {import('./byte-cache.js').Sized} */ ({ bytes: body.length + 2 * etag.length + ENTRY_OVERHEAD + BUFFER_OVERHEAD, body: exact(body) }));
   }
@@ -250,10 +193,7 @@ export class PageStore extends EventEmitter {
     this.#cache.set(`p\u0000${page.key}`, page);
   }
 
-  /**
-   * @param {PageMeta} meta
-   * @returns {Promise<PreparedPage | null>}
-   */
+  /** @param {PageMeta} meta @returns {Promise<PreparedPage | null>} */
   async #prepare(meta) {
     const abs = joinInside(this.#root, meta.key);
     const real = abs && (await realInside(this.#root, abs));
@@ -283,10 +223,7 @@ export class PageStore extends EventEmitter {
     };
   }
 
-  /**
-   * Re-reads the manifest if it changed. A broken manifest keeps the current
-   * one (with a warning). Resolves true when a new manifest is in use.
-   */
+  /** A broken manifest keeps the current one, with a warning; true when a new one is in use. */
   async reloadManifest() {
     const file = path.join(this.#root, MANIFEST_NAME);
     let st;
@@ -310,7 +247,7 @@ export class PageStore extends EventEmitter {
       return false;
     }
     this.#use(manifest);
-    // The old pages are dropped and the new manifest parsed: free that, and let an RSS bound start over from here.
+    // Free the old pages, and let an RSS bound start over from here.
     releaseGarbage();
     if (this.#cache instanceof RssBoundedCache) this.#cache.rebase();
     this.#logger.info?.(`${MANIFEST_NAME} reloaded: ${this.fillableCount} pages with price slots`);
@@ -319,24 +256,14 @@ export class PageStore extends EventEmitter {
   }
 }
 
-/**
- * What a prepared page costs in the budget: its file, its objects, and the
- * views that split it.
- * @param {number} fileBytes
- * @param {number} parts
- */
+/** Its file, its objects, and the views that split it. @param {number} fileBytes @param {number} parts */
 function preparedBytes(fileBytes, parts) {
   return fileBytes + ENTRY_OVERHEAD + BUFFER_OVERHEAD * (parts + 1);
 }
 
 /**
- * The parts of a page and their deflated forms in one allocation, in views.
- * A cached page is then one block of memory, not its file plus a few small
- * blocks of a few hundred bytes each, which land in the holes evicted pages
- * leave and split them (measured over 200,000 gzip requests at 512 MiB:
- * about 7 MB less RSS, and 8 MB less heap for the Buffer objects).
- * @param {Buffer[]} parts
- * @param {Buffer[]} deflated
+ * The parts and their deflated forms in one allocation: a few small blocks would land in the holes evicted pages leave and
+ * split them (BENCHMARKS.md, Serving, "Third pass: the RSS bound"). @param {Buffer[]} parts @param {Buffer[]} deflated
  */
 function packed(parts, deflated) {
   const all = [...parts, ...deflated];

@@ -1,36 +1,24 @@
 // @ts-check
 /**
- * Request paths -> files, without escaping the served directory.
- *
- * `parseRequestTarget` is a pure function (tested with a table of hostile
- * inputs): it takes origin-form (`/path?q`) and absolute-form
- * (`http://host/path?q`, RFC 9112 §3.2.2: the host is ignored, the path gets
- * the same checks) targets, decodes the path exactly once and rejects what no
- * file name in a static tree needs: other forms, backslashes, encoded slashes,
- * NUL and control characters, `..` segments, and hidden (dot) segments other
- * than `.well-known`. `resolveInside` then checks the joined path, and the
- * real path after symlinks, against the real root.
+ * Request paths to files, without escaping the served directory. `parseRequestTarget` takes origin-form and absolute-form
+ * targets (RFC 9112 §3.2.2: the host is ignored), decodes the path exactly once and rejects what no file of a static tree
+ * needs: backslashes, encoded slashes, NUL and controls, `..`, and dot segments but `.well-known`. `realInside` then checks
+ * the real path after symlinks against the real root.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 
 /**
- * @typedef {{ ok: true, path: string, dir: boolean, search: string }} ParsedTarget
- *   path: relative, '/'-separated, no empty segments ('' for the root);
- *   dir: the request path ended in '/'; search: '' or '?...'
+ * @typedef {{ ok: true, path: string, dir: boolean, search: string }} ParsedTarget path: relative, '' for the root; dir: it ended in '/'
  * @typedef {{ ok: false, status: 400 | 404, reason: string, code: 'malformed' | 'hidden' | 'long' }} RejectedTarget
- *   code: malformed (400: may lead out of the tree), hidden (a dot segment), long (a segment no file of a tree has)
+ *   malformed (400) may lead out of the tree; long: a segment no file of a tree has
  */
 
 const MAX_SEGMENT = 255;
-/** `http://authority` then the rest (path, query): the authority has no userinfo, slash, space or control. */
- 
+/** The authority has no userinfo, slash, space or control. */
 export const ABSOLUTE_FORM = /^https?:\/\/[^/?#@\\\s\u0000-\u001f\u007f]+((?:[/?#]).*)?$/is;
 
-/**
- * @param {string | undefined} url the request target as received (req.url)
- * @returns {ParsedTarget | RejectedTarget}
- */
+/** @param {string | undefined} url req.url, as received @returns {ParsedTarget | RejectedTarget} */
 export function parseRequestTarget(url) {
   if (typeof url === 'string' && url.charCodeAt(0) !== 47 /* / */) {
     const absolute = ABSOLUTE_FORM.exec(url);
@@ -69,11 +57,7 @@ export function parseRequestTarget(url) {
   return { ok: true, path: rel, dir: rel !== '' && decoded.endsWith('/'), search };
 }
 
-/**
- * Is a manifest `file` value a safe relative path? Returns the normalised
- * path or null.
- * @param {unknown} file
- */
+/** The normalised path, or null when unsafe. @param {unknown} file */
 export function normalizeManifestPath(file) {
   if (typeof file !== 'string' || file === '' || file.length > 4096) return null;
   if (file.startsWith('/') || file.includes('\\') || /[\u0000-\u001f\u007f]/.test(file)) return null;
@@ -84,38 +68,23 @@ export function normalizeManifestPath(file) {
   return segments.join('/');
 }
 
-/**
- * `/` + the path with each segment percent-encoded: a safe Location value.
- * @param {string} rel
- */
+/** A safe Location value. @param {string} rel */
 export function encodePath(rel) {
   return '/' + rel.split('/').map(encodeURIComponent).join('/');
 }
 
-/**
- * @param {string} realRoot the real path (fs.realpath) of the served directory
- * @param {string} rel a path from parseRequestTarget or normalizeManifestPath
- * @returns {string | null} the absolute path when it stays inside the root
- */
+/** @param {string} realRoot fs.realpath of the served directory @param {string} rel from parseRequestTarget or normalizeManifestPath @returns {string | null} */
 export function joinInside(realRoot, rel) {
   const abs = path.join(realRoot, rel);
   return isInside(realRoot, abs) ? abs : null;
 }
 
-/**
- * @param {string} realRoot
- * @param {string} abs
- */
+/** @param {string} realRoot @param {string} abs */
 export function isInside(realRoot, abs) {
   return abs === realRoot || abs.startsWith(realRoot.endsWith(path.sep) ? realRoot : realRoot + path.sep);
 }
 
-/**
- * The real path of `abs` if it (after following symlinks) is inside the root.
- * @param {string} realRoot
- * @param {string} abs
- * @returns {Promise<string | null>}
- */
+/** After following symlinks. @param {string} realRoot @param {string} abs @returns {Promise<string | null>} */
 export async function realInside(realRoot, abs) {
   try {
     const real = await fs.promises.realpath(abs);

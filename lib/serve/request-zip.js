@@ -1,15 +1,8 @@
 // @ts-check
-/**
- * The visitor's zip: the query parameter first, then the cookie. A value that
- * is not a plausible zip (see lib/prices/zip.js) counts as absent.
- */
+/** The visitor's zip: the query parameter, then the cookie; an implausible value counts as absent. */
 import { normalizeZip } from '../prices/zip.js';
 
-/**
- * @param {string} cookieHeader
- * @param {string} name
- * @returns {string | null}
- */
+/** @param {string} cookieHeader @param {string} name @returns {string | null} */
 export function readCookie(cookieHeader, name) {
   let from = 0;
   while (from < cookieHeader.length) {
@@ -33,12 +26,7 @@ export function readCookie(cookieHeader, name) {
   return null;
 }
 
-/**
- * @param {string | undefined} url
- * @param {string | undefined} cookieHeader
- * @param {{ zipParam: string, zipCookie: string }} names
- * @returns {string | null} the normalised zip, or null
- */
+/** @param {string | undefined} url @param {string | undefined} cookieHeader @param {{ zipParam: string, zipCookie: string }} names @returns {string | null} normalised */
 export function zipFromRequest(url, cookieHeader, names) {
   if (url !== undefined) {
     const q = url.indexOf('?');

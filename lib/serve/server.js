@@ -1,9 +1,7 @@
 // @ts-check
 /**
- * createServer(options): a node:http server around the price filter, with
- * bounded header sizes and timeouts so a slow client cannot hold a socket,
- * and `drain()` for a graceful stop.
- * runServeCommand(dir, opts, io): what `prerender serve` runs.
+ * createServer(options): node:http around the price filter, with bounded header sizes and timeouts so a slow client cannot
+ * hold a socket, and `drain()` for a graceful stop. runServeCommand(dir, opts, io): what `prerender serve` runs.
  */
 import http from 'node:http';
 import { once } from 'node:events';
@@ -15,13 +13,9 @@ import { UsageError } from '../errors.js';
 /**
  * @typedef {import('./filter.js').PriceFilter} PriceFilter
  * @typedef {http.Server & { priceFilter: PriceFilter, front: ReturnType<typeof createFront> | null, inFlight: () => number, drain: (timeoutMs?: number) => Promise<{ cut: number }> }} PrerenderServer
- *   front: with --origin or --route-header (lib/front/handler.js)
  */
 
-/**
- * @param {import('./options.js').ServeOptionsInput} input
- * @returns {PrerenderServer}
- */
+/** @param {import('./options.js').ServeOptionsInput} input @returns {PrerenderServer} */
 export function createServer(input) {
   const filter = createPriceFilter({ ...input, static: true });
   const o = filter.options;
@@ -47,8 +41,7 @@ export function createServer(input) {
         bySocket.set(socket, queued);
         socket.once('close', onSocketClose);
       }
-      // While draining, the last answer of a connection ends it (not one before it: the
-      // requests pipelined behind it would never be answered).
+      // While draining, the last answer of a connection ends it: ending an earlier one would strand the requests pipelined behind.
       if (draining) {
         const before = queued[queued.length - 1];
         if (before && !before.headersSent) before.removeHeader('Connection');
@@ -58,13 +51,11 @@ export function createServer(input) {
       handle(req, res);
     },
   );
-  /** @type {Set<http.ServerResponse>} */
-  const inFlight = new Set();
+  /** @type {Set<http.ServerResponse>} */ const inFlight = new Set();
   /** @type {Map<import('node:net').Socket, http.ServerResponse[]>} the answers not yet done, per connection, in order */
   const bySocket = new Map();
   let draining = false;
-  /** @type {(() => void) | null} */
-  let idle = null;
+  /** @type {(() => void) | null} */ let idle = null;
   /** @this {http.ServerResponse} */
   function onResponseClose() {
     inFlight.delete(this);
@@ -73,12 +64,7 @@ export function createServer(input) {
     if (queued && at >= 0) queued.splice(at, 1);
     if (draining && inFlight.size === 0) idle?.();
   }
-  /**
-   * A connection gone: the answers still queued on it can never be sent (the
-   * client went away, or an answer before them closed it), so they are no
-   * longer waited for.
-   * @this {import('node:net').Socket}
-   */
+  /** The answers still queued on a closed connection can never be sent: no longer waited for. @this {import('node:net').Socket} */
   function onSocketClose() {
     for (const res of bySocket.get(this) ?? []) inFlight.delete(res);
     bySocket.delete(this);
@@ -99,11 +85,8 @@ export function createServer(input) {
   });
 
   /**
-   * Graceful stop: no new connections, idle keep-alive connections closed,
-   * requests in flight answered (their connections closed after), for at
-   * most `timeoutMs`; then every connection is closed and the server too.
-   * Resolves with how many requests were cut at the deadline.
-   * @param {number} [timeoutMs]
+   * No new connections, idle ones closed, requests in flight answered for at most `timeoutMs`, then every connection closed.
+   * Resolves with how many requests were cut at the deadline. @param {number} [timeoutMs]
    */
   async function drain(timeoutMs = o.drainTimeoutMs) {
     draining = true;
@@ -119,8 +102,7 @@ export function createServer(input) {
     let cut = 0;
     try {
       if (inFlight.size > 0) {
-        /** @type {NodeJS.Timeout | undefined} */
-        let timer;
+        /** @type {NodeJS.Timeout | undefined} */ let timer;
         await Promise.race([
           new Promise((resolve) => {
             idle = () => resolve(undefined);
@@ -146,24 +128,16 @@ export function createServer(input) {
 }
 
 /**
- * What `prerender serve` lets the process hold besides its cache budget
- * before the cache gives way (maxRssBytes): Node itself, the manifest's
- * pages, requests in flight. The promise is budget + 150 MB. The cache acts
- * 54 MiB below that, because what the allocator takes it does not give back:
- * as cached pages are replaced, the holes they leave are not all reused
- * (measured: the RSS grew 25 to 40 MB more while the cache held less, over
- * 200,000 gzip requests at the 512 MiB default).
+ * What `prerender serve` holds besides its cache budget before the cache gives way: Node, the manifest's pages, requests in flight.
+ * The promise is budget + 150 MB; the allocator does not give back what it took, so the cache acts below it (BENCHMARKS.md, "Decisions").
  */
 export const STANDALONE_RSS_HEADROOM = 96 * 1024 * 1024;
 
-/** @param {number} bytes */
-const mib = (bytes) => Math.round(bytes / 1048576);
+/** @param {number} bytes */ const mib = (bytes) => Math.round(bytes / 1048576);
 
 /**
- * Starts `prerender serve`, prints `listening on http://HOST:PORT`, and
- * resolves once `io.signal` aborts and the server has closed.
- * @param {string} dir
- * @param {Omit<import('./options.js').ServeOptionsInput, 'root'>} opts
+ * Prints `listening on http://HOST:PORT`; resolves once `io.signal` aborts and the server has closed.
+ * @param {string} dir @param {Omit<import('./options.js').ServeOptionsInput, 'root'>} opts
  * @param {{ stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream, signal?: AbortSignal }} io
  */
 export async function runServeCommand(dir, opts, io) {
@@ -171,7 +145,7 @@ export async function runServeCommand(dir, opts, io) {
     warn: (/** @type {string} */ m) => void io.stderr.write(`prerender serve: ${m}\n`),
     info: (/** @type {string} */ m) => void io.stderr.write(`prerender serve: ${m}\n`),
   };
-  // The standalone server owns its process: its cache gives way when the whole of it passes the budget + 96 MiB, unless told otherwise.
+  // The standalone server owns its process: its cache gives way past budget + 96 MiB, unless told otherwise.
   const maxRssBytes = opts.maxRssBytes === undefined ? (opts.pageCacheBytes ?? SERVE_DEFAULTS.pageCacheBytes) + STANDALONE_RSS_HEADROOM : opts.maxRssBytes;
   const server = createServer({ logger, ...opts, maxRssBytes, root: dir });
   const budget = server.priceFilter.options.pageCacheBytes;

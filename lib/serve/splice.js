@@ -1,14 +1,7 @@
 // @ts-check
-/**
- * Splitting a page at its placeholders (once) and joining it with values
- * (per request). Pure Buffer work; see gzip.js for the compressed form.
- */
+/** A page split at its placeholders once, joined with values per request; see gzip.js for the compressed form. */
 
-/**
- * @param {Buffer} buf the page
- * @param {{ offset: number, length: number }[]} slots in file order, not overlapping
- * @returns {Buffer[]} slots.length + 1 parts (views into buf, not copies)
- */
+/** @param {Buffer} buf @param {{ offset: number, length: number }[]} slots in file order, not overlapping @returns {Buffer[]} views into buf */
 export function splitAtSlots(buf, slots) {
   const parts = [];
   let at = 0;
@@ -20,11 +13,7 @@ export function splitAtSlots(buf, slots) {
   return parts;
 }
 
-/**
- * @param {Buffer[]} parts n + 1 parts
- * @param {Buffer[]} values n values
- * @returns {Buffer}
- */
+/** @param {Buffer[]} parts n + 1 @param {Buffer[]} values n @returns {Buffer} */
 export function joinParts(parts, values) {
   const pieces = new Array(parts.length + values.length);
   for (let i = 0; i < values.length; i++) {
@@ -36,23 +25,13 @@ export function joinParts(parts, values) {
 }
 
 /**
- * The chunks to write for parts joined with values, without copying the
- * page: parts of at least `direct` bytes are written as they are (the kernel
- * copies them into the socket; copying them here first cost most of a filled
- * request's CPU), and each run of smaller pieces between them (prices, the
- * short text between two slots) is joined into one chunk, so a page of many
- * small slots is still a few chunks. Concatenating the chunks gives
- * joinParts(parts, values).
- * @param {Buffer[]} parts n + 1 parts
- * @param {Buffer[]} values n values
- * @param {number} [direct] the smallest part written as it is
- * @returns {{ chunks: Buffer[], length: number }}
+ * Parts of at least `direct` bytes go out as they are: copying them first cost most of a filled request's CPU. Each run of
+ * smaller pieces between them is joined into one chunk, so a page of many slots is still a few chunks.
+ * @param {Buffer[]} parts n + 1 @param {Buffer[]} values n @param {number} [direct] @returns {{ chunks: Buffer[], length: number }}
  */
 export function chunkParts(parts, values, direct = 1024) {
-  /** @type {Buffer[]} */
-  const chunks = [];
-  /** @type {Buffer[]} */
-  let run = [];
+  /** @type {Buffer[]} */ const chunks = [];
+  /** @type {Buffer[]} */ let run = [];
   let runBytes = 0;
   let length = 0;
   const flush = () => {

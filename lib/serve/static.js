@@ -1,10 +1,5 @@
 // @ts-check
-/**
- * Files without price slots: a lean static file handler. Strong ETag and
- * Last-Modified with 304s, Range, precompressed `.br`/`.gz` siblings,
- * `index.html` for directories (never a listing), symlinks checked against
- * the real root.
- */
+/** Files without price slots: ETag and Last-Modified with 304s, Range, `.br`/`.gz` siblings, `index.html` for directories (never a listing), symlinks checked. */
 import fs from 'node:fs';
 import { pipeline } from 'node:stream';
 import { acceptedEncodings, ifRangeMatches, isNotModified, parseRange } from './http-util.js';
@@ -14,13 +9,10 @@ import { encodePath, joinInside, realInside } from './paths.js';
 /**
  * @typedef {import('./paths.js').ParsedTarget} ParsedTarget
  * @typedef {{ realRoot: string, contentType(key: string): string, cacheControl: string, files?: import('./files.js').FileCache, addRedirects?: boolean }} StaticOptions
- *   addRedirects: false: a directory named without its slash is not found (in front of an origin, the path is the origin's)
+ *   addRedirects false: a directory named without its slash is not found (in front of an origin, the path is the origin's)
  */
 
-/**
- * @param {string} abs
- * @returns {Promise<fs.Stats | null>}
- */
+/** @param {string} abs @returns {Promise<fs.Stats | null>} */
 async function statOrNull(abs) {
   try {
     return await fs.promises.stat(abs);
@@ -30,13 +22,9 @@ async function statOrNull(abs) {
 }
 
 /**
- * Serves `target` from the tree. Resolves 'served', 'not-found' (nothing was
- * written; the caller decides), or 'redirect' (a 301 to the slash form).
- * @param {import('node:http').IncomingMessage} req
- * @param {import('node:http').ServerResponse} res
- * @param {ParsedTarget} target
- * @param {StaticOptions} options
- * @returns {Promise<'served' | 'not-found' | 'redirect'>}
+ * 'not-found' writes nothing: the caller decides; 'redirect' is a 301 to the slash form.
+ * @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res @param {ParsedTarget} target
+ * @param {StaticOptions} options @returns {Promise<'served' | 'not-found' | 'redirect'>}
  */
 export async function serveStatic(req, res, target, options) {
   const { realRoot } = options;
@@ -63,7 +51,7 @@ export async function serveStatic(req, res, target, options) {
   if (!real) return 'not-found';
 
   const type = options.contentType(key);
-  // A file small enough goes into the hot-file cache (compressed once) and is served from there.
+  // A file small enough is served from the hot-file cache, compressed once.
   if (options.files && req.headers.range === undefined) {
     const requestKey = target.dir || target.path === '' ? `${target.path}/` : target.path;
     const entry = await options.files.load(requestKey, abs, real, st, type);
@@ -72,8 +60,7 @@ export async function serveStatic(req, res, target, options) {
       return 'served';
     }
   }
-  /** @type {Record<string, string | number>} */
-  const headers = {
+  /** @type {Record<string, string | number>} */ const headers = {
     'Content-Type': type,
     'Cache-Control': options.cacheControl,
     'X-Content-Type-Options': 'nosniff',
@@ -88,7 +75,7 @@ export async function serveStatic(req, res, target, options) {
     for (const enc of acceptedEncodings(/** @type {string | undefined} */ (req.headers['accept-encoding']))) {
       const sibling = `${abs}.${enc === 'gzip' ? 'gz' : 'br'}`;
       const sst = await statOrNull(sibling);
-      // Older than the file: left from an earlier version of it (a crawl gives a sibling its file's time).
+      // Older than the file: left from an earlier version (a crawl gives a sibling its file's time).
       if (!sst || !sst.isFile() || sst.mtimeMs < st.mtimeMs) continue;
       const sreal = await realInside(realRoot, sibling);
       if (!sreal) continue;

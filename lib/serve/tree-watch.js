@@ -3,20 +3,14 @@ import fs from 'node:fs';
 import { MANIFEST_NAME } from './manifest.js';
 
 /**
- * Manifest hot reload: watch the root for the manifest being replaced, and
- * check it every pollIntervalMs too. Checks are debounced.
- * @param {import('./options.js').ServeOptions} options
- * @param {() => Promise<boolean>} reload reloads the manifest, true when it changed
- * @param {() => void} changed called after a reload that changed it
- * @returns {{ close: () => void }}
+ * Manifest hot reload: a watch on the root and a poll every pollIntervalMs, debounced.
+ * @param {import('./options.js').ServeOptions} options @param {() => Promise<boolean>} reload true when it changed
+ * @param {() => void} changed after a reload that changed it @returns {{ close: () => void }}
  */
 export function watchTree(options, reload, changed) {
-  /** @type {fs.FSWatcher | null} */
-  let watcher = null;
-  /** @type {NodeJS.Timeout | null} */
-  let poll = null;
-  /** @type {NodeJS.Timeout | null} */
-  let debounce = null;
+  /** @type {fs.FSWatcher | null} */ let watcher = null;
+  /** @type {NodeJS.Timeout | null} */ let poll = null;
+  /** @type {NodeJS.Timeout | null} */ let debounce = null;
   let closed = false;
   const recheck = () => {
     if (closed) return;

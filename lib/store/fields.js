@@ -34,10 +34,7 @@ export class FieldCodec {
   /** pick()'s fields wanted, by index (reused: pick is synchronous) */
   #mask = new Uint8Array(EXTRA);
 
-  /**
-   * @param {FieldTable} fields
-   * @param {{ skip?: string[], extra?: boolean }} [options] skip: never written; extra: keep unknown properties
-   */
+  /** @param {FieldTable} fields @param {{ skip?: string[], extra?: boolean }} [options] skip: never written; extra: keep unknown properties */
   constructor(fields, { skip = [], extra = false } = {}) {
     if (fields.length >= EXTRA) throw new Error('too many fields');
     this.fields = fields;

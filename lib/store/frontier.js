@@ -13,16 +13,11 @@
  *   done(key: string, outcome: { page: boolean, requisitesSkipped?: number, linksTo?: import('../engine/early.js').LinksTo }): Promise<FrontierItem[]>,
  *   retry(key: string): Promise<void>,
  *   counts(): { queued: number, inFlight: number, known: number, overLimit: number, overLimitSaturated: boolean },
- *   idle?(): Promise<void>,
- *   wantsLinks?(): boolean,
- *   release?(): void,
- *   queued?(key: string): boolean,
  * }} Frontier
  *   done() returns the items admitted in place of a URL that did not become a page.
  *   counts() is synchronous: a shared frontier answers from its last take(), its
  *   `queued` including other processes' work so no process stops early.
- *   idle(): waits a little when work is held elsewhere; release(): phase one is
- *   over, let the URLs go; queued(): whether a URL waits (for revalidate.js).
+ *   What else a feature asks of it goes through the coordination (engine/coordination.js).
  */
 
 /** Distinct over-limit URLs remembered; past this the count is a lower bound. */
@@ -44,10 +39,7 @@ export function ownString(s) {
 
 /** @implements {Frontier} */
 export class MemoryFrontier {
-  /**
-   * @param {{ maxPages: number, keyOf?: (key: string) => string }} options keyOf: the one
-   *   string the run keeps for a URL (the record store's)
-   */
+  /** @param {{ maxPages: number, keyOf?: (key: string) => string }} options keyOf: the one string the run keeps for a URL (the record store's) */
   constructor({ maxPages, keyOf = ownString }) {
     this.maxPages = maxPages;
     this.keyOf = keyOf;

@@ -28,10 +28,7 @@ export class StoredPages {
   /** @type {Map<string, T>} */
   #recent = new Map();
 
-  /**
-   * @param {Arena} [arena] shared with the record store, so a URL's key is kept once
-   * @param {number} [column] the arena's column for these pages
-   */
+  /** @param {Arena} [arena] shared with the record store, so a URL's key is kept once @param {number} [column] the arena's column for these pages */
   constructor(arena = new Arena(), column = 0) {
     this.#arena = arena;
     this.#column = column;

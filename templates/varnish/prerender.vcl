@@ -21,7 +21,7 @@
 # The endpoint's answer is inserted VERBATIM: Varnish cannot HTML-escape it,
 # so the endpoint must answer plain, HTML-safe text (not JSON). If it cannot
 # promise that, point the prices backend at `prerender serve` or use
-# `prerender serve` directly (see README.md, "Serving").
+# `prerender serve` directly (see docs/serve.md).
 #
 # Tested with Debian's varnish 7.1.
 

@@ -47,6 +47,6 @@ describe('paths named by the docs, templates and help texts exist', () => {
   });
 
   it('finds a path that is missing, and none inside a URL', () => {
-    expect(missingIn('see docs/serve.md, or https://host/docs/nothing.md and /lib/x.png')).toEqual(['docs/serve.md']);
+    expect(missingIn('see docs/no-such-page.md, or https://host/docs/nothing.md and /lib/x.png')).toEqual(['docs/no-such-page.md']);
   });
 });

@@ -195,10 +195,7 @@ export class PageThreads {
     });
   }
 
-  /**
-   * Phase one's work on one document (the body stays the caller's; a worker gets a copy).
-   * @param {ScanInput} input @returns {Promise<ScanOutput>}
-   */
+  /** Phase one's work on one document (the body stays the caller's; a worker gets a copy). @param {ScanInput} input @returns {Promise<ScanOutput>} */
   async scan(input) {
     if (!this.#working) {
       this.counts.local++;

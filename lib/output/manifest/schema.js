@@ -1,28 +1,17 @@
 // @ts-check
 /**
- * The shape of prerender-manifest.json in one place: name, version, types and
- * the check every reader runs.
+ * The shape of prerender-manifest.json: name, version, types and the check every reader runs.
  * @typedef {{ sku: string, offset: number, length: number }} ManifestSlot
- * @typedef {{
- *   url: string, file: string, status: number, contentType: string, bytes: number, sha256: string,
+ * @typedef {{ url: string, file: string, status: number, contentType: string, bytes: number, sha256: string,
  *   etag?: string, lastModified?: string, placeholders: ManifestSlot[], stale?: boolean,
- *   rendered?: true, renderMs?: number, partial?: true, aborted?: { methods: number, resources: number, blocked: number },
- * }} ManifestPage
- *   stale: failed this time or not reached; its file is the last good copy. rendered: the
- *   DOM from Chromium; partial: saved at --render-timeout; aborted: requests the render aborted
+ *   rendered?: true, renderMs?: number, partial?: true, aborted?: { methods: number, resources: number, blocked: number } }} ManifestPage
+ *   stale: failed this time or not reached, its file the last good copy; partial: saved at --render-timeout
  * @typedef {{ url: string, status?: number, message: string, code?: string, kind?: 'requisite', referrers: string[] }} ManifestError
- *   kind: "requisite" for a stylesheet, script, image or font fetched with --assets
- * @typedef {{ url: string, code: string, message: string }} ManifestWarning
- * @typedef {{ url: string, location: string, status: number }} ManifestRedirect
- * @typedef {{
- *   version: 1, generatedAt: string, roots: string[], scope: { include?: string[], exclude?: string[] },
+ * @typedef {{ url: string, code: string, message: string }} ManifestWarning @typedef {{ url: string, location: string, status: number }} ManifestRedirect
+ * @typedef {{ version: 1, generatedAt: string, roots: string[], scope: { include?: string[], exclude?: string[] },
  *   placeholderMode: import('../../document/placeholders.js').PlaceholderMode,
- *   sources?: { sitemaps?: string[], urlList?: string, listedUrls?: number },
- * }} ManifestHeader
- * @typedef {ManifestHeader & {
- *   pages: ManifestPage[], errors: ManifestError[], warnings: ManifestWarning[],
- *   redirects: ManifestRedirect[], interrupted: boolean,
- * }} Manifest
+ *   sources?: { sitemaps?: string[], urlList?: string, listedUrls?: number } }} ManifestHeader
+ * @typedef {ManifestHeader & { pages: ManifestPage[], errors: ManifestError[], warnings: ManifestWarning[], redirects: ManifestRedirect[], interrupted: boolean }} Manifest
  */
 import { PrerenderError } from '../../errors.js';
 import { PLACEHOLDER_MODES } from '../../document/placeholders.js';
@@ -35,11 +24,7 @@ export class ManifestFormatError extends PrerenderError {
   code = 'MANIFEST_FORMAT';
 }
 
-/**
- * Check a manifest's top level; each reader checks pages as strictly as it needs.
- * @param {unknown} data
- * @returns {Manifest}
- */
+/** Each reader checks pages as strictly as it needs. @param {unknown} data @returns {Manifest} */
 export function checkManifest(data) {
   if (!data || typeof data !== 'object' || Array.isArray(data)) throw new ManifestFormatError('the manifest is not a JSON object');
   const manifest = /** @type {Record<string, unknown>} */ (data);

@@ -4,15 +4,10 @@ import { once } from 'node:events';
 import { MANIFEST_NAME, MANIFEST_VERSION } from './schema.js';
 
 /**
- * prerender-manifest.json: header, one page per line, then the tail.
- * `createManifestWriter` streams it (pages never all in memory);
- * `formatManifest` gives the same text for a whole object.
- * @typedef {import('./schema.js').ManifestHeader} ManifestHeader
- * @typedef {import('./schema.js').ManifestPage} ManifestPage
- * @typedef {{
- *   errors: import('./schema.js').ManifestError[], warnings: import('./schema.js').ManifestWarning[],
- *   redirects: import('./schema.js').ManifestRedirect[], interrupted: boolean,
- * }} ManifestTail
+ * prerender-manifest.json: header, a page per line, then the tail; streamed, so pages are never all in memory.
+ * @typedef {import('./schema.js').ManifestHeader} ManifestHeader @typedef {import('./schema.js').ManifestPage} ManifestPage
+ * @typedef {{ errors: import('./schema.js').ManifestError[], warnings: import('./schema.js').ManifestWarning[],
+ *   redirects: import('./schema.js').ManifestRedirect[], interrupted: boolean }} ManifestTail
  */
 
 /** @param {Omit<ManifestHeader, 'version'> & { version?: number }} header */
@@ -28,11 +23,7 @@ function headText(header) {
   return JSON.stringify(head, null, 2).replace(/\n}$/, ',\n  "pages": [');
 }
 
-/**
- * Each pattern once (roots `/s/` and `/s/a.asp` bring the same directory).
- * @param {ManifestHeader['scope']} scope
- * @returns {ManifestHeader['scope']}
- */
+/** Roots `/s/` and `/s/a.asp` bring the same directory. @param {ManifestHeader['scope']} scope @returns {ManifestHeader['scope']} */
 function uniqueScope(scope) {
   if (!scope) return scope;
   const unique = (/** @type {string[] | undefined} */ list) => (list ? [...new Set(list)] : list);
@@ -63,10 +54,7 @@ function canonicalTail(tail) {
   };
 }
 
-/**
- * The whole manifest as text.
- * @param {Omit<ManifestHeader, 'generatedAt' | 'version'> & { generatedAt?: string, pages: ManifestPage[] } & Partial<ManifestTail>} manifest
- */
+/** @param {Omit<ManifestHeader, 'generatedAt' | 'version'> & { generatedAt?: string, pages: ManifestPage[] } & Partial<ManifestTail>} manifest */
 export function formatManifest(manifest) {
   let text = headText({ ...manifest, generatedAt: manifest.generatedAt ?? new Date().toISOString() });
   manifest.pages.forEach((page, index) => { text += pageText(page, index); });
@@ -76,9 +64,8 @@ export function formatManifest(manifest) {
 }
 
 /**
- * Stream the manifest into a target: pages as added (in URL order), the tail at `finish()`.
- * @param {import('../target.js').OutputTarget} target
- * @param {Omit<ManifestHeader, 'generatedAt' | 'version'> & { generatedAt?: string }} header
+ * Pages as added, in URL order; the tail at `finish()`.
+ * @param {import('../target.js').OutputTarget} target @param {Omit<ManifestHeader, 'generatedAt' | 'version'> & { generatedAt?: string }} header
  */
 export function createManifestWriter(target, header) {
   const stream = new PassThrough();
