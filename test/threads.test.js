@@ -135,7 +135,7 @@ describe('PageThreads', () => {
   /** @param {PageThreads} pool */
   async function ready(pool) {
     pool.warm();
-    for (let i = 0; i < 500 && !pool.slots.every((slot) => slot.ready); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 3000 && !pool.slots.every((slot) => slot.ready); i++) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(pool.slots.every((slot) => slot.ready)).toBe(true);
   }
 
