@@ -2,9 +2,10 @@ import { defineConfig } from 'vitest/config';
 
 const shared = {
   pool: 'forks',
-  // Bounds on a hang, not on speed: with both cores busy, a test that starts three crawls takes over 20 s.
-  testTimeout: 120_000,
-  hookTimeout: 120_000,
+  // Bounds on a hang, not on speed: on a machine shared by several suites (a load of 20 on 2 cores), a test that
+  // starts a few crawls took over 120 s.
+  testTimeout: 300_000,
+  hookTimeout: 300_000,
 };
 
 export default defineConfig({
