@@ -304,7 +304,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through Redis', () => {
     const missing = await run(worker(nextId(), ['--wait', '1']));
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/no crawl "crawl-\d+" in Redis after waiting 1 s/);
-    // Ctrl-C while it waits: exit 130 at once, not the --wait error (an hour: one that waited on would be killed at 60 s).
+    // Ctrl-C while it waits: exit 130 at once, not the --wait error (an hour: one that waited on would be killed at startCli's bound).
     const waiting = startCli(worker(nextId(), ['--wait', '3600']));
     const watcher = await connectRedis(redis.url, { timeoutSeconds: 5 });
     try {
