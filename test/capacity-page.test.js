@@ -2,7 +2,7 @@
 /**
  * The capacity page (--html) as a user sees it: opened from a file in
  * Chromium with every network request refused, its charts drawn, nothing
- * fetched. In the browser project: Chromium takes both cores.
+ * fetched.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';

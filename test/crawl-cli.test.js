@@ -508,7 +508,7 @@ describe('URL lists and sitemaps that give nothing, or a great deal', () => {
       const controller = new AbortController();
       const dir = await dirs.make('prerender-sitemap-');
       const running = cli(['crawl', '--sitemap', `http://127.0.0.1:${port}/sitemap.xml`, '-o', path.join(dir, 'out')], { signal: controller.signal });
-      for (let i = 0; i < 200 && held.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (let i = 0; i < 3000 && held.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(held.length).toBe(1);
       controller.abort();
       const { code, stderr } = await running;

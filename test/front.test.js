@@ -386,9 +386,9 @@ describe('serve --origin: the bounds on the origin', () => {
     };
     // The first holds the one connection to the origin, the second waits for it: a third is turned away.
     hold();
-    await until(() => pool?.stats.running === 1, 10_000);
+    await until(() => pool?.stats.running === 1, 30_000);
     hold();
-    await until(() => pool?.stats.queued === 1, 10_000);
+    await until(() => pool?.stats.queued === 1, 30_000);
     const busy = await send(port, '/st/cart.asp?add=1');
     expect(busy.status).toBe(503);
     expect(busy.headers['retry-after']).toBe('1');

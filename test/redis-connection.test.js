@@ -183,7 +183,7 @@ describe.skipIf(!HAVE_REDIS)('a Redis that refuses or stops answering', () => {
       // stopped; those lapse after half the --lease-timeout (1 s), as the crawl itself counts them.
       const client2 = await connectRedis(redis.url, { timeoutSeconds: 5 });
       try {
-        await until(async () => (await readStatus(client2, 'stopped'))?.workers.length === 0, 5_000);
+        await until(async () => (await readStatus(client2, 'stopped'))?.workers.length === 0, 30_000);
       } finally {
         await client2.quit();
       }

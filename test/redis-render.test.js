@@ -169,8 +169,11 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
 
   it('another render configuration under the same crawl id is refused with what differs', async () => {
     const out = path.join(dir, 'mismatch');
-    expect((await cli(['crawl', ...crawlArgs(), ...sharedArgs('render-3', out), '-q']).done).code).toBe(0);
-    const again = await cli(['crawl', ...crawlArgs(), ...sharedArgs('render-3', out), '--render-wait', 'selector:#app a']).done;
+    // One page is crawl enough to store a configuration.
+    const page = `${shop.origin}/st/product.asp?SKUSetID=1`;
+    const args = [page, '-i', page, '--render', '--render-wait', 'selector:[data-ready]', '--retries', '0', ...sharedArgs('render-3', out)];
+    expect((await cli(['crawl', ...args, '-q']).done).code).toBe(0);
+    const again = await cli(['crawl', ...args, '--render-wait', 'selector:#app a']).done;
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('--render-wait');
   }, 90_000);

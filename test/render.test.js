@@ -172,18 +172,18 @@ describeRender('--render (real Chromium)', () => {
   }, SLOW);
 
   it('in-page waits (no networkidle, no Network domain): the timeout names what the page still waits for and the requests its resource timing has not seen end', async () => {
-    // Four crawls at once, each with a timeout long enough for its page to reach the state it is stuck in.
+    // Three crawls at once, each with a timeout long enough for its page to reach the state it is stuck in.
     const timeout = 5000;
-    const [hung, flag, late, busy] = await Promise.all([
+    const [hung, flag, late] = await Promise.all([
       // never.asp leaves GET /api/hang open and sets prerenderReady = false; #half is there, #whole never comes.
       renderCrawl(['/st/never.asp'], { renderTimeout: timeout, renderWait: ['selector:#half', 'selector:#whole'] }),
       // Every selector there: what is left is the page's own flag.
       renderCrawl(['/st/never.asp'], { renderTimeout: timeout, renderWait: ['selector:#half'] }),
       // Ended requests (the app script, the JSON) are not listed.
       renderCrawl(['/st/late.asp'], { renderTimeout: timeout, renderWait: ['event:never-fired'] }),
-      // A script that never yields cannot say: the reason says so instead of guessing.
-      renderCrawl(['/st/busy.asp'], { renderTimeout: timeout, renderWait: ['selector:#never'] }),
     ]);
+    // A script that never yields cannot say: the reason says so instead of guessing. Alone, as it takes a core.
+    const busy = await renderCrawl(['/st/busy.asp'], { renderTimeout: timeout, renderWait: ['selector:#never'] });
     expect(hung.failures[0].code).toBe('RENDER_TIMEOUT');
     expect(hung.failures[0].message).toContain(`render timed out after ${timeout} ms waiting for selector:#whole (`);
     expect(hung.failures[0].message).not.toContain('selector:#half');
@@ -492,11 +492,11 @@ describeRender('--render (real Chromium)', () => {
   it('a second Ctrl-C quits at once, and still leaves no browser process nor its profile', async () => {
     const { child, exited, ours, profilesLeft, stderr } = await renderingCli('prerender-render-tmp2-');
     child.kill('SIGINT');
-    for (let i = 0; i < 100 && !/stopping cleanly/.test(stderr()); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < 1500 && !/stopping cleanly/.test(stderr()); i++) await new Promise((resolve) => setTimeout(resolve, 20));
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     // The kernel may take a moment to reap what was killed: bounded.
-    for (let i = 0; i < 50 && ours().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let i = 0; i < 300 && ours().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(ours()).toEqual([]);
     expect(await profilesLeft()).toEqual([]);
   }, SLOW);

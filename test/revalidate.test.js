@@ -91,7 +91,7 @@ function revalidator({ concurrency = 4, timeout = 5000, headersFor = (url) => ({
  * @param {number} count
  */
 async function arrivedAtLeast(count) {
-  for (let i = 0; i < 500 && arrived.length < count; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  for (let i = 0; i < 3000 && arrived.length < count; i++) await new Promise((resolve) => setTimeout(resolve, 10));
   return arrived.length;
 }
 

@@ -150,8 +150,8 @@ crawl();
 let dir;
 beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prerender-types-'));
-  generateTypes(dir); // once for both tests: it costs seconds
-}, 90_000);
+  generateTypes(dir); // once for both tests: it costs seconds (over 90 s on a heavily shared machine)
+});
 afterAll(() => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });

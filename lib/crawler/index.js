@@ -8,29 +8,14 @@ import { assignNames } from '../naming/assign.js';
 import { CrawlSession } from './session.js';
 
 /**
- * The one Crawler of the API and the CLI. Data flows one way:
- *   roots → scope → frontier → fetch → (transforms) → scan → stage   (engine/fetch-phase.js)
- *   → name → rewrite → write → manifest, sitemap → commit             (naming/assign.js, engine/write-phase.js)
- * through seams that can be replaced: the loader (HTTP with retry by default),
- * the frontier and the record store (in memory by default), the blob store
- * for staged bodies (a log under OUT/.prerender/), and the output target
- * (the local tree by default).
- *
- * Events: 'page' (fetched), 'redirect', 'retry', 'failure', 'warning',
- * 'named', 'written', 'link' (every link with its scope decision), 'admit'.
- *
- * @typedef {import('../engine/run.js').CrawlRun} CrawlRun
- * @typedef {import('../engine/run.js').CrawlStats} CrawlStats
+ * The one Crawler of the API and the CLI: roots → fetch phase → names → write phase → commit, through replaceable
+ * seams (loader, frontier, record store, blob store, output target). Events and seams: docs/api.md.
+ * @typedef {import('../engine/run.js').CrawlRun} CrawlRun @typedef {import('../engine/run.js').CrawlStats} CrawlStats
  * @typedef {import('../options/crawl-options.js').CrawlOptions & {
- *   onEvent?: (event: { type: string } & Record<string, unknown>) => void,
- *   loader?: import('../fetch/http.js').Loader,
- *   transforms?: import('../engine/run.js').Transform[],
- *   target?: import('../output/target.js').OutputTarget,
- *   dryRun?: boolean,
- *   stdin?: NodeJS.ReadableStream,
- * }} CrawlerOptions
- *   loader: replaces HTTP (retries still wrap it; the caller closes it);
- *   target: replaces the local tree as the output.
+ *   onEvent?: (event: { type: string } & Record<string, unknown>) => void, loader?: import('../fetch/http.js').Loader,
+ *   transforms?: import('../engine/run.js').Transform[], target?: import('../output/target.js').OutputTarget,
+ *   dryRun?: boolean, stdin?: NodeJS.ReadableStream,
+ * }} CrawlerOptions loader: retries still wrap it, and the caller closes it
  * @typedef {{
  *   out: string, manifest: string | null, pages: number, assets: number, failed: number, warnings: number, redirects: number,
  *   notCrawled: number, notCrawledSaturated: boolean, maxPages: number, requisitesNotFetched: number,
@@ -39,48 +24,24 @@ import { CrawlSession } from './session.js';
  *   failures: import('../output/manifest/schema.js').ManifestError[],
  *   requisitesMissing: import('../output/manifest/schema.js').ManifestError[],
  *   stale: number, resumed: number, fetched: number, carried: { fresh: number, listed: number, dated: number }, pruneRefused: boolean, complete: boolean, tooDeep: number, tooLong: number, sitemapsCut: boolean, rootLost: boolean, kept: number,
- *   churn: {
- *     new: number, changed: number, notModified: number, sameBytes: number, removed: number, stale: number, failed: number,
- *     filesWritten: number, bytesWritten: number,
- *   },
+ *   churn: { new: number, changed: number, notModified: number, sameBytes: number, removed: number, stale: number, failed: number, filesWritten: number, bytesWritten: number },
  * }} CrawlResult
- *   fetched: pages this run asked the origin for (answered 200 or 304, or kept stale); carried: pages of
- *   the last crawl carried without a request, fresh (--fresh, --honour-cache-control), not in the
- *   --changed list, or dated (a sitemap's <lastmod> no later than the stored copy);
- *   threads: worker threads started, and the per-page requests (tokenise, rewrite) they and the main thread did;
- *   revalidated: the answers of a re-crawl's HTTP thread (revalidate.js) the crawl used, asked ahead or not
- *   churn: URLs new / changed / unchanged (304) / unchanged (same bytes) / removed / stale / failed,
- *   and the files and bytes actually written
- *   requisitesMissing: with --requisite-errors warn, the requisites that answered 404/410: not in `failures`
- *   complete: every in-scope URL reached, no failure left but 404/410 (only such a run removes files);
- *   tooDeep: in-scope URLs not crawled for --max-depth; tooLong: links not followed for --max-url-length;
- *   sitemapsCut: some sitemaps were not read (--max-pages, or the cap on sitemaps); rootLost: a root
- *   answered 404/410 or redirected out of scope (the run is then not complete); kept: pages of the last crawl this run did not
- *   reach (or that failed for good) whose files it keeps as they were (listed stale in the manifest)
+ *   Fields: docs/crawl.md, "--json". fetched: pages asked of the origin this run; carried: pages carried without a request;
+ *   requisitesMissing: with --requisite-errors warn, the requisites that answered 404/410, not in `failures`.
  */
 
-/** The events `onEvent` receives. */
 const ON_EVENT = ['page', 'redirect', 'retry', 'failure', 'warning', 'written'];
 
 /** @returns {CrawlStats} */
 const freshStats = () => /** @type {CrawlStats} */ ({ fetched: 0, failed: 0, written: 0, active: 0, queued: 0, resumed: 0, startedAt: Date.now(), phase: 'start' });
 
 export class Crawler extends EventEmitter {
-  /** @type {import('../fetch/http.js').Loader | undefined} */
-  #loader;
-  /** @type {import('../engine/run.js').Transform[]} */
-  #transforms;
-  /** @type {import('../output/target.js').OutputTarget | undefined} */
-  #target;
+  /** @type {import('../fetch/http.js').Loader | undefined} */ #loader;
+  /** @type {import('../engine/run.js').Transform[]} */ #transforms;
+  /** @type {import('../output/target.js').OutputTarget | undefined} */ #target;
+  /** @type {RunListeners | null} */ #listeners = null;
 
-  /** @type {RunListeners | null} what the current run's listeners threw */
-  #listeners = null;
-
-  /**
-   * Options are checked before anything is set up (a UsageError, not a
-   * TypeError from deep in the run); a caller's seams are wrapped.
-   * @param {CrawlerOptions} options see docs/api.md
-   */
+  /** Options are checked first: a UsageError, not a TypeError from deep in the run. @param {CrawlerOptions} options see docs/api.md */
   constructor(options) {
     super();
     const { onEvent, loader, transforms, target, ...rest } = apiOptions(options);
@@ -88,18 +49,13 @@ export class Crawler extends EventEmitter {
     this.#loader = loader;
     this.#transforms = transforms ?? [];
     this.#target = target;
-    /** The counters of the current (or last) run. */
     this.stats = freshStats();
     if (typeof onEvent === 'function') {
       for (const name of ON_EVENT) this.on(name, (data) => onEvent({ type: name, ...data }));
     }
   }
 
-  /**
-   * Every listener is called on its own: one that throws or rejects is
-   * recorded for `run()`, unseen by the emitting code and the listeners after it.
-   * @param {string | symbol} event @param {...any} args
-   */
+  /** A listener that throws or rejects is recorded for `run()`, unseen by the others. @param {string | symbol} event @param {...any} args */
   emit(event, ...args) {
     // EventEmitter's own events keep its semantics ('error' throws when nobody listens).
     if (event === 'error' || event === 'newListener' || event === 'removeListener') return super.emit(event, ...args);
@@ -126,11 +82,7 @@ export class Crawler extends EventEmitter {
     return listeners.length > 0;
   }
 
-  /**
-   * One run. A listener that threw does not stop it: the run goes on, then
-   * rejects with a ListenerError that carries its result.
-   * @returns {Promise<CrawlResult>}
-   */
+  /** A listener that threw does not stop the run: it ends, then rejects with a ListenerError carrying its result. @returns {Promise<CrawlResult>} */
   async run() {
     /** @type {RunListeners} */
     const current = { thrown: [], ended: false };
@@ -151,11 +103,7 @@ export class Crawler extends EventEmitter {
     throw new ListenerError(`a listener of the "${String(first.event)}" event threw${more}: ${message}; the crawl ran to its end without it (its summary is this error's "result")`, { cause: first.error, result });
   }
 
-  /**
-   * The recipe: open (OUT, last state, roots, seams), fetch phase, names,
-   * write phase, summary; clean-ups in reverse, whatever happened.
-   * @returns {Promise<CrawlResult>}
-   */
+  /** The recipe; clean-ups run in reverse, whatever happened. @returns {Promise<CrawlResult>} */
   async #crawl() {
     this.stats = freshStats();
     const session = new CrawlSession(this, this.stats, { loader: this.#loader, transforms: this.#transforms, target: this.#target });
@@ -177,26 +125,14 @@ export class Crawler extends EventEmitter {
   }
 }
 
-/**
- * Crawl and write the static tree. Page failures are data, not exceptions.
- * Async, so bad options reject the promise like every other failure.
- * @param {CrawlerOptions} options
- * @returns {Promise<CrawlResult>}
- */
+/** Page failures are data; async, so bad options reject like every other failure. @param {CrawlerOptions} options @returns {Promise<CrawlResult>} */
 export async function crawl(options) {
   return new Crawler(options).run();
 }
 
-/**
- * @typedef {{ thrown: { event: string | symbol, error: unknown }[], ended: boolean }} RunListeners
- *   what one run's listeners threw (or rejected with); ended: run() has settled
- */
+/** @typedef {{ thrown: { event: string | symbol, error: unknown }[], ended: boolean }} RunListeners ended: run() has settled */
 
-/**
- * The options checked, and the caller's seams wrapped.
- * @param {CrawlerOptions} options
- * @returns {CrawlerOptions}
- */
+/** @param {CrawlerOptions} options @returns {CrawlerOptions} */
 function apiOptions(options) {
   checkCrawlerSeams(options);
   const checked = { ...options };
@@ -207,10 +143,8 @@ function apiOptions(options) {
 }
 
 /**
- * A caller's transform whose open() and close() always return a promise:
- * the clean-up calls `close().catch(...)` before releasing OUT's lock.
- * @param {import('../engine/run.js').Transform} transform
- * @returns {import('../engine/run.js').Transform}
+ * open() and close() always return a promise: the clean-up calls `close().catch(...)` before releasing OUT's lock.
+ * @param {import('../engine/run.js').Transform} transform @returns {import('../engine/run.js').Transform}
  */
 function checkedTransform(transform) {
   const { open, close } = transform;

@@ -34,60 +34,49 @@ import { StoredPages } from '../store/stored-pages.js';
 import { INDEX_FILE, LOG_FILE, LogBlobStore } from '../store/blobs.js';
 
 /**
- * @typedef {import('../engine/run.js').CrawlRun} CrawlRun
- * @typedef {import('../engine/run.js').CrawlStats} CrawlStats
- * @typedef {import('../engine/run.js').Transform} Transform
- * @typedef {import('../naming/assign.js').Naming} Naming
+ * @typedef {import('../engine/run.js').CrawlRun} CrawlRun @typedef {import('../engine/run.js').CrawlStats} CrawlStats
+ * @typedef {import('../engine/run.js').Transform} Transform @typedef {import('../naming/assign.js').Naming} Naming
  * @typedef {import('../engine/write-phase.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] }} Outcome
  * @typedef {{ overLimit: number, overLimitSaturated: boolean }} Limits
  * @typedef {import('../engine/coordination.js').Coordination} Coordination
  * @typedef {{ options: import('../options/crawl-options.js').ResolvedCrawlOptions, emit(event: string, data: object): unknown, listenerCount(event: string): number }} Host
  */
 
-/** The columns of a run's arena. */
+/** Columns of a run's arena. */
 const RECORDS = 0;
 const PRIOR = 1;
 const JOURNAL = 2;
 
 /**
- * One run of a Crawler. What it owns exists from construction; what needs OUT or the network is acquired
- * in open(), each with its clean-up registered as it is taken.
+ * One run of a Crawler. What it owns exists from construction; what needs OUT or the network is acquired in open(),
+ * each with its clean-up registered as it is taken.
  */
 export class CrawlSession {
-  /** The write phase ended: tree, manifest and state are written. */
+  /** Tree, manifest and state are written. */
   committed = false;
   /** Ended by a signal: its journal is kept, to be resumed. */
   interrupted = false;
-  /** Some sitemaps were not read (--max-pages, or the sitemap cap): their URLs were never seen. */
+  /** Some sitemaps were not read: their URLs were never seen. */
   sitemapsCut = false;
   lockHeld = false;
-  /** A root failed, is gone or redirected out of scope (rootLost()). */
   lostRoot = false;
-  /** @type {import('../recrawl/prior.js').Prior | null} */
-  prior = null;
-  /** @type {Exclude<Awaited<ReturnType<typeof readJournal>>, { other: true }> | null} a killed run's journal, to resume */
-  resumed = null;
-  /** @type {ReturnType<typeof createJournal> | null} */
-  journal = null;
-  /** @type {string[]} canonical URLs from sitemaps and URL lists */
-  listed = [];
-  /** @type {Transform[]} the caller's, then the render step */
-  transforms = [];
-  /** @type {Transform[]} opened and not yet closed */
-  opened = [];
-  /** @type {CrawlRun | null} */
-  run = null;
+  /** @type {import('../recrawl/prior.js').Prior | null} */ prior = null;
+  /** @type {Exclude<Awaited<ReturnType<typeof readJournal>>, { other: true }> | null} a killed run's journal */ resumed = null;
+  /** @type {ReturnType<typeof createJournal> | null} */ journal = null;
+  /** @type {string[]} canonical URLs from sitemaps and URL lists */ listed = [];
+  /** @type {Transform[]} the caller's, then the render step */ transforms = [];
+  /** @type {Transform[]} opened and not yet closed */ opened = [];
+  /** @type {CrawlRun | null} */ run = null;
 
   /**
    * @param {Host} crawler a Crawler, or a shared crawl's worker @param {CrawlStats} stats
    * @param {{ loader?: import('../fetch/http.js').Loader, transforms: Transform[], target?: import('../output/target.js').OutputTarget, coordination?: Coordination, listed?: string[] }} seams
-   *   the caller's; coordination: a worker's, joined already (else local, or opened in open() with --frontier);
-   *   listed: the URLs of sitemaps and lists, read already (a worker's come with the crawl)
+   *   coordination and listed: a worker's, joined and read already
    */
   constructor(crawler, stats, seams) {
     const o = crawler.options;
     const given = seams.coordination;
-    /** Other processes take part, through Redis: the one place the engine looks at --frontier. */
+    /** The one place the engine looks at --frontier. */
     this.shared = given?.shared ?? o.frontier !== undefined;
     const ownsOut = !o.dryRun && given?.ownsOut !== false;
     this.crawler = crawler;
@@ -101,8 +90,7 @@ export class CrawlSession {
     o.signal?.addEventListener('abort', onAbort, { once: true });
     this.lifecycle.defer('signal', () => o.signal?.removeEventListener('abort', onAbort));
     if (given) this.lifecycle.defer('coordination', () => given.close());
-    /** @type {import('../warnings.js').Warning[]} */
-    this.warnings = [];
+    /** @type {import('../warnings.js').Warning[]} */ this.warnings = [];
     this.emit = (/** @type {string} */ event, /** @type {object} */ data) => { crawler.emit(event, data); };
     this.callerTransforms = seams.transforms;
     this.givenListed = seams.listed ?? null;
@@ -112,7 +100,7 @@ export class CrawlSession {
     this.lifecycle.defer('loader', () => loader.close());
     this.target = ownsOut ? seams.target ?? new LocalTree(o.out) : null;
     this.stateDir = ownsOut ? path.join(path.resolve(o.out), STATE_DIR) : null;
-    // What this run knows of each URL, what the last run kept and a killed run's journal: one packed arena.
+    // This run's records, the last run's pages and a killed run's journal: one packed arena.
     this.arena = new Arena(3);
     /** @type {Coordination | null} a coordinator's is opened in open() */
     this.coordination = given ?? (this.shared ? null : new LocalCoordination({
@@ -121,17 +109,14 @@ export class CrawlSession {
     this.blobs = this.coordination?.blobs ?? null;
   }
 
-  /**
-   * Ask ahead on a thread (revalidate.js) only with the crawl's own HTTP loader, unpaced, without a browser or shared frontier.
-   * @param {boolean} callerLoader
-   */
+  /** Only with the crawl's own HTTP loader, unpaced, without a browser or shared frontier. @param {boolean} callerLoader */
   canAskAhead(callerLoader) {
     const o = this.o;
     const transforms = o.render || this.callerTransforms.length > 0;
     return !callerLoader && !o.dryRun && !this.shared && !transforms && o.threads > 0 && !(o.rate && o.rate > 0) && !(o.delay > 0);
   }
 
-  /** Write while crawling only into a local tree, from staged blobs, without --precompress, with page threads. @param {CrawlRun} run */
+  /** Only into a local tree, from staged blobs, without --precompress, with page threads. @param {CrawlRun} run */
   canWriteEarly(run) {
     const { o, blobs, shared, target } = this;
     return o.early && target instanceof LocalTree && blobs !== null && (shared || blobs instanceof LogBlobStore) && o.precompress.length === 0 && run.threads.size > 0;
@@ -159,21 +144,19 @@ export class CrawlSession {
     return { loader, revalidator };
   }
 
-  /** OUT checked and locked, last state and journal read, roots listed, seams opened: the run every phase works on. @returns {Promise<CrawlRun>} */
+  /** OUT locked, last state and journal read, roots listed, seams opened. @returns {Promise<CrawlRun>} */
   async open() {
     const o = this.o;
-    // --render: the render step goes after the caller's transforms (its browser is found before anything else).
+    // The render step goes after the caller's transforms; its browser is found before anything else.
     this.transforms = o.render ? [...this.callerTransforms, (await import('../render/step.js')).createRenderStep(o)] : this.callerTransforms;
     if (this.stateDir) await this.#openOut();
     else this.prior = this.coordination?.lastCrawl() ?? null;
-    /** @type {Map<string, string>} */
-    const lastmods = new Map();
+    /** @type {Map<string, string>} */ const lastmods = new Map();
     this.listed = this.givenListed ?? await loadListedRoots(o, (url, message) => warn(this, url, 'SITEMAP', message), () => { this.sitemapsCut = true; }, lastmods);
     const changed = o.changed === undefined ? null : await readUrlList(o.changed, { stdin: o.stdin, option: '--changed' });
     if (o.roots.length === 0 && this.listed.length === 0) throw nothingToCrawl(o, this.warnings);
     const prior = this.prior;
-    // Other --name rules or origins than the last run's: no page keeps the old rules' file on a 304
-    // (prior.js namingKey); a transient failure still keeps the last copy.
+    // Other --name rules or origins: no page keeps the old rules' file on a 304, but a transient failure still does.
     if (prior?.reuse && prior.naming !== undefined && prior.naming !== namingKey(o.name, [...o.roots, ...this.listed].map((url) => new URL(url).origin))) {
       prior.renamed = true;
     }
@@ -191,7 +174,7 @@ export class CrawlSession {
       this.lifecycle.defer('early writes', () => early.stop());
     }
     plugFeatures(run);
-    // threadsFrom 0 (internal, for tests): the workers take the very first page.
+    // threadsFrom 0, for tests: the workers take the very first page.
     if (o.threadsFrom === 0) await run.threads.start();
     this.lifecycle.defer('transforms', () => this.#closeTransforms(true));
     for (const transform of this.transforms) {
@@ -201,14 +184,9 @@ export class CrawlSession {
     return run;
   }
 
-  /**
-   * Which pages of the last crawl are carried without a request (engine/unasked.js).
-   * @param {CrawlRun} run
-   * @param {string[] | null} changed the --changed list
-   * @param {Map<string, string>} lastmods the sitemaps' dates, as written
-   */
+  /** @param {CrawlRun} run @param {string[] | null} changed the --changed list @param {Map<string, string>} lastmods the sitemaps' dates, as written */
   #planUnasked(run, changed, lastmods) {
-    // A shared crawl's workers know no such plan: every process fetches what it takes (sitemap dates unused).
+    // In a shared crawl every process fetches what it takes.
     if (this.shared) return;
     const { dates, unusable } = lastmodSeconds(lastmods);
     if (unusable > 0) warn(run, this.o.sitemap[0], 'SITEMAP', `${unusable} <lastmod> value${unusable === 1 ? ' is' : 's are'} not a W3C date (2024-05-01, or with a time and zone): ${unusable === 1 ? 'that page is' : 'those pages are'} fetched`);
@@ -219,7 +197,7 @@ export class CrawlSession {
     }
   }
 
-  /** OUT checked and locked before anything is fetched; the last state and a killed run's journal read. */
+  /** Before anything is fetched. */
   async #openOut() {
     const o = this.o;
     const prepared = await prepareOutDir(o.out);
@@ -233,8 +211,7 @@ export class CrawlSession {
     const lock = await acquireLock(prepared.stateDir, prepared.out);
     this.lockHeld = true;
     this.lifecycle.defer('lock', () => lock.release());
-    // A killed run's temp files and staging; in a shared crawl only once its pass is dropped in Redis
-    // (#openShared), so no worker still writes into them.
+    // A shared crawl clears its leftovers only once its pass is dropped in Redis, so no worker still writes into them.
     if (!this.shared) await clearLeftovers(prepared.stateDir);
     /** @type {import('../output/state-entries.js').StateEntry[]} */
     const files = [STATE_FILE, JOURNAL_FILE, LOG_FILE, INDEX_FILE].map((name) => ({ name }));
@@ -257,7 +234,7 @@ export class CrawlSession {
     }
   }
 
-  /** Staged blobs stay once a state refers to them. A run that never got OUT's lock touches nothing: they are another crawl's. */
+  /** Blobs a state refers to stay; a run that never got OUT's lock touches none, they are another crawl's. */
   async #closeBlobs() {
     if (this.committed || this.prior || this.journal) await this.blobs?.close();
     else if (this.lockHeld) await this.blobs?.destroy();
@@ -273,7 +250,6 @@ export class CrawlSession {
     if (this.stateDir) await clearLeftovers(this.stateDir);
   }
 
-  /** The output target, the blob store and the journal, ready. */
   async #openSeams() {
     const { target, blobs, stateDir, o } = this;
     if (target) {
@@ -314,11 +290,11 @@ export class CrawlSession {
     }, this.listed);
   }
 
-  /** A re-crawl's conditional requests, asked ahead; not for pages the killed run's journal has. @param {CrawlRun} run */
+  /** Not for pages the killed run's journal has. @param {CrawlRun} run */
   async #startAskingAhead(run) {
     const { revalidator, prior: last, blobs } = this;
     if (!revalidator) return;
-    // (--changed: every page but those listed and their referrers is carried, none asked ahead.)
+    // --changed carries every page but those listed and their referrers: none is asked ahead.
     if (!last?.reuse || last.renamed || run.unasked?.listed) {
       await revalidator.unwarm();
       return;
@@ -328,7 +304,6 @@ export class CrawlSession {
     revalidator.start((key) => {
       if (journaled?.has(key) || coordination.waits(key) === false) return undefined;
       const stored = reusable(last, key, blobs, VALIDATING);
-      // A page carried without a request is not asked ahead either.
       return unasked && stored && whyUnasked(unasked, key, stored, run.now) ? undefined : conditionalHeaders(last, stored);
     });
     run.revalidator = revalidator;
@@ -342,7 +317,7 @@ export class CrawlSession {
     }
   }
 
-  /** Every in-scope URL fetched, scanned and staged; then, in a shared crawl, every process done. */
+  /** Then, in a shared crawl, every process done. */
   async fetchPhase() {
     const run = this.#run();
     run.coordination.attach(run);
@@ -355,7 +330,7 @@ export class CrawlSession {
     await run.coordination.barrier(run, { interrupted: this.interrupted });
   }
 
-  /** The frontier's limits, each said as a warning when reached. @returns {Limits} */
+  /** Each said as a warning when reached. @returns {Limits} */
   limits() {
     const run = this.#run();
     const o = this.o;
@@ -383,10 +358,7 @@ export class CrawlSession {
       || (await Promise.all(this.o.roots.map((root) => records.get(root)))).some((record) => record?.state === 'failed' || record?.state === 'gone');
   }
 
-  /**
-   * Complete: every in-scope URL reached, no failure left but 404/410. Only such a run removes files.
-   * @param {Limits} limits @param {number} stale
-   */
+  /** Every in-scope URL reached, no failure left but 404/410: only such a run removes files. @param {Limits} limits @param {number} stale */
   async isComplete(limits, stale) {
     const run = this.#run();
     this.lostRoot = await this.rootLost();
@@ -394,11 +366,7 @@ export class CrawlSession {
       && (await run.records.list('failed')).every((record) => isGoneStatus(record.error?.status));
   }
 
-  /**
-   * Rewrites, writes and commits the tree, when there is a target.
-   * @param {Naming} naming @param {boolean} complete
-   * @returns {Promise<Outcome>} its `complete` is false when a page could not be written
-   */
+  /** @param {Naming} naming @param {boolean} complete @returns {Promise<Outcome>} its `complete` is false when a page was not written */
   async writePhase(naming, complete) {
     const run = this.#run();
     const { target, interrupted } = this;
@@ -410,11 +378,9 @@ export class CrawlSession {
   }
 
   /**
-   * The records read once more, for the counts and the blobs the new state refers to. The log is compacted
-   * after every run that wrote its state, not an interrupted one (its journal refers to blobs); a shared
+   * Compacts the log after a run that wrote its state, not an interrupted one whose journal refers to blobs. A shared
    * crawl's blob directory only after a complete crawl.
-   * @param {Naming} naming @param {Outcome} outcome @param {Limits} limits
-   * @returns {Promise<import('./index.js').CrawlResult>}
+   * @param {Naming} naming @param {Outcome} outcome @param {Limits} limits @returns {Promise<import('./index.js').CrawlResult>}
    */
   async summary(naming, outcome, limits) {
     const run = this.#run();
@@ -444,7 +410,6 @@ export class CrawlSession {
     return this.run;
   }
 
-  /** Every clean-up, in reverse order of acquisition. */
   async close() {
     await this.lifecycle.close();
   }
@@ -456,12 +421,9 @@ function nothingToCrawl(o, warnings) {
   return new PrerenderError(`nothing to crawl: ${lists}${warnings.length > 0 ? ` (${warnings[0].message})` : ''}`, { code: 'NO_URLS' });
 }
 
-/**
- * What a journal must match to be resumed: the roots, what decides the set of URLs crawled, the --name rules.
- * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
- */
+/** What decides the URLs crawled and their names. @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o */
 function journalKey(o) {
-    // --name and --max-url-length count only when given, so journals of runs without them still match.
+  // --name and --max-url-length count only when given, so journals of runs without them still match.
   return JSON.stringify([o.roots, o.sitemap, o.urls ?? null, o.include, o.exclude, o.assets, o.maxDepth, o.maxRedirects, o.headers, ...(o.name.length > 0 ? [o.name] : []),
     ...(o.includeRegex.length + o.excludeRegex.length > 0 ? [{ includeRegex: o.includeRegex, excludeRegex: o.excludeRegex }] : []),
     ...(o.maxUrlLength !== OPTION_BY_NAME.get('maxUrlLength')?.default ? [{ maxUrlLength: o.maxUrlLength }] : [])]);

@@ -6,7 +6,7 @@ import { connectRedis, keyPrefix } from '../distributed/connection.js';
 import { VERSION, machineOf } from '../distributed/identity.js';
 import { checkProbe } from '../distributed/blob-probe.js';
 
-/** The engine, loaded once the crawl exists: a worker beside its coordinator leaves it the cores while it seeds (BENCHMARKS.md, "Decisions"). */
+/** Loaded once the crawl exists: a worker leaves its coordinator the cores while it seeds (BENCHMARKS.md, "Decisions"). */
 async function loadEngine() {
   const [options, outdir, config, joined, finish, shared, session] = await Promise.all([
     import('../options/crawl-options.js'), import('../output/outdir.js'), import('../distributed/config.js'), import('../distributed/joined.js'),
@@ -19,17 +19,11 @@ async function loadEngine() {
 }
 
 /**
- * `prerender worker`: join a shared crawl, fetch leased URLs, stage bodies in the shared blob directory
- * and record results in Redis until the completion barrier; then help write the tree in leased buckets
- * (finish.js) until the crawl is finished or the coordinator gone. With --render each process runs its own Chromium.
- *
- * @typedef {{
- *   frontier: string, crawlId: string, concurrency?: number, wait?: number, blobs?: string,
- *   frontierTimeout?: number, signal?: AbortSignal, version?: string,
- *   renderConcurrency?: number, threads?: number, browser?: string, env?: Record<string, string | undefined>,
- * }} WorkerOptions
- *   wait: seconds to wait for a crawl id that does not exist yet (default 60); version: claimed (tests);
- *   renderConcurrency, browser: this process's tabs and binary; env: where the browser is looked for
+ * `prerender worker`: fetch leased URLs until the completion barrier, then help write the tree in leased buckets
+ * until the crawl is finished or the coordinator gone.
+ * @typedef {{ frontier: string, crawlId: string, concurrency?: number, wait?: number, blobs?: string, frontierTimeout?: number,
+ *   signal?: AbortSignal, version?: string, renderConcurrency?: number, threads?: number, browser?: string, env?: Record<string, string | undefined> }} WorkerOptions
+ *   wait: seconds to wait for a crawl id that does not exist yet; version: claimed, for tests
  */
 
 export class Worker extends EventEmitter {
@@ -45,10 +39,8 @@ export class Worker extends EventEmitter {
     const w = this.options;
     const host = machineOf(w.env ?? process.env);
     const redis = await connectRedis(w.frontier, { timeoutSeconds: w.frontierTimeout ?? 60 });
-    /** @type {import('./session.js').CrawlSession | null} */
-    let session = null;
-    /** @type {(() => void) | null} */
-    let countRendered = null;
+    /** @type {import('./session.js').CrawlSession | null} */ let session = null;
+    /** @type {(() => void) | null} */ let countRendered = null;
     try {
       const prefix = keyPrefix(w.crawlId);
       const config = await waitForConfig(redis, prefix, w);
@@ -77,7 +69,6 @@ export class Worker extends EventEmitter {
       session = new CrawlSession(crawler, this.stats, { transforms: [], coordination: joined, listed: config.listed });
       const run = await session.open();
       await session.fetchPhase();
-      // Fetching is over: help write the tree while the coordinator is alive (finish.js).
       let rewritten = 0;
       let lateBuckets = 0;
       if (!session.interrupted) {
@@ -101,13 +92,12 @@ export class Worker extends EventEmitter {
   }
 }
 
-/** How often a worker asks for its crawl's configuration in its first CONFIG_POLL_FOR_MS. */
+/** How often a worker asks for its crawl's configuration at first. */
 const CONFIG_POLL_MS = 25;
 const CONFIG_POLL_FOR_MS = 10_000;
 
 /**
- * The crawl's configuration, once it exists (bounded by --wait).
- * @param {import('../distributed/connection.js').CrawlRedis} redis @param {string} prefix @param {WorkerOptions} w
+ * Bounded by --wait. @param {import('../distributed/connection.js').CrawlRedis} redis @param {string} prefix @param {WorkerOptions} w
  * @returns {Promise<import('../distributed/config.js').SharedConfig>}
  */
 async function waitForConfig(redis, prefix, w) {

@@ -3,16 +3,12 @@ import { OPTION_BY_NAME } from '../options/crawl-options.js';
 
 
 /**
- * A shared crawl's configuration, stored under its id: the roots and every option that changes the
- * result. Workers take only their concurrency from their own command line; a later `crawl` with the
- * same id must give the same, or is refused with what differs.
- * @typedef {{
- *   format: 'prerender-crawl', version: string, roots: string[], listed: string[],
- *   options: Record<string, unknown>, createdAt: string,
- * }} SharedConfig
+ * Stored under the crawl id: the roots and every option that changes the result. A later `crawl` with the same id must
+ * give the same, or is refused with what differs.
+ * @typedef {{ format: 'prerender-crawl', version: string, roots: string[], listed: string[], options: Record<string, unknown>, createdAt: string }} SharedConfig
  */
 
-/** Options that change what a crawl fetches or writes: they must agree across processes and runs. */
+/** They must agree across processes and runs. */
 export const RESULT_OPTIONS = [
   'out', 'include', 'exclude', 'maxPages', 'timeout', 'retries', 'maxDepth', 'maxUrlLength', 'maxRedirects', 'dynamicBase', 'assets', 'maxPageBytes',
   'placeholders', 'pricePath', 'header', 'sitemap', 'urls', 'writeSitemap', 'siteUrl', 'ignore', 'precompress',
@@ -23,13 +19,10 @@ export const RESULT_OPTIONS = [
   'renderResources', 'renderBlock', 'renderBlockDefaults', 'renderIsolation', 'renderMemory',
 ];
 
-/** Options each process sets for itself (a worker from its own command line). */
+/** A worker's come from its own command line. */
 export const LOCAL_OPTIONS = ['concurrency', 'threads', 'renderConcurrency', 'renderRecycle', 'browser'];
 
-/**
- * A resolved option back in the form of a config file value.
- * @param {string} name @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
- */
+/** As a config file value. @param {string} name @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o */
 function inputValue(name, o) {
   const value = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (o))[name];
   if (name === 'header') return Object.entries(o.headers).map(([key, text]) => `${key}: ${text}`);
@@ -38,14 +31,9 @@ function inputValue(name, o) {
   return value ?? undefined;
 }
 
-/**
- * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
- * @param {string[]} listed roots from --sitemap / --urls
- * @param {string} version @returns {SharedConfig}
- */
+/** @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o @param {string[]} listed @param {string} version @returns {SharedConfig} */
 export function sharedConfig(o, listed, version) {
-  /** @type {Record<string, unknown>} */
-  const options = {};
+  /** @type {Record<string, unknown>} */ const options = {};
   for (const name of RESULT_OPTIONS) {
     const value = inputValue(name, o);
     if (value !== undefined) options[name] = value;
@@ -53,17 +41,14 @@ export function sharedConfig(o, listed, version) {
   return { format: 'prerender-crawl', version, roots: o.roots, listed, options, createdAt: new Date().toISOString() };
 }
 
-/**
- * What differs between the stored and given configurations, as one line, or null. Header values are never shown (secrets).
- * @param {SharedConfig} stored @param {SharedConfig} given
- */
+/** One line, or null. Header values are never shown: they may be secrets. @param {SharedConfig} stored @param {SharedConfig} given */
 export function configDifference(stored, given) {
   const differences = [];
   if (stored.version !== given.version) differences.push(`prerender version (stored ${stored.version}, this is ${given.version})`);
   if (JSON.stringify(stored.roots) !== JSON.stringify(given.roots)) differences.push(`roots (stored ${JSON.stringify(stored.roots)}, given ${JSON.stringify(given.roots)})`);
   if (JSON.stringify(stored.listed) !== JSON.stringify(given.listed)) differences.push(`URLs from --sitemap/--urls (stored ${stored.listed.length}, given ${given.listed.length})`);
   for (const name of RESULT_OPTIONS) {
-    // A key the stored configuration lacks (stored before the option was kept) had its default then.
+    // A key the stored configuration lacks had its default then.
     const a = JSON.stringify(stored.options[name] ?? OPTION_BY_NAME.get(name)?.default ?? null);
     const b = JSON.stringify(given.options[name] ?? null);
     if (a === b) continue;
@@ -74,13 +59,11 @@ export function configDifference(stored, given) {
 }
 
 /**
- * The options a worker crawls with: the stored ones, plus its own LOCAL_OPTIONS.
- * @param {SharedConfig} config
+ * The stored ones, plus its own LOCAL_OPTIONS. @param {SharedConfig} config
  * @param {{ frontier: string, crawlId: string, concurrency?: number, threads?: number, renderConcurrency?: number, renderRecycle?: number, browser?: string }} local
  */
 export function workerOptions(config, local) {
-  /** @type {Record<string, unknown>} */
-  const own = {};
+  /** @type {Record<string, unknown>} */ const own = {};
   for (const name of LOCAL_OPTIONS) {
     const value = /** @type {Record<string, unknown>} */ (local)[name];
     if (value !== undefined) own[name] = value;

@@ -6,9 +6,8 @@ import { frontierDb, frontierUrlError, redactUrl } from '../options/frontier-url
 import { COORD_CLAIM, COORD_KEEP, FIN_COLLECT, FIN_CURRENT, FIN_DONE, FIN_RENEW, FIN_TAKE } from './finish-scripts.js';
 
 /**
- * One connection to the crawl's Redis with the frontier's scripts defined (EVALSHA, reloaded on
- * NOSCRIPT after a restart). Without Redis for `--frontier-timeout` seconds every command fails with
- * a FrontierError (exit 2, one line).
+ * One connection to the crawl's Redis with the frontier's scripts defined. Without Redis for `--frontier-timeout`
+ * seconds every command fails with a FrontierError.
  * @typedef {Redis & {
  *   prAdd(prefix: string, ...args: (string | number)[]): Promise<number[]>,
  *   prTake(prefix: string, ...args: (string | number)[]): Promise<(string | number)[]>,
@@ -33,10 +32,10 @@ import { COORD_CLAIM, COORD_KEEP, FIN_COLLECT, FIN_CURRENT, FIN_DONE, FIN_RENEW,
 
 export { redactUrl } from '../options/frontier-url.js';
 
-/** What Redis answers to credentials it refuses (AUTH, or a command sent without them). */
+/** What Redis answers to refused credentials, at AUTH or a command sent without them. */
 const REFUSED_CREDENTIALS = /WRONGPASS|NOAUTH|invalid username-password pair|invalid password/i;
 
-/** Disconnect at once, without waiting for the server to close a socket whose unread replies keep it open. @param {Redis} redis */
+/** Without waiting for the server to close a socket whose unread replies keep it open. @param {Redis} redis */
 function closeNow(redis) {
   if (redis.status === 'end') return; // closed already (a second disconnect would wait for a 'close' long past)
   const stream = /** @type {{ stream?: import('node:net').Socket }} */ (/** @type {unknown} */ (redis)).stream;
@@ -48,12 +47,9 @@ function closeNow(redis) {
 export const keyPrefix = (crawlId) => `prerender:{${crawlId}}:`;
 
 /**
- * Connect, bounded by `timeoutSeconds`: while Redis is unreachable, or stops answering without closing
- * (a partition without RST), commands wait; past the bound they fail. Refused credentials or database
- * fail at once: retrying would not change the answer.
- * @param {string} url redis:// or rediss:// URL
- * @param {{ timeoutSeconds: number, timeoutFlag?: string }} options
- *   timeoutFlag: how messages name the bound ('' when the command has no such option)
+ * While Redis is unreachable or silent, commands wait up to `timeoutSeconds`, then fail. Refused credentials or
+ * database fail at once: retrying would not change the answer.
+ * @param {string} url @param {{ timeoutSeconds: number, timeoutFlag?: string }} options timeoutFlag: how messages name the bound
  * @returns {Promise<CrawlRedis>}
  */
 export async function connectRedis(url, { timeoutSeconds, timeoutFlag = '--frontier-timeout' }) {
@@ -63,12 +59,9 @@ export async function connectRedis(url, { timeoutSeconds, timeoutFlag = '--front
   const db = frontierDb(url);
   const within = `${timeoutFlag ? `${timeoutFlag} ` : ''}${timeoutSeconds} s`;
   let failingSince = 0;
-  /** @type {Error | null} */
-  let lastError = null;
-  /** @type {FrontierError | null} credentials or the database refused: no retrying, every command fails with it */
-  let fatal = null;
-  /** @type {(error: FrontierError) => void} */
-  let onFatal = () => {};
+  /** @type {Error | null} */ let lastError = null;
+  /** @type {FrontierError | null} credentials or database refused: every command fails with it */ let fatal = null;
+  /** @type {(error: FrontierError) => void} */ let onFatal = () => {};
   const fatalSeen = new Promise((_, reject) => { onFatal = reject; });
   fatalSeen.catch(() => {});
   const redis = new Redis(url, {
@@ -76,8 +69,7 @@ export async function connectRedis(url, { timeoutSeconds, timeoutFlag = '--front
     maxRetriesPerRequest: null, // commands wait for a reconnection, bounded below
     enableAutoPipelining: true,
     connectTimeout: Math.min(10_000, timeoutSeconds * 1000),
-    // A connection open but silent (Redis stopped, a partition without RST) gets the same bound, never
-    // shorter: a big batch's script must not be cut off.
+    // A silent connection gets the same bound, never shorter: a big batch's script must not be cut off.
     commandTimeout: timeoutSeconds * 1000,
     disconnectTimeout: 200,
     retryStrategy(times) {
@@ -135,8 +127,7 @@ export async function connectRedis(url, { timeoutSeconds, timeoutFlag = '--front
     const cause = /** @type {any} */ (lastError)?.code ?? /** @type {any} */ (error)?.code;
     const gone = new FrontierError(`lost the frontier ${shown} for more than ${within}${cause ? `: ${cause}` : ''}`, { code: 'FRONTIER_UNREACHABLE', cause: error });
     if (/Command timed out/.test(message)) {
-      // No answer for the whole bound: Redis is lost. Closed, so waiting commands (and leaving, QUIT)
-      // fail at once, not one bound each.
+      // Redis is lost: closed, so waiting commands fail at once, not one bound each.
       fatal = redis.status !== 'ready' ? gone : new FrontierError(`the frontier ${shown} did not answer for more than ${within} (Redis stopped or hung, or the network cut without closing the connection)`, { code: 'FRONTIER_UNREACHABLE', cause: error });
       closeNow(redis);
       return fatal;

@@ -7,23 +7,20 @@ import { outputFailure } from '../output/outdir.js';
 import { sha256 } from '../store/blobs.js';
 
 /**
- * A blob store several processes (and machines, over a shared mount) use at once: one file per blob,
- * `DIR/ab/<sha256>`, written to a temp file and renamed, so a blob is whole or absent and a double
- * write is harmless.
+ * A blob store several processes and machines use at once: one file per blob, `DIR/ab/<sha256>`, written by rename,
+ * so a blob is whole or absent and a double write is harmless.
  * @typedef {import('../store/blobs.js').BlobStore} BlobStore
  */
 
 /** @implements {BlobStore} */
 export class DirBlobStore {
-  /** @type {Set<string>} blobs known to be there */
-  #known = new Set();
-  /** @type {Set<string>} sub-directories made (or found) by this process: one mkdir each, not one per blob */
-  #dirs = new Set();
+  /** @type {Set<string>} blobs known to be there */ #known = new Set();
+  /** @type {Set<string>} sub-directories made (or found) by this process: one mkdir each, not one per blob */ #dirs = new Set();
 
   /** @param {string} dir */
   constructor(dir) {
     this.dir = path.resolve(dir);
-    /** Worker threads store blobs here themselves (page-work.js storeBlob, same layout). */
+    /** Worker threads store blobs here themselves, in the same layout. */
     this.stageDir = this.dir;
   }
 
@@ -70,7 +67,7 @@ export class DirBlobStore {
     return ids;
   }
 
-  /** Where a blob lies: a file of its own (read whole by the worker thread that renders it). @param {string} id */
+  /** A file of its own, read whole by the thread that renders it. @param {string} id */
   locate(id) {
     return { path: this.#file(id), at: 0, length: -1 };
   }
@@ -101,13 +98,9 @@ export class DirBlobStore {
     rmSync(this.#file(id), { force: true });
   }
 
-  /**
-   * Remove the blobs no longer referenced (after a complete crawl).
-   * @param {Iterable<string> | AsyncIterable<string>} ids the blobs still referred to
-   */
+  /** After a complete crawl. @param {Iterable<string> | AsyncIterable<string>} ids the blobs still referred to */
   async compact(ids) {
-    /** @type {Set<string>} */
-    const live = new Set();
+    /** @type {Set<string>} */ const live = new Set();
     for await (const id of ids) live.add(id);
     for (const sub of await readdir(this.dir).catch(() => /** @type {string[]} */ ([]))) {
       if (!/^[0-9a-f]{2}$/.test(sub)) continue;
@@ -119,7 +112,7 @@ export class DirBlobStore {
     }
   }
 
-  /** Blobs stay for the next run (and for the other processes). */
+  /** Blobs stay for the next run and the other processes. */
   async close() {}
 
   /** Never removes shared blobs: the other processes and the next run need them. */

@@ -4,15 +4,10 @@ import { decodeStored } from './packed.js';
 
 /**
  * A shared crawl's results as Redis carries them to the coordinator's early writes (scripts.js DONE, FEED).
- * @typedef {import('../store/records.js').PageRecord} PageRecord
- * @typedef {import('../engine/early.js').LinksTo} LinksTo
+ * @typedef {import('../store/records.js').PageRecord} PageRecord @typedef {import('../engine/early.js').LinksTo} LinksTo
  */
 
-/**
- * A page's links on the feed: 'L', then '\n' + each URL that may become a page ('\n?' if not sure to be
- * fetched); those that never can are left out. '' when links were not collected.
- * @param {LinksTo} linksTo
- */
+/** 'L', then '\n' + each URL that may become a page, '\n?' if not sure to be fetched. @param {LinksTo} linksTo */
 export function feedLinks({ keys, never, sure }) {
   const seen = new Set();
   let text = 'L';
@@ -24,10 +19,7 @@ export function feedLinks({ keys, never, sure }) {
   return text;
 }
 
-/**
- * A feed read's results, three items each: key, stored record, links as feedLinks() wrote them.
- * @param {Buffer[]} items @returns {{ key: string, record: PageRecord, linksTo?: LinksTo }[]}
- */
+/** @param {Buffer[]} items key, stored record, links: three each @returns {{ key: string, record: PageRecord, linksTo?: LinksTo }[]} */
 export function parseFeed(items) {
   if (items.length % 3 !== 0) throw new FrontierError('the feed holds a result cut short', { code: 'FEED_ENTRY' });
   const results = [];
@@ -39,8 +31,7 @@ export function parseFeed(items) {
       results.push({ key, record });
       continue;
     }
-    /** @type {string[]} */
-    const keys = [];
+    /** @type {string[]} */ const keys = [];
     const sure = new Set();
     const text = links.toString('utf8', 1);
     if (text !== '') {

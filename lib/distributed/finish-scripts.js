@@ -1,17 +1,13 @@
 // @ts-check
 /**
- * The finishing phase's Lua scripts (finish.js): leased buckets of pages for every live process. Same
- * rules as scripts.js: KEYS[1] is the crawl's prefix, time is Redis's own.
- * Keys (after the prefix):
- *   meta        hash    fin: the token of the write pass under way; coord: the coordinator's worker id;
- *                       finleft: a killed coordinator's pass, being removed
+ * The finishing phase's Lua scripts: leased buckets of pages for every live process. KEYS[1] is the crawl's prefix,
+ * time is Redis's own. Keys after the prefix:
+ *   meta        hash    fin: the write pass under way; coord: the coordinator; finleft: a killed coordinator's pass
  *   f:<t>:q     list    buckets of pass <t> waiting to be taken
  *   f:<t>:b     hash    bucket -> its requests (JSON)
  *   f:<t>:lease hash    bucket -> lease token|worker|deadline (ms)
- *   f:<t>:r     hash    bucket -> its answers (JSON), until the coordinator collects them
- *   f:<t>:deliv hash    bucket -> times it was taken back
- *   f:<t>:d     list    buckets answered, in the order they were
- *   cnt         hash    finReclaimed: buckets taken back from a process that died or stalled
+ *   f:<t>:r     hash    bucket -> its answers (JSON), until collected; f:<t>:d list: buckets answered, in order
+ *   f:<t>:deliv hash    bucket -> times it was taken back; cnt.finReclaimed: buckets taken back
  */
 
 const COMMON = `
@@ -23,11 +19,9 @@ end
 `;
 
 /**
- * FIN_TAKE: what the finishing phase holds for this process. ARGV: worker, leaseMs, maxDeliveries.
- * Returns {phase, token, coordinator alive (1/0)} and, if a bucket was taken, {bucket, lease token,
- * requests}. Nothing is handed out while the coordinator is dead. Buckets past their deadline, or whose
- * holder missed half a lease of heartbeats, go back first; one taken back maxDeliveries times is
- * answered with an error per page instead, so nothing is redone forever.
+ * FIN_TAKE. ARGV: worker, leaseMs, maxDeliveries. Returns {phase, token, coordinator alive} and maybe {bucket, lease,
+ * requests}; nothing while the coordinator is dead. A bucket taken back maxDeliveries times is answered with errors,
+ * so nothing is redone forever.
  */
 export const FIN_TAKE = COMMON + `
 local worker, leaseMs, maxDeliveries = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -70,10 +64,7 @@ redis.call('HSET', F .. 'lease', bucket, lease .. '|' .. worker .. '|' .. (now +
 return {phase, token, alive, bucket, lease, redis.call('HGET', F .. 'b', bucket) or '[]'}
 `;
 
-/**
- * FIN_DONE: record a bucket's answers and release its lease in one step, only while the lease is this
- * process's (fencing). ARGV: token, bucket, lease token, answers JSON. Returns 1, or 0 when late.
- */
+/** FIN_DONE: answers recorded only while the lease is this process's. ARGV: token, bucket, lease, answers JSON. Returns 1, or 0 when late. */
 export const FIN_DONE = COMMON + `
 local F = P .. 'f:' .. ARGV[1] .. ':'
 local bucket, lease = ARGV[2], ARGV[3]
@@ -86,10 +77,7 @@ redis.call('RPUSH', F .. 'd', bucket)
 return 1
 `;
 
-/**
- * FIN_RENEW: the holder still works on the bucket: its deadline moves to leaseMs from now.
- * ARGV: token, bucket, lease token, leaseMs. Returns 1, or 0 when the lease is no longer this process's.
- */
+/** FIN_RENEW. ARGV: token, bucket, lease, leaseMs. Returns 1, or 0 when the lease is no longer this process's. */
 export const FIN_RENEW = COMMON + `
 local F = P .. 'f:' .. ARGV[1] .. ':'
 local bucket, lease = ARGV[2], ARGV[3]
@@ -100,10 +88,7 @@ redis.call('HSET', F .. 'lease', bucket, lease .. '|' .. holder .. '|' .. (now_m
 return 1
 `;
 
-/**
- * FIN_COLLECT: up to ARGV[2] answered buckets of pass ARGV[1], taken off the done list:
- * {bucket, answers, …}; {'LOST'} when the pass is no longer the crawl's.
- */
+/** FIN_COLLECT: up to ARGV[2] answered buckets of pass ARGV[1]: {bucket, answers, …}; {'LOST'} when the pass is gone. */
 export const FIN_COLLECT = COMMON + `
 if redis.call('HGET', P .. 'meta', 'fin') ~= ARGV[1] then return {'LOST'} end
 local F = P .. 'f:' .. ARGV[1] .. ':'
@@ -128,10 +113,9 @@ return 0
 `;
 
 /**
- * COORD_CLAIM: become the crawl's coordinator unless another beat within ARGV[2] ms. ARGV: worker,
- * staleMs, info JSON. The same step moves a killed coordinator's pass from meta.fin to meta.finleft, so
- * none of its buckets is handed out, until the caller removes its keys and name table.
- * Returns {1, the left pass's token or ''} or {0, the live coordinator, ms since its last heartbeat}.
+ * COORD_CLAIM, unless another coordinator beat within staleMs. ARGV: worker, staleMs, info JSON. A killed
+ * coordinator's pass moves to meta.finleft, so none of its buckets is handed out. Returns {1, left pass} or {0, live
+ * coordinator, ms since its heartbeat}.
  */
 export const COORD_CLAIM = COMMON + `
 local worker, staleMs, info = ARGV[1], tonumber(ARGV[2]), ARGV[3]
@@ -151,9 +135,8 @@ return {1, left}
 `;
 
 /**
- * COORD_KEEP: keeps a starting coordinator's claim fresh until its heartbeat runs. ARGV: worker, mode,
- * info JSON. 'reset' also empties meta and the worker list but this claim (a cleared crawl id); 'release'
- * lets go at once (a failed start). Returns 0 when the claim is no longer this process's, else 1.
+ * COORD_KEEP: until the heartbeat runs. ARGV: worker, mode, info JSON; 'reset' also empties meta and the worker list
+ * but this claim. Returns 0 when the claim is no longer this process's.
  */
 export const COORD_KEEP = COMMON + `
 if redis.call('HGET', P .. 'meta', 'coord') ~= ARGV[1] then return 0 end

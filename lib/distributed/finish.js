@@ -7,33 +7,25 @@ import { randomBytes } from 'node:crypto';
 import { openNameTable } from '../naming/name-table.js';
 
 /**
- * A shared crawl's finishing phase, spread over every live process. The coordinator names the pages
- * and streams manifest, sitemap and state in URL order, as one process does. The per-page rewrite
- * goes into Redis buckets taken under a lease by every process; answers are recorded by a script that
- * checks the lease. A dead or stalled process's bucket is redone into the same temp file and its late
- * answers refused. Only the coordinator moves temp files into place, so OUT never holds a half-written file.
- * @typedef {import('../engine/page-work.js').RenderInput} RenderInput
- * @typedef {import('../engine/page-work.js').RenderOutput} RenderOutput
+ * A shared crawl's write phase over every live process: the per-page rewrite goes into Redis buckets leased by any
+ * process, and answers count only under the lease. A lapsed bucket is redone into the same temp file. Only the
+ * coordinator moves temp files into place, so OUT never holds a half-written file.
+ * @typedef {import('../engine/page-work.js').RenderInput} RenderInput @typedef {import('../engine/page-work.js').RenderOutput} RenderOutput
  * @typedef {import('../engine/page-work.js').RenderContext} RenderContext
  * @typedef {import('../naming/name-table.js').SharedNameTable} SharedNameTable
- * @typedef {import('../engine/threads/page-threads.js').PageThreads} PageThreads
- * @typedef {import('./connection.js').CrawlRedis} CrawlRedis
- * @typedef {{
- *   bodyId: string, scanId: string, url: string, file: string, type: 'html' | 'css', charset: string,
- *   unchangedSha?: string, temp: string,
- * }} BucketRequest
- *   temp: relative to OUT (under .prerender/)
+ * @typedef {import('../engine/threads/page-threads.js').PageThreads} PageThreads @typedef {import('./connection.js').CrawlRedis} CrawlRedis
+ * @typedef {{ bodyId: string, scanId: string, url: string, file: string, type: 'html' | 'css', charset: string, unchangedSha?: string, temp: string }} BucketRequest
+ *   temp: relative to OUT, under .prerender/
  * @typedef {{ result: Omit<RenderOutput, 'output'> } | { error: { message: string, code?: string, name?: string } }} BucketAnswer
  */
 
-/** File-system errors of the worker itself, whatever the path, not a page's. */
+/** A worker's own file-system errors, whatever the path, not a page's. */
 const OWN_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EMFILE', 'ENFILE', 'EACCES', 'EPERM', 'EIO', 'ESTALE']);
 
-/** Pages in a bucket. */
 export const BUCKET = 16;
-/** Buckets a process works on at once (its threads stay busy while answers travel). */
+/** Its threads stay busy while answers travel. */
 const IN_HAND = 2;
-/** The coordinator's thread backlog past which pages go into buckets for every process. */
+/** The coordinator's thread backlog past which pages go into buckets. */
 const LOCAL_BACKLOG = 2 * BUCKET;
 
 /** @param {number} ms */
@@ -60,16 +52,13 @@ export function nameTableFrom(bytes) {
   return { data, slots, maxHops: bytes.readUInt32LE(8) };
 }
 
-/** Where a pass's name table lies, in the shared blob directory. @param {string} blobsDir @param {string} token */
+/** @param {string} blobsDir @param {string} token */
 function namesFile(blobsDir, token) {
   if (!/^[0-9a-z]{1,40}$/.test(token)) throw new FrontierError(`not a pass of the finishing phase: ${JSON.stringify(token)}`, { code: 'FINISH_STATE' });
   return path.join(blobsDir, 'finish', `${token}.names`);
 }
 
-/**
- * A pass is over (or was left by a killed coordinator): its keys and its name table go.
- * @param {CrawlRedis} redis @param {string} prefix @param {string} blobsDir @param {string} token
- */
+/** Its keys and name table go. @param {CrawlRedis} redis @param {string} prefix @param {string} blobsDir @param {string} token */
 export async function dropPass(redis, prefix, blobsDir, token) {
   const keys = `${prefix}f:${token}:`;
   await redis.multi().unlink(`${keys}q`, `${keys}b`, `${keys}lease`, `${keys}r`, `${keys}d`, `${keys}deliv`).hdel(`${prefix}meta`, 'fin', 'finctx', 'finleft').exec()
@@ -77,60 +66,39 @@ export async function dropPass(redis, prefix, blobsDir, token) {
   await rm(namesFile(blobsDir, token), { force: true });
 }
 
-/**
- * What a killed coordinator's write pass left (Redis keys, name table), removed before finishing starts again.
- * @param {CrawlRedis} redis @param {string} prefix @param {string} blobsDir
- */
+/** Before finishing starts again. @param {CrawlRedis} redis @param {string} prefix @param {string} blobsDir */
 export async function dropLeftPass(redis, prefix, blobsDir) {
   const [left, older] = await redis.hmget(`${prefix}meta`, 'fin', 'finleft').catch((error) => { throw redis.toFrontierError(error); });
   if (older && older !== left) await dropPass(redis, prefix, blobsDir, older);
   if (left) await dropPass(redis, prefix, blobsDir, left);
 }
 
-/**
- * A temp path from the coordinator, made absolute under this process's OUT; refused outside OUT's state directory.
- * @param {string} out @param {string} relative
- */
+/** Made absolute under this process's OUT; refused outside OUT's state directory. @param {string} out @param {string} relative */
 function tempPath(out, relative) {
   if (!/^\.prerender\/tmp-[^/]+\/\d+\.tmp$/.test(relative)) throw new Error(`refusing a temp file outside OUT/.prerender/: ${relative}`);
   return path.join(out, ...relative.split('/'));
 }
 
-/**
- * The coordinator's side: hands each write pass's per-page work out in buckets. `render` has
- * `PageThreads.render`'s signature, so the write pass does not know who did the work.
- */
+/** The coordinator's side. `render` has `PageThreads.render`'s signature, so the write pass does not know who did the work. */
 export class FinishPool {
-  /** @type {string | null} */
-  #token = null;
-  /** @type {{ requests: BucketRequest[], waiting: { resolve(value: RenderOutput): void, reject(error: Error): void }[] } | null} */
-  #filling = null;
-  /** @type {ReturnType<typeof setImmediate> | null} */
-  #flushTimer = null;
-  /** @type {Map<string, { resolve(value: RenderOutput): void, reject(error: Error): void }[]>} bucket -> its pages' waiters */
-  #sent = new Map();
+  /** @type {string | null} */ #token = null;
+  /** @type {{ requests: BucketRequest[], waiting: { resolve(value: RenderOutput): void, reject(error: Error): void }[] } | null} */ #filling = null;
+  /** @type {ReturnType<typeof setImmediate> | null} */ #flushTimer = null;
+  /** @type {Map<string, { resolve(value: RenderOutput): void, reject(error: Error): void }[]>} bucket -> its pages' waiters */ #sent = new Map();
   #buckets = 0;
   #collecting = false;
-  /** @type {Promise<void> | null} */
-  #helping = null;
-  /** @type {Error | null} */
-  #failure = null;
+  /** @type {Promise<void> | null} */ #helping = null;
+  /** @type {Error | null} */ #failure = null;
 
-  /**
-   * @param {{ redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, out: string, blobsDir: string, threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]>, locate(id: string): import('../engine/page-work.js').BlobPlace, maxDeliveries: number }} options
-   */
+  /** @param {{ redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, out: string, blobsDir: string, threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]>, locate(id: string): import('../engine/page-work.js').BlobPlace, maxDeliveries: number }} options */
   constructor(options) {
     this.options = options;
-    /** Pages in the write pass's window: enough for every process to hold buckets. */
+    /** Enough for every process to hold buckets. */
     this.window = BUCKET * 16;
-    /** Buckets answered by this process and by others (tests, summary). */
     this.counts = { buckets: 0, byOthers: 0 };
   }
 
-  /**
-   * A new write pass: its name table goes beside the blobs, its render context and token into the crawl's meta.
-   * @param {RenderContext} context @param {SharedNameTable} table
-   */
+  /** The name table goes beside the blobs, context and token into the crawl's meta. @param {RenderContext} context @param {SharedNameTable} table */
   async begin(context, table) {
     await this.end();
     const { redis, prefix, blobsDir } = this.options;
@@ -145,11 +113,7 @@ export class FinishPool {
       .then(() => {}, (error) => { this.#fail(error); });
   }
 
-  /**
-   * One page's work, done by whichever process takes its bucket.
-   * @param {Omit<RenderInput, 'raw' | 'scan'> & { scanId?: string, wantOutput?: boolean }} input
-   * @returns {Promise<RenderOutput>}
-   */
+  /** @param {Omit<RenderInput, 'raw' | 'scan'> & { scanId?: string, wantOutput?: boolean }} input @returns {Promise<RenderOutput>} */
   render(input) {
     if (this.#failure) return Promise.reject(this.#failure);
     // This process's threads first: a page goes into a bucket only when they have a backlog.
@@ -187,7 +151,6 @@ export class FinishPool {
       .then(() => this.#collect(), (error) => this.#fail(redis.toFrontierError(error)));
   }
 
-  /** Take the answered buckets off Redis while any is awaited. */
   async #collect() {
     if (this.#collecting) return;
     this.#collecting = true;
@@ -201,8 +164,7 @@ export class FinishPool {
           const waiting = this.#sent.get(reply[i]);
           if (!waiting) continue;
           this.#sent.delete(reply[i]);
-          /** @type {BucketAnswer[]} */
-          const answers = JSON.parse(reply[i + 1]);
+          /** @type {BucketAnswer[]} */ const answers = JSON.parse(reply[i + 1]);
           waiting.forEach((page, j) => {
             const answer = answers[j];
             if (answer && 'result' in answer) page.resolve({ ...answer.result });
@@ -228,7 +190,6 @@ export class FinishPool {
     this.#filling = null;
   }
 
-  /** The pass is over: its keys and its name table go. */
   async end() {
     const token = this.#token;
     if (!token) return;
@@ -242,25 +203,20 @@ export class FinishPool {
 }
 
 /**
- * Take and do finishing buckets until `stopWhen()`, the crawl finishes, or (a worker) the coordinator is
- * gone. The coordinator runs it during its write passes, `prerender worker` once fetching is over.
+ * Until `stopWhen()`, the crawl finishes, or a worker's coordinator is gone. The coordinator runs it during its write
+ * passes, `prerender worker` once fetching is over.
  * @param {{
  *   redis: CrawlRedis, prefix: string, worker: string, leaseMs: number, maxDeliveries: number, out: string, blobsDir: string,
  *   threads: PageThreads, readBlobs(ids: string[]): Promise<Buffer[]>, locate(id: string): import('../engine/page-work.js').BlobPlace,
- *   signal: AbortSignal | null,
- *   stopWhen?: () => boolean, onBucket?: (pages: number) => void, onLate?: () => void, loaded?: string,
- * }} options
- *   loaded: the pass whose context and names the threads already have (the coordinator's own)
+ *   signal: AbortSignal | null, stopWhen?: () => boolean, onBucket?: (pages: number) => void, onLate?: () => void, loaded?: string,
+ * }} options loaded: the pass the threads already have
  * @returns {Promise<'finished' | 'coordinator-gone' | 'stopped'>}
  */
 export async function helpFinish(options) {
   const { redis, prefix, worker, leaseMs } = options;
-  /** @type {string | null} the pass whose context and names the threads have */
-  let loaded = options.loaded ?? null;
-  /** @type {Set<Promise<void>>} */
-  const inHand = new Set();
-  /** @type {unknown} a bucket that could not be done here (OUT or Redis not as they should be) */
-  let failure = null;
+  /** @type {string | null} the pass whose context and names the threads have */ let loaded = options.loaded ?? null;
+  /** @type {Set<Promise<void>>} */ const inHand = new Set();
+  /** @type {unknown} a bucket that could not be done here */ let failure = null;
   let idle = 5;
   try {
     for (;;) {
@@ -305,19 +261,13 @@ export async function helpFinish(options) {
   }
 }
 
-/**
- * Whether pass `token` is still under way: the crawl's pass, its coordinator alive.
- * @param {{ redis: CrawlRedis, prefix: string, leaseMs: number }} options @param {string} token
- */
+/** The crawl's pass, its coordinator alive. @param {{ redis: CrawlRedis, prefix: string, leaseMs: number }} options @param {string} token */
 async function isCurrent({ redis, prefix, leaseMs }, token) {
   const current = await redis.prFinCurrent(prefix, token, leaseMs).catch((error) => { throw redis.toFrontierError(error); });
   return current === 1;
 }
 
-/**
- * Pass `token`'s render context and name table, into this process's threads.
- * @param {{ redis: CrawlRedis, prefix: string, blobsDir: string, threads: PageThreads }} options @param {string} token
- */
+/** Into this process's threads. @param {{ redis: CrawlRedis, prefix: string, blobsDir: string, threads: PageThreads }} options @param {string} token */
 async function load({ redis, prefix, blobsDir, threads }, token) {
   const context = await redis.hget(`${prefix}meta`, 'finctx').catch((error) => { throw redis.toFrontierError(error); });
   if (!context) throw new FrontierError('the finishing phase has no render context in Redis', { code: 'FINISH_STATE' });
@@ -333,40 +283,33 @@ async function load({ redis, prefix, blobsDir, threads }, token) {
 }
 
 /**
- * Do one bucket: each page rewritten, hashed and written (again, if a previous holder wrote part) to its
- * temp file, then the answers recorded under the lease.
- * @param {Parameters<typeof helpFinish>[0]} options @param {string} token @param {string} bucket @param {string} lease
- * @param {BucketRequest[]} requests
+ * Each page written to its temp file, again if a previous holder wrote part; the answers recorded under the lease.
+ * @param {Parameters<typeof helpFinish>[0]} options @param {string} token @param {string} bucket @param {string} lease @param {BucketRequest[]} requests
  */
 async function doBucket(options, token, bucket, lease, requests) {
   const { redis, prefix, threads, out } = options;
-  // OUT not shared with the coordinator: every page would fail here, so this process stops helping
-  // (its bucket goes back once it leaves) instead of answering for the pages.
+  // OUT not shared with the coordinator: every page would fail here, so this process stops helping instead.
   const dir = requests.length > 0 ? path.dirname(tempPath(out, requests[0].temp)) : out;
   if (!existsSync(dir)) {
-    // Unless the pass is over (this process stalled past it): then the bucket is only late.
+    // Unless this process stalled past the pass: then the bucket is only late.
     if (!(await isCurrent(options, token))) {
       options.onLate?.();
       return;
     }
     throw new FrontierError(`${out} is not the coordinator's output directory (no ${path.relative(out, dir)} in it): every machine needs OUT on the same shared mount, at the same path`, { code: 'NOT_SHARED' });
   }
-  // Renewed while working, but not forever: a render that never ends loses its bucket after
-  // --max-deliveries lease times.
+  // Renewed while working, but a render that never ends loses its bucket after --max-deliveries lease times.
   const renewUntil = Date.now() + options.maxDeliveries * options.leaseMs;
   const renew = setInterval(() => {
     if (Date.now() > renewUntil) clearInterval(renew);
     else redis.prFinRenew(prefix, token, bucket, lease, options.leaseMs).catch(() => {});
   }, Math.max(50, Math.floor(options.leaseMs / 3)));
   const tempDir = path.dirname(tempPath(out, requests[0]?.temp ?? '.prerender/tmp-x/0.tmp'));
-  /** @type {unknown} a failure of this process (its file system, its threads), not of a page */
-  let local = null;
-  /** @type {BucketAnswer[]} */
-  const answers = await Promise.all(requests.map(async (request) => {
+  /** @type {unknown} a failure of this process (its file system, its threads), not of a page */ let local = null;
+  /** @type {BucketAnswer[]} */ const answers = await Promise.all(requests.map(async (request) => {
     try {
       const ids = [request.bodyId, request.scanId];
       if (!ids.every((id) => /^[0-9a-f]{64}$/.test(id))) throw new Error(`not a blob id: ${JSON.stringify(ids)}`);
-      // The worker thread reads the blobs and replaces the temp file itself.
       const { output: _output, ...result } = await threads.render({
         places: [options.locate(request.bodyId), options.locate(request.scanId)], read: () => options.readBlobs(ids),
         bodyId: request.bodyId, url: request.url, file: request.file, type: request.type,
@@ -375,15 +318,13 @@ async function doBucket(options, token, bucket, lease, requests) {
       return { result };
     } catch (error) {
       const err = /** @type {NodeJS.ErrnoException} */ (error);
-      // A worker's own trouble (writing into OUT, a dead thread) is not the page's: not answered.
-      // An unreadable blob is the page's, as on the coordinator.
+      // A worker's own trouble (writing into OUT, a dead thread) is not the page's, but an unreadable blob is.
       if (!options.stopWhen && (err.code === 'THREAD_EXIT' || (err.syscall !== undefined && (OWN_ERRORS.has(String(err.code)) || String(err.path ?? '').startsWith(tempDir))))) local ??= error;
       return { error: { message: err.message, code: err.code, name: err.name } };
     }
   })).finally(() => clearInterval(renew));
   if (local) {
-    // Late (pass over, coordinator gone, temp directory removed): nothing to say. Otherwise this
-    // process stops helping, and the bucket goes to another once it has left.
+    // Late: nothing to say. Otherwise this process stops helping, and the bucket goes to another.
     if (!existsSync(tempDir) || !(await isCurrent(options, token))) {
       options.onLate?.();
       return;

@@ -8,16 +8,10 @@ import * as finishScripts from './finish-scripts.js';
 
 /** Who a shared-crawl process is (version, machine); small, as a worker reads it before loading the engine. */
 
-/**
- * Bumped when what processes exchange outside the scripts changes: packed records (packed.js), feed
- * items (feed-format.js), staged scans (document/rewrite.js encodeScan).
- */
+/** Bumped when packed records, feed items or staged scans change. */
 const WIRE = 3;
 
-/**
- * The version plus a fingerprint of the Redis scripts and WIRE (`0.1.0+1a2b3c4d`): processes of one
- * release but another protocol (a checkout between releases) refuse each other.
- */
+/** Plus a fingerprint of the scripts and WIRE: processes of one release but another protocol refuse each other. */
 export const VERSION = `${JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version}+${protocolOf([...byName(scripts), ...byName(finishScripts)])}`;
 
 /** A module's exports by name (a namespace's own order differs between loaders). @param {Record<string, unknown>} namespace */
@@ -36,8 +30,7 @@ export function protocolOf(sources) {
 const MACHINE_NAME = /^[A-Za-z0-9._-]{1,253}$/;
 
 /**
- * The machine a process runs on (status, and whether it brings cores of its own): PRERENDER_HOST, else
- * the host name. Containers sharing one machine's cores may give the same PRERENDER_HOST.
+ * PRERENDER_HOST, else the host name: containers sharing one machine's cores may give the same PRERENDER_HOST.
  * @param {Record<string, string | undefined> | undefined} env
  */
 export function machineOf(env) {

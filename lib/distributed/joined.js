@@ -5,18 +5,13 @@ import { RedisCoordination } from './redis-coordination.js';
 
 /** @typedef {import('../engine/coordination.js').Coordination} Coordination */
 
-/**
- * A worker's side of the coordination seam (engine/coordination.js): it takes leased pages from Redis,
- * stages bodies in the crawl's blob directory and never owns OUT. Its coordinator seeds, names and commits.
- * @implements {Coordination}
- */
+/** A worker's side of the coordination seam: leased pages, the shared blob directory, never OUT. @implements {Coordination} */
 export class JoinedCrawl extends RedisCoordination {
   ownsOut = false;
 
   /**
-   * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix
-   * @param {ConstructorParameters<typeof RedisFrontier>[2]} settings @param {ConstructorParameters<typeof RedisFrontier>[3]} roles
-   * @param {string} blobsDir
+   * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix @param {ConstructorParameters<typeof RedisFrontier>[2]} settings
+   * @param {ConstructorParameters<typeof RedisFrontier>[3]} roles @param {string} blobsDir
    */
   constructor(redis, prefix, settings, roles, blobsDir) {
     super(new RedisFrontier(redis, prefix, settings, roles));
@@ -50,11 +45,7 @@ export class JoinedCrawl extends RedisCoordination {
 
   async finished() {}
 
-  /**
-   * The last crawl as a worker knows it: no file of OUT, only the stored pages its leases bring
-   * (redis-frontier.js adds and drops them). --ignore hashes are the crawl's own.
-   * @returns {import('../recrawl/prior.js').Prior}
-   */
+  /** No file of OUT, only the stored pages its leases bring; --ignore hashes are the crawl's own. @returns {import('../recrawl/prior.js').Prior} */
   lastCrawl() {
     return { complete: false, pages: new Map(), reuse: true, output: '', reuseOutput: false, sameIgnore: true, precompressed: [] };
   }

@@ -3,29 +3,20 @@ import { PrerenderError } from '../errors.js';
 import { fail, loopMessage } from '../engine/outcomes.js';
 
 /**
- * Redirect loops two processes closed at once: each saw the other's hop still in flight, so both
- * redirects stand. At the barrier the coordinator fails them as one process would, with the same
- * message (`loopMessage`) and referrer (the member reached last, most hops, linked from the hop before).
- *
- * @param {import('../engine/run.js').CrawlRun} run
- * @param {(key: string, referrer: string) => Promise<void>} noteReferrer
- * @returns {Promise<number>} the loops failed
+ * Two processes closing a loop at once each saw the other's hop in flight. The coordinator fails it at the barrier as
+ * one process would, with the same message and referrer.
+ * @param {import('../engine/run.js').CrawlRun} run @param {(key: string, referrer: string) => Promise<void>} noteReferrer @returns {Promise<number>} the loops failed
  */
 export async function failRedirectLoops(run, noteReferrer) {
-  /** @type {Map<string, string>} */
-  const next = new Map(run.redirects.map((redirect) => [redirect.url, redirect.location]));
+  /** @type {Map<string, string>} */ const next = new Map(run.redirects.map((redirect) => [redirect.url, redirect.location]));
   const max = run.options.maxRedirects;
-  /** @type {Set<string>} */
-  const walked = new Set();
+  /** @type {Set<string>} */ const walked = new Set();
   let failed = 0;
   for (const start of next.keys()) {
     if (walked.has(start)) continue;
-    /** @type {string[]} */
-    const path = [];
-    /** @type {Map<string, number>} */
-    const at = new Map();
-    /** @type {string | undefined} */
-    let current = start;
+    /** @type {string[]} */ const path = [];
+    /** @type {Map<string, number>} */ const at = new Map();
+    /** @type {string | undefined} */ let current = start;
     while (current !== undefined && !walked.has(current) && !at.has(current) && path.length <= max + 1) {
       at.set(current, path.length);
       path.push(current);

@@ -3,15 +3,10 @@ import { varintAt } from '../store/fields.js';
 import { newRecord } from '../store/records.js';
 
 /**
- * A record as the shared crawl keeps it: one `rec` hash field per URL, its seen-set byte then its record,
- * so a URL costs one hash entry. The first byte is all the Lua scripts read or write:
- *   q / r   queued (or leased), a link / a requisite, fewer than 5 referrers noted
- *   Q / R   the same, 5 referrers noted (no more are looked at)
- *   d       done, a page (counts against --max-pages)
- *   x       done, not a page (failed, redirect, gone...)
- * Then nothing (fresh queued), JSON (what scripts create, and queued records, which they may fail), or
- * PACKED and fields: a tag byte (field number, plus HEX for a 64-digit hex value as 32 bytes), then a
- * varint, a varint-length UTF-8 string, or nothing for flags. Defaults and referrers are left out.
+ * A record as the shared crawl keeps it: one `rec` hash field per URL, its seen-set byte then its record. The first
+ * byte is all the Lua scripts read or write: q/r queued or leased, a link or a requisite; Q/R the same with 5 referrers
+ * noted; d done, a page; x done, not a page. Then nothing, JSON (queued records, which scripts may fail), or PACKED and
+ * fields: a tag byte (field number, plus HEX for a 32-byte hash), then a varint, a varint-length string, or nothing.
  */
 
 export const PACKED = 0x01;
@@ -19,8 +14,7 @@ const HEX = 0x40;
 const EXTRA = 63;
 
 /** @typedef {'str' | 'uint' | 'json' | 'flag' | 'state' | 'type'} FieldType */
-/** @type {[string, FieldType][]} index + 1 is the tag */
-const FIELDS = [
+/** @type {[string, FieldType][]} index + 1 is the tag */ const FIELDS = [
   ['state', 'state'], ['kind', 'str'], ['status', 'uint'], ['contentType', 'str'], ['type', 'type'], ['charset', 'str'],
   ['etag', 'str'], ['lastModified', 'str'], ['location', 'str'], ['via', 'str'], ['hops', 'uint'], ['wanted', 'str'],
   ['file', 'str'], ['body', 'str'], ['scan', 'str'], ['bytes', 'uint'], ['sha256', 'str'], ['error', 'json'],
@@ -62,23 +56,17 @@ export function seenByte(record) {
   return record.state === 'done' ? 'd' : 'x';
 }
 
-/**
- * The record without its first byte: queued ones as JSON (the scripts may fail them), others packed.
- * @param {import('../store/records.js').PageRecord} record @returns {Buffer}
- */
+/** Without its first byte. @param {import('../store/records.js').PageRecord} record @returns {Buffer} */
 export function packRecord(record) {
-  /** @type {Record<string, unknown>} */
-  const kept = {};
+  /** @type {Record<string, unknown>} */ const kept = {};
   for (const [name, value] of Object.entries(record)) {
     if (value === undefined || SKIPPED.has(name)) continue;
     if ((name === 'kind' && value === 'navigation') || (name === 'hops' && value === 0) || (name === 'stale' && value === false)) continue;
     kept[name] = value;
   }
   if (record.state === 'queued') return Buffer.from(JSON.stringify(kept), 'utf8');
-  /** @type {number[]} */
-  const out = [PACKED];
-  /** @type {Record<string, unknown>} */
-  const extra = {};
+  /** @type {number[]} */ const out = [PACKED];
+  /** @type {Record<string, unknown>} */ const extra = {};
   for (const [name, value] of Object.entries(kept)) {
     const tag = TAG.get(name);
     const type = tag ? FIELDS[tag - 1][1] : undefined;
@@ -114,16 +102,13 @@ export function packRecord(record) {
   return Buffer.from(out);
 }
 
-/** The stored value (first byte and record) of a record. @param {import('../store/records.js').PageRecord} record */
+/** First byte and record. @param {import('../store/records.js').PageRecord} record */
 export function storedValue(record) {
   return Buffer.concat([Buffer.from(seenByte(record), 'latin1'), packRecord(record)]);
 }
 
 
-/**
- * A record from its stored value (first byte included).
- * @param {Buffer} value @param {string} key @returns {import('../store/records.js').PageRecord}
- */
+/** @param {Buffer} value with its first byte @param {string} key @returns {import('../store/records.js').PageRecord} */
 export function decodeStored(value, key) {
   const first = String.fromCharCode(value[0]);
   const record = newRecord(key, first === 'r' || first === 'R' ? 'requisite' : 'navigation', null);
@@ -134,8 +119,7 @@ export function decodeStored(value, key) {
     if (parsed.kind === undefined) parsed.kind = 'navigation';
     return Object.assign(record, parsed);
   }
-  /** @type {Record<string, unknown>} */
-  const fields = {};
+  /** @type {Record<string, unknown>} */ const fields = {};
   let at = 2;
   while (at < value.length) {
     const tag = value[at++];

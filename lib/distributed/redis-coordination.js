@@ -1,9 +1,6 @@
 // @ts-check
 
-/**
- * What a coordinator's and a worker's coordination share: the frontier and records in Redis, taken by
- * lease, and the calls that only pass through to them. SharedCrawl and JoinedCrawl extend it.
- */
+/** What SharedCrawl and JoinedCrawl share: frontier and records in Redis, taken by lease. */
 export class RedisCoordination {
   shared = true;
 

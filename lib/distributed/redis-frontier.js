@@ -12,21 +12,16 @@ import { FrontierError } from '../errors.js';
 export const TOO_LONG_MARK = '\u0001too-long:';
 
 /**
- * A crawl's frontier shared across processes in Redis. One per process: it holds this process's
- * leases and their records while worked on; `done()` records a result and releases the lease in one
- * script, only if the lease is still this one (a late result is ignored). `records`: redis-records.js.
- * @typedef {import('../store/frontier.js').FrontierItem} FrontierItem
- * @typedef {import('../store/frontier.js').AddOutcome} AddOutcome
- * @typedef {import('../store/records.js').PageRecord} PageRecord
- * @typedef {import('../store/frontier.js').Frontier} Frontier
- * @typedef {{
- *   maxPages: number, leaseMs: number, originConcurrency: number, intervalMs: number, maxDeliveries: number,
- * }} FrontierSettings
- *   intervalMs: least time between two URLs of one origin taken (--rate, --delay), 0 for none
+ * The frontier shared across processes in Redis, one per process, holding its leases. `done()` records a result and
+ * releases the lease in one script, only if the lease is still this one: a late result is ignored.
+ * @typedef {import('../store/frontier.js').FrontierItem} FrontierItem @typedef {import('../store/frontier.js').AddOutcome} AddOutcome
+ * @typedef {import('../store/records.js').PageRecord} PageRecord @typedef {import('../store/frontier.js').Frontier} Frontier
+ * @typedef {{ maxPages: number, leaseMs: number, originConcurrency: number, intervalMs: number, maxDeliveries: number }} FrontierSettings
+ *   intervalMs: least time between two URLs of one origin taken, 0 for none
  */
 
 const ADD_OUTCOMES = /** @type {AddOutcome[]} */ (['known', 'added', 'limit', 'known', 'known']);
-/** URLs remembered as settled (ADD's codes 3 and 4) by one process, at most. */
+/** URLs remembered as settled (ADD's codes 3 and 4). */
 const SETTLED_MAX = 500_000;
 const ADD_CHUNK = 1000;
 
@@ -36,60 +31,41 @@ export function originOf(key) {
   return pathStart < 0 ? key : key.slice(0, pathStart);
 }
 
-/** A record as stored in Redis (packed.js): seen-set place, then the record without key, referrers, defaults. @param {PageRecord} record */
+/** @param {PageRecord} record */
 export const encodeRecord = storedValue;
 
 /** @param {Buffer} value @param {string} key @returns {PageRecord} */
 export const decodeRecord = decodeStored;
 
-/**
- * A process whose heartbeat is older than this is dead: its leases go to others (scripts.js take_some).
- * @param {number} leaseMs the crawl's --lease-timeout
- */
+/** A process whose heartbeat is older is dead: its leases go to others. @param {number} leaseMs the crawl's --lease-timeout */
 export const deadAfterMs = (leaseMs) => Math.max(200, Math.floor(leaseMs / 2));
 
 /** @implements {Frontier} */
 export class RedisFrontier {
-  /** @type {Map<string, string>} key -> lease token, for the pages this process works on */
-  #leases = new Map();
-  /** @type {Map<string, PageRecord>} the records of those pages */
-  #working = new Map();
+  /** @type {Map<string, string>} key -> lease token, for the pages this process works on */ #leases = new Map();
+  /** @type {Map<string, PageRecord>} */ #working = new Map();
   #counts = { queued: 1, leased: 0, over: 0, mine: 0, phase: 'seeding', saturated: false };
   #idleMs = 10;
-  /** @type {string[]} leased with the last result (DONE takes the next URL), not handed out yet */
-  #ready = [];
+  /** @type {string[]} leased with the last result (DONE takes the next URL), not handed out yet */ #ready = [];
   /**
-   * URLs whose lapsed lease came back to this process mid-visit: links may have been refused under the
-   * old lease, so the URL is visited again under the new one once this visit ends.
-   * @type {Map<string, { token: string, record: PageRecord, prior: string }>}
+   * A lapsed lease back to this process mid-visit: links may have been refused under the old lease, so the URL is
+   * visited again under the new one. @type {Map<string, { token: string, record: PageRecord, prior: string }>}
    */
   #again = new Map();
   #prefetch = true;
-  /** Whether the coordinator reads the feed (each DONE reply says). */
+  /** Each DONE reply says. */
   #feeding = false;
-  /**
-   * URLs adding again changes nothing ('all'; 'requisite': a link as requisite still might): most of a
-   * page's links (menus, related products) are then not sent again.
-   * @type {Map<string, 'all' | 'requisite'>}
-   */
+  /** URLs adding again changes nothing, so most links (menus, related products) are not sent again. @type {Map<string, 'all' | 'requisite'>} */
   #settled = new Map();
-  /** @type {ReturnType<typeof setInterval> | null} */
-  #heartbeat = null;
-  /** @type {Error | null} */
-  #heartbeatError = null;
-  /** @type {{ warnings: { url: string, code: string, message: string }[], redirects: { url: string }[], tooDeep: Set<string> } | null} */
-  #run = null;
-  /** @type {string[]} */
-  #deep = [];
-  /** @type {{ pages: Map<string, import('../recrawl/state.js').StoredPage> } | null} a worker's last crawl, filled as pages are taken */
-  #prior = null;
+  /** @type {ReturnType<typeof setInterval> | null} */ #heartbeat = null;
+  /** @type {Error | null} */ #heartbeatError = null;
+  /** @type {{ warnings: { url: string, code: string, message: string }[], redirects: { url: string }[], tooDeep: Set<string> } | null} */ #run = null;
+  /** @type {string[]} */ #deep = [];
+  /** @type {{ pages: Map<string, import('../recrawl/state.js').StoredPage> } | null} a worker's last crawl, filled as pages are taken */ #prior = null;
 
   /**
-   * @param {import('./connection.js').CrawlRedis} redis
-   * @param {string} prefix the crawl's key prefix
-   * @param {FrontierSettings} settings
-   * @param {{ seeder?: boolean, coordinator?: boolean, info?: Record<string, unknown> }} [options]
-   *   seeder: the process whose roots start the crawl; coordinator: meta.coord, stopped once another took over
+   * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix @param {FrontierSettings} settings
+   * @param {{ seeder?: boolean, coordinator?: boolean, info?: Record<string, unknown> }} [options] coordinator: stopped once another took over
    */
   constructor(redis, prefix, settings, { seeder = false, coordinator = false, info = {} } = {}) {
     this.redis = redis;
@@ -99,7 +75,7 @@ export class RedisFrontier {
     this.coordinator = coordinator;
     this.info = { host: hostname(), pid: process.pid, startedAt: Date.now(), ...info };
     this.worker = `${this.info.host}:${process.pid}:${randomBytes(3).toString('hex')}`;
-    /** Results refused because the lease had passed to another worker. */
+    /** Results refused: the lease had passed to another worker. */
     this.lateResults = 0;
     this.records = new RedisRecordStore(this);
   }
@@ -114,7 +90,7 @@ export class RedisFrontier {
     }
   }
 
-  /** Start the heartbeat: the worker is alive, its leases are extended. */
+  /** The heartbeat says the worker is alive and extends its leases. */
   start() {
     const beat = () => {
       const args = [];
@@ -134,12 +110,12 @@ export class RedisFrontier {
   }
 
   pagesDone = 0;
-  /** The completion barrier has passed: the tree is being written. */
+  /** Past the completion barrier. */
   finishing = false;
 
   /**
-   * The run's warnings, redirects and too-deep URLs go to Redis with the next result (the coordinator
-   * merges them before naming). A worker's `run.prior` holds the pages it has taken, emptied as they are done.
+   * The run's warnings, redirects and too-deep URLs go to Redis with the next result. A worker's `run.prior` holds the
+   * pages it has taken.
    * @param {{ warnings: any[], redirects: any[], depth: { tooDeep: Set<string>, noteTooLong?: (key: string) => void }, prior: import('../recrawl/prior.js').Prior | null }} run
    * @param {{ lazyPrior?: boolean }} [options]
    */
@@ -159,10 +135,8 @@ export class RedisFrontier {
 
   /** @param {FrontierItem[]} items */
   async add(items) {
-    /** @type {AddOutcome[]} */
-    const outcomes = new Array(items.length).fill('known');
-    /** @type {number[]} the items sent to Redis */
-    const sent = [];
+    /** @type {AddOutcome[]} */ const outcomes = new Array(items.length).fill('known');
+    /** @type {number[]} the items sent to Redis */ const sent = [];
     for (let i = 0; i < items.length; i++) {
       const settled = this.#settled.get(items[i].key);
       if (settled !== 'all' && !(settled === 'requisite' && items[i].kind === 'requisite')) sent.push(i);
@@ -196,22 +170,17 @@ export class RedisFrontier {
     return this.#taken(reply, 0);
   }
 
-  /** take_some's arguments (scripts.js). @param {number} max */
+  /** @param {number} max */
   #takeArgs(max) {
     const s = this.settings;
     return [this.worker, max, s.leaseMs, deadAfterMs(s.leaseMs), s.originConcurrency, s.intervalMs, s.maxDeliveries, this.seeder ? '1' : '0'];
   }
 
-  /**
-   * The counts and leases of a take_some reply (Buffers: the records are packed bytes).
-   * @param {(Buffer | number)[]} reply
-   * @param {number} at where take_some's reply starts
-   */
+  /** @param {(Buffer | number)[]} reply records as packed bytes @param {number} at where take_some's reply starts */
   #taken(reply, at) {
     const [queued, leased, over, mine, phase] = reply.slice(at, at + 5);
     this.#counts = { queued: Number(queued), leased: Number(leased), over: Number(over), mine: Number(mine), phase: String(phase), saturated: false };
-    /** @type {string[]} */
-    const keys = [];
+    /** @type {string[]} */ const keys = [];
     for (let i = at + 5; i < reply.length; i += 4) {
       const key = String(reply[i]);
       const raw = /** @type {Buffer} */ (reply[i + 2]);
@@ -231,24 +200,19 @@ export class RedisFrontier {
     return keys;
   }
 
-  /** Nothing to take, but the crawl is not over (others hold leases, or politeness): wait, longer each time. */
+  /** Others hold leases, or politeness waits: longer each time. */
   idle() {
     const ms = this.#idleMs;
     this.#idleMs = Math.min(ms * 2, 200);
     return new Promise((resolve) => { setTimeout(resolve, ms); });
   }
 
-  /** Whether the coordinator reads the feed: then a page's links go with its result (engine/early.js). */
+  /** The coordinator reads the feed: a page's links go with its result. */
   wantsLinks() {
     return this.#feeding;
   }
 
-  /**
-   * @param {string} key
-   * @param {{ page: boolean, requisitesSkipped?: number, linksTo?: import('../engine/early.js').LinksTo }} outcome
- *   linksTo: the page's links (with those never pages), for the feed
-   * @returns {Promise<FrontierItem[]>}
-   */
+  /** @param {string} key @param {{ page: boolean, requisitesSkipped?: number, linksTo?: import('../engine/early.js').LinksTo }} outcome @returns {Promise<FrontierItem[]>} */
   async done(key, { page, requisitesSkipped = 0, linksTo }) {
     const token = this.#leases.get(key);
     const record = this.#working.get(key);
@@ -262,8 +226,7 @@ export class RedisFrontier {
     // The result, and the next URL taken in the same call (the slot this page frees).
     const take = this.#prefetch && this.#ready.length === 0 ? this.#takeArgs(1) : [this.worker, 0];
     const packed = record ? packRecord(record) : '';
-    // This visit is over before its result is sent: a reply meanwhile handing the URL back to this
-    // process is a new lease to visit again, never this visit's.
+    // Over before its result is sent: a reply handing the URL back meanwhile is a new lease, never this visit's.
     this.#endVisit(key);
     const reply = await this.#call(() => this.redis.prDoneBuffer(this.prefix, packed, key, token, page ? 'd' : 'x', record?.state ?? 'done', code, requisitesSkipped, ...side, ...take));
     this.#feeding = Number(reply[2]) === 1;
@@ -280,7 +243,7 @@ export class RedisFrontier {
     return [];
   }
 
-  /** Warnings, redirects and deep URLs not sent yet, as DONE's arguments. */
+  /** As DONE's arguments. */
   #sideData() {
     const run = this.#run;
     if (!run) return ['0', '0', '0', ''];
@@ -291,17 +254,13 @@ export class RedisFrontier {
     return [String(warnings.length), String(redirects.length / 2), String(deep.length), '', ...warnings, ...redirects, ...deep];
   }
 
-  /** Send the side data left (warnings found outside pages: sitemaps). */
+  /** The side data left, such as sitemap warnings. */
   async flush() {
     const side = this.#sideData();
     if (side.length > 4) await this.#call(() => this.redis.prDone(this.prefix, '', '', '', 'x', '', '', 0, ...side, this.worker, 0));
   }
 
-  /**
-   * A 429 or 503 retried after `delayMs`: its whole origin waits as long in every process. Not awaited:
-   * a lost Redis shows at the next call.
-   * @param {{ url: string, delayMs: number, error: Error }} retry
-   */
+  /** Its whole origin waits as long in every process; a lost Redis shows at the next call. @param {{ url: string, delayMs: number, error: Error }} retry */
   backoff({ url, delayMs, error }) {
     const status = /** @type {{ status?: number }} */ (error).status;
     if (status !== 429 && status !== 503) return;
@@ -309,10 +268,9 @@ export class RedisFrontier {
     this.redis.prBackoff(this.prefix, originOf(url), Math.max(0, Math.round(delayMs))).catch(() => {});
   }
 
-  /** 429/503 answers this process shared as a backoff of their origin. */
   backoffs = 0;
 
-  /** A visit ends: its lease is no longer this process's work; a lease of its URL that came back meanwhile becomes a visit. @param {string} key */
+  /** A lease of its URL that came back meanwhile becomes a visit. @param {string} key */
   #endVisit(key) {
     this.#leases.delete(key);
     this.#working.delete(key);
@@ -335,31 +293,29 @@ export class RedisFrontier {
 
   counts() {
     const c = this.#counts;
-    // Work not done elsewhere yet: this process must not stop while another may still add URLs. Of the
-    // leases Redis counts as ours, only those worked on count (one that is not lapses and is handed out again).
+    // This process must not stop while another may add URLs. Of our leases, only those worked on count.
     const own = Math.min(c.mine, this.#leases.size + this.#again.size);
     const pending = (c.phase === 'seeding' || c.phase === 'none' ? 1 : c.phase === 'crawl' ? c.queued + Math.max(0, c.leased - own) : 0) + this.#ready.length;
     return { queued: pending, inFlight: c.mine, known: 0, overLimit: c.over, overLimitSaturated: c.saturated };
   }
 
-  /** The global counts, fresh from Redis (after the barrier). */
+  /** Fresh from Redis, after the barrier. */
   async refreshCounts() {
     const c = await this.#call(() => this.redis.hmget(`${this.prefix}cnt`, 'queued', 'leased', 'over', 'overSaturated'));
     this.#counts = { ...this.#counts, queued: Number(c[0] ?? 0), leased: Number(c[1] ?? 0), over: Number(c[2] ?? 0), saturated: c[3] === '1' };
   }
 
-  /** Stop the heartbeat; this worker's leases are left to expire (or be reclaimed). */
+  /** This worker's leases are left to expire. */
   async stop() {
     this.#prefetch = false;
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     this.#heartbeat = null;
   }
 
-  /** Leave the crawl: the worker is removed from the list (its leases, if any, are reclaimed now). */
+  /** Its leases are reclaimed now. */
   async leave() {
     await this.stop();
-    // URLs taken with the last results and never handed out go back, no delivery counted.
-    // One failed call ends it: a lost Redis must not hold the process for a call per URL.
+    // URLs taken and never handed out go back; one failed call ends it, so a lost Redis holds nothing up.
     for (const key of this.#ready.splice(0)) {
       try {
         await this.retry(key);

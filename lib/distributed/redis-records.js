@@ -2,12 +2,9 @@
 import { decodeStored, packRecord, seenByte } from './packed.js';
 
 /**
- * A shared crawl's record store: a page leased here lives in memory until `RedisFrontier.done` sends
- * its result; any other is read from and written to Redis.
- * @typedef {import('../store/records.js').PageRecord} PageRecord
- * @typedef {import('../store/records.js').RecordState} RecordState
- * @typedef {import('../store/records.js').RecordStore} RecordStore
- * @typedef {import('./redis-frontier.js').RedisFrontier} RedisFrontier
+ * A page leased here lives in memory until `RedisFrontier.done` sends its result; any other is in Redis.
+ * @typedef {import('../store/records.js').PageRecord} PageRecord @typedef {import('../store/records.js').RecordState} RecordState
+ * @typedef {import('../store/records.js').RecordStore} RecordStore @typedef {import('./redis-frontier.js').RedisFrontier} RedisFrontier
  */
 
 /** @implements {RecordStore} */
@@ -29,7 +26,7 @@ export class RedisRecordStore {
     return raw ? decodeStored(raw, key) : undefined;
   }
 
-  /** Several records in one round trip (phase two reads every page's). @param {string[]} keys */
+  /** In one round trip: phase two reads every page's. @param {string[]} keys */
   async getMany(keys) {
     if (keys.length === 0) return [];
     const { redis, prefix } = this.frontier;
@@ -37,7 +34,7 @@ export class RedisRecordStore {
     return keys.map((key, i) => this.frontier.leased(key) ?? (raws[i] ? decodeStored(raws[i], key) : undefined));
   }
 
-  /** A page leased here is kept until done() records it with the lease released; any other is written now. @param {PageRecord} record */
+  /** @param {PageRecord} record */
   async put(record) {
     if (this.frontier.leased(record.key) === record) return;
     // While the tree is written, a page's file and hashes are of no use to the other processes.
@@ -47,7 +44,7 @@ export class RedisRecordStore {
     await redis.prPut(prefix, record.key, Buffer.concat([Buffer.from(seenByte(record), 'latin1'), packRecord(record)])).catch((error) => { throw redis.toFrontierError(error); });
   }
 
-  /** Every record's field and value, 2,000 at a time. @param {(key: Buffer, value: Buffer) => void} each */
+  /** @param {(key: Buffer, value: Buffer) => void} each */
   async #scan(each) {
     const { redis, prefix } = this.frontier;
     let cursor = '0';
@@ -61,20 +58,18 @@ export class RedisRecordStore {
   /** @param {RecordState} state */
   async keys(state) {
     if (state !== 'done') return (await this.list(state)).map((record) => record.key);
-    /** @type {string[]} */
-    const keys = [];
+    /** @type {string[]} */ const keys = [];
     // d: done, a page (the first byte says so without decoding the record)
     await this.#scan((key, value) => { if (value[0] === 0x64) keys.push(key.toString()); });
     return keys;
   }
 
-  /** The records in any of these states, in one scan of the records. @param {RecordState | RecordState[]} states */
+  /** In one scan. @param {RecordState | RecordState[]} states */
   async list(states) {
     const wanted = new Set([states].flat());
     const queued = wanted.has('queued');
     const others = wanted.size > (queued ? 1 : 0);
-    /** @type {PageRecord[]} */
-    const list = [];
+    /** @type {PageRecord[]} */ const list = [];
     await this.#scan((key, value) => {
       const first = value[0];
       // d, x: no longer queued; q, r, Q, R: queued

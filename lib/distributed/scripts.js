@@ -1,9 +1,7 @@
 // @ts-check
 /**
- * The shared frontier's Lua scripts: each is atomic in Redis (dedup+enqueue, lease+take, result+release).
- * KEYS[1] is the prefix `prerender:{id}:` (one hash tag: one Cluster slot for the crawl). Time is Redis's
- * TIME, so worker clocks do not matter.
- * Keys (after the prefix):
+ * The shared frontier's Lua scripts, each atomic. KEYS[1] is `prerender:{id}:`: one hash tag, one Cluster slot.
+ * Time is Redis's TIME, so worker clocks do not matter. Keys after the prefix:
  *   config  string   the crawl's configuration (JSON)
  *   meta    hash     phase (seeding | crawl | finish | finished), startedAt
  *   rec     hash     url -> its place in the seen-set (one byte: q/r queued or leased, a link/a requisite,
@@ -25,8 +23,7 @@
  *   over / overseen  urls in scope refused by --max-pages, in order / as a set
  *   workers zset     worker -> last heartbeat (ms); winfo hash worker -> JSON
  *   warn    hash     warning JSON -> 1;  redir hash url -> redirect JSON;  deep set: urls past --max-depth
- *   errs    hash     error code -> failures
- *   token   string   lease token counter (a token is <counter>.<n>: one INCR per TAKE)
+ *   errs    hash     error code -> failures;  token string: lease counter, one INCR per TAKE
  */
 
 /** Shared Lua helpers, prepended to each script. */
@@ -84,11 +81,9 @@ end
 `;
 
 /**
- * ADD: exact dedup atomic with the enqueue. ARGV: maxPages, fenceKey, fenceToken, seed (1: the
- * coordinator adding roots), referrer ('' for none), then items: 'n' (link) or 'r' (requisite) + key.
- * A worker whose lease on the referring page is gone adds nothing. Returns per item: 1 added, 0 known,
- * 2 over --max-pages, 3 known and settled (done, or queued with 5 referrers: adding again changes
- * nothing), 4 settled for a requisite (a link would still make it one). Settled URLs need not be resent.
+ * ADD: exact dedup atomic with the enqueue. ARGV: maxPages, fenceKey, fenceToken, seed, referrer, then 'n' or 'r' + key.
+ * A worker whose lease on the referrer is gone adds nothing. Returns per item: 1 added, 0 known, 2 over --max-pages,
+ * 3 settled (adding again changes nothing), 4 settled for a requisite.
  */
 export const ADD = COMMON + `
 if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
@@ -216,10 +211,9 @@ end
 `;
 
 /**
- * Taking: heartbeat, reclaim dead workers' and expired leases, then lease up to `max` urls origin by
- * origin, within --origin-concurrency, interval (--rate, --delay) and backoff (onext). `a` is ARGV from
- * `at`: worker, max, leaseMs, deadAfterMs, originConcurrency, intervalMs, maxDeliveries, seed.
- * Returns { queued, leased, over, mine, phase, key1, token1, record1, prior1, ... }.
+ * Heartbeat, reclaim dead and expired leases, then lease up to `max` urls origin by origin, within concurrency,
+ * interval and backoff. `a` is ARGV from `at`: worker, max, leaseMs, deadAfterMs, originConcurrency, intervalMs,
+ * maxDeliveries, seed. Returns { queued, leased, over, mine, phase, key1, token1, record1, prior1, ... }.
  */
 const TAKING = RECLAIM + `
 local function take_some(a, at)
@@ -307,14 +301,10 @@ return take_some(ARGV, 1)
 `;
 
 /**
- * DONE: record the result and release the lease in one step, if the lease is still this one (fencing);
- * a late result is ignored, its idempotent warnings, redirects and deep urls kept. Then take_some, so a
- * page costs two round trips. ARGV: record (packed, '' keeps the stored one), key, token, d (page) or x,
- * state, error code, requisites not fetched, nWarnings, nRedirects (url, json pairs), nDeep, feed links
- * (feed-format.js; '' if none), those values, then take_some's arguments (max 0 takes nothing).
- * While meta.feed is wanted (FEED), an accepted result is appended to `feed:<coordinator>` as key,
- * record and links, never a string built in Lua (it would hash it).
- * Returns { accepted (1/0), promoted item JSON or '', 1 while the feed is wanted (else 0), take_some's reply... }.
+ * DONE: the result counts only if the lease is still this one, but a late result's idempotent side data is kept.
+ * Then take_some, so a page costs two round trips. ARGV: record ('' keeps it), key, token, d or x, state, error code,
+ * requisites not fetched, nWarnings, nRedirects, nDeep, feed links, those values, take_some's arguments. A fed result
+ * is pushed as separate values: a string built in Lua would be hashed. Returns { accepted, promoted, feeding, take_some's reply... }.
  */
 export const DONE = COMMON + TAKING + `
 if redis.call('EXISTS', P .. 'config') == 0 then return redis.error_reply('LOST crawl state is gone') end
@@ -358,10 +348,8 @@ return finish(1, promote_one())
 `;
 
 /**
- * FEED: coordinator ARGV[2] wants the feed ARGV[1] ms more (0: stop, drop the list); it reads its list
- * with a plain LPOP in the same round trip (a script would copy each result into Lua and back). A process
- * no longer coordinator changes nothing; no key is made once the crawl state is gone.
- * Returns 1 when the feed is this process's.
+ * FEED: coordinator ARGV[2] wants the feed ARGV[1] ms more, 0 to stop. It reads with a plain LPOP in the same round
+ * trip: a script would copy each result into Lua and back. Returns 1 when the feed is this process's.
  */
 export const FEED = COMMON + `
 local worker = ARGV[2]
@@ -388,10 +376,7 @@ enqueue(key, origin, true)
 return 1
 `;
 
-/**
- * HEARTBEAT: the worker is alive; its leases get a new deadline. ARGV: worker, leaseMs, info JSON, c
- * (coordinator) or w, then (key, token) pairs. Returns 0 crawl state gone, 2 coordinator replaced, else 1.
- */
+/** HEARTBEAT: leases get a new deadline. ARGV: worker, leaseMs, info JSON, c or w, (key, token) pairs. Returns 0 state gone, 2 replaced, else 1. */
 export const HEARTBEAT = COMMON + `
 if redis.call('EXISTS', P .. 'config') == 0 then return 0 end
 if ARGV[4] == 'c' and redis.call('HGET', P .. 'meta', 'coord') ~= ARGV[1] then return 2 end
@@ -408,10 +393,7 @@ end
 return 1
 `;
 
-/**
- * BACKOFF: an origin answered 429 or 503: no process takes its URLs before `ms` from now; onext only
- * moves later. ARGV: origin, ms. Returns the time it may be taken again.
- */
+/** BACKOFF after a 429 or 503: no process takes the origin's URLs for `ms`; onext only moves later. ARGV: origin, ms. */
 export const BACKOFF = COMMON + `
 local origin = ARGV[1]
 local at = now_ms() + tonumber(ARGV[2])
@@ -424,9 +406,8 @@ return at
 `;
 
 /**
- * PUT: a record written outside DONE (a redirect target's via/hops, a loop failed). A queued record is
- * written only while still queued: a result recorded meanwhile stands. Keeps the 5-referrers mark.
- * ARGV: key, value (first byte included). Returns 1 written, 0 not.
+ * PUT: a record written outside DONE. A queued record is written only while still queued, so a result recorded
+ * meanwhile stands. ARGV: key, value with its first byte. Returns 1 written, 0 not.
  */
 export const PUT = COMMON + `
 local key, value = ARGV[1], ARGV[2]

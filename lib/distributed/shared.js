@@ -16,21 +16,17 @@ import { failRedirectLoops } from './loops.js';
 import { errorsOf } from '../engine/errors-list.js';
 
 
-/** @typedef {import('../engine/coordination.js').Coordination} Coordination */
 /**
- * The coordinator's side of a shared crawl (`crawl --frontier … --crawl-id …`): store or check the
- * configuration, open frontier, records and blobs, and at the completion barrier gather what every
- * process found before names are handed out. meta.phase: seeding, crawl, finish (finish.js), finished;
- * `crawl` on a finished id starts a new crawl under it, on an unfinished one resumes it.
+ * The coordinator's side of a shared crawl: it gathers what every process found at the completion barrier, before
+ * naming. meta.phase: seeding, crawl, finish, finished; a finished id starts a new crawl, an unfinished one resumes.
+ * @typedef {import('../engine/coordination.js').Coordination} Coordination
  */
 
 export { VERSION, machineOf };
 
 /**
- * Whether finishing buckets would add CPU: a helper on another machine (an unknown host counts), or fewer
- * threads here than cores. Processes sharing this machine's busy cores only add round trips.
- * @param {(string | null)[]} helpers the heartbeat infos (JSON) of the other live processes
- * @param {{ host: string, threads: number, cores: number }} here
+ * Processes sharing this machine's busy cores only add round trips; an unknown host counts as another machine.
+ * @param {(string | null)[]} helpers the other live processes' heartbeat infos @param {{ host: string, threads: number, cores: number }} here
  */
 export function bucketsAddCores(helpers, here) {
   if (helpers.length === 0) return false;
@@ -38,7 +34,7 @@ export function bucketsAddCores(helpers, here) {
   return helpers.some((text) => text === null || hostOf(text) !== here.host);
 }
 
-/** The least time between two URLs of one origin, from --rate and --delay. @param {{ rate?: number, delay?: number }} o */
+/** Between two URLs of one origin. @param {{ rate?: number, delay?: number }} o */
 export const intervalOf = (o) => Math.max(o.delay ?? 0, o.rate ? Math.ceil(1000 / o.rate) : 0);
 
 /**
@@ -54,19 +50,18 @@ export async function openSharedCrawl(o, listed, prior) {
   try {
     const blobsDir = o.blobs ? path.resolve(o.blobs) : path.join(path.resolve(o.out), STATE_DIR, 'blobs');
     const given = sharedConfig({ ...o, blobs: blobsDir }, listed, VERSION);
-    // Another configuration changes nothing under the crawl id (unless --fresh-start replaces it).
+    // Another configuration changes nothing under the crawl id, unless --fresh-start replaces it.
     const storedText = await redis.get(`${prefix}config`);
     const stored = storedText ? /** @type {import('./config.js').SharedConfig} */ (JSON.parse(storedText)) : null;
     if (stored && !o.freshStart) refuseDifference(stored, given, crawlId);
     const frontier = new RedisFrontier(redis, prefix, {
       maxPages: o.maxPages, leaseMs: o.leaseTimeout, originConcurrency: o.originConcurrency, intervalMs: intervalOf(o), maxDeliveries: o.maxDeliveries,
     }, { seeder: true, coordinator: true, info: { role: 'coordinator', version: VERSION, host } });
-    // One coordinator per crawl id, claimed before anything is cleared or stored: a second would clear
-    // what the live one works on. The longer of the two --lease-timeouts decides.
+    // Claimed before anything is cleared, or a second coordinator would clear the live one's work. The longer lease decides.
     const claimLeaseMs = Math.max(o.leaseTimeout, Number(stored?.options.leaseTimeout ?? 0));
     const claim = await claimCoordinator(redis, prefix, frontier, claimLeaseMs, crawlId);
     try {
-    // A pass a killed coordinator left (taken out of reach in the claim): its keys and name table go.
+      // A pass a killed coordinator left goes.
       if (claim.left) await dropPass(redis, prefix, blobsDir, claim.left);
       if (o.freshStart) await clearCrawl(redis, prefix, claim, { keepConfig: false });
       // Before the configuration a worker waits for: every worker proves it sees this directory (blob-probe.js).
@@ -114,16 +109,14 @@ function refuseDifference(stored, given, crawlId) {
 
 /**
  * @typedef {{ left: string, check(): void, release(): Promise<void>, stop(): void, worker: string, info: string }} Claim
- *   left: a killed coordinator's pass ('' if none); check: throws once another coordinator took over;
- *   release: let go at once (a failed start); stop: the keeper ends (the heartbeat takes over)
+ *   left: a killed coordinator's pass; check: throws once another coordinator took over; stop: the heartbeat takes over
  */
 
 /**
- * Become the crawl's coordinator. One whose heartbeat is newer than half the lease may be alive: wait at
- * most the lease for it to lapse, else refuse (two coordinators would both write OUT). The claim is kept
- * fresh here until the frontier's heartbeat starts: storing a large prior can outlast half the lease.
- * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix @param {RedisFrontier} frontier
- * @param {number} leaseMs @param {string} crawlId @returns {Promise<Claim>}
+ * A live coordinator gets at most the lease to lapse, else refusal: two would both write OUT. The claim is kept fresh
+ * until the frontier's heartbeat starts, since storing a large prior can outlast half the lease.
+ * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix @param {RedisFrontier} frontier @param {number} leaseMs
+ * @param {string} crawlId @returns {Promise<Claim>}
  */
 async function claimCoordinator(redis, prefix, frontier, leaseMs, crawlId) {
   const worker = frontier.worker;
@@ -162,18 +155,16 @@ async function claimCoordinator(redis, prefix, frontier, leaseMs, crawlId) {
 }
 
 /**
- * The last crawl's pages for the workers' conditional requests (each comes with its lease). Written
- * before the phase is set, so a kill in between writes it again.
- * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix
- * @param {import('../recrawl/prior.js').Prior | null} prior
+ * For the workers' conditional requests. Written before the phase is set, so a kill in between writes it again.
+ * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix @param {import('../recrawl/prior.js').Prior | null} prior
  */
 async function storePrior(redis, prefix, prior) {
   await redis.unlink(`${prefix}prior`);
-    // Other naming than the last run's: the workers fetch every page in full.
+  // Other naming than the last run's: the workers fetch every page in full.
   if (!prior?.reuse || prior.renamed) return;
   let batch = redis.pipeline();
   let size = 0;
-    // Hashes made with other --ignore patterns are no use: a worker makes them again from the body.
+  // Hashes made with other --ignore patterns are no use: a worker makes them again from the body.
   for (const stored of prior.pages.values()) {
     if (stored.state !== 'done' || !stored.file || !stored.body) continue;
     const { placeholders: _placeholders, compare, ...rest } = stored;
@@ -188,10 +179,8 @@ async function storePrior(redis, prefix, prior) {
 }
 
 /**
- * Remove every key of a crawl (or all but its configuration), sparing this process's claim; refused if the
- * claim is no longer its own (checked before and after).
- * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix @param {Claim} claim
- * @param {{ keepConfig: boolean }} options
+ * Every key but this process's claim; refused if the claim is no longer its own, before or after.
+ * @param {import('./connection.js').CrawlRedis} redis @param {string} prefix @param {Claim} claim @param {{ keepConfig: boolean }} options
  */
 async function clearCrawl(redis, prefix, claim, { keepConfig }) {
   const own = async (/** @type {'keep' | 'reset'} */ mode) => {
@@ -213,11 +202,7 @@ async function clearCrawl(redis, prefix, claim, { keepConfig }) {
   await own('reset');
 }
 
-/**
- * The coordinator's side of the coordination seam (engine/coordination.js): Redis holds the frontier and
- * the records, a shared directory the staged bodies.
- * @implements {Coordination}
- */
+/** The coordinator's side of the coordination seam: Redis holds frontier and records, a shared directory the bodies. @implements {Coordination} */
 export class SharedCrawl extends RedisCoordination {
   ownsOut = true;
 
@@ -232,8 +217,7 @@ export class SharedCrawl extends RedisCoordination {
     this.blobs = blobs;
     this.shownUrl = redactUrl(url);
     this.leaseMs = leaseMs;
-    /** @type {import('../engine/run.js').CrawlRun | null} the run, once past the completion barrier */
-    this.run = null;
+    /** @type {import('../engine/run.js').CrawlRun | null} once past the completion barrier */ this.run = null;
   }
 
   /** @param {string[]} roots */
@@ -251,9 +235,8 @@ export class SharedCrawl extends RedisCoordination {
   }
 
   /**
-   * Where write passes send per-page work: every live process (finish.js), or none but this one's threads
-   * when no other is alive or all share this machine's cores (BENCHMARKS.md, "Decisions").
-   * @param {import('../engine/run.js').CrawlRun} run @param {string} out
+   * None but this one's threads when no other process is alive, or all share this machine's cores: see BENCHMARKS.md,
+   * "Decisions". @param {import('../engine/run.js').CrawlRun} run @param {string} out
    */
   async finishPool(run, out) {
     const { redis, prefix, frontier } = this;
@@ -270,7 +253,7 @@ export class SharedCrawl extends RedisCoordination {
     });
   }
 
-  /** Every process's accepted results as they come (scripts.js DONE, FEED), for early writes. @returns {import('../engine/early.js').Feed} */
+  /** Every process's accepted results as they come. @returns {import('../engine/early.js').Feed} */
   feed() {
     const { redis, prefix } = this;
     const worker = this.frontier.worker;
@@ -284,10 +267,7 @@ export class SharedCrawl extends RedisCoordination {
     };
   }
 
-  /**
-   * The completion barrier has passed: every process's warnings, redirects and too-deep URLs join the run.
-   * @param {import('../engine/run.js').CrawlRun} run @param {{ interrupted: boolean }} state
-   */
+  /** Every process's warnings, redirects and too-deep URLs join the run. @param {import('../engine/run.js').CrawlRun} run @param {{ interrupted: boolean }} state */
   async barrier(run, { interrupted }) {
     this.run = run;
     await this.frontier.flush();
@@ -300,9 +280,9 @@ export class SharedCrawl extends RedisCoordination {
       run.warnings.splice(0, run.warnings.length, ...warnings.sort(byUrlThenText));
       const redirects = (await redis.hvals(`${prefix}redir`)).map((text) => JSON.parse(text));
       run.redirects.splice(0, run.redirects.length, ...redirects.sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0)));
-    // A loop whose hops two processes fetched at once went unseen by both.
+      // A loop whose hops two processes fetched at once went unseen by both.
       if (!interrupted) await failRedirectLoops(run, async (key, referrer) => { await redis.hset(`${prefix}refs`, key, referrer); });
-    // Every process's cuts (too deep, or too long: a marker and a hash) make the run incomplete.
+      // Every process's cuts make the run incomplete.
       let tooLong = 0;
       for (const key of await redis.smembers(`${prefix}deep`)) {
         if (key.startsWith(TOO_LONG_MARK)) tooLong++;
@@ -316,17 +296,13 @@ export class SharedCrawl extends RedisCoordination {
     }
   }
 
-  /**
-   * OUT holds the finished crawl. Final counts go beside the phase for `prerender status`: Redis's counters
-   * miss what the barrier settles (redirect loops) and count a 404 or 410 as done.
-   */
+  /** Final counts for `prerender status`: Redis's counters miss redirect loops and count a 404 or 410 as done. */
   async finished() {
     const finishedAt = Date.now();
     const fields = ['phase', 'finished', 'finishedAt', finishedAt];
     if (this.run) {
       const { errors } = await errorsOf(this.run);
-      /** @type {Record<string, number>} */
-      const codes = {};
+      /** @type {Record<string, number>} */ const codes = {};
       for (const error of errors) {
         const code = error.code ?? (error.status ? `HTTP_${error.status}` : 'ERROR');
         codes[code] = (codes[code] ?? 0) + 1;
@@ -342,7 +318,7 @@ export class SharedCrawl extends RedisCoordination {
   }
 }
 
-/** The machine in a process's heartbeat info (JSON), or null. @param {string} text */
+/** @param {string} text a heartbeat info */
 function hostOf(text) {
   try {
     return JSON.parse(text).host ?? null;

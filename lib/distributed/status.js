@@ -6,20 +6,12 @@ import { OPTION_BY_NAME } from '../options/crawl-options.js';
 
 /**
  * `prerender status`: what a shared crawl is doing, read from Redis.
- *
- * @typedef {{
- *   crawlId: string, phase: string, version: string | null,
- *   queued: number, leased: number, done: number, failed: number, redirects: number, notCrawled: number, backoffs: number,
- *   workers: { id: string, role: string, host: string, pid: number, heartbeatAgeMs: number, pages: number }[],
- *   pagesPerSecond: number, elapsedMs: number,
- *   topErrors: { code: string, count: number }[],
- * }} CrawlStatus
+ * @typedef {{ crawlId: string, phase: string, version: string | null, queued: number, leased: number, done: number, failed: number,
+ *   redirects: number, notCrawled: number, backoffs: number, pagesPerSecond: number, elapsedMs: number, topErrors: { code: string, count: number }[],
+ *   workers: { id: string, role: string, host: string, pid: number, heartbeatAgeMs: number, pages: number }[] }} CrawlStatus
  */
 
-/**
- * @param {import('./connection.js').CrawlRedis} redis @param {string} crawlId
- * @returns {Promise<CrawlStatus | null>} null when there is no such crawl
- */
+/** @param {import('./connection.js').CrawlRedis} redis @param {string} crawlId @returns {Promise<CrawlStatus | null>} null when there is no such crawl */
 export async function readStatus(redis, crawlId) {
   const prefix = keyPrefix(crawlId);
   try {
@@ -72,11 +64,7 @@ export async function readStatus(redis, crawlId) {
   }
 }
 
-/**
- * The final counts a coordinator kept when the crawl finished, if they are this finish's.
- * @param {Record<string, string>} meta
- * @returns {{ failed: number, redirects: number, errors: Record<string, number> } | null}
- */
+/** If they are this finish's. @param {Record<string, string>} meta @returns {{ failed: number, redirects: number, errors: Record<string, number> } | null} */
 function finalOf(meta) {
   try {
     const final = meta.final ? JSON.parse(meta.final) : null;
@@ -102,8 +90,7 @@ export function formatStatus(s) {
 
 /**
  * @param {{ frontier: string, crawlId: string, json?: boolean, watch?: boolean, intervalMs?: number, frontierTimeout?: number, signal?: AbortSignal }} options
- * @param {{ write(text: string): unknown }} out
- * @returns {Promise<number>} exit code: 0, or 2 when there is no such crawl
+ * @param {{ write(text: string): unknown }} out @returns {Promise<number>} exit code: 0, or 2 when there is no such crawl
  */
 export async function statusCommand(options, out) {
     // `prerender status` has no --frontier-timeout: its messages name no such option.

@@ -4,17 +4,13 @@ import { sha256 } from '../store/blobs.js';
 import { pageEntry } from './manifest-entries.js';
 
 /**
- * @typedef {import('./run.js').CrawlRun} CrawlRun
- * @typedef {import('../store/records.js').PageRecord} PageRecord
- * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage
- * @typedef {import('./write-page.js').PassRun} PassRun
+ * @typedef {import('./run.js').CrawlRun} CrawlRun @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage @typedef {import('./write-page.js').PassRun} PassRun
  */
 
 /**
- * A URL sharing its first URL's file ("/index.html" beside "/"): its output must be the same bytes, then
- * it is listed with that file, nothing written; else (or if the first was not written) it goes to `pass.split`.
- * @param {PassRun} pass @param {PageRecord} record
- * @param {Promise<{ page: ManifestPage, record: PageRecord } | null>} firstWritten
+ * An alias ("/index.html" beside "/") shares its first URL's file only with the same output bytes; else it goes to `pass.split`.
+ * @param {PassRun} pass @param {PageRecord} record @param {Promise<{ page: ManifestPage, record: PageRecord } | null>} firstWritten
  * @returns {Promise<{ page: ManifestPage, record: PageRecord } | null>}
  */
 export async function writeAlias(pass, record, firstWritten) {
@@ -39,11 +35,7 @@ export async function writeAlias(pass, record, firstWritten) {
   return { page: pageEntry(pass, record, first.page.placeholders), record };
 }
 
-/**
- * Rewrite one HTML or CSS document for its file, in this thread.
- * @param {PassRun} pass @param {PageRecord} record @param {Buffer} raw
- * @param {import('../document/rewrite.js').DocumentScan} scan
- */
+/** In this thread. @param {PassRun} pass @param {PageRecord} record @param {Buffer} raw @param {import('../document/rewrite.js').DocumentScan} scan */
 function rewrite(pass, record, raw, scan) {
   const o = pass.options;
   return renderDocument({

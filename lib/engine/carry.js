@@ -8,20 +8,12 @@ import { links } from './links.js';
 import { conditionalHeaders, fromStored, isGone, isTransient, reusable } from '../recrawl/prior.js';
 
 /**
- * Pages carried over instead of fetched and staged again: from the last
- * crawl's state (a 304, or a transient failure that keeps the last good copy)
- * or from the journal of a killed crawl (resume).
- *
- * @typedef {import('./run.js').CrawlRun} CrawlRun
- * @typedef {import('../store/records.js').PageRecord} PageRecord
+ * Pages carried over instead of fetched and staged again: a 304, a transient failure, or a killed crawl's journal.
+ * @typedef {import('./run.js').CrawlRun} CrawlRun @typedef {import('../store/records.js').PageRecord} PageRecord
  * @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight
  */
 
-/**
- * Re-crawl: each request asks with the last copy's validators, and a 304 keeps that copy. Plugged into
- * the hook `requestHeaders`; the copy looked up goes in `page.stored` for the 304.
- * @param {CrawlRun} run
- */
+/** Re-crawl, on the hook `requestHeaders`: ask with the last copy's validators, kept in `page.stored` for a 304. @param {CrawlRun} run */
 export function plugRecrawl(run) {
   run.hooks.on('requestHeaders', 're-crawl', (page) => {
     page.stored = reusable(run.prior, page.key, run.blobs);
@@ -29,19 +21,12 @@ export function plugRecrawl(run) {
   });
 }
 
-/** The body of a page carried over: it is not read (a Buffer of no bytes is never written to). */
 const NO_BODY = Buffer.alloc(0);
 
 /**
- * Carry on with the stored copy of a page (a 304, or a transient failure):
- * its links are followed as if it had been fetched, and its file is left as
- * it is unless what it links to moved.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- * @param {import('../recrawl/state.js').StoredPage} stored
- * @param {string} instead what becomes of the page when its stored links are damaged (warned)
- * @param {Awaited<ReturnType<typeof storedLinks>>} [read] its stored links, when the caller read them already
- * @returns {Promise<boolean>} false: they are (the record is left as it was)
+ * Its links are followed as if fetched; its file stays as it is unless what it links to moved.
+ * @param {CrawlRun} run @param {PageInFlight} page @param {import('../recrawl/state.js').StoredPage} stored @param {string} instead if its links are damaged
+ * @param {Awaited<ReturnType<typeof storedLinks>>} [read] if read already @returns {Promise<boolean>} false: its links are damaged, the record untouched
  */
 export async function keepStored(run, page, stored, instead, read) {
   const scan = read ?? (stored.scan ? await intactLinks(run, page.key, stored.scan, instead) : undefined);
@@ -55,23 +40,12 @@ export async function keepStored(run, page, stored, instead, read) {
   return true;
 }
 
-/**
- * A staged blob whose bytes do not hash to its id (the staging log damaged
- * on disk, or edited): never used. Its id is forgotten, so that it is
- * neither read again nor taken for a new blob of the same bytes.
- */
+/** A staged blob that does not hash to its id is never used, and forgotten, so no later blob of those bytes is taken for it. */
 class DamagedBlobError extends PrerenderError {
   code = 'STAGED_DAMAGED';
 }
 
-/**
- * The links of a staged scan (the blob store's own buffer when it can lend
- * one: nothing kept of it), checked against its hash: the links a page is
- * said to have decide which pages are reached, and so which files a complete
- * crawl removes.
- * @param {CrawlRun} run
- * @param {string} id
- */
+/** Checked against its hash: the links decide which pages are reached, so which files a complete crawl removes. @param {CrawlRun} run @param {string} id */
 export function storedLinks(run, id) {
   const blobs = /** @type {import('../store/blobs.js').BlobStore} */ (run.blobs);
   /** @param {Buffer} bytes */
@@ -90,14 +64,7 @@ export function storedLinks(run, id) {
   });
 }
 
-/**
- * storedLinks, or null when they are damaged: then warned (STAGED_DAMAGED),
- * saying what becomes of the page instead.
- * @param {CrawlRun} run
- * @param {string} url the page's
- * @param {string} id its scan
- * @param {string} instead "fetched in full", "scanned again"...
- */
+/** Null, and a warning, if damaged. @param {CrawlRun} run @param {string} url @param {string} id its scan @param {string} instead "fetched in full"... */
 export async function intactLinks(run, url, id, instead) {
   try {
     return await storedLinks(run, id);
@@ -108,16 +75,11 @@ export async function intactLinks(run, url, id, instead) {
   }
 }
 
-/** Where a crawl stages bodies and scans, for messages. */
 const STAGING_LOG = '.prerender/blobs.log';
 
 /**
- * A failure on a page the previous crawl wrote: a transient one keeps the
- * previous file (the page is marked stale); a 404/410 means the page is gone.
- * Anything else, or a page never written before, is a recorded failure.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- * @param {unknown} error
+ * On a page the last crawl wrote, a transient failure keeps its file, stale, and a 404/410 means gone.
+ * Anything else is a recorded failure. @param {CrawlRun} run @param {PageInFlight} page @param {unknown} error
  */
 export async function failOrKeep(run, page, error) {
   const stored = isTransient(error) ? reusable(run.prior, page.key, run.blobs) : null;
@@ -134,12 +96,10 @@ export async function failOrKeep(run, page, error) {
     return;
   }
   if (isGone(error) && run.prior?.pages.get(page.key)?.state === 'done') {
-    // Removed (after a complete crawl), and still a broken link where pages link to it: listed
-    // with the errors and its referrers, as a first crawl of the site would list it.
+    // Still a broken link where linked: listed with the errors as a first crawl would, so the manifest is a clean run's.
     const { status, code } = /** @type {import('../errors.js').HttpStatusError} */ (error);
     page.record.state = 'gone';
     page.record.status = status;
-    // As a first crawl lists it (its code too): the manifest is a clean run's.
     page.record.error = { message: /** @type {Error} */ (error).message, status, ...(typeof code === 'string' ? { code } : {}) };
     await run.records.put(page.record);
     run.emit('gone', { url: page.key, status: page.record.status });

@@ -3,42 +3,23 @@ import { MemoryFrontier } from '../store/frontier.js';
 import { MemoryRecordStore } from '../store/records.js';
 
 /**
- * The one coordination seam: where a run's URLs, records and staged bodies live, and what happens around
- * the fetch phase. Two implementations: LocalCoordination below and SharedCrawl (distributed/shared.js).
- *
+ * The one coordination seam: where a run's URLs, records and staged bodies live, and what happens around the fetch
+ * phase. Implemented by LocalCoordination below and SharedCrawl (distributed/shared.js).
  * @typedef {import('./run.js').CrawlRun} CrawlRun
  * @typedef {{
- *   shared: boolean,
- *   ownsOut: boolean,
- *   frontier: import('../store/frontier.js').Frontier,
- *   records: import('../store/records.js').RecordStore,
+ *   shared: boolean, ownsOut: boolean, frontier: import('../store/frontier.js').Frontier, records: import('../store/records.js').RecordStore,
  *   blobs: import('../store/blobs.js').LogBlobStore | import('../distributed/dir-blobs.js').DirBlobStore | null,
- *   seeds(roots: string[]): string[],
- *   attach(run: CrawlRun): void,
- *   backoff(info: { url: string, delayMs: number, error: Error }): void,
- *   idle(): Promise<void> | null,
- *   knows(key: string): boolean,
- *   waits(key: string): boolean | undefined,
- *   wantsLinks(run: CrawlRun): boolean,
- *   feed(): import('./early.js').Feed | null,
- *   barrier(run: CrawlRun, state: { interrupted: boolean }): Promise<void>,
- *   release(): void,
- *   finishPool(run: CrawlRun, out: string): Promise<import('./run.js').FinishPool | null>,
- *   finished(): Promise<void>,
- *   lastCrawl(): import('../recrawl/prior.js').Prior | null,
- *   close(): Promise<void>,
+ *   seeds(roots: string[]): string[], attach(run: CrawlRun): void, backoff(info: { url: string, delayMs: number, error: Error }): void,
+ *   idle(): Promise<void> | null, knows(key: string): boolean, waits(key: string): boolean | undefined,
+ *   wantsLinks(run: CrawlRun): boolean, feed(): import('./early.js').Feed | null,
+ *   barrier(run: CrawlRun, state: { interrupted: boolean }): Promise<void>, release(): void,
+ *   finishPool(run: CrawlRun, out: string): Promise<import('./run.js').FinishPool | null>, finished(): Promise<void>,
+ *   lastCrawl(): import('../recrawl/prior.js').Prior | null, close(): Promise<void>,
  * }} Coordination
- *   shared: other processes take part. Then a taken page is leased from them, and nothing is planned
- *   from this process's view alone: no resume journal, no ask-ahead, no pages carried unasked.
- *   ownsOut: this process locks OUT, reads its last state and writes the tree (a worker does not).
- *   lastCrawl: the last crawl when this process does not own OUT (a worker's leases bring it); null: read OUT.
- *   seeds: the roots this process adds (a worker adds none); attach: the run exists, before the first page;
- *   idle: wait while work is held elsewhere (null: never); knows: the frontier holds the key, in any state;
- *   waits: the key is queued, not yet taken (undefined: unknown here); wantsLinks: a page's links go with its
- *   result, for early writes; feed: every process's results, for early writes (null: this run's own);
- *   barrier: every process's fetch phase is over; release: the frontier's memory may go;
- *   finishPool: where write passes send per-page work (null: this process's threads);
- *   finished: the tree is written; close: at the end of the run, whatever happened.
+ *   shared: pages are leased, and nothing is planned from one process's view: no journal, ask-ahead or unasked carry.
+ *   ownsOut: this process locks OUT and writes the tree; lastCrawl: else the leases bring the last crawl.
+ *   idle: wait while work is held elsewhere; waits: undefined when unknown here; wantsLinks and feed: for early writes;
+ *   barrier: every process's fetch phase is over; finishPool: null for this process's threads.
  */
 
 /** @implements {Coordination} */

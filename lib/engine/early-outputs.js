@@ -1,41 +1,35 @@
 // @ts-check
 
 /**
- * The outputs early writes rendered, until phase two takes them or a rename makes them stale (early.js).
+ * Early writes' outputs, until phase two takes them or a rename makes them stale.
  * @typedef {import('./page-work.js').RenderOutput} RenderOutput
  */
-
-/** An early output's state: still rendering, rendered, failed (phase two renders it again). */
 const RENDERING = 0;
 const RENDERED = 1;
 const FAILED = 2;
 
-/** Two bit positions (0-255) for a URL in a page's sketch (FNV-1a of its UTF-16 units). @param {string} key @returns {[number, number]} */
+/** A URL's two bits in a page's sketch, by FNV-1a. @param {string} key @returns {[number, number]} */
 function bitsOf(key) {
   let hash = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
   return [hash & 255, (hash >>> 8) & 255];
 }
 
-/** Packed: a slot per page in typed arrays (extras only where a page has any), not an object each. */
+/** Packed: a slot per page in typed arrays, not an object each. */
 export class EarlyOutputs {
   constructor() {
-    /** @type {Map<string, number>} URL -> slot */
-    this.slots = new Map();
+    /** @type {Map<string, number>} URL -> slot */ this.slots = new Map();
     this.count = 0;
     this.temps = new Int32Array(1024);
     this.states = new Uint8Array(1024);
     this.sizes = new Uint32Array(1024);
     this.hashes = Buffer.alloc(1024 * 32);
-    /** 256-bit sketch of each page's link URLs (two bits a URL), to find the pages a renamed URL touches. */
+    /** 256-bit sketch of each page's link URLs, to find the pages a renamed URL touches. */
     this.sketches = Buffer.alloc(1024 * 32);
-    /** @type {Map<number, Pick<RenderOutput, 'placeholders' | 'warnings'>>} */
-    this.extras = new Map();
-    /** @type {Map<number, Promise<void>>} renders under way, by slot */
-    this.pending = new Map();
-    /** @type {Set<Promise<void>>} every render under way, kept or cleared */
-    this.inFlight = new Set();
-    /** Bumped by clear(): a render ending after it keeps nothing. */
+    /** @type {Map<number, Pick<RenderOutput, 'placeholders' | 'warnings'>>} */ this.extras = new Map();
+    /** @type {Map<number, Promise<void>>} by slot */ this.pending = new Map();
+    /** @type {Set<Promise<void>>} kept or cleared */ this.inFlight = new Set();
+    /** A render ending after clear() keeps nothing. */
     this.generation = 0;
   }
 
@@ -73,7 +67,7 @@ export class EarlyOutputs {
     this.inFlight.add(settled);
   }
 
-  /** Every render handed out has ended (its temp file written or abandoned). */
+  /** Its temp file written or abandoned. */
   async settled() {
     while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
@@ -96,7 +90,7 @@ export class EarlyOutputs {
     this.sketches = sketches;
   }
 
-  /** The output of a page, removed. @param {string} key @returns {Promise<{ result: RenderOutput, temp: number } | null>} */
+  /** @param {string} key @returns {Promise<{ result: RenderOutput, temp: number } | null>} */
   async take(key) {
     const slot = this.slots.get(key);
     if (slot === undefined) return null;
@@ -105,15 +99,14 @@ export class EarlyOutputs {
     const extra = this.extras.get(slot);
     this.extras.delete(slot);
     if (this.states[slot] !== RENDERED) return null;
-    /** @type {RenderOutput} */
-    const result = {
+    /** @type {RenderOutput} */ const result = {
       bytes: this.sizes[slot], sha256: this.hashes.toString('hex', slot * 32, slot * 32 + 32), written: true,
       placeholders: extra?.placeholders ?? [], warnings: extra?.warnings ?? [],
     };
     return { result, temp: this.temps[slot] };
   }
 
-  /** Forget these pages' outputs and those of pages that may link to one (a sketch's false "maybe" costs a render). @param {string[]} keys */
+  /** And those of pages that may link to one: a sketch's false "maybe" costs a render. @param {string[]} keys */
   forgetLinksTo(keys) {
     for (const key of keys) this.slots.delete(key);
     const bits = keys.map(bitsOf);

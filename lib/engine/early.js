@@ -4,47 +4,36 @@ import { RENAMED_LISTED } from '../naming/assign.js';
 import { EarlyOutputs } from './early-outputs.js';
 
 /**
- * Early writes: a page is rendered on a worker thread into a scratch file once every URL it links to
- * is settled (fetched, or never a page of this crawl). Phase two takes it only if it is what phase two
- * would make: first pass, page got its wanted file, links to no renamed URL. Local tree and idle time
- * only. A shared crawl's coordinator writes every process's pages, fed through Redis.
- * @typedef {import('./run.js').CrawlRun} CrawlRun
- * @typedef {import('./page-work.js').RenderOutput} RenderOutput
+ * Early writes: a page is rendered on a thread into a scratch file once every URL it links to is settled. Phase two
+ * takes it only if it is what phase two would make. Local tree and idle time only.
+ * @typedef {import('./run.js').CrawlRun} CrawlRun @typedef {import('./page-work.js').RenderOutput} RenderOutput
  * @typedef {import('../store/records.js').PageRecord} PageRecord
  * @typedef {{ body: string, scan: string, type: 'html' | 'css', charset: string }} Source a fed page's staged bytes
  * @typedef {{ key: string, deps: string[], left: number, source?: Source }} Waiting
  * @typedef {{ keys: string[], never: Set<string>, sure?: Set<string> }} LinksTo
  *   never: links that can never be pages of the crawl; sure: (shared crawl) those sure to come through the feed
- * @typedef {{
- *   read(wantMs: number, max: number): Promise<{ key: string, record: PageRecord, linksTo?: LinksTo }[]>,
- *   stop(): Promise<void>,
- * }} Feed every process's results; read keeps the feed wanted wantMs more, stop drops what it holds
+ * @typedef {{ read(wantMs: number, max: number): Promise<{ key: string, record: PageRecord, linksTo?: LinksTo }[]>, stop(): Promise<void> }} Feed
+ *   every process's results; read keeps the feed wanted wantMs more
  */
 
-/** Pages that may wait for the URLs they link to, at most. */
 const MAX_WAITING = 10_000;
-/** Early renders in flight, at most: past it a ready page waits in line, so early writes take only idle thread time. */
+/** Past it a ready page waits in line, so early writes take only idle thread time. */
 const MAX_IN_FLIGHT = 16;
-/** Main-thread busy share past which early writes pause: a CPU-bound crawl gains nothing from them. */
+/** Past this main-thread busy share early writes pause: a CPU-bound crawl gains nothing from them. */
 const BUSY = 0.6;
 const WINDOW_MS = 250;
-/** Settled URLs remembered, at most. */
 const MAX_KNOWN = 500_000;
 
 /** A URL that ended as anything but a page with a file: links to it make a page wait for phase two. */
 const UNSETTLED = '';
 
-/**
- * Early writes plug into the hooks `afterPage` (a page done may let others be written) and `afterPass`
- * (early outputs serve the first pass only).
- * @param {CrawlRun} run @param {EarlyWrites} early
- */
+/** On the hooks `afterPage` and `afterPass`: early outputs serve the first pass only. @param {CrawlRun} run @param {EarlyWrites} early */
 export function plugEarlyWrites(run, early) {
   run.hooks.on('afterPage', 'early writes', (page) => early.visited(page));
   run.hooks.on('afterPass', 'early writes', () => early.drop());
 }
 
-/** How long the feed stays wanted after each read (a coordinator that stops reading stops it within this). */
+/** A coordinator that stops reading stops the feed within this. */
 const FEED_WANT_MS = 2000;
 const FEED_BATCH = 512;
 const FEED_EVERY_MS = 50;
@@ -57,16 +46,12 @@ export class EarlyWrites {
   constructor(run, context, feed = null) {
     this.run = run;
     this.context = context;
-    /** @type {Map<string, string>} URL -> its wanted file, or UNSETTLED */
-    this.known = new Map();
-    /** @type {Map<string, Waiting[]>} a queued URL -> the pages waiting for it */
-    this.waiters = new Map();
+    /** @type {Map<string, string>} URL -> its wanted file, or UNSETTLED */ this.known = new Map();
+    /** @type {Map<string, Waiting[]>} a queued URL -> the pages waiting for it */ this.waiters = new Map();
     this.waiting = 0;
-    /** @type {Waiting[]} pages ready to render, waiting for a place among the renders in flight (from readyAt) */
-    this.ready = [];
+    /** @type {Waiting[]} ready, waiting for a render slot (from readyAt) */ this.ready = [];
     this.readyAt = 0;
-    /** @type {Set<string>} URLs fed twice (a shared crawl) */
-    this.refed = new Set();
+    /** @type {Set<string>} URLs fed twice */ this.refed = new Set();
     this.done = new EarlyOutputs();
     this.open = true;
     this.contextSet = false;
@@ -75,19 +60,13 @@ export class EarlyWrites {
     this.checkedAt = performance.now();
     this.busy = false;
     this.always = run.options.early === 'always';
-    /** Pages phase two took from early writes (the crawl's result says how many). */
     this.counts = { taken: 0 };
     this.feed = feed;
-    /** Results fed (threads start past --threads-from's count, as in the crawl). */
     this.fed = 0;
     if (feed) this.#follow(feed);
   }
 
-  /**
-   * A visit ended: what waited for it may go on, and the page may be rendered now.
-   * In a shared crawl this process's results come through the feed like the others'.
-   * @param {import('./fetch-phase.js').PageInFlight} page
-   */
+  /** In a shared crawl this process's results come through the feed like the others'. @param {import('./fetch-phase.js').PageInFlight} page */
   visited(page) {
     if (this.feed) return;
     this.#settle(page.key, page.record, page.linksTo);
@@ -95,7 +74,7 @@ export class EarlyWrites {
     if (this.readyAt < this.ready.length) this.#pump();
   }
 
-  /** Read the feed until the crawl phase ends (or it fails: phase two does the rest). @param {Feed} feed */
+  /** Until the crawl phase ends, or it fails: phase two does the rest. @param {Feed} feed */
   async #follow(feed) {
     try {
       await feed.stop(); // what a killed coordinator left
@@ -128,8 +107,7 @@ export class EarlyWrites {
       this.done.forgetLinksTo([key]);
       this.refed.add(key); // and it is not rendered early again (a render of its first result may still wait in line)
     }
-    // Remembered only while early writes are wanted; a URL visited meanwhile makes its linkers wait
-    // for phase two. The feed's are all remembered: a page waits for any URL not heard of.
+    // Remembered only while wanted, else its linkers wait for phase two; the feed's always, since pages wait on unknown URLs.
     const recorded = this.feed !== null || !this.#tooBusy() || this.waiters.has(key);
     const settled = recorded && record.state === 'done' && record.wanted !== undefined;
     if (recorded) this.known.set(key, settled ? /** @type {string} */ (record.wanted) : UNSETTLED);
@@ -156,12 +134,11 @@ export class EarlyWrites {
     }
   }
 
-  /** Whether a page's links are worth collecting now: a busy crawl pays nothing for them. */
+  /** A busy crawl pays nothing for a page's links. */
   wanted() {
     return this.open && !this.#tooBusy();
   }
 
-  /** Whether early work would take time the crawl needs: a thread backlog, or a busy main thread last window. */
   #tooBusy() {
     if (this.always) return false;
     if (this.run.threads.backlog > 0) return true;
@@ -180,8 +157,7 @@ export class EarlyWrites {
     if (!this.feed && this.#tooBusy()) return; // the feed's links are collected anyway: considered, rendered when there is time
     const deps = [...new Set(linksTo.keys)];
     let left = 0;
-    /** @type {string[]} */
-    const pending = [];
+    /** @type {string[]} */ const pending = [];
     for (const dep of deps) {
       if (dep === key) continue;
       const file = this.known.get(dep);
@@ -200,8 +176,7 @@ export class EarlyWrites {
       return;
     }
     if (this.waiting >= MAX_WAITING) return;
-    /** @type {Waiting} */
-    const waiter = { key, deps, left, source };
+    /** @type {Waiting} */ const waiter = { key, deps, left, source };
     this.waiting++;
     for (const dep of pending) {
       const list = this.waiters.get(dep);
@@ -225,7 +200,6 @@ export class EarlyWrites {
     this.#start(key, deps, source);
   }
 
-  /** Start the renders waiting in line, as far as the threads have time. */
   #pump() {
     while (this.readyAt < this.ready.length && this.open && this.inFlight < MAX_IN_FLIGHT && this.run.threads.ready && !this.#tooBusy()) {
       const next = this.ready[this.readyAt++];
@@ -247,8 +221,7 @@ export class EarlyWrites {
     const target = /** @type {import('../output/local-tree.js').LocalTree} */ (run.target);
     const blobs = /** @type {{ locate(id: string): import('./page-work.js').BlobPlace }} */ (/** @type {unknown} */ (run.blobs));
     if (!file || file === UNSETTLED || this.refed.has(key)) return;
-    /** @type {Map<string, string>} */
-    const names = new Map();
+    /** @type {Map<string, string>} */ const names = new Map();
     for (const dep of deps) {
       const found = dep === key ? file : this.known.get(dep);
       if (found === UNSETTLED) return;
@@ -276,7 +249,7 @@ export class EarlyWrites {
     this.done.add(key, scratch.n, result, deps);
   }
 
-  /** The crawl phase is over. A page linking to a renamed URL is rendered again in phase two. @param {{ renamed: string[] }} naming */
+  /** A page linking to a renamed URL is rendered again in phase two. @param {{ renamed: string[] }} naming */
   close(naming) {
     this.stop();
     this.forgetLinksTo(naming.renamed);
@@ -288,7 +261,6 @@ export class EarlyWrites {
     else if (urls.length > 0) this.done.forgetLinksTo(urls);
   }
 
-  /** Nothing more is rendered early, nor fed (the run ends, or its crawl phase did). */
   stop() {
     if (this.open || this.known.size > 0) this.feed?.stop().catch(() => {}); // a lost Redis shows in the run's own calls
     this.open = false;
@@ -298,11 +270,7 @@ export class EarlyWrites {
     this.readyAt = 0;
   }
 
-  /**
-   * A page's early output (phase two's first pass, its wanted file); null to render it as usual.
-   * @param {string} key @param {string} file
-   * @returns {Promise<{ result: RenderOutput, adopt: () => Promise<void> } | null>}
-   */
+  /** Null: render it as usual. @param {string} key @param {string} file @returns {Promise<{ result: RenderOutput, adopt: () => Promise<void> } | null>} */
   async take(key, file) {
     const early = await this.done.take(key);
     if (!early) return null;
@@ -316,10 +284,7 @@ export class EarlyWrites {
     return this.done.slots.has(key);
   }
 
-  /**
-   * No early output is taken any more (a later pass may have other files); resolves once no
-   * render runs, so none writes into the temp directory while the commit removes it.
-   */
+  /** Resolves once no render runs, so none writes into the temp directory while the commit removes it. */
   async drop() {
     this.done.clear();
     await this.done.settled();

@@ -3,16 +3,11 @@ import { byKey } from '../naming/assign.js';
 import { isGoneStatus } from '../recrawl/prior.js';
 
 /**
- * @typedef {import('./run.js').CrawlRun} CrawlRun
- * @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {import('./run.js').CrawlRun} CrawlRun @typedef {import('../store/records.js').PageRecord} PageRecord
  * @typedef {import('../output/manifest/schema.js').ManifestError} ManifestError
  */
 
-/**
- * The manifest's errors in URL order: failed pages, and pages gone (404, 410) that pages still link to.
- * @param {Pick<CrawlRun, 'records'>} run
- * @returns {Promise<{ errors: ManifestError[], failed: number }>} failed: of them, the failures
- */
+/** Failed pages, and pages gone that pages still link to. @param {Pick<CrawlRun, 'records'>} run @returns {Promise<{ errors: ManifestError[], failed: number }>} */
 export async function errorsOf(run) {
   const records = await run.records.list(['failed', 'gone']);
   const failed = records.reduce((n, record) => n + (record.state === 'failed' ? 1 : 0), 0);
@@ -20,11 +15,8 @@ export async function errorsOf(run) {
 }
 
 /**
- * Of the failures, the requisites the site itself lacks (404, 410: a
- * /favicon.ico it links but has not): with --requisite-errors warn, they are
- * listed in the manifest's errors but are not failures of the run.
- * @param {ManifestError[]} errors
- * @param {'warn' | 'fail'} mode
+ * --requisite-errors warn: a requisite the site lacks, such as a /favicon.ico it links, is listed but fails no run.
+ * @param {ManifestError[]} errors @param {'warn' | 'fail'} mode
  */
 export function splitMissingRequisites(errors, mode) {
   if (mode === 'fail') return { failures: errors, missing: [] };
@@ -34,8 +26,8 @@ export function splitMissingRequisites(errors, mode) {
 
 /** @param {PageRecord} record @returns {ManifestError} */
 function toManifestError(record) {
+  // URL order, not the crawl's, which timing decides.
   /** @type {ManifestError} */
-    // URL order, not the crawl's, which timing decides.
   const error = { url: record.key, message: record.error?.message ?? 'failed', referrers: [...(record.referrers ?? [])].sort(byKey) };
   if (record.error?.status) error.status = record.error.status;
   if (record.error?.code) error.code = record.error.code;

@@ -6,11 +6,7 @@ import { plugIgnore } from './ignore-spans.js';
 import { plugEarlyWrites } from './early.js';
 import { plugPrecompress } from './precompress.js';
 
-/**
- * Every feature that plugs into the engine's hooks (hooks.js), in the order each hook asks them.
- * The run's parts say which apply; the phases never ask.
- * @param {import('./run.js').CrawlRun} run
- */
+/** Every feature on the hooks, in the order each hook asks them; the phases never ask which apply. @param {import('./run.js').CrawlRun} run */
 export function plugFeatures(run) {
   if (run.resumed || run.journal) plugResume(run);
   if (run.unasked) plugUnasked(run);

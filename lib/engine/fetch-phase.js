@@ -13,33 +13,17 @@ import { admit, admitted, links } from './links.js';
 import { cacheLifetime } from '../recrawl/freshness.js';
 
 /**
- * Phase one: every in-scope URL goes load → transforms → classify → scan and
- * resolve → decide links → stage, through the step runner, while the pump
- * keeps `--concurrency` pages in flight. Nothing is written to the tree here;
- * bodies and scans go to the blob store, what is learnt to the record store.
- *
- * @typedef {import('./run.js').CrawlRun} CrawlRun
- * @typedef {import('../store/records.js').PageRecord} PageRecord
+ * Phase one: load → transforms → classify → scan → links → stage, `--concurrency` pages in flight. Nothing is written
+ * to the tree here: bodies and scans go to the blob store, what is learnt to the record store.
+ * @typedef {import('./run.js').CrawlRun} CrawlRun @typedef {import('../store/records.js').PageRecord} PageRecord
  * @typedef {import('../store/frontier.js').FrontierItem} FrontierItem
  * @typedef {{
- *   key: string,
- *   record: PageRecord,
- *   result: import('../fetch/http.js').LoadResult | undefined,
- *   url: URL | undefined,
+ *   key: string, record: PageRecord, result: import('../fetch/http.js').LoadResult | undefined, url: URL | undefined,
  *   scan: { links: { key?: string | null, kind: import('../document/scan-html.js').LinkKind }[], nofollow?: boolean } | null,
- *   staged?: { scanBytes: Buffer, ids: string[], stored: boolean },
- *   finished: boolean,
- *   requisitesSkipped?: number,
- *   linksTo?: import('./early.js').LinksTo,
- *   stored?: import('../recrawl/state.js').StoredPage | null,
+ *   staged?: { scanBytes: Buffer, ids: string[], stored: boolean }, finished: boolean, requisitesSkipped?: number,
+ *   linksTo?: import('./early.js').LinksTo, stored?: import('../recrawl/state.js').StoredPage | null,
  * }} PageInFlight
- *   scan: the page's links, resolved (a DocumentScan, or the links a worker thread sent back);
- *   staged: the encoded scan and the blob ids of body and scan, when a worker thread made them
- *   (stored: and wrote them into the blob store's stageDir);
- *   requisitesSkipped: references to requisites of the roots' origins not fetched (no --assets);
- *   linksTo: with early writes (early.js), the URLs the page links to, and those of them that can
- *   never be a page of this crawl (as the links step decided them);
- *   stored: the last run's copy of the page, when it can be kept (looked up once, before the request)
+ *   staged: what a worker thread made; stored: the last run's copy if it can be kept, looked up once before the request
  */
 
 /** @param {Record<string, string | string[] | undefined>} headers @param {string} name lower case */
@@ -54,11 +38,7 @@ function loaded(result) {
   return result;
 }
 
-/**
- * Admit the roots, then crawl until the frontier is empty or the run is aborted.
- * @param {CrawlRun} run
- * @param {string[]} roots
- */
+/** Admit the roots, then crawl until the frontier is empty or the run is aborted. @param {CrawlRun} run @param {string[]} roots */
 export async function discover(run, roots) {
   const rootItems = [];
   for (const root of roots) {
@@ -73,12 +53,9 @@ export async function discover(run, roots) {
 /** @param {CrawlRun} run */
 function pump(run) {
   const { frontier, signal, stats } = run;
-  // --concurrency requests in flight; as many pages again may be past their
-  // request (tokenised, in a worker thread, staged) meanwhile, so that the
-  // connections never wait for the CPU work of the pages before.
+  // As many pages again may be past their request meanwhile, so connections never wait for the CPU work before.
   const requests = run.options.concurrency;
-  // In a shared crawl, no more pages leased than a slow step (the render tabs)
-  // can keep busy: pages held here would wait while other processes starve.
+  // Shared crawl: lease no more than the slowest step can keep busy, or other processes starve.
   const narrowest = Math.min(...run.transforms.map((transform) => transform.concurrency ?? Infinity));
   const capacity = run.coordination.shared && narrowest < requests ? narrowest * 2 : requests * 2;
   const runPage = createStepRunner(/** @type {import('./steps.js').Step<PageInFlight>[]} */ ([
@@ -94,11 +71,9 @@ function pump(run) {
   const visit = async (key) => {
     const record = await run.records.get(key);
     if (!record) throw new Error(`no record for ${key}`);
-    /** @type {PageInFlight} */
-    const page = { key, record, result: undefined, url: undefined, scan: null, finished: false };
+    /** @type {PageInFlight} */ const page = { key, record, result: undefined, url: undefined, scan: null, finished: false };
     try {
-      // Resume and re-crawl features may settle the page without a request (engine/hooks.js).
-      if (!(await run.hooks.beforeFetch(page))) await runPage(page);
+          if (!(await run.hooks.beforeFetch(page))) await runPage(page);
     } catch (error) {
       if (error instanceof AbortError) {
         await frontier.retry(key);
@@ -114,10 +89,8 @@ function pump(run) {
 
   return new Promise((resolve, reject) => {
     let active = 0;
-    /** @type {(() => void) | null} */
-    let wake = null;
-    /** @type {Promise<void> | null} */
-    let idle = null;
+    /** @type {(() => void) | null} */ let wake = null;
+    /** @type {Promise<void> | null} */ let idle = null;
     const loop = async () => {
       for (;;) {
         let took = -1;
@@ -155,12 +128,7 @@ async function load(run, page) {
   page.result = await run.loader.load(page.key, { signal: run.signal, headers: run.hooks.requestHeaders(page) });
 }
 
-/**
- * A redirect ends here (its target is admitted); a 304 without an earlier
- * copy is a failure; a page gets its type, validators and wanted file name.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- */
+/** A redirect ends here; a 304 with no earlier copy fails; a page gets its type, validators and wanted name. @param {CrawlRun} run @param {PageInFlight} page */
 async function classify(run, page) {
   const result = loaded(page.result);
   const record = page.record;
@@ -206,11 +174,7 @@ async function classify(run, page) {
 
 /**
  * The file a page asks for; an unsafe name header is a warning.
- * @param {CrawlRun} run
- * @param {string} key
- * @param {URL} url
- * @param {string} contentType
- * @param {Record<string, string | string[] | undefined>} headers
+ * @param {CrawlRun} run @param {string} key @param {URL} url @param {string} contentType @param {Record<string, string | string[] | undefined>} headers
  */
 function wantedName(run, key, url, contentType, headers) {
   const header = headerValue(headers, 'x-builder-filename') ?? headerValue(headers, 'xbuilder-filename');
@@ -224,19 +188,13 @@ function wantedName(run, key, url, contentType, headers) {
   return wanted.file;
 }
 
-/**
- * Tokenise an HTML (or, with --assets, CSS) document once and resolve its
- * links, in a worker thread once the crawl is big enough to start them.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- */
+/** Tokenise HTML or CSS once and resolve its links, on a thread once the crawl is big enough. @param {CrawlRun} run @param {PageInFlight} page */
 async function scan(run, page) {
   const record = page.record;
   if (record.type === 'other' || page.scan) return;
   const body = loaded(page.result).body;
   if (await scanAsBefore(run, page, body)) return;
-  // Once the crawl is past its first pages and there is more than a little of this work
-  // (a re-crawl of pages that answer 304 has next to none).
+  // Only past the first pages and with enough of this work: a re-crawl answered by 304s has next to none.
   const from = run.options.threadsFrom;
   if (run.stats.fetched >= from && run.threads.requests >= from / 2) run.threads.warm();
   const url = page.url ?? new URL(page.key);
@@ -250,14 +208,8 @@ async function scan(run, page) {
 }
 
 /**
- * A page whose bytes are those of the last run's copy (an origin without
- * validators, or a page that answers 200 to its conditional request
- * unchanged) has the links it had: its stored scan is taken, not made again
- * (the same bytes, URL and Content-Type scan the same). Its body and scan are
- * already staged. Not with --full, which ignores the last run.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- * @param {Buffer} body
+ * Bytes equal to the last run's copy scan the same, so the stored scan is taken; body and scan are already staged.
+ * @param {CrawlRun} run @param {PageInFlight} page @param {Buffer} body
  */
 async function scanAsBefore(run, page, body) {
   const blobs = run.blobs;
@@ -277,14 +229,9 @@ async function scanAsBefore(run, page, body) {
   return true;
 }
 
-/** The scan bytes of a page whose scan is already staged (not read). */
 const NO_BYTES = Buffer.alloc(0);
 
-/**
- * Keep the body (and its scan) for phase two; record the page as fetched.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- */
+/** Keep body and scan for phase two; record the page as fetched. @param {CrawlRun} run @param {PageInFlight} page */
 async function stage(run, page) {
   const record = page.record;
   const body = loaded(page.result).body;
@@ -297,7 +244,6 @@ async function stage(run, page) {
     const before = run.prior?.pages.get(page.key);
     record.compare = undefined;
     const sameBody = before?.body === ids[0];
-    // --ignore may count other bytes as the same (engine/ignore.js).
     const same = (await run.hooks.sameAs(record, body, before, sameBody)) || sameBody;
     record.change = !before || before.state !== 'done' ? 'new' : same ? 'same-bytes' : 'changed';
     record.body = ids[0];

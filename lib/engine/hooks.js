@@ -1,13 +1,9 @@
 // @ts-check
 /**
- * The engine's hooks: the fixed list of points where a feature plugs into the phases. Features register
- * when the run opens (engine/features.js); the phases call each point without knowing who listens.
- * Handlers run in the order they were registered. The list is documented in ARCHITECTURE.md, "Hooks".
- *
- * @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight
- * @typedef {import('../store/records.js').PageRecord} PageRecord
- * @typedef {import('../recrawl/state.js').StoredPage} StoredPage
- * @typedef {import('./write-page.js').PassRun} PassRun
+ * The engine's hooks: the fixed points where features plug into the phases, registered when the run opens
+ * (features.js). Handlers run in registration order. See ARCHITECTURE.md, "Hooks".
+ * @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {import('../recrawl/state.js').StoredPage} StoredPage @typedef {import('./write-page.js').PassRun} PassRun
  * @typedef {{ output: Buffer | undefined, written: boolean, placeholders: import('../output/manifest/schema.js').ManifestPage['placeholders'] }} Made
  * @typedef {{
  *   beforeFetch: (page: PageInFlight) => Promise<boolean>,
@@ -19,11 +15,8 @@
  *   afterWrite: (pass: PassRun, record: PageRecord, made: Made, stored: StoredPage | undefined) => Promise<void>,
  *   afterPass: () => Promise<void> | void,
  * }} Handlers
- *   beforeFetch: true when the handler settled the page without a request (the later ones are not asked);
- *   requestHeaders: headers the request adds; sameAs: the new bytes count as the last copy's;
- *   recorded: a URL's outcome is in the record store; afterPage: a page is done in the fetch phase;
- *   mustRemake: a file the write pass would reuse is made again; afterWrite: a page's output is made;
- *   afterPass: a write pass ends, committed or not
+ *   beforeFetch: true settles the page without a request, and later handlers are not asked;
+ *   sameAs: the new bytes count as the last copy's; mustRemake: a file the pass would reuse is made again.
  * @typedef {keyof Handlers} HookName
  */
 
@@ -41,7 +34,7 @@ export class Hooks {
     /** @type {{ feature: string, handler: Handlers[N] }[]} */ (list).push({ feature, handler });
   }
 
-  /** Which features listen where, for tests and --verbose. @returns {Record<string, string[]>} */
+  /** For tests and --verbose. @returns {Record<string, string[]>} */
   features() {
     return Object.fromEntries(HOOK_NAMES.map((name) => [name, this.#lists[name].map((entry) => entry.feature)]));
   }
@@ -59,8 +52,7 @@ export class Hooks {
 
   /** @param {PageInFlight} page @returns {Record<string, string> | undefined} */
   requestHeaders(page) {
-    /** @type {Record<string, string> | undefined} */
-    let headers;
+    /** @type {Record<string, string> | undefined} */ let headers;
     for (const { handler } of this.#lists.requestHeaders) {
       const more = handler(page);
       if (more) headers = { ...headers, ...more };

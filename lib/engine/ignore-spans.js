@@ -2,9 +2,8 @@
 import { sha256 } from '../store/blobs.js';
 
 /**
- * --ignore: bytes that differ only in the ignored spans count as unchanged. Plugged into the hook `sameAs`:
- * each staged page gets the hash of its body without those spans (`record.compare`), kept in the state.
- * @typedef {import('./run.js').CrawlRun} CrawlRun
+ * --ignore, on the hook `sameAs`: bytes that differ only in ignored spans count as unchanged. The hash without them is
+ * kept in the state as `compare`. @typedef {import('./run.js').CrawlRun} CrawlRun
  */
 
 /** @param {CrawlRun} run */
@@ -15,22 +14,14 @@ export function plugIgnore(run) {
   });
 }
 
-/**
- * With --ignore, the sha256 of a body without the spans it ignores.
- * @param {CrawlRun} run
- * @param {Buffer} body
- */
+/** @param {CrawlRun} run @param {Buffer} body */
 function compareHash(run, body) {
   return sha256(Buffer.from(body.toString('latin1').replace(/** @type {RegExp} */ (run.ignore), ''), 'latin1'));
 }
 
 /**
- * The --ignore hash of the last run's copy of a page: as stored when the last
- * run ignored the same spans, else made again from its staged body (the first
- * run after --ignore was added or changed), so that a page that differs only
- * in what is ignored counts as unchanged from that run on.
- * @param {CrawlRun} run
- * @param {import('../recrawl/state.js').StoredPage | undefined} before
+ * As stored if the last run ignored the same spans, else made again from its staged body.
+ * @param {CrawlRun} run @param {import('../recrawl/state.js').StoredPage | undefined} before
  */
 async function compareOfBefore(run, before) {
   if (!before || before.state !== 'done') return undefined;

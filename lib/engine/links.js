@@ -2,29 +2,22 @@
 import { warn } from '../warnings.js';
 
 /**
- * Link decisions: every link of a page decided once (scope, --max-depth, --max-url-length, robots.txt);
- * those followed are admitted to the frontier.
- * @typedef {import('./run.js').CrawlRun} CrawlRun
- * @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight
+ * Every link of a page decided once: scope, depth, length, robots.txt. Those followed are admitted to the frontier.
+ * @typedef {import('./run.js').CrawlRun} CrawlRun @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight
  * @typedef {import('../store/frontier.js').FrontierItem} FrontierItem
  */
 
-/**
- * Decide every link once: in scope and followed (navigation, or a requisite with --assets) goes to the frontier.
- * @param {CrawlRun} run @param {PageInFlight} page
- */
+/** @param {CrawlRun} run @param {PageInFlight} page */
 export async function links(run, page) {
   if (!page.scan) return;
   const listening = run.listening('link');
   const followRequisites = run.options.assets;
-    // <meta name="robots" content="nofollow"> with --robots: links are rewritten, not followed.
+  // <meta name="robots" content="nofollow"> with --robots: links are rewritten, not followed.
   const nofollow = run.robots !== null && page.scan.nofollow === true;
-  /** @type {(FrontierItem & { decision: import('../roots/scope.js').ScopeDecision })[]} */
-  const follow = [];
+  /** @type {(FrontierItem & { decision: import('../roots/scope.js').ScopeDecision })[]} */ const follow = [];
   let skipped = 0;
-  // For early writes; a shared crawl sends them with the page's result, to its coordinator.
   const shared = run.coordination.shared;
-  /** @type {import('./early.js').LinksTo | undefined} */
+  /** @type {import('./early.js').LinksTo | undefined} for early writes */
   const linksTo = run.coordination.wantsLinks(run) ? { keys: [], never: new Set() } : undefined;
   for (const link of page.scan.links) {
     const key = link.key;
@@ -43,7 +36,6 @@ export async function links(run, page) {
       run.depth.tooLong++;
       run.depth.noteTooLong?.(key); // a shared crawl's coordinator learns it too
     }
-    // preview --sample: an in-scope link past the sample is planned, not fetched.
     const sampledOut = followed && run.sample !== null && !run.sample.take(key);
     if (sampledOut) followed = false;
     if (followed) follow.push({ key, kind: link.kind === 'requisite' ? 'requisite' : 'navigation', referrer: page.key, decision });
@@ -55,17 +47,14 @@ export async function links(run, page) {
   page.requisitesSkipped = skipped; // a shared crawl counts them in Redis
   const admittedHere = await admitFollowed(run, follow);
   if (linksTo && shared) {
-    // The coordinator waits only for links sure to be fetched (added here or known to the frontier);
-    // one not followed here may never come.
+    // The coordinator waits only for links sure to be fetched: one not followed here may never come.
     linksTo.sure = new Set(admittedHere.items.filter((_, i) => admittedHere.outcomes[i] !== 'limit').map((item) => item.key));
   }
 }
 
 /**
- * The scope's decision, except that with --assets a requisite on a root's (or --assets-origins) origin is
- * fetched even outside the page scope, as wget -p does, unless excluded.
- * @param {CrawlRun} run @param {string} key @param {import('../document/scan-html.js').LinkKind} kind
- * @returns {import('../roots/scope.js').ScopeDecision}
+ * With --assets, a requisite on an asset origin is fetched outside the page scope, as wget -p does, unless excluded.
+ * @param {CrawlRun} run @param {string} key @param {import('../document/scan-html.js').LinkKind} kind @returns {import('../roots/scope.js').ScopeDecision}
  */
 export function decideLink(run, key, kind) {
   const decision = run.scope.decide(key);
@@ -81,10 +70,9 @@ function originOf(key) {
   return pathStart < 0 ? key : key.slice(0, pathStart);
 }
 
-/** Distinct too-deep URLs remembered for the count. */
 const MAX_TOO_DEEP_TRACKED = 200_000;
 
-/** Over --max-depth segments below the shallowest root's directory on its origin: not crawled, counted. @param {CrawlRun} run @param {string} key */
+/** Depth counts from the shallowest root's directory on its origin. @param {CrawlRun} run @param {string} key */
 function tooDeep(run, key) {
   const pathStart = key.indexOf('/', key.indexOf('//') + 2);
   if (pathStart < 0) return false;
@@ -101,7 +89,7 @@ function tooDeep(run, key) {
 }
 
 /**
- * Add in-scope URLs to the frontier and the record store.
+ * To the frontier and the record store.
  * @param {CrawlRun} run @param {(FrontierItem & { decision?: import('../roots/scope.js').ScopeDecision })[]} items
  * @returns {Promise<import('../store/frontier.js').AddOutcome[]>}
  */
@@ -109,24 +97,17 @@ export async function admit(run, items) {
   return (await admitFollowed(run, items)).outcomes;
 }
 
-/**
- * admit(), with the items robots.txt let through (outcomes are theirs).
- * @template {FrontierItem} T @param {CrawlRun} run @param {T[]} items
- * @returns {Promise<{ items: T[], outcomes: import('../store/frontier.js').AddOutcome[] }>}
- */
+/** @template {FrontierItem} T @param {CrawlRun} run @param {T[]} items @returns {Promise<{ items: T[], outcomes: import('../store/frontier.js').AddOutcome[] }>} */
 async function admitFollowed(run, items) {
   if (run.robots !== null && items.length > 0) items = await allowedByRobots(run, items);
   if (items.length === 0) return { items, outcomes: [] };
-    // The items themselves: the frontier may swap in its own copy of a key (ownString), which the records keep.
+  // The items themselves: the frontier may swap in its own copy of a key, which the records keep.
   const outcomes = await run.frontier.add(items);
   await admitted(run, items, outcomes);
   return { items, outcomes };
 }
 
-/**
- * With --robots, the items robots.txt allows; listeners hear of the others as excluded.
- * @template {FrontierItem} T @param {CrawlRun} run @param {T[]} items @returns {Promise<T[]>}
- */
+/** Listeners hear of the others as excluded. @template {FrontierItem} T @param {CrawlRun} run @param {T[]} items @returns {Promise<T[]>} */
 async function allowedByRobots(run, items) {
   const robots = /** @type {NonNullable<CrawlRun['robots']>} */ (run.robots);
   const allowed = [];

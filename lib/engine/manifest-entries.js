@@ -1,17 +1,13 @@
 // @ts-check
 
 /**
- * The manifest's page entries: from a page this run wrote or reused, or from the last state for a carried one.
- * @typedef {import('./run.js').CrawlRun} CrawlRun
- * @typedef {import('../store/records.js').PageRecord} PageRecord
- * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage
- * @typedef {import('../recrawl/state.js').StoredPage} StoredPage
+ * @typedef {import('./run.js').CrawlRun} CrawlRun @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage @typedef {import('../recrawl/state.js').StoredPage} StoredPage
  */
 
 /**
- * A page of this run, counted and announced as written.
- * @param {Pick<CrawlRun, 'stats' | 'emit'>} run @param {PageRecord} record
- * @param {ManifestPage['placeholders']} placeholders @returns {ManifestPage}
+ * Counted and announced as written.
+ * @param {Pick<CrawlRun, 'stats' | 'emit'>} run @param {PageRecord} record @param {ManifestPage['placeholders']} placeholders @returns {ManifestPage}
  */
 export function pageEntry(run, record, placeholders) {
   run.stats.written++;
@@ -19,23 +15,17 @@ export function pageEntry(run, record, placeholders) {
   return manifestEntry(record.key, record, placeholders, record.stale === true);
 }
 
-/**
- * A page of the last crawl this run carried (not reached): as the last state has it, marked stale.
- * @param {StoredPage} stored @returns {ManifestPage}
- */
+/** Carried: as the last state has it, marked stale. @param {StoredPage} stored @returns {ManifestPage} */
 export function carriedEntry(stored) {
   return manifestEntry(stored.url, stored, stored.placeholders ?? [], true);
 }
 
 /**
- * A manifest page from what a record or the last state says of it.
- * @param {string} url
- * @param {{ file?: string, status?: number, contentType?: string, bytes?: number, sha256?: string, etag?: string, lastModified?: string, render?: object }} page
+ * @param {string} url @param {{ file?: string, status?: number, contentType?: string, bytes?: number, sha256?: string, etag?: string, lastModified?: string, render?: object }} page
  * @param {ManifestPage['placeholders']} placeholders @param {boolean} stale @returns {ManifestPage}
  */
 function manifestEntry(url, page, placeholders, stale) {
-  /** @type {ManifestPage} */
-  const entry = {
+  /** @type {ManifestPage} */ const entry = {
     url,
     file: /** @type {string} */ (page.file),
     status: /** @type {number} */ (page.status),

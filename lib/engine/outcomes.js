@@ -5,17 +5,14 @@ import { warn } from '../warnings.js';
 import { admit, decideLink } from './links.js';
 
 /**
- * Page outcomes (journaled, redirected, failed), in one place both phases, the render step and the
- * shared crawl use.
- * @typedef {import('./run.js').CrawlRun} CrawlRun
- * @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight
+ * Page outcomes, redirected or failed, in one place for both phases, the render step and the shared crawl.
+ * @typedef {import('./run.js').CrawlRun} CrawlRun @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight
  * @typedef {import('../store/records.js').PageRecord} PageRecord
  */
 
 /**
- * A redirect is a result: its target is admitted, unless it closes a loop or passes --max-redirects;
- * then the chain is a recorded failure and no hop beyond the cap is fetched.
- * @param {CrawlRun} run @param {PageInFlight} page @param {number} status @param {string} location
+ * Its target is admitted, unless it closes a loop or passes --max-redirects: then the chain fails, and no hop beyond
+ * is fetched. @param {CrawlRun} run @param {PageInFlight} page @param {number} status @param {string} location
  */
 export async function redirect(run, page, status, location) {
   const record = page.record;
@@ -31,8 +28,7 @@ export async function redirect(run, page, status, location) {
   const decision = decideLink(run, key, record.kind);
   run.emit('redirect', { url: page.key, location: key, status, decision: decision.decision });
   if (decision.decision !== 'crawl') {
-    // A root leaving the scope (http to https, a new host) crawls nothing: said, or a run writing
-    // nothing would look like a success.
+    // A root leaving the scope crawls nothing: said, or a run writing nothing would look like a success.
     if (run.options.roots.includes(page.key)) {
       warn(run, page.key, 'ROOT_REDIRECT', `the root ${page.key} redirects (${status}) to ${key}, outside the crawl's scope: nothing under it is crawled; crawl ${key} instead`);
     }
@@ -70,11 +66,7 @@ export async function redirect(run, page, status, location) {
   await run.records.put(record); // the store may keep a copy: stored again
 }
 
-/**
- * The URLs of a loop when following redirects from `key` comes back to `from`.
- * @param {CrawlRun} run @param {string} key @param {string} from @param {number} max
- * @returns {Promise<string[] | null>} from, then the hops back to it
- */
+/** @param {CrawlRun} run @param {string} key @param {string} from @param {number} max @returns {Promise<string[] | null>} from, then the hops back to it */
 async function loopThrough(run, key, from, max) {
   const loop = [from];
   let current = key;
@@ -88,11 +80,7 @@ async function loopThrough(run, key, from, max) {
   return null;
 }
 
-/**
- * A redirect loop's message, from its first member in URL order, so it reads the same whichever member
- * (or shared-crawl process) got there first.
- * @param {string[]} loop its members, in redirect order
- */
+/** From its first member in URL order, so it reads the same whoever got there first. @param {string[]} loop in redirect order */
 export function loopMessage(loop) {
   let first = 0;
   for (let i = 1; i < loop.length; i++) if (loop[i] < loop[first]) first = i;
@@ -100,7 +88,7 @@ export function loopMessage(loop) {
   return `redirect loop: ${[...from, from[0]].join(' → ')}`;
 }
 
-/** The chain of redirects that led to a record, from its start. @param {CrawlRun} run @param {PageRecord} record @param {number} max */
+/** From its start. @param {CrawlRun} run @param {PageRecord} record @param {number} max */
 async function chainTo(run, record, max) {
   const chain = [record.key];
   let current = record;
@@ -117,8 +105,7 @@ async function chainTo(run, record, max) {
 export async function fail(run, record, error) {
   const err = /** @type {any} */ (error);
   record.state = 'failed';
-  /** @type {NonNullable<PageRecord['error']>} */
-  const info = { message: err?.message ?? String(error) };
+  /** @type {NonNullable<PageRecord['error']>} */ const info = { message: err?.message ?? String(error) };
   if (err?.status) info.status = err.status;
   if (typeof err?.code === 'string') info.code = err.code;
   record.error = info;

@@ -11,38 +11,22 @@ import { sha256 } from '../store/blobs.js';
 import { openNameTable } from '../naming/name-table.js';
 
 /**
- * The per-page CPU work as pure functions of a page's bytes and the read-only render context and
- * name table, so worker threads and the main thread give the same results. `scanPage` (phase one):
- * charset, tokenise, resolve links, hash body and scan. `createRenderer` (phase two): rewrite, hash, write.
+ * The per-page CPU work, pure functions of a page's bytes, the render context and the name table, so worker threads
+ * and the main thread give the same results.
  * @typedef {{ body: Buffer, type: 'html' | 'css', contentType: string, url: string, stageDir?: string }} ScanInput
- *   stageDir: a one-file-per-blob directory (DIR/ab/<sha256>) to store body and scan in
- * @typedef {{
- *   charset: string, scanBytes: Buffer, bodyId: string, scanId: string,
- *   links: string, nofollow: boolean, stored: boolean,
- * }} ScanOutput
- *   links: one line per link, kind code then canonical URL (empty when not http(s));
- *   stored: body and scan are in stageDir (else the caller stores them)
- * @typedef {{
- *   placeholders: import('../document/placeholders.js').PlaceholderMode, pricePath: string,
- *   staticRoot: string, dynamicBase: string | null, origins: string[], relativeLinks: boolean, siteUrl: string | null,
- * }} RenderContext
- * @typedef {{ path: string, at: number, length: number }} BlobPlace
- *   a byte range of a file, or (length -1) the whole file
- * @typedef {import('../naming/name-table.js').SharedNameTable} NameTableData
- *   in shared memory: one copy for every worker
+ * @typedef {{ charset: string, scanBytes: Buffer, bodyId: string, scanId: string, links: string, nofollow: boolean, stored: boolean }} ScanOutput
+ *   links: one line per link, kind code then canonical URL; stored: body and scan are in stageDir
+ * @typedef {{ placeholders: import('../document/placeholders.js').PlaceholderMode, pricePath: string, staticRoot: string,
+ *   dynamicBase: string | null, origins: string[], relativeLinks: boolean, siteUrl: string | null }} RenderContext
+ * @typedef {{ path: string, at: number, length: number }} BlobPlace length -1: the whole file
+ * @typedef {import('../naming/name-table.js').SharedNameTable} NameTableData in shared memory: one copy for every worker
  * @typedef {{
  *   raw: Buffer, scan: Buffer, bodyId: string, url: string, file: string, type: 'html' | 'css', charset: string,
- *   unchangedSha?: string, temp?: string, wantOutput?: boolean, scanId?: string, replace?: boolean,
- *   names?: Map<string, string>,
+ *   unchangedSha?: string, temp?: string, wantOutput?: boolean, scanId?: string, replace?: boolean, names?: Map<string, string>,
  * }} RenderInput
- *   unchangedSha: the file already there (not written again when the output has it); temp: where to
- *   write (created, never through a link), else the output is returned; replace: a temp file there is
- *   replaced (a bucket redone); names: an early render's link files (a link not in it leads to no file)
- * @typedef {{
- *   bytes: number, sha256: string, written: boolean, output?: Buffer,
- *   placeholders: { sku: string, offset: number, length: number }[],
- *   warnings: { code: import('../warnings.js').WarningCode, message: string }[],
- * }} RenderOutput
+ *   temp: where to write, else the output is returned; names: an early render's link files, a link not in it leads to no file
+ * @typedef {{ bytes: number, sha256: string, written: boolean, output?: Buffer, placeholders: { sku: string, offset: number, length: number }[],
+ *   warnings: { code: import('../warnings.js').WarningCode, message: string }[] }} RenderOutput
  */
 
 /** @param {ScanInput} input @returns {ScanOutput} */
@@ -71,11 +55,7 @@ export function scanPage({ body, type, contentType, url, stageDir }) {
 const TEMP_TAG = `${hostname()}-${process.pid}-${threadId}-${randomBytes(3).toString('hex')}`;
 let temps = 0;
 
-/**
- * Store a blob in a one-file-per-blob directory (dir-blobs.js) via temp file and rename, so it is
- * whole or absent. Synchronous: a worker thread's own time. A blob already there is left.
- * @param {string} dir @param {string} id @param {Buffer} data
- */
+/** Via temp file and rename, so it is whole or absent; synchronous, on a thread's own time. @param {string} dir @param {string} id @param {Buffer} data */
 export function storeBlob(dir, id, data) {
   const sub = join(dir, id.slice(0, 2));
   const file = join(sub, id);
@@ -89,20 +69,19 @@ export function storeBlob(dir, id, data) {
   }
 }
 
-/** The render context and name table a phase-two worker reads. @param {RenderContext} context */
+/** @param {RenderContext} context */
 export function createRenderer(context) {
   const staticRoot = new URL(context.staticRoot);
   const dynamicBase = context.dynamicBase === null ? null : new URL(context.dynamicBase);
   const siteUrl = context.siteUrl === null ? null : new URL(context.siteUrl);
   const crawlOrigins = new Set(context.origins);
-  /** @type {{ fileOf(key: string): string | null } | null} */
-  let names = null;
+  /** @type {{ fileOf(key: string): string | null } | null} */ let names = null;
   return {
     /** @param {NameTableData} data */
     setNames(data) {
       names = openNameTable(data);
     },
-    /** The name table itself, where it is at hand (the main thread). @param {{ fileOf(key: string): string | null }} table */
+    /** On the main thread, the table itself. @param {{ fileOf(key: string): string | null }} table */
     setTable(table) {
       names = table;
     },
@@ -139,11 +118,7 @@ export function createRenderer(context) {
   };
 }
 
-/**
- * Write a new file in one go, created (never through an existing file or link); synchronous, on a worker thread.
- * @param {string} path @param {Buffer} data
- * @param {boolean} [replace] replace a file already there (atomically)
- */
+/** Created, never through an existing file or link; replaced atomically. @param {string} path @param {Buffer} data @param {boolean} [replace] */
 export function writeNew(path, data, replace = false) {
   if (replace) {
     // Own file first, then renamed over: another process writing the same path never meets a half-written file.
@@ -166,10 +141,9 @@ export function writeNew(path, data, replace = false) {
   }
 }
 
-/** Read staged blobs where they lie; the descriptors stay open until the thread ends. */
+/** The descriptors stay open until the thread ends. */
 export function createPlaceReader() {
-  /** @type {Map<string, number>} */
-  const fds = new Map();
+  /** @type {Map<string, number>} */ const fds = new Map();
   /** @param {BlobPlace} place @returns {Buffer} */
   return (place) => {
     if (place.length < 0) return readFileSync(place.path); // a blob of its own: read once, nothing kept open

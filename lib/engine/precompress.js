@@ -6,48 +6,35 @@ import { warn } from '../warnings.js';
 import { pickEach, pickStored } from '../recrawl/prior.js';
 
 /**
- * @typedef {import('./run.js').CrawlRun} CrawlRun
- * @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {import('./run.js').CrawlRun} CrawlRun @typedef {import('../store/records.js').PageRecord} PageRecord
  * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage
  */
 
-/** Types worth compressing ahead of time. */
 const COMPRESSIBLE = /^(text\/(html|css|(x-)?javascript|ecmascript|plain|xml)|application\/((x-)?javascript|ecmascript|json|xml|xhtml\+xml|[\w.+-]+\+xml|[\w.+-]+\+json)|image\/svg\+xml)$/;
 const SIBLING = /** @type {const} */ ({ gzip: '.gz', br: '.br' });
 const gzip = promisify(zlib.gzip);
 const brotli = promisify(zlib.brotliCompress);
 
-/**
- * --precompress: each page's output gets its siblings, and a reused file lacking them is made again.
- * Plugged into the hooks `mustRemake` and `afterWrite`.
- * @param {CrawlRun} run
- */
+/** --precompress, on the hooks `mustRemake` and `afterWrite`. @param {CrawlRun} run */
 export function plugPrecompress(run) {
   run.hooks.on('mustRemake', '--precompress', (pass, stored) => siblingsMissing(pass, stored));
   run.hooks.on('afterWrite', '--precompress', (pass, record, made, stored) => precompress(pass, record, /** @type {Buffer} */ (made.output), made.placeholders, made.written ? undefined : stored, pass.counters));
 }
 
-/**
- * The siblings a crawl wrote beside `file`, in the formats a state lists; a `.gz` or `.br` it did not write is not one.
- * @param {string} file @param {string[] | undefined} formats
- */
+/** Only those a crawl wrote, in the formats a state lists. @param {string} file @param {string[] | undefined} formats */
 export function siblingsOf(file, formats) {
-  /** @type {string[]} */
-  const siblings = [];
+  /** @type {string[]} */ const siblings = [];
   for (const format of formats ?? []) if (format === 'gzip' || format === 'br') siblings.push(file + SIBLING[format]);
   return siblings;
 }
 
 /**
- * Siblings the last crawl made in formats this run does not make go, written again or not: left beside
- * a file that later changes, nginx gzip_static would serve them in its place.
- * @param {import('./run.js').CrawlRun} run
- * @param {import('../store/records.js').PageRecord} record its `compressed`: what is kept
+ * Siblings in formats this run does not make go: beside a file that later changes, gzip_static would serve them.
+ * @param {import('./run.js').CrawlRun} run @param {import('../store/records.js').PageRecord} record
  * @param {import('../recrawl/state.js').StoredPage | undefined} stored the last run's copy, if its file is this one
  */
 export async function settleOldSiblings(run, record, stored) {
-  /** @type {Set<string>} */
-  const wanted = new Set(run.options.precompress);
+  /** @type {Set<string>} */ const wanted = new Set(run.options.precompress);
   const left = (stored?.compressed ?? []).filter((format) => !wanted.has(format));
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   for (const sibling of siblingsOf(/** @type {string} */ (record.file), left)) if (!isPageFile(run, sibling)) await target.remove(sibling);
@@ -56,7 +43,7 @@ export async function settleOldSiblings(run, record, stored) {
 }
 
 /**
- * Whether a file may get siblings: compressible type, at least 1 KiB, no price slots.
+ * Compressible type, at least 1 KiB, no price slots.
  * @param {string | undefined} contentType @param {number} bytes @param {readonly unknown[] | undefined} placeholders
  */
 export function worthTrying(contentType, bytes, placeholders) {
@@ -64,10 +51,8 @@ export function worthTrying(contentType, bytes, placeholders) {
 }
 
 /**
- * Formats of this run a kept file lacks and was never tried in (--precompress turned on or a format
- * added since): its siblings are made from the file's bytes, the file left as it is.
- * @param {import('./run.js').CrawlRun} run
- * @param {import('../recrawl/state.js').StoredPage} stored the last run's copy, kept
+ * A kept file lacks a format never tried on it: its siblings are made from its bytes.
+ * @param {import('./run.js').CrawlRun} run @param {import('../recrawl/state.js').StoredPage} stored the last run's copy, kept
  */
 export function siblingsMissing(run, stored) {
   const tried = run.prior?.precompressed ?? [];
@@ -76,23 +61,17 @@ export function siblingsMissing(run, stored) {
 }
 
 /**
- * Whether a name is a page's file of this run (URLs for both `app.js` and `app.js.gz`): then never a
- * sibling to make or remove. The write pass says (write-phase.js `pageFile`); without it, no name is.
- * @param {import('./run.js').CrawlRun} run @param {string} name
- * @param {boolean} [anyCase] in any case (before making a sibling), not only exactly (before removing one)
+ * A page's file (`app.js.gz` may be a URL's) is never a sibling to make or remove. Known in a write pass only.
+ * @param {import('./run.js').CrawlRun} run @param {string} name @param {boolean} [anyCase] before making one; exactly before removing
  */
 export function isPageFile(run, name, anyCase = false) {
   const test = /** @type {{ pageFile?: (name: string, anyCase?: boolean) => boolean }} */ (/** @type {unknown} */ (run)).pageFile;
   return test ? test(name, anyCase) : false;
 }
 
-/** @type {WeakMap<object, Set<string>>} per last state: the siblings it lists */
-const listed = new WeakMap();
+/** @type {WeakMap<object, Set<string>>} per last state: the siblings it lists */ const listed = new WeakMap();
 
-/**
- * Every .gz/.br the last state lists beside a page's file, read once, when an unlisted sibling is found on disk.
- * @param {import('./run.js').CrawlRun} run
- */
+/** Every .gz/.br the last state lists, read once, when an unlisted sibling is found on disk. @param {import('./run.js').CrawlRun} run */
 function crawlSiblings(run) {
   const prior = /** @type {import('../recrawl/prior.js').Prior} */ (run.prior);
   let siblings = listed.get(prior);
@@ -109,8 +88,7 @@ function crawlSiblings(run) {
 }
 
 /**
- * A sibling on disk no crawl made (a .gz put there by hand): left as it is, and none is made. Known only
- * from a state no killed or interrupted run came after.
+ * A hand-made sibling stays, and none is made. Known only from a state no killed run came after.
  * @param {import('./run.js').CrawlRun} run @param {PageRecord} record @param {string} format @param {string} sibling
  */
 async function foreign(run, record, format, sibling) {
@@ -119,32 +97,28 @@ async function foreign(run, record, format, sibling) {
   if (last?.state === 'done' && last.file === record.file && (last.compressed ?? []).includes(format)) return false;
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   if ((await target.existing?.(sibling)) == null) return false;
-    // Listed beside any page's file (a name passed between pages) or kept as an old file: the crawl's to replace.
+  // Listed beside any page's file, or as an old file: the crawl's to replace.
   if (crawlSiblings(run).has(sibling)) return false;
   warn(run, record.key, 'SIBLING_TAKEN', `${sibling} is not a file a crawl made: left as it is, and no ${format} sibling is made`);
   return true;
 }
 
 /**
- * --precompress: FILE.gz and FILE.br beside a file worth it and at least 10% smaller (never a page with
- * price slots, whose bytes change per request). Made again only when the file was written.
- * @param {CrawlRun} run @param {PageRecord} record
- * @param {Buffer} output the file's bytes
- * @param {ManifestPage['placeholders']} placeholders
- * @param {import('../recrawl/state.js').StoredPage | undefined} unchanged the last run's copy, when the file was not written again
+ * FILE.gz and FILE.br when at least 10% smaller; made again only when the file was written.
+ * @param {CrawlRun} run @param {PageRecord} record @param {Buffer} output @param {ManifestPage['placeholders']} placeholders
+ * @param {import('../recrawl/state.js').StoredPage | undefined} unchanged the last run's copy, if not written again
  * @param {{ filesWritten: number, bytesWritten: number }} counters
  */
 export async function precompress(run, record, output, placeholders, unchanged, counters) {
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   const file = /** @type {string} */ (record.file);
   const eligible = worthTrying(record.contentType, output.length, placeholders);
-  /** @type {string[]} */
-  const made = [];
+  /** @type {string[]} */ const made = [];
   for (const format of run.options.precompress) {
     const sibling = file + SIBLING[/** @type {'gzip' | 'br'} */ (format)];
     if (isPageFile(run, sibling, true)) {
       if (eligible) warn(run, record.key, 'SIBLING_IS_PAGE', `${sibling} is the file of another page of this crawl: no ${format} sibling of ${file} is made`);
-      // One the last crawl made under that very name (the page's differs in case only) goes.
+      // One the last crawl made under that very name goes: the page's differs in case only.
       if (!isPageFile(run, sibling) && (unchanged?.compressed ?? run.prior?.pages.get(record.key)?.compressed ?? []).includes(format)) await target.remove(sibling);
       continue;
     }

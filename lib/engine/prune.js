@@ -5,35 +5,22 @@ import { siblingsOf } from './precompress.js';
 import { splitGone } from './unasked.js';
 
 /**
- * Pruning: the files of the last run's pages that this run did not write,
- * planned before the write passes and removed at the commit. This is the one
- * module of the write phase that deletes files.
- *
- * @typedef {import('./run.js').CrawlRun} CrawlRun
- * @typedef {import('../naming/assign.js').Naming} Naming
+ * Pruning: the last run's files this run did not write, planned before the write passes, removed at the commit.
+ * The one module of the write phase that deletes files.
+ * @typedef {import('./run.js').CrawlRun} CrawlRun @typedef {import('../naming/assign.js').Naming} Naming
  * @typedef {import('../recrawl/state.js').StoredPage} StoredPage
- * @typedef {{
- *   remove: StoredPage[], moved: StoredPage[], stray: { url: string, file: string }[], carried: StoredPage[],
- *   leftOld: Map<string, string[]>, refused: boolean,
- * }} RemovalPlan
- *   remove: files of pages gone; moved: old files of pages that now have another; stray: files a
- *   page had before its last one, left by an incomplete run; carried: pages of the last crawl listed
- *   as they were, their files untouched; leftOld: per URL, its old files this run leaves on disk (an incomplete run)
+ * @typedef {{ remove: StoredPage[], moved: StoredPage[], stray: { url: string, file: string }[], carried: StoredPage[],
+ *   leftOld: Map<string, string[]>, refused: boolean }} RemovalPlan
+ *   stray: files a page had before its last one, left by an incomplete run; carried: listed as they were, files untouched.
  */
 
 /**
- * Whether a name is the file of a page of this run: exactly (a sibling of
- * that name is not removed), or in any case (none of that name is made: on
- * a file system that ignores case it would be the page's file, and names
- * are made unique that way). The sets are made on first use.
- * @param {Naming} naming
- * @returns {(name: string, anyCase?: boolean) => boolean}
+ * Whether a name is a page's file now, exactly or in any case: on a case-blind file system it would be that file.
+ * @param {Naming} naming @returns {(name: string, anyCase?: boolean) => boolean}
  */
 export function pageFileTest(naming) {
-  /** @type {Set<string> | null} */
-  let exact = null;
-  /** @type {Set<string> | null} */
-  let lowered = null;
+  /** @type {Set<string> | null} */ let exact = null;
+  /** @type {Set<string> | null} */ let lowered = null;
   return (name, anyCase = false) => {
     if (!exact || !lowered) {
       exact = new Set(naming.files.values());
@@ -44,35 +31,24 @@ export function pageFileTest(naming) {
 }
 
 /**
- * Files of the last run's pages that this run did not write: removed after a
- * complete crawl (with their .gz/.br siblings), within --prune-max unless
- * --force; otherwise carried into the new state, so that a later complete
- * crawl removes them. Decided before writing, so that a refusal is in the
- * manifest's warnings.
- * @param {CrawlRun} run
- * @param {Naming} naming
- * @param {boolean} complete
- * @param {Set<string>} dropped pages that could not be written: their last files stay, listed (carried)
- * @param {Map<string, string | undefined>} redirected URLs that redirect now, and where
- * @returns {RemovalPlan}
+ * Removed only after a complete crawl and within --prune-max unless --force; otherwise carried for a later one.
+ * Decided before writing, so that a refusal is in the manifest's warnings.
+ * @param {CrawlRun} run @param {Naming} naming @param {boolean} complete
+ * @param {Set<string>} dropped pages not written: their last files stay, carried
+ * @param {Map<string, string | undefined>} redirected URLs that redirect now, and where @returns {RemovalPlan}
  */
 export function planRemoval(run, naming, complete, dropped, redirected) {
   const o = run.options;
   const prior = run.prior;
-  /** @type {RemovalPlan} */
-  const plan = { remove: [], moved: [], stray: [], carried: [], leftOld: new Map(), refused: false };
+  /** @type {RemovalPlan} */ const plan = { remove: [], moved: [], stray: [], carried: [], leftOld: new Map(), refused: false };
   if (!prior) return plan;
   const fileNow = naming.files;
-  // A file of this run, in any case (the sets are made only if a page's file moved).
   const isFileNow = pageFileTest(naming);
   const taken = (/** @type {string} */ file) => isFileNow(file, true);
-  /** @type {StoredPage[]} */
-  const found = [];
-  /** @type {StoredPage[]} pages that could not be written this time: their last files stay */
-  const unwritten = [];
+  /** @type {StoredPage[]} */ const found = [];
+  /** @type {StoredPage[]} pages that could not be written this time: their last files stay */ const unwritten = [];
   let previousPages = 0;
-  /** @type {StoredPage[]} pages that redirect now */
-  const redirecting = [];
+  /** @type {StoredPage[]} pages that redirect now */ const redirecting = [];
   /** @param {string} url */
   const leadsToPage = (url) => {
     let current = url;
@@ -87,10 +63,8 @@ export function planRemoval(run, naming, complete, dropped, redirected) {
       continue;
     }
     const now = fileNow.get(url);
-    // A page that redirects now to a page of the crawl is not gone: links to it lead to the target's
-    // file, its own is an old one. One that redirects off the crawl (a login page) counts as gone.
+    // Redirecting to a page of the crawl is not gone, but redirecting off it (a login page) is.
     const moved = now !== undefined || leadsToPage(url);
-    // Files the URL had before its last one, left by an incomplete run (a page gone lists them in its entry).
     if (moved) for (const old of oldFiles ?? []) if (!taken(old)) plan.stray.push({ url, file: old });
     if (now === file || taken(file)) continue; // still there, or its file is another page's now
     const stored = /** @type {StoredPage} */ (prior.pages.get(url));
@@ -98,7 +72,6 @@ export function planRemoval(run, naming, complete, dropped, redirected) {
     else if (moved) plan.moved.push(stored);
     else found.push(stored);
   }
-  // --changed: pages it was not asked about stay, reached or not (unasked.js).
   const { gone, kept } = splitGone(run, found);
   // Pages not reached may still link to any of these files: only a complete crawl removes them.
   if (!complete) return leaveAll(plan, [...gone, ...kept, ...unwritten, ...redirecting]);
@@ -112,17 +85,13 @@ export function planRemoval(run, naming, complete, dropped, redirected) {
   plan.remove = gone;
   plan.carried = kept;
   plan.moved.push(...redirecting);
-  // And the old files a page gone listed in its entry.
   for (const stored of gone) for (const old of stored.oldFiles ?? []) if (!taken(old)) plan.stray.push({ url: stored.url, file: old });
   return plan;
 }
 
 /**
- * An incomplete run removes nothing: the pages are carried (a page that
- * redirects now too, listed stale like one not reached), and the old files
- * of pages that moved stay on disk, listed in their entries for a later run.
- * @param {RemovalPlan} plan
- * @param {StoredPage[]} carried
+ * An incomplete run removes nothing: moved pages' old files stay, listed in their entries for a later run.
+ * @param {RemovalPlan} plan @param {StoredPage[]} carried
  */
 function leaveAll(plan, carried) {
   plan.carried = carried;
@@ -133,12 +102,7 @@ function leaveAll(plan, carried) {
   return plan;
 }
 
-/**
- * Files of a page this run leaves on disk without them being the page's file.
- * @param {RemovalPlan} plan
- * @param {string} url
- * @param {string[]} files
- */
+/** @param {RemovalPlan} plan @param {string} url @param {string[]} files left on disk, not the page's file */
 function leaveOld(plan, url, files) {
   const left = plan.leftOld.get(url) ?? [];
   for (const file of files) if (!left.includes(file)) left.push(file);
@@ -146,12 +110,8 @@ function leaveOld(plan, url, files) {
 }
 
 /**
- * Carry out a plan through the output target (the commit makes it so): the
- * files of pages gone or moved, with the siblings a crawl made of them (a
- * .gz put there by hand stays), and the stray old files.
- * @param {CrawlRun} run
- * @param {RemovalPlan} plan
- * @param {(name: string) => boolean} pageFile whether a name is a page's file now: never removed
+ * Through the output target, so the commit makes it so. Only siblings a crawl made go: a hand-made .gz stays.
+ * @param {CrawlRun} run @param {RemovalPlan} plan @param {(name: string) => boolean} pageFile a page's file now: never removed
  */
 export async function prune(run, plan, pageFile) {
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);

@@ -3,10 +3,9 @@ import path from 'node:path';
 import { eachRecord } from '../store/records.js';
 
 /**
- * A run's summary (CrawlResult), counted from its records, and the blobs the next state refers to.
+ * A run's summary, counted from its records, and the blobs the next state refers to.
  * @typedef {import('./run.js').CrawlRun} CrawlRun
- * @typedef {{ written: { pages: number, assets: number }, changes: Map<import('../store/records.js').Change, number> }} Tally
- *   pages and requisites written, and the changes of pages not stale
+ * @typedef {{ written: { pages: number, assets: number }, changes: Map<import('../store/records.js').Change, number> }} Tally changes: of pages not stale
  */
 
 /** @returns {Tally} */
@@ -19,16 +18,12 @@ export function countRecord(tally, record) {
   if (record.change && !record.stale) tally.changes.set(record.change, (tally.changes.get(record.change) ?? 0) + 1);
 }
 
-/** Count every record of the run. @param {CrawlRun} run @param {string[]} keys @param {Tally} tally */
+/** @param {CrawlRun} run @param {string[]} keys @param {Tally} tally */
 export async function countRecords(run, keys, tally) {
   for await (const [, record] of eachRecord(run.records, keys)) countRecord(tally, record);
 }
 
-/**
- * The blobs the new state refers to, counting each record on the way.
- * @param {CrawlRun} run @param {string[]} keys @param {Tally} tally
- * @param {string[]} kept the blobs of the last crawl's pages the new state carries
- */
+/** Counting each record on the way. @param {CrawlRun} run @param {string[]} keys @param {Tally} tally @param {string[]} kept the carried pages' blobs */
 export async function* liveBlobs(run, keys, tally, kept) {
   for await (const [, record] of eachRecord(run.records, keys)) {
     countRecord(tally, record);
@@ -39,10 +34,9 @@ export async function* liveBlobs(run, keys, tally, kept) {
   yield* kept;
 }
 
-/** Where the roots came from, for the manifest. @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o @param {number} listedCount */
+/** For the manifest. @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o @param {number} listedCount */
 export function sourcesOf(o, listedCount) {
-  /** @type {Record<string, unknown>} */
-  const found = {};
+  /** @type {Record<string, unknown>} */ const found = {};
   if (o.sitemap.length > 0) found.sitemaps = o.sitemap;
   if (o.urls !== undefined) found.urlList = o.urls === '-' ? 'stdin' : o.urls;
   if (listedCount > 0) found.listedUrls = listedCount;
@@ -50,14 +44,10 @@ export function sourcesOf(o, listedCount) {
 }
 
 /**
- * @typedef {{
- *   tally: Tally, outcome: import('./write-phase.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] },
+ * @typedef {{ tally: Tally, outcome: import('./write-phase.js').WriteOutcome & { warnings: import('../warnings.js').Warning[] },
  *   failures: import('../output/manifest/schema.js').ManifestError[], failedHere: number,
- *   requisitesMissing: import('../output/manifest/schema.js').ManifestError[],
- *   limits: { overLimit: number, overLimitSaturated: boolean }, stale: number,
- *   interrupted: boolean, complete: boolean, sitemapsCut: boolean, rootLost: boolean, startedAt: number,
- * }} Ending
- *   what the run learnt at its end, beside its records
+ *   requisitesMissing: import('../output/manifest/schema.js').ManifestError[], limits: { overLimit: number, overLimitSaturated: boolean },
+ *   stale: number, interrupted: boolean, complete: boolean, sitemapsCut: boolean, rootLost: boolean, startedAt: number }} Ending
  */
 
 /** @param {CrawlRun} run @param {Ending} end @returns {import('../crawler/index.js').CrawlResult} */
@@ -89,7 +79,6 @@ export function resultOf(run, end) {
     requisitesMissing: end.requisitesMissing,
     stale: end.stale,
     resumed: run.stats.resumed,
-    // Pages from a request of this run (200 or 304), and those carried without one (unasked.js).
     fetched: run.stats.fetched - run.stats.resumed - (run.stats.carried ?? 0),
     carried: { ...(run.unasked?.counts ?? { fresh: 0, listed: 0, dated: 0 }) },
     pruneRefused: outcome.pruneRefused,

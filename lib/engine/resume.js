@@ -5,11 +5,8 @@ import { intactLinks } from './carry.js';
 import { fromStored, pickStored } from '../recrawl/prior.js';
 
 /**
- * Resume: a killed crawl's journal. Every recorded page is noted in it; a page it lists is taken from it
- * instead of fetched again. Plugged into the hooks `recorded` and `beforeFetch`.
- *
- * @typedef {import('./run.js').CrawlRun} CrawlRun
- * @typedef {import('../store/records.js').PageRecord} PageRecord
+ * Resume, on the hooks `recorded` and `beforeFetch`: a page a killed crawl's journal lists is not fetched again.
+ * @typedef {import('./run.js').CrawlRun} CrawlRun @typedef {import('../store/records.js').PageRecord} PageRecord
  * @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight
  */
 
@@ -25,7 +22,7 @@ export function plugResume(run) {
   if (run.journal) run.hooks.on('recorded', 'resume', (record) => journal(run, record));
 }
 
-/** Note a page done in the journal, so a killed run resumes without fetching it again. @param {CrawlRun} run @param {PageRecord} record */
+/** @param {CrawlRun} run @param {PageRecord} record */
 export function journal(run, record) {
   if (!run.journal) return;
   if (record.state === 'redirect') {
@@ -41,11 +38,7 @@ export function journal(run, record) {
   });
 }
 
-/**
- * A journal entry can be used when what it refers to is still in the blob store.
- * @param {CrawlRun} run
- * @param {import('../recrawl/journal.js').JournalEntry} entry
- */
+/** What it refers to is still in the blob store. @param {CrawlRun} run @param {import('../recrawl/journal.js').JournalEntry} entry */
 export function resumable(run, entry) {
   if (entry.state === 'redirect') return typeof entry.location === 'string';
   if (!entry.body || !run.blobs?.has(entry.body)) return false;
@@ -53,11 +46,8 @@ export function resumable(run, entry) {
 }
 
 /**
- * A page the killed run had done: taken from the journal, not fetched again.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- * @param {import('../recrawl/journal.js').JournalEntry} entry
- * @returns {Promise<boolean>} false: its staged scan is damaged (warned), the page is to be fetched
+ * @param {CrawlRun} run @param {PageInFlight} page @param {import('../recrawl/journal.js').JournalEntry} entry
+ * @returns {Promise<boolean>} false: its staged scan is damaged, the page is to be fetched
  */
 export async function resumeFrom(run, page, entry) {
   const record = page.record;
@@ -70,9 +60,7 @@ export async function resumeFrom(run, page, entry) {
   fromStored(record, entry);
   record.wanted = entry.wanted;
   record.change = entry.change;
-  // The journal tells the change against the state its run started from. An interrupted run
-  // (Ctrl-C) has written a state since, and the files it lists: against that one, a page
-  // fetched then is no longer new, and its file is kept when its bytes are the same.
+  // The journal's change is against its run's starting state; an interrupted run has written a newer one since.
   if (entry.change === 'new' || entry.change === 'changed') {
     const before = run.prior ? pickStored(run.prior.pages, page.key, ['state', 'body']) : undefined;
     if (before?.state === 'done') record.change = before.body === entry.body ? 'same-bytes' : 'changed';

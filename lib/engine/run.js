@@ -8,96 +8,48 @@ import { PageThreads } from './threads/page-threads.js';
 import { Hooks } from './hooks.js';
 
 /**
- * What one run of the crawl shares between its phases: options, the seams
- * (loader, frontier, records, blobs, output target), scope, and the run's own
- * counters and lists. Created by `Crawler.run()`, never at module scope, so
- * two runs in one process cannot interfere.
- *
- * @typedef {import('../options/crawl-options.js').ResolvedCrawlOptions} ResolvedCrawlOptions
- * @typedef {import('../warnings.js').Warning} Warning
+ * What one run shares between its phases: options, seams, scope, counters and lists. Made by `Crawler.run()`, never
+ * at module scope, so two runs in one process cannot interfere.
+ * @typedef {import('../options/crawl-options.js').ResolvedCrawlOptions} ResolvedCrawlOptions @typedef {import('../warnings.js').Warning} Warning
  * @typedef {import('../warnings.js').WarningCode} WarningCode
  * @typedef {{ fetched: number, failed: number, written: number, active: number, queued: number, resumed: number, carried?: number, startedAt: number, phase: 'start' | 'discover' | 'write' }} CrawlStats
- *   phase: 'start' until the crawl takes its first page (the last state, sitemaps and URL lists are read);
- *   fetched: pages done, from a request or not; carried: of them, those carried without a request (unasked.js)
+ *   fetched: pages done, with or without a request; carried: those without.
+ * @typedef {{ name: string, concurrency?: number, run: (page: import('./fetch-phase.js').PageInFlight, run: CrawlRun) => unknown,
+ *   open?: (run: CrawlRun) => Promise<void>, close?: () => Promise<void> }} Transform
+ *   A step between load and scan, such as render. An error in open ends the run; close runs whatever happened.
  * @typedef {{
- *   name: string, concurrency?: number,
- *   run: (page: import('./fetch-phase.js').PageInFlight, run: CrawlRun) => unknown,
- *   open?: (run: CrawlRun) => Promise<void>, close?: () => Promise<void>,
- * }} Transform
- *   A step between load and scan (the render step plugs in here). open: before
- *   the first page (an error ends the run); close: at the end of the run, whatever happened.
- * @typedef {{
- *   options: ResolvedCrawlOptions,
- *   emit: (event: string, data: object) => void,
- *   listening: (event: string) => boolean,
- *   stats: CrawlStats,
- *   signal: AbortSignal,
- *   scope: import('../roots/scope.js').Scope,
- *   loader: import('../fetch/http.js').Loader,
- *   coordination: import('./coordination.js').Coordination,
- *   hooks: import('./hooks.js').Hooks,
- *   frontier: import('../store/frontier.js').Frontier,
- *   records: import('../store/records.js').RecordStore,
- *   blobs: import('../store/blobs.js').BlobStore | null,
- *   target: import('../output/target.js').OutputTarget | null,
- *   transforms: Transform[],
- *   multiOrigin: boolean,
- *   staticRoot: URL,
- *   origins: Set<string>,
- *   warnings: Warning[],
- *   redirects: import('../output/manifest/schema.js').ManifestRedirect[],
- *   interned: Map<string, string>,
+ *   options: ResolvedCrawlOptions, emit: (event: string, data: object) => void, listening: (event: string) => boolean,
+ *   stats: CrawlStats, signal: AbortSignal, scope: import('../roots/scope.js').Scope, loader: import('../fetch/http.js').Loader,
+ *   coordination: import('./coordination.js').Coordination, hooks: import('./hooks.js').Hooks,
+ *   frontier: import('../store/frontier.js').Frontier, records: import('../store/records.js').RecordStore,
+ *   blobs: import('../store/blobs.js').BlobStore | null, target: import('../output/target.js').OutputTarget | null,
+ *   transforms: Transform[], multiOrigin: boolean, staticRoot: URL, origins: Set<string>, warnings: Warning[],
+ *   redirects: import('../output/manifest/schema.js').ManifestRedirect[], interned: Map<string, string>,
  *   depth: { rootDepth: Map<string, number>, tooDeep: Set<string>, tooLong: number, noteTooLong?: (key: string) => void },
- *   prior: import('../recrawl/prior.js').Prior | null,
- *   ignore: RegExp | null,
+ *   prior: import('../recrawl/prior.js').Prior | null, ignore: RegExp | null,
  *   resumed: import('../store/stored-pages.js').StoredPages<import('../recrawl/journal.js').JournalEntry> | null,
- *   journal: ReturnType<typeof import('../recrawl/journal.js').createJournal> | null,
- *   stateDir: string | null,
- *   sources: Record<string, unknown>,
- *   assetOrigins: Set<string>,
- *   robots: import('../fetch/robots.js').Robots | null,
- *   nameRules: import('../naming/rules.js').NameRules,
- *   sample: { take(key: string): boolean } | null,
- *   counts: { requisitesNotFetched: number },
- *   threads: PageThreads,
- *   finishPool?: FinishPool | null,
- *   early?: import('./early.js').EarlyWrites | null,
- *   revalidator?: import('../fetch/revalidate.js').Revalidator | null,
- *   now: number,
- *   unasked?: import('./unasked.js').Unasked | null,
+ *   journal: ReturnType<typeof import('../recrawl/journal.js').createJournal> | null, stateDir: string | null,
+ *   sources: Record<string, unknown>, assetOrigins: Set<string>, robots: import('../fetch/robots.js').Robots | null,
+ *   nameRules: import('../naming/rules.js').NameRules, sample: { take(key: string): boolean } | null,
+ *   counts: { requisitesNotFetched: number }, threads: PageThreads, finishPool?: FinishPool | null,
+ *   early?: import('./early.js').EarlyWrites | null, revalidator?: import('../fetch/revalidate.js').Revalidator | null,
+ *   now: number, unasked?: import('./unasked.js').Unasked | null,
  * }} CrawlRun
- *   assetOrigins: origins whose page requisites --assets fetches outside the
- *   page scope (the roots' and --assets-origins); robots: with --robots;
- *   threads: the worker threads of the per-page work (closed by whoever made the run);
- *   finishPool: in a shared crawl, where the per-page work of the write passes goes
- *   (every live process takes part; distributed/finish.js);
- *   early: pages rendered and written while the crawl runs (early.js);
- *   revalidator: a re-crawl's requests, asked ahead on a thread (told what the frontier admits);
- *   now: the run's start in seconds since the epoch, the time its pages are fetched at (freshness.js);
- *   unasked: the pages of the last crawl carried without a request (--changed, --fresh, sitemap dates)
- * @typedef {{
- *   window: number,
+ *   assetOrigins: where --assets fetches requisites outside the page scope; threads: closed by whoever made the run;
+ *   finishPool: a shared crawl's write-pass work, spread over every live process; now: the fetch time, in epoch seconds.
+ * @typedef {{ window: number, end(): Promise<void>,
  *   begin(context: import('./page-work.js').RenderContext, table: import('../naming/name-table.js').SharedNameTable): Promise<void>,
- *   render(input: Omit<import('./page-work.js').RenderInput, 'raw' | 'scan'>): Promise<import('./page-work.js').RenderOutput>,
- *   end(): Promise<void>,
- * }} FinishPool
- *   begin: a write pass starts (its render context and name table); end: it is over
+ *   render(input: Omit<import('./page-work.js').RenderInput, 'raw' | 'scan'>): Promise<import('./page-work.js').RenderOutput> }} FinishPool
  */
 
 /**
- * The parts of a run that differ between a crawl and a shared crawl's worker.
  * @typedef {Pick<CrawlRun, 'options' | 'emit' | 'listening' | 'stats' | 'signal' | 'loader' | 'coordination' | 'blobs'
  *   | 'target' | 'transforms' | 'warnings' | 'prior' | 'resumed' | 'journal' | 'stateDir' | 'sources'>} RunParts
  */
 
 /**
- * A run: the given parts, and what follows from the options and the roots
- * (scope, origins, static root, depth guard, --ignore, --assets origins,
- * --robots, --name rules). One place, for the crawl and the shared crawl's
- * workers alike.
- * @param {RunParts} parts
- * @param {string[]} listed canonical URLs from sitemaps and URL lists
- * @returns {CrawlRun}
+ * The given parts and what follows from the options and roots; one place for the crawl and the workers alike.
+ * @param {RunParts} parts @param {string[]} listed canonical URLs from sitemaps and URL lists @returns {CrawlRun}
  */
 export function createCrawlRun(parts, listed) {
   const o = parts.options;
@@ -125,14 +77,9 @@ export function createCrawlRun(parts, listed) {
   };
 }
 
-/**
- * For each origin, the directory depth (slashes in the path) of its
- * shallowest root: --max-depth counts segments below it.
- * @param {string[]} roots
- */
+/** Per origin, the directory depth of its shallowest root: --max-depth counts segments below it. @param {string[]} roots */
 export function rootDepths(roots) {
-  /** @type {Map<string, number>} */
-  const depths = new Map();
+  /** @type {Map<string, number>} */ const depths = new Map();
   for (const root of roots) {
     const url = new URL(root);
     const depth = url.pathname.split('/').length - 2;
@@ -142,11 +89,7 @@ export function rootDepths(roots) {
 }
 
 
-/**
- * One copy of each content type and charset string for the whole run.
- * @param {CrawlRun} run
- * @param {string} text
- */
+/** One copy of each content type and charset string for the whole run. @param {CrawlRun} run @param {string} text */
 export function intern(run, text) {
   let kept = run.interned.get(text);
   if (kept === undefined) {

@@ -1,13 +1,10 @@
 // @ts-check
 
 /**
- * `preview --sample <n>`: which in-scope links a plan fetches. At most
- * PER_SHAPE pages of each URL shape, n in all; the roots are always fetched.
- * A shape is a URL's directory, or with a query its path, its parameter
- * names and the values that are lower-case words (a=commit, not h=1a2b3c).
+ * `preview --sample <n>`: at most PER_SHAPE pages of each URL shape, n in all, and the roots. A shape is a URL's
+ * directory, or its path, parameter names and lower-case word values (a=commit, not h=1a2b3c).
  */
 
-/** Pages fetched per shape, at most. */
 export const PER_SHAPE = 2;
 
 /** A value that names an action: a short lower-case word (commit, edit), not an id, hash or title. */
@@ -21,15 +18,10 @@ export function shapeOf(key) {
   return `${url.origin}${url.pathname}?${params.join('&')}`;
 }
 
-/**
- * @param {number} max pages fetched through links, at most
- * @returns {{ take(key: string): boolean }} take: whether a link to `key` is followed (the same answer each time)
- */
+/** @param {number} max pages fetched through links @returns {{ take(key: string): boolean }} take: the same answer each time */
 export function createSampler(max) {
-  /** @type {Map<string, number>} */
-  const shapes = new Map();
-  /** @type {Set<string>} */
-  const taken = new Set();
+  /** @type {Map<string, number>} */ const shapes = new Map();
+  /** @type {Set<string>} */ const taken = new Set();
   return {
     take(key) {
       if (taken.has(key)) return true;

@@ -2,8 +2,7 @@
 import pLimit from 'p-limit';
 
 /**
- * The per-page step runner: steps in order, each with its own optional concurrency limit (fewer
- * render tabs than HTTP connections). A step ends the page early by setting `page.finished`.
+ * Steps in order, each with its own optional concurrency limit. A step ends the page early by setting `page.finished`.
  * @template {{ finished?: boolean }} P
  * @typedef {{ name: string, concurrency?: number, run: (page: P) => unknown }} Step
  */

@@ -7,35 +7,20 @@ import { pickStored, reusable } from '../recrawl/prior.js';
 import { compileFreshness, datedFresh } from '../recrawl/freshness.js';
 
 /**
- * Pages of the last crawl carried without a request: a 304 that was never
- * asked. The user listed what changed (--changed: everything else is
- * carried), a --fresh rule or the origin's Cache-Control says the stored
- * copy is still fresh, or a sitemap's <lastmod> is no later than it. The
- * frontier still visits each such page, so that its stored links are
- * followed; it costs no request, no tokenising, and no rewrite unless a
- * page it links to moved (the write phase decides that, as for a 304).
- *
- * @typedef {import('./run.js').CrawlRun} CrawlRun
- * @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight
+ * Pages of the last crawl carried without a request, as an unasked 304: not in --changed, fresh, or not newer by
+ * sitemap date. The frontier still visits each, so its stored links are followed.
+ * @typedef {import('./run.js').CrawlRun} CrawlRun @typedef {import('./fetch-phase.js').PageInFlight} PageInFlight
  * @typedef {import('../recrawl/freshness.js').Freshness | { by: 'listed' }} Reason
  *   listed: not in the --changed list
- * @typedef {{
- *   listed: Set<string> | null, withReferrers: boolean,
- *   freshness: ReturnType<typeof compileFreshness>, dates: Map<string, number> | null,
- *   asked: Set<string>, counts: { fresh: number, listed: number, dated: number },
- * }} Unasked
- *   listed: the --changed URLs (null without --changed); dates: the sitemaps' <lastmod>, in
- *   seconds, by URL; asked: with --changed, the pages of the last crawl that were fetched
- *   (only they and the listed ones may be removed)
+ * @typedef {{ listed: Set<string> | null, withReferrers: boolean, freshness: ReturnType<typeof compileFreshness>,
+ *   dates: Map<string, number> | null, asked: Set<string>, counts: { fresh: number, listed: number, dated: number } }} Unasked
+ *   dates: <lastmod> in seconds; asked: with --changed, the last crawl's pages fetched, which alone may be removed unlisted.
  */
 
 /**
- * What carries pages in this run, or null when nothing does (no last crawl
- * to carry from, --full, or other --name rules than the last crawl's).
- * @param {import('../recrawl/prior.js').Prior | null} prior
- * @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
- * @param {{ changed: string[] | null, dates: Map<string, number> | null, origins: string[] }} given
- * @returns {Unasked | null}
+ * Null when nothing carries: no last crawl, --full, or --name rules other than the last crawl's.
+ * @param {import('../recrawl/prior.js').Prior | null} prior @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o
+ * @param {{ changed: string[] | null, dates: Map<string, number> | null, origins: string[] }} given @returns {Unasked | null}
  */
 export function planUnasked(prior, o, { changed, dates, origins }) {
   const freshness = compileFreshness({ rules: o.fresh, honourCacheControl: o.honourCacheControl, origins });
@@ -49,11 +34,7 @@ export function planUnasked(prior, o, { changed, dates, origins }) {
 
 /**
  * Why a stored page needs no request, or null: it is to be fetched.
- * @param {Unasked} unasked
- * @param {string} key
- * @param {import('../recrawl/freshness.js').Dated} stored
- * @param {number} now seconds
- * @returns {Reason | null}
+ * @param {Unasked} unasked @param {string} key @param {import('../recrawl/freshness.js').Dated} stored @param {number} now seconds @returns {Reason | null}
  */
 export function whyUnasked(unasked, key, stored, now) {
   if (unasked.listed) return unasked.listed.has(key) ? null : { by: 'listed' };
@@ -65,13 +46,7 @@ export function plugUnasked(run) {
   run.hooks.on('beforeFetch', 'carried unasked', (page) => carryUnasked(run, page));
 }
 
-/**
- * Carry a page from the last crawl without a
- * request when this run may, as a 304 would carry it.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- * @returns {Promise<boolean>} false: the page is to be fetched
- */
+/** As a 304 would carry it. @param {CrawlRun} run @param {PageInFlight} page @returns {Promise<boolean>} false: the page is to be fetched */
 export async function carryUnasked(run, page) {
   const unasked = run.unasked;
   if (!unasked) return false;
@@ -102,13 +77,7 @@ export async function carryUnasked(run, page) {
   return true;
 }
 
-/**
- * With --changed, a URL that redirected in the last crawl and is not listed
- * redirects still: its target is admitted, without a request.
- * @param {CrawlRun} run
- * @param {PageInFlight} page
- * @param {Unasked} unasked
- */
+/** --changed: an unlisted URL that redirected still does, without a request. @param {CrawlRun} run @param {PageInFlight} page @param {Unasked} unasked */
 async function carryRedirect(run, page, unasked) {
   const stored = run.prior ? pickStored(run.prior.pages, page.key, ['state', 'status', 'location']) : undefined;
   if (stored?.state !== 'redirect' || typeof stored.location !== 'string' || stored.status === undefined) {
@@ -121,11 +90,8 @@ async function carryRedirect(run, page, unasked) {
 }
 
 /**
- * Pages of the last crawl a --changed run did not reach: it removes those it
- * was asked about (listed, or fetched and gone) and keeps the others, listed
- * stale as an incomplete run keeps them. Other runs remove every one.
- * @param {CrawlRun} run
- * @param {import('../recrawl/state.js').StoredPage[]} gone
+ * A --changed run removes only unreached pages it was asked about; the others stay, listed stale.
+ * @param {CrawlRun} run @param {import('../recrawl/state.js').StoredPage[]} gone
  */
 export function splitGone(run, gone) {
   const unasked = run.unasked;
@@ -139,12 +105,7 @@ export function splitGone(run, gone) {
   return { gone: gone.filter((stored) => mayGo(stored.url)), kept };
 }
 
-/**
- * The --changed URLs in the crawl's scope; those outside it are said and ignored
- * (their referrers are not fetched either).
- * @param {CrawlRun} run
- * @param {string[]} changed
- */
+/** Those outside the scope are warned of and ignored, their referrers too. @param {CrawlRun} run @param {string[]} changed */
 export function listedInScope(run, changed) {
   const outside = changed.filter((url) => run.scope.decide(url).decision !== 'crawl');
   if (outside.length === 0) return changed;
@@ -153,16 +114,11 @@ export function listedInScope(run, changed) {
   return changed.filter((url) => !ignored.has(url));
 }
 
-/**
- * Listed URLs never crawled that no page fetched links to: said once the
- * fetch phase is over (a new page is reached through the page that lists it).
- * @param {CrawlRun} run
- */
+/** Warn of listed URLs never crawled and linked from no page fetched: a new page is reached only through a referrer. @param {CrawlRun} run */
 export async function checkListed(run) {
   const listed = run.unasked?.listed;
   if (!listed) return;
-  /** @type {string[]} */
-  const unseen = [];
+  /** @type {string[]} */ const unseen = [];
   for (const url of listed) if (!(await run.records.get(url)) && !run.prior?.pages.has(url)) unseen.push(url);
   if (unseen.length > 0) warn(run, unseen[0], 'CHANGED_NOT_CRAWLED', `${unseen.length} URL${unseen.length === 1 ? '' : 's'} of the --changed list ${unseen.length === 1 ? 'was' : 'were'} never crawled, and no page fetched links to ${unseen.length === 1 ? 'it' : 'them'}: not fetched (list the page that links to a new one too): ${some(unseen)}`);
 }

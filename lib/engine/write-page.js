@@ -9,32 +9,21 @@ import { fail } from './outcomes.js';
 import { settleOldSiblings } from './precompress.js';
 
 /**
- * One page of a write pass: reuse the file the last run wrote when it is what this run would write,
- * else rewrite the page and write it.
- * @typedef {import('./run.js').CrawlRun} CrawlRun
- * @typedef {import('../store/records.js').PageRecord} PageRecord
- * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage
- * @typedef {import('../recrawl/state.js').StoredPage} StoredPage
+ * Reuse the last run's file when it is what this run would write, else rewrite and write the page.
+ * @typedef {import('./run.js').CrawlRun} CrawlRun @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage @typedef {import('../recrawl/state.js').StoredPage} StoredPage
  * @typedef {import('../naming/assign.js').Naming} Naming
  * @typedef {ReturnType<typeof import('../naming/assign.js').createNameTable>} NameTable
  * @typedef {{ filesWritten: number, bytesWritten: number }} Counters
- * @typedef {CrawlRun & {
- *   names: NameTable, previous: ReturnType<typeof import('../recrawl/prior.js').priorFiles> | null, sameNames: boolean,
+ * @typedef {CrawlRun & { names: NameTable, previous: ReturnType<typeof import('../recrawl/prior.js').priorFiles> | null, sameNames: boolean,
  *   wholeBodies: import('p-limit').LimitFunction, pageFile: (name: string, anyCase?: boolean) => boolean,
- *   counters: Counters, failed: PageRecord[], split: PageRecord[], retained: (string | undefined)[],
- * }} PassRun
- *   one write pass's view of the run. previous: where links led last run, when its outputs may be reused;
- *   sameNames: every link leads where it led; failed: not written; split: aliases to split apart;
- *   retained: blobs the state lists that the records do not
+ *   counters: Counters, failed: PageRecord[], split: PageRecord[], retained: (string | undefined)[] }} PassRun
+ *   previous: where links led last run, if its outputs may be reused; retained: blobs the state lists and the records do not
  * @typedef {{ page: ManifestPage, record: PageRecord }} Written
  * @typedef {{ output: Buffer | undefined, written: boolean, placeholders: ManifestPage['placeholders'] }} Made
  */
 
-/**
- * Rewrite (HTML, CSS) and write one page, unless the file there is what it would write.
- * Null when it failed (then in `pass.failed`).
- * @param {PassRun} pass @param {PageRecord} record @returns {Promise<Written | null>}
- */
+/** Null when it failed, then in `pass.failed`. @param {PassRun} pass @param {PageRecord} record @returns {Promise<Written | null>} */
 export async function writePage(pass, record) {
   const target = /** @type {import('../output/target.js').OutputTarget} */ (pass.target);
   const file = /** @type {string} */ (record.file);
@@ -42,12 +31,10 @@ export async function writePage(pass, record) {
   const stored = pass.previous ? last : undefined;
   const sameFile = stored?.state === 'done' && stored.file === file && stored.sha256 !== undefined
     && (await target.existing?.(file)) === stored.bytes;
-  /** @type {ManifestPage['placeholders']} */
-  let placeholders = [];
+  /** @type {ManifestPage['placeholders']} */ let placeholders = [];
   try {
     const ids = [/** @type {string} */ (record.body)];
     if (record.type !== 'other' && record.scan !== undefined) ids.push(record.scan);
-    // A reused file lacking this run's --precompress siblings has its bytes made again for them.
     const unchangedInput = (record.change === 'not-modified' || record.change === 'same-bytes')
       && !(stored !== undefined && pass.hooks.mustRemake(pass, stored));
     if (sameFile && unchangedInput && (record.type === 'other' || pass.sameNames || (ids.length === 2 && await linksAsBefore(pass, ids[1])))) {
@@ -67,14 +54,10 @@ export async function writePage(pass, record) {
     pass.failed.push(record);
     return null;
   }
-  // The record store keeps what the crawl found and is not written again.
   return { page: pageEntry(pass, record, placeholders), record };
 }
 
-/**
- * Whether every link of an unchanged page leads to the file it led to last run (then its output is the same).
- * @param {PassRun} pass @param {string} scanId
- */
+/** Every link leads to the file it led to last run, so an unchanged page's output is the same. @param {PassRun} pass @param {string} scanId */
 async function linksAsBefore(pass, scanId) {
   const previous = /** @type {NonNullable<PassRun['previous']>} */ (pass.previous);
   const scan = await storedLinks(pass, scanId);
@@ -82,14 +65,14 @@ async function linksAsBefore(pass, scanId) {
 }
 
 /**
- * A page not rewritten (neither HTML nor CSS): read whole, written unless the file there has its bytes.
+ * Neither HTML nor CSS: read whole, written unless the file there has its bytes.
  * @param {PassRun} pass @param {PageRecord} record @param {boolean} sameBytes @returns {Promise<Made>}
  */
 async function copyWhole(pass, record, sameBytes) {
   const blobs = /** @type {import('../store/blobs.js').BlobStore} */ (pass.blobs);
   const target = /** @type {import('../output/target.js').OutputTarget} */ (pass.target);
   let written = false;
-    // Read whole: a few at once, whatever the window of pages in flight.
+  // Read whole: a few at once, whatever the window of pages in flight.
   const output = await pass.wholeBodies(async () => {
     const [raw] = await blobs.get([/** @type {string} */ (record.body)]);
     written = !sameBytes;
@@ -102,12 +85,9 @@ async function copyWhole(pass, record, sameBytes) {
 }
 
 /**
- * Rewritten, hashed and (on a local tree) written by a worker thread; or taken from an early write,
- * or done by another process of a shared crawl.
- * @param {PassRun} pass @param {PageRecord} record
- * @param {string[]} ids its body and scan
- * @param {string | undefined} unchangedSha the sha256 of the file there, if it is this page's last
- * @returns {Promise<Made>}
+ * By a worker thread, an early write, or another process of a shared crawl.
+ * @param {PassRun} pass @param {PageRecord} record @param {string[]} ids its body and scan
+ * @param {string | undefined} unchangedSha the file there's, if it is this page's last @returns {Promise<Made>}
  */
 async function rewrite(pass, record, ids, unchangedSha) {
   const blobs = /** @type {import('../store/blobs.js').BlobStore} */ (pass.blobs);
@@ -120,8 +100,7 @@ async function rewrite(pass, record, ids, unchangedSha) {
   const early = pass.early?.has(record.key) ? await pass.early.take(record.key, file) : null;
   const reserved = early ? { path: undefined, adopt: early.adopt, drop: async () => {} } : target.reserve ? await target.reserve(file) : null;
   try {
-    /** @type {Omit<import('./page-work.js').RenderInput, 'raw' | 'scan'>} */
-    const request = {
+    /** @type {Omit<import('./page-work.js').RenderInput, 'raw' | 'scan'>} */ const request = {
       bodyId: /** @type {string} */ (record.body), scanId: ids[1], url: record.key, file,
       type: record.type === 'css' ? 'css' : 'html', charset: record.charset ?? 'utf-8',
       unchangedSha, temp: reserved?.path, wantOutput: pass.hooks.has('afterWrite'),
@@ -152,7 +131,7 @@ async function rewrite(pass, record, ids, unchangedSha) {
   }
 }
 
-/** What rewriting reads besides a page and the name table. @param {CrawlRun} run @returns {import('./page-work.js').RenderContext} */
+/** @param {CrawlRun} run @returns {import('./page-work.js').RenderContext} */
 export function renderContext(run) {
   const o = run.options;
   return {
@@ -166,17 +145,14 @@ export function renderContext(run) {
   };
 }
 
-/**
- * Whether the name table is the last run's (same pages, files and redirects): then every link leads where it led.
- * @param {CrawlRun} run @param {Naming} naming @param {NameTable} names @param {Set<string>} dropped
- */
+/** Same pages, files and redirects as the last run. @param {CrawlRun} run @param {Naming} naming @param {NameTable} names @param {Set<string>} dropped */
 export function namesAsBefore(run, naming, names, dropped) {
   const prior = /** @type {import('../recrawl/prior.js').Prior} */ (run.prior);
   let count = 0;
   for (const key of naming.keys) {
     if (dropped.has(key)) return false;
     const stored = pickStored(prior.pages, key, ['state', 'file', 'location']);
-    // (location: a page carried while it redirected, whose links led to the target.)
+    // location: a page carried while it redirected, whose links led to the target.
     if (!stored || stored.state !== 'done' || stored.location !== undefined || stored.file !== names.fileOf(key)) return false;
     count++;
   }
@@ -185,7 +161,7 @@ export function namesAsBefore(run, naming, names, dropped) {
     if (!stored || stored.state !== 'redirect' || stored.location !== redirect.location) return false;
     count++;
   }
-    // A page gone changes where links lead.
+  // A page gone changes where links lead.
   return count === prior.pages.size;
 }
 
@@ -196,15 +172,12 @@ async function writeFile(target, file, data, counters) {
   counters.bytesWritten += data.length;
 }
 
-/** Phase two's worker threads start only once a few pages needed them: a re-crawl reusing every file starts none. @param {CrawlRun} run */
+/** A re-crawl reusing every file starts no thread. @param {CrawlRun} run */
 function warmThreads(run) {
   if (run.threads.requests >= run.options.threadsFrom) run.threads.warm();
 }
 
-/**
- * Reuse: the file and its siblings stay as the last run wrote them (but for formats this run does not make).
- * @param {PassRun} pass @param {PageRecord} record @param {StoredPage} stored
- */
+/** File and siblings stay, but for formats this run does not make. @param {PassRun} pass @param {PageRecord} record @param {StoredPage} stored */
 async function reuseFile(pass, record, stored) {
   const reused = reuseEntry(pass, record, stored);
   await settleOldSiblings(pass, record, stored);
@@ -216,8 +189,7 @@ function reuseEntry(pass, record, stored) {
   record.bytes = stored.bytes;
   record.sha256 = stored.sha256;
   record.compressed = stored.compressed;
-  // Only for --ignore (new bytes, the same but for ignored spans): the state lists the bytes the file
-  // was made from, so a run whose pattern changed sees the page changed and writes it anew.
+  // --ignore: the state lists the bytes the file was made from, so a changed pattern sees the page changed.
   if (stored.body !== undefined && record.body !== stored.body) {
     record.body = stored.body;
     record.scan = stored.scan;

@@ -14,72 +14,44 @@ import { pageFileTest, planRemoval, prune } from './prune.js';
 import { namesAsBefore, renderContext, writePage } from './write-page.js';
 
 /**
- * Phase two, once every name is known: rewrite and write each staged page, stream manifest, sitemap
- * and next state in URL order, remove pages gone, commit. A pass with a new failure is done again
- * without it: links never point at a file that was not written. A page's file may be:
- * - written (write-page.js); reused: the last run's file stays, unwritten (write-page.js);
- * - carried: a last-crawl page not reached is listed stale, file untouched (prune.js);
- * - left: an incomplete run leaves old files, listed for a later run (prune.js `leftOld`);
- * - retained: a reused file's staged bytes stay in the log for the next state;
- * - adopted: a worker thread's temp file becomes its name's pending content (target.js `reserve`).
- * @typedef {import('./run.js').CrawlRun} CrawlRun
- * @typedef {import('../store/records.js').PageRecord} PageRecord
- * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage
- * @typedef {import('../warnings.js').Warning} Warning
- * @typedef {import('../naming/assign.js').Naming} Naming
- * @typedef {import('./prune.js').RemovalPlan} RemovalPlan
- * @typedef {import('./write-page.js').PassRun} PassRun
- * @typedef {import('./write-page.js').NameTable} NameTable
+ * Phase two: write each page, stream manifest, sitemap and next state in URL order, prune, commit. A pass with a new
+ * failure is done again without it, so links never point at a file that was not written.
+ * @typedef {import('./run.js').CrawlRun} CrawlRun @typedef {import('../store/records.js').PageRecord} PageRecord
+ * @typedef {import('../output/manifest/schema.js').ManifestPage} ManifestPage @typedef {import('../warnings.js').Warning} Warning
+ * @typedef {import('../naming/assign.js').Naming} Naming @typedef {import('./prune.js').RemovalPlan} RemovalPlan
+ * @typedef {import('./write-page.js').PassRun} PassRun @typedef {import('./write-page.js').NameTable} NameTable
  * @typedef {{ filesWritten: number, bytesWritten: number, removed: number, pruneRefused: boolean, kept: number, keptBlobs: string[], complete: boolean }} WriteOutcome
- *   kept: the pages carried; keptBlobs: their staged body and scan plus the blobs retained;
- *   complete: false once a page could not be written
+ *   keptBlobs: the carried pages' body and scan, and the blobs retained; complete: false once a page was not written
  */
 
-/**
- * Pages in flight in a write pass: enough for batched worker messages and that a slow page holds no
- * others up (BENCHMARKS.md, "Fourth pass"). WRITE_HOLDING when each page's bytes come to the main thread.
- */
+/** Enough for batched worker messages and that a slow page holds no others up: see BENCHMARKS.md, "Fourth pass". */
 const WRITE_CONCURRENCY = 128;
 const WRITE_HOLDING = 32;
 
-/**
- * A finishing pool's own window; WRITE_HOLDING when page bytes come to the main thread (--precompress,
- * no worker thread, a blob store threads cannot read); else WRITE_CONCURRENCY.
- * @param {{ precompress: boolean, threads: number, locate: boolean, pool?: number }} how
- */
+/** Smaller when page bytes come to the main thread. @param {{ precompress: boolean, threads: number, locate: boolean, pool?: number }} how */
 export function writeWindow({ precompress, threads, locate, pool }) {
   if (pool !== undefined) return pool;
   return precompress || threads === 0 || !locate ? WRITE_HOLDING : WRITE_CONCURRENCY;
 }
 
-/** Non-document pages (read whole, up to --max-page-bytes each) copied at once. */
+/** Read whole, up to --max-page-bytes each. */
 const WHOLE_BODIES = 4;
-/** Passes before giving up on a tree whose pages keep failing. */
 const MAX_PASSES = 10;
 
-/**
- * @param {CrawlRun} run
- * @param {Naming} naming the named pages, in URL order
- * @param {{ interrupted: boolean, complete: boolean }} state complete: every in-scope URL reached, none failed
- * @returns {Promise<{ warnings: Warning[] } & WriteOutcome>}
- */
+/** @param {CrawlRun} run @param {Naming} naming @param {{ interrupted: boolean, complete: boolean }} state @returns {Promise<{ warnings: Warning[] } & WriteOutcome>} */
 export async function finalize(run, naming, { interrupted, complete }) {
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   const redirects = await run.records.list('redirect');
-    /** @type {Map<string, string | undefined>} URLs that redirect now, and where (a last-crawl page among them is not gone) */
+  /** @type {Map<string, string | undefined>} a last-crawl page among them is not gone */
   const redirected = new Map(redirects.map((record) => [record.key, record.location]));
-  /** @type {Set<string>} pages that failed in a pass: skipped, and links to them stay live */
-  const dropped = new Set();
+  /** @type {Set<string>} pages that failed in a pass: skipped, and links to them stay live */ const dropped = new Set();
   run.stats.phase = 'write';
-  /** @type {RemovalPlan | null} */
-  let removal = null;
+  /** @type {RemovalPlan | null} */ let removal = null;
   const plan = () => {
-    // A plan made again (the run turned incomplete) replaces the last one and its refusal:
-    // an incomplete run removes nothing, --force or not.
+    // A plan made again replaces the last one and its refusal: an incomplete run removes nothing, --force or not.
     if (removal?.refused) run.warnings.splice(0, run.warnings.length, ...run.warnings.filter((warning) => warning.code !== 'PRUNE_REFUSED'));
     const made = planRemoval(run, naming, complete, dropped, redirected);
-    // Links to a carried page lead to its file, not the live site, so a later run finds them where they were.
-    // (A page that redirects now is carried too, but links to it follow the redirect.)
+    // Links to a carried page lead to its file, not the live site; links to one that redirects now follow the redirect.
     for (const stored of made.carried) if (!naming.files.has(stored.url) && !redirected.has(stored.url)) naming.files.set(stored.url, /** @type {string} */ (stored.file));
     run.early?.forgetLinksTo(made.carried.map((stored) => stored.url));
     return made;
@@ -95,12 +67,10 @@ export async function finalize(run, naming, { interrupted, complete }) {
       },
     };
     const names = createNameTable(naming.files, dropped, redirects, run.options.maxRedirects);
-    /** @type {ReturnType<typeof encodeNameTable> | null} */
-    let encoded = null;
+    /** @type {ReturnType<typeof encodeNameTable> | null} */ let encoded = null;
     const encode = () => (encoded ??= encodeNameTable(named, redirects, run.options.maxRedirects));
     run.threads.setNames(names, encode);
     await run.finishPool?.begin(context, encode());
-    // Early outputs serve the first pass only; none is still being written at the commit.
     const outcome = await writePass(run, { naming, names, dropped, interrupted, complete, removal, pageFile })
       .finally(() => run.finishPool?.end())
       .finally(() => run.hooks.afterPass());
@@ -114,36 +84,30 @@ export async function finalize(run, naming, { interrupted, complete }) {
     }
     await outcome.state?.abort();
     if (pass >= MAX_PASSES) throw new Error(`pages kept failing in ${MAX_PASSES} write passes; nothing was committed`);
-    // Nothing of this pass is committed: the next one writes (and removes) all it wants again.
+    // Nothing of this pass is committed: the next one writes and removes all it wants again.
     await target.abort();
     await target.init();
     for (const record of outcome.failed) dropped.add(record.key);
-    // A page not written is a failure: the run is not complete, and removes nothing.
+    // A page not written makes the run incomplete: it removes nothing.
     if (complete && outcome.failed.length > 0) {
       complete = false;
       removal = plan();
     }
-    // Aliases whose output differs from their first URL's get files of their own: links change, so the pass is redone.
+    // Aliases whose output differs get files of their own: links change, so the pass is redone.
     for (const record of outcome.split) splitAlias(run, naming, record);
   }
 }
 
 /**
- * One pass over every page: write it, add it to the manifest, sitemap and state.
- * @param {CrawlRun} run
- * @param {{
- *   naming: Naming, names: NameTable, dropped: Set<string>, interrupted: boolean, complete: boolean,
- *   removal: RemovalPlan, pageFile: (name: string, anyCase?: boolean) => boolean,
- * }} how dropped: pages left out; removal: its carried pages are listed too; pageFile: see precompress.js `isPageFile`
+ * @param {CrawlRun} run @param {{ naming: Naming, names: NameTable, dropped: Set<string>, interrupted: boolean, complete: boolean,
+ *   removal: RemovalPlan, pageFile: (name: string, anyCase?: boolean) => boolean }} how pageFile: see precompress.js `isPageFile`
  */
 async function writePass(run, { naming, names, dropped, interrupted, complete, removal, pageFile }) {
   const o = run.options;
   const target = /** @type {import('../output/target.js').OutputTarget} */ (run.target);
   const previous = run.prior?.reuseOutput ? priorFiles(run.prior, o.maxRedirects) : null;
-  /** @type {PassRun} */
-  const pass = {
+  /** @type {PassRun} */ const pass = {
     ...run, warnings: [], names, previous, pageFile, counters: { filesWritten: 0, bytesWritten: 0 }, failed: [], split: [], retained: [],
-    // Every URL leads to the same file as last time: unchanged pages are reused without reading their scans.
     sameNames: previous !== null && namesAsBefore(run, naming, names, dropped),
     wholeBodies: pLimit(WHOLE_BODIES),
   };
@@ -156,19 +120,17 @@ async function writePass(run, { naming, names, dropped, interrupted, complete, r
   const sitemap = o.writeSitemap && o.siteUrl ? new SitemapWriter(target, o.siteUrl) : null;
   const state = run.stateDir ? openNextState(run, complete, removal) : null;
   const { warnings, failed, split, retained } = pass;
-  /** @type {Map<string, Promise<{ page: ManifestPage, record: PageRecord } | null>>} pages that have aliases, by URL */
-  const firsts = new Map();
+  /** @type {Map<string, Promise<{ page: ManifestPage, record: PageRecord } | null>>} pages that have aliases */ const firsts = new Map();
   for (const [alias, first] of naming.aliasOf) if (!dropped.has(alias)) firsts.set(first, Promise.resolve(null));
   run.stats.written = 0;
   const inFlight = writeWindow({ precompress: run.hooks.has('afterWrite'), threads: run.threads.size, locate: Boolean(run.blobs?.locate), pool: run.finishPool?.window });
   const limit = pLimit(inFlight);
   try {
-    /** @type {Promise<{ page: ManifestPage, record: PageRecord } | null>[]} in URL order */
-    const window = [];
-    // Carried pages are listed (stale) in URL order among the others, so the manifest says what OUT holds.
+    /** @type {Promise<{ page: ManifestPage, record: PageRecord } | null>[]} in URL order */ const window = [];
+      // Carried pages are listed stale in URL order among the others, so the manifest says what OUT holds.
     const carried = [...removal.carried].sort((a, b) => byKey(a.url, b.url));
     let nextCarried = 0;
-    /** @param {string | undefined} key list the carried pages before this URL (all, without one) */
+    /** @param {string | undefined} key list the carried pages before it; all, without one */
     const listCarried = async (key) => {
       while (nextCarried < carried.length && (key === undefined || byKey(carried[nextCarried].url, key) < 0)) await manifest.addPage(carriedEntry(carried[nextCarried++]));
     };
@@ -184,7 +146,7 @@ async function writePass(run, { naming, names, dropped, interrupted, complete, r
       if (dropped.has(key)) continue;
       const aliasOf = naming.aliasOf.get(key);
       const first = aliasOf === undefined ? undefined : firsts.get(aliasOf);
-    // Each record is read when its turn comes: the pages are never all in memory as objects.
+      // Each record is read when its turn comes: the pages are never all in memory as objects.
       const written = limit(async () => {
         const record = await namedRecord(run, naming, key);
         return first ? writeAlias(pass, record, first) : writePage(pass, record);

@@ -159,8 +159,10 @@ export async function listenOn(server) {
 }
 
 /**
- * Prints `listening on http://HOST:PORT`; resolves once `io.signal` aborts and the server has closed.
- * @param {string} dir @param {Omit<import('./options.js').ServeOptionsInput, 'root'>} opts
+ * Starts `prerender serve`, prints `listening on http://HOST:PORT`, and
+ * resolves once `io.signal` aborts and the server has closed.
+ * @param {string} dir
+ * @param {Omit<import('./options.js').ServeOptionsInput, 'root'>} opts
  * @param {{ stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream, signal?: AbortSignal }} io
  */
 export async function runServeCommand(dir, opts, io) {

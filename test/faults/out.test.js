@@ -69,7 +69,7 @@ describe('two crawls on one OUT', () => {
       // The first holds the lock as soon as it has made OUT.
       // (and its staging log, which a refused run must leave alone)
       const held = async () => { const files = await listFilesIfAny(path.join(out, '.prerender')); return files.includes('lock') && files.includes('blobs.log'); };
-      for (let i = 0; i < 2000 && !(await held()); i++) await new Promise((resolve) => setImmediate(resolve));
+      for (let i = 0; i < 3000 && !(await held()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(await held()).toBe(true);
       const second = await cli(['crawl', site.url('/infodir/about.asp'), '-o', out, '--retries', '0']);
       expect(second.code).toBe(2);

@@ -65,7 +65,7 @@ export async function runCli(argv, io) {
  *   onSpawn: called once the child is started, e.g. to signal it later
  * @returns {Promise<NodeResult>}
  */
-export function runNode(args, { cwd, input, limitMs = 60_000, onSpawn }) {
+export function runNode(args, { cwd, input, limitMs = 120_000, onSpawn }) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let stdout = '';

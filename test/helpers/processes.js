@@ -10,12 +10,13 @@ import path from 'node:path';
 import { BIN } from './cli.js';
 
 /**
- * `prerender …args`, SIGKILLed past `limitMs`.
+ * `prerender …args`, SIGKILLed past `limitMs` (a bound on a hang: a crawl of a few hundred pages takes
+ * a minute on a heavily shared machine).
  * @param {string[]} args
  * @param {{ limitMs?: number, env?: Record<string, string | undefined>, cwd?: string }} [options]
  * @returns {{ child: import('node:child_process').ChildProcess, done: Promise<{ code: number | null, signal: string | null, stdout: string, stderr: string }> }}
  */
-export function startCli(args, { limitMs = 60_000, env, cwd } = {}) {
+export function startCli(args, { limitMs = 120_000, env, cwd } = {}) {
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(env ? { env } : {}), ...(cwd ? { cwd } : {}) });
   let stdout = '';
   let stderr = '';

@@ -111,11 +111,12 @@ describe('a URL read as browsers read it', () => {
   it('scans a tag of many attributes in linear time (a repeated one is still no link)', () => {
     const tag = (/** @type {number} */ n) => `<a ${Array.from({ length: n }, (_, i) => `data-x${i}="1"`).join(' ')} href="/a.html" href="/b.html">x</a>`;
     const small = tag(5000);
-    const large = tag(80_000);
-    // Sixteen times the attributes: about 16 to 35 times the CPU as scanned, 256 if quadratic. A ratio of
-    // CPU time (not wall time: other processes do not count), the best of 5 interleaved runs.
+    const large = tag(160_000);
+    // 32 times the attributes: about 55 to 85 times the CPU as scanned (a large string costs more per
+    // byte: memory, collections), 1,024 if quadratic. A ratio of CPU time (not wall time: other processes
+    // do not count), the best of 3 interleaved runs; the bound well clear of both.
     const best = [Infinity, Infinity];
-    for (let run = 0; run < 5; run++) {
+    for (let run = 0; run < 3; run++) {
       for (const [i, markup] of [small, large].entries()) {
         const started = process.cpuUsage();
         expect(values(markup)).toEqual(['/a.html']);
@@ -123,7 +124,7 @@ describe('a URL read as browsers read it', () => {
         best[i] = Math.min(best[i], used.user + used.system);
       }
     }
-    expect(best[1] / best[0]).toBeLessThan(100);
+    expect(best[1] / best[0]).toBeLessThan(400);
   });
 });
 

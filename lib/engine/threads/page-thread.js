@@ -4,13 +4,9 @@ import { createPlaceReader, createRenderer, scanPage } from '../page-work.js';
 import { transferable } from '../../runtime/transfer.js';
 import { lowerThreadPriority } from '../../runtime/priority.js';
 
-/**
- * A page worker thread (page-threads.js): answers batches of `scan` and `render` requests with
- * page-work.js, one message per batch, buffers transferred, at a lower priority than the main thread.
- */
+/** Answers batches of `scan` and `render` requests, one message per batch, at a lower priority than the main thread. */
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
-/** @type {ReturnType<typeof createRenderer> | null} */
-let renderer = null;
+/** @type {ReturnType<typeof createRenderer> | null} */ let renderer = null;
 const readPlace = createPlaceReader();
 
 /** @param {any} request @param {ArrayBuffer[]} transfer what the answer hands back */
@@ -45,8 +41,7 @@ port.on('message', (/** @type {any} */ message) => {
     renderer?.setNames(message.names);
     return;
   }
-  /** @type {ArrayBuffer[]} */
-  const transfer = [];
+  /** @type {ArrayBuffer[]} */ const transfer = [];
   const answers = message.requests.map((/** @type {any} */ request) => {
     try {
       return { result: answer(request, transfer) };

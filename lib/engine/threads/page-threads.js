@@ -5,22 +5,15 @@ import { reassertHeapBounds } from '../../runtime/heap.js';
 import { copyOf } from '../../runtime/transfer.js';
 
 /**
- * The crawl's worker threads run the per-page CPU work (scan in phase one, rewrite/hash/write in
- * phase two) so the main thread keeps network, frontier and names. One batch per worker at a time:
- * two messages per batch, not per page. Workers start on `warm()`; until one is ready, and with
- * --threads 0, the same functions run on the main thread. A dying worker fails only what it held.
- * @typedef {import('../page-work.js').ScanInput} ScanInput
- * @typedef {import('../page-work.js').ScanOutput} ScanOutput
- * @typedef {import('../page-work.js').RenderInput} RenderInput
- * @typedef {import('../page-work.js').RenderOutput} RenderOutput
- * @typedef {import('../page-work.js').RenderContext} RenderContext
- * @typedef {import('../page-work.js').NameTableData} NameTableData
+ * Worker threads run the per-page CPU work, so the main thread keeps network, frontier and names. One batch per worker
+ * at a time; until a worker is ready, the main thread runs the same functions. A dying worker fails only what it held.
+ * @typedef {import('../page-work.js').ScanInput} ScanInput @typedef {import('../page-work.js').ScanOutput} ScanOutput
+ * @typedef {import('../page-work.js').RenderInput} RenderInput @typedef {import('../page-work.js').RenderOutput} RenderOutput
+ * @typedef {import('../page-work.js').RenderContext} RenderContext @typedef {import('../page-work.js').NameTableData} NameTableData
  * @typedef {import('../page-work.js').BlobPlace} BlobPlace
  * @typedef {{ resolve: (value: any) => void, reject: (error: Error) => void }} Waiting
- * @typedef {{ request: object, transfer: ArrayBuffer[], waiting: Waiting, local: () => unknown }} Task
- *   local: the same work on the main thread, should no worker be left
+ * @typedef {{ request: object, transfer: ArrayBuffer[], waiting: Waiting, local: () => unknown }} Task local: should no worker be left
  * @typedef {{ worker: Worker, ready: boolean, dead: boolean, batch: Waiting[] | null, sentAt: number }} Slot
- *   sentAt: when its batch was sent (or the window began, if later)
  */
 
 const WORKER_URL = new URL('./page-thread.js', import.meta.url);
@@ -28,50 +21,36 @@ const WORKER_URL = new URL('./page-thread.js', import.meta.url);
 /** Nice steps below the main thread (Linux): a woken page thread must not take the sender's core. */
 export const PAGE_THREAD_NICENESS = 10;
 
-/** Requests in one batch at most. */
 const BATCH = 64;
 /** Another worker starts once the running ones were busy GROW_BUSY of a GROW_WINDOW_MS window. */
 const GROW_WINDOW_MS = 250;
 const GROW_BUSY = 0.7;
-/** Requests waiting from which idle workers share them (fewer all go to the first). */
+/** Fewer waiting requests all go to the first idle worker. */
 const SPLIT_FROM = 8;
 
 export class PageThreads {
-  /** @type {{ at: number, busyMs: number } | null} the window busy time is measured over, while more may start */
-  #window = null;
-  /**
-   * @param {number} size worker threads (0: all work in the main thread)
-   * @param {{ niceness?: number }} [options] niceness: PAGE_THREAD_NICENESS unless told (tests of the pool alone)
-   */
+  /** @type {{ at: number, busyMs: number } | null} while more may start */ #window = null;
+  /** @param {number} size 0: all work in the main thread @param {{ niceness?: number }} [options] */
   constructor(size, { niceness = PAGE_THREAD_NICENESS } = {}) {
     this.size = size;
     this.niceness = niceness;
-    /** @type {Slot[]} */
-    this.slots = [];
-    /** @type {Task[]} */
-    this.queue = [];
-    /** @type {RenderContext | null} */
-    this.context = null;
-    /** @type {NameTableData | null} */
-    this.names = null;
-    /** @type {ReturnType<typeof createRenderer> | null} the main thread's renderer */
-    this.local = null;
+    /** @type {Slot[]} */ this.slots = [];
+    /** @type {Task[]} */ this.queue = [];
+    /** @type {RenderContext | null} */ this.context = null;
+    /** @type {NameTableData | null} */ this.names = null;
+    /** @type {ReturnType<typeof createRenderer> | null} the main thread's */ this.local = null;
     this.closed = false;
-    /** Requests answered by workers and by the main thread (tests, bench). */
     this.counts = { worker: 0, local: 0 };
   }
 
-  /** Start one worker (a no-op with --threads 0); #grow starts the others as work outgrows it. */
+  /** One worker; #grow starts the others as work outgrows it. */
   warm() {
     if (this.slots.length > 0 || this.closed || this.size === 0) return;
     this.slots.push(this.#spawn());
     this.#window = { at: performance.now(), busyMs: 0 };
   }
 
-  /**
-   * Another worker, up to --threads, once the running ones were busy most of the last window:
-   * an origin-bound crawl keeps one thread, a CPU-bound one gets the next within a window.
-   */
+  /** An origin-bound crawl keeps one thread; a CPU-bound one gets the next within a window. */
   #grow() {
     const window = this.#window;
     if (!window || this.closed) return;
@@ -86,7 +65,7 @@ export class PageThreads {
     if (this.slots.length >= this.size) this.#window = null;
   }
 
-  /** Start the workers and wait (at most `limitMs`) until each is ready or dead. @param {number} [limitMs] */
+  /** Wait until each worker is ready or dead. @param {number} [limitMs] */
   async start(limitMs = 10_000) {
     if (!this.closed) while (this.slots.length < this.size) this.slots.push(this.#spawn());
     const until = Date.now() + limitMs;
@@ -108,8 +87,7 @@ export class PageThreads {
     };
     worker.once('online', started);
     worker.once('exit', started);
-    /** @type {Slot} */
-    const slot = { worker, ready: false, dead: false, batch: null, sentAt: 0 };
+    /** @type {Slot} */ const slot = { worker, ready: false, dead: false, batch: null, sentAt: 0 };
     const die = (/** @type {Error} */ error) => {
       if (slot.dead) return;
       slot.dead = true;
@@ -130,8 +108,7 @@ export class PageThreads {
       const batch = slot.batch ?? [];
       slot.batch = null;
       if (this.#window) this.#window.busyMs += performance.now() - Math.max(slot.sentAt, this.#window.at);
-      /** @type {any[]} */
-      const answers = message.answers;
+      /** @type {any[]} */ const answers = message.answers;
       answers.forEach((answer, i) => {
         if (answer.error) batch[i].reject(Object.assign(new Error(answer.error.message), answer.error));
         else batch[i].resolve(answer.result);
@@ -144,7 +121,7 @@ export class PageThreads {
     return slot;
   }
 
-  /** Send what waits to idle workers, a batch each: a few all to the first (the others sleep on), more shared. */
+  /** A batch per idle worker: a few all to the first, so the others sleep on. */
   #dispatch() {
     for (const slot of this.slots) {
       if (this.queue.length === 0) break;
@@ -165,7 +142,6 @@ export class PageThreads {
     return Math.max(1, idle);
   }
 
-  /** With no worker left, the main thread answers what was queued. */
   #drainLocally() {
     for (const task of this.queue.splice(0)) {
       this.counts.local++;
@@ -173,12 +149,10 @@ export class PageThreads {
     }
   }
 
-  /** Requests made so far (answered or waiting). */
   get requests() {
     return this.counts.worker + this.counts.local + this.queue.length;
   }
 
-  /** Requests waiting for a worker. */
   get backlog() {
     return this.queue.length;
   }
@@ -195,7 +169,7 @@ export class PageThreads {
     });
   }
 
-  /** Phase one's work on one document (the body stays the caller's; a worker gets a copy). @param {ScanInput} input @returns {Promise<ScanOutput>} */
+  /** The body stays the caller's; a worker gets a copy. @param {ScanInput} input @returns {Promise<ScanOutput>} */
   async scan(input) {
     if (!this.#working) {
       this.counts.local++;
@@ -206,7 +180,7 @@ export class PageThreads {
     return { ...result, scanBytes: Buffer.from(result.scanBytes) };
   }
 
-  /** The run's render context (before the first render). @param {RenderContext} context */
+  /** Before the first render. @param {RenderContext} context */
   setContext(context) {
     this.context = context;
     this.local = createRenderer(context);
@@ -216,7 +190,7 @@ export class PageThreads {
   }
 
   /**
-   * A write pass's name table (before its first render); workers get its contents, made only if there are workers.
+   * Before a pass's first render; contents are made only if there are workers.
    * @param {{ fileOf(key: string): string | null }} table @param {() => NameTableData} contents
    */
   setNames(table, contents) {
@@ -226,10 +200,7 @@ export class PageThreads {
     if (this.slots.some((slot) => slot.ready)) this.#namesNow();
   }
 
-  /** @type {(() => NameTableData) | null} how to make the workers' name table, until it is made */
-  #contents = null;
-
-  /** The workers' name table, made when first needed (a pass that renders nothing makes none). */
+  /** @type {(() => NameTableData) | null} until made: a pass that renders nothing makes none */ #contents = null;
   #namesNow() {
     if (this.names || !this.#contents) return this.names;
     this.names = this.#contents();
@@ -238,7 +209,7 @@ export class PageThreads {
   }
 
   /**
-   * Phase two's work on one document, from its bytes (which stay the caller's) or their blob-log `places`.
+   * From its bytes, which stay the caller's, or their blob-log `places`.
    * @param {Omit<RenderInput, 'raw' | 'scan'> & ({ raw: Buffer, scan: Buffer } | { places: [BlobPlace, BlobPlace], read: () => Promise<Buffer[]> })} input
    * @returns {Promise<RenderOutput>}
    */
@@ -254,8 +225,7 @@ export class PageThreads {
       this.counts.local++;
       return local();
     }
-    /** @type {any} */
-    let result;
+    /** @type {any} */ let result;
     if ('raw' in input) {
       const { raw, scan, ...rest } = input;
       const bytes = copyOf([raw, scan]);
@@ -273,9 +243,8 @@ export class PageThreads {
   }
 
   /**
-   * An early render (early.js), only on a worker thread; null when none is left.
-   * @param {Omit<RenderInput, 'raw' | 'scan'> & { places: [BlobPlace, BlobPlace], names: Map<string, string> }} input
-   * @returns {Promise<RenderOutput | null>}
+   * Only on a worker thread; null when none is left.
+   * @param {Omit<RenderInput, 'raw' | 'scan'> & { places: [BlobPlace, BlobPlace], names: Map<string, string> }} input @returns {Promise<RenderOutput | null>}
    */
   async renderEarly(input) {
     if (!this.#working || !this.context) return null;
