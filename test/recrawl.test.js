@@ -1133,16 +1133,18 @@ describe('the state file', () => {
     expect(await fileIds(out)).toEqual(before);
   });
 
-  it('a state that cannot be written (a directory in its place) is one clear line, exit 2', async () => {
+  it('a directory in place of the state is one clear line, exit 2; --full removes it and starts over', async () => {
     const out = path.join(await dirs.make(), 'out');
     await crawl(out);
     const stateFile = path.join(out, '.prerender', 'state.ndjson');
     await rm(stateFile);
     await mkdir(path.join(stateFile, 'x'), { recursive: true });
-    const failed = await crawl(out, ['--full']);
+    const failed = await crawl(out);
     expect(failed.code).toBe(2);
-    expect(failed.stderr).toMatch(/cannot write the crawl's state .*state\.ndjson/);
+    expect(failed.stderr).toMatch(/cannot use .*state\.ndjson: it is a directory/);
     expect(failed.stderr).not.toMatch(/looks like a bug/);
+    expect((await crawl(out, ['--full'])).code).toBe(0);
+    expect((await crawl(out)).code).toBe(0);
   });
 
   it('--full after a state it cannot read still removes the files of pages gone: the last manifest lists them', async () => {
