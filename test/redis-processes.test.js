@@ -47,7 +47,7 @@ describe.skipIf(!HAVE_REDIS)('each process of a crawl shared through Redis', () 
     await redis?.stop();
   });
 
-  describe('writing buckets, against an origin of 400 products', () => {
+  describe('writing buckets, against an origin of 400 products', { timeout: 300_000 }, () => {
     /** @type {import('node:http').Server} */
     let big;
     /** @type {import('ioredis').Redis} */
@@ -98,7 +98,7 @@ describe.skipIf(!HAVE_REDIS)('each process of a crawl shared through Redis', () 
         return leases.some((lease) => lease.split('|')[1] !== coord);
       };
       for (let tries = 0; ; tries++) {
-        await until(held, 60_000);
+        await until(held, 180_000); // a bound on a hang: with the whole suite beside it, four crawls share two cores
         victim.child.kill('SIGSTOP');
         // Stopped with the bucket in hand: still held once an answer already on its way would have arrived.
         if (await held() && await new Promise((resolve) => { setTimeout(resolve, 500); }).then(held)) break;
