@@ -1,22 +1,14 @@
 // @ts-check
 import { ownString } from './frontier.js';
 /**
- * Bytes by key, kept outside the JS heap in 1 MiB chunks, instead of an
- * object and strings per URL that V8 lets grow before collecting.
- * Keys get slots in first-seen order; a slot holds at most one value per
- * column, so the stores sharing an arena keep each key once. Chunks are
- * compacted when more than half is garbage.
+ * Bytes by key outside the JS heap, in 1 MiB chunks, not objects per URL that V8 lets grow before collecting. Keys get
+ * slots in first-seen order; a slot holds one value per column, so the stores sharing an arena keep each key once.
  */
 
 const CHUNK = 1 << 20;
 const MIN_GARBAGE_TO_COMPACT = 4 * CHUNK;
 
-/**
- * @template {Uint8Array | Uint32Array | Int32Array} T
- * @param {T} array
- * @param {number} capacity
- * @returns {T}
- */
+/** @template {Uint8Array | Uint32Array | Int32Array} T @param {T} array @param {number} capacity @returns {T} */
 export function grown(array, capacity) {
   const next = /** @type {T} */ (new /** @type {any} */ (array.constructor)(capacity));
   next.set(array);
@@ -24,23 +16,19 @@ export function grown(array, capacity) {
 }
 
 export class Arena {
-  /** @type {Map<string, number>} */
-  #slots = new Map();
-  /** @type {string[]} slot -> key */
-  keys = [];
+  /** @type {Map<string, number>} */ #slots = new Map();
+  /** @type {string[]} slot -> key */ keys = [];
   #columns;
   #capacity = 1024;
   /** per slot and column: chunk index + 1 of the value; 0: no value */
   #chunkOf;
   #offset;
   #length;
-  /** @type {Buffer[]} */
-  #chunks = [];
+  /** @type {Buffer[]} */ #chunks = [];
   #used = CHUNK;
   #live = 0;
   #garbage = 0;
-  /** @type {((capacity: number) => void)[]} told when the slots grow */
-  #growers = [];
+  /** @type {((capacity: number) => void)[]} told when the slots grow */ #growers = [];
 
   /** @param {number} [columns] values a slot may hold */
   constructor(columns = 1) {
@@ -88,13 +76,7 @@ export class Arena {
     for (const grow of this.#growers) grow(this.#capacity);
   }
 
-  /**
-   * Copy `length` bytes of `source` in as the slot's value.
-   * @param {number} slot
-   * @param {Uint8Array} source
-   * @param {number} length
-   * @param {number} [column]
-   */
+  /** Copied in. @param {number} slot @param {Uint8Array} source @param {number} length @param {number} [column] */
   write(slot, source, length, column = 0) {
     const at = slot * this.#columns + column;
     const chunk = this.#chunkOf[at];
@@ -112,11 +94,7 @@ export class Arena {
     if (this.#garbage > MIN_GARBAGE_TO_COMPACT && this.#garbage > this.#live) this.#compact();
   }
 
-  /**
-   * Room for a value at the end; the value's place (slot and column) points at it.
-   * @param {number} at
-   * @param {number} length
-   */
+  /** Room for a value at the end; the value's place (slot and column) points at it. @param {number} at @param {number} length */
   #place(at, length) {
     if (length > CHUNK) {
       this.#chunks.push(Buffer.allocUnsafeSlow(length));
@@ -138,11 +116,7 @@ export class Arena {
     return this.#chunks[this.#chunks.length - 1].subarray(offset, offset + length);
   }
 
-  /**
-   * The slot's value (a view, valid until the slot is written again), or undefined.
-   * @param {number} slot
-   * @param {number} [column]
-   */
+  /** A view, valid until the slot is written again. @param {number} slot @param {number} [column] */
   read(slot, column = 0) {
     const at = slot * this.#columns + column;
     const chunk = this.#chunkOf[at];
@@ -180,7 +154,7 @@ export class Arena {
     this.#garbage = 0;
   }
 
-  /** Bytes held in chunks (for tests and benchmarks). */
+  /** For tests and benchmarks. */
   get bytes() {
     return this.#chunks.reduce((sum, chunk) => sum + chunk.length, 0);
   }

@@ -1,9 +1,7 @@
 // @ts-check
 /**
- * Where each blob lies in the blob log, by sha256: a Map-like table packed in
- * typed arrays (BENCHMARKS.md, "Decisions"). Entries lie one after another;
- * an open-addressing table finds them by the id's first four bytes (a sha256
- * is uniform). A deleted entry stays, marked, and is reused if its id returns.
+ * Where each blob lies in the log: a table packed in typed arrays (BENCHMARKS.md, "Decisions"), found by open
+ * addressing on the id's first four bytes. A deleted entry stays, marked, and is reused if its id returns.
  * @typedef {{ at: number, length: number }} BlobPlace
  */
 
@@ -84,7 +82,7 @@ export class BlobIndex {
     return true;
   }
 
-  /** Mark an id live (for a compaction); whether it was known and not marked yet. @param {string} id */
+  /** For a compaction: whether it was known and not marked yet. @param {string} id */
   mark(id) {
     const entry = this.#find(id);
     if (entry < 0 || this.#at[entry] === DELETED || this.#marks[entry] === 1) return false;

@@ -7,30 +7,22 @@ import { outputFailure } from '../output/outdir.js';
 import { BlobIndex } from './blob-index.js';
 
 /**
- * Staged bodies and scans, addressed by sha256; identical blobs are stored
- * once. `put`/`get` take several blobs, so a page's body and scan cost one
- * write and one read. `LogBlobStore` appends all to one log, each frame
- * carrying length and hash so the log can be read back without its index.
+ * Staged bodies and scans by sha256, identical blobs stored once. `put`/`get` take several blobs, so a page's body and
+ * scan cost one write and one read. `LogBlobStore` appends to one log whose frames carry length and hash, so it reads
+ * back without its index.
  * @typedef {{
- *   put(blobs: Buffer[], ids?: string[]): Promise<string[]>,
- *   get(ids: string[]): Promise<Buffer[]>,
- *   has(id: string): boolean,
- *   close(): Promise<void>,
- *   locate?(id: string): { path: string, at: number, length: number },
- *   peek?<T>(id: string, use: (bytes: Buffer) => T): Promise<T>,
- *   forget?(id: string): void,
- *   readonly stageDir?: string,
+ *   put(blobs: Buffer[], ids?: string[]): Promise<string[]>, get(ids: string[]): Promise<Buffer[]>, has(id: string): boolean,
+ *   close(): Promise<void>, locate?(id: string): { path: string, at: number, length: number },
+ *   peek?<T>(id: string, use: (bytes: Buffer) => T): Promise<T>, forget?(id: string): void, readonly stageDir?: string,
  * }} BlobStore
- *   locate: a blob's byte range in a local file (length -1: whole file), for a
- *   worker thread to read; stageDir: DIR/ab/<sha256> files a worker writes itself;
- *   peek: `use` sees a reused buffer, valid only while it runs; forget: drop a
- *   damaged blob (`has` false, a later `put` stores it again); close keeps all.
+ *   locate: for a worker thread to read, length -1 for a whole file; stageDir: DIR/ab/<sha256> files a worker writes;
+ *   peek: `use` sees a reused buffer, valid only while it runs; forget: drop a damaged blob, so a later `put` stores it.
  */
 
 /** @param {Buffer} data */
 export const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 
-/** The largest blob peek() reads into its reused buffer; a larger one is read into its own. */
+/** A larger blob is read into a buffer of its own. */
 const MAX_SCRATCH = 1024 * 1024;
 
 /** Frame header: 6-byte length, then the 32-byte sha256. */
@@ -57,11 +49,7 @@ export class LogBlobStore {
     this.index = new BlobIndex();
   }
 
-  /**
-   * Open a new log, or (keep) the last run's with its index, rebuilt from
-   * the frames when missing or stale (after a kill); a torn last frame is cut off.
-   * @param {{ keep?: boolean }} [options]
-   */
+  /** keep: the last run's log, its index rebuilt from the frames if stale; a torn last frame is cut off. @param {{ keep?: boolean }} [options] */
   async init({ keep = false } = {}) {
     try {
       await mkdir(this.dir, { recursive: true });
@@ -114,12 +102,9 @@ export class LogBlobStore {
   /** @param {Buffer[]} blobs @param {string[]} [known] their sha256, when already computed */
   async put(blobs, known) {
     const log = /** @type {import('node:fs/promises').FileHandle} */ (this.log);
-    /** @type {string[]} */
-    const ids = [];
-    /** @type {Buffer[]} */
-    let buffers = [];
-    /** @type {string[]} */
-    const added = [];
+    /** @type {string[]} */ const ids = [];
+    /** @type {Buffer[]} */ let buffers = [];
+    /** @type {string[]} */ const added = [];
     // Reserve the place at once, so concurrent puts never overlap.
     const at = this.size;
     for (const [i, data] of blobs.entries()) {
@@ -186,15 +171,9 @@ export class LogBlobStore {
     return Promise.all(places.map((where) => this.#read(where.at, where.length)));
   }
 
-  /** @type {Buffer} reused by peek() */
-  #scratch = Buffer.allocUnsafeSlow(16 * 1024);
+  /** @type {Buffer} reused by peek() */ #scratch = Buffer.allocUnsafeSlow(16 * 1024);
 
-  /**
-   * @template T
-   * @param {string} id
-   * @param {(bytes: Buffer) => T} use
-   * @returns {Promise<T>}
-   */
+  /** @template T @param {string} id @param {(bytes: Buffer) => T} use @returns {Promise<T>} */
   async peek(id, use) {
     const where = this.index.get(id);
     if (!where) throw new Error(`no staged blob ${id}`);
@@ -223,11 +202,7 @@ export class LogBlobStore {
     return buffer;
   }
 
-  /**
-   * When dead blobs exceed half the log, copy the live ones to a new log that replaces it.
-   * @param {Iterable<string> | AsyncIterable<string>} live the ids still referred to
-   *   (repeats allowed), marked in the index as they come
-   */
+  /** When dead blobs exceed half the log, the live ones go to a new log. @param {Iterable<string> | AsyncIterable<string>} live repeats allowed */
   async compact(live) {
     let liveBytes = 0;
     this.index.clearMarks();
@@ -247,7 +222,7 @@ export class LogBlobStore {
     this.log = await open(this.file, 'r+');
   }
 
-  /** Keep the log for the next run: write its index and close it. */
+  /** For the next run, with its index. */
   async close() {
     if (!this.log) return;
     const entries = Buffer.allocUnsafe(this.index.size * INDEX_ENTRY + 6);
@@ -276,11 +251,7 @@ export class LogBlobStore {
   }
 }
 
-/**
- * The part of `buffers` after the first `written` bytes (a short writev).
- * @param {Buffer[]} buffers
- * @param {number} written
- */
+/** After a short writev. @param {Buffer[]} buffers @param {number} written */
 function remainingAfter(buffers, written) {
   const rest = [];
   for (const buffer of buffers) {

@@ -1,12 +1,9 @@
 // @ts-check
 /**
- * A compact binary form for flat objects of known fields, for arena.js.
- * Each field present is a tag byte (its table index, 1 to 63) and a value:
- * uint varint; str varint length + UTF-8; hex 32 bytes; enum one byte; flag
- * nothing; json length + JSON; common a number in a table learnt in memory
- * (bytes are read back only by the codec that wrote them). A value that does
- * not fit its form goes as JSON with the 0x40 bit set, so any value round-trips;
- * `undefined` and a false flag are left out; unknown properties go as JSON under tag 63.
+ * A compact binary form for flat objects of known fields. Each field present is a tag byte (its index, 1 to 63) and a
+ * value: uint varint; str varint length + UTF-8; hex 32 bytes; enum one byte; flag nothing; json length + JSON; common
+ * a number in a table learnt in memory, so only the codec that wrote bytes reads them. A value that does not fit its
+ * form goes as JSON with the 0x40 bit set; unknown properties go as JSON under tag 63.
  * @typedef {'uint' | 'str' | 'hex' | 'json' | 'flag' | 'common' | readonly string[]} FieldKind
  * @typedef {readonly (readonly [string, FieldKind])[]} FieldTable
  */
@@ -22,15 +19,11 @@ const SHORT_TEXT = 256;
 const MAX_COMMON = 4096;
 
 export class FieldCodec {
-  /** @type {Buffer} */
-  #out = Buffer.allocUnsafeSlow(4096);
+  /** @type {Buffer} */ #out = Buffer.allocUnsafeSlow(4096);
   #at = 0;
-  /** @type {Map<string, number>} the 'common' strings, numbered */
-  #common = new Map();
-  /** @type {string[]} */
-  #commonList = [];
-  /** @type {Map<string, number>} */
-  #index;
+  /** @type {Map<string, number>} the 'common' strings, numbered */ #common = new Map();
+  /** @type {string[]} */ #commonList = [];
+  /** @type {Map<string, number>} */ #index;
   /** pick()'s fields wanted, by index (reused: pick is synchronous) */
   #mask = new Uint8Array(EXTRA);
 
@@ -46,17 +39,10 @@ export class FieldCodec {
     this.extra = extra;
   }
 
-  /** @type {string[]} the fields' names, by index */
-  #names;
-  /** @type {FieldKind[]} the fields' kinds, by index */
-  #kinds;
+  /** @type {string[]} the fields' names, by index */ #names;
+  /** @type {FieldKind[]} the fields' kinds, by index */ #kinds;
 
-  /**
-   * The bytes of an object: a view of a scratch buffer, valid until the next call.
-   * @param {Record<string, any>} object
-   * @param {string} [omit] a field left out this time (the caller keeps it another way)
-   * @returns {Buffer}
-   */
+  /** A view of a scratch buffer, valid until the next call. @param {Record<string, any>} object @param {string} [omit] kept another way @returns {Buffer} */
   encode(object, omit) {
     this.#at = 0;
     const names = this.#names;
@@ -92,8 +78,7 @@ export class FieldCodec {
       }
     }
     if (this.extra) {
-      /** @type {Record<string, unknown> | null} */
-      let rest = null;
+      /** @type {Record<string, unknown> | null} */ let rest = null;
       for (const name of Object.keys(object)) {
         if (!this.known.has(name) && object[name] !== undefined) (rest ??= {})[name] = object[name];
       }
@@ -105,12 +90,7 @@ export class FieldCodec {
     return this.#out.subarray(0, this.#at);
   }
 
-  /**
-   * @template {Record<string, any>} T
-   * @param {Uint8Array} bytes
-   * @param {T} into
-   * @returns {T}
-   */
+  /** @template {Record<string, any>} T @param {Uint8Array} bytes @param {T} into @returns {T} */
   decode(bytes, into) {
     const buffer = asBuffer(bytes);
     let at = 0;
@@ -118,14 +98,7 @@ export class FieldCodec {
     return into;
   }
 
-  /**
-   * Set only the `wanted` fields of `bytes` on `into`.
-   * @template {Record<string, any>} T
-   * @param {Uint8Array} bytes
-   * @param {readonly string[]} wanted
-   * @param {T} into
-   * @returns {T}
-   */
+  /** @template {Record<string, any>} T @param {Uint8Array} bytes @param {readonly string[]} wanted @param {T} into @returns {T} */
   pick(bytes, wanted, into) {
     const buffer = asBuffer(bytes);
     const target = /** @type {Record<string, any>} */ (into);
@@ -161,12 +134,7 @@ export class FieldCodec {
     return into;
   }
 
-  /**
-   * @param {Buffer} buffer
-   * @param {number} at its tag
-   * @param {Record<string, any>} target
-   * @returns {number} where the next field starts
-   */
+  /** @param {Buffer} buffer @param {number} at its tag @param {Record<string, any>} target @returns {number} where the next field starts */
   #field(buffer, at, target) {
     const tag = buffer[at++];
     if (tag === EXTRA) {
@@ -264,11 +232,7 @@ export class FieldCodec {
     this.#out[this.#at++] = n;
   }
 
-  /**
-   * A tag and 32 bytes; false (nothing written) unless `text` is 64 lower-case hex digits.
-   * @param {number} tag
-   * @param {string} text 64 characters
-   */
+  /** A tag and 32 bytes; false (nothing written) unless `text` is 64 lower-case hex digits. @param {number} tag @param {string} text 64 characters */
   #hex(tag, text) {
     this.#room(33);
     const out = this.#out;
@@ -325,11 +289,7 @@ function asBuffer(bytes) {
 /** Where the varint `varint()` read last ends (a module variable: no pair allocated per read). */
 let varintEnd = 0;
 
-/**
- * A varint (7 bits a byte, low first); where it ends is left in `varintEnd`.
- * @param {Buffer} buffer
- * @param {number} at
- */
+/** A varint (7 bits a byte, low first); where it ends is left in `varintEnd`. @param {Buffer} buffer @param {number} at */
 function varint(buffer, at) {
   let n = 0;
   let scale = 1;

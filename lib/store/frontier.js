@@ -1,26 +1,21 @@
 // @ts-check
 /**
- * The frontier: which in-scope URLs are known, wait or are in flight (keys
- * only; the record store holds the rest). Async so Redis can stand in.
- * Invariant: `maxPages` bounds URLs that become pages; a redirect or failure
- * gives its slot back to the first URL refused for lack of room.
+ * The frontier: which in-scope URLs are known, wait or are in flight, keys only. Async so Redis can stand in.
+ * Invariant: `maxPages` bounds URLs that become pages; a redirect or failure gives its slot back to the first URL
+ * refused for lack of room.
  * @typedef {'navigation' | 'requisite'} LinkKind
  * @typedef {{ key: string, kind: LinkKind, referrer: string | null }} FrontierItem
  * @typedef {'added' | 'known' | 'limit'} AddOutcome
  * @typedef {{
- *   add(items: FrontierItem[]): Promise<AddOutcome[]>,
- *   take(max: number): Promise<string[]>,
+ *   add(items: FrontierItem[]): Promise<AddOutcome[]>, take(max: number): Promise<string[]>, retry(key: string): Promise<void>,
  *   done(key: string, outcome: { page: boolean, requisitesSkipped?: number, linksTo?: import('../engine/early.js').LinksTo }): Promise<FrontierItem[]>,
- *   retry(key: string): Promise<void>,
  *   counts(): { queued: number, inFlight: number, known: number, overLimit: number, overLimitSaturated: boolean },
  * }} Frontier
- *   done() returns the items admitted in place of a URL that did not become a page.
- *   counts() is synchronous: a shared frontier answers from its last take(), its
- *   `queued` including other processes' work so no process stops early.
- *   What else a feature asks of it goes through the coordination (engine/coordination.js).
+ *   done() returns the items admitted in place of a URL that did not become a page. counts() is synchronous: a shared
+ *   frontier's `queued` includes other processes' work, so no process stops early.
  */
 
-/** Distinct over-limit URLs remembered; past this the count is a lower bound. */
+/** Past this the over-limit count is a lower bound. */
 const MAX_OVER_LIMIT_TRACKED = 200_000;
 
 /** States kept per key: small integers, not objects. */
@@ -28,31 +23,24 @@ const QUEUED = 0;
 const IN_FLIGHT = 1;
 const DONE = 2;
 
-/**
- * A copy of `s` sharing no memory: a `slice` of a page's links text keeps
- * that whole text alive, so keys kept for the crawl are copied.
- * @param {string} s
- */
+/** A copy sharing no memory: a `slice` of a page's links text would keep that whole text alive. @param {string} s */
 export function ownString(s) {
   return Buffer.from(s, 'utf8').toString('utf8');
 }
 
 /** @implements {Frontier} */
 export class MemoryFrontier {
-  /** @param {{ maxPages: number, keyOf?: (key: string) => string }} options keyOf: the one string the run keeps for a URL (the record store's) */
+  /** @param {{ maxPages: number, keyOf?: (key: string) => string }} options keyOf: the one string the run keeps for a URL */
   constructor({ maxPages, keyOf = ownString }) {
     this.maxPages = maxPages;
     this.keyOf = keyOf;
-    /** @type {Map<string, number>} key -> state */
-    this.states = new Map();
-    /** @type {string[]} */
-    this.queue = [];
+    /** @type {Map<string, number>} key -> state */ this.states = new Map();
+    /** @type {string[]} */ this.queue = [];
     this.head = 0;
     this.inFlight = 0;
-    /** URLs that ended as something other than a page (their slots are free again). */
+    /** URLs that ended as something other than a page: their slots are free again. */
     this.freed = 0;
-    /** @type {Map<string, FrontierItem>} in scope, refused for lack of room, in order of arrival */
-    this.overflow = new Map();
+    /** @type {Map<string, FrontierItem>} refused for lack of room, in order of arrival */ this.overflow = new Map();
     this.overflowSaturated = false;
   }
 
@@ -70,7 +58,7 @@ export class MemoryFrontier {
       else this.overflowSaturated = true;
       return 'limit';
     }
-    // Kept for the whole crawl: never a slice of the page text (see ownString).
+    // Kept for the whole crawl: never a slice of the page text.
     const key = this.keyOf(item.key);
     item.key = key;
     this.states.set(key, QUEUED);
@@ -101,8 +89,7 @@ export class MemoryFrontier {
     this.states.set(key, DONE);
     if (page) return [];
     this.freed++;
-    /** @type {FrontierItem[]} */
-    const promoted = [];
+    /** @type {FrontierItem[]} */ const promoted = [];
     for (const [waiting, item] of this.overflow) {
       this.overflow.delete(waiting);
       if (this.#addOne(item) === 'added') promoted.push(item);

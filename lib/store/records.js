@@ -2,68 +2,35 @@
 import { Arena, grown } from './arena.js';
 import { FieldCodec } from './fields.js';
 /**
- * The record store: all that is known of each in-scope URL (the frontier
- * knows only keys). Async, so a Redis store implements the same calls.
- * Invariant: `get` may hand out a copy, so a caller that changes a record
- * `put`s it; a record taken while queued is one object for every `get` until put.
- * @typedef {import('./frontier.js').FrontierItem} FrontierItem
- * @typedef {import('./frontier.js').AddOutcome} AddOutcome
- * @typedef {'queued' | 'done' | 'failed' | 'redirect' | 'gone'} RecordState
- *   gone: a page of the previous crawl that now answers 404 or 410
+ * The record store: all that is known of each in-scope URL. Async, so a Redis store implements the same calls.
+ * Invariant: `get` may hand out a copy, so a caller that changes a record `put`s it; a record taken while queued is
+ * one object for every `get` until put.
+ * @typedef {import('./frontier.js').FrontierItem} FrontierItem @typedef {import('./frontier.js').AddOutcome} AddOutcome
+ * @typedef {'queued' | 'done' | 'failed' | 'redirect' | 'gone'} RecordState gone: a page of the last crawl that now answers 404 or 410
  * @typedef {'new' | 'changed' | 'not-modified' | 'same-bytes'} Change
  * @typedef {{
- *   key: string,
- *   kind: import('./frontier.js').LinkKind,
- *   state: RecordState,
- *   referrers: string[] | undefined,
- *   status: number | undefined,
- *   contentType: string | undefined,
- *   type: 'html' | 'css' | 'other' | undefined,
- *   charset: string | undefined,
- *   etag: string | undefined,
- *   lastModified: string | undefined,
- *   location: string | undefined,
- *   via: string | undefined,
- *   hops: number,
- *   wanted: string | undefined,
- *   file: string | undefined,
- *   body: string | undefined,
- *   scan: string | undefined,
- *   bytes: number | undefined,
- *   sha256: string | undefined,
- *   error: { status?: number, message: string, code?: string } | undefined,
- *   change: Change | undefined,
- *   compare: string | undefined,
- *   compressed: string[] | undefined,
- *   stale: boolean,
- *   aliasOf: string | undefined,
- *   render: import('../render/step.js').RenderInfo | undefined,
- *   fetched?: number, maxAge?: number, immutable?: boolean,
+ *   key: string, kind: import('./frontier.js').LinkKind, state: RecordState, referrers: string[] | undefined,
+ *   status: number | undefined, contentType: string | undefined, type: 'html' | 'css' | 'other' | undefined, charset: string | undefined,
+ *   etag: string | undefined, lastModified: string | undefined, location: string | undefined, via: string | undefined, hops: number,
+ *   wanted: string | undefined, file: string | undefined, body: string | undefined, scan: string | undefined,
+ *   bytes: number | undefined, sha256: string | undefined, error: { status?: number, message: string, code?: string } | undefined,
+ *   change: Change | undefined, compare: string | undefined, compressed: string[] | undefined, stale: boolean,
+ *   aliasOf: string | undefined, render: import('../render/step.js').RenderInfo | undefined, fetched?: number, maxAge?: number, immutable?: boolean,
  * }} PageRecord
- *   body/scan: blob ids (sha256) of the staged body and its scan; bytes/sha256:
- *   of the written file; via/hops: the redirect that led here; compare: sha256
- *   without --ignore spans; aliasOf: the URL whose file this page shares.
- *   fetched: when its copy was last fetched or revalidated (its run's start, seconds since the epoch);
- *   maxAge, immutable: the freshness its Cache-Control gave it (recrawl/freshness.js).
+ *   body/scan: blob ids of the staged body and scan; bytes/sha256: of the written file; via/hops: the redirect that led
+ *   here; compare: sha256 without --ignore spans; fetched: its run's start, in epoch seconds, when last fetched or revalidated.
  * @typedef {{
- *   admit(items: FrontierItem[], outcomes: AddOutcome[]): Promise<void>,
- *   get(key: string): Promise<PageRecord | undefined>,
- *   getMany?(keys: string[]): Promise<(PageRecord | undefined)[]>,
- *   put(record: PageRecord): Promise<void>,
- *   list(states: RecordState | RecordState[]): Promise<PageRecord[]>,
- *   keys(state: RecordState): Promise<string[]>,
- *   close(): Promise<void>,
+ *   admit(items: FrontierItem[], outcomes: AddOutcome[]): Promise<void>, get(key: string): Promise<PageRecord | undefined>,
+ *   getMany?(keys: string[]): Promise<(PageRecord | undefined)[]>, put(record: PageRecord): Promise<void>,
+ *   list(states: RecordState | RecordState[]): Promise<PageRecord[]>, keys(state: RecordState): Promise<string[]>, close(): Promise<void>,
  * }} RecordStore
  */
 
 export const MAX_REFERRERS = 5;
 
 /**
- * The records of `keys`, in order, in batches (one round trip each with `getMany`).
- * @param {RecordStore} store
- * @param {string[]} keys
- * @param {number} [batch]
- * @returns {AsyncGenerator<[string, PageRecord | undefined]>}
+ * In order, a round trip per batch with `getMany`.
+ * @param {RecordStore} store @param {string[]} keys @param {number} [batch] @returns {AsyncGenerator<[string, PageRecord | undefined]>}
  */
 export async function* eachRecord(store, keys, batch = 1000) {
   for (let start = 0; start < keys.length; start += batch) {
@@ -74,11 +41,8 @@ export async function* eachRecord(store, keys, batch = 1000) {
 }
 
 /**
- * A fresh record: every field declared, so all records share one shape.
- * @param {string} key
- * @param {import('./frontier.js').LinkKind} kind
- * @param {string | null} referrer
- * @returns {PageRecord}
+ * Every field declared, so all records share one shape.
+ * @param {string} key @param {import('./frontier.js').LinkKind} kind @param {string | null} referrer @returns {PageRecord}
  */
 export function newRecord(key, kind, referrer) {
   return {
@@ -90,12 +54,11 @@ export function newRecord(key, kind, referrer) {
 }
 
 const STATES = /** @type {const} */ ([undefined, 'queued', 'done', 'failed', 'redirect', 'gone']);
-/** @type {Map<RecordState, number>} */
-const STATE_CODE = new Map(STATES.flatMap((state, i) => (state ? [[state, i]] : [])));
+/** @type {Map<RecordState, number>} */ const STATE_CODE = new Map(STATES.flatMap((state, i) => (state ? [[state, i]] : [])));
 const NO_REFERRERS = 1;
 const FILE_IS_WANTED = 2;
 
-/** The fields packed in the arena; key, kind, state and referrers are kept apart. */
+/** Key, kind, state and referrers are kept apart. */
 const CODEC = new FieldCodec([
   ['status', 'uint'], ['contentType', 'common'], ['type', ['html', 'css', 'other']], ['charset', 'common'],
   ['etag', 'str'], ['lastModified', 'str'], ['location', 'str'], ['via', 'str'], ['hops', 'uint'],
@@ -105,26 +68,17 @@ const CODEC = new FieldCodec([
   ['fetched', 'uint'], ['maxAge', 'uint'], ['immutable', 'flag'],
 ]);
 
-/**
- * A local crawl's records, packed in the arena outside the JS heap;
- * referrers are slot numbers (up to MAX_REFERRERS a URL).
- * @implements {RecordStore}
- */
+/** A local crawl's records, packed in the arena outside the JS heap; referrers are slot numbers. @implements {RecordStore} */
 export class MemoryRecordStore {
   #arena;
   #column;
   #state;
   #kind;
   #flags;
-  /** slot + 1 of each referrer; 0: none */
-  #referrers;
-  /** @type {Map<string, PageRecord>} records taken while queued, until put */
-  #taken = new Map();
+  /** slot + 1 of each referrer; 0: none */ #referrers;
+  /** @type {Map<string, PageRecord>} records taken while queued, until put */ #taken = new Map();
 
-  /**
-   * @param {Arena} [arena] shared with the last run's pages (stored-pages.js), so a URL's key is kept once
-   * @param {number} [column] the arena's column for the records
-   */
+  /** @param {Arena} [arena] shared with the last run's pages, so a URL's key is kept once @param {number} [column] */
   constructor(arena = new Arena(), column = 0) {
     this.#arena = arena;
     this.#column = column;
@@ -255,7 +209,7 @@ export class MemoryRecordStore {
     return [...this.#inState(state)].map((slot) => this.#arena.keys[slot]);
   }
 
-  /** Slots of records in these states (a taken record by its current state), in one pass. @param {RecordState | RecordState[]} states */
+  /** A taken record counts by its current state. @param {RecordState | RecordState[]} states */
   * #inState(states) {
     const wanted = new Set([states].flat());
     const codes = new Set([...wanted].map((state) => STATE_CODE.get(state)));

@@ -3,9 +3,8 @@ import { Arena } from './arena.js';
 import { FieldCodec } from './fields.js';
 
 /**
- * The last run's pages (or a killed run's journal) by URL, packed in the
- * arena. Read-only once loaded: `get` may hand one object to several callers
- * (a few recent ones are kept decoded), so they must not change it.
+ * The last run's pages, or a killed run's journal, packed in the arena. Read-only once loaded: `get` may hand one
+ * object to several callers, so they must not change it.
  * @typedef {import('../recrawl/journal.js').JournalEntry} JournalEntry
  */
 
@@ -25,10 +24,9 @@ export class StoredPages {
   #arena;
   #column;
   #size = 0;
-  /** @type {Map<string, T>} */
-  #recent = new Map();
+  /** @type {Map<string, T>} */ #recent = new Map();
 
-  /** @param {Arena} [arena] shared with the record store, so a URL's key is kept once @param {number} [column] the arena's column for these pages */
+  /** @param {Arena} [arena] shared with the record store, so a URL's key is kept once @param {number} [column] */
   constructor(arena = new Arena(), column = 0) {
     this.#arena = arena;
     this.#column = column;
@@ -58,12 +56,7 @@ export class StoredPages {
     return page;
   }
 
-  /**
-   * @template {keyof T & string} K
-   * @param {string} url
-   * @param {readonly K[]} names
-   * @returns {(Pick<T, K> & { url: string }) | undefined}
-   */
+  /** @template {keyof T & string} K @param {string} url @param {readonly K[]} names @returns {(Pick<T, K> & { url: string }) | undefined} */
   pick(url, names) {
     const recent = this.#recent.get(url);
     if (recent) return recent;
@@ -71,11 +64,7 @@ export class StoredPages {
     return slot === undefined ? undefined : this.#pick(slot, url, names);
   }
 
-  /**
-   * @template {keyof T & string} K
-   * @param {readonly K[]} names
-   * @returns {Generator<Pick<T, K> & { url: string }>} in the order of `values()`
-   */
+  /** @template {keyof T & string} K @param {readonly K[]} names @returns {Generator<Pick<T, K> & { url: string }>} in the order of `values()` */
   * picks(names) {
     const keys = this.#arena.keys;
     for (let slot = 0; slot < keys.length; slot++) {
@@ -84,13 +73,7 @@ export class StoredPages {
     }
   }
 
-  /**
-   * @template {keyof T & string} K
-   * @param {number} slot
-   * @param {string} url
-   * @param {readonly K[]} names
-   * @returns {(Pick<T, K> & { url: string }) | undefined}
-   */
+  /** @template {keyof T & string} K @param {number} slot @param {string} url @param {readonly K[]} names @returns {(Pick<T, K> & { url: string }) | undefined} */
   #pick(slot, url, names) {
     const bytes = this.#arena.read(slot, this.#column);
     if (bytes === undefined) return undefined;
