@@ -156,7 +156,7 @@ describe.skipIf(!HAVE_REDIS)('each process of a crawl shared through Redis', () 
       const command = ['crawl', ...args, ...shared(id, out), '-q'];
       const coordinator = start(command);
       const helper = elsewhere(worker(id, ['-c', '4']));
-      await until(async () => (await client.hget(`${prefix}meta`, 'fin')) !== null, 60_000);
+      await until(async () => (await client.hget(`${prefix}meta`, 'fin')) !== null, 180_000); // a bound on a hang, as above
       const left = /** @type {string} */ (await client.hget(`${prefix}meta`, 'fin'));
       coordinator.child.kill('SIGKILL');
       await coordinator.done;
