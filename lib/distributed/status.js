@@ -7,8 +7,8 @@ import { OPTION_BY_NAME } from '../options/crawl-options.js';
 /**
  * `prerender status`: what a shared crawl is doing, read from Redis.
  * @typedef {{ crawlId: string, phase: string, version: string | null, queued: number, leased: number, done: number, failed: number,
- *   redirects: number, notCrawled: number, backoffs: number, pagesPerSecond: number, elapsedMs: number, topErrors: { code: string, count: number }[],
- *   workers: { id: string, role: string, host: string, pid: number, heartbeatAgeMs: number, pages: number }[] }} CrawlStatus
+ *   redirects: number, notCrawled: number, backoffs: number, workers: { id: string, role: string, host: string, pid: number, heartbeatAgeMs: number, pages: number }[],
+ *   pagesPerSecond: number, elapsedMs: number, topErrors: { code: string, count: number }[] }} CrawlStatus
  */
 
 /** @param {import('./connection.js').CrawlRedis} redis @param {string} crawlId @returns {Promise<CrawlStatus | null>} null when there is no such crawl */

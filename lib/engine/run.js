@@ -37,9 +37,9 @@ import { Hooks } from './hooks.js';
  * }} CrawlRun
  *   assetOrigins: where --assets fetches requisites outside the page scope; threads: closed by whoever made the run;
  *   finishPool: a shared crawl's write-pass work, spread over every live process; now: the fetch time, in epoch seconds.
- * @typedef {{ window: number, end(): Promise<void>,
+ * @typedef {{ window: number,
  *   begin(context: import('./page-work.js').RenderContext, table: import('../naming/name-table.js').SharedNameTable): Promise<void>,
- *   render(input: Omit<import('./page-work.js').RenderInput, 'raw' | 'scan'>): Promise<import('./page-work.js').RenderOutput> }} FinishPool
+ *   render(input: Omit<import('./page-work.js').RenderInput, 'raw' | 'scan'>): Promise<import('./page-work.js').RenderOutput>, end(): Promise<void> }} FinishPool
  */
 
 /**

@@ -7,9 +7,9 @@
  * @typedef {{ key: string, kind: LinkKind, referrer: string | null }} FrontierItem
  * @typedef {'added' | 'known' | 'limit'} AddOutcome
  * @typedef {{
- *   add(items: FrontierItem[]): Promise<AddOutcome[]>, take(max: number): Promise<string[]>, retry(key: string): Promise<void>,
+ *   add(items: FrontierItem[]): Promise<AddOutcome[]>, take(max: number): Promise<string[]>,
  *   done(key: string, outcome: { page: boolean, requisitesSkipped?: number, linksTo?: import('../engine/early.js').LinksTo }): Promise<FrontierItem[]>,
- *   counts(): { queued: number, inFlight: number, known: number, overLimit: number, overLimitSaturated: boolean },
+ *   retry(key: string): Promise<void>, counts(): { queued: number, inFlight: number, known: number, overLimit: number, overLimitSaturated: boolean },
  * }} Frontier
  *   done() returns the items admitted in place of a URL that did not become a page. counts() is synchronous: a shared
  *   frontier's `queued` includes other processes' work, so no process stops early.
