@@ -309,8 +309,9 @@ describe('prerender serve --origin streams large answers', () => {
       req.on('error', reject);
     });
     expect(received).toBe(total);
-    // Not the 100 MB: what is in flight between the two sockets, and the allocator's slack.
-    expect(peakRss(pid) - before).toBeLessThan(48 * 1024 * 1024);
+    // Not the 100 MB: what is in flight between the two sockets, plus the chunks the GC has not yet reclaimed
+    // (their share varies with the machine's load). Holding the answer would add the whole 100 MB.
+    expect(peakRss(pid) - before).toBeLessThan(72 * 1024 * 1024);
   }, 120_000);
 });
 

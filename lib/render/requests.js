@@ -123,7 +123,7 @@ export class PageRequests {
   async describe() {
     const requests = await this.#stillInFlight();
     const { size } = this.inFlight;
-    if (requests === null) return `${size} request${size === 1 ? '' : 's'} let through; which are still in flight is unknown, the page's script does not yield`;
+    if (requests === null) return `${size} request${size === 1 ? '' : 's'} let through; which are still in flight is unknown: the page's script is busy`;
     const named = requests.slice(0, MAX_NAMED).join(', ') + (requests.length > MAX_NAMED ? `, … ${requests.length - MAX_NAMED} more` : '');
     return requests.length === 0 ? 'no request in flight' : `${requests.length} request${requests.length === 1 ? '' : 's'} in flight: ${named}`;
   }
