@@ -32,7 +32,7 @@ beforeAll(async () => {
   shop = await startShop({ products: 5 });
   out = path.join(dir, 'out');
   await crawlShopForFront(shop, out);
-}, 30_000);
+});
 
 afterAll(async () => {
   await shop?.close();
@@ -311,7 +311,7 @@ describe('prerender serve --origin streams large answers', () => {
     expect(received).toBe(total);
     // Not the 100 MB: what is in flight between the two sockets, and the allocator's slack.
     expect(peakRss(pid) - before).toBeLessThan(48 * 1024 * 1024);
-  }, 120_000);
+  });
 });
 
 describe('serve --origin: the rest of the contract', () => {
