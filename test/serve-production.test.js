@@ -123,7 +123,7 @@ describe('prices from an endpoint, under load', () => {
     writeTree(dir, specs);
     const endpoint = await endpointWith({ prices: benchPrice, delayMs: 500 });
     // (a timeout above the 300 ms default, counted from the send: a shared machine; the pool and the queue bound are the defaults)
-    const { port, server } = await serve({ prices: endpoint.template, priceTimeoutMs: 2000 });
+    const { port, server } = await serve({ prices: endpoint.template, priceTimeoutMs: 10_000 });
     const answers = /** @type {{ status: number, body: string }[]} */ (await burst(port, specs.map((s) => `/${s.file}`)));
     expect(answers.every((a) => a.status === 200)).toBe(true);
     const priced = answers.filter((a) => /<span class="amount">\$\d+\.99 \(10001\)<\/span>/.test(a.body)).length;
