@@ -67,7 +67,7 @@ describe('prerender capacity: cost per operation and shoppers per server', () =>
         await origin.stop();
       }
     }
-  }, 80_000);
+  });
 
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });

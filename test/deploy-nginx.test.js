@@ -30,7 +30,7 @@ describe.skipIf(skip)('nginx with root DIR/current (templates/nginx/prerender.co
     await publish(path.join(dir, 'out'), path.join(dir, 'www'), { now: later() });
     nginx = await startNginx({ dir, root: `${path.join(dir, 'www')}/current`, probe: '/p/page0.html' });
     port = nginx.port;
-  }, 30_000);
+  });
 
   afterAll(async () => {
     await nginx?.stop();

@@ -31,7 +31,7 @@ describe.skipIf(skip)('deploy over ssh (real sshd)', () => {
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-ssh-test-'));
     sshd = await startSshd(path.join(dir, 'sshd'));
-  }, 30_000);
+  });
   afterAll(async () => {
     await sshd?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
@@ -80,7 +80,7 @@ describe.skipIf(skip)('deploy over ssh (real sshd)', () => {
     expect(refused.ok).toBe(false);
     expect(refused.targets[0].error?.message).toMatch(/Host key verification failed|cannot connect/);
     expect(await currentOf(remote)).toBe(second.id);
-  }, 60_000);
+  });
 
   it('--dry-run prints what would be sent, removed and switched, and sends nothing', async () => {
     const { out, remote } = fresh();
@@ -93,7 +93,7 @@ describe.skipIf(skip)('deploy over ssh (real sshd)', () => {
     expect(cli.stdout).toMatch(/would switch current from \(none\)/);
     expect(cli.stdout).toMatch(/Nothing was sent, removed or switched/);
     await expect(stat(remote)).rejects.toThrow(); // not even created
-  }, 30_000);
+  });
 
   it('--verify all catches a file of the previous release tampered on the server, and keeps current', async () => {
     const { out, remote } = fresh();
@@ -122,7 +122,7 @@ describe.skipIf(skip)('deploy over ssh (real sshd)', () => {
     expect(second.targets[0].error?.code).toBe('DEPLOY_VERIFY');
     expect(await currentOf(remote)).toBe(first.id);
     expect((await readdir(path.join(remote, 'releases'))).filter((name) => name.includes(second.id))).toEqual([]);
-  }, 60_000);
+  });
 
   it('two targets, one cut off mid-transfer: neither switches; the summary says so; exit 1', async () => {
     const { out, remote } = fresh();
@@ -157,7 +157,7 @@ describe.skipIf(skip)('deploy over ssh (real sshd)', () => {
     expect(each.stdout).toMatch(/Switched: good .*; current untouched on: flaky .*\(failed\)/);
     expect(await currentOf(remote)).toMatch(/^\d{8}T\d{6}Z-/);
     await expect(lstat(path.join(remote2, 'current'))).rejects.toThrow();
-  }, 90_000);
+  });
 
   it('SIGKILL during a deploy leaves current as it was; the next run cleans up and deploys', async () => {
     const { out, remote } = fresh();
@@ -201,7 +201,7 @@ describe.skipIf(skip)('deploy over ssh (real sshd)', () => {
     const forth = await runCli(['rollback', '--to', sshd.url(remote), '--release', again.id, ...ssh], { cwd: dir });
     expect(forth.code).toBe(0);
     expect(await currentOf(remote)).toBe(again.id);
-  }, 90_000);
+  });
 
   it('a file altered on its way is caught by the sha256 check of the files sent, and the release dropped', async () => {
     const { out, remote } = fresh();
@@ -223,7 +223,7 @@ describe.skipIf(skip)('deploy over ssh (real sshd)', () => {
     // The same deploy through a plain ssh goes through.
     const third = await deploy(out, [sshd.url(remote)], { ...options(), now: new Date(Date.now() + 2000) });
     expect(third.ok).toBe(true);
-  }, 60_000);
+  });
 
   it('several targets: the files to send are read once (one tar for the targets that lack the same files)', async () => {
     const { out, remote } = fresh();
@@ -259,7 +259,7 @@ describe.skipIf(skip)('deploy over ssh (real sshd)', () => {
       expect(await currentOf(r)).toBe(third.id);
       expect(await readFile(path.join(r, 'current/p/page5.html'), 'utf8')).toBe(await readFile(path.join(out, 'p/page5.html'), 'utf8'));
     }
-  }, 90_000);
+  });
 
   it('refuses a deploy while another holds the target (exit 2, with how to clear a stale lock)', async () => {
     const { out, remote } = fresh();
@@ -284,7 +284,7 @@ describe.skipIf(skip)('deploy over ssh (real sshd)', () => {
     expect(again.stderr).toBe('');
     expect(again.code).toBe(0);
     await expect(lstat(path.join(remote, '.prerender-lock'))).rejects.toThrow();
-  }, 60_000);
+  });
   it('a release tree left without its record (a prune killed between the two) is removed by the next deploy, never the current one', async () => {
     const { out, remote } = fresh();
     /** @type {string[]} */
@@ -312,5 +312,5 @@ describe.skipIf(skip)('deploy over ssh (real sshd)', () => {
     const names = await readdir(releases);
     expect(names).not.toContain(ids[0]);
     expect(names).toContain(ids[1]); // it was current when the run started
-  }, 60_000);
+  });
 });

@@ -45,7 +45,7 @@ beforeAll(async () => {
   hitsAfterCrawl = new Map(shop.hits);
   manifest = await readManifest(out);
   statics = await startStaticServer(out);
-}, 60_000);
+});
 
 afterAll(async () => {
   await statics?.close();

@@ -85,7 +85,7 @@ describe('nginx SSI template: an endpoint answer that is not a 200 is never inse
     fs.writeFileSync(path.join(out, 'prices.html'), page('ssi'));
     nginx = await startNginx({ dir: base, root: out, endpointPort, probe: '/prices.html' });
     port = nginx.port;
-  }, 30_000);
+  });
 
   afterAll(async () => {
     await nginx?.stop();
@@ -117,7 +117,7 @@ describe('Varnish ESI template: the same answers', () => {
     const originPort = await listen(origin);
     varnish = await startVarnish({ dir: base, originPort, endpointPort, probe: '/prices.html', storage: 'malloc,16m' });
     port = varnish.port;
-  }, 30_000);
+  });
 
   afterAll(async () => {
     await varnish?.stop();

@@ -44,7 +44,7 @@ beforeAll(async () => {
   apps = await startAppsOrigin();
   appsTree = path.join(dir, 'apps');
   writeAppsTree(appsTree);
-}, 30_000);
+});
 
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
@@ -177,7 +177,7 @@ describe('prerender front --nginx, in nginx', () => {
     await crawlShopForFront(shop, out, { placeholders: 'ssi' });
     port = await nginxFront('nginx-shop', out, shop.origin);
     appsPort = await nginxFront('nginx-apps', appsTree, apps.origin, { originHost: 'apps.invalid' });
-  }, 60_000);
+  });
 
   if (!skip) commonCases(() => port, () => appsPort);
 
@@ -233,7 +233,7 @@ describe('prerender front --varnish, in Varnish', () => {
     await crawlShopForFront(shop, out, { placeholders: 'esi' });
     port = await varnishFront('varnish-shop', out, shop.origin, '/st/product1.htm');
     appsPort = await varnishFront('varnish-apps', appsTree, apps.origin, '/index.php/Main_Page', { originHost: 'apps.invalid' });
-  }, 60_000);
+  });
 
   if (!skip) commonCases(() => port, () => appsPort);
 

@@ -40,7 +40,7 @@ describePreview('a preview through prerender serve --origin, in chromium', () =>
     shop = await startShop({ products: 5 });
     await crawlShopForFront(shop, path.join(dir, 'out'));
     fs.writeFileSync(path.join(dir, 'prices.json'), JSON.stringify(FRONT_PRICES));
-  }, 30_000);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -84,5 +84,5 @@ describePreview('a preview through prerender serve --origin, in chromium', () =>
     await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('a[href="/st/checkout.asp"]')]);
     expect(await page.$eval('body', (el) => el.textContent)).toContain('not signed in, 1 item(s)');
     expect(asked()).toEqual(['GET /st/cart.asp?add=2&qty=1', 'GET /st/checkout.asp']);
-  }, 90_000);
+  });
 });

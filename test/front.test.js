@@ -32,7 +32,7 @@ beforeAll(async () => {
   shop = await startShop({ products: 5 });
   out = path.join(dir, 'out');
   await crawlShopForFront(shop, out);
-}, 30_000);
+});
 
 afterAll(async () => {
   await shop?.close();
@@ -312,7 +312,7 @@ describe('prerender serve --origin streams large answers', () => {
     // Not the 100 MB: what is in flight between the two sockets, plus the chunks the GC has not yet reclaimed
     // (their share varies with the machine's load). Holding the answer would add the whole 100 MB.
     expect(peakRss(pid) - before).toBeLessThan(72 * 1024 * 1024);
-  }, 120_000);
+  });
 });
 
 describe('serve --origin: the rest of the contract', () => {

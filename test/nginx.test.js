@@ -72,7 +72,7 @@ describe('nginx SSI template', () => {
     endpoint = await startPriceEndpoint({ prices: priceOf });
     nginx = await startNginx({ dir, root: out, endpointPort: endpoint.port, probe: '/st/product5.htm', workerConnections: 128 });
     port = nginx.port;
-  }, 30_000);
+  });
 
   afterAll(async () => {
     await nginx?.stop();
@@ -158,7 +158,7 @@ describe('Varnish ESI template', () => {
     const originPort = await listen(origin);
     varnish = await startVarnish({ dir, originPort, endpointPort: endpoint.port, probe: '/st/product5.htm' });
     port = varnish.port;
-  }, 30_000);
+  });
 
   afterAll(async () => {
     await varnish?.stop();

@@ -113,7 +113,7 @@ describe.skipIf(!HAVE_REDIS)('a Redis that refuses or stops answering', () => {
     } finally {
       await client.quit();
     }
-  }, 30_000);
+  });
 
   it('credentials Redis refuses are said so at once (exit 2, never the password); status never names --frontier-timeout', async () => {
     const at = base(locked.url);
@@ -138,14 +138,14 @@ describe.skipIf(!HAVE_REDIS)('a Redis that refuses or stops answering', () => {
     expect(unreachable?.message).toMatch(/cannot reach the frontier redis:\/\/:\*\*\*@127\.0\.0\.1:\d+\/0 \(ECONNREFUSED\) within 1 s/);
     expect(unreachable?.message).not.toContain('--frontier-timeout');
     expect(unreachable?.message).not.toContain('WrongPW');
-  }, 40_000);
+  });
 
   it('wrong credentials do not wait for --frontier-timeout', async () => {
     // An hour of --frontier-timeout: a process that waited for it would be killed at run()'s 60 s (no exit code).
     const result = await run(['worker', '--frontier', `redis://:WrongPW@${base(locked.url)}/0`, '--crawl-id', 'pw', '-q', '--frontier-timeout', '3600']);
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain('Redis refused the credentials');
-  }, 90_000);
+  });
 
   it('Redis stopped (SIGSTOP) without closing the connection: the coordinator and a worker exit 2 past --frontier-timeout; then status lists neither as alive', async () => {
     const redis = await ownRedis();
@@ -193,7 +193,7 @@ describe.skipIf(!HAVE_REDIS)('a Redis that refuses or stops answering', () => {
     } finally {
       await redis.stop();
     }
-  }, 60_000);
+  });
 
   it('status counts a process alive as the crawl does: a heartbeat within half of the stored --lease-timeout', async () => {
     const client = await connectRedis(plain.url, { timeoutSeconds: 5 });
@@ -239,5 +239,5 @@ describe.skipIf(!HAVE_REDIS)('a Redis that refuses or stops answering', () => {
     } finally {
       await site.close();
     }
-  }, 30_000);
+  });
 });

@@ -71,7 +71,7 @@ describe.skipIf(!HAVE_REDIS)('a shared crawl writes pages while it runs', () => 
     } finally {
       await new Promise((resolve) => origin.close(resolve));
     }
-  }, 60_000);
+  });
 
   it('name headers, collisions, unsafe names, redirects, <base>, windows-1252, price slots, CSS: the same tree', async () => {
     const site = await startSite();
@@ -90,5 +90,5 @@ describe.skipIf(!HAVE_REDIS)('a shared crawl writes pages while it runs', () => 
     } finally {
       await site.close();
     }
-  }, 60_000);
+  });
 });

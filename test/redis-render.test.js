@@ -117,7 +117,7 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
     expect(manifest.pages).toHaveLength(36); // 6 directory pages, 30 products
     expect(manifest.pages.every((/** @type {{ rendered?: boolean }} */ page) => page.rendered === true)).toBe(true);
     for (let n = 1; n <= 30; n++) expect(shop.hits.get(`GET /st/product.asp?SKUSetID=${n}`), `product ${n}`).toBe(1);
-  }, 90_000);
+  });
 
   it('Ctrl-C in a rendering worker while it holds pages: it exits 130 at once, its browser with it, its pages go back; the coordinator writes the whole tree', async () => {
     const id = 'render-int';
@@ -154,7 +154,7 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
     } finally {
       await client.quit();
     }
-  }, 90_000);
+  });
 
   it('a worker that cannot find its browser exits 2 before it takes anything; the crawl is finished without it', async () => {
     const out = path.join(dir, 'no-browser');
@@ -165,7 +165,7 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
     expect(worker.stdout).toBe('');
     expect((await coordinator.done).code).toBe(0);
     expect(JSON.parse(await manifestOf(out)).pages).toHaveLength(36);
-  }, 90_000);
+  });
 
   it('another render configuration under the same crawl id is refused with what differs', async () => {
     const out = path.join(dir, 'mismatch');
@@ -176,5 +176,5 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
     const again = await cli(['crawl', ...args, '--render-wait', 'selector:#app a']).done;
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('--render-wait');
-  }, 90_000);
+  });
 });

@@ -64,7 +64,7 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through rediss:// (TLS)', () => {
     });
     await new Promise((resolve) => site.listen(0, '127.0.0.1', () => resolve(undefined)));
     origin = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (site.address()).port}`;
-  }, 60_000);
+  });
   afterAll(async () => {
     await redis?.stop();
     site?.closeAllConnections();
@@ -91,12 +91,12 @@ describe.skipIf(!HAVE_REDIS)('a crawl shared through rediss:// (TLS)', () => {
     const status = await run(['status', ...frontier, '--json'], env);
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ phase: 'finished', queued: 0, leased: 0, done: 13 });
-  }, 60_000);
+  });
 
   it('a process that does not trust the server\'s CA is refused: exit 2, one line', async () => {
     const refused = await run(['worker', '--frontier', redis.url, '--crawl-id', 'tls', '-q', '--frontier-timeout', '2']);
     expect(refused.code).toBe(2);
     expect(refused.stderr.trim().split('\n')).toHaveLength(1);
     expect(refused.stderr).toMatch(/rediss:\/\/127\.0\.0\.1:\d+.*(CERT|certificate)/);
-  }, 30_000);
+  });
 });

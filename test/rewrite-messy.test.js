@@ -51,7 +51,7 @@ beforeAll(async () => {
   out = path.join(await dirs.make(), 'out');
   await crawl({ roots: [`${origin}/s/`, `${origin}/s/legacy.asp`], out, concurrency: 2, retries: 0, timeout: 10_000, threads: 0 });
   manifest = await readManifest(out);
-}, 60_000);
+});
 
 afterAll(async () => {
   await new Promise((resolve) => server.close(() => resolve(undefined)));

@@ -30,7 +30,7 @@ beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prerender-serve-mem-'));
   targets = writeLargeTree(dir, { pages: 2000, plain: 500, size: 15_000 });
   fs.writeFileSync(path.join(dir, '..', `${path.basename(dir)}-prices.json`), JSON.stringify({ 'SKU-1': { '*': '$1' } }));
-}, 120_000);
+});
 afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
   fs.rmSync(path.join(dir, '..', `${path.basename(dir)}-prices.json`), { force: true });
@@ -104,7 +104,7 @@ describe('serve memory', () => {
     } finally {
       await closeServer(server);
     }
-  }, 120_000);
+  });
 
   it('the real process stays under budget + 150 MB on a tree larger than the budget, after gzip, br and identity traffic', async () => {
     const budget = 16 * MiB;
@@ -147,5 +147,5 @@ describe('serve memory', () => {
     const refused = serveProcess(['--cache-bytes', '64m', '--max-rss', '32m']);
     expect(await refused.exited).toBe(2);
     expect(refused.out.stderr).toMatch(/--max-rss \(maxRssBytes\) must be larger than --cache-bytes/);
-  }, 60_000);
+  });
 });

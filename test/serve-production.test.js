@@ -95,7 +95,7 @@ describe('prices from an endpoint, under load', () => {
     expect(slots[199]).toBe('$200.99 (10001)');
     // and the next page, other SKUs on the same endpoint, is not hurt by the first
     expect(slotsOf((await request(port, '/list.html?zip=90210', { timeoutMs: 50_000 })).text).filter((s) => !s.startsWith('$'))).toEqual([]);
-    }, 60_000);
+  });
 
   it('1,000 concurrent requests over 1,000 pages on a cold cache get >= 99% real prices ({skus})', async () => {
     const specs = Array.from({ length: 1000 }, (_, i) => ({ file: `st/product${i + 1}.htm`, pieces: productPieces(i + 1, { size: 600 }) }));
@@ -111,7 +111,7 @@ describe('prices from an endpoint, under load', () => {
     expect(priced / answers.length).toBeGreaterThanOrEqual(0.99);
     // lookups of requests read together share requests (the burst looks up 1,500 SKUs)
     expect(endpoint.hits.total).toBeLessThan(1500);
-  }, 120_000);
+  });
 
   it('a cold burst longer than the old 1 s queue bound gets >= 99% real prices (one SKU per request, default pool and queue bound)', async () => {
     // 100 pages, ~150 lookups, one request each, on a 500 ms endpoint: 3 rounds of 64 connections (~1.5 s), more
@@ -123,13 +123,13 @@ describe('prices from an endpoint, under load', () => {
     writeTree(dir, specs);
     const endpoint = await endpointWith({ prices: benchPrice, delayMs: 500 });
     // (a timeout above the 300 ms default, counted from the send: a shared machine; the pool and the queue bound are the defaults)
-    const { port, server } = await serve({ prices: endpoint.template, priceTimeoutMs: 2000 });
+    const { port, server } = await serve({ prices: endpoint.template, priceTimeoutMs: 10_000 });
     const answers = /** @type {{ status: number, body: string }[]} */ (await burst(port, specs.map((s) => `/${s.file}`)));
     expect(answers.every((a) => a.status === 200)).toBe(true);
     const priced = answers.filter((a) => /<span class="amount">\$\d+\.99 \(10001\)<\/span>/.test(a.body)).length;
     const stats = /** @type {import('../lib/prices/http-source.js').HttpPriceSource} */ (server.priceFilter.prices).stats;
     expect(priced / answers.length, JSON.stringify(stats)).toBeGreaterThanOrEqual(0.99);
-  }, 120_000);
+  });
 
   it('with the endpoint down, every page is served at once with the fallback, not after a timeout', async () => {
     buildServeTree(dir, { products: 40 });

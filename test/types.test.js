@@ -160,7 +160,7 @@ describe('type declarations', () => {
   it('accept the serve and crawl APIs as the README documents them, and refuse the mistakes the runtime refuses', () => {
     // .mts: an ES module, so that the crawl program may await at its top level as the README's example does.
     expect(compileAgainstTypes(dir, { 'serve.ts': SERVE_CONSUMER, 'crawl.mts': CRAWL_CONSUMER })).toBe('');
-  }, 90_000);
+  });
 
   it('are packed with bin, lib, templates and README (prepack makes them), and no tests or fixtures', () => {
     const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -179,5 +179,5 @@ describe('type declarations', () => {
     for (const type of ['CrawlerOptions', 'CrawlResult', 'Loader', 'OutputTarget', 'Manifest']) expect(declarations).toContain(`export type ${type} =`);
     // The options are typed, not Record<string, any>.
     expect(fs.readFileSync(path.join(dir, 'types', 'crawler', 'index.d.ts'), 'utf8')).toMatch(/constructor\(options: CrawlerOptions\)/);
-  }, 60_000);
+  });
 });

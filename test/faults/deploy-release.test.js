@@ -46,7 +46,7 @@ describe.each(/** @type {const} */ (['local', 'ssh']))('a link planted in the li
     expect((await lstat(path.join(release, 'p'))).isDirectory()).toBe(true);
     expect(generationIn(await readFile(path.join(release, 'p/page0.html'), 'utf8'))).toBe(2);
     expect(await currentOf(target.root)).toBe(second.id);
-  }, 60_000);
+  });
 
   it.skipIf(skip)('a release whose files are not its record (one added, one gone, names with spaces and UTF-8) is rebuilt too', async () => {
     const out = path.join(dir, 'out');
@@ -66,7 +66,7 @@ describe.each(/** @type {const} */ (['local', 'ssh']))('a link planted in the li
     expect(healed.targets[0]).toMatchObject({ status: 'switched', sent: { files: 5 }, warnings: [{ code: 'DEPLOY_REBUILT' }] });
     expect(healed.targets[0].warnings[0].message).toMatch(/its record|missing/);
     expect(await readdir(path.join(target.root, 'current', 'p'))).toContain('page1.html');
-  }, 120_000);
+  });
 
   it.skipIf(skip)('planted after the check, during the deploy: refused (DEPLOY_UNSAFE_TARGET), nothing written through it', async () => {
     const out = path.join(dir, 'out');
@@ -99,7 +99,7 @@ describe.each(/** @type {const} */ (['local', 'ssh']))('a link planted in the li
     expect(third.targets[0].status).toBe('switched');
     expect(third.targets[0].warnings.map((w) => w.code)).toEqual(['DEPLOY_REBUILT']);
     expect(await snapshot(outside)).toEqual(before);
-  }, 60_000);
+  });
 });
 
 describe.skipIf(noSshd)('deploy --verify all over ssh', () => {
@@ -134,7 +134,7 @@ describe.skipIf(noSshd)('deploy --verify all over ssh', () => {
     expect(result.error?.code).toBe('DEPLOY_VERIFY');
     expect(await currentOf(target.root)).toBe(first.id);
     expect((await readdir(releases)).filter((name) => name.includes(second.id))).toEqual([]);
-  }, 60_000);
+  });
 });
 
 describe('deploy --verify all on a local target', () => {

@@ -43,7 +43,7 @@ describe.skipIf(!canMount && !IN_CI)('a full disk on a local target (real tmpfs)
     await writeTree(out, { pages: 10, size: 20_000, generation: 3 });
     const next = await deploy(out, [www], { now: later() });
     expect(next.targets[0].status).toBe('switched');
-  }, 60_000);
+  });
 
   it('a killed run\'s release filling the disk: the next publish removes it under the lock, and goes on', async () => {
     const out = path.join(dir, 'out');
@@ -59,7 +59,7 @@ describe.skipIf(!canMount && !IN_CI)('a full disk on a local target (real tmpfs)
     expect(next.targets[0].error).toBeUndefined();
     expect(next.targets[0].status).toBe('switched');
     expect((await readdir(path.join(www, 'releases'))).filter((name) => name.startsWith('.tmp-'))).toEqual([]);
-  }, 60_000);
+  });
 
   it('still stuck: the lock cannot be made, and the message names the directory to delete; nothing is left', async () => {
     const out = path.join(dir, 'out');
@@ -85,7 +85,7 @@ describe.skipIf(!canMount && !IN_CI)('a full disk on a local target (real tmpfs)
     expect(await readdir(www)).not.toContain('.prerender-lock');
     await rm(path.join(www, 'filler'));
     expect((await deploy(out, [www], { now: later() })).targets[0].status).toBe('switched');
-  }, 60_000);
+  });
 });
 
 describe.skipIf(noSshd)('a ProxyCommand that stalls', () => {
@@ -110,7 +110,7 @@ describe.skipIf(noSshd)('a ProxyCommand that stalls', () => {
       relay ??= Number(await readFile(pidFile, 'utf8').catch(() => '0'));
       if (relay) process.kill(relay, 'SIGKILL');
     }
-  }, 60_000);
+  });
 });
 
 describe.skipIf(noSshd)('ssh deploy errors: one line that says what happened', () => {
@@ -135,7 +135,7 @@ describe.skipIf(noSshd)('ssh deploy errors: one line that says what happened', (
     expect(detail.length).toBeLessThanOrEqual(6);
     expect(detail.join('\n')).toMatch(/No space left on device/);
     expect(JSON.parse(verbose.stdout).targets[0].error).toMatchObject({ code: 'DEPLOY_DISK_FULL', detail: expect.stringMatching(/No space left/) });
-  }, 60_000);
+  });
 
   it('a cut link: "the connection was lost", the label once', async () => {
     const out = path.join(dir, 'out');
@@ -147,7 +147,7 @@ describe.skipIf(noSshd)('ssh deploy errors: one line that says what happened', (
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stdout).targets[0].error).toMatchObject({ code: 'DEPLOY_CONNECTION_LOST', message: 'the connection was lost while sending and checking the release' });
     expect(linesOf(run.stderr)).toEqual([`prerender: ${target.name}: the connection was lost while sending and checking the release`]);
-  }, 60_000);
+  });
 
   it('the ssh master killed mid-transfer: "the connection was lost"; no command runs after it', async () => {
     const out = path.join(dir, 'out');
@@ -172,7 +172,7 @@ describe.skipIf(noSshd)('ssh deploy errors: one line that says what happened', (
     await expect(lstat(path.join(target.root, 'current'))).rejects.toThrow();
     // Its lock was removed through a new connection: another machine's run is not held off.
     await expect(lstat(path.join(target.root, '.prerender-lock'))).rejects.toThrow();
-  }, 60_000);
+  });
 });
 
 describe.skipIf(noSshd)('one lock for local and ssh runs on one web root', () => {
@@ -211,7 +211,7 @@ describe.skipIf(noSshd)('one lock for local and ssh runs on one web root', () =>
     expect(publish.stderr).toBe('');
     expect(publish.code).toBe(0);
     await expect(lstat(lock)).rejects.toThrow();
-  }, 60_000);
+  });
 
   it('a local publish\'s lock stops an ssh deploy; one a dead local run left (a file, as earlier versions made) is taken over', async () => {
     const { out, target, sshArgs, lock } = await setup();
@@ -229,7 +229,7 @@ describe.skipIf(noSshd)('one lock for local and ssh runs on one web root', () =>
     expect(deployed.stderr).toBe('');
     expect(deployed.code).toBe(0);
     await expect(lstat(lock)).rejects.toThrow();
-  }, 60_000);
+  });
 
   it.skipIf(!canMount && !IN_CI)('ssh on a disk a killed run filled: its leftovers are removed under the lock, whose owner is then written', async () => {
     const out = path.join(dir, 'out');
@@ -247,7 +247,7 @@ describe.skipIf(noSshd)('one lock for local and ssh runs on one web root', () =>
     expect(next.targets[0].status).toBe('switched');
     // The lock had its owner: the switch removed it.
     await expect(lstat(path.join(remote, '.prerender-lock'))).rejects.toThrow();
-  }, 60_000);
+  });
 
   it('a lock without an owner is held on both sides, with how to remove it', async () => {
     const { out, target, sshArgs, lock } = await setup();
@@ -259,5 +259,5 @@ describe.skipIf(noSshd)('one lock for local and ssh runs on one web root', () =>
     const deployed = await runCli(['deploy', out, target.name, ...sshArgs], { cwd: dir });
     expect(deployed.code).toBe(2);
     expect(deployed.stderr).toMatch(/\(a run that is starting, or one killed before it wrote its owner\) holds ssh:.* If it is gone for good, remove the lock: ssh -p \d+ \S+ rm -r \S+\.prerender-lock/);
-  }, 60_000);
+  });
 });

@@ -156,5 +156,5 @@ describe('boundYoungGeneration', () => {
     const held = youngAfterChurn(true);
     expect(free).toBeGreaterThan(16 * 1024 * 1024);
     expect(held).toBeLessThanOrEqual(8.5 * 1024 * 1024);
-  }, 30_000);
+  });
 });

@@ -72,7 +72,7 @@ describe('the frontier URL', () => {
     const listed = await runCli(['crawl', '-o', path.join(dir, 'out')], { cwd: dir });
     expect(listed.code).toBe(2);
     expect(listed.stderr).not.toContain('AlicePW123');
-  }, 30_000);
+  });
 
   it('a bad database, port or host: exit 2, one line naming --frontier, no stack trace, for crawl, worker and status; the API refuses it too', async () => {
     const urls = ['redis://127.0.0.1:6391/abc', 'redis://127.0.0.1:6391/0/1', 'redis://127.0.0.1:6391/-1', 'redis://:pw@127.0.0.1:notaport', 'redis://[::1:6391/0'];
@@ -91,5 +91,5 @@ describe('the frontier URL', () => {
       }
     }
     await expect(connectRedis('redis://127.0.0.1:6391/abc', { timeoutSeconds: 1 })).rejects.toMatchObject({ code: 'FRONTIER_URL' });
-  }, 30_000);
+  });
 });
