@@ -5,7 +5,7 @@
  * given churn, against the first (full) crawl, in the form of the 1999
  * Content Deployment study's churn table.
  *
- *   node bench/recrawl-bench.js [--products 20000] [--rounds 3] [--settle 60] [--etag] [--resume-after S]
+ *   node bench/recrawl-bench.js [--products 20000] [--rounds 3] [--settle 60] [--etag] [--resume-after S] [--prerender DIR]
  *
  * Each round: bench/origin.js serves the shop with every product unchanged;
  * a first crawl into a fresh OUT; then the origin is restarted on the same
@@ -40,7 +40,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..');
 const SCENARIOS = [0, 10, 100];
 
-const USAGE = `usage: node bench/recrawl-bench.js [--products 20000] [--rounds 3] [--settle 60] [--etag] [--resume-after S]
+const USAGE = `usage: node bench/recrawl-bench.js [--products 20000] [--rounds 3] [--settle 60] [--etag] [--resume-after S] [--prerender DIR]
 The re-crawl benchmark: what a second crawl into the same OUT costs at a given
 churn (0, 10 and 100 % of the product pages changed), against the first (full)
 crawl; the median over rounds. Results go to bench/results/ (git-ignored).
@@ -51,7 +51,9 @@ crawl; the median over rounds. Results go to bench/results/ (git-ignored).
                  (conditional requests); without, every page is fetched in full
   --resume-after S  also per round: a first crawl into a fresh OUT killed with
                  SIGKILL S seconds after its start, then the same command
-                 again, which resumes it (measured: the "resumed" row)`;
+                 again, which resumes it (measured: the "resumed" row)
+  --prerender DIR  the prerender checkout whose bin/prerender.js crawls (default:
+                 this repository); the origin and this script stay this repository's`;
 
 /** @type {Set<import('node:child_process').ChildProcess>} */
 const children = new Set();
@@ -83,13 +85,16 @@ async function stop(child) {
   clearTimeout(timer);
 }
 
+/** The checkout that crawls (--prerender); set by main(). */
+let prerenderDir = REPO;
+
 /**
  * The crawl command's arguments.
  * @param {string} origin
  * @param {string} out
  * @param {number} totalPages
  */
-const crawlArgs = (origin, out, totalPages) => [path.join(REPO, 'bin', 'prerender.js'),
+const crawlArgs = (origin, out, totalPages) => [path.join(prerenderDir, 'bin', 'prerender.js'),
   'crawl', `${origin}/st/dir.asp`, '-i', '/st/dir.asp', '/st/product.asp', '-o', out, '--quiet', '--json', '--max-pages', String(totalPages + 10)];
 
 /**
@@ -151,6 +156,15 @@ function cpuModel() {
   }
 }
 
+/** @param {string} dir */
+function commitOf(dir) {
+  try {
+    return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    return null;
+  }
+}
+
 async function main() {
   const { values } = parseBenchArgs('recrawl-bench', {
     products: { type: 'string', default: '20000' },
@@ -158,7 +172,9 @@ async function main() {
     settle: { type: 'string', default: '60' },
     etag: { type: 'boolean', default: false },
     'resume-after': { type: 'string', default: '0' },
+    prerender: { type: 'string', default: REPO },
   }, USAGE);
+  prerenderDir = path.resolve(values.prerender);
   const products = Number(values.products);
   const rounds = Number(values.rounds);
   const settle = Number(values.settle);
@@ -224,9 +240,10 @@ async function main() {
     notModified: median(list.map((run) => run.churn.notModified)),
     sameBytes: median(list.map((run) => run.churn.sameBytes)),
   }));
-  const report = { date: new Date().toISOString(), cpu: cpuModel(), node: process.version, products, rounds, etag: values.etag === true, rows };
+  const report = { date: new Date().toISOString(), cpu: cpuModel(), node: process.version, prerender: { dir: prerenderDir, commit: commitOf(prerenderDir) }, products, rounds, etag: values.etag === true, rows };
   const lines = [
     `prerender re-crawl benchmark, ${report.date.slice(0, 10)}, ${os.cpus().length} x ${report.cpu}, Node ${report.node}`,
+    `prerender: ${prerenderDir}${report.prerender.commit ? ` @ ${report.prerender.commit}` : ''}`,
     `shop: ${products} products (${totalPages} pages), validators: ${report.etag ? 'ETag (conditional requests)' : 'none (unchanged pages found by their bytes)'}, median of ${rounds}`,
     '',
     '| crawl | changed | 304 | same bytes | files written | time | % of first crawl | CPU ms/page | peak RSS |',

@@ -4,7 +4,7 @@
  * The shared frontier's costs, against a real redis-server started here
  * (--save "" --appendonly no):
  *
- *   node bench/redis-bench.js [--pages 5000] [--urls 1000000] [--products 10000] [--latency-ms 50] [--rounds 1] [--skip frontier,memory,scaling]
+ *   node bench/redis-bench.js [--pages 5000] [--urls 1000000] [--products 10000] [--latency-ms 50] [--rounds 1] [--skip frontier,memory,scaling] [--prerender DIR]
  *
  * 1. frontier: `--pages` pages through the real RedisFrontier, 8 at a time
  *    (take, then per page: its 50 outlinks added, its record put, done), as
@@ -24,9 +24,12 @@
  *    exit) and of the crawl phase (seeding to the completion barrier, from
  *    the crawl's meta in Redis), the finishing time (the coordinator alone)
  *    and CPU per page of all processes. Rounds interleave (1, 2, 4, 1, 2, 4…).
+ *    Each process's CPU and peak RSS are its getrusage at exit (bench/lib/rusage.js);
+ *    redis-server's CPU is INFO cpu's, after minus before.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,7 +42,7 @@ import { checkNumbers, parseBenchArgs, usageError } from './lib/args.js';
 import { cpuOf } from './lib/proc.js';
 
 const HERE = import.meta.dirname;
-const BIN = path.join(HERE, '..', 'bin', 'prerender.js');
+const RUSAGE = pathToFileURL(path.join(HERE, 'lib', 'rusage.js')).href;
 
 const USAGE = `usage: node bench/redis-bench.js [--pages 5000] [--urls 1000000] [--products 10000] [--latency-ms 50] [--rounds 1] [--skip frontier,memory,scaling]
 The shared frontier's costs, against a real redis-server started here (--save "" --appendonly no):
@@ -53,7 +56,9 @@ The shared frontier's costs, against a real redis-server started here (--save ""
   --processes LIST   scaling: numbers of processes, the coordinator and workers at -c 8 each (default 1,2,4)
   --threads LIST     scaling: runs each count once per value of every process's --threads,
                      interleaved (default: their own default)
-  --skip LIST        parts not to run: frontier, memory, scaling (default: none)`;
+  --skip LIST        parts not to run: frontier, memory, scaling (default: none)
+  --prerender DIR    scaling: the checkout whose bin/prerender.js runs the processes
+                     (default: this repository); frontier and memory use this repository's lib/`;
 
 const { values } = parseBenchArgs('redis-bench', {
   pages: { type: 'string', default: '5000' },
@@ -64,7 +69,9 @@ const { values } = parseBenchArgs('redis-bench', {
   skip: { type: 'string', default: '' },
   processes: { type: 'string', default: '1,2,4' },
   threads: { type: 'string', default: '' },
+  prerender: { type: 'string', default: path.join(HERE, '..') },
 }, USAGE);
+const BIN = path.join(path.resolve(values.prerender), 'bin', 'prerender.js');
 checkNumbers('redis-bench', values, ['pages', 'urls', 'products', 'latency-ms', 'rounds'], ['processes']);
 const skip = new Set(String(values.skip).split(',').filter(Boolean));
 for (const part of skip) if (!['frontier', 'memory', 'scaling'].includes(part)) usageError('redis-bench', `--skip takes frontier, memory, scaling, got ${JSON.stringify(part)}`);
@@ -202,11 +209,12 @@ function runQueueWaitMs(pid) {
 
 /**
  * @param {string[]} args
- * @returns {Promise<{ code: number | null, cpuMs: number, waitMs: number, stdout: string, stderr: string }>}
+ * @param {string} usageFile where the process writes its getrusage at exit
+ * @returns {Promise<{ code: number | null, cpuMs: number, peakRssMB: number | null, waitMs: number, stdout: string, stderr: string }>}
  */
-function runNode(args) {
+function runNode(args, usageFile) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', RUSAGE, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PRERENDER_BENCH_RUSAGE: usageFile } });
     let stdout = '';
     let stderr = '';
     let cpuMs = 0;
@@ -221,9 +229,22 @@ function runNode(args) {
     child.stderr.on('data', (chunk) => { stderr += chunk; });
     child.on('close', (code) => {
       clearInterval(sample);
-      resolve({ code, cpuMs, waitMs, stdout, stderr });
+      // The exact figures at exit; the last /proc sample when the process left none.
+      let peakRssMB = null;
+      try {
+        const usage = JSON.parse(readFileSync(usageFile, 'utf8'));
+        cpuMs = (usage.userCPUTime + usage.systemCPUTime) / 1000;
+        peakRssMB = usage.maxRSS / 1024;
+      } catch { /* keep the sampled CPU */ }
+      resolve({ code, cpuMs, peakRssMB, waitMs, stdout, stderr });
     });
   });
+}
+
+/** redis-server's CPU so far (user + sys), in ms. @param {import('ioredis').Redis} redis */
+async function redisCpuMs(redis) {
+  const cpu = await info(redis, 'cpu');
+  return (Number(cpu.used_cpu_user) + Number(cpu.used_cpu_sys)) * 1000;
 }
 
 /**
@@ -239,7 +260,7 @@ async function scaling(redis, redisUrl, products, latencyMs, rounds) {
   const counts = String(values.processes).split(',').map(Number);
   // --threads a,b: each count of processes once per value of every process's --threads, interleaved (default: their own default).
   const threadValues = values.threads ? String(values.threads).split(',') : [''];
-  /** @type {Record<string, { pagesPerSecond: number, crawlPagesPerSecond: number, finishSeconds: number, cpuMsPerPage: number, cpuWaitMsPerPage: number }[]>} */
+  /** @type {Record<string, { pagesPerSecond: number, crawlPagesPerSecond: number, finishSeconds: number, cpuMsPerPage: number, redisCpuMsPerPage: number, peakRssMB: (number | null)[], cpuWaitMsPerPage: number }[]>} */
   const results = {};
   try {
     for (let round = 0; round < rounds; round++) {
@@ -247,12 +268,16 @@ async function scaling(redis, redisUrl, products, latencyMs, rounds) {
         const key = threads === '' ? String(processes) : `${processes}/threads ${threads}`;
         const extra = threads === '' ? [] : ['--threads', threads];
         const out = await mkdtemp(path.join(os.tmpdir(), 'prerender-redis-bench-'));
+        const usageDir = await mkdtemp(path.join(os.tmpdir(), 'prerender-redis-rusage-'));
         const id = `bench-${processes}-${round}-${Date.now()}`;
+        const redisCpuBefore = await redisCpuMs(redis);
         const started = performance.now();
         const runs = await Promise.all([
-          runNode([BIN, 'crawl', `${url}/st/dir.asp`, '-i', '/st/dir.asp', '/st/product.asp', '-o', out, '-c', '8', '-q', '--json', '--frontier', redisUrl, '--crawl-id', id, ...extra]),
-          ...Array.from({ length: processes - 1 }, () => runNode([BIN, 'worker', '--frontier', redisUrl, '--crawl-id', id, '-c', '8', '-q', ...extra])),
+          runNode([BIN, 'crawl', `${url}/st/dir.asp`, '-i', '/st/dir.asp', '/st/product.asp', '-o', out, '-c', '8', '-q', '--json', '--frontier', redisUrl, '--crawl-id', id, ...extra], path.join(usageDir, 'coordinator.json')),
+          ...Array.from({ length: processes - 1 }, (_, n) => runNode([BIN, 'worker', '--frontier', redisUrl, '--crawl-id', id, '-c', '8', '-q', ...extra], path.join(usageDir, `worker-${n + 1}.json`))),
         ]);
+        const redisCpu = (await redisCpuMs(redis)) - redisCpuBefore;
+        await rm(usageDir, { recursive: true, force: true });
         const wallMs = performance.now() - started;
         if (runs.some((r) => r.code !== 0)) throw new Error(`a process failed: ${runs.map((r) => r.stderr).join(' ')}`);
         const pages = JSON.parse(runs[0].stdout).pages;
@@ -262,8 +287,10 @@ async function scaling(redis, redisUrl, products, latencyMs, rounds) {
         const crawlMs = Number(meta.finishAt) - Number(meta.startedAt);
         const finishSeconds = (Number(meta.finishedAt) - Number(meta.finishAt)) / 1000;
         const waitMs = runs.reduce((sum, r) => sum + r.waitMs, 0);
-        (results[key] ??= []).push({ pagesPerSecond: pages / (wallMs / 1000), crawlPagesPerSecond: pages / (crawlMs / 1000), finishSeconds, cpuMsPerPage: cpuMs / pages, cpuWaitMsPerPage: waitMs / pages });
-        process.stderr.write(`scaling: ${key} process(es), ${pages} pages, ${(pages / (wallMs / 1000)).toFixed(0)} pages/s end to end, ${(pages / (crawlMs / 1000)).toFixed(0)} pages/s crawl phase, finish ${finishSeconds.toFixed(1)} s, ${(cpuMs / pages).toFixed(2)} ms CPU/page, ${(waitMs / pages).toFixed(2)} ms/page waiting for a CPU, load ${os.loadavg()[0].toFixed(1)}\n`);
+        const peakRssMB = runs.map((r) => r.peakRssMB);
+        (results[key] ??= []).push({ pagesPerSecond: pages / (wallMs / 1000), crawlPagesPerSecond: pages / (crawlMs / 1000), finishSeconds, cpuMsPerPage: cpuMs / pages, redisCpuMsPerPage: redisCpu / pages, peakRssMB, cpuWaitMsPerPage: waitMs / pages });
+        const rss = peakRssMB.map((mb) => (mb === null ? '?' : mb.toFixed(0))).join(' + ');
+        process.stderr.write(`scaling: ${key} process(es), ${pages} pages, ${(pages / (wallMs / 1000)).toFixed(0)} pages/s end to end, ${(pages / (crawlMs / 1000)).toFixed(0)} pages/s crawl phase, finish ${finishSeconds.toFixed(1)} s, ${(cpuMs / pages).toFixed(2)} ms CPU/page (+ ${(redisCpu / pages).toFixed(2)} redis-server), peak RSS ${rss} MB, ${(waitMs / pages).toFixed(2)} ms/page waiting for a CPU, load ${os.loadavg()[0].toFixed(1)}\n`);
         await rm(out, { recursive: true, force: true });
       }
     }
@@ -275,6 +302,7 @@ async function scaling(redis, redisUrl, products, latencyMs, rounds) {
   const summary = Object.fromEntries(Object.entries(results).map(([n, list]) => [n, {
     pagesPerSecond: median(list.map((r) => r.pagesPerSecond)), crawlPagesPerSecond: median(list.map((r) => r.crawlPagesPerSecond)),
     finishSeconds: median(list.map((r) => r.finishSeconds)), cpuMsPerPage: median(list.map((r) => r.cpuMsPerPage)),
+    redisCpuMsPerPage: median(list.map((r) => r.redisCpuMsPerPage)),
     cpuWaitMsPerPage: median(list.map((r) => r.cpuWaitMsPerPage)), rounds: list,
   }]));
   /** @param {number} n @param {'pagesPerSecond' | 'crawlPagesPerSecond'} field */

@@ -1,4 +1,5 @@
 // @ts-check
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { longSentences, measureDocs, proseFigures, sentences } from '../../bench/prose.js';
@@ -55,6 +56,11 @@ describe('README.md and docs/ (issue #41)', () => {
 
   it('README.md is at most 400 lines', () => {
     expect(figures.readmeLines).toBeLessThanOrEqual(400);
+  });
+
+  it('BENCHMARKS.md is at most 400 lines, and its first section is the current figures', () => {
+    expect(figures.benchmarksLines).toBeLessThanOrEqual(400);
+    expect(readFileSync(`${ROOT}BENCHMARKS.md`, 'utf8').match(/^## .*/m)?.[0]).toBe('## Current figures');
   });
 
   it('docs/ holds at least 6 pages', () => {
