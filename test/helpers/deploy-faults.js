@@ -46,7 +46,8 @@ export function useDeployFaults() {
   afterEach(async () => {
     vi.restoreAllMocks();
     for (const unmount of unmounts) unmount();
-    await rm(dir, { recursive: true, force: true });
+    // A server-side tar of a deploy that was cut off may still be writing its last entries: ENOTEMPTY is retried.
+    await rm(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   });
 }
 
