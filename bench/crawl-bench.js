@@ -33,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseBenchArgs, usageError } from './lib/args.js';
 import { measureCeiling } from './lib/ceiling.js';
-import { children, runPeer, runPrerender, startOrigin } from './lib/crawl-runs.js';
+import { killChildren, runPeer, runPrerender, startOrigin } from './lib/crawl-runs.js';
 import { judge, render, summarise } from './lib/crawl-report.js';
 import { parsePeers, peerCommand, peerVersions, preparePeers } from './lib/peers.js';
 import { machineBusyMs } from './lib/proc.js';
@@ -165,6 +165,7 @@ async function main() {
     for (let r = 1; r <= rounds; r++) {
       const of = rounds > 1 ? ` (round ${r} of ${rounds})` : '';
       await settle();
+      stop.signal.throwIfAborted();
       log(`crawling ${totalPages.toLocaleString('en-US')} pages with prerender${of}...`);
       const out = path.join(tmp, `prerender-${r}`);
       /** @type {Record<string, any>} */
@@ -173,6 +174,7 @@ async function main() {
       runs.prerender.push(run);
       for (const peer of peers) {
         await settle();
+        stop.signal.throwIfAborted();
         log(`crawling the same origin with ${peer}${of}...`);
         const peerOut = path.join(tmp, `${peer}-${r}`);
         await mkdir(peerOut);
@@ -302,7 +304,7 @@ for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
     // Stop the origin and the tool running; main() then fails and its
     // finally block removes the temp folder.
     stop.abort();
-    for (const child of children) child.kill('SIGKILL');
+    killChildren();
     process.exitCode = 130;
   });
 }

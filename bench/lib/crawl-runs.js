@@ -18,13 +18,32 @@ const BENCH = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Child processes to stop if the benchmark itself is interrupted. */
 /** @type {Set<import('node:child_process').ChildProcess>} */
-export const children = new Set();
+const children = new Set();
+
+/** Those of them that lead a process group of their own. */
+/** @type {WeakSet<import('node:child_process').ChildProcess>} */
+const groups = new WeakSet();
 
 /** @param {import('node:child_process').ChildProcess} child */
 function track(child) {
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;
+}
+
+/**
+ * Ends every child at once. A peer runs in a process group of its own
+ * (under GNU time), and the whole group goes: the tool would outlive time.
+ */
+export function killChildren() {
+  for (const child of children) {
+    try {
+      if (groups.has(child)) process.kill(-(/** @type {number} */ (child.pid)), 'SIGKILL');
+      else child.kill('SIGKILL');
+    } catch {
+      child.kill('SIGKILL'); // the group is gone already
+    }
+  }
 }
 
 /**
@@ -176,8 +195,9 @@ export async function runPeer({ command, out, origin, sampleMs, shop }) {
   const machine = watchMachine(origin.pid);
   const started = performance.now();
   const child = track(withTime
-    ? spawn('/usr/bin/time', ['-f', '%e %U %S %M', '-o', timeFile, command.file, ...command.args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn(command.file, command.args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] }));
+    ? spawn('/usr/bin/time', ['-f', '%e %U %S %M', '-o', timeFile, command.file, ...command.args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    : spawn(command.file, command.args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
+  groups.add(child);
   const pid = /** @type {number} */ (child.pid);
   const tree = new TreeSampler(pid);
   let peakTreeKB = 0;
