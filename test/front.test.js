@@ -410,6 +410,31 @@ describe('serve --origin: the bounds on the origin', () => {
     expect(connections).toBe(1);
   });
 
+  it('sends an answer read whole with a Content-Length, and one still coming as it comes', async () => {
+    /** @type {(() => void) | null} */ let finish = null;
+    const origin = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' }); // chunked: no length from the origin
+      if (req.url === '/whole') return res.end('all of it');
+      res.write('first part;');
+      finish = () => res.end('second part');
+    });
+    const originPort = await listen(origin);
+    cleanups.push(() => closeServer(origin));
+    const port = await startFront({ origin: `http://127.0.0.1:${originPort}` });
+    const whole = await send(port, '/whole');
+    expect([whole.status, whole.headers['content-length'], whole.headers['transfer-encoding'], whole.text]).toEqual([200, '9', undefined, 'all of it']);
+    // The first part reaches the visitor while the origin holds the rest.
+    const res = await new Promise((resolve, reject) => http.get({ host: '127.0.0.1', port, path: '/parts', agent: false }, resolve).on('error', reject));
+    expect([res.headers['content-length'], res.headers['transfer-encoding']]).toEqual([undefined, 'chunked']);
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk) => (text += chunk));
+    await until(() => text === 'first part;', 10_000);
+    /** @type {() => void} */ (/** @type {unknown} */ (finish))();
+    await new Promise((resolve) => res.on('end', resolve));
+    expect(text).toBe('first part;second part');
+  });
+
   it('cancels the origin\'s request when the visitor leaves before the answer', async () => {
     let closed = false;
     let got = false;
