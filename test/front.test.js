@@ -410,6 +410,19 @@ describe('serve --origin: the bounds on the origin', () => {
     expect(connections).toBe(1);
   });
 
+  it('serves a file put in the tree after its path went to the origin, within a few seconds', async () => {
+    const origin = http.createServer((req, res) => res.end('from the origin'));
+    const originPort = await listen(origin);
+    cleanups.push(() => closeServer(origin));
+    const port = await startFront({ origin: `http://127.0.0.1:${originPort}` });
+    const file = path.join(out, 'st', 'late.txt');
+    cleanups.push(async () => fs.rmSync(file, { force: true }));
+    expect((await send(port, '/st/late.txt')).text).toBe('from the origin');
+    fs.writeFileSync(file, 'from the tree');
+    // Bounded by the lookup's one-second freshness, with room for a busy machine.
+    await until(async () => (await send(port, '/st/late.txt')).text === 'from the tree', 20_000);
+  });
+
   it('sends an answer read whole with a Content-Length, and one still coming as it comes', async () => {
     /** @type {(() => void) | null} */ let finish = null;
     const origin = http.createServer((req, res) => {
