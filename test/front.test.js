@@ -423,6 +423,18 @@ describe('serve --origin: the bounds on the origin', () => {
     await until(async () => (await send(port, '/st/late.txt')).text === 'from the tree', 20_000);
   });
 
+  it('drops the origin\'s hop-by-hop headers from its answer, those its Connection lists included', async () => {
+    const origin = http.createServer((req, res) => {
+      res.writeHead(200, [['Connection', 'keep-alive, X-Hop'], ['X-Hop', '1'], ['X-Kept', '1'], ['Keep-Alive', 'timeout=5'], ['Trailer', 'x-t']].flat());
+      res.end('ok');
+    });
+    const originPort = await listen(origin);
+    cleanups.push(() => closeServer(origin));
+    const port = await startFront({ origin: `http://127.0.0.1:${originPort}` });
+    const answer = await send(port, '/st/cart.asp?hop=1');
+    expect([answer.text, answer.headers['x-kept'], answer.headers['x-hop'], answer.headers.trailer]).toEqual(['ok', '1', undefined, undefined]);
+  });
+
   it('sends an answer read whole with a Content-Length, and one still coming as it comes', async () => {
     /** @type {(() => void) | null} */ let finish = null;
     const origin = http.createServer((req, res) => {
