@@ -53,6 +53,7 @@ class Relay {
   /** @type {(() => void) | null} */ #resume = null;
   #finished = false;
   #left = false;
+  #waitsForDrain = false;
   /** The head not yet written (names and values) and the body read with it. @type {string[] | null} */ #head = null;
   #status = 0;
   #hasLength = false;
@@ -114,7 +115,8 @@ class Relay {
       return true;
     }
     if (this.res.write(chunk)) return true;
-    if (this.res.listenerCount('drain') === 0) this.res.on('drain', onVisitorDrain);
+    if (!this.#waitsForDrain) this.res.on('drain', onVisitorDrain);
+    this.#waitsForDrain = true;
     return false;
   }
 
