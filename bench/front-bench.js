@@ -3,7 +3,7 @@
 /**
  * The front benchmark (issue 39):
  *
- *   node bench/front-bench.js [--products 200] [--duration 5] [--warmup 1] [--rounds 3] [--connections 32]
+ *   node bench/front-bench.js [--products 200] [--duration 5] [--warmup 1] [--rounds 3] [--connections 32] [--baseline DIR]
  *
  * The fixture shop (its own process) crawled into a tree; then two fronts
  * before it, each its own process on 127.0.0.1: `prerender serve OUT
@@ -17,6 +17,9 @@
  * Per run: req/s and the front's CPU per request (user + sys of its process
  * tree from /proc over the run / requests); the shop's CPU per request for
  * the proxied load. Medians of the rounds, and the fronts' peak RSS.
+ *
+ * --baseline DIR: a third front, `prerender serve` from another checkout
+ * (e.g. `git worktree add DIR main`), in the same rounds: an A/B of a change.
  *
  * Prints a markdown table and writes bench/results/front-*.json.
  * Exit status: 0 proxied requests cost prerender at most 2x nginx's CPU, 1 not, 2 the run failed.
@@ -35,13 +38,14 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..');
 const BIN = path.join(REPO, 'bin', 'prerender.js');
 
-const USAGE = `usage: node bench/front-bench.js [--products 200] [--duration 5] [--warmup 1] [--rounds 3] [--connections 32]`;
+const USAGE = `usage: node bench/front-bench.js [--products 200] [--duration 5] [--warmup 1] [--rounds 3] [--connections 32] [--baseline DIR]`;
 const { values } = parseBenchArgs('front-bench', {
   products: { type: 'string', default: '200' },
   duration: { type: 'string', default: '5' },
   warmup: { type: 'string', default: '1' },
   rounds: { type: 'string', default: '3' },
   connections: { type: 'string', default: '32' },
+  baseline: { type: 'string' },
 }, USAGE);
 checkNumbers('front-bench', values, ['products', 'duration', 'warmup', 'rounds', 'connections']);
 const PRODUCTS = Number(values.products);
@@ -164,8 +168,14 @@ async function main() {
     const out = path.join(dir, 'out');
     execFileSync(process.execPath, [BIN, 'crawl', `${shop.url}/st/dir.asp`, `${shop.url}/st/old.asp`, '-i', '/st/dir.asp', '-i', '/st/product.asp', '-i', '/st/old.asp', '-o', out, '-q'], { stdio: 'inherit' });
     fs.writeFileSync(path.join(dir, 'prices.json'), JSON.stringify(Object.fromEntries(Array.from({ length: PRODUCTS }, (_, i) => [`SKU-${i + 1}`, { '*': `$${i + 1}.99` }]))));
-    const prerender = await startProcess(process.execPath, [BIN, 'serve', out, '--origin', shop.url, '--port', '0', '--prices', path.join(dir, 'prices.json')], /listening on (http:\/\/\S+)/);
-    stops.push(prerender.stop);
+    /** @param {string} bin */
+    const startFront = async (bin) => {
+      const front = await startProcess(process.execPath, [bin, 'serve', out, '--origin', shop.url, '--port', '0', '--prices', path.join(dir, 'prices.json')], /listening on (http:\/\/\S+)/);
+      stops.push(front.stop);
+      return front;
+    };
+    const prerender = await startFront(BIN);
+    const baseline = values.baseline ? await startFront(path.join(path.resolve(values.baseline), 'bin', 'prerender.js')) : null;
     const nginxPort = await freePort();
     execFileSync(process.execPath, [BIN, 'front', out, '--nginx', '--origin', shop.url, '--listen', `127.0.0.1:${nginxPort}`, '--output', path.join(dir, 'front.conf')], { stdio: ['ignore', 'ignore', 'ignore'] });
     const nginxDir = path.join(dir, 'nginx');
@@ -178,11 +188,13 @@ async function main() {
       ['proxied dynamic requests', Array.from({ length: PRODUCTS }, (_, i) => `/st/cart.asp?add=${i + 1}`), 200],
       ['manifest redirects', ['/st/old.asp'], 301],
     ]);
-    const fronts = /** @type {const} */ ([['nginx', nginx], ['prerender', prerender]]);
+    /** @type {[string, { url: string, pid: number }][]} */
+    const fronts = [['nginx', nginx], ['prerender', prerender]];
+    if (baseline) fronts.push(['baseline', baseline]);
     /** @type {Record<string, Record<string, ReturnType<typeof run> extends Promise<infer R> ? R[] : never>>} */
     const results = {};
     for (const [load, paths, status] of loads) {
-      results[load] = { nginx: [], prerender: [] };
+      results[load] = Object.fromEntries(fronts.map(([name]) => [name, []]));
       for (let round = 0; round < ROUNDS; round++) {
         for (const [name, front] of fronts) {
           if (WARMUP > 0) await run(front, paths, WARMUP, shop.pid, status);
@@ -203,8 +215,9 @@ async function main() {
       if (load.startsWith('proxied') && ratio > 2) ok = false;
       lines.push(`| ${load} | ${Math.round(median(n.map((r) => r.rps)))} | ${median(n.map((r) => r.cpuUsPerRequest)).toFixed(0)} | ${Math.round(median(p.map((r) => r.rps)))} | ${median(p.map((r) => r.cpuUsPerRequest)).toFixed(0)} | ${ratio.toFixed(2)}x | ${load.startsWith('proxied') ? `${median(n.map((r) => r.originUsPerRequest)).toFixed(0)} / ${median(p.map((r) => r.originUsPerRequest)).toFixed(0)}` : '-'} |`);
     }
-    lines.push('', `Peak RSS: nginx ${(peak.nginx / 1024).toFixed(1)} MB (master + worker, the largest), prerender ${(peak.prerender / 1024).toFixed(1)} MB.`);
-    const busy = Object.values(results).flatMap((r) => [...r.nginx, ...r.prerender]).map((r) => r.machineBusy);
+    if (baseline) lines.push('', ...baselineLines(results));
+    lines.push('', `Peak RSS: nginx ${(peak.nginx / 1024).toFixed(1)} MB (master + worker, the largest), prerender ${(peak.prerender / 1024).toFixed(1)} MB${baseline ? `, baseline ${(peak.baseline / 1024).toFixed(1)} MB` : ''}.`);
+    const busy = Object.values(results).flatMap((r) => Object.values(r).flat()).map((r) => r.machineBusy);
     lines.push(`Machine busy during the runs: median ${(median(busy) * 100).toFixed(0)} % of ${os.cpus().length} cores.`);
     const text = lines.join('\n');
     process.stdout.write(`${text}\n`);
@@ -215,6 +228,19 @@ async function main() {
     for (const stop of stops.reverse()) stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The baseline beside prerender, from the same rounds: its CPU per request, and prerender's over it.
+ * @param {Record<string, Record<string, { cpuUsPerRequest: number }[]>>} results
+ */
+function baselineLines(results) {
+  const lines = ['| load | baseline CPU µs/req | prerender CPU µs/req | prerender / baseline | baseline / nginx |', '| --- | ---: | ---: | ---: | ---: |'];
+  for (const [load, r] of Object.entries(results)) {
+    const [n, p, b] = [r.nginx, r.prerender, r.baseline].map((runs) => median(runs.map((x) => x.cpuUsPerRequest)));
+    lines.push(`| ${load} | ${b.toFixed(0)} | ${p.toFixed(0)} | ${(p / b).toFixed(2)}x | ${(b / n).toFixed(2)}x |`);
+  }
+  return lines;
 }
 
 /** @param {number} pid */

@@ -410,6 +410,56 @@ describe('serve --origin: the bounds on the origin', () => {
     expect(connections).toBe(1);
   });
 
+  it('serves a file put in the tree after its path went to the origin, within a few seconds', async () => {
+    const origin = http.createServer((req, res) => res.end('from the origin'));
+    const originPort = await listen(origin);
+    cleanups.push(() => closeServer(origin));
+    const port = await startFront({ origin: `http://127.0.0.1:${originPort}` });
+    const file = path.join(out, 'st', 'late.txt');
+    cleanups.push(async () => fs.rmSync(file, { force: true }));
+    expect((await send(port, '/st/late.txt')).text).toBe('from the origin');
+    fs.writeFileSync(file, 'from the tree');
+    // Bounded by the lookup's one-second freshness, with room for a busy machine.
+    await until(async () => (await send(port, '/st/late.txt')).text === 'from the tree', 20_000);
+  });
+
+  it('drops the origin\'s hop-by-hop headers from its answer, those its Connection lists included', async () => {
+    const origin = http.createServer((req, res) => {
+      res.writeHead(200, [['Connection', 'keep-alive, X-Hop'], ['X-Hop', '1'], ['X-Kept', '1'], ['Keep-Alive', 'timeout=5'], ['Trailer', 'x-t']].flat());
+      res.end('ok');
+    });
+    const originPort = await listen(origin);
+    cleanups.push(() => closeServer(origin));
+    const port = await startFront({ origin: `http://127.0.0.1:${originPort}` });
+    const answer = await send(port, '/st/cart.asp?hop=1');
+    expect([answer.text, answer.headers['x-kept'], answer.headers['x-hop'], answer.headers.trailer]).toEqual(['ok', '1', undefined, undefined]);
+  });
+
+  it('sends an answer read whole with a Content-Length, and one still coming as it comes', async () => {
+    /** @type {(() => void) | null} */ let finish = null;
+    const origin = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' }); // chunked: no length from the origin
+      if (req.url === '/whole') return res.end('all of it');
+      res.write('first part;');
+      finish = () => res.end('second part');
+    });
+    const originPort = await listen(origin);
+    cleanups.push(() => closeServer(origin));
+    const port = await startFront({ origin: `http://127.0.0.1:${originPort}` });
+    const whole = await send(port, '/whole');
+    expect([whole.status, whole.headers['content-length'], whole.headers['transfer-encoding'], whole.text]).toEqual([200, '9', undefined, 'all of it']);
+    // The first part reaches the visitor while the origin holds the rest.
+    const res = await new Promise((resolve, reject) => http.get({ host: '127.0.0.1', port, path: '/parts', agent: false }, resolve).on('error', reject));
+    expect([res.headers['content-length'], res.headers['transfer-encoding']]).toEqual([undefined, 'chunked']);
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk) => (text += chunk));
+    await until(() => text === 'first part;', 10_000);
+    /** @type {() => void} */ (/** @type {unknown} */ (finish))();
+    await new Promise((resolve) => res.on('end', resolve));
+    expect(text).toBe('first part;second part');
+  });
+
   it('cancels the origin\'s request when the visitor leaves before the answer', async () => {
     let closed = false;
     let got = false;

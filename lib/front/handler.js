@@ -2,6 +2,7 @@
 /** `prerender serve --origin`'s handler: each request routed once; the tree answers through the price filter, the rest is proxied. */
 import fs from 'node:fs';
 import path from 'node:path';
+import { LRUCache } from 'lru-cache';
 import { parseManifest, MANIFEST_NAME } from '../output/manifest/index.js';
 import { sendError } from '../serve/http-util.js';
 import { encodePath } from '../serve/paths.js';
@@ -28,6 +29,19 @@ function existsInTree(realRoot, rel) {
   }
 }
 
+/**
+ * existsInTree at most once a second per path, as the hot-file cache stats its files: a file put in the tree is found
+ * within a second. A file gone is harmless: the filter finds nothing and proxies. @param {string} realRoot
+ */
+function treeLookup(realRoot) {
+  const known = new LRUCache({ max: 10_000, ttl: 1000 });
+  return (/** @type {string} */ rel) => {
+    let found = known.get(rel);
+    if (found === undefined) known.set(rel, (found = existsInTree(realRoot, rel)));
+    return found;
+  };
+}
+
 /** @param {import('../serve/filter.js').PriceFilter} filter */
 export function createFront(filter) {
   const options = filter.options;
@@ -35,7 +49,9 @@ export function createFront(filter) {
   let routes = loadRoutes(options.realRoot, options);
   for (const warning of routes.warnings) logger.warn(warning);
   logger.info?.(`${options.origin ? `in front of ${options.origin}` : 'the tree backend of a Varnish front (--route-header)'}: ${routes.pages.size} URLs of ${routes.site} and the tree's files from the tree, ${routes.redirects.size} redirects answered here, everything else to the origin`);
+  let inTree = treeLookup(options.realRoot);
   filter.events.on('manifest-reload', () => {
+    inTree = treeLookup(options.realRoot); // a new tree, perhaps at a new realRoot
     try {
       routes = loadRoutes(options.realRoot, options);
     } catch (error) {
@@ -84,7 +100,7 @@ export function createFront(filter) {
       default: {
         // Most requests here are the origin's: a stat that does not throw tells at once, where the filter's would build an ENOENT error.
         const path = route.target.path;
-        if (path !== '' && !existsInTree(options.realRoot, path)) return toOrigin(req, res, url);
+        if (path !== '' && !inTree(path)) return toOrigin(req, res, url);
         return filter(req, res, () => toOrigin(req, res, url));
       }
     }

@@ -3,7 +3,8 @@
  * The front's way to the live origin through undici's Pool; nothing here parses HTTP. The origin gets the method, path and
  * query (never a client's host or scheme: no open proxy), the headers less hop-by-hop ones, Host as configured, and our
  * X-Forwarded-* (the client's own only with trustProxy). The visitor gets the origin's answer unchanged less hop-by-hop
- * headers; our 502 when the origin cannot be reached, 504 when it does not answer in time, 503 when too many wait for it.
+ * headers (an answer read whole in one go gets a Content-Length instead of being chunked); our 502 when the origin cannot be
+ * reached, 504 when it does not answer in time, 503 when too many wait for it.
  */
 import { Pool } from 'undici';
 import { sendError } from '../serve/http-util.js';
@@ -39,14 +40,25 @@ function connectionTokens(raw) {
   return tokens;
 }
 
+/** The Relay of a visitor's answer, for the listeners all answers share. */
+const RELAY = Symbol('relay');
+
 /**
  * One request through undici's handler protocol, as its `stream` uses it but without a stream's listeners per request:
- * the body goes as the visitor takes it, undici waiting while `res.write` says so.
+ * the body goes as the visitor takes it, undici waiting while `res.write` says so. The head waits for the end of the read
+ * it came in: an answer whole by then leaves with a Content-Length in one write, the others as they come.
  */
 class Relay {
   /** @type {((error?: Error) => void) | null} */ #abort = null;
+  /** @type {(() => void) | null} */ #resume = null;
   #finished = false;
   #left = false;
+  #waitsForDrain = false;
+  /** The head not yet written (names and values) and the body read with it. @type {string[] | null} */ #head = null;
+  #status = 0;
+  #hasLength = false;
+  /** @type {Buffer[]} */ #chunks = [];
+  #bytes = 0;
 
   /**
    * @param {import('node:http').IncomingMessage} req @param {import('node:http').ServerResponse} res @param {string} target
@@ -57,12 +69,15 @@ class Relay {
     this.res = res;
     this.target = target;
     this.done = done;
-    // The visitor leaving cancels the origin's request.
-    res.once('close', () => {
-      if (this.#finished) return;
-      this.#left = true;
-      this.#abort?.(new Error('the visitor left'));
-    });
+    /** @type {any} */ (res)[RELAY] = this;
+    res.on('close', onVisitorClose);
+  }
+
+  /** The visitor leaving cancels the origin's request. */
+  visitorLeft() {
+    if (this.#finished) return;
+    this.#left = true;
+    this.#abort?.(new Error('the visitor left'));
   }
 
   /** @param {(error?: Error) => void} abort */
@@ -82,24 +97,55 @@ class Relay {
     for (let i = 0; i < flat.length; i += 2) {
       const name = flat[i].toLowerCase();
       if (HOP_BY_HOP.has(name) || listed?.has(name)) continue;
+      if (name === 'content-length') this.#hasLength = true;
       out.push(flat[i], flat[i + 1]);
     }
-    this.res.writeHead(statusCode, out);
-    this.res.on('drain', resume);
-    // Head, body and end of an answer that arrives in one read leave in one write.
-    this.res.cork();
-    process.nextTick(uncork, this.res);
+    this.#status = statusCode;
+    this.#head = out;
+    this.#resume = resume;
+    process.nextTick(writeHead, this);
     return true;
   }
 
-  /** @param {Buffer} chunk */
+  /** Before the end of the read, kept: what undici read is in memory already. @param {Buffer} chunk */
   onData(chunk) {
-    return this.res.write(chunk);
+    if (this.#head !== null) {
+      this.#chunks.push(chunk);
+      this.#bytes += chunk.length;
+      return true;
+    }
+    if (this.res.write(chunk)) return true;
+    if (!this.#waitsForDrain) this.res.on('drain', onVisitorDrain);
+    this.#waitsForDrain = true;
+    return false;
+  }
+
+  /** The head, and the body read with it, as a stream: the answer goes on in later reads. */
+  writeHead() {
+    const head = this.#head;
+    if (head === null || this.#finished) return;
+    this.#head = null;
+    this.res.writeHead(this.#status, head);
+    for (const chunk of this.#chunks) this.onData(chunk);
+    this.#chunks = [];
+  }
+
+  resume() {
+    this.#resume?.();
   }
 
   onComplete() {
     this.#finished = true;
-    this.res.end();
+    const head = this.#head;
+    if (head === null) {
+      this.res.end();
+    } else {
+      this.#head = null;
+      if (this.#bytes > 0 && !this.#hasLength) head.push('content-length', String(this.#bytes));
+      this.res.writeHead(this.#status, head);
+      if (this.#bytes === 0) this.res.end();
+      else this.res.end(this.#chunks.length === 1 ? this.#chunks[0] : Buffer.concat(this.#chunks, this.#bytes));
+    }
     this.done(this.req, this.res, this.target, null);
   }
 
@@ -113,6 +159,21 @@ class Relay {
     }
     this.done(this.req, this.res, this.target, error);
   }
+}
+
+/** @this {import('node:http').ServerResponse} */
+function onVisitorClose() {
+  /** @type {any} */ (this)[RELAY].visitorLeft();
+}
+
+/** @this {import('node:http').ServerResponse} */
+function onVisitorDrain() {
+  /** @type {any} */ (this)[RELAY].resume();
+}
+
+/** @param {Relay} relay */
+function writeHead(relay) {
+  relay.writeHead();
 }
 
 /** @param {ProxyOptions} options */
@@ -207,9 +268,4 @@ export function createProxy(options) {
     pool,
     close: () => (closing ??= pool.close()),
   });
-}
-
-/** @param {import('node:http').ServerResponse} res */
-function uncork(res) {
-  res.uncork();
 }

@@ -15,6 +15,9 @@ import { UsageError } from '../errors.js';
  * @typedef {http.Server & { priceFilter: PriceFilter, front: ReturnType<typeof createFront> | null, inFlight: () => number, drain: (timeoutMs?: number) => Promise<{ cut: number }> }} PrerenderServer
  */
 
+/** Set on an answer while it is counted in flight. */
+const COUNTED = Symbol('counted');
+
 /** @param {import('./options.js').ServeOptionsInput} input @returns {PrerenderServer} */
 export function createServer(input) {
   const filter = createPriceFilter({ ...input, static: true });
@@ -31,7 +34,7 @@ export function createServer(input) {
       connectionsCheckingInterval: Math.min(1000, o.headersTimeoutMs),
     },
     (req, res) => {
-      inFlight.add(res);
+      count(res);
       res.on('close', onResponseClose); // one shared listener: no closure per request
       // Pipelined requests: answered in order on their connection, each known by it.
       const socket = req.socket;
@@ -51,24 +54,36 @@ export function createServer(input) {
       handle(req, res);
     },
   );
-  /** @type {Set<http.ServerResponse>} */ const inFlight = new Set();
+  // A count, not a Set of the answers: with a Set, V8 promoted answers that live across ticks (proxied ones) to the old generation.
+  let inFlight = 0;
+  /** @param {http.ServerResponse} res */
+  const count = (res) => {
+    /** @type {any} */ (res)[COUNTED] = true;
+    inFlight++;
+  };
+  /** Once per answer, whichever of its close and its connection's comes first. @param {http.ServerResponse} res */
+  const uncount = (res) => {
+    if (!(/** @type {any} */ (res)[COUNTED])) return;
+    /** @type {any} */ (res)[COUNTED] = false;
+    inFlight--;
+  };
   /** @type {Map<import('node:net').Socket, http.ServerResponse[]>} the answers not yet done, per connection, in order */
   const bySocket = new Map();
   let draining = false;
   /** @type {(() => void) | null} */ let idle = null;
   /** @this {http.ServerResponse} */
   function onResponseClose() {
-    inFlight.delete(this);
+    uncount(this);
     const queued = this.req?.socket ? bySocket.get(this.req.socket) : undefined;
     const at = queued ? queued.indexOf(this) : -1;
     if (queued && at >= 0) queued.splice(at, 1);
-    if (draining && inFlight.size === 0) idle?.();
+    if (draining && inFlight === 0) idle?.();
   }
   /** The answers still queued on a closed connection can never be sent: no longer waited for. @this {import('node:net').Socket} */
   function onSocketClose() {
-    for (const res of bySocket.get(this) ?? []) inFlight.delete(res);
+    for (const res of bySocket.get(this) ?? []) uncount(res);
     bySocket.delete(this);
-    if (draining && inFlight.size === 0) idle?.();
+    if (draining && inFlight === 0) idle?.();
   }
   server.setTimeout(o.socketTimeoutMs, (socket) => socket.destroy());
   server.on('clientError', (error, socket) => {
@@ -101,7 +116,7 @@ export function createServer(input) {
     const sweep = setInterval(() => server.closeIdleConnections(), 25);
     let cut = 0;
     try {
-      if (inFlight.size > 0) {
+      if (inFlight > 0) {
         /** @type {NodeJS.Timeout | undefined} */ let timer;
         await Promise.race([
           new Promise((resolve) => {
@@ -112,7 +127,7 @@ export function createServer(input) {
           }),
         ]);
         clearTimeout(timer);
-        cut = inFlight.size;
+        cut = inFlight;
       }
     } finally {
       clearInterval(sweep);
@@ -124,7 +139,7 @@ export function createServer(input) {
     return { cut };
   }
 
-  return Object.assign(server, { priceFilter: filter, front, inFlight: () => inFlight.size, drain });
+  return Object.assign(server, { priceFilter: filter, front, inFlight: () => inFlight, drain });
 }
 
 /**
