@@ -30,7 +30,7 @@ function run(script, args) {
 }
 
 describe('the benchmark scripts', () => {
-  it.each(['crawl-bench.js', 'recrawl-bench.js', 'changed-bench.js', 'redis-bench.js', 'origin.js', 'wakeup-bench.js', 'loader-thread-bench.js', 'thread-loader-experiment.js', 'same-output.js'])('%s --help prints its usage and exits 0', async (script) => {
+  it.each(['crawl-bench.js', 'recrawl-bench.js', 'changed-bench.js', 'redis-bench.js', 'origin.js', 'wakeup-bench.js', 'loader-thread-bench.js', 'thread-loader-experiment.js', 'same-output.js', 'render-memory-bench.js'])('%s --help prints its usage and exits 0', async (script) => {
     const { code, stdout } = await run(script, ['--help']);
     expect(code).toBe(0);
     expect(stdout).toMatch(/^usage: node bench\//);
