@@ -103,8 +103,10 @@ export function peerCommand(peer, { origin, out, concurrency }) {
   if (peer === 'httrack') {
     // HTTrack checks the type of every .asp link before it fetches the next
     // one (-%N2, its default): told that .asp is HTML, it fetches them as
-    // pages, in parallel.
-    const args = [`${origin}/st/dir.asp`, '-O', out, `-c${concurrency}`, ...(concurrency > 8 ? ['--disable-security-limits'] : []), '-s0', '-q', '--assume', 'asp=text/html', '-%N1', '-*', `+${host}/st/dir.asp*`, `+${host}/st/product.asp*`];
+    // pages, in parallel. Its limits (5 connections a second, 10 MB/s, 8
+    // sockets) are lifted, as an owner mirroring their own site would.
+    const limits = ['--disable-security-limits', '-%c0', '-A1000000000'];
+    const args = [`${origin}/st/dir.asp`, '-O', out, `-c${concurrency}`, ...limits, '-s0', '-q', '--assume', 'asp=text/html', '-%N1', '-*', `+${host}/st/dir.asp*`, `+${host}/st/product.asp*`];
     return { file: 'httrack', args, shown: `httrack ${show(args)}` };
   }
   const accept = `^${escaped}/st/(dir|product)\\.asp`;
