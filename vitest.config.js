@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SlowFirst from './test/helpers/slow-first.js';
 
 const shared = {
   pool: 'forks',
@@ -13,6 +14,8 @@ export default defineConfig({
     // Most files wait on local servers, child processes and Chromium's timeouts: more files than cores at once.
     // Chromium's files run beside the others: every test must pass with both cores busy anyway.
     maxWorkers: 4,
+    // The longest files first, even without the durations of an earlier run (a fresh checkout).
+    sequence: { sequencer: SlowFirst },
     projects: [
       // Unit files share their processes: a process and its imports per file cost more than their tests.
       // They restore what they change (timers, spies) themselves.

@@ -18,9 +18,24 @@ describeRender('--render (real Chromium): what a page does while it renders', ()
   beforeAll(() => {
     shop = context.shop;
   });
+  /**
+   * One crawl, started by the first test that needs it, for pages that need the same options: a Chromium launch costs
+   * more than the pages. Each test asserts on its own page; failures must be none for every page of the crawl.
+   * @param {string[]} pages @param {Record<string, unknown>} options
+   */
+  const sharedCrawl = (pages, options) => {
+    /** @type {ReturnType<typeof renderCrawl> | null} */
+    let crawl = null;
+    return () => (crawl ??= renderCrawl(pages, { include: pages, ...options }));
+  };
+  // Pages that only run scripts on load (requests, dialogs, popups): the default wait. A dialog waited on would
+  // hold its page until the timeout, a failure: the long timeout is a bound on a hang, not on speed.
+  const onLoad = sharedCrawl(['/st/post.asp', '/st/dialogs.asp', '/st/popup.asp'], { renderTimeout: 60_000 });
+  // Pages whose serialisation is checked: read once loaded, executable scripts stripped.
+  const serialised = sharedCrawl(['/st/form.asp', '/st/latin1.asp'], { renderScripts: 'strip', renderWait: ['load'] });
 
   it('aborts a POST and a beacon sent on load, counts them, and the origin never sees them', async () => {
-    const { out, failures } = await renderCrawl(['/st/post.asp']);
+    const { out, failures } = await onLoad();
     expect(failures).toEqual([]);
     expect(await read(out, 'st/post.asp.html')).toContain('tracked');
     const manifest = await readManifest(out);
@@ -51,13 +66,13 @@ describeRender('--render (real Chromium): what a page does while it renders', ()
 
   it('alert, confirm and prompt are dismissed at once (confirm false, prompt null), not waited on', async () => {
     // A dialog waited on would hold the page until its timeout: a failure, not a wall-clock bound.
-    const { out, failures } = await renderCrawl(['/st/dialogs.asp'], { include: ['/st/dialogs.asp'], renderTimeout: 60_000 });
+    const { out, failures } = await onLoad();
     expect(failures).toEqual([]);
     expect(await read(out, 'st/dialogs.asp.html')).toContain('<p id="answers">[false,null]</p>');
   }, SLOW);
 
   it('no popup opens (window.open, a form with target=_blank): nothing of it reaches the origin', async () => {
-    const { out, failures } = await renderCrawl(['/st/popup.asp'], { include: ['/st/popup.asp'], renderTimeout: 8000 });
+    const { out, failures } = await onLoad();
     expect(failures).toEqual([]);
     expect(await read(out, 'st/popup.asp.html')).toContain('<p id="built">no popup</p>');
     // Past the render: a popup, had one opened, would have asked by now.
@@ -86,7 +101,7 @@ describeRender('--render (real Chromium): what a page does while it renders', ()
   }, SLOW);
 
   it('serialises form state, CSSOM rules and open shadow roots; strips executable scripts only', async () => {
-    const { out, failures } = await renderCrawl(['/st/form.asp'], { renderScripts: 'strip', renderWait: ['load'] });
+    const { out, failures } = await serialised();
     expect(failures).toEqual([]);
     const html = await read(out, 'st/form.asp.html');
     expect(html).toMatch(/^<!DOCTYPE html>\n/);
@@ -102,7 +117,7 @@ describeRender('--render (real Chromium): what a page does while it renders', ()
   }, SLOW);
 
   it('writes UTF-8 and says so, whatever the page was served in', async () => {
-    const { out } = await renderCrawl(['/st/latin1.asp'], { renderWait: ['load'] });
+    const { out } = await serialised();
     const bytes = await readFile(path.join(out, 'st/latin1.asp.html'));
     const html = bytes.toString('utf8');
     expect(html).toContain('<title>Café</title>');
