@@ -27,7 +27,8 @@ afterEach(async () => {
 function open(template, options = {}) {
   /** @type {string[]} */
   const log = [];
-  const source = new HttpPriceSource(template, { logger: { warn: (m) => log.push(`warn ${m}`), info: (m) => log.push(`info ${m}`) }, ...options });
+  // Timeouts are bounds on a hang unless a test sets its own: the defaults (300 ms) fail lookups on a loaded machine.
+  const source = new HttpPriceSource(template, { logger: { warn: (m) => log.push(`warn ${m}`), info: (m) => log.push(`info ${m}`) }, timeoutMs: 30_000, queueMs: 30_000, ...options });
   cleanups.push(() => source.close());
   return { source, log };
 }
@@ -56,7 +57,7 @@ describe('HttpPriceSource under load', () => {
 
   it('with {skus}, the 200 SKUs of a page go in two requests (batch of 100) and all get their price', async () => {
     const endpoint = await endpointWith({ prices: benchPrice, delayMs: 50 });
-    const { source } = open(endpoint.batchTemplate, { timeoutMs: 300 });
+    const { source } = open(endpoint.batchTemplate);
     const prices = await Promise.all(skus(200).map((sku) => source.lookup(sku, '90210')));
     expect(prices).toEqual(skus(200).map((sku) => benchPrice(sku, '90210')));
     expect(endpoint.hits.total).toBe(2);
@@ -127,10 +128,10 @@ describe('HttpPriceSource under load', () => {
     expect(await Promise.all(queued)).toEqual(['$2.99', '$3.99', '$4.99']);
   });
 
-  it('the timeout starts when the request is sent: 5 lookups on one connection to a 300 ms endpoint with a 1 s timeout all succeed', async () => {
-    // the last one waits 1.2 s in the queue: more than the timeout, which must not count it
-    const endpoint = await endpointWith({ prices: benchPrice, delayMs: 300 });
-    const { source } = open(endpoint.template, { timeoutMs: 1000, connections: 1, queueMs: 10_000 });
+  it('the timeout starts when the request is sent: 5 lookups on one connection to a 1 s endpoint with a 3 s timeout all succeed', async () => {
+    // the last one waits 4 s in the queue: more than the timeout, which must not count it; each request has 2 s of slack
+    const endpoint = await endpointWith({ prices: benchPrice, delayMs: 1000 });
+    const { source } = open(endpoint.template, { timeoutMs: 3000, connections: 1, queueMs: 30_000 });
     const prices = await Promise.all(skus(5).map((sku) => source.lookup(sku, null)));
     expect(prices).toEqual(['$1.99', '$2.99', '$3.99', '$4.99', '$5.99']);
     expect(source.stats.timeouts).toBe(0);

@@ -101,8 +101,9 @@ describe('prices from an endpoint, under load', () => {
     const specs = Array.from({ length: 1000 }, (_, i) => ({ file: `st/product${i + 1}.htm`, pieces: productPieces(i + 1, { size: 600 }) }));
     writeTree(dir, specs);
     const endpoint = await endpointWith({ prices: benchPrice, delayMs: 50 });
-    // (a timeout above the 300 ms default: the client, the server and the endpoint share this process, on a shared machine)
-    const { port, server } = await serve({ prices: endpoint.batchTemplate, priceTimeoutMs: 1000 });
+    // (a price timeout well above the 300 ms default: the client, the server and the endpoint share this process, on a shared machine)
+    // Hang bounds on headers and requests: a loaded machine may take seconds to read 1,000 connections' requests.
+    const { port, server } = await serve({ prices: endpoint.batchTemplate, priceTimeoutMs: 5000, headersTimeoutMs: 120_000, requestTimeoutMs: 120_000 });
     const answers = /** @type {{ status: number, body: string }[]} */ (await burst(port, specs.map((s) => `/${s.file}`)));
     expect(answers.every((a) => a.status === 200)).toBe(true);
     const priced = answers.filter((a) => /<span class="amount">\$\d+\.99 \(10001\)<\/span>/.test(a.body)).length;
@@ -123,7 +124,7 @@ describe('prices from an endpoint, under load', () => {
     writeTree(dir, specs);
     const endpoint = await endpointWith({ prices: benchPrice, delayMs: 500 });
     // (a timeout above the 300 ms default, counted from the send: a shared machine; the pool and the queue bound are the defaults)
-    const { port, server } = await serve({ prices: endpoint.template, priceTimeoutMs: 10_000 });
+    const { port, server } = await serve({ prices: endpoint.template, priceTimeoutMs: 10_000, headersTimeoutMs: 120_000, requestTimeoutMs: 120_000 });
     const answers = /** @type {{ status: number, body: string }[]} */ (await burst(port, specs.map((s) => `/${s.file}`)));
     expect(answers.every((a) => a.status === 200)).toBe(true);
     const priced = answers.filter((a) => /<span class="amount">\$\d+\.99 \(10001\)<\/span>/.test(a.body)).length;
