@@ -1,7 +1,7 @@
 // @ts-check
 import { readSync, writevSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import path from 'node:path';
 import { outputFailure } from '../output/outdir.js';
 import { BlobIndex } from './blob-index.js';
@@ -20,7 +20,7 @@ import { BlobIndex } from './blob-index.js';
  */
 
 /** @param {Buffer} data */
-export const sha256 = (data) => createHash('sha256').update(data).digest('hex');
+export const sha256 = (data) => hash('sha256', data, 'hex');
 
 /** A larger blob is read into a buffer of its own. */
 const MAX_SCRATCH = 1024 * 1024;
