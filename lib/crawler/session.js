@@ -23,7 +23,7 @@ import { errorsOf, splitMissingRequisites } from '../engine/errors-list.js';
 import { outputKey } from '../recrawl/next-state.js';
 import { EarlyWrites } from '../engine/early.js';
 import { plugFeatures } from '../engine/features.js';
-import { checkListed, listedInScope, planUnasked, whyUnasked } from '../engine/unasked.js';
+import { checkListed, listedInScope, mayCarryUnasked, planUnasked, storedAsked, whyUnasked } from '../engine/unasked.js';
 import { lastmodSeconds } from '../recrawl/freshness.js';
 import { VALIDATING, conditionalHeaders, isGoneStatus, loadPrior, namingKey, reusable } from '../recrawl/prior.js';
 import { JOURNAL_FILE, createJournal, readJournal } from '../recrawl/journal.js';
@@ -41,6 +41,9 @@ import { INDEX_FILE, LOG_FILE, LogBlobStore } from '../store/blobs.js';
  * @typedef {import('../engine/coordination.js').Coordination} Coordination
  * @typedef {{ options: import('../options/crawl-options.js').ResolvedCrawlOptions, emit(event: string, data: object): unknown, listenerCount(event: string): number }} Host
  */
+
+/** Fewer pages of the last crawl to ask for than this: no thread asks ahead (BENCHMARKS.md, issue 42). */
+const ASK_AHEAD_MIN = 256;
 
 /** Columns of a run's arena. */
 const RECORDS = 0;
@@ -220,8 +223,8 @@ export class CrawlSession {
     removed.push(...await checkStateEntries(prepared.stateDir, files, { replace: o.full }));
     for (const entry of removed) warn(this, prepared.out, 'STATE_REMOVED', `${entry.path} was ${entry.found}, which prerender cannot use: --full removed it`);
     this.lifecycle.defer('blob store', () => this.#closeBlobs());
-    // A re-crawl's HTTP thread starts while the last state is read.
-    if (this.revalidator && !o.full && existsSync(path.join(prepared.stateDir, STATE_FILE))) this.revalidator.warm();
+    // A re-crawl's HTTP thread starts while the last state is read, unless the run may ask for too few pages (#startAskingAhead).
+    if (this.revalidator && !o.full && !mayCarryUnasked(o) && existsSync(path.join(prepared.stateDir, STATE_FILE))) this.revalidator.warm();
     const prior = await loadPrior(prepared.stateDir, { full: o.full, ignore: o.ignore, pages: new StoredPages(this.arena, PRIOR), roots: [...o.roots, ...o.sitemap] });
     // A journal left means a run was killed since the state: files it put in OUT are not listed there.
     if (prior) prior.ownsTree = !existsSync(path.join(prepared.stateDir, JOURNAL_FILE));
@@ -294,8 +297,8 @@ export class CrawlSession {
   async #startAskingAhead(run) {
     const { revalidator, prior: last, blobs } = this;
     if (!revalidator) return;
-    // --changed carries every page but those listed and their referrers: none is asked ahead.
-    if (!last?.reuse || last.renamed || run.unasked?.listed) {
+    // --changed carries every page but those listed and their referrers: none is asked ahead. A thread's start costs more than a few requests.
+    if (!last?.reuse || last.renamed || run.unasked?.listed || (run.unasked && storedAsked(run.unasked, last, run.now, ASK_AHEAD_MIN) < ASK_AHEAD_MIN)) {
       await revalidator.unwarm();
       return;
     }

@@ -3,7 +3,7 @@ import { warn } from '../warnings.js';
 import { intactLinks, keepStored } from './carry.js';
 import { redirect } from './outcomes.js';
 import { links } from './links.js';
-import { pickStored, reusable } from '../recrawl/prior.js';
+import { VALIDATING, pickEach, pickStored, reusable } from '../recrawl/prior.js';
 import { compileFreshness, datedFresh } from '../recrawl/freshness.js';
 
 /**
@@ -39,6 +39,24 @@ export function planUnasked(prior, o, { changed, dates, origins }) {
 export function whyUnasked(unasked, key, stored, now) {
   if (unasked.listed) return unasked.listed.has(key) ? null : { by: 'listed' };
   return unasked.freshness.freshness(key, stored, now) ?? (unasked.dates ? datedFresh(unasked.dates.get(key), stored) : null);
+}
+
+/** Whether a run may carry pages unasked, known from the options alone, before the last state is read. @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o */
+export function mayCarryUnasked(o) {
+  return o.changed !== undefined || o.fresh.length > 0 || o.honourCacheControl || o.sitemap.length > 0;
+}
+
+/**
+ * Pages of the last crawl this run would ask for, counted up to `enough`: redirects, and those not carried unasked.
+ * @param {Unasked} unasked @param {import('../recrawl/prior.js').Prior} prior @param {number} now seconds @param {number} enough
+ */
+export function storedAsked(unasked, prior, now, enough) {
+  let asked = 0;
+  for (const stored of pickEach(prior.pages, VALIDATING)) {
+    if (stored.state !== 'done' || !whyUnasked(unasked, stored.url, stored, now)) asked++;
+    if (asked >= enough) break;
+  }
+  return asked;
 }
 
 /** Re-crawl without asking (--changed, --fresh, sitemap dates): plugged into the hook `beforeFetch`. @param {CrawlRun} run */

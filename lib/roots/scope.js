@@ -49,6 +49,9 @@ export function defaultScopeOf(root) {
   return `${url.origin}${dir}`;
 }
 
+/** Up to this many roots are compared one by one. */
+const FEW_ROOTS = 8;
+
 /** @type {Readonly<ScopeDecision>} */ const DYNAMIC = Object.freeze({ decision: 'dynamic' });
 
 export class Scope {
@@ -68,6 +71,9 @@ export class Scope {
       });
     this.exclude = [...exclude.flatMap((pattern) => compilePattern(pattern, origins)), ...excludeRegex.map(compileRegex)];
     this.rootSet = new Set(roots);
+    // Every link is checked against both: a few roots are compared, and no set is asked that is empty, so a link's URL is not hashed.
+    this.fewRoots = this.rootSet.size <= FEW_ROOTS ? [...this.rootSet] : null;
+    this.anyListed = this.listed.size > 0;
   }
 
   /** @param {string} url canonical URL @returns {ScopeDecision} */
@@ -76,8 +82,8 @@ export class Scope {
     for (const pattern of this.exclude) {
       if (pattern.regex.test(url)) return (pattern.excluded ??= Object.freeze({ decision: /** @type {const} */ ('excluded'), pattern: pattern.source }));
     }
-    if (this.rootSet.has(url)) return { decision: 'crawl', root: url, pattern: 'root' };
-    if (this.listed.has(url)) return { decision: 'crawl', root: url, pattern: 'listed' };
+    if (this.fewRoots ? this.fewRoots.includes(url) : this.rootSet.has(url)) return { decision: 'crawl', root: url, pattern: 'root' };
+    if (this.anyListed && this.listed.has(url)) return { decision: 'crawl', root: url, pattern: 'listed' };
     for (const pattern of this.include) {
       if (pattern.regex.test(url)) return (pattern.included ??= Object.freeze({ decision: /** @type {const} */ ('crawl'), pattern: pattern.source }));
     }

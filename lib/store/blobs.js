@@ -1,7 +1,7 @@
 // @ts-check
 import { readSync, writevSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import path from 'node:path';
 import { outputFailure } from '../output/outdir.js';
 import { BlobIndex } from './blob-index.js';
@@ -20,7 +20,7 @@ import { BlobIndex } from './blob-index.js';
  */
 
 /** @param {Buffer} data */
-export const sha256 = (data) => createHash('sha256').update(data).digest('hex');
+export const sha256 = (data) => hash('sha256', data, 'hex');
 
 /** A larger blob is read into a buffer of its own. */
 const MAX_SCRATCH = 1024 * 1024;
@@ -76,7 +76,7 @@ export class LogBlobStore {
     if (data.readUIntBE(data.length - 6, 6) !== this.size) return false;
     this.index.reserve((data.length - 6) / INDEX_ENTRY);
     for (let at = 0; at < data.length - 6; at += INDEX_ENTRY) {
-      this.index.set(data.toString('hex', at, at + 32), { at: data.readUIntBE(at + 32, 6), length: data.readUIntBE(at + 38, 6) });
+      this.index.setBytes(data, at, { at: data.readUIntBE(at + 32, 6), length: data.readUIntBE(at + 38, 6) });
     }
     return true;
   }
@@ -90,7 +90,7 @@ export class LogBlobStore {
       if (bytesRead < HEADER) break;
       const length = header.readUIntBE(0, 6);
       if (at + HEADER + length > this.size) break;
-      this.index.set(header.toString('hex', 6, 38), { at: at + HEADER, length });
+      this.index.setBytes(header, 6, { at: at + HEADER, length });
       at += HEADER + length;
     }
     if (at < this.size) {
@@ -227,8 +227,8 @@ export class LogBlobStore {
     if (!this.log) return;
     const entries = Buffer.allocUnsafe(this.index.size * INDEX_ENTRY + 6);
     let at = 0;
-    for (const [id, where] of this.index) {
-      entries.write(id, at, 'hex');
+    for (const [entry, where] of this.index.entries()) {
+      this.index.copyId(entry, entries, at);
       entries.writeUIntBE(where.at, at + 32, 6);
       entries.writeUIntBE(where.length, at + 38, 6);
       at += INDEX_ENTRY;

@@ -327,6 +327,24 @@ describe('BlobIndex', () => {
     expect(reserved.get(id(19_999))).toEqual({ at: 19_999, length: 1 });
     expect(reserved.size).toBe(20_000);
   });
+
+  it('takes ids as their 32 bytes too, and hands them back as bytes; only lower-case hex finds one', () => {
+    const index = new BlobIndex();
+    const raw = Buffer.concat([Buffer.from('ff', 'hex'), Buffer.from(id(1), 'hex')]);
+    index.setBytes(raw, 1, { at: 5, length: 6 });
+    index.set(id(2), { at: 7, length: 8 });
+    index.delete(id(2));
+    index.set(id(3), { at: 9, length: 10 });
+    expect(index.get(id(1))).toEqual({ at: 5, length: 6 });
+    expect(index.has(id(1).toUpperCase())).toBe(false);
+    expect(index.has(`${id(1).slice(0, 63)}g`)).toBe(false);
+    const back = [...index.entries()].map(([entry, place]) => {
+      const bytes = Buffer.alloc(33);
+      index.copyId(entry, bytes, 1);
+      return [bytes.toString('hex', 1), place];
+    });
+    expect(back).toEqual([[id(1), { at: 5, length: 6 }], [id(3), { at: 9, length: 10 }]]);
+  });
 });
 
 describe('one arena for the records and the last run\'s pages', () => {
