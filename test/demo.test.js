@@ -6,6 +6,7 @@
  * run as printed, and Ctrl-C ends it with 130.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +49,22 @@ describe('prerender demo', () => {
     expect(result.stderr).toMatch(/^prerender: demo: .*site holds files that are not an earlier demo's/);
     expect(fs.readdirSync(path.join(cwd, 'site'))).toEqual(['index.html']);
     expect((await runCli(['demo', '--port', '80x'], { cwd })).code).toBe(2);
+  });
+
+  it('a front port in use is refused before the shop starts and anything is crawled (exit 2, one line)', async () => {
+    const cwd = fs.mkdtempSync(path.join(dir, 'port-'));
+    const holder = net.createServer();
+    await new Promise((resolve) => holder.listen(0, '127.0.0.1', () => resolve(undefined)));
+    const port = /** @type {import('node:net').AddressInfo} */ (holder.address()).port;
+    try {
+      const result = await runCli(['demo', '--port', String(port)], { cwd });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(`prerender: port ${port} on 127.0.0.1 is already in use: stop the other server or pick another --port (0 picks a free one)\n`);
+      expect(result.stdout).toBe('');
+      expect(fs.existsSync(path.join(cwd, 'prerender-demo'))).toBe(false);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 
   it('with --no-serve, crawls the shop into ./prerender-demo, prints the command and exits 0', async () => {

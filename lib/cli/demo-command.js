@@ -53,6 +53,7 @@ async function demoAction(flags, io) {
   const demo = new Demo({ port, out: flags.out, cwd: io.cwd, signal: io.signal, logger });
   const say = (/** @type {string} */ text) => io.stdout.write(text);
   try {
+    if (flags.serve) await demo.checkPort();
     const shop = await demo.startShop();
     say(`The demo shop runs at ${shop.origin}/ (the live site: catalogue, cart, checkout, prices).\n`);
     say(`Crawling it with:\n  prerender ${shellWords(demo.crawlPlan().argv)}\n\n`);

@@ -6,11 +6,13 @@
  * CLI can say what each did before the next starts.
  */
 import fs from 'node:fs';
+import net from 'node:net';
+import { once } from 'node:events';
 import path from 'node:path';
 import { DemoError, UsageError } from '../errors.js';
 import { Crawler } from '../crawler/index.js';
 import { readManifest } from '../output/manifest/index.js';
-import { createServer, listenOn } from '../serve/index.js';
+import { createServer, listenError, listenOn } from '../serve/index.js';
 import { SHOP_PATHS, shopPrice, startDemoShop } from './shop.js';
 
 /** @typedef {import('../crawler/index.js').CrawlResult} CrawlResult */
@@ -48,6 +50,20 @@ export class Demo {
     this.options = { ...options, out, port };
     /** OUT as an absolute path. */
     this.out = path.resolve(options.cwd ?? process.cwd(), out);
+  }
+
+  /** Before the shop and the crawl: the front's port is free (a port in use is a UsageError, not a crawl wasted). */
+  async checkPort() {
+    if (this.options.port === 0) return;
+    const probe = net.createServer();
+    probe.listen(this.options.port, '127.0.0.1');
+    try {
+      await Promise.race([once(probe, 'listening'), once(probe, 'error').then(([e]) => Promise.reject(e))]);
+    } catch (error) {
+      throw listenError(error, '127.0.0.1', this.options.port);
+    } finally {
+      if (probe.listening) await new Promise((resolve) => probe.close(resolve));
+    }
   }
 
   /** Starts the shop, once OUT is known to be free for it. */

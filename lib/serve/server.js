@@ -151,6 +151,18 @@ export const STANDALONE_RSS_HEADROOM = 96 * 1024 * 1024;
 /** @param {number} bytes */ const mib = (bytes) => Math.round(bytes / 1048576);
 
 /**
+ * A failure to listen as a UsageError saying what to do, when the user can fix it; else the error itself.
+ * @param {unknown} error @param {string} host @param {number} port @returns {unknown}
+ */
+export function listenError(error, host, port) {
+  const code = /** @type {NodeJS.ErrnoException} */ (error).code;
+  if (code === 'EADDRINUSE') return new UsageError(`port ${port} on ${host} is already in use: stop the other server or pick another --port (0 picks a free one)`, { cause: error });
+  if (code === 'EACCES') return new UsageError(`not allowed to listen on port ${port}: ports below 1024 need privileges; pick another --port`, { cause: error });
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new UsageError(`cannot listen on host ${host}: not an address of this machine; try --host 127.0.0.1 or 0.0.0.0`, { cause: error });
+  return error;
+}
+
+/**
  * Listens on the server's host and port; resolves with its URL, http://HOST:PORT.
  * A port in use or not allowed, or a host not of this machine, is a UsageError saying what to do.
  * @param {PrerenderServer} server
@@ -163,11 +175,7 @@ export async function listenOn(server) {
     await Promise.race([once(server, 'listening'), once(server, 'error').then(([e]) => Promise.reject(e))]);
   } catch (error) {
     await server.priceFilter.close();
-    const code = /** @type {NodeJS.ErrnoException} */ (error).code;
-    if (code === 'EADDRINUSE') throw new UsageError(`port ${port} on ${host} is already in use: stop the other server or pick another --port (0 picks a free one)`, { cause: error });
-    if (code === 'EACCES') throw new UsageError(`not allowed to listen on port ${port}: ports below 1024 need privileges; pick another --port`, { cause: error });
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UsageError(`cannot listen on host ${host}: not an address of this machine; try --host 127.0.0.1 or 0.0.0.0`, { cause: error });
-    throw error;
+    throw listenError(error, host, port);
   }
   const address = /** @type {import('node:net').AddressInfo} */ (server.address());
   return `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
