@@ -70,7 +70,7 @@ describeRender('--render (real Chromium): a catalogue, the waits and their timeo
   }, SLOW);
 
   it('networkidle waits for the page\'s script too: work it does after the last response, in short tasks, ends before the DOM is read', async () => {
-    // 12 tasks of 15 ms each after the last request: the network is quiet for 50 ms long before the list is built.
+    // 12 tasks of 15 ms each after the last response (the page's script): the network is quiet for 50 ms long before the list is built.
     const { out, failures } = await renderCrawl(['/st/chunked.asp'], { renderWait: ['networkidle'], renderIdle: 50 });
     expect(failures).toEqual([]);
     const html = await read(out, 'st/chunked.asp.html');
