@@ -400,9 +400,10 @@ describe('a second crawl at 0% churn', () => {
     expect(site.counters.conditional).toBe(21);
     expect(site.counters.notModified).toBe(21);
     expect(second.summary.churn).toMatchObject({ new: 0, changed: 0, notModified: 21, sameBytes: 0, removed: 0, stale: 0, failed: 0, filesWritten: 0, bytesWritten: 0 });
-    // The requests went through the re-crawl's HTTP thread (a first crawl has nothing to revalidate).
+    // 21 pages are too few for the re-crawl's HTTP thread, whose start costs more than they do: the main thread
+    // asks. threads.test.js has a re-crawl of 153 pages that uses it.
     expect(first.summary.threads.revalidated).toBe(0);
-    expect(second.summary.threads.revalidated).toBe(21);
+    expect(second.summary.threads.revalidated).toBe(0);
     const after = await fileIds(out);
     expect(rewritten(before, after).filter((file) => file !== 'prerender-manifest.json')).toEqual([]);
     expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
@@ -596,8 +597,7 @@ describe('a second crawl with changes', () => {
     site.resetCounters();
     const renamed = await crawl(out, ['--name', '/', 'home.html']);
     expect(renamed.code).toBe(0);
-    // Fetched again in full: a 304 would have kept the file the old rules gave. Nothing to
-    // revalidate: the HTTP thread started while the state was read is let go, the main thread fetches.
+    // Fetched again in full: a 304 would have kept the file the old rules gave (threads.test.js: no HTTP thread either).
     expect(site.counters.conditional).toBe(0);
     expect(renamed.summary.threads.revalidated).toBe(0);
     const files = await listFiles(out);
@@ -611,7 +611,6 @@ describe('a second crawl with changes', () => {
     const again = await crawl(out, ['--name', '/', 'home.html']);
     expect(site.counters.notModified).toBe(21);
     expect(again.summary.churn.filesWritten).toBe(0);
-    expect(again.summary.threads.revalidated).toBe(21);
   });
 
   it('an interrupted crawl is resumed only by a run with the same --name rules: with others its pages would keep the names they wanted', async () => {

@@ -78,6 +78,10 @@ describe('--threads', () => {
       expect(rewritten.churn.filesWritten).toBe(153);
       // (started after 64 pages; 150 small pages may all be done before it is ready)
       expect(rewritten.threads.workers).toBeGreaterThanOrEqual(1);
+      // A --name rule added since: nothing is asked with validators, so the HTTP thread started while the state was read is let go.
+      const renamed = await crawl({ ...options, placeholders: 'ssi', name: [['/st/dir.asp', 'catalogue.html']] });
+      expect(renamed.churn.notModified).toBe(0);
+      expect(renamed.threads.revalidated).toBe(0);
     } finally {
       await new Promise((resolve) => shop.close(resolve));
     }

@@ -1,5 +1,5 @@
 // @ts-check
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createHttpLoader, defaultLoader, withRetry } from '../fetch/index.js';
@@ -44,6 +44,18 @@ import { INDEX_FILE, LOG_FILE, LogBlobStore } from '../store/blobs.js';
 
 /** Fewer pages of the last crawl to ask for than this: no thread asks ahead (BENCHMARKS.md, issue 42). */
 const ASK_AHEAD_MIN = 256;
+
+/** Bytes of the shortest state line: a state smaller than threadsFrom of them holds too few pages to warm the ask-ahead thread for. */
+const STATE_LINE_MIN = 64;
+
+/** The last state's size in bytes, 0 if there is none. @param {string} stateDir */
+function stateBytes(stateDir) {
+  try {
+    return statSync(path.join(stateDir, STATE_FILE)).size;
+  } catch {
+    return 0;
+  }
+}
 
 /** Columns of a run's arena. */
 const RECORDS = 0;
@@ -224,7 +236,8 @@ export class CrawlSession {
     for (const entry of removed) warn(this, prepared.out, 'STATE_REMOVED', `${entry.path} was ${entry.found}, which prerender cannot use: --full removed it`);
     this.lifecycle.defer('blob store', () => this.#closeBlobs());
     // A re-crawl's HTTP thread starts while the last state is read, unless the run may ask for too few pages (#startAskingAhead).
-    if (this.revalidator && !o.full && !mayCarryUnasked(o) && existsSync(path.join(prepared.stateDir, STATE_FILE))) this.revalidator.warm();
+    const stateSize = stateBytes(prepared.stateDir);
+    if (this.revalidator && !o.full && !mayCarryUnasked(o) && stateSize > 0 && stateSize >= o.threadsFrom * STATE_LINE_MIN) this.revalidator.warm();
     const prior = await loadPrior(prepared.stateDir, { full: o.full, ignore: o.ignore, pages: new StoredPages(this.arena, PRIOR), roots: [...o.roots, ...o.sitemap] });
     // A journal left means a run was killed since the state: files it put in OUT are not listed there.
     if (prior) prior.ownsTree = !existsSync(path.join(prepared.stateDir, JOURNAL_FILE));
@@ -297,8 +310,10 @@ export class CrawlSession {
   async #startAskingAhead(run) {
     const { revalidator, prior: last, blobs } = this;
     if (!revalidator) return;
-    // --changed carries every page but those listed and their referrers: none is asked ahead. A thread's start costs more than a few requests.
-    if (!last?.reuse || last.renamed || run.unasked?.listed || (run.unasked && storedAsked(run.unasked, last, run.now, ASK_AHEAD_MIN) < ASK_AHEAD_MIN)) {
+    // --changed carries every page but those listed and their referrers: none is asked ahead. A thread's start costs more than a few requests,
+    // so a small last crawl has none either, as a small crawl has no page threads.
+    if (!last?.reuse || last.renamed || run.unasked?.listed || last.pages.size < this.o.threadsFrom
+      || (run.unasked && storedAsked(run.unasked, last, run.now, ASK_AHEAD_MIN) < ASK_AHEAD_MIN)) {
       await revalidator.unwarm();
       return;
     }
