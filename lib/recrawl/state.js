@@ -30,12 +30,16 @@ export class StateVersionError extends PrerenderError {
   code = 'STATE_VERSION';
 }
 
-/** Null when there is none. @param {string} stateDir @param {StoredPages<StoredPage>} [pages] where to keep the pages @returns {Promise<{ header: StateHeader, pages: StoredPages<StoredPage> } | null>} */
+/**
+ * Null when there is none. @param {string} stateDir @param {StoredPages<StoredPage>} [pages] where to keep the pages
+ * @returns {Promise<{ header: StateHeader, pages: StoredPages<StoredPage>, urls: string[] } | null>} urls: each line's, in order
+ */
 export async function readState(stateDir, pages = /** @type {StoredPages<StoredPage>} */ (new StoredPages())) {
   const file = path.join(stateDir, STATE_FILE);
   const input = createReadStream(file);
   /** @type {StateHeader | null} */ let header = null;
   let lines = 0;
+  /** @type {string[]} */ const urls = [];
   /** @type {number | null} */ let end = null;
   try {
     for await (const line of createInterface({ input, crlfDelay: Infinity })) {
@@ -57,6 +61,7 @@ export async function readState(stateDir, pages = /** @type {StoredPages<StoredP
       lines++;
       if (!isStoredPage(value)) throw new Error(`line ${lines + 1} is not a page of a state`);
       pages.set(value.url, value);
+      urls.push(value.url);
     }
   } catch (error) {
     if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ENOENT') return null;
@@ -67,7 +72,7 @@ export async function readState(stateDir, pages = /** @type {StoredPages<StoredP
   if (header.sealed && end !== lines) {
     throw new StateVersionError(`${file} is cut short (${lines} of ${end ?? 'its'} lines, ${end === null ? 'no end line' : 'end line counts more'}); crawl with --full to start over`);
   }
-  return { header, pages };
+  return { header, pages, urls };
 }
 
 /** A page line lacking these fields is damage: the state is refused. @param {any} value @returns {value is StoredPage} */
@@ -93,9 +98,12 @@ export function createStateWriter(stateDir, header) {
     if (!stream.write(chunk)) await once(stream, 'drain');
   };
   let lines = 0;
+  const finishedAt = new Date().toISOString();
   /** @type {Promise<void>} */
-  let started = push(JSON.stringify({ format: 'prerender-state', version: STATE_VERSION, ...header, sealed: true, finishedAt: new Date().toISOString() }) + '\n');
+  let started = push(JSON.stringify({ format: 'prerender-state', version: STATE_VERSION, ...header, sealed: true, finishedAt }) + '\n');
   return {
+    /** With the line count, what tells this state from another (follow-lists.js). */
+    finishedAt,
     /** @param {StoredPage} page */
     async add(page) {
       await started;
