@@ -4,7 +4,7 @@ import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startChangingSite } from '../fixtures/changing-site.js';
 import { readManifest, tempDirs } from './crawl-helpers.js';
-import { crawl } from '../lib/index.js';
+import { Crawler, crawl } from '../lib/index.js';
 
 /**
  * Pages carried without a request follow the links the last run noted in OUT/.prerender/follow.bin, not their
@@ -93,6 +93,19 @@ describe('follow lists (OUT/.prerender/follow.bin)', () => {
     expect(scanned.carried.fresh).toBe(7);
     expect(site.log).toEqual(['/', '/p/3.asp']);
     expect((await readManifest(fromScans)).warnings.map((/** @type {{ code: string }} */ warning) => warning.code)).toContain('STAGED_DAMAGED');
+  });
+
+  it('set aside for a caller listening to each admission: it hears each link decided from the scan', async () => {
+    const { out } = await twoOuts();
+    await damageBlob(out, await scanOf(out, site.product(3)));
+    site.resetCounters();
+    const crawler = new Crawler({ roots: [site.root], exclude: ['/cart.asp'], out, retries: 0, threads: 1, now: () => T0 + HOUR, ...FRESH });
+    /** @type {string[]} */ const admitted = [];
+    crawler.on('admit', (event) => { admitted.push(event.url); });
+    const result = await crawler.run();
+    expect(result.carried.fresh).toBe(7);
+    expect(site.log).toEqual(['/', '/p/3.asp']);
+    expect(admitted).toContain(site.product(8));
   });
 
   it('set aside when the scope changes: a product newly excluded is not followed from the lists of the page before it', async () => {

@@ -36,11 +36,12 @@ export async function openFollows(run, arena) {
 
 /**
  * The last run's list for a page carried unchanged, when it can stand for its scan: no sampling, no listener of each
- * link. Early writes want every link of new pages only (early.js). @param {CrawlRun} run @param {string} key
+ * link or admission (those hear each link's decision). Early writes want every link of new pages only (early.js).
+ * @param {CrawlRun} run @param {string} key
  */
 export function lastFollowed(run, key) {
   const last = run.follows?.last;
-  if (!last || run.sample !== null || run.listening('link')) return null;
+  if (!last || run.sample !== null || run.listening('link') || run.listening('admit')) return null;
   return last.of(key);
 }
 
