@@ -29,7 +29,7 @@ export async function openFollows(run, arena) {
   if (!run.stateDir || run.coordination.shared) return null;
   const key = followKey(run);
   const found = run.prior?.reuse && run.unasked ? run.prior.follow : null;
-  const last = found ? await readFollowLists(run.stateDir, { token: found.token, key, lines: found.lines }) : null;
+  const last = found ? await readFollowLists(run.stateDir, { token: found.token, key, lines: found.lines, slotOf: (url) => arena.slotOf(url) }) : null;
   /** @type {Follows} */ const follows = { notes: new FollowNotes(arena), key, last };
   return follows;
 }

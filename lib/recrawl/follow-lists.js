@@ -156,10 +156,11 @@ export async function writeFollowLists(stateDir, bytes) {
 
 /**
  * The last run's lists, or null when there are none for this state and these link rules.
- * @param {string} stateDir @param {{ token: string, key: string, lines: readonly string[] }} expected lines: the state's URLs, in order
+ * @param {string} stateDir @param {{ token: string, key: string, lines: readonly string[], slotOf?: (url: string) => number | undefined }} expected
+ *   lines: the state's URLs, in order; slotOf: the arena's slot of a URL, so lists are found by slot, not through a map of URLs
  * @returns {Promise<{ of(url: string): FollowList | null } | null>}
  */
-export async function readFollowLists(stateDir, { token, key, lines }) {
+export async function readFollowLists(stateDir, { token, key, lines, slotOf = mapOf(lines) }) {
   const bytes = await readFile(path.join(stateDir, FOLLOW_FILE)).catch(() => null);
   if (!bytes || bytes.length < HASH_BYTES) return null;
   const newline = bytes.indexOf(10);
@@ -176,14 +177,26 @@ export async function readFollowLists(stateDir, { token, key, lines }) {
   const starts = listStarts(bytes, newline + 1, bytes.length - HASH_BYTES, lines.length);
   if (!starts) return null;
   const extra = /** @type {string[]} */ (header.extra);
-  /** @type {Map<string, number>} */ const startOf = new Map();
-  for (let i = 0; i < lines.length; i++) if (starts[i] !== 0) startOf.set(lines[i], starts[i] - 1);
+  let slots = 0;
+  for (const url of lines) slots = Math.max(slots, (slotOf(url) ?? -1) + 1);
+  const startOf = new Int32Array(slots);
+  for (let i = 0; i < lines.length; i++) {
+    const slot = slotOf(lines[i]);
+    if (slot !== undefined) startOf[slot] = starts[i];
+  }
   return {
     of(url) {
-      const at = startOf.get(url);
-      return at === undefined ? null : listAt(bytes, at, lines, extra);
+      const slot = slotOf(url);
+      const at = slot === undefined || slot >= startOf.length ? 0 : startOf[slot];
+      return at === 0 ? null : listAt(bytes, at - 1, lines, extra);
     },
   };
+}
+
+/** Without an arena: each URL's line. @param {readonly string[]} lines */
+function mapOf(lines) {
+  const slots = new Map(lines.map((url, i) => [url, i]));
+  return (/** @type {string} */ url) => slots.get(url);
 }
 
 /** Per line, the byte offset + 1 of its list (0: none), or null if the bytes do not hold `count` lists. @param {Buffer} bytes @param {number} start @param {number} end @param {number} count */

@@ -42,6 +42,11 @@ describe('follow lists beside the state', () => {
     expect(lists?.of(C)).toBeNull();
     expect(lists?.of(CSS)).toBeNull();
     expect(lists?.of('http://shop.test/never')).toBeNull();
+    // Found by the slots of an arena that holds other URLs first, as a run's does.
+    const arena = new Arena(1);
+    for (const url of ['http://shop.test/other', ...[...LINES].reverse()]) arena.intern(url);
+    const bySlot = await readFollowLists(dir, { token: TOKEN, key: 'k', lines: LINES, slotOf: (url) => arena.slotOf(url) });
+    for (const url of [A, B, C, CSS, 'http://shop.test/other', 'http://shop.test/never']) expect(bySlot?.of(url)).toEqual(lists?.of(url));
   });
 
   it('many slots and large indices survive the varints (the arena grows while noting)', async () => {
