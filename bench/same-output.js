@@ -4,7 +4,7 @@
  * Same output before and after a change (issue 38): runs the same crawls
  * with two checkouts of prerender and compares what they write, byte for byte.
  *
- *   node bench/same-output.js --a /work/wt-baseline --b /work/main [--scenario all|first|recrawl|resume|render|shared] [--keep DIR]
+ *   node bench/same-output.js --a /work/wt-baseline --b /work/main [--scenario all|first|recrawl|resume|render|shared|carried] [--keep DIR]
  *
  * Each side is its checkout's bin/prerender.js, run with `node` in a
  * directory of its own. Per scenario both sides crawl the same origin
@@ -19,6 +19,8 @@
  *   render   --render of fixtures/spa-shop.js in /usr/bin/chromium
  *   shared   `crawl --frontier` plus one `prerender worker` on a real redis-server,
  *            against each other and against a single-process crawl
+ *   carried  a first crawl, 10 % of the products change, then `--fresh ... forever`,
+ *            then `--changed LIST --with-referrers`, into the same OUT
  *
  * Compared per OUT: the tree (sha256 of each file outside .prerender/ but the
  * manifest, with its path, sorted), prerender-manifest.json,
@@ -41,13 +43,13 @@ import { sideOf } from './lib/same-output/run.js';
 import { SCENARIOS } from './lib/same-output/scenarios.js';
 import { ITEMS, NORMALISED, NOT_NORMALISED, digestOf, firstDifference } from './lib/same-output/snapshot.js';
 
-const USAGE = `usage: node bench/same-output.js --a DIR --b DIR [--scenario all|first|recrawl|resume|render|shared] [--keep DIR]
+const USAGE = `usage: node bench/same-output.js --a DIR --b DIR [--scenario all|first|recrawl|resume|render|shared|carried] [--keep DIR]
 Runs the same crawls with two checkouts of prerender (each through its own
 bin/prerender.js, against the same origin) and compares the trees, manifests,
 states and --json summaries byte for byte, but for run-to-run fields.
   --a DIR        the checkout of side A (the commit before the change)
   --b DIR        the checkout of side B (the change)
-  --scenario S   all (default), first, recrawl, resume, render or shared; repeatable
+  --scenario S   all (default), first, recrawl, resume, render, shared or carried; repeatable
   --keep DIR     write the OUTs under DIR and leave them there
 Exit status: 0 the same, 1 something differs, 2 a crawl did not run as needed.`;
 

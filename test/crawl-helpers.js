@@ -84,7 +84,7 @@ export async function listFiles(dir) {
  */
 export async function leftovers(out) {
   const entries = await readdir(path.join(out, '.prerender')).catch(() => /** @type {string[]} */ ([]));
-  return entries.filter((entry) => !['state.ndjson', 'blobs.log', 'blobs.idx'].includes(entry));
+  return entries.filter((entry) => !['state.ndjson', 'blobs.log', 'blobs.idx', 'follow.bin'].includes(entry));
 }
 
 /**

@@ -159,6 +159,7 @@ const STATE_ENTRIES = /** @type {Record<string, string>} */ ({
   'journal.ndjson': 'the journal of an interrupted crawl (a file)',
   'blobs.log': 'the staged pages (a file)',
   'blobs.idx': "the staged pages' index (a file)",
+  'follow.bin': 'the links each page followed (a file)',
   blobs: "a shared crawl's blob directory (a directory)",
 });
 

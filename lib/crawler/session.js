@@ -29,6 +29,8 @@ import { VALIDATING, conditionalHeaders, isGoneStatus, loadPrior, namingKey, reu
 import { JOURNAL_FILE, createJournal, readJournal } from '../recrawl/journal.js';
 import { LocalCoordination } from '../engine/coordination.js';
 import { STATE_FILE } from '../recrawl/state.js';
+import { FOLLOW_FILE } from '../recrawl/follow-lists.js';
+import { openFollows } from '../engine/follow.js';
 import { Arena } from '../store/arena.js';
 import { StoredPages } from '../store/stored-pages.js';
 import { INDEX_FILE, LOG_FILE, LogBlobStore } from '../store/blobs.js';
@@ -181,6 +183,8 @@ export class CrawlSession {
     this.run = run;
     this.lifecycle.defer('page threads', () => run.threads.close());
     this.#planUnasked(run, changed, lastmods);
+    run.follows = await openFollows(run, this.arena);
+    if (prior) prior.follow = null; // its lines are the follow lists' now, if found
     if (prior) prior.reuseOutput = prior.reuse && prior.output === outputKey(run);
     await this.#startAskingAhead(run);
     if (this.canWriteEarly(run)) {
@@ -229,7 +233,7 @@ export class CrawlSession {
     // A shared crawl clears its leftovers only once its pass is dropped in Redis, so no worker still writes into them.
     if (!this.shared) await clearLeftovers(prepared.stateDir);
     /** @type {import('../output/state-entries.js').StateEntry[]} */
-    const files = [STATE_FILE, JOURNAL_FILE, LOG_FILE, INDEX_FILE].map((name) => ({ name }));
+    const files = [STATE_FILE, JOURNAL_FILE, LOG_FILE, INDEX_FILE, FOLLOW_FILE].map((name) => ({ name }));
     if (this.shared && !o.blobs) files.push({ name: 'blobs', directory: true });
     // Before the blob store's clean-up is registered: a refused run leaves what it names as it is.
     removed.push(...await checkStateEntries(prepared.stateDir, files, { replace: o.full }));

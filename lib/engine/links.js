@@ -16,6 +16,9 @@ export async function links(run, page) {
   const nofollow = run.robots !== null && page.scan.nofollow === true;
   /** @type {(FrontierItem & { decision: import('../roots/scope.js').ScopeDecision })[]} */ const follow = [];
   let skipped = 0;
+  // For the next run's follow lists: a link followed or not by more than its URL and kind is not replayed.
+  let complete = true;
+  let effects = false;
   const shared = run.coordination.shared;
   /** @type {import('./early.js').LinksTo | undefined} for early writes */
   const linksTo = run.coordination.wantsLinks(run) ? { keys: [], never: new Set() } : undefined;
@@ -29,20 +32,32 @@ export async function links(run, page) {
       if (decision.decision !== 'crawl' && !(followRequisites && run.assetOrigins.has(originOf(key)))) linksTo.never.add(key);
     }
     let followed = decision.decision === 'crawl' && link.kind !== 'form' && (link.kind !== 'requisite' || followRequisites) && !nofollow;
-    if (followed && tooDeep(run, key)) followed = false;
+    if (followed && tooDeep(run, key)) {
+      followed = false;
+      effects = true;
+    }
     // A trap whose URLs grow with each link would fill memory with keys before --max-pages.
     if (followed && key.length > run.options.maxUrlLength) {
       followed = false;
+      effects = true;
       run.depth.tooLong++;
       run.depth.noteTooLong?.(key); // a shared crawl's coordinator learns it too
     }
     const sampledOut = followed && run.sample !== null && !run.sample.take(key);
-    if (sampledOut) followed = false;
+    if (sampledOut) {
+      followed = false;
+      effects = true;
+    }
+    if (!followed && decision.decision === 'crawl') complete = false;
     if (followed) follow.push({ key, kind: link.kind === 'requisite' ? 'requisite' : 'navigation', referrer: page.key, decision });
     else if (link.kind === 'requisite' && !followRequisites && run.origins.has(originOf(key))) skipped++;
     if (listening) run.emit('link', { from: page.key, url: key, kind: link.kind, followed, nofollow, sampledOut, ...decision });
   }
   page.linksTo = linksTo;
+  if (run.follows) {
+    if (effects) run.follows.notes.forget(page.key);
+    else run.follows.notes.note(page.key, follow, skipped, complete);
+  }
   run.counts.requisitesNotFetched += skipped;
   page.requisitesSkipped = skipped; // a shared crawl counts them in Redis
   const admittedHere = await admitFollowed(run, follow);

@@ -33,10 +33,11 @@ import { Hooks } from './hooks.js';
  *   nameRules: import('../naming/rules.js').NameRules, sample: { take(key: string): boolean } | null,
  *   counts: { requisitesNotFetched: number }, threads: PageThreads, finishPool?: FinishPool | null,
  *   early?: import('./early.js').EarlyWrites | null, revalidator?: import('../fetch/revalidate.js').Revalidator | null,
- *   now: number, unasked?: import('./unasked.js').Unasked | null,
+ *   now: number, unasked?: import('./unasked.js').Unasked | null, follows?: import('./follow.js').Follows | null,
  * }} CrawlRun
  *   assetOrigins: where --assets fetches requisites outside the page scope; threads: closed by whoever made the run;
- *   finishPool: a shared crawl's write-pass work, spread over every live process; now: the fetch time, in epoch seconds.
+ *   finishPool: a shared crawl's write-pass work, spread over every live process; now: the fetch time, in epoch seconds;
+ *   follows: the links each page followed, noted for the next state, and the last state's (follow.js).
  * @typedef {{ window: number,
  *   begin(context: import('./page-work.js').RenderContext, table: import('../naming/name-table.js').SharedNameTable): Promise<void>,
  *   render(input: Omit<import('./page-work.js').RenderInput, 'raw' | 'scan'>): Promise<import('./page-work.js').RenderOutput>, end(): Promise<void> }} FinishPool

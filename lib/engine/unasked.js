@@ -3,7 +3,8 @@ import { warn } from '../warnings.js';
 import { intactLinks, keepStored } from './carry.js';
 import { redirect } from './outcomes.js';
 import { links } from './links.js';
-import { VALIDATING, pickEach, pickStored, reusable } from '../recrawl/prior.js';
+import { followAgain, lastFollowed } from './follow.js';
+import { pickEach, pickStored, reusable } from '../recrawl/prior.js';
 import { compileFreshness, datedFresh } from '../recrawl/freshness.js';
 
 /**
@@ -52,12 +53,16 @@ export function mayCarryUnasked(o) {
  */
 export function storedAsked(unasked, prior, now, enough) {
   let asked = 0;
-  for (const stored of pickEach(prior.pages, VALIDATING)) {
+  // Not the blob ids: a pass over every stored page, where hex strings of each cost more than the rest.
+  for (const stored of pickEach(prior.pages, DATED)) {
     if (stored.state !== 'done' || !whyUnasked(unasked, stored.url, stored, now)) asked++;
     if (asked >= enough) break;
   }
   return asked;
 }
+
+/** What `whyUnasked` reads of a stored page (freshness.js `Dated`), and its state. */
+const DATED = /** @type {const} */ (['state', 'fetched', 'maxAge', 'immutable']);
 
 /** Re-crawl without asking (--changed, --fresh, sitemap dates): plugged into the hook `beforeFetch`. @param {CrawlRun} run */
 export function plugUnasked(run) {
@@ -76,13 +81,22 @@ export async function carryUnasked(run, page) {
   if (!stored) return unasked.listed && !unasked.listed.has(page.key) ? carryRedirect(run, page, unasked) : false;
   const why = whyUnasked(unasked, page.key, stored, run.now);
   if (!why) return unasked.listed ? asked() : false;
-  const scan = stored.scan ? await intactLinks(run, page.key, stored.scan, 'fetched in full') : undefined;
-  if (scan === null) return unasked.listed ? asked() : false;
   // --with-referrers: a page that links to a listed URL lists it (a category, its products).
-  if (unasked.withReferrers && scan?.links.some((link) => link.key && unasked.listed?.has(link.key))) return asked();
-  await keepStored(run, page, stored, 'fetched in full', scan);
-  page.stored = stored;
-  await links(run, page);
+  const listsChanged = (/** @type {readonly { key?: string | null }[]} */ links) => links.some((link) => link.key && unasked.listed?.has(link.key));
+  const list = lastFollowed(run, page.key);
+  if (list && (!unasked.withReferrers || list.complete)) {
+    if (unasked.withReferrers && listsChanged(list.items)) return asked();
+    await keepStored(run, page, stored, 'fetched in full', NOT_READ);
+    page.stored = stored;
+    await followAgain(run, page, list);
+  } else {
+    const scan = stored.scan ? await intactLinks(run, page.key, stored.scan, 'fetched in full') : undefined;
+    if (scan === null) return unasked.listed ? asked() : false;
+    if (unasked.withReferrers && scan && listsChanged(scan.links)) return asked();
+    await keepStored(run, page, stored, 'fetched in full', scan);
+    page.stored = stored;
+    await links(run, page);
+  }
   const record = page.record;
   record.referrers = undefined;
   record.state = 'done';
@@ -94,6 +108,9 @@ export async function carryUnasked(run, page) {
   run.emit('page', { url: page.key, wantedFile: record.wanted, status: record.status, contentType: record.contentType, bytes: 0, carried: why.by });
   return true;
 }
+
+/** A scan not read: its links are followed from the last run's list. */
+const NOT_READ = { links: [], nofollow: false };
 
 /** --changed: an unlisted URL that redirected still does, without a request. @param {CrawlRun} run @param {PageInFlight} page @param {Unasked} unasked */
 async function carryRedirect(run, page, unasked) {

@@ -9,6 +9,9 @@ import { STATE_DIR, outputFailure, prepareOutDir } from './outdir.js';
 
 export { STATE_DIR };
 
+/** A segment that is empty, "." or "..", or a NUL. */
+const UNUSUAL_NAME = /(?:^|\/)\.{0,2}(?:\/|$)|\0/;
+
 /** New temp files: created, never opened through an existing file or link. */
 export const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 
@@ -48,7 +51,8 @@ export class LocalTree {
 
   /** The absolute path of a tree file, refused if it would leave the tree. @param {string} file relative, forward slashes */
   resolve(file) {
-    const absolute = path.resolve(this.out, ...file.split('/'));
+    // A name with no empty, "." or ".." segment and no NUL resolves to itself under OUT: path.resolve is for the others.
+    const absolute = path.sep === '/' && this.out !== '/' && !UNUSUAL_NAME.test(file) ? `${this.out}/${file}` : path.resolve(this.out, ...file.split('/'));
     if (!absolute.startsWith(this.out + path.sep)) {
       throw new UnsafeFileNameError(`refusing to write outside the output directory: ${file}`);
     }

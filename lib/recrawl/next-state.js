@@ -1,6 +1,7 @@
 // @ts-check
 import { namingKey } from './prior.js';
 import { createStateWriter } from './state.js';
+import { followToken, writeFollowLists } from './follow-lists.js';
 
 /**
  * @typedef {import('../engine/run.js').CrawlRun} CrawlRun @typedef {import('../store/records.js').PageRecord} PageRecord
@@ -22,10 +23,16 @@ export function openNextState(run, complete, { leftOld, carried }) {
   });
   // Carried pages' --ignore hashes used the last run's patterns: if those changed, left for the next run to make again.
   const oldHashes = run.prior !== null && !run.prior.sameIgnore;
+  /** @type {string[]} each line's URL, for the follow lists */ const lines = [];
+  /** @param {StoredPage} entry */
+  const add = (entry) => {
+    if (run.follows) lines.push(entry.url);
+    return writer.add(entry);
+  };
   return {
     /** @param {PageRecord} record @param {ManifestPage} page */
     async addPage(record, page) {
-      await writer.add({
+      await add({
         url: record.key, state: 'done', status: page.status, contentType: page.contentType, type: record.type, charset: record.charset,
         etag: record.etag, lastModified: record.lastModified, file: page.file, body: record.body, scan: record.scan,
         bytes: page.bytes, sha256: page.sha256, compare: oldHashes && record.change === 'not-modified' ? undefined : record.compare, compressed: record.compressed,
@@ -43,13 +50,18 @@ export function openNextState(run, complete, { leftOld, carried }) {
           redirecting.set(record.key, record.location);
           continue;
         }
-        await writer.add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location });
+        await add({ url: record.key, state: 'redirect', status: /** @type {number} */ (record.status), location: record.location });
       }
       for (const stored of carried) {
-        await writer.add({ ...stored, compare: oldHashes ? undefined : stored.compare, location: redirecting.get(stored.url) });
+        await add({ ...stored, compare: oldHashes ? undefined : stored.compare, location: redirecting.get(stored.url) });
       }
     },
-    commit: () => writer.finish(),
+    async commit() {
+      // Before the state: a crash between the two renames leaves lists whose token no state has.
+      const follows = run.follows;
+      if (follows) await writeFollowLists(/** @type {string} */ (run.stateDir), follows.notes.encode(lines, { token: followToken(writer.finishedAt, lines.length), key: follows.key }));
+      await writer.finish();
+    },
     abort: () => writer.abort(),
   };
 }

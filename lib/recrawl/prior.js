@@ -5,6 +5,7 @@ import path from 'node:path';
 import { readManifest } from '../output/manifest/read.js';
 import { StateVersionError, readState } from './state.js';
 import { StoredPages } from '../store/stored-pages.js';
+import { followToken } from './follow-lists.js';
 
 /**
  * What a re-crawl knows from the run before it (OUT/.prerender/state.ndjson): validators, unchanged pages' blobs, files written.
@@ -14,11 +15,12 @@ import { StoredPages } from '../store/stored-pages.js';
  *   picks?: (names: readonly (keyof StoredPage)[]) => Iterable<Partial<StoredPage> & { url: string }> }} PageLookup
  *   pick, picks: some fields without decoding the rest
  * @typedef {{ complete: boolean, pages: PageLookup, reuse: boolean, output: string, reuseOutput: boolean, ownsTree?: boolean,
- *   sameIgnore: boolean, naming?: string, renamed?: boolean, precompressed: string[] }} Prior
+ *   sameIgnore: boolean, naming?: string, renamed?: boolean, precompressed: string[], follow?: { token: string, lines: string[] } | null }} Prior
  *   reuse: false with --full; reuseOutput: `output`, what decided the bytes written, is unchanged, so files may stay;
  *   ownsTree: no run was killed since, so a file the state does not list is no crawl's;
  *   renamed: the naming key changed, so no request is conditional (a 304 would keep an old name);
- *   precompressed: the formats every page was tried in; others are made now for kept files
+ *   precompressed: the formats every page was tried in; others are made now for kept files;
+ *   follow: what finds the state's follow lists (follow-lists.js), its lines' URLs in order
  */
 
 /**
@@ -39,6 +41,7 @@ export async function loadPrior(stateDir, { full, ignore, pages, roots = [] }) {
   return {
     complete: state.header.complete, pages: state.pages, reuse: !full, output, reuseOutput: false,
     sameIgnore: JSON.stringify(state.header.ignore ?? []) === JSON.stringify(ignore), naming: state.header.naming, precompressed,
+    follow: { token: followToken(state.header.finishedAt, state.urls.length), lines: state.urls },
   };
 }
 

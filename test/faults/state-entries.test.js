@@ -25,6 +25,7 @@ const ENTRIES = [
   ['journal.ndjson', /the journal of an interrupted crawl/],
   ['blobs.log', /the staged pages \(a file\)/],
   ['blobs.idx', /the staged pages' index/],
+  ['follow.bin', /the links each page followed/],
 ];
 
 /**
