@@ -100,7 +100,7 @@ const CONFIG_POLL_FOR_MS = 10_000;
  * Bounded by --wait. @param {import('../distributed/connection.js').CrawlRedis} redis @param {string} prefix @param {WorkerOptions} w
  * @returns {Promise<import('../distributed/config.js').SharedConfig>}
  */
-async function waitForConfig(redis, prefix, w) {
+export async function waitForConfig(redis, prefix, w) {
   const begun = Date.now();
   const deadline = begun + (w.wait ?? 60) * 1000;
   // Workers often start with their coordinator: ask often at first to join as soon as it has seeded, then less.
@@ -108,9 +108,24 @@ async function waitForConfig(redis, prefix, w) {
     if (w.signal?.aborted) throw new AbortError('interrupted while waiting for the crawl');
     const text = await redis.get(`${prefix}config`).catch((error) => { throw redis.toFrontierError(error); });
     if (text) return JSON.parse(text);
-    if (Date.now() >= deadline || w.signal?.aborted) {
+    // Interrupted while asking is an interruption, not a crawl that never came.
+    if (w.signal?.aborted) throw new AbortError('interrupted while waiting for the crawl');
+    if (Date.now() >= deadline) {
       throw new FrontierError(`no crawl "${w.crawlId}" in Redis after waiting ${w.wait ?? 60} s (--wait): start it with prerender crawl … --frontier … --crawl-id ${w.crawlId}`, { code: 'NO_CRAWL' });
     }
-    await new Promise((resolve) => { setTimeout(resolve, Math.min(delay, Math.max(1, deadline - Date.now()))); });
+    await pause(Math.min(delay, Math.max(1, deadline - Date.now())), w.signal);
   }
+}
+
+/** Ends early when the signal aborts. @param {number} ms @param {AbortSignal | undefined} signal */
+function pause(ms, signal) {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve(undefined);
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
