@@ -77,6 +77,8 @@ export function formatSummary(result, extra = {}) {
   const did = recrawl ? 're-crawled' : 'wrote';
   const verb = result.interrupted ? `Interrupted: ${did}` : did[0].toUpperCase() + did.slice(1);
   lines.push(`${verb} ${count(result.pages)} page${result.pages === 1 ? '' : 's'}${assets} ${recrawl ? 'into' : 'to'} ${result.out} in ${formatDuration(result.durationMs)} (${rate} pages/s)`);
+  // An origin down during a re-crawl: every page kept from the last crawl, which the counts alone do not say.
+  if (result.stale > 0 && result.stale >= result.pages) lines.push('No page could be fetched: every file is the last crawl\'s, kept stale (see the warnings below)');
   const carried = result.carried ? result.carried.fresh + result.carried.listed + result.carried.dated : 0;
   if (carried > 0) {
     const { fresh, listed, dated } = result.carried;

@@ -27,6 +27,15 @@ describe('the summary of a crawl', () => {
     expect(formatSummary(result({ churn, interrupted: true, complete: false }))).toMatch(/^Interrupted: re-crawled 10 pages[^]*not complete \(it was interrupted\): the next complete crawl removes the files of pages gone/);
   });
 
+  it('a re-crawl that could fetch no page says so at once; one with a few stale pages does not', () => {
+    const churn = { new: 0, changed: 0, notModified: 0, sameBytes: 0, removed: 0, stale: 10, failed: 0, filesWritten: 0, bytesWritten: 0 };
+    const down = formatSummary(result({ churn, stale: 10 }));
+    expect(down.split('\n')[1]).toBe('No page could be fetched: every file is the last crawl\'s, kept stale (see the warnings below)');
+    const some = formatSummary(result({ churn: { ...churn, stale: 2, notModified: 8 }, stale: 2, complete: false }));
+    expect(some).not.toMatch(/No page could be fetched/);
+    expect(some).toMatch(/2 pages were kept stale/);
+  });
+
   it('a resumed crawl says so', () => {
     expect(formatSummary(result({ resumed: 7 }))).toMatch(/Resumed the crawl killed or interrupted before: 7 pages taken from its journal, not fetched again/);
     expect(formatSummary(result({}))).not.toMatch(/Resumed/);
