@@ -23,7 +23,10 @@ process.stdout.on('error', (error) => {
   process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
 });
 
+// Run through the package's second bin, --help's usage lines say that name.
+const name = process.argv[1]?.endsWith('prerender-static') ? 'prerender-static' : 'prerender';
 process.exitCode = await run(process.argv.slice(2), {
+  name,
   stdin: process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,

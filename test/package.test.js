@@ -76,6 +76,8 @@ describe('package', () => {
     const help = npx(['prerender-static', '--help']);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/^ {2}demo \[options\]/m);
+    expect(help.stdout).toMatch(/^Usage: prerender-static \[options\] \[command\]/); // the name typed, not the other bin's
+    expect(npx(['prerender', '--help']).stdout).toMatch(/^Usage: prerender \[options\] \[command\]/);
     // The demo needs its shop, which ships in lib/: the installed package crawls it.
     const demo = npx(['prerender-static', 'demo', '--no-serve']);
     expect([demo.status, demo.stderr]).toEqual([0, '']);

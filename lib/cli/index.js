@@ -26,7 +26,8 @@ export { EXIT } from './exit-codes.js';
 
 /**
  * @typedef {{ stdout: NodeJS.WritableStream & { isTTY?: boolean, columns?: number }, stderr: NodeJS.WritableStream & { isTTY?: boolean, columns?: number },
- *   env?: Record<string, string | undefined>, stdin?: NodeJS.ReadableStream, signal?: AbortSignal, cwd?: string }} Io
+ *   env?: Record<string, string | undefined>, stdin?: NodeJS.ReadableStream, signal?: AbortSignal, cwd?: string, name?: string }} Io
+ *   name: what the user typed, `prerender` (the default) or `prerender-static`, for --help's usage lines
  */
 
 const VERSION = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
@@ -79,7 +80,7 @@ export function helpProgram(io) {
  * @param {(code: string, message: string) => void} jsonError with --json, writes the error object to stdout
  */
 function buildProgram(io, setExitCode, jsonError) {
-  const program = new Command('prerender')
+  const program = new Command(io.name ?? 'prerender')
     .description('Turn the most-visited pages of a dynamic site into a static tree; keep cart, checkout and per-visitor prices dynamic.')
     .version(VERSION, '-V, --version')
     .exitOverride()
