@@ -5,6 +5,7 @@ import { AbortError, FrontierError } from '../errors.js';
 import { connectRedis, keyPrefix } from '../distributed/connection.js';
 import { VERSION, machineOf } from '../distributed/identity.js';
 import { checkProbe } from '../distributed/blob-probe.js';
+import { sleep } from '../fetch/abort.js';
 
 /** Loaded once the crawl exists: a worker leaves its coordinator the cores while it seeds (BENCHMARKS.md, "Decisions"). */
 async function loadEngine() {
@@ -113,19 +114,6 @@ export async function waitForConfig(redis, prefix, w) {
     if (Date.now() >= deadline) {
       throw new FrontierError(`no crawl "${w.crawlId}" in Redis after waiting ${w.wait ?? 60} s (--wait): start it with prerender crawl … --frontier … --crawl-id ${w.crawlId}`, { code: 'NO_CRAWL' });
     }
-    await pause(Math.min(delay, Math.max(1, deadline - Date.now())), w.signal);
+    await sleep(Math.min(delay, Math.max(1, deadline - Date.now())), w.signal); // an AbortError at the signal
   }
-}
-
-/** Ends early when the signal aborts. @param {number} ms @param {AbortSignal | undefined} signal */
-function pause(ms, signal) {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve(undefined);
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }
