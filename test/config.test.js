@@ -110,7 +110,7 @@ describe('checking config values', () => {
     Object.assign(values, {
       dynamicBase: 'https://shop.example/', siteUrl: 'https://static.example/', urls: 'urls.txt', precompress: 'gzip,br',
       frontier: 'redis://127.0.0.1:6379/0', crawlId: 'shop', blobs: '/shared/blobs', rate: 2.5, browser: '/usr/bin/chromium', renderConcurrency: 8,
-      changed: 'changed.txt',
+      changed: 'changed.txt', browserEndpoint: 'ws://127.0.0.1:9222/devtools/browser/x',
     });
     expect(Object.keys(values).sort()).toEqual(['roots', ...CRAWL_OPTIONS.map((spec) => spec.name)].sort());
     expect(checkConfig(values, 'prerender.config.json')).toEqual(values);

@@ -4,6 +4,7 @@
  * `prerender worker` processes render the pages they take in their own
  * Chromium, with their own number of tabs, and the tree is the one a single
  * rendering process writes. Real processes, a real browser and a real Redis;
+ * the first case's three processes render in one running browser (--browser-endpoint), the others start their own;
  * skipped outside CI when one is missing, in CI they must run.
  */
 import { readFileSync, readdirSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { HAVE_REDIS, IN_CI, startRedis } from './helpers/redis.js';
 import { manifestOf, startCli, treeDigest, until } from './helpers/processes.js';
 import { useTestDir } from './helpers/fixtures.js';
 import { findBrowser } from '../lib/render/browser.js';
+import { startSharedBrowser } from './helpers/render.js';
 import { startSpaShop } from '../fixtures/spa-shop.js';
 import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
 
@@ -92,14 +94,25 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
   const sharedArgs = (id, out) => ['--frontier', redis.url, '--crawl-id', id, '-o', out, '--lease-timeout', '10000'];
 
   it('workers render the pages they take, with their own tabs: the same tree and manifest as one rendering process, each page fetched once', async () => {
+    const browser = await startSharedBrowser(path.join(dir, 'browser'));
+    try {
+      await renderedAlike(['--browser-endpoint', browser.endpoint]);
+      expect(await browser.left()).toEqual({ contexts: 0, tabs: [] });
+    } finally {
+      await browser.browser.close();
+    }
+  });
+
+  /** @param {string[]} own each process's browser options */
+  async function renderedAlike(own) {
     const one = path.join(dir, 'one');
-    const alone = await cli(['crawl', ...crawlArgs(), '-o', one, '--render-concurrency', '2']).done;
+    const alone = await cli(['crawl', ...crawlArgs(), '-o', one, '--render-concurrency', '2', ...own]).done;
     expect(alone.code).toBe(0);
     shop.hits.clear();
     const out = path.join(dir, 'shared');
     const [coordinator, worker] = await Promise.all([
-      cli(['crawl', ...crawlArgs(), ...sharedArgs('render-1', out), '--render-concurrency', '1']).done,
-      cli(['worker', '--frontier', redis.url, '--crawl-id', 'render-1', '--render-concurrency', '2']).done,
+      cli(['crawl', ...crawlArgs(), ...sharedArgs('render-1', out), '--render-concurrency', '1', ...own]).done,
+      cli(['worker', '--frontier', redis.url, '--crawl-id', 'render-1', '--render-concurrency', '2', ...own]).done,
     ]);
     expect(coordinator.code, coordinator.stderr).toBe(0);
     expect(worker.code, worker.stderr).toBe(0);
@@ -117,7 +130,7 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
     expect(manifest.pages).toHaveLength(36); // 6 directory pages, 30 products
     expect(manifest.pages.every((/** @type {{ rendered?: boolean }} */ page) => page.rendered === true)).toBe(true);
     for (let n = 1; n <= 30; n++) expect(shop.hits.get(`GET /st/product.asp?SKUSetID=${n}`), `product ${n}`).toBe(1);
-  });
+  }
 
   it('Ctrl-C in a rendering worker while it holds pages: it exits 130 at once, its browser with it, its pages go back; the coordinator writes the whole tree', async () => {
     const id = 'render-int';

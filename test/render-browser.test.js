@@ -9,6 +9,7 @@ import { chmod, readFile, readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
+import { freePort } from './helpers/ports.js';
 import { Crawler } from '../lib/crawler/index.js';
 import { processesUsing } from '../lib/render/browser.js';
 import { BrowserPool } from '../lib/render/pool.js';
@@ -27,10 +28,10 @@ describeRender("--render (real Chromium): the browser's lifecycle", () => {
 
   it('restarts the browser after --render-recycle pages; every page is still rendered', async () => {
     const products = [2, 3, 4, 5].map((n) => `/st/product.asp?SKUSetID=${n}`);
-    const { out, browsers, result } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', ...products], renderRecycle: 2 });
+    const { out, browsers, result } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', ...products], renderRecycle: 4 });
     expect(result.failed).toBe(0);
     expect(result.pages).toBe(7); // 3 directory pages, 4 products
-    expect(browsers.length).toBe(4); // 2 pages per browser
+    expect(browsers.length).toBe(2); // 4 pages in the first browser, 3 in the second
     const manifest = await readManifest(out);
     expect(manifest.pages.every((p) => p.rendered === true)).toBe(true);
   }, SLOW);
@@ -69,71 +70,6 @@ describeRender("--render (real Chromium): the browser's lifecycle", () => {
     expect(processesUsing(/** @type {string} */ (seen.profile))).toEqual([]);
   }, SLOW);
 
-  it('isolation slot: a tab renders page after page, and nothing one page stored reaches the next (cookies, storage, IndexedDB, caches, late writes)', async () => {
-    const nothing = { cookie: '', httpCookie: '', local: [], session: [], name: '', dbs: [], caches: [] };
-    /** @type {Record<string, number>} */
-    const histories = {};
-    for (const renderIsolation of ['slot', 'context']) {
-      // One tab: look.asp is found in leave.asp's rendered DOM, so it is rendered after it, in the same slot.
-      const { out, failures } = await renderCrawl(['/st/leave.asp'], { include: ['/st/leave.asp', '/st/look.asp'], renderConcurrency: 1, renderIsolation, renderWait: ['selector:[data-ready]'] });
-      expect(failures).toEqual([]);
-      const html = await read(out, 'st/look.asp.html');
-      const seen = JSON.parse(/<pre id="seen">(.*)<\/pre>/.exec(html)?.[1].replace(/&quot;/g, '"') ?? 'null');
-      const { history, ...stored } = seen;
-      expect(stored, renderIsolation).toEqual(nothing);
-      histories[renderIsolation] = history;
-    }
-    // With slot the same tab rendered both pages, its history reset between them: the length a fresh tab's page sees.
-    expect(histories.slot).toBe(histories.context);
-  }, SLOW);
-
-  it('a re-crawl keeps the rendered fields of pages carried over (304, and a failure that keeps the last copy)', async () => {
-    const include = ['/st/product.asp?SKUSetID=1', '/st/product.asp?SKUSetID=2'];
-    const { out } = await renderCrawl(include, { include, renderWait: ['selector:[data-ready]'] });
-    const first = await readManifest(out);
-    expect(first.pages.map((/** @type {any} */ p) => p.rendered)).toEqual([true, true]);
-    shop.failing.add('/st/product.asp?SKUSetID=2');
-    try {
-      const crawler = new Crawler({ roots: include.map((p) => shop.origin + p), include, out, render: true, browser: /** @type {string} */ (BROWSER), retries: 0, renderWait: ['selector:[data-ready]'] });
-      const result = await crawler.run();
-      expect(result.failed).toBe(0);
-      expect(result.churn.notModified).toBe(1); // product 1: 304
-      expect(result.stale).toBe(1); // product 2: 503, its last copy kept
-    } finally {
-      shop.failing.clear();
-    }
-    const again = await readManifest(out);
-    for (const n of [1, 2]) {
-      const before = pageOf(first, `${shop.origin}/st/product.asp?SKUSetID=${n}`);
-      const page = pageOf(again, `${shop.origin}/st/product.asp?SKUSetID=${n}`);
-      expect(page.rendered, `product ${n}`).toBe(true);
-      expect(page.renderMs).toBe(before.renderMs);
-      expect(page.aborted).toEqual(before.aborted);
-      expect(page.sha256).toBe(before.sha256);
-    }
-    expect(pageOf(again, `${shop.origin}/st/product.asp?SKUSetID=2`).stale).toBe(true);
-    expect(await read(out, 'st/product1.htm')).toContain('<h1>Product 1</h1>');
-  }, SLOW);
-
-  it('a crawl resumed after an interruption keeps the rendered fields of the pages it does not fetch again', async () => {
-    const include = ['/st/product.asp?SKUSetID=1', '/st/product.asp?SKUSetID=2', '/st/product.asp?SKUSetID=3', '/st/product.asp?SKUSetID=4'];
-    const controller = new AbortController();
-    const { out, result } = await renderCrawl(include.slice(0, 1), { include, signal: controller.signal, renderConcurrency: 1, renderWait: ['selector:[data-ready]'] }, (crawler) => {
-      crawler.on('page', () => setImmediate(() => controller.abort()));
-    });
-    expect(result.interrupted).toBe(true);
-    const crawler = new Crawler({ roots: [shop.origin + include[0]], include, out, render: true, browser: /** @type {string} */ (BROWSER), retries: 0, renderWait: ['selector:[data-ready]'] });
-    const again = await crawler.run();
-    expect(again.failed).toBe(0);
-    expect(again.resumed).toBeGreaterThan(0);
-    const manifest = await readManifest(out);
-    expect(manifest.pages).toHaveLength(4);
-    for (const page of manifest.pages) {
-      expect(page.rendered, page.url).toBe(true);
-      expect(page.renderMs, page.url).toBeGreaterThan(0);
-    }
-  }, SLOW);
-
   it('a tab costs one renderer process: no address-bar WebUI renderer per context, no spare renderer; all of them found by their profile', async () => {
     const products = [1, 2, 3, 4, 5, 6].map((n) => `/st/product.asp?SKUSetID=${n}`);
     /** @type {string[][]} */
@@ -162,16 +98,6 @@ describeRender("--render (real Chromium): the browser's lifecycle", () => {
       // One per tab (2), and the one of the blank tab the browser starts with.
       expect(types.filter((type) => type === '--type=renderer').length, types.join(' ')).toBeLessThanOrEqual(3);
     }
-  }, SLOW);
-
-  it('--render-only and --render-skip choose the pages rendered', async () => {
-    const { out } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', '/st/product.asp?SKUSetID=2'], renderSkip: ['/st/product.asp'] });
-    const manifest = await readManifest(out);
-    expect(pageOf(manifest, `${shop.origin}/st/dir.asp`).rendered).toBe(true);
-    // The directory's links are built client-side, so the products were found; they are written as fetched.
-    const product = pageOf(manifest, `${shop.origin}/st/product.asp?SKUSetID=2`);
-    expect(product.rendered).toBeUndefined();
-    expect(await read(out, 'st/product2.htm')).toContain('<div id="app" data-page="product" data-count="5"></div>');
   }, SLOW);
 
   it('an interrupted crawl (the run\'s AbortSignal) leaves no browser process', async () => {
@@ -264,4 +190,111 @@ exit 1
     expect(run.stderr).toMatch(/--browser .*: no executable there/);
     expect(existsSync(path.join(dir, 'out'))).toBe(false);
   });
+});
+
+describeRender('--render (real Chromium): what a page leaves to the next, re-crawls and resumes, in one running browser', () => {
+  const context = useRenderShop({ sharedBrowser: true });
+  const { renderCrawl, read, browserOptions } = context;
+  /** @type {import('./helpers/render.js').SpaShop} */
+  let shop;
+  beforeAll(() => {
+    shop = context.shop;
+  });
+
+  it('isolation slot: a tab renders page after page, and nothing one page stored reaches the next (cookies, storage, IndexedDB, caches, late writes)', async () => {
+    const nothing = { cookie: '', httpCookie: '', local: [], session: [], name: '', dbs: [], caches: [] };
+    /** @type {Record<string, number>} */
+    const histories = {};
+    for (const renderIsolation of ['slot', 'context']) {
+      // One tab: look.asp is found in leave.asp's rendered DOM, so it is rendered after it, in the same slot.
+      const { out, failures } = await renderCrawl(['/st/leave.asp'], { include: ['/st/leave.asp', '/st/look.asp'], renderConcurrency: 1, renderIsolation, renderWait: ['selector:[data-ready]'] });
+      expect(failures).toEqual([]);
+      const html = await read(out, 'st/look.asp.html');
+      const seen = JSON.parse(/<pre id="seen">(.*)<\/pre>/.exec(html)?.[1].replace(/&quot;/g, '"') ?? 'null');
+      const { history, ...stored } = seen;
+      expect(stored, renderIsolation).toEqual(nothing);
+      histories[renderIsolation] = history;
+    }
+    // With slot the same tab rendered both pages, its history reset between them: the length a fresh tab's page sees.
+    expect(histories.slot).toBe(histories.context);
+  }, SLOW);
+
+  it('a re-crawl keeps the rendered fields of pages carried over (304, and a failure that keeps the last copy)', async () => {
+    const include = ['/st/product.asp?SKUSetID=1', '/st/product.asp?SKUSetID=2'];
+    const { out } = await renderCrawl(include, { include, renderWait: ['selector:[data-ready]'] });
+    const first = await readManifest(out);
+    expect(first.pages.map((/** @type {any} */ p) => p.rendered)).toEqual([true, true]);
+    shop.failing.add('/st/product.asp?SKUSetID=2');
+    try {
+      const crawler = new Crawler({ roots: include.map((p) => shop.origin + p), include, out, render: true, ...browserOptions(), retries: 0, renderWait: ['selector:[data-ready]'] });
+      const result = await crawler.run();
+      expect(result.failed).toBe(0);
+      expect(result.churn.notModified).toBe(1); // product 1: 304
+      expect(result.stale).toBe(1); // product 2: 503, its last copy kept
+    } finally {
+      shop.failing.clear();
+    }
+    const again = await readManifest(out);
+    for (const n of [1, 2]) {
+      const before = pageOf(first, `${shop.origin}/st/product.asp?SKUSetID=${n}`);
+      const page = pageOf(again, `${shop.origin}/st/product.asp?SKUSetID=${n}`);
+      expect(page.rendered, `product ${n}`).toBe(true);
+      expect(page.renderMs).toBe(before.renderMs);
+      expect(page.aborted).toEqual(before.aborted);
+      expect(page.sha256).toBe(before.sha256);
+    }
+    expect(pageOf(again, `${shop.origin}/st/product.asp?SKUSetID=2`).stale).toBe(true);
+    expect(await read(out, 'st/product1.htm')).toContain('<h1>Product 1</h1>');
+  }, SLOW);
+
+  it('a crawl resumed after an interruption keeps the rendered fields of the pages it does not fetch again', async () => {
+    const include = ['/st/product.asp?SKUSetID=1', '/st/product.asp?SKUSetID=2', '/st/product.asp?SKUSetID=3', '/st/product.asp?SKUSetID=4'];
+    const controller = new AbortController();
+    const { out, result } = await renderCrawl(include.slice(0, 1), { include, signal: controller.signal, renderConcurrency: 1, renderWait: ['selector:[data-ready]'] }, (crawler) => {
+      crawler.on('page', () => setImmediate(() => controller.abort()));
+    });
+    expect(result.interrupted).toBe(true);
+    const crawler = new Crawler({ roots: [shop.origin + include[0]], include, out, render: true, ...browserOptions(), retries: 0, renderWait: ['selector:[data-ready]'] });
+    const again = await crawler.run();
+    expect(again.failed).toBe(0);
+    expect(again.resumed).toBeGreaterThan(0);
+    const manifest = await readManifest(out);
+    expect(manifest.pages).toHaveLength(4);
+    for (const page of manifest.pages) {
+      expect(page.rendered, page.url).toBe(true);
+      expect(page.renderMs, page.url).toBeGreaterThan(0);
+    }
+  }, SLOW);
+
+  it('--render-only and --render-skip choose the pages rendered', async () => {
+    const { out } = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', '/st/product.asp?SKUSetID=2'], renderSkip: ['/st/product.asp'] });
+    const manifest = await readManifest(out);
+    expect(pageOf(manifest, `${shop.origin}/st/dir.asp`).rendered).toBe(true);
+    // The directory's links are built client-side, so the products were found; they are written as fetched.
+    const product = pageOf(manifest, `${shop.origin}/st/product.asp?SKUSetID=2`);
+    expect(product.rendered).toBeUndefined();
+    expect(await read(out, 'st/product2.htm')).toContain('<div id="app" data-page="product" data-count="5"></div>');
+  }, SLOW);
+
+  it('--browser-endpoint: the CLI renders in the running browser (ws:// or http://), closes what it opened there and leaves it running; an endpoint nobody answers at exits 2', async () => {
+    const endpoint = /** @type {string} */ (browserOptions().browserEndpoint);
+    const running = context.sharedBrowser();
+    const page = `${shop.origin}/st/product.asp?SKUSetID=3`;
+    for (const at of [endpoint, `http://${new URL(endpoint).host}`]) {
+      const dir = await context.dirs.make('prerender-endpoint-');
+      const run = await runCli(['crawl', page, '-i', '/st/product.asp?SKUSetID=3', '-o', path.join(dir, 'out'), '--render', '--browser-endpoint', at, '-q'], { cwd: dir });
+      expect(run.code, run.stderr).toBe(0);
+      expect(await read(path.join(dir, 'out'), 'st/product3.htm'), at).toContain('<h1>Product 3</h1>');
+      expect(pageOf(await readManifest(path.join(dir, 'out')), page).rendered).toBe(true);
+      expect(await running.left(), at).toEqual({ contexts: 0, tabs: [] });
+      expect(running.browser.connected, at).toBe(true);
+    }
+    const dir = await context.dirs.make('prerender-endpoint-');
+    const closed = `ws://127.0.0.1:${await freePort()}/devtools/browser/none`;
+    const run = await runCli(['crawl', page, '-o', path.join(dir, 'out'), '--render', '--browser-endpoint', closed], { cwd: dir });
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toContain(`the browser at ${closed} could not be reached`);
+    expect(existsSync(path.join(dir, 'out', 'st', 'product3.htm'))).toBe(false);
+  }, SLOW);
 });

@@ -11,7 +11,7 @@ import { readManifest, pageOf } from './crawl-helpers.js';
 import { describeRender, SLOW, useRenderShop } from './helpers/render.js';
 
 describeRender('--render (real Chromium): what a page does while it renders', () => {
-  const context = useRenderShop();
+  const context = useRenderShop({ sharedBrowser: true });
   const { renderCrawl, read } = context;
   /** @type {import('./helpers/render.js').SpaShop} */
   let shop;

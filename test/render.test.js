@@ -12,7 +12,7 @@ import { runCli } from './helpers/cli.js';
 import { BROWSER, describeRender, SLOW, useRenderShop } from './helpers/render.js';
 
 describeRender('--render (real Chromium): a catalogue, the waits and their timeouts', () => {
-  const context = useRenderShop();
+  const context = useRenderShop({ sharedBrowser: true });
   const { dirs, renderCrawl, read } = context;
   /** @type {import('./helpers/render.js').SpaShop} */
   let shop;

@@ -1,9 +1,7 @@
 // @ts-check
-import { formatDuration } from './report.js';
+import { count, formatDuration } from './report.js';
 
 /** What publish, deploy, verify, releases and rollback print for a person, the churn table among them. */
-
-/** @param {number} n */ const count = (n) => n.toLocaleString('en-US');
 
 /** @param {number} bytes */
 export function formatBytes(bytes) {

@@ -49,6 +49,7 @@ export function addDistributedCommands(program, io, setExitCode) {
     .option('--threads <n>', 'worker threads for the per-page work in this process; 0 does it in the main thread (default: one per CPU core)')
     .option('--render-concurrency <n>', 'when the crawl renders (--render): pages rendered at once in this process (default: 8 when networkidle is awaited, else one per CPU core, 2 to 16)')
     .option('--browser <path>', 'when the crawl renders: the Chromium or Chrome of this machine (default: PUPPETEER_EXECUTABLE_PATH, CHROME_PATH, then chromium, chromium-browser, google-chrome on the PATH)')
+    .option('--browser-endpoint <url>', 'when the crawl renders: a browser that already runs, at its DevTools address (ws://host:port/devtools/browser/<id>, or http://host:port), instead of one started here')
     .option('--blobs <dir>', 'the shared blob directory as mounted here (default: the one the crawl was started with)')
     .option('--wait <s>', 'wait this long for a crawl id that does not exist yet (default: 60)')
     .option('--frontier-timeout <s>', 'keep retrying this long while Redis is unreachable, then exit 2 (default: 60)')
@@ -108,6 +109,7 @@ async function workerAction(given, io) {
       renderConcurrency: integer(flags.renderConcurrency, '--render-concurrency', 1, 64),
       threads: integer(flags.threads, '--threads', 0, 64),
       browser: flags.browser,
+      browserEndpoint: flags.browserEndpoint,
       env: io.env,
       wait: integer(flags.wait, '--wait', 0, 86_400),
       frontierTimeout: integer(flags.frontierTimeout, '--frontier-timeout', 1, 86_400),

@@ -23,7 +23,7 @@ async function loadEngine() {
  * `prerender worker`: fetch leased URLs until the completion barrier, then help write the tree in leased buckets
  * until the crawl is finished or the coordinator gone.
  * @typedef {{ frontier: string, crawlId: string, concurrency?: number, wait?: number, blobs?: string, frontierTimeout?: number,
- *   signal?: AbortSignal, version?: string, renderConcurrency?: number, threads?: number, browser?: string, env?: Record<string, string | undefined> }} WorkerOptions
+ *   signal?: AbortSignal, version?: string, renderConcurrency?: number, threads?: number, browser?: string, browserEndpoint?: string, env?: Record<string, string | undefined> }} WorkerOptions
  *   wait: seconds to wait for a crawl id that does not exist yet; version: claimed, for tests
  */
 
@@ -51,7 +51,7 @@ export class Worker extends EventEmitter {
       }
       const { resolveCrawlOptions, STATE_DIR, workerOptions, JoinedCrawl, helpFinish, intervalOf, CrawlSession } = await loadEngine();
       const o = resolveCrawlOptions({
-        ...workerOptions(config, { concurrency: w.concurrency, threads: w.threads, renderConcurrency: w.renderConcurrency, browser: w.browser, frontier: w.frontier, crawlId: w.crawlId }),
+        ...workerOptions(config, { concurrency: w.concurrency, threads: w.threads, renderConcurrency: w.renderConcurrency, browser: w.browser, browserEndpoint: w.browserEndpoint, frontier: w.frontier, crawlId: w.crawlId }),
         ...(w.env ? { env: w.env } : {}),
         ...(w.signal ? { signal: w.signal } : {}),
       });

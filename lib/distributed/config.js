@@ -20,7 +20,7 @@ export const RESULT_OPTIONS = [
 ];
 
 /** A worker's come from its own command line. */
-export const LOCAL_OPTIONS = ['concurrency', 'threads', 'renderConcurrency', 'renderRecycle', 'browser'];
+export const LOCAL_OPTIONS = ['concurrency', 'threads', 'renderConcurrency', 'renderRecycle', 'browser', 'browserEndpoint'];
 
 /** As a config file value. @param {string} name @param {import('../options/crawl-options.js').ResolvedCrawlOptions} o */
 function inputValue(name, o) {
@@ -60,7 +60,7 @@ export function configDifference(stored, given) {
 
 /**
  * The stored ones, plus its own LOCAL_OPTIONS. @param {SharedConfig} config
- * @param {{ frontier: string, crawlId: string, concurrency?: number, threads?: number, renderConcurrency?: number, renderRecycle?: number, browser?: string }} local
+ * @param {{ frontier: string, crawlId: string, concurrency?: number, threads?: number, renderConcurrency?: number, renderRecycle?: number, browser?: string, browserEndpoint?: string }} local
  */
 export function workerOptions(config, local) {
   /** @type {Record<string, unknown>} */ const own = {};

@@ -47,7 +47,18 @@ export const THREADS_FROM = 64;
 /** What --prune-max takes. */
 const PRUNE_MAX = 'a whole number of files, or a percentage up to 100% such as "10%"';
 
-/** @type {OptionSpec[]} */ export const CRAWL_OPTIONS = [
+/** --browser-endpoint: a DevTools address. @param {string} item @returns {string | null} */
+function endpointProblem(item) {
+  try {
+    const url = new URL(item);
+    return ['ws:', 'wss:', 'http:', 'https:'].includes(url.protocol) ? null : `a ws://, wss://, http:// or https:// address, not ${url.protocol}`;
+  } catch {
+    return 'a ws://, wss://, http:// or https:// address';
+  }
+}
+
+/** @type {OptionSpec[]} */
+export const CRAWL_OPTIONS = [
   { name: 'out', flags: '-o, --out <dir>', type: 'string', default: './prerendered', description: 'output directory' },
   { name: 'include', flags: '-i, --include <pattern...>', type: 'string[]', default: [], check: checkPattern, description: 'scope: URL prefixes to crawl ("/path" on the root\'s origin, or an absolute URL; "*" matches any run of characters). Default: each root\'s directory and below' },
   { name: 'exclude', flags: '-x, --exclude <pattern...>', type: 'string[]', default: [], check: checkPattern, description: 'URL prefixes never to crawl (exclude wins over include)' },
@@ -106,6 +117,7 @@ const PRUNE_MAX = 'a whole number of files, or a percentage up to 100% such as "
   { name: 'renderMemory', flags: '--render-memory <MiB>', type: 'integer', min: 64, max: 65_536, default: 512, description: 'bound on the private memory of each tab\'s renderer process (read every 0.2 s on Linux; V8\'s heap limit is twice it); a page past it fails with RENDER_MEMORY, its renderer killed' },
   { name: 'renderIsolation', flags: '--render-isolation <mode>', type: 'choice', choices: ['slot', 'context'], default: 'slot', description: 'slot: each of the --render-concurrency tabs renders page after page, its cookies, storage and cache cleared between pages (fast); context: a new browser context for every page (strict, about 2x the CPU)' },
   { name: 'browser', flags: '--browser <path>', type: 'string', description: 'Chromium or Chrome to render with (default: PUPPETEER_EXECUTABLE_PATH, CHROME_PATH, then chromium, chromium-browser, google-chrome on the PATH); never downloaded' },
+  { name: 'browserEndpoint', flags: '--browser-endpoint <url>', type: 'string', check: endpointProblem, description: 'render in a browser that already runs, at its DevTools address (ws://host:port/devtools/browser/<id>, or http://host:port); the run opens and closes its own contexts there and leaves the browser running; --render-recycle restarts only its connection, and --render-memory does not apply' },
   // Crawl across processes and machines on Redis (lib/distributed/): see docs/distributed.md.
   { name: 'frontier', flags: '--frontier <url>', type: 'string', check: frontierUrlProblem, shown: redactValue, description: 'share the crawl through Redis (redis://[user:pass@]host:port/db, rediss:// for TLS; or REDIS_URL) with `prerender worker` processes; needs --crawl-id' },
   { name: 'crawlId', flags: '--crawl-id <id>', type: 'string', check: (item) => (/^[A-Za-z0-9._-]{1,100}$/.test(item) ? null : 'letters, digits, ".", "_" and "-" (at most 100)'), description: 'name of the shared crawl in Redis (its configuration, frontier and records live under it)' },
@@ -138,7 +150,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   rate?: number, delay?: number, robots?: boolean,
  *   render?: boolean, renderOnly?: string[], renderSkip?: string[], renderWait?: string[], renderIdle?: number, renderTimeout?: number,
  *   onRenderTimeout?: 'fail' | 'save', renderScripts?: 'keep' | 'strip', renderResources?: 'dom' | 'all', renderBlock?: string[],
- *   renderBlockDefaults?: boolean, renderConcurrency?: number, renderRecycle?: number, renderMemory?: number, renderIsolation?: 'slot' | 'context', browser?: string,
+ *   renderBlockDefaults?: boolean, renderConcurrency?: number, renderRecycle?: number, renderMemory?: number, renderIsolation?: 'slot' | 'context', browser?: string, browserEndpoint?: string,
  *   signal?: AbortSignal, retryDelay?: number, env?: Record<string, string | undefined>, threadsFrom?: number, early?: boolean | 'always',
  *   now?: () => number,
  *   frontier?: string, crawlId?: string, freshStart?: boolean, blobs?: string, originConcurrency?: number,
@@ -161,7 +173,7 @@ const INTERNAL_KEYS = ['roots', 'retryDelay', 'signal', 'dryRun', 'stdin', 'env'
  *   stdin?: NodeJS.ReadableStream,
  *   render: boolean, renderOnly: string[], renderSkip: string[], renderWait: string[], renderIdle: number, renderTimeout: number,
  *   onRenderTimeout: 'fail' | 'save', renderScripts: 'keep' | 'strip', renderResources: 'dom' | 'all', renderBlock: string[],
- *   renderBlockDefaults: boolean, renderConcurrency: number, renderRecycle: number, renderMemory: number, renderIsolation: 'slot' | 'context', browser?: string,
+ *   renderBlockDefaults: boolean, renderConcurrency: number, renderRecycle: number, renderMemory: number, renderIsolation: 'slot' | 'context', browser?: string, browserEndpoint?: string,
  *   env?: Record<string, string | undefined>,
  *   frontier?: string, crawlId?: string, freshStart: boolean, blobs?: string, originConcurrency: number,
  *   maxDeliveries: number, frontierTimeout: number, leaseTimeout: number,
@@ -330,6 +342,7 @@ export function resolveCrawlOptions(input, context = {}) {
   }
   if (out.withReferrers && out.changed === undefined) throw fail('--with-referrers needs --changed <file>: the pages it fetches link to the listed URLs', source);
   if (out.changed === '-' && out.urls === '-') throw fail('--changed and --urls cannot both read stdin ("-")', source);
+  if (out.browser !== undefined && out.browserEndpoint !== undefined) throw fail('--browser starts a browser and --browser-endpoint uses a running one: give one of them', source);
   out.renderConcurrency ??= out.renderWait.includes('networkidle') ? RENDER_TABS_IDLE : DEFAULT_RENDER_TABS;
   out.retryDelay = typeof input.retryDelay === 'number' && input.retryDelay >= 0 ? input.retryDelay : 500;
   out.threadsFrom = typeof input.threadsFrom === 'number' && input.threadsFrom >= 0 ? input.threadsFrom : THREADS_FROM;

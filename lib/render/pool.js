@@ -17,9 +17,9 @@ import { openTab, resetTab } from './tab.js';
  * @typedef {import('puppeteer-core').Browser} Browser @typedef {import('puppeteer-core').BrowserContext} BrowserContext
  * @typedef {import('./tab.js').Tab} Tab
  * @typedef {{ browser: Browser, profile: string, pid: number | undefined, served: number, active: number, retired: boolean,
- *   dead: boolean, closing: Promise<void> | null, idle: Tab[], opening: Promise<unknown>, claimed: Set<number> }} Slot
+ *   dead: boolean, closing: Promise<void> | null, idle: Tab[], opening: Promise<unknown>, claimed: Set<number>, tabs: Set<Tab> }} Slot
  *   idle: tabs ready for a page (isolation 'slot'); opening: the last tab opened (with a memory bound, one at a time, so that the
- *   renderer it starts is known); claimed: its tabs' renderers
+ *   renderer it starts is known); claimed: its tabs' renderers; tabs: those open, closed one by one in a browser not ours; profile: '' then
  */
 
 /** For calls that do not depend on the page: launch, new context, close. */
@@ -54,13 +54,15 @@ export class BrowserPool {
 
   /**
    * @param {{ executablePath: string, recycle: number, protocolTimeout: number, isolation?: 'context' | 'slot', events?: string[],
-   *   network?: boolean, tmpDir?: string, memory?: number, onEvent?: (type: string, data: Record<string, unknown>) => void }} options
+   *   network?: boolean, tmpDir?: string, memory?: number, endpoint?: string, onEvent?: (type: string, data: Record<string, unknown>) => void }} options
    *   events: event: wait conditions, listened for in every tab before any page script; tmpDir: where profiles are made;
-   *   memory: the bound on each tab's renderer in MiB (memory.js), none by default
+   *   memory: the bound on each tab's renderer in MiB (memory.js), none by default, and none in a browser not ours;
+   *   endpoint: a running browser's DevTools address (ws://... or http://host:port), connected to instead of a browser started
    */
   constructor(options) {
     this.options = options;
-    this.#watch = options.memory ? new MemoryWatch(options.memory) : null;
+    // A browser not ours: its renderers' pids are not known, nor may we kill them.
+    this.#watch = options.memory && !options.endpoint ? new MemoryWatch(options.memory) : null;
     /** For tests and the summary. */
     this.launches = 0;
     /** A browser context each; for tests and the summary. */
@@ -123,7 +125,7 @@ export class BrowserPool {
    */
   #open(slot) {
     const options = { events: this.options.events ?? [], network: this.options.network };
-    if (!this.#watch) return this.#opened(bounded(openTab(slot.browser, options), BROWSER_CALL_MS, 'open a browser context'));
+    if (!this.#watch) return this.#opened(slot, bounded(openTab(slot.browser, options), BROWSER_CALL_MS, 'open a browser context'));
     const watch = this.#watch;
     const opened = slot.opening.then(async () => {
       const before = renderersOf(slot.pid);
@@ -134,18 +136,20 @@ export class BrowserPool {
       return tab;
     });
     slot.opening = opened.catch(() => {});
-    return this.#opened(opened);
+    return this.#opened(slot, opened);
   }
 
-  /** @param {Promise<Tab>} opening */
-  async #opened(opening) {
+  /** @param {Slot} slot @param {Promise<Tab>} opening */
+  async #opened(slot, opening) {
     const tab = await opening;
+    slot.tabs.add(tab);
     this.tabs++;
     return tab;
   }
 
   /** Closing: its renderer is no longer watched. @param {Slot} slot @param {Tab} tab */
   #forget(slot, tab) {
+    slot.tabs.delete(tab);
     if (tab.pid !== null) slot.claimed.delete(tab.pid);
     this.#watch?.forget(tab);
   }
@@ -165,8 +169,24 @@ export class BrowserPool {
     return this.#launching;
   }
 
-  /** @returns {Promise<Slot>} */
-  async #launch() {
+  /**
+   * A running browser (--browser-endpoint): the run opens and closes its own contexts in it, and never ends it.
+   * @param {string} endpoint @returns {Promise<{ browser: Browser, profile: string }>}
+   */
+  async #connect(endpoint) {
+    const { connect } = (await import('puppeteer-core')).default;
+    const at = /^wss?:/i.test(endpoint) ? { browserWSEndpoint: endpoint } : { browserURL: endpoint };
+    try {
+      const browser = await bounded(connect({ ...at, protocolTimeout: this.options.protocolTimeout, defaultViewport: { width: 1280, height: 800 } }), BROWSER_CALL_MS, 'answer at its endpoint');
+      return { browser, profile: '' };
+    } catch (error) {
+      const message = /** @type {Error} */ (error)?.message?.split('\n')[0] ?? String(error);
+      throw new BrowserError(`the browser at ${endpoint} could not be reached: ${message}`, { code: 'BROWSER_CONNECT', cause: error });
+    }
+  }
+
+  /** A browser of its own, in a fresh profile. @returns {Promise<{ browser: Browser, profile: string }>} */
+  async #start() {
     const { launch } = (await import('puppeteer-core')).default;
     const tmpDir = this.options.tmpDir ?? os.tmpdir();
     await (this.#swept ??= removeStaleProfiles(tmpDir).then((removed) => {
@@ -206,9 +226,15 @@ export class BrowserPool {
       const message = /** @type {Error} */ (error)?.message?.split('\n')[0] ?? String(error);
       throw new BrowserError(`the browser ${this.options.executablePath} did not start: ${message}`, { code: 'BROWSER_LAUNCH', cause: error });
     }
+    return { browser, profile };
+  }
+
+  /** @returns {Promise<Slot>} */
+  async #launch() {
+    const { browser, profile } = this.options.endpoint ? await this.#connect(this.options.endpoint) : await this.#start();
     this.launches++;
     /** @type {Slot} */
-    const slot = { browser, profile, pid: browser.process()?.pid, served: 0, active: 0, retired: false, dead: false, closing: null, idle: [], opening: Promise.resolve(), claimed: new Set() };
+    const slot = { browser, profile, pid: browser.process()?.pid, served: 0, active: 0, retired: false, dead: false, closing: null, idle: [], opening: Promise.resolve(), claimed: new Set(), tabs: new Set() };
     browser.on('disconnected', () => {
       slot.dead = true;
       if (this.#current === slot) this.#current = null;
@@ -243,6 +269,10 @@ export class BrowserPool {
     slot.closing ??= (async () => {
       slot.retired = true;
       if (this.#current === slot) this.#current = null;
+      if (!slot.profile) {
+        await this.#leave(slot);
+        return;
+      }
       await bounded(slot.browser.close(), BROWSER_CALL_MS, 'close').catch(() => {});
       try {
         slot.browser.process()?.kill('SIGKILL');
@@ -256,6 +286,15 @@ export class BrowserPool {
       this.#slots.delete(slot);
     })();
     return slot.closing;
+  }
+
+  /** A browser not ours: every context this run opened in it closed, then the connection; the browser runs on. @param {Slot} slot */
+  async #leave(slot) {
+    const tabs = [...slot.tabs];
+    slot.tabs.clear();
+    await Promise.all(tabs.map((tab) => bounded(tab.context.close(), BROWSER_CALL_MS, 'close a page').catch(() => {})));
+    await bounded(slot.browser.disconnect(), BROWSER_CALL_MS, 'disconnect').catch(() => {});
+    this.#slots.delete(slot);
   }
 
   /** Now: pages in flight fail, the run is ending. */

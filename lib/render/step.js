@@ -27,7 +27,7 @@ import { BrowserGoneError, BrowserPool } from './pool.js';
 export function createRenderStep(o, context = {}) {
   // Found now: a missing driver or browser ends the run (exit 2) before anything is fetched.
   assertDriver();
-  const executablePath = findBrowser({ browser: o.browser, env: context.env ?? o.env });
+  const executablePath = o.browserEndpoint === undefined ? findBrowser({ browser: o.browser, env: context.env ?? o.env }) : '';
   /** @type {BrowserPool | null} */ let pool = null;
   /** @type {((url: string) => boolean) | null} */ let selected = null;
   /** @type {ReturnType<typeof createPageRenderer> | null} */ let renderPage = null;
@@ -47,6 +47,7 @@ export function createRenderStep(o, context = {}) {
       });
       pool = new BrowserPool({
         executablePath,
+        endpoint: o.browserEndpoint,
         recycle: o.renderRecycle,
         protocolTimeout: o.renderTimeout + 10_000,
         isolation: o.renderIsolation,

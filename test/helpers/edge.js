@@ -4,11 +4,11 @@
  * (Debian's packages, installed by .ci/run), a free port, the templates with
  * their placeholders replaced, and an nginx started on a site config.
  */
+import { freePort } from './ports.js';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { listen, request, waitFor } from '../../fixtures/serve/http.js';
+import { request, waitFor } from '../../fixtures/serve/http.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -28,12 +28,7 @@ function findBinary(name) {
 export const NGINX = findBinary('nginx');
 export const VARNISHD = findBinary('varnishd');
 
-export async function freePort() {
-  const server = net.createServer();
-  const port = await listen(/** @type {any} */ (server));
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+export { freePort } from './ports.js';
 
 /**
  * A template of templates/ with each `from` replaced, each found exactly once:

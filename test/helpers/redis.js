@@ -5,6 +5,7 @@
  * poll). Outside CI the tests that need it are skipped when redis-server is
  * missing; in CI (CI=true) they must run, so a missing binary fails.
  */
+import { freePort } from './ports.js';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -29,13 +30,7 @@ export const REDIS_SERVER = findRedis();
 /** Whether the Redis tests run: always in CI (and fail there without the binary). */
 export const HAVE_REDIS = REDIS_SERVER !== null || IN_CI;
 
-export async function freePort() {
-  const server = net.createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-  const port = /** @type {net.AddressInfo} */ (server.address()).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+export { freePort } from './ports.js';
 
 /**
  * @param {number} port

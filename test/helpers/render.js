@@ -2,13 +2,15 @@
 /**
  * What the --render test files share: the browser found here, the SPA shop, and a crawl that checks that no process
  * of its browsers is left. In CI (CI=true) a missing browser fails; elsewhere the files are skipped.
+ * Files whose tests are about pages, not the browser's life, share one running browser (--browser-endpoint): a launch costs
+ * more CPU than their pages. After each of their tests, no context or tab of a crawl may be left in it.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect } from 'vitest';
 import { Crawler } from '../../lib/crawler/index.js';
-import { findBrowser, processesUsing } from '../../lib/render/browser.js';
+import { findBrowser, launchFlags, processesUsing } from '../../lib/render/browser.js';
 import { startSpaShop } from '../../fixtures/spa-shop.js';
 import { tempDirs } from '../crawl-helpers.js';
 
@@ -29,21 +31,57 @@ export const SLOW = 90_000;
 
 /** @typedef {Awaited<ReturnType<typeof startSpaShop>>} SpaShop */
 
-/** The shop for a describe block's tests, started before them, and their crawls. Call inside describeRender. */
-export function useRenderShop() {
+/**
+ * A browser for a file's crawls to connect to, in a profile of its own; `left()` lists the contexts and tabs open in it.
+ * @param {string} profile
+ */
+export async function startSharedBrowser(profile) {
+  const { launch } = (await import('puppeteer-core')).default;
+  const browser = await launch({
+    executablePath: /** @type {string} */ (BROWSER), headless: true, userDataDir: profile, waitForInitialPage: false,
+    args: [...launchFlags(), '--no-startup-window'], handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
+  });
+  const root = await browser.target().createCDPSession();
+  return {
+    browser,
+    endpoint: browser.wsEndpoint(),
+    async left() {
+      const { browserContextIds } = await root.send('Target.getBrowserContexts');
+      const { targetInfos } = await root.send('Target.getTargets');
+      return { contexts: browserContextIds.length, tabs: targetInfos.filter((target) => target.type === 'page').map((target) => target.url) };
+    },
+  };
+}
+
+/**
+ * The shop for a describe block's tests, started before them, and their crawls. Call inside describeRender.
+ * @param {{ sharedBrowser?: boolean }} [options] sharedBrowser: every crawl renders in one browser started for the block
+ */
+export function useRenderShop({ sharedBrowser = false } = {}) {
   const dirs = tempDirs();
+  /** @type {Awaited<ReturnType<typeof startSharedBrowser>> | null} */
+  let shared = null;
   const context = {
     /** @type {SpaShop} */
     shop: /** @type {any} */ (null),
     dirs,
     renderCrawl,
+    /** The running browser of a block with sharedBrowser. */
+    sharedBrowser: () => /** @type {NonNullable<typeof shared>} */ (shared),
+    /** The browser option of a crawl made by hand: the shared browser's endpoint, or the browser found here. */
+    browserOptions: () => (shared ? { browserEndpoint: shared.endpoint } : { browser: /** @type {string} */ (BROWSER ?? 'chromium') }),
     /** @param {string} out @param {string} file */
     read: (out, file) => readFile(path.join(out, file), 'utf8'),
   };
   beforeAll(async () => {
     context.shop = await startSpaShop();
+    if (sharedBrowser) shared = await startSharedBrowser(await dirs.make('prerender-shared-browser-'));
+  });
+  afterEach(async () => {
+    if (shared) expect(await shared.left(), 'left in the shared browser by the crawls').toEqual({ contexts: 0, tabs: [] });
   });
   afterAll(async () => {
+    await shared?.browser.close();
     await context.shop?.close();
     await dirs.cleanup();
   });
@@ -57,7 +95,8 @@ export function useRenderShop() {
   async function renderCrawl(roots, options = {}, hook) {
     const out = await dirs.make('prerender-render-');
     const crawler = new Crawler({
-      roots: roots.map((root) => context.shop.origin + root), include: ['/st/'], out, render: true, browser: /** @type {string} */ (BROWSER ?? 'chromium'),
+      roots: roots.map((root) => context.shop.origin + root), include: ['/st/'], out, render: true,
+      ...context.browserOptions(),
       retries: 0, renderConcurrency: 4, ...options,
     });
     /** @type {{ pid: number, profile: string }[]} */
@@ -76,6 +115,10 @@ export function useRenderShop() {
     const result = await crawler.run();
     expect(browsers.length).toBeGreaterThan(0);
     for (const browser of browsers) {
+      if (shared) {
+        expect(browser.profile, 'no browser of its own beside the shared one').toBe('');
+        continue;
+      }
       expect(processesUsing(browser.profile), `processes of the browser with profile ${browser.profile}`).toEqual([]);
       expect(existsSync(browser.profile), `profile ${browser.profile} removed`).toBe(false);
     }

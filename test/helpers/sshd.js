@@ -1,8 +1,8 @@
 // @ts-check
+import { freePort } from './ports.js';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -17,14 +17,6 @@ const run = promisify(execFile);
 export const SSHD = ['/usr/sbin/sshd', '/usr/bin/sshd'].find((file) => existsSync(file)) ?? null;
 export const RSYNC = ['/usr/bin/rsync', '/usr/local/bin/rsync'].find((file) => existsSync(file)) ?? null;
 
-/** A port that was free a moment ago. */
-async function freePort() {
-  const server = net.createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-  const { port } = /** @type {net.AddressInfo} */ (server.address());
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /**
  * @param {string} dir a directory of the test's own

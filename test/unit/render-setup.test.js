@@ -83,4 +83,14 @@ describe('render options', () => {
     expect(() => resolveCrawlOptions({ roots: ['http://shop.example/'], renderWait: ['idle'] })).toThrow(/load, domcontentloaded, networkidle, selector:<css>, event:<name> or flag:<js expression>/);
     expect(() => resolveCrawlOptions({ roots: ['http://shop.example/'], renderWait: ['selector:'] })).toThrow(/--render-wait must be/);
   });
+
+  it('--browser-endpoint takes a DevTools address, and not beside --browser', () => {
+    const roots = ['http://shop.example/'];
+    for (const endpoint of ['ws://127.0.0.1:9222/devtools/browser/abc', 'wss://chrome.example/x', 'http://127.0.0.1:9222']) {
+      expect(resolveCrawlOptions({ roots, render: true, browserEndpoint: endpoint }).browserEndpoint).toBe(endpoint);
+    }
+    expect(() => resolveCrawlOptions({ roots, browserEndpoint: 'ftp://host/' })).toThrow(/--browser-endpoint must be a ws:\/\/, wss:\/\/, http:\/\/ or https:\/\/ address, not ftp:/);
+    expect(() => resolveCrawlOptions({ roots, browserEndpoint: '127.0.0.1:9222' })).toThrow(/--browser-endpoint must be/);
+    expect(() => resolveCrawlOptions({ roots, browser: '/usr/bin/chromium', browserEndpoint: 'ws://127.0.0.1:9222/x' })).toThrow(/give one of them/);
+  });
 });

@@ -1,6 +1,6 @@
 // @ts-check
 import { describe, expect, it } from 'vitest';
-import { formatSummary } from '../../lib/cli/report.js';
+import { count, formatSummary } from '../../lib/cli/report.js';
 
 /** @param {Partial<import('../../lib/crawler/index.js').CrawlResult>} over */
 const result = (over) => /** @type {import('../../lib/crawler/index.js').CrawlResult} */ ({
@@ -71,5 +71,14 @@ describe('the summary of a crawl', () => {
     const text = formatSummary(result({ pruneRefused: true, churn }));
     expect(text).toMatch(/not removed: more than --prune-max/);
     expect(text).not.toMatch(/Nothing was removed/);
+  });
+});
+
+describe('count', () => {
+  it('groups thousands as en-US does, without loading ICU for whole numbers', () => {
+    for (const n of [0, 7, 999, 1000, 12_345, 999_999, 1_000_000, 123_456_789, -1234, Number.MAX_SAFE_INTEGER]) {
+      expect(count(n)).toBe(n.toLocaleString('en-US'));
+    }
+    expect(count(1234.5)).toBe('1,234.5');
   });
 });
