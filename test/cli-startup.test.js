@@ -53,6 +53,25 @@ process.on('exit', () => {
   });
 });
 
+describe('V8 at start-up', () => {
+  it('keeps WebAssembly at its baseline tier: no optimising compile of undici\'s parser that the process must wait for at exit', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-flags-'));
+    try {
+      // Every V8 flag the CLI sets, as it sets it.
+      await writeFile(path.join(dir, 'flags.mjs'), `import v8 from 'node:v8';
+const set = v8.setFlagsFromString;
+v8.setFlagsFromString = (flags) => { process.stderr.write('FLAG ' + flags + '\\n'); set(flags); };
+`);
+      for (const args of [['--version'], ['crawl', 'http://127.0.0.1:9/', '-o', path.join(dir, 'out'), '--retries', '0', '-q']]) {
+        const child = spawnSync(process.execPath, ['--import', path.join(dir, 'flags.mjs'), BIN, ...args], { encoding: 'utf8', timeout: 30_000 });
+        expect(child.stderr.split('\n').filter((line) => line.startsWith('FLAG '))[0], args[0]).toBe('FLAG --liftoff-only');
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a reader that goes away', () => {
   it('`prerender crawl --help | head -1`: no stack trace, exit 0', async () => {
     const child = spawn(process.execPath, [BIN, 'crawl', '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
