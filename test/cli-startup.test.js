@@ -3,7 +3,8 @@
  * Every command pays for what the CLI loads before it runs: the HTTP client
  * (undici) and puppeteer-core are loaded by the commands that crawl or
  * render, not by `--help`, `publish` or `verify` (they cost a start about
- * 0.25 s on the 2-vCPU machine of BENCHMARKS.md).
+ * 0.25 s on the 2-vCPU machine of BENCHMARKS.md). Nor does a crawl load
+ * htmlparser2's DOM packages, which its package entry would.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -19,7 +20,7 @@ describe('what a command loads', () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'prerender-startup-'));
     // A module hook that names the heavy packages as they are resolved.
     await writeFile(path.join(dir, 'hooks.mjs'), `export async function resolve(specifier, context, next) {
-  if (specifier === 'undici' || specifier === 'puppeteer-core') process.stderr.write('LOADED ' + specifier + '\\n');
+  if (['undici', 'puppeteer-core', 'domhandler', 'domutils', 'dom-serializer'].includes(specifier)) process.stderr.write('LOADED ' + specifier + '\\n');
   return next(specifier, context);
 }\n`);
     // undici is required (CommonJS), which the resolve hook does not see on Node 20: its files in the require cache tell.
@@ -45,7 +46,7 @@ process.on('exit', () => {
     expect(loaded(['-e', "await import('undici')", '--input-type=module'])).toEqual(['undici']);
   });
 
-  it('--help, publish and verify load neither undici nor puppeteer-core; crawl loads undici only', () => {
+  it('--help, publish and verify load neither undici nor puppeteer-core; crawl loads undici only, and of htmlparser2 only its tokenizer and parser', () => {
     expect(loaded([BIN, '--help'])).toEqual([]);
     expect(loaded([BIN, 'verify', path.join(dir, 'no-such-tree')])).toEqual([]);
     expect(loaded([BIN, 'publish', path.join(dir, 'no-such-tree'), '--to', path.join(dir, 'www')])).toEqual([]);

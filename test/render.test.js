@@ -9,7 +9,7 @@ import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { readManifest, pageOf } from './crawl-helpers.js';
 import { runCli } from './helpers/cli.js';
-import { BROWSER, describeRender, SLOW, useRenderShop } from './helpers/render.js';
+import { describeRender, SLOW, useRenderShop } from './helpers/render.js';
 
 describeRender('--render (real Chromium): a catalogue, the waits and their timeouts', () => {
   const context = useRenderShop({ sharedBrowser: true });
@@ -140,7 +140,7 @@ describeRender('--render (real Chromium): a catalogue, the waits and their timeo
 
   it('preview --render shows the links rendering added and what it aborted', async () => {
     const dir = await dirs.make('prerender-render-preview-');
-    const run = await runCli(['preview', `${shop.origin}/st/product.asp?SKUSetID=2`, '-i', '/st/product.asp?SKUSetID=2', '--render', '--browser', /** @type {string} */ (BROWSER ?? 'chromium'), '--progress-interval', '0'], { cwd: dir });
+    const run = await runCli(['preview', `${shop.origin}/st/product.asp?SKUSetID=2`, '-i', '/st/product.asp?SKUSetID=2', '--render', '--browser-endpoint', /** @type {string} */ (context.browserOptions().browserEndpoint), '--progress-interval', '0'], { cwd: dir });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/rendered in \d+ ms; 6 links not in the raw HTML/);

@@ -1,6 +1,6 @@
 // @ts-check
-import { Tokenizer, QuoteType } from 'htmlparser2';
-import { decodeHTMLAttribute } from 'entities';
+import { Tokenizer, QuoteType } from './htmlparser.js';
+import { decodeHTMLAttribute } from 'entities/decode';
 import { scanCss } from './css.js';
 import { TextDecoder } from 'node:util';
 

@@ -2,7 +2,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { gunzipSync } from 'node:zlib';
-import { Parser } from 'htmlparser2';
+import { Parser } from '../document/htmlparser.js';
 import { AbortError, PrerenderError, UsageError } from '../errors.js';
 import { normalizeUrl } from '../url.js';
 import { defaultLoader } from '../fetch/index.js';

@@ -245,3 +245,11 @@ describe('scanCss', () => {
     expect(refs[0].start).toBe(100 + 'a{background:url('.length);
   });
 });
+
+describe('htmlparser2, loaded in part', () => {
+  it('is the package\'s own Tokenizer, QuoteType and Parser', async () => {
+    const whole = await import('htmlparser2');
+    const part = await import('../../lib/document/htmlparser.js');
+    expect([part.Tokenizer, part.QuoteType, part.Parser]).toEqual([whole.Tokenizer, whole.QuoteType, whole.Parser]);
+  });
+});
