@@ -176,10 +176,12 @@ export class BrowserPool {
   async #connect(endpoint) {
     const { connect } = (await import('puppeteer-core')).default;
     const at = /^wss?:/i.test(endpoint) ? { browserWSEndpoint: endpoint } : { browserURL: endpoint };
+    const connecting = connect({ ...at, protocolTimeout: this.options.protocolTimeout, defaultViewport: { width: 1280, height: 800 } });
     try {
-      const browser = await bounded(connect({ ...at, protocolTimeout: this.options.protocolTimeout, defaultViewport: { width: 1280, height: 800 } }), BROWSER_CALL_MS, 'answer at its endpoint');
-      return { browser, profile: '' };
+      return { browser: await bounded(connecting, BROWSER_CALL_MS, 'answer at its endpoint'), profile: '' };
     } catch (error) {
+      // A connection made past the bound would hold the process open.
+      void connecting.then((late) => late.disconnect(), () => {});
       const message = /** @type {Error} */ (error)?.message?.split('\n')[0] ?? String(error);
       throw new BrowserError(`the browser at ${endpoint} could not be reached: ${message}`, { code: 'BROWSER_CONNECT', cause: error });
     }
