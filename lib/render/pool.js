@@ -22,6 +22,9 @@ import { openTab, resetTab } from './tab.js';
  *   renderer it starts is known); claimed: its tabs' renderers; tabs: those open, closed one by one in a browser not ours; profile: '' then
  */
 
+/** Puppeteer's, for a browser started or connected to; each tab sets its own (tab.js). */
+const DEFAULT_VIEWPORT = { width: 1280, height: 800 };
+
 /** For calls that do not depend on the page: launch, new context, close. */
 export const BROWSER_CALL_MS = 15_000;
 
@@ -176,7 +179,7 @@ export class BrowserPool {
   async #connect(endpoint) {
     const { connect } = (await import('puppeteer-core')).default;
     const at = /^wss?:/i.test(endpoint) ? { browserWSEndpoint: endpoint } : { browserURL: endpoint };
-    const connecting = connect({ ...at, protocolTimeout: this.options.protocolTimeout, defaultViewport: { width: 1280, height: 800 } });
+    const connecting = connect({ ...at, protocolTimeout: this.options.protocolTimeout, defaultViewport: DEFAULT_VIEWPORT });
     try {
       return { browser: await bounded(connecting, BROWSER_CALL_MS, 'answer at its endpoint'), profile: '' };
     } catch (error) {
@@ -218,7 +221,7 @@ export class BrowserPool {
         env: ownTmp ? { ...process.env, TMPDIR: tmp } : process.env,
         timeout: BROWSER_CALL_MS,
         protocolTimeout: this.options.protocolTimeout,
-        defaultViewport: { width: 1280, height: 800 },
+        defaultViewport: DEFAULT_VIEWPORT,
       });
     } catch (error) {
       await killAndWait(profile);
