@@ -16,7 +16,6 @@
  *   afterPass: () => Promise<void> | void,
  * }} Handlers
  *   beforeFetch: true settles the page without a request, and later handlers are not asked;
- *   recorded: a page settled by its request or a journal, not one carried unasked (a resumed run carries it again);
  *   sameAs: the new bytes count as the last copy's; mustRemake: a file the pass would reuse is made again.
  * @typedef {keyof Handlers} HookName
  */

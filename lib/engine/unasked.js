@@ -100,8 +100,8 @@ export async function carryUnasked(run, page) {
   const record = page.record;
   record.referrers = undefined;
   record.state = 'done';
-  // Not on `recorded`, so not in the journal: a resumed run carries it again, as cheaply and without a request.
   await run.records.put(record);
+  run.hooks.recorded(record);
   run.stats.fetched++;
   run.stats.carried = (run.stats.carried ?? 0) + 1;
   unasked.counts[why.by === 'listed' ? 'listed' : why.by === 'lastmod' ? 'dated' : 'fresh']++;
