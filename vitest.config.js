@@ -7,6 +7,9 @@ const shared = {
   // starts a few crawls took over 120 s.
   testTimeout: 300_000,
   hookTimeout: 300_000,
+  // The product's own modules load as Node loads them: nothing mocks them, and Vite's transform of each, in each
+  // worker, cost CPU for nothing.
+  server: { deps: { external: [/\/node_modules\//, /\/lib\//, /\/fixtures\//, /\/bench\//] } },
 };
 
 export default defineConfig({
