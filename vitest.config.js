@@ -8,8 +8,8 @@ const shared = {
   testTimeout: 300_000,
   hookTimeout: 300_000,
   // The product's own modules load as Node loads them: nothing mocks them, and Vite's transform of each, in each
-  // worker, cost CPU for nothing.
-  server: { deps: { external: [/\/node_modules\//, /\/lib\//, /\/fixtures\//, /\/bench\//] } },
+  // worker, cost CPU for nothing. But the config loader's import(): config.test.js has it import a .ts file through Vite.
+  server: { deps: { external: [/\/node_modules\//, /\/lib\/(?!options\/config-file\.js$)/, /\/fixtures\//, /\/bench\//] } },
 };
 
 export default defineConfig({
