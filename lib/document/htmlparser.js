@@ -6,9 +6,8 @@
  * @typedef {typeof import('htmlparser2')} Htmlparser2
  */
 
-/** @returns {Promise<Pick<Htmlparser2, 'Tokenizer' | 'QuoteType' | 'Parser'>>} */
-async function load() {
-  const entry = import.meta.resolve('htmlparser2');
+/** @param {string} entry the package entry's URL @returns {Promise<Pick<Htmlparser2, 'Tokenizer' | 'QuoteType' | 'Parser'>>} */
+export async function loadParser(entry) {
   try {
     const [tokenizer, parser] = await Promise.all([import(new URL('Tokenizer.js', entry).href), import(new URL('Parser.js', entry).href)]);
     if (typeof tokenizer.default === 'function' && typeof parser.Parser === 'function' && tokenizer.QuoteType) {
@@ -20,4 +19,4 @@ async function load() {
   return import('htmlparser2');
 }
 
-export const { Tokenizer, QuoteType, Parser } = await load();
+export const { Tokenizer, QuoteType, Parser } = await loadParser(import.meta.resolve('htmlparser2'));

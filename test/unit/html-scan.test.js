@@ -252,4 +252,11 @@ describe('htmlparser2, loaded in part', () => {
     const part = await import('../../lib/document/htmlparser.js');
     expect([part.Tokenizer, part.QuoteType, part.Parser]).toEqual([whole.Tokenizer, whole.QuoteType, whole.Parser]);
   });
+
+  it('falls back to the package entry when the two files are not beside it (a later htmlparser2 moved them)', async () => {
+    const whole = await import('htmlparser2');
+    const { loadParser } = await import('../../lib/document/htmlparser.js');
+    const moved = await loadParser(new URL('./no-such-dir/index.js', import.meta.url).href);
+    expect([moved.Tokenizer, moved.QuoteType, moved.Parser]).toEqual([whole.Tokenizer, whole.QuoteType, whole.Parser]);
+  });
 });
