@@ -4,12 +4,14 @@
  * `prerender worker` processes render the pages they take in their own
  * Chromium, with their own number of tabs, and the tree is the one a single
  * rendering process writes. Real processes, a real browser and a real Redis;
- * the first case's three processes render in one running browser (--browser-endpoint), the others start their own;
+ * the processes render in one running browser (--browser-endpoint), but a worker whose own browser is the subject;
  * skipped outside CI when one is missing, in CI they must run.
  */
 import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HAVE_REDIS, IN_CI, startRedis } from './helpers/redis.js';
 import { manifestOf, startCli, treeDigest, until } from './helpers/processes.js';
 import { useTestDir } from './helpers/fixtures.js';
@@ -75,16 +77,27 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
   let redis;
   /** @type {Awaited<ReturnType<typeof startSpaShop>>} */
   let shop;
+  /** @type {Awaited<ReturnType<typeof startSharedBrowser>>} a Chromium start costs more than these crawls' pages */
+  let browser;
+  let profile = '';
   let dir = '';
   useTestDir('prerender-redis-render-', (made) => { dir = made; });
   beforeAll(async () => {
     redis = await startRedis();
     shop = await startSpaShop({ products: 30, count: 5 });
+    profile = await mkdtemp(path.join(os.tmpdir(), 'prerender-redis-render-browser-'));
+    browser = await startSharedBrowser(profile);
+  });
+  afterEach(async () => {
+    expect(await browser.left()).toEqual({ contexts: 0, tabs: [] }); // each process closed what it opened there
   });
   afterAll(async () => {
+    await browser?.browser.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
     await redis?.stop();
     await shop?.close();
   });
+  const inShared = () => ['--browser-endpoint', browser.endpoint];
 
   // Read once the app says so (data-ready, set when it has built the page), not after a quiet
   // network: a machine under load can leave the network quiet longer than a short window while
@@ -94,13 +107,7 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
   const sharedArgs = (id, out) => ['--frontier', redis.url, '--crawl-id', id, '-o', out, '--lease-timeout', '10000'];
 
   it('workers render the pages they take, with their own tabs: the same tree and manifest as one rendering process, each page fetched once', async () => {
-    const browser = await startSharedBrowser(path.join(dir, 'browser'));
-    try {
-      await renderedAlike(['--browser-endpoint', browser.endpoint]);
-      expect(await browser.left()).toEqual({ contexts: 0, tabs: [] });
-    } finally {
-      await browser.browser.close();
-    }
+    await renderedAlike(inShared());
   });
 
   /** @param {string[]} own each process's browser options */
@@ -137,7 +144,8 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
     const out = path.join(dir, 'interrupted');
     const client = await connectRedis(redis.url, { timeoutSeconds: 5 });
     try {
-      const coordinator = cli(['crawl', ...crawlArgs(), ...sharedArgs(id, out), '--render-concurrency', '1', '-q']);
+      const coordinator = cli(['crawl', ...crawlArgs(), ...sharedArgs(id, out), '--render-concurrency', '1', '-q', ...inShared()]);
+      // Its own browser: the one that must go with it.
       const worker = cli(['worker', '--frontier', redis.url, '--crawl-id', id, '--render-concurrency', '2']);
       const pid = /** @type {number} */ (worker.child.pid);
       // The worker holds leased pages (it renders them): its set of leases in Redis is not empty.
@@ -171,7 +179,7 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
 
   it('a worker that cannot find its browser exits 2 before it takes anything; the crawl is finished without it', async () => {
     const out = path.join(dir, 'no-browser');
-    const coordinator = cli(['crawl', ...crawlArgs(), ...sharedArgs('render-2', out), '--render-concurrency', '2', '-q']);
+    const coordinator = cli(['crawl', ...crawlArgs(), ...sharedArgs('render-2', out), '--render-concurrency', '2', '-q', ...inShared()]);
     const worker = await cli(['worker', '--frontier', redis.url, '--crawl-id', 'render-2', '--browser', path.join(dir, 'no-such-chromium')]).done;
     expect(worker.code).toBe(2);
     expect(worker.stderr).toMatch(/no-such-chromium/);
@@ -184,7 +192,7 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
     const out = path.join(dir, 'mismatch');
     // One page is crawl enough to store a configuration.
     const page = `${shop.origin}/st/product.asp?SKUSetID=1`;
-    const args = [page, '-i', page, '--render', '--render-wait', 'selector:[data-ready]', '--retries', '0', ...sharedArgs('render-3', out)];
+    const args = [page, '-i', page, '--render', '--render-wait', 'selector:[data-ready]', '--retries', '0', ...sharedArgs('render-3', out), ...inShared()];
     expect((await cli(['crawl', ...args, '-q']).done).code).toBe(0);
     const again = await cli(['crawl', ...args, '--render-wait', 'selector:#app a']).done;
     expect(again.code).toBe(2);
