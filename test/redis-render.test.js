@@ -8,15 +8,13 @@
  * skipped outside CI when one is missing, in CI they must run.
  */
 import { readFileSync, readdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAVE_REDIS, IN_CI, startRedis } from './helpers/redis.js';
 import { manifestOf, startCli, treeDigest, until } from './helpers/processes.js';
 import { useTestDir } from './helpers/fixtures.js';
 import { findBrowser } from '../lib/render/browser.js';
-import { startSharedBrowser } from './helpers/render.js';
+import { useSharedBrowser } from './helpers/render.js';
 import { startSpaShop } from '../fixtures/spa-shop.js';
 import { connectRedis, keyPrefix } from '../lib/distributed/connection.js';
 
@@ -77,27 +75,19 @@ describe.skipIf(!HAVE_REDIS || !HAVE_BROWSER)('a rendered crawl shared through R
   let redis;
   /** @type {Awaited<ReturnType<typeof startSpaShop>>} */
   let shop;
-  /** @type {Awaited<ReturnType<typeof startSharedBrowser>>} a Chromium start costs more than these crawls' pages */
-  let browser;
-  let profile = '';
+  // A Chromium start costs more than these crawls' pages.
+  const browser = useSharedBrowser();
   let dir = '';
   useTestDir('prerender-redis-render-', (made) => { dir = made; });
   beforeAll(async () => {
     redis = await startRedis();
     shop = await startSpaShop({ products: 30, count: 5 });
-    profile = await mkdtemp(path.join(os.tmpdir(), 'prerender-redis-render-browser-'));
-    browser = await startSharedBrowser(profile);
-  });
-  afterEach(async () => {
-    expect(await browser.left()).toEqual({ contexts: 0, tabs: [] }); // each process closed what it opened there
   });
   afterAll(async () => {
-    await browser?.browser.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
     await redis?.stop();
     await shop?.close();
   });
-  const inShared = () => ['--browser-endpoint', browser.endpoint];
+  const inShared = () => ['--browser-endpoint', browser().endpoint];
 
   // Read once the app says so (data-ready, set when it has built the page), not after a quiet
   // network: a machine under load can leave the network quiet longer than a short window while

@@ -6,7 +6,8 @@
  * more CPU than their pages. After each of their tests, no context or tab of a crawl may be left in it.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect } from 'vitest';
 import { Crawler } from '../../lib/crawler/index.js';
@@ -54,34 +55,50 @@ export async function startSharedBrowser(profile) {
 }
 
 /**
- * The shop for a describe block's tests, started before them, and their crawls. Call inside describeRender.
- * @param {{ sharedBrowser?: boolean }} [options] sharedBrowser: every crawl renders in one browser started for the block
+ * One running browser for a describe block: started before its tests, found empty after each (every process closed
+ * the contexts and tabs it opened there), closed after them. @returns {() => Awaited<ReturnType<typeof startSharedBrowser>>}
  */
-export function useRenderShop({ sharedBrowser = false } = {}) {
-  const dirs = tempDirs();
+export function useSharedBrowser() {
   /** @type {Awaited<ReturnType<typeof startSharedBrowser>> | null} */
   let shared = null;
-  const context = {
-    /** @type {SpaShop} */
-    shop: /** @type {any} */ (null),
-    dirs,
-    renderCrawl,
-    /** The running browser of a block with sharedBrowser. */
-    sharedBrowser: () => /** @type {NonNullable<typeof shared>} */ (shared),
-    /** The browser option of a crawl made by hand: the shared browser's endpoint, or the browser found here. */
-    browserOptions: () => (shared ? { browserEndpoint: shared.endpoint } : { browser: /** @type {string} */ (BROWSER ?? 'chromium') }),
-    /** @param {string} out @param {string} file */
-    read: (out, file) => readFile(path.join(out, file), 'utf8'),
-  };
+  let profile = '';
   beforeAll(async () => {
-    context.shop = await startSpaShop();
-    if (sharedBrowser) shared = await startSharedBrowser(await dirs.make('prerender-shared-browser-'));
+    profile = await mkdtemp(path.join(os.tmpdir(), 'prerender-shared-browser-'));
+    shared = await startSharedBrowser(profile);
   });
   afterEach(async () => {
     if (shared) expect(await shared.left(), 'left in the shared browser by the crawls').toEqual({ contexts: 0, tabs: [] });
   });
   afterAll(async () => {
     await shared?.browser.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+  });
+  return () => /** @type {NonNullable<typeof shared>} */ (shared);
+}
+
+/**
+ * The shop for a describe block's tests, started before them, and their crawls. Call inside describeRender.
+ * @param {{ sharedBrowser?: boolean }} [options] sharedBrowser: every crawl renders in one browser started for the block
+ */
+export function useRenderShop({ sharedBrowser = false } = {}) {
+  const dirs = tempDirs();
+  const running = sharedBrowser ? useSharedBrowser() : null;
+  const context = {
+    /** @type {SpaShop} */
+    shop: /** @type {any} */ (null),
+    dirs,
+    renderCrawl,
+    /** The running browser of a block with sharedBrowser. */
+    sharedBrowser: () => /** @type {NonNullable<typeof running>} */ (running)(),
+    /** The browser option of a crawl made by hand: the shared browser's endpoint, or the browser found here. */
+    browserOptions: () => (running ? { browserEndpoint: running().endpoint } : { browser: /** @type {string} */ (BROWSER ?? 'chromium') }),
+    /** @param {string} out @param {string} file */
+    read: (out, file) => readFile(path.join(out, file), 'utf8'),
+  };
+  beforeAll(async () => {
+    context.shop = await startSpaShop();
+  });
+  afterAll(async () => {
     await context.shop?.close();
     await dirs.cleanup();
   });
@@ -115,7 +132,7 @@ export function useRenderShop({ sharedBrowser = false } = {}) {
     const result = await crawler.run();
     expect(browsers.length).toBeGreaterThan(0);
     for (const browser of browsers) {
-      if (shared) {
+      if (running) {
         expect(browser.profile, 'no browser of its own beside the shared one').toBe('');
         continue;
       }
