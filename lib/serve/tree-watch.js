@@ -20,7 +20,17 @@ export function watchTree(options, pages, changed, logger) {
   /** @type {string | null} */ let gone = null;
 
   /** @type {Promise<boolean> | null} */ let checking = null;
-  const check = () => (checking ??= checkNow().finally(() => { checking = null; }));
+  /** @type {Promise<boolean> | null} */ let again = null;
+  /**
+   * Checks never overlap, and each caller gets one begun after its call: a check in flight may have read the link before
+   * the switch that made the caller ask (a request that found the tree gone would answer 404). Callers meanwhile share one.
+   * @returns {Promise<boolean>}
+   */
+  const check = () => {
+    if (!checking) return (checking = checkNow().finally(() => { checking = null; }));
+    const next = () => { again = null; return check(); };
+    return (again ??= checking.then(next, next));
+  };
   const checkNow = async () => {
     const real = await fs.promises.realpath(options.root).catch(() => null);
     // A link that leads elsewhere: that tree is served once its manifest is usable.
