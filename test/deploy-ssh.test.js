@@ -225,6 +225,30 @@ describe.skipIf(skip)('deploy over ssh (real sshd)', () => {
     expect(third.ok).toBe(true);
   });
 
+  it('a server that runs its own command for the connection (ForceCommand) says nothing: the deploy connects all the same', async () => {
+    const { out, remote } = fresh();
+    await writeTree(out, { pages: 3 });
+    // An ssh that gives the master's session a silent command, as a server's ForceCommand would, and logs each `-O check`.
+    const wrapper = path.join(dir, `ssh-silent${n}`);
+    const checks = path.join(dir, `ssh-checks${n}`);
+    await writeFile(wrapper, `#!/bin/sh
+case " $* " in *" -O check "*) echo check >> "${checks}" ;; esac
+n=$#; i=0
+for a do
+  i=$((i + 1)); [ $i -eq 1 ] && set --
+  if [ $i -eq $n ]; then case "$a" in *prerender-ssh-ready*) a='cat >/dev/null' ;; esac; fi
+  set -- "$@" "$a"
+done
+exec ssh "$@"
+`);
+    await chmod(wrapper, 0o755);
+    const result = await deploy(out, [sshd.url(remote)], { ...options(), ssh: wrapper });
+    expect(result.targets[0].error).toBeUndefined();
+    expect(result.ok).toBe(true);
+    expect(await currentOf(remote)).toBe(result.id);
+    expect((await readFile(checks, 'utf8')).split('\n').filter(Boolean).length).toBeGreaterThanOrEqual(1);
+  });
+
   it('several targets: the files to send are read once (one tar for the targets that lack the same files)', async () => {
     const { out, remote } = fresh();
     const urls = [remote, remote + '-b', remote + '-c'].map((r) => sshd.url(r));

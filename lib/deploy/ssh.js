@@ -30,6 +30,9 @@ import { removalList } from './verify.js';
  * @typedef {{ name?: string, sshKey?: string, sshOption?: string[], verify?: 'all' | 'sent', ssh?: string, signal?: AbortSignal }} SshOptions
  */
 
+/** What the master's remote command prints once connected. */
+const MASTER_READY = 'prerender-ssh-ready';
+
 /** Idle time of an exited process's pipes before they are closed. */
 const PIPE_GRACE_MS = 1000;
 
@@ -98,7 +101,8 @@ export class SshTarget {
     this.controlDir = await mkdtemp(path.join(os.tmpdir(), 'prerender-ssh-'));
     const socket = path.join(this.controlDir, 'cm');
     // The master's remote command reads the stdin only we hold: if this process dies, even by SIGKILL, the master ends.
-    const master = spawn(this.options.ssh ?? 'ssh', [...this.baseArgs(), '-M', '-o', 'ControlPersist=no', '-S', socket, '--', this.destination, 'cat >/dev/null'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    // What it prints first says it is connected: ssh listens on the socket before it opens the session.
+    const master = spawn(this.options.ssh ?? 'ssh', [...this.baseArgs(), '-M', '-o', 'ControlPersist=no', '-S', socket, '--', this.destination, `echo ${MASTER_READY}; cat >/dev/null`], { stdio: ['pipe', 'pipe', 'pipe'] });
     master.stdin?.on('error', () => {}); // gone: its exit says why
     releasePipes(master);
     this.master = master;
@@ -107,24 +111,40 @@ export class SshTarget {
       master.once('error', (error) => resolve({ code: null, error }));
       master.once('exit', (code) => resolve({ code }));
     });
-    // Ready when `ssh -O check` answers; bounded by ConnectTimeout plus authentication.
+    /** @type {Promise<'ready'>} */ const ready = new Promise((resolve) => {
+      let seen = '';
+      master.stdout?.setEncoding('utf8').on('data', (chunk) => {
+        seen = (seen + chunk).slice(-4 * MASTER_READY.length);
+        if (seen.includes(MASTER_READY)) resolve('ready');
+      });
+    });
+    await this.untilConnected(master, ready, exited);
+  }
+
+  /**
+   * The master's word, else `ssh -O check` now and then: a server's ForceCommand runs instead of ours and says nothing.
+   * Bounded by ConnectTimeout plus authentication.
+   * @param {import('node:child_process').ChildProcess} master @param {Promise<'ready'>} ready @param {Promise<{ code: number | null, error?: Error }>} exited
+   */
+  async untilConnected(master, ready, exited) {
     const deadline = Date.now() + 30_000;
     for (let attempt = 0; ; attempt++) {
-      const check = await this.spawnCollect([...this.clientArgs(), '-O', 'check', '--', this.destination], { quiet: true }).catch(() => null);
-      if (check?.code === 0) {
-        this.connected = true;
-        return;
-      }
-      const done = await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, Math.min(20 * 2 ** attempt, 200), null))]);
+      /** @type {NodeJS.Timeout | undefined} */ let timer;
+      const done = await Promise.race([ready, exited, new Promise((resolve) => { timer = setTimeout(resolve, attempt === 0 ? 1000 : 250, null); })]);
+      clearTimeout(timer);
+      if (done === 'ready') break;
       if (done) {
         const { code, error } = /** @type {{ code: number | null, error?: Error }} */ (done);
         throw sshFailure({ what: 'connecting', code: code ?? 255, error, stderr: this.masterStderr, connected: false });
       }
+      const check = await this.spawnCollect([...this.clientArgs(), '-O', 'check', '--', this.destination], { quiet: true }).catch(() => null);
+      if (check?.code === 0) break;
       if (Date.now() > deadline || this.options.signal?.aborted) {
         master.kill();
         throw new DeployError('ssh did not connect within 30 s', { code: 'DEPLOY_SSH', detail: detailOf(this.masterStderr) || undefined });
       }
     }
+    this.connected = true;
   }
 
   /** The last 16 kB of stderr collected, killed on abort, forgotten once ended. @param {string} command @param {string[]} args */
