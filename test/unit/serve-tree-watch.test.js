@@ -40,29 +40,36 @@ function gatedPages(options) {
   /** @type {() => void} */
   let release = () => {};
   const gate = new Promise((resolve) => { release = () => resolve(undefined); });
+  /** @type {() => void} */
+  let enter = () => {};
+  /** Resolved once the first reload has begun: its check has read the link. */
+  const entered = new Promise((resolve) => { enter = () => resolve(undefined); });
   const pages = {
     /** @param {string} [root] */
     async reloadManifest(root) {
       reloads.push(root);
-      if (reloads.length === 1) await gate;
+      if (reloads.length === 1) {
+        enter();
+        await gate;
+      }
       if (root === undefined) return false;
       options.realRoot = root;
       return true;
     },
   };
-  return { pages, reloads, release };
+  return { pages, reloads, release, entered };
 }
 
 describe('watchTree check()', () => {
   it('asked while a check begun before a switch is in flight, it checks again after it and moves to the new tree', async () => {
     const { dir, root, one, two } = releases();
     const options = /** @type {import('../../lib/serve/options.js').ServeOptions} */ (/** @type {unknown} */ ({ root, realRoot: one, watch: false }));
-    const { pages, reloads, release } = gatedPages(options);
+    const { pages, reloads, release, entered } = gatedPages(options);
     const tree = watchTree(options, /** @type {import('../../lib/serve/pages.js').PageStore} */ (/** @type {unknown} */ (pages)), () => {}, { warn: () => {}, info: () => {} });
     try {
       const first = tree.check();
       // The first check has read the link (still `one`) and waits in its reload.
-      for (let i = 0; i < 100 && reloads.length === 0; i++) await new Promise((resolve) => { setImmediate(resolve); });
+      await entered;
       expect(reloads).toEqual([undefined]);
       switchToTwo(dir);
       const second = tree.check();
