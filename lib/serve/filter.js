@@ -106,7 +106,12 @@ function createRouter(options, pages, files, filler, logger, recheck) {
   /** @type {Map<string, import('./pages.js').PageMeta>} request targets as sent that passed the path checks once; bounded, emptied with the manifest */
   const routes = new Map();
   pages.on('manifest-reload', () => routes.clear());
-  pages.on('root', (/** @type {string} */ real) => { staticOptions.realRoot = real; });
+  /** How many times the tree moved (serve DIR/current): a lookup begun before a move is done again. */
+  let moves = 0;
+  pages.on('root', (/** @type {string} */ real) => {
+    staticOptions.realRoot = real;
+    moves++;
+  });
   const staticOptions = {
     realRoot: options.realRoot,
     contentType: (/** @type {string} */ key) => pages.contentType(key),
@@ -125,14 +130,20 @@ function createRouter(options, pages, files, filler, logger, recheck) {
     notFoundPage = readNotFoundPage(options, pages);
   };
 
-  /** A request that found the served tree gone is answered again once, after its link is resolved anew (serve DIR/current). */
+  /**
+   * A request that found the served tree gone, or looked in a tree that has moved since, is answered again once (serve
+   * DIR/current), after the link is resolved anew if need be.
+   */
   const retried = new WeakSet();
-  /** @param {Req} req @param {Res} res @param {Next | undefined} next */
-  function notFound(req, res, next) {
-    if (!retried.has(req) && !fs.existsSync(options.realRoot)) {
-      retried.add(req);
-      recheck().then(() => filter(req, res, next), (error) => fail(req, res, error));
-      return;
+  /** @param {Req} req @param {Res} res @param {Next | undefined} next @param {number} [movesAtLookup] `moves` when its lookup began */
+  function notFound(req, res, next, movesAtLookup = moves) {
+    if (!retried.has(req)) {
+      const moved = movesAtLookup !== moves;
+      if (moved || !fs.existsSync(options.realRoot)) {
+        retried.add(req);
+        (moved ? Promise.resolve(true) : recheck()).then(() => filter(req, res, next), (error) => fail(req, res, error));
+        return;
+      }
     }
     if (next) return next();
     if (notFoundPage) sendError(req, res, 404, notFoundPage);
@@ -175,6 +186,7 @@ function createRouter(options, pages, files, filler, logger, recheck) {
         const hot = files.get(requestKey);
         if (hot) return files.send(req, res, hot, requestKey);
       }
+      const movesAtLookup = moves;
       serveStatic(req, res, target, staticOptions).then(
         (outcome) => {
           if (outcome !== 'not-found') return;
@@ -183,7 +195,7 @@ function createRouter(options, pages, files, filler, logger, recheck) {
             res.end();
             return;
           }
-          notFound(req, res, next);
+          notFound(req, res, next, movesAtLookup);
         },
         (error) => fail(req, res, error),
       );
@@ -194,10 +206,11 @@ function createRouter(options, pages, files, filler, logger, recheck) {
 
   /** @param {Req} req @param {Res} res @param {import('./pages.js').PageMeta} meta @param {Next} [next] */
   function load(req, res, meta, next) {
+    const movesAtLookup = moves;
     const page = pages.get(meta);
     if (page instanceof Promise) {
       page.then(
-        (loaded) => (loaded ? filler.fill(req, res, loaded) : notFound(req, res, next)),
+        (loaded) => (loaded ? filler.fill(req, res, loaded) : notFound(req, res, next, movesAtLookup)),
         (error) => fail(req, res, error),
       );
     } else {

@@ -23,11 +23,11 @@ useTestDir('prerender-serve-release-', (d) => { dir = d; });
 let clock = Date.now();
 const later = () => new Date((clock = Math.max(clock + 1000, Date.now() + 1000)));
 
-/** @param {string} root @param {string[]} warnings */
-async function serve(root, warnings) {
-  const server = createServer({ root, logger: { warn: (m) => void warnings.push(m), info: () => {} } });
+/** @param {string} root @param {string[]} warnings @param {{ watch?: boolean }} [options] */
+async function serve(root, warnings, options = {}) {
+  const server = createServer({ root, logger: { warn: (m) => void warnings.push(m), info: () => {} }, ...options });
   const port = await listen(server);
-  return { port, close: () => closeServer(server) };
+  return { port, server, close: () => closeServer(server) };
 }
 
 describe('serve DIR/current across publishes with --keep 1', () => {
@@ -77,6 +77,29 @@ describe('serve DIR/current across publishes with --keep 1', () => {
     } finally {
       await current.close();
       await pinned.close();
+    }
+  });
+
+  it('a request whose lookup began before the tree moved is looked up again in the new tree, never answered 404', async () => {
+    const out = path.join(dir, 'out-moved');
+    const www = path.join(dir, 'www-moved');
+    await writeTree(out, { pages: 5, generation: 1 });
+    await publish(out, www, { now: later(), keep: 1 });
+    // No watch: the tree moves only when the test says so.
+    const current = await serve(path.join(www, 'current'), [], { watch: false });
+    try {
+      await writeTree(out, { pages: 6, generation: 2 });
+      const second = await publish(out, www, { now: later(), keep: 1 });
+      const moved = await realpath(path.join(www, 'releases', second.id));
+      // Once the filter has begun looking page5 up in the removed tree, the tree moves, as a check of the link does.
+      current.server.on('request', (req) => {
+        if (req.url === '/p/page5.html') current.server.priceFilter.pages.emit('root', moved);
+      });
+      const answer = await request(current.port, '/p/page5.html', { timeoutMs: 30_000 });
+      expect(answer.status).toBe(200);
+      expect(generationIn(answer.text)).toBe(2);
+    } finally {
+      await current.close();
     }
   });
 });
