@@ -106,12 +106,7 @@ function createRouter(options, pages, files, filler, logger, recheck) {
   /** @type {Map<string, import('./pages.js').PageMeta>} request targets as sent that passed the path checks once; bounded, emptied with the manifest */
   const routes = new Map();
   pages.on('manifest-reload', () => routes.clear());
-  /** How many times the tree moved (serve DIR/current): a lookup begun before a move is done again. */
-  let moves = 0;
-  pages.on('root', (/** @type {string} */ real) => {
-    staticOptions.realRoot = real;
-    moves++;
-  });
+  pages.on('root', (/** @type {string} */ real) => { staticOptions.realRoot = real; });
   const staticOptions = {
     realRoot: options.realRoot,
     contentType: (/** @type {string} */ key) => pages.contentType(key),
@@ -135,15 +130,17 @@ function createRouter(options, pages, files, filler, logger, recheck) {
    * DIR/current), after the link is resolved anew if need be.
    */
   const retried = new WeakSet();
-  /** @param {Req} req @param {Res} res @param {Next | undefined} next @param {number} [movesAtLookup] `moves` when its lookup began */
-  function notFound(req, res, next, movesAtLookup = moves) {
-    if (!retried.has(req)) {
-      const moved = movesAtLookup !== moves;
-      if (moved || !fs.existsSync(options.realRoot)) {
-        retried.add(req);
-        (moved ? Promise.resolve(true) : recheck()).then(() => filter(req, res, next), (error) => fail(req, res, error));
-        return;
-      }
+  /** @param {Req} req @param {Res} res @param {Next | undefined} next @param {string} [lookedIn] the tree its lookup began in */
+  function notFound(req, res, next, lookedIn = options.realRoot) {
+    if (!retried.has(req) && lookedIn !== options.realRoot) {
+      retried.add(req);
+      filter(req, res, next);
+      return;
+    }
+    if (!retried.has(req) && !fs.existsSync(options.realRoot)) {
+      retried.add(req);
+      recheck().then(() => filter(req, res, next), (error) => fail(req, res, error));
+      return;
     }
     if (next) return next();
     if (notFoundPage) sendError(req, res, 404, notFoundPage);
@@ -186,7 +183,7 @@ function createRouter(options, pages, files, filler, logger, recheck) {
         const hot = files.get(requestKey);
         if (hot) return files.send(req, res, hot, requestKey);
       }
-      const movesAtLookup = moves;
+      const lookedIn = options.realRoot;
       serveStatic(req, res, target, staticOptions).then(
         (outcome) => {
           if (outcome !== 'not-found') return;
@@ -195,7 +192,7 @@ function createRouter(options, pages, files, filler, logger, recheck) {
             res.end();
             return;
           }
-          notFound(req, res, next, movesAtLookup);
+          notFound(req, res, next, lookedIn);
         },
         (error) => fail(req, res, error),
       );
@@ -206,11 +203,11 @@ function createRouter(options, pages, files, filler, logger, recheck) {
 
   /** @param {Req} req @param {Res} res @param {import('./pages.js').PageMeta} meta @param {Next} [next] */
   function load(req, res, meta, next) {
-    const movesAtLookup = moves;
+    const lookedIn = options.realRoot;
     const page = pages.get(meta);
     if (page instanceof Promise) {
       page.then(
-        (loaded) => (loaded ? filler.fill(req, res, loaded) : notFound(req, res, next, movesAtLookup)),
+        (loaded) => (loaded ? filler.fill(req, res, loaded) : notFound(req, res, next, lookedIn)),
         (error) => fail(req, res, error),
       );
     } else {
