@@ -20,6 +20,23 @@ afterAll(() => {
   for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * An empty project in `project` that depends on the tarball beside it, with a lockfile: the repository's own entries
+ * for the package's dependencies (not its dev ones), as a user's lockfile would hold them.
+ * @param {string} project @param {string} tarballName
+ */
+function writeProjectWithLock(project, tarballName) {
+  const lock = JSON.parse(readFileSync(new URL('package-lock.json', root), 'utf8'));
+  const { name: _name, devDependencies: _dev, ...own } = lock.packages[''];
+  const spec = `file:../${tarballName}`;
+  const packages = Object.fromEntries(Object.entries(lock.packages).filter(([where, entry]) => where !== '' && !entry.dev));
+  writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'empty', private: true, dependencies: { [lock.name]: spec } }));
+  writeFileSync(path.join(project, 'package-lock.json'), JSON.stringify({
+    name: 'empty', lockfileVersion: 3, requires: true,
+    packages: { '': { name: 'empty', dependencies: { [lock.name]: spec } }, [`node_modules/${lock.name}`]: { ...own, resolved: spec }, ...packages },
+  }));
+}
+
 describe('package', () => {
   it('imports by its own name and exposes the documented API', () => {
     for (const name of ['crawl', 'Crawler', 'preview', 'explainUrl', 'createServer', 'createPriceFilter', 'runServeCommand', 'findConfig', 'loadConfigFile', 'run', 'PrerenderError', 'UsageError']) {
@@ -66,10 +83,12 @@ describe('package', () => {
     const tarball = packTarball(dir);
     const project = path.join(dir, 'project');
     mkdirSync(project);
-    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'empty', private: true }));
-    // --offline: the dependencies come from npm's cache (filled by the repository's own npm install), never the registry.
-    const install = spawnSync('npm', ['install', '--offline', tarball], { cwd: project, encoding: 'utf8', env: npmEnv() });
-    expect(install.status, `npm install --offline of the tarball failed (ENOTCACHED: run npm install in the repository first, which fills the cache):\n${install.stderr}`).toBe(0);
+    writeProjectWithLock(project, path.basename(tarball));
+    // npm ci --offline from a lockfile: versions and integrities are the repository's, so npm needs only what its own
+    // install cached (tarballs and install metadata), never the registry. A bare `npm install TARBALL` wants full
+    // metadata, which npm 11 caches only when it resolves a range, so a fresh machine's cache lacks it.
+    const install = spawnSync('npm', ['ci', '--offline'], { cwd: project, encoding: 'utf8', env: npmEnv() });
+    expect(install.status, `npm ci --offline of the tarball failed (ENOTCACHED: run npm install in the repository first, which fills the cache):\n${install.stderr}`).toBe(0);
     const npx = (/** @type {string[]} */ args) => spawnSync('npx', ['--offline', ...args], { cwd: project, encoding: 'utf8', env: npmEnv() });
     const version = npx(['prerender', '--version']);
     expect([version.status, version.stdout]).toEqual([0, `${JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).version}\n`]);
