@@ -11,11 +11,12 @@ import path from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { freePort } from './helpers/ports.js';
 import { Crawler } from '../lib/crawler/index.js';
-import { processesUsing } from '../lib/render/browser.js';
+import { isHeadlessShell, processesUsing } from '../lib/render/browser.js';
+import { treeDigest } from './helpers/processes.js';
 import { BrowserPool } from '../lib/render/pool.js';
 import { readManifest, pageOf } from './crawl-helpers.js';
 import { BIN, runCli } from './helpers/cli.js';
-import { alive, BROWSER, describeRender, processesWith, readFileSyncSafe, SLOW, useRenderShop } from './helpers/render.js';
+import { alive, BROWSER, describeRender, FULL_BROWSER, IN_CI, processesWith, readFileSyncSafe, SLOW, useRenderShop } from './helpers/render.js';
 
 describeRender("--render (real Chromium): the browser's lifecycle", () => {
   const context = useRenderShop();
@@ -34,6 +35,19 @@ describeRender("--render (real Chromium): the browser's lifecycle", () => {
     expect(browsers.length).toBe(2); // 4 pages in the first browser, 3 in the second
     const manifest = await readManifest(out);
     expect(manifest.pages.every((p) => p.rendered === true)).toBe(true);
+  }, SLOW);
+
+  // CI installs both: the headless shell, found first, renders every other test; Debian's chromium renders this one.
+  it.skipIf(!(BROWSER && isHeadlessShell(BROWSER) && FULL_BROWSER) && !IN_CI)('the full browser renders the tree the headless shell renders', async () => {
+    expect(FULL_BROWSER, 'chromium on the PATH (CI installs it)').not.toBeNull();
+    expect(isHeadlessShell(/** @type {string} */ (FULL_BROWSER))).toBe(false);
+    const products = [1, 2, 3].map((n) => `/st/product.asp?SKUSetID=${n}`);
+    const shell = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', ...products] });
+    const full = await renderCrawl(['/st/dir.asp'], { include: ['/st/dir.asp', ...products], browser: FULL_BROWSER });
+    expect([shell.failures, full.failures]).toEqual([[], []]);
+    expect(full.browsers.length).toBe(1);
+    expect(full.result.pages).toBe(shell.result.pages);
+    expect(await treeDigest(full.out)).toEqual(await treeDigest(shell.out));
   }, SLOW);
 
   it('a browser killed under a page is restarted, and the page rendered again in a fresh context', async () => {

@@ -48,7 +48,7 @@ export function addDistributedCommands(program, io, setExitCode) {
     .option('-c, --concurrency <n>', 'requests in flight at once in this process (default: 8)')
     .option('--threads <n>', 'worker threads for the per-page work in this process; 0 does it in the main thread (default: one per CPU core)')
     .option('--render-concurrency <n>', 'when the crawl renders (--render): pages rendered at once in this process (default: 8 when networkidle is awaited, else one per CPU core, 2 to 16)')
-    .option('--browser <path>', 'when the crawl renders: the Chromium or Chrome of this machine (default: PUPPETEER_EXECUTABLE_PATH, CHROME_PATH, then chromium, chromium-browser, google-chrome on the PATH)')
+    .option('--browser <path>', 'when the crawl renders: the Chromium or Chrome of this machine (default: PUPPETEER_EXECUTABLE_PATH, CHROME_PATH, then chromium-headless-shell, chrome-headless-shell, chromium, chromium-browser, google-chrome on the PATH)')
     .option('--browser-endpoint <url>', 'when the crawl renders: a browser that already runs, at its DevTools address (ws://host:port/devtools/browser/<id>, or http://host:port), instead of one started here')
     .option('--blobs <dir>', 'the shared blob directory as mounted here (default: the one the crawl was started with)')
     .option('--wait <s>', 'wait this long for a crawl id that does not exist yet (default: 60)')

@@ -3,11 +3,15 @@ import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node
 import path from 'node:path';
 import { BrowserError } from '../errors.js';
 
-/** Finding the browser: never downloaded, the one given with --browser, PUPPETEER_EXECUTABLE_PATH or CHROME_PATH, else chromium, chromium-browser or google-chrome on the PATH. */
+/** Finding the browser: never downloaded, the one given with --browser, PUPPETEER_EXECUTABLE_PATH or CHROME_PATH, else the first of BROWSER_NAMES on the PATH. */
 
-export const BROWSER_NAMES = ['chromium', 'chromium-browser', 'google-chrome'];
+/** The headless shells first: the same rendered pages as the full browser for about half its CPU (BENCHMARKS.md, Rendering). */
+export const BROWSER_NAMES = ['chromium-headless-shell', 'chrome-headless-shell', 'chromium', 'chromium-browser', 'google-chrome'];
 
-export const INSTALL_HINT = 'install one (Debian/Ubuntu: apt-get install chromium) or point to it with --browser <path> or PUPPETEER_EXECUTABLE_PATH';
+export const INSTALL_HINT = 'install one (Debian/Ubuntu: apt-get install chromium-headless-shell, or chromium) or point to it with --browser <path> or PUPPETEER_EXECUTABLE_PATH';
+
+/** Whether `file` is a headless shell (Chromium's old headless mode, a binary of its own), which puppeteer launches as such. @param {string} file */
+export const isHeadlessShell = (file) => /headless[-_]shell/.test(path.basename(file));
 
 /** --render without its driver, an optional peer dependency. */
 export const DRIVER_HINT = '--render needs puppeteer-core, an optional dependency that is not installed: npm install puppeteer-core@24';
@@ -47,10 +51,31 @@ export function findBrowser({ browser, env = process.env }) {
   for (const name of BROWSER_NAMES) {
     for (const dir of dirs) {
       const file = path.join(dir, name);
-      if (executable(file)) return file;
+      if (executable(file)) return isHeadlessShell(name) ? unwrapped(file) : file;
     }
   }
   throw new BrowserError(`--render needs Chromium or Chrome, and none was found (${BROWSER_NAMES.join(', ')} on the PATH); ${INSTALL_HINT}`, { code: 'BROWSER_NOT_FOUND' });
+}
+
+/**
+ * The binary a wrapper script runs without exec (Debian's chromium-headless-shell): launched through the script, the pid
+ * puppeteer holds would be the shell's, and killing it would leave the browser running. `file` itself when it is no such script.
+ * @param {string} file @returns {string}
+ */
+export function unwrapped(file) {
+  let text;
+  try {
+    text = readFileSync(file, 'latin1').slice(0, 4096);
+  } catch {
+    return file;
+  }
+  if (!text.startsWith('#!')) return file;
+  const base = path.basename(file);
+  for (const line of text.split('\n')) {
+    const first = line.trim().split(/\s+/)[0] ?? '';
+    if (path.isAbsolute(first) && path.basename(first) === base && first !== file && executable(first)) return first;
+  }
+  return file;
 }
 
 /**
@@ -80,7 +105,8 @@ export function launchFlags({ root = process.getuid?.() === 0 } = {}) {
 
 /**
  * What is left of a browser after a failed launch or a crash: processes whose command line names our `profile`, among its words too,
- * since Chromium's helpers rewrite it as one string (setproctitle). Linux only. @param {string} profile @returns {number[]}
+ * since Chromium's helpers rewrite it as one string (setproctitle), and their descendants: a headless shell's helpers do not carry
+ * --user-data-dir, and die with their browser. Linux only. @param {string} profile @returns {number[]}
  */
 export function processesUsing(profile) {
   /** @type {number[]} */ const found = [];
@@ -91,16 +117,36 @@ export function processesUsing(profile) {
     return found;
   }
   const needle = `--user-data-dir=${profile}`;
+  /** @type {Map<number, number>} the parent of each other browser process (pid -> ppid) */
+  const parents = new Map();
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'latin1');
       if (cmdline.split('\0').includes(needle) || cmdline.split(/[\0 ]/).includes(needle)) found.push(Number(entry));
+      else if (/headless[-_]shell/.test(cmdline)) parents.set(Number(entry), parentOf(entry));
     } catch {
       // gone meanwhile, or not ours to read
     }
   }
+  const ours = new Set(found);
+  for (let grew = parents.size > 0; grew;) {
+    grew = false;
+    for (const [pid, ppid] of parents) {
+      if (!ours.has(ppid)) continue;
+      ours.add(pid);
+      found.push(pid);
+      parents.delete(pid);
+      grew = true;
+    }
+  }
   return found;
+}
+
+/** The parent pid of /proc/`entry`, read after the last ')' since the command's name may hold any. @param {string} entry */
+function parentOf(entry) {
+  const stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 }
 
 /**

@@ -4,7 +4,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BrowserError } from '../errors.js';
-import { killAndWait, launchFlags, processesUsing } from './browser.js';
+import { isHeadlessShell, killAndWait, launchFlags, processesUsing } from './browser.js';
 import { claimRenderer, killRenderer, memoryFlags, MemoryWatch, renderersOf } from './memory.js';
 import { makeProfile, removeStaleProfiles } from './profiles.js';
 import { openTab, resetTab } from './tab.js';
@@ -205,16 +205,18 @@ export class BrowserPool {
     const tmp = path.join(profile, 'tmp');
     const ownTmp = Buffer.byteLength(path.join(tmp, 'org.chromium.Chromium.XXXXXX', 'SingletonSocket')) <= 107;
     if (ownTmp) await mkdir(tmp);
+    const shell = isHeadlessShell(this.options.executablePath);
     let browser;
     try {
       browser = await launch({
         executablePath: this.options.executablePath,
-        headless: true,
+        headless: shell ? 'shell' : true,
         pipe: true,
         userDataDir: profile,
         // No startup window: its tab's renderer would be one more, not any page's (lib/render/memory.js tells a tab's by its opening).
         args: [...launchFlags(), '--no-startup-window', ...(this.options.memory ? memoryFlags(this.options.memory) : [])],
-        waitForInitialPage: false,
+        // The headless shell opens a blank tab whatever the flags: waited for, then closed, so that every renderer is a page's.
+        waitForInitialPage: shell,
         handleSIGINT: false,
         handleSIGTERM: false,
         handleSIGHUP: false,
@@ -223,6 +225,7 @@ export class BrowserPool {
         protocolTimeout: this.options.protocolTimeout,
         defaultViewport: DEFAULT_VIEWPORT,
       });
+      if (shell) for (const page of await browser.pages()) await page.close();
     } catch (error) {
       await killAndWait(profile);
       await rm(profile, { recursive: true, force: true }).catch(() => {});

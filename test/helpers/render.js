@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect } from 'vitest';
 import { Crawler } from '../../lib/crawler/index.js';
-import { findBrowser, launchFlags, processesUsing } from '../../lib/render/browser.js';
+import { BROWSER_NAMES, findBrowser, isHeadlessShell, launchFlags, processesUsing } from '../../lib/render/browser.js';
 import { startSpaShop } from '../../fixtures/spa-shop.js';
 import { tempDirs } from '../crawl-helpers.js';
 
@@ -25,6 +25,14 @@ function installedBrowser() {
   }
 }
 export const BROWSER = installedBrowser();
+/** The full browser too, when a headless shell is the one found: users with only Debian's chromium run it. */
+export const FULL_BROWSER = (() => {
+  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean);
+  for (const name of BROWSER_NAMES.filter((candidate) => !isHeadlessShell(candidate))) {
+    for (const dir of dirs) if (existsSync(path.join(dir, name))) return path.join(dir, name);
+  }
+  return null;
+})();
 export const describeRender = BROWSER || IN_CI ? describe : describe.skip;
 if (!BROWSER && !IN_CI) console.warn('render tests skipped: no chromium installed (apt-get install chromium); in CI they run');
 
@@ -38,10 +46,13 @@ export const SLOW = 90_000;
  */
 export async function startSharedBrowser(profile) {
   const { launch } = (await import('puppeteer-core')).default;
+  const shell = isHeadlessShell(/** @type {string} */ (BROWSER));
   const browser = await launch({
-    executablePath: /** @type {string} */ (BROWSER), headless: true, userDataDir: profile, waitForInitialPage: false,
+    executablePath: /** @type {string} */ (BROWSER), headless: shell ? 'shell' : true, userDataDir: profile, waitForInitialPage: shell,
     args: [...launchFlags(), '--no-startup-window'], handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
   });
+  // As lib/render/pool.js does: the headless shell's blank tab, opened whatever the flags, is closed.
+  if (shell) for (const page of await browser.pages()) await page.close();
   const root = await browser.target().createCDPSession();
   return {
     browser,

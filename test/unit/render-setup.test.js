@@ -1,10 +1,10 @@
 // @ts-check
 /** --render without a browser: which browser is found, its flags, what is blocked. */
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findBrowser, launchFlags } from '../../lib/render/browser.js';
+import { findBrowser, isHeadlessShell, launchFlags, unwrapped } from '../../lib/render/browser.js';
 import { compileBlockPattern, createBlocklist } from '../../lib/render/block.js';
 import { DEFAULT_RENDER_TABS, resolveCrawlOptions } from '../../lib/options/crawl-options.js';
 
@@ -29,6 +29,25 @@ describe('finding the browser', () => {
     expect(findBrowser({ env })).toBe(files.puppeteer);
     expect(findBrowser({ env: { ...env, PUPPETEER_EXECUTABLE_PATH: undefined } })).toBe(files['chrome-path']);
     expect(findBrowser({ env: { PATH: dir } })).toBe(files.chromium); // chromium before google-chrome
+  });
+
+  it('prefers a headless shell on the PATH, and runs the binary a wrapper script runs without exec (Debian\'s)', async () => {
+    const shells = path.join(dir, 'shells');
+    const lib = path.join(dir, 'lib');
+    await rm(shells, { recursive: true, force: true });
+    for (const where of [shells, lib]) await mkdir(where, { recursive: true });
+    const binary = path.join(lib, 'chromium-headless-shell');
+    await writeFile(binary, '\x7fELF');
+    await writeFile(path.join(shells, 'chromium-headless-shell'), `#!/bin/sh -e\n\n${binary} "$@"\n`);
+    for (const file of [binary, path.join(shells, 'chromium-headless-shell')]) await chmod(file, 0o755);
+    const PATH = [dir, shells].join(path.delimiter);
+    expect(findBrowser({ env: { PATH } })).toBe(binary); // before chromium, which is first on the PATH
+    expect(isHeadlessShell(binary)).toBe(true);
+    expect(isHeadlessShell(files.chromium)).toBe(false);
+    // A script that names no such binary, or a binary itself, is run as found.
+    await writeFile(path.join(shells, 'chromium-headless-shell'), '#!/bin/sh\nexec /nowhere/chromium-headless-shell "$@"\n');
+    expect(findBrowser({ env: { PATH } })).toBe(path.join(shells, 'chromium-headless-shell'));
+    expect(unwrapped(binary)).toBe(binary);
   });
 
   it('says how to install one when none is found, or when the one named is not executable', () => {
