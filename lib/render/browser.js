@@ -1,11 +1,11 @@
 // @ts-check
-import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { BrowserError } from '../errors.js';
 
 /** Finding the browser: never downloaded, the one given with --browser, PUPPETEER_EXECUTABLE_PATH or CHROME_PATH, else the first of BROWSER_NAMES on the PATH. */
 
-/** The headless shells first: the same rendered pages as the full browser for about half its CPU (BENCHMARKS.md, Rendering). */
+/** The headless shells first: the same rendered pages as the full browser for a third to half less CPU (BENCHMARKS.md, Rendering). */
 export const BROWSER_NAMES = ['chromium-headless-shell', 'chrome-headless-shell', 'chromium', 'chromium-browser', 'google-chrome'];
 
 export const INSTALL_HINT = 'install one (Debian/Ubuntu: apt-get install chromium-headless-shell, or chromium) or point to it with --browser <path> or PUPPETEER_EXECUTABLE_PATH';
@@ -38,13 +38,13 @@ function executable(file) {
 /** @param {{ browser?: string, env?: Record<string, string | undefined> }} options @returns {string} */
 export function findBrowser({ browser, env = process.env }) {
   if (browser !== undefined) {
-    if (executable(browser)) return browser;
+    if (executable(browser)) return isHeadlessShell(browser) ? unwrapped(browser) : browser;
     throw new BrowserError(`--browser ${browser}: no executable there; ${INSTALL_HINT}`, { code: 'BROWSER_NOT_FOUND' });
   }
   for (const name of ['PUPPETEER_EXECUTABLE_PATH', 'CHROME_PATH']) {
     const value = env[name];
     if (!value) continue;
-    if (executable(value)) return value;
+    if (executable(value)) return isHeadlessShell(value) ? unwrapped(value) : value;
     throw new BrowserError(`${name}=${value}: no executable there; ${INSTALL_HINT}`, { code: 'BROWSER_NOT_FOUND' });
   }
   const dirs = (env.PATH ?? '').split(path.delimiter).filter(Boolean);
@@ -59,23 +59,26 @@ export function findBrowser({ browser, env = process.env }) {
 
 /**
  * The binary a wrapper script runs without exec (Debian's chromium-headless-shell): launched through the script, the pid
- * puppeteer holds would be the shell's, and killing it would leave the browser running. `file` itself when it is no such script.
+ * the pool kills would be the shell's. Only a script whose one command is `/abs/path/same-name "$@"`; else `file` itself.
  * @param {string} file @returns {string}
  */
 export function unwrapped(file) {
+  const head = Buffer.alloc(4096);
   let text;
   try {
-    text = readFileSync(file, 'latin1').slice(0, 4096);
+    const fd = openSync(file, 'r');
+    try {
+      text = head.toString('latin1', 0, readSync(fd, head, 0, head.length, 0));
+    } finally {
+      closeSync(fd);
+    }
   } catch {
     return file;
   }
   if (!text.startsWith('#!')) return file;
-  const base = path.basename(file);
-  for (const line of text.split('\n')) {
-    const first = line.trim().split(/\s+/)[0] ?? '';
-    if (path.isAbsolute(first) && path.basename(first) === base && first !== file && executable(first)) return first;
-  }
-  return file;
+  const commands = text.split('\n').slice(1).map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
+  const target = commands.length === 1 ? /^(\/\S+)\s+"\$@"$/.exec(commands[0])?.[1] : undefined;
+  return target && path.basename(target) === path.basename(file) && target !== file && executable(target) ? target : file;
 }
 
 /**
@@ -105,10 +108,11 @@ export function launchFlags({ root = process.getuid?.() === 0 } = {}) {
 
 /**
  * What is left of a browser after a failed launch or a crash: processes whose command line names our `profile`, among its words too,
- * since Chromium's helpers rewrite it as one string (setproctitle), and their descendants: a headless shell's helpers do not carry
- * --user-data-dir, and die with their browser. Linux only. @param {string} profile @returns {number[]}
+ * since Chromium's helpers rewrite it as one string (setproctitle). A headless shell's helpers do not carry --user-data-dir: they
+ * are found as descendants of those, or, once their browser is gone, by its `session` (the browser's pid: puppeteer starts it with
+ * setsid). Linux only. @param {string} profile @param {number} [session] @returns {number[]}
  */
-export function processesUsing(profile) {
+export function processesUsing(profile, session) {
   /** @type {number[]} */ const found = [];
   let entries;
   try {
@@ -117,14 +121,18 @@ export function processesUsing(profile) {
     return found;
   }
   const needle = `--user-data-dir=${profile}`;
-  /** @type {Map<number, number>} the parent of each other browser process (pid -> ppid) */
+  /** @type {Map<number, number>} the parent of each other headless-shell process (pid -> ppid) */
   const parents = new Map();
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'latin1');
       if (cmdline.split('\0').includes(needle) || cmdline.split(/[\0 ]/).includes(needle)) found.push(Number(entry));
-      else if (/headless[-_]shell/.test(cmdline)) parents.set(Number(entry), parentOf(entry));
+      else if (/headless[-_]shell/.test(cmdline)) {
+        const { ppid, sid } = statOf(entry);
+        if (session !== undefined && sid === session) found.push(Number(entry));
+        else parents.set(Number(entry), ppid);
+      }
     } catch {
       // gone meanwhile, or not ours to read
     }
@@ -143,20 +151,23 @@ export function processesUsing(profile) {
   return found;
 }
 
-/** The parent pid of /proc/`entry`, read after the last ')' since the command's name may hold any. @param {string} entry */
-function parentOf(entry) {
+/** The parent and session of /proc/`entry`, read after the last ')' since the command's name may hold any. @param {string} entry */
+function statOf(entry) {
   const stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { ppid: Number(fields[1]), sid: Number(fields[3]) };
 }
+
 
 /**
  * A process sent SIGKILL runs until the kernel schedules its death, which on a loaded machine can outlast the call, a dying
- * renderer still writing into the profile. Bounded by `limitMs`. @param {string} profile @param {number} [limitMs] @returns {Promise<boolean>} none left
+ * renderer still writing into the profile. Bounded by `limitMs`. `session`: the browser's pid, as for processesUsing.
+ * @param {string} profile @param {number} [limitMs] @param {number} [session] @returns {Promise<boolean>} none left
  */
-export async function killAndWait(profile, limitMs = 5000) {
+export async function killAndWait(profile, limitMs = 5000, session) {
   const until = performance.now() + limitMs;
   for (let pause = 10; ; pause = Math.min(pause * 2, 100)) {
-    const left = processesUsing(profile); // one scan of /proc a pass (it blocks the event loop while it reads)
+    const left = processesUsing(profile, session); // one scan of /proc a pass (it blocks the event loop while it reads)
     if (left.length === 0) return true;
     if (performance.now() >= until) return false;
     for (const pid of left) {

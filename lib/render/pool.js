@@ -225,7 +225,8 @@ export class BrowserPool {
         protocolTimeout: this.options.protocolTimeout,
         defaultViewport: DEFAULT_VIEWPORT,
       });
-      if (shell) for (const page of await browser.pages()) await page.close();
+      if (shell) for (const page of await browser.pages()) await bounded(page.close(), BROWSER_CALL_MS, 'close the blank tab');
+      leftAtExit(profile, true, browser.process()?.pid);
     } catch (error) {
       await killAndWait(profile);
       await rm(profile, { recursive: true, force: true }).catch(() => {});
@@ -287,7 +288,7 @@ export class BrowserPool {
       } catch {
         // already gone
       }
-      await killAndWait(slot.profile);
+      await killAndWait(slot.profile, undefined, slot.pid);
       await rm(slot.profile, { recursive: true, force: true }).catch(() => {});
       this.#profiles.delete(slot.profile);
       leftAtExit(slot.profile, false);
@@ -320,8 +321,9 @@ export class BrowserPool {
   }
 }
 
-/** Of browsers still running, in every pool of the process. */
-const live = new Set();
+/** Of browsers still running, in every pool of the process: profile -> the browser's pid, once known. */
+/** @type {Map<string, number | undefined>} */
+const live = new Map();
 let exitHook = false;
 
 /** At most, for killed browser processes to be gone. */
@@ -331,19 +333,19 @@ const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * For the exit hook, should the process exit without closing its pools (a second Ctrl-C, process.exit() elsewhere): it kills
- * what still uses the profile and removes it, synchronously. @param {string} profile @param {boolean} running
+ * what still uses the profile and removes it, synchronously. @param {string} profile @param {boolean} running @param {number} [pid]
  */
-function leftAtExit(profile, running) {
+function leftAtExit(profile, running, pid) {
   if (!running) {
     live.delete(profile);
     return;
   }
-  live.add(profile);
+  live.set(profile, pid);
   if (exitHook) return;
   exitHook = true;
   process.on('exit', () => {
-    for (const left of live) {
-      for (const pid of processesUsing(left)) {
+    for (const [left, session] of live) {
+      for (const pid of processesUsing(left, session)) {
         try {
           process.kill(pid, 'SIGKILL');
         } catch {
@@ -352,7 +354,7 @@ function leftAtExit(profile, running) {
       }
       // SIGKILL takes effect when the kernel gets to it: on a loaded machine a renderer still wrote into the profile. Waited for, bounded.
       const until = Date.now() + EXIT_WAIT_MS;
-      while (processesUsing(left).length > 0 && Date.now() < until) Atomics.wait(PAUSE, 0, 0, 10);
+      while (processesUsing(left, session).length > 0 && Date.now() < until) Atomics.wait(PAUSE, 0, 0, 10);
       try {
         rmSync(left, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
       } catch {

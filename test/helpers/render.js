@@ -34,7 +34,7 @@ export const FULL_BROWSER = (() => {
   return null;
 })();
 export const describeRender = BROWSER || IN_CI ? describe : describe.skip;
-if (!BROWSER && !IN_CI) console.warn('render tests skipped: no chromium installed (apt-get install chromium); in CI they run');
+if (!BROWSER && !IN_CI) console.warn('render tests skipped: no browser installed (apt-get install chromium-headless-shell chromium); in CI they run');
 
 export const SLOW = 90_000;
 

@@ -44,9 +44,15 @@ describe('finding the browser', () => {
     expect(findBrowser({ env: { PATH } })).toBe(binary); // before chromium, which is first on the PATH
     expect(isHeadlessShell(binary)).toBe(true);
     expect(isHeadlessShell(files.chromium)).toBe(false);
-    // A script that names no such binary, or a binary itself, is run as found.
-    await writeFile(path.join(shells, 'chromium-headless-shell'), '#!/bin/sh\nexec /nowhere/chromium-headless-shell "$@"\n');
-    expect(findBrowser({ env: { PATH } })).toBe(path.join(shells, 'chromium-headless-shell'));
+    expect(findBrowser({ browser: path.join(shells, 'chromium-headless-shell'), env: {} })).toBe(binary); // --browser too
+    // Run as found: a script whose binary is missing, has another name, or takes more than "$@"; a binary itself.
+    const other = path.join(lib, 'other-shell');
+    await writeFile(other, '\x7fELF');
+    await chmod(other, 0o755);
+    for (const command of ['/nowhere/chromium-headless-shell "$@"', `${other} "$@"`, `${binary} --no-sandbox "$@"`, `${binary} "$@"\n${binary} "$@"`]) {
+      await writeFile(path.join(shells, 'chromium-headless-shell'), `#!/bin/sh\n${command}\n`);
+      expect(findBrowser({ env: { PATH } }), command).toBe(path.join(shells, 'chromium-headless-shell'));
+    }
     expect(unwrapped(binary)).toBe(binary);
   });
 
