@@ -10,8 +10,11 @@ export const BROWSER_NAMES = ['chromium-headless-shell', 'chrome-headless-shell'
 
 export const INSTALL_HINT = 'install one (Debian/Ubuntu: apt-get install chromium-headless-shell, or chromium) or point to it with --browser <path> or PUPPETEER_EXECUTABLE_PATH';
 
-/** Whether `file` is a headless shell (Chromium's old headless mode, a binary of its own), which puppeteer launches as such. @param {string} file */
-export const isHeadlessShell = (file) => /headless[-_]shell/.test(path.basename(file));
+/** A headless shell's name (Chromium's old headless mode, a binary of its own), in a file name or a command line. */
+const HEADLESS_SHELL = /headless[-_]shell/;
+
+/** Whether `file` is a headless shell, which puppeteer launches as such. @param {string} file */
+export const isHeadlessShell = (file) => HEADLESS_SHELL.test(path.basename(file));
 
 /** --render without its driver, an optional peer dependency. */
 export const DRIVER_HINT = '--render needs puppeteer-core, an optional dependency that is not installed: npm install puppeteer-core@24';
@@ -38,20 +41,20 @@ function executable(file) {
 /** @param {{ browser?: string, env?: Record<string, string | undefined> }} options @returns {string} */
 export function findBrowser({ browser, env = process.env }) {
   if (browser !== undefined) {
-    if (executable(browser)) return isHeadlessShell(browser) ? unwrapped(browser) : browser;
+    if (executable(browser)) return unwrapped(browser);
     throw new BrowserError(`--browser ${browser}: no executable there; ${INSTALL_HINT}`, { code: 'BROWSER_NOT_FOUND' });
   }
   for (const name of ['PUPPETEER_EXECUTABLE_PATH', 'CHROME_PATH']) {
     const value = env[name];
     if (!value) continue;
-    if (executable(value)) return isHeadlessShell(value) ? unwrapped(value) : value;
+    if (executable(value)) return unwrapped(value);
     throw new BrowserError(`${name}=${value}: no executable there; ${INSTALL_HINT}`, { code: 'BROWSER_NOT_FOUND' });
   }
   const dirs = (env.PATH ?? '').split(path.delimiter).filter(Boolean);
   for (const name of BROWSER_NAMES) {
     for (const dir of dirs) {
       const file = path.join(dir, name);
-      if (executable(file)) return isHeadlessShell(name) ? unwrapped(file) : file;
+      if (executable(file)) return unwrapped(file);
     }
   }
   throw new BrowserError(`--render needs Chromium or Chrome, and none was found (${BROWSER_NAMES.join(', ')} on the PATH); ${INSTALL_HINT}`, { code: 'BROWSER_NOT_FOUND' });
@@ -59,10 +62,11 @@ export function findBrowser({ browser, env = process.env }) {
 
 /**
  * The binary a wrapper script runs without exec (Debian's chromium-headless-shell): launched through the script, the pid
- * the pool kills would be the shell's. Only a script whose one command is `/abs/path/same-name "$@"`; else `file` itself.
- * @param {string} file @returns {string}
+ * the pool kills would be the shell's. Only a headless shell's script whose one command is `/abs/path/same-name "$@"`; else
+ * `file` itself. @param {string} file @returns {string}
  */
 export function unwrapped(file) {
+  if (!isHeadlessShell(file)) return file;
   const head = Buffer.alloc(4096);
   let text;
   try {
@@ -128,7 +132,7 @@ export function processesUsing(profile, session) {
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'latin1');
       if (cmdline.split('\0').includes(needle) || cmdline.split(/[\0 ]/).includes(needle)) found.push(Number(entry));
-      else if (/headless[-_]shell/.test(cmdline)) {
+      else if (HEADLESS_SHELL.test(cmdline)) {
         const { ppid, sid } = statOf(entry);
         if (session !== undefined && sid === session) found.push(Number(entry));
         else parents.set(Number(entry), ppid);
@@ -157,7 +161,6 @@ function statOf(entry) {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return { ppid: Number(fields[1]), sid: Number(fields[3]) };
 }
-
 
 /**
  * A process sent SIGKILL runs until the kernel schedules its death, which on a loaded machine can outlast the call, a dying

@@ -228,7 +228,7 @@ export class BrowserPool {
       if (shell) for (const page of await browser.pages()) await bounded(page.close(), BROWSER_CALL_MS, 'close the blank tab');
       leftAtExit(profile, true, browser.process()?.pid);
     } catch (error) {
-      await killAndWait(profile);
+      await killAndWait(profile, undefined, browser?.process()?.pid);
       await rm(profile, { recursive: true, force: true }).catch(() => {});
       this.#profiles.delete(profile);
       leftAtExit(profile, false);
